@@ -1,0 +1,32 @@
+/* dw-cli.h — driftwatch-cli sub-commands
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One file per sub-command (dw-cli-<name>.c) defining `int dw_cli_<name> (int argc, char **argv)`;
+ * argv[0] is the sub-command name. Exit codes: 0 ok, 1 unreadable input / runtime failure,
+ * 2 usage or configuration error (see README "CLI reference").
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef int (*DwCliFunc) (int argc, char **argv);
+
+typedef struct
+{
+  const char *name;
+  DwCliFunc func;
+  const char *summary;
+} DwCliCommand;
+
+/* The table, in dw-cli-commands.c. */
+extern const DwCliCommand dw_cli_commands[];
+
+/* Shared helpers (dw-cli.c). */
+char *dw_cli_default_db_path (void);
+/* Print "driftwatch-cli NAME: MESSAGE" to stderr. */
+void dw_cli_error (const char *command, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+G_END_DECLS
