@@ -1,0 +1,108 @@
+/* dw-store.h — the SQLite store (contract for ingest, the GUI, health rules and what-if)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One SQLite file (WAL, foreign keys, versioned schema). Readers below are what the GUI, `check`,
+ * `series`, `export` and `recompute` use; the writer side is in dw-store-private.h / ingest.
+ * This header is the agreed interface: extend it, do not change what is here without updating
+ * every caller.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "dw-batch.h"
+
+G_BEGIN_DECLS
+
+#define DW_STORE_ERROR (dw_store_error_quark ())
+GQuark dw_store_error_quark (void);
+
+typedef enum
+{
+  DW_STORE_ERROR_FAILED,
+  DW_STORE_ERROR_NEWER_SCHEMA, /* written by a newer Driftwatch: refused, file untouched */
+  DW_STORE_ERROR_CORRUPT,      /* not a Driftwatch store, or integrity check failed */
+  DW_STORE_ERROR_BUSY,         /* another process holds the write lock too long */
+  DW_STORE_ERROR_NOT_FOUND,    /* no such run / tag / step */
+  DW_STORE_ERROR_READ_ONLY,
+  DW_STORE_ERROR_FULL,         /* disk full: the transaction was rolled back */
+} DwStoreError;
+
+typedef enum
+{
+  DW_RUN_STATUS_FINISHED = 0,
+  DW_RUN_STATUS_LIVE,      /* a follower appended within the last minute */
+  DW_RUN_STATUS_COLLAPSED, /* a critical health rule fired */
+} DwRunStatus;
+
+typedef struct
+{
+  gint64 id;
+  char *name;
+  char *framework; /* "verl", "slime", "wandb", "mlflow", "unknown" */
+  char *source;    /* the run folder or first file */
+  gint64 first_step;
+  gint64 last_step;
+  double first_wall_time; /* NAN if unknown */
+  double last_wall_time;
+  DwRunStatus status;
+  gint64 n_batches;
+} DwRunInfo;
+
+void dw_run_info_free (DwRunInfo *info);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwRunInfo, dw_run_info_free)
+
+typedef struct
+{
+  gint64 id;
+  char *name;      /* as logged */
+  char *canonical; /* canonical metric name (dw-canonical.h), or NULL */
+  gint64 n_points;
+} DwTagInfo;
+
+void dw_tag_info_free (DwTagInfo *info);
+
+/* A scalar series, sorted by step; after a restart with overlapping steps the newest write of a
+ * step wins (TensorBoard's rule). restart_steps lists the steps where a restart was detected. */
+typedef struct
+{
+  gsize n;
+  gint64 *steps;
+  double *wall_times; /* NAN when unknown */
+  double *values;     /* NaN / ±inf kept */
+  gsize n_restarts;
+  gint64 *restart_steps;
+} DwSeries;
+
+void dw_series_free (DwSeries *series);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwSeries, dw_series_free)
+
+#define DW_TYPE_STORE (dw_store_get_type ())
+G_DECLARE_FINAL_TYPE (DwStore, dw_store, DW, STORE, GObject)
+
+/* Opens (creating and migrating if needed) the store at @path; NULL → the default
+ * $XDG_DATA_HOME/driftwatch/driftwatch.db. */
+DwStore *dw_store_open (const char *path, GError **error);
+const char *dw_store_get_path (DwStore *self);
+
+/* Runs, newest first. Element type DwRunInfo*, owned by the array. */
+GPtrArray *dw_store_list_runs (DwStore *self, GError **error);
+DwRunInfo *dw_store_get_run (DwStore *self, gint64 run_id, GError **error);
+/* Run by id (decimal string) or by name. */
+DwRunInfo *dw_store_find_run (DwStore *self, const char *id_or_name, GError **error);
+
+/* Tags of a run, by name. Element type DwTagInfo*. */
+GPtrArray *dw_store_list_tags (DwStore *self, gint64 run_id, GError **error);
+
+/* The series of @tag (a logged name, or a canonical name: then the newest logged key that maps to
+ * it) with step > @after_step (G_MININT64 for all). */
+DwSeries *dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after_step,
+                               GError **error);
+
+/* Stored rollout batches: the steps that have one, ascending. */
+GArray *dw_store_list_batch_steps (DwStore *self, gint64 run_id, GError **error);
+/* The batch of @step, rebuilt from the stored float32/float64 blobs (padded layout). */
+DwBatch *dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error);
+
+G_END_DECLS
