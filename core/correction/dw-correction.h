@@ -1,0 +1,210 @@
+/* dw-correction.h — rollout correction (IS / RS / veto / off-policy metrics) as verl and slime
+ * compute it; see ../shared/docs/ROLLOUT_CORRECTION.md
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * libc + libm only (no GLib): embeddable and fuzzable. Thread-safe (no global state). Every
+ * error is returned as a DwCorrectionError (kind + verl's exact message), never an abort.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dw-batch.h"
+#include "dw-config.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* Errors                                                                                   */
+
+  typedef enum
+  {
+    DW_ERROR_NONE = 0,
+    DW_ERROR_VALUE,         /* Python ValueError */
+    DW_ERROR_TYPE,          /* Python TypeError */
+    DW_ERROR_ZERO_DIVISION, /* Python ZeroDivisionError */
+  } DwErrorKind;
+
+#define DW_ERROR_MESSAGE_MAX 512
+
+  typedef struct
+  {
+    DwErrorKind kind;
+    char message[DW_ERROR_MESSAGE_MAX]; /* verl's / Python's message, without the type name */
+  } DwCorrectionError;
+
+  /* "ValueError", "TypeError", "ZeroDivisionError"; NULL for DW_ERROR_NONE. */
+  const char *dw_error_kind_name (DwErrorKind kind);
+  void dw_correction_error_clear (DwCorrectionError *error);
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* Result                                                                                   */
+
+#define DW_METRIC_KEY_MAX 80
+
+  typedef struct
+  {
+    char key[DW_METRIC_KEY_MAX]; /* full key with prefix, e.g. "rollout_corr/rollout_is_mean" */
+    double value;                /* may be NaN / ±inf */
+  } DwMetric;
+
+  typedef struct
+  {
+    /* Metrics in a deterministic order: sorted by key (strcmp), as the golden files list them. */
+    size_t n_metrics;
+    DwMetric *metrics;
+    /* [rows*cols] weights in @weights_dtype (== the batch's lp_dtype), or NULL when IS is off. */
+    size_t rows, cols;
+    DwDType weights_dtype;
+    void *weights;
+    /* [rows*cols] modified response mask in @mask_dtype (§7.12: HEAD keeps the input dtype, G2
+     * and G1 return float32 for int/bool/float32 masks, float64 for float64; slime float32). */
+    DwDType mask_dtype;
+    void *mask;
+  } DwCorrectionResult;
+
+  void dw_correction_result_init (DwCorrectionResult *result);
+  /* Frees the arrays and metrics (not the struct itself); leaves @result re-initialised. */
+  void dw_correction_result_clear (DwCorrectionResult *result);
+  /* Value of @key, or NULL. Linear lookup. */
+  const double *dw_correction_result_get (const DwCorrectionResult *result, const char *key);
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* Entry points                                                                             */
+
+  typedef enum
+  {
+    DW_ENTRY_MASK = 0,  /* compute_rollout_correction_and_rejection_mask (or the generation's) */
+    DW_ENTRY_OFFPOLICY, /* compute_rollout_corr_metrics_from_logprobs: only the 13 off-policy keys
+                         */
+  } DwEntry;
+
+  /* Runs the generation's entry on @batch. A config key "preset" must have been resolved with
+   * dw_preset_apply() first (it is an error here). Keys a generation does not know are ignored,
+   * as verl's cfg.get() would. On error returns false, @result stays empty. */
+  bool dw_correction_run (const DwBatch *batch, const DwConfig *config, DwCorrectionResult *result,
+                          DwCorrectionError *error);
+  bool dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry entry,
+                                DwCorrectionResult *result, DwCorrectionError *error);
+
+  /* The checks verl makes that do not depend on the batch (option names, thresholds ≤ 0, threshold
+   * grammar, types), in verl's order. For the config importer. */
+  bool dw_correction_check_config (const DwConfig *config, DwCorrectionError *error);
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* Presets                                                                                  */
+
+  typedef struct
+  {
+    const char *name;
+    const char *description; /* one line, English */
+  } DwPresetInfo;
+
+  /* The presets of @gen (NULL-terminated static array; *n_out gets the count when non-NULL). */
+  const DwPresetInfo *dw_preset_list (DwGeneration gen, size_t *n_out);
+  const DwPresetInfo *dw_preset_lookup (DwGeneration gen, const char *name);
+  /* Sets every field the preset classmethod sets (exact values of golden/presets/<rev>.json) on
+   * @config (other keys are kept, preset fields override them) and removes a "preset" key.
+   * Unknown name → DW_ERROR_VALUE. */
+  bool dw_preset_apply (DwConfig *config, const char *name, DwCorrectionError *error);
+  /* Field values of a preset as a fresh config (generation @gen). */
+  bool dw_preset_config (DwGeneration gen, const char *name, DwConfig *out,
+                         DwCorrectionError *error);
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* RS option / threshold grammar (HEAD, §2.3.1/§2.3.2)                                      */
+
+  typedef enum
+  {
+    DW_RS_TOKEN_K1 = 0,
+    DW_RS_TOKEN_K2,
+    DW_RS_TOKEN_K3,
+    DW_RS_SEQ_SUM_K1,
+    DW_RS_SEQ_SUM_K2,
+    DW_RS_SEQ_SUM_K3,
+    DW_RS_SEQ_MEAN_K1,
+    DW_RS_SEQ_MEAN_K2,
+    DW_RS_SEQ_MEAN_K3,
+    DW_RS_SEQ_MAX_K2,
+    DW_RS_SEQ_MAX_K3,
+    DW_RS_N_OPTIONS
+  } DwRsOption;
+
+  typedef enum
+  {
+    DW_RS_AGG_TOKEN = 0,
+    DW_RS_AGG_SUM,
+    DW_RS_AGG_MEAN,
+    DW_RS_AGG_MAX,
+  } DwRsAgg;
+
+  /* "token_k1", …; NULL for an invalid value. */
+  const char *dw_rs_option_name (DwRsOption opt);
+  /* 1, 2 or 3 */
+  int dw_rs_option_k (DwRsOption opt);
+  DwRsAgg dw_rs_option_agg (DwRsOption opt);
+
+  typedef struct
+  {
+    DwRsOption option;
+    bool has_lower;   /* k1 options only */
+    double lower;     /* ratio-space lower bound (k1), as float() parsed it */
+    double upper;     /* ratio-space upper (k1) or the statistic's upper bound (k2/k3) */
+    double log_lower; /* math.log(lower) in double (k1); the comparison rounds it to float32 */
+    double log_upper; /* math.log(upper) (k1); == upper for k2/k3 */
+  } DwRsBound;
+
+  typedef struct
+  {
+    size_t n; /* deduplicated options, first occurrence order */
+    DwRsBound bounds[DW_RS_N_OPTIONS];
+  } DwRsParsed;
+
+  /* Parses rollout_rs (@options, a DwValue: must be a str) and rollout_rs_threshold (@threshold,
+   * None → ValueError) exactly as verl HEAD does, including Python's float() and str() quirks and
+   * the error types/messages. */
+  bool dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *out,
+                    DwCorrectionError *error);
+
+  /* Python float(str) semantics (whitespace, '_' between digits, inf/nan/infinity, no hex).
+   * Returns false when Python would raise ValueError. */
+  bool dw_python_float (const char *s, double *out);
+  /* Python repr() of a double ("0.5", "1e-05", "inf", "nan") into @buf. */
+  char *dw_python_float_repr (double v, char *buf, size_t size);
+
+  /* ---------------------------------------------------------------------------------------- */
+  /* Building blocks (shared with the what-if engine)                                          */
+
+  /* Per-row sufficient statistics of one batch, in the input dtype's arithmetic rounded to double.
+   * ℓ = old − rollout, ℓ̃ = clamp(ℓ, −20, 20). Sums follow the masked (where) semantics of
+   * MSUM; means are MSUM / (n + 1e-8) in the input dtype. */
+  typedef struct
+  {
+    double n;        /* Σ m (mask as number) */
+    int64_t n_valid; /* # m != 0 */
+    double sum_l;    /* MSUM(ℓ): raw log-ratio sum (sequence IS) */
+    double sum_old;  /* MSUM(old) */
+    double sum_roll; /* MSUM(rollout) */
+    double sum_k[3]; /* MSUM(k1), MSUM(k2), MSUM(k3) of the clamped ℓ̃ */
+    double max_k[3]; /* max over valid tokens of k1..k3 (0 for an empty row; k1 unused at HEAD) */
+    double min_l;    /* min of raw ℓ over valid tokens (veto), +inf for an empty row */
+  } DwRowStats;
+
+  /* Fills @rows[0..batch->rows) in one pass. */
+  void dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows);
+
+  /* float32 / float64 comparisons of the spec: a double bound rounded to the dtype. */
+  static inline double dw_round_to_dtype (double v, DwDType dtype)
+  {
+    return dtype == DW_DTYPE_F32 ? (double)(float)v : v;
+  }
+
+#ifdef __cplusplus
+}
+#endif
