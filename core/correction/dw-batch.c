@@ -12,25 +12,25 @@ static const struct
   const char *name;
   size_t size;
 } dtype_info[DW_N_DTYPES] = {
-  [DW_DTYPE_F32] = { "float32", 4 }, [DW_DTYPE_F64] = { "float64", 8 },
+  [DW_DTYPE_F32] = { "float32", 4 },   [DW_DTYPE_F64] = { "float64", 8 },
   [DW_DTYPE_BF16] = { "bfloat16", 2 }, [DW_DTYPE_F16] = { "float16", 2 },
-  [DW_DTYPE_BOOL] = { "bool", 1 },   [DW_DTYPE_U8] = { "uint8", 1 },
-  [DW_DTYPE_I8] = { "int8", 1 },     [DW_DTYPE_I16] = { "int16", 2 },
-  [DW_DTYPE_I32] = { "int32", 4 },   [DW_DTYPE_I64] = { "int64", 8 },
-  [DW_DTYPE_U16] = { "uint16", 2 },  [DW_DTYPE_U32] = { "uint32", 4 },
+  [DW_DTYPE_BOOL] = { "bool", 1 },     [DW_DTYPE_U8] = { "uint8", 1 },
+  [DW_DTYPE_I8] = { "int8", 1 },       [DW_DTYPE_I16] = { "int16", 2 },
+  [DW_DTYPE_I32] = { "int32", 4 },     [DW_DTYPE_I64] = { "int64", 8 },
+  [DW_DTYPE_U16] = { "uint16", 2 },    [DW_DTYPE_U32] = { "uint32", 4 },
   [DW_DTYPE_U64] = { "uint64", 8 },
 };
 
 size_t
 dw_dtype_size (DwDType dtype)
 {
-  return (unsigned) dtype < DW_N_DTYPES ? dtype_info[dtype].size : 0;
+  return (unsigned)dtype < DW_N_DTYPES ? dtype_info[dtype].size : 0;
 }
 
 const char *
 dw_dtype_name (DwDType dtype)
 {
-  return (unsigned) dtype < DW_N_DTYPES ? dtype_info[dtype].name : "unknown";
+  return (unsigned)dtype < DW_N_DTYPES ? dtype_info[dtype].name : "unknown";
 }
 
 DwBatch *
@@ -89,19 +89,30 @@ dw_batch_mask_value (const DwBatch *batch, size_t i)
   switch (batch->mask_dtype)
     {
     case DW_DTYPE_BOOL:
-    case DW_DTYPE_U8: return ((const uint8_t *) m)[i];
-    case DW_DTYPE_I8: return ((const int8_t *) m)[i];
-    case DW_DTYPE_I16: return ((const int16_t *) m)[i];
-    case DW_DTYPE_U16: return ((const uint16_t *) m)[i];
-    case DW_DTYPE_I32: return ((const int32_t *) m)[i];
-    case DW_DTYPE_U32: return ((const uint32_t *) m)[i];
-    case DW_DTYPE_I64: return (double) ((const int64_t *) m)[i];
-    case DW_DTYPE_U64: return (double) ((const uint64_t *) m)[i];
-    case DW_DTYPE_F32: return ((const float *) m)[i];
-    case DW_DTYPE_F64: return ((const double *) m)[i];
+    case DW_DTYPE_U8:
+      return ((const uint8_t *)m)[i];
+    case DW_DTYPE_I8:
+      return ((const int8_t *)m)[i];
+    case DW_DTYPE_I16:
+      return ((const int16_t *)m)[i];
+    case DW_DTYPE_U16:
+      return ((const uint16_t *)m)[i];
+    case DW_DTYPE_I32:
+      return ((const int32_t *)m)[i];
+    case DW_DTYPE_U32:
+      return ((const uint32_t *)m)[i];
+    case DW_DTYPE_I64:
+      return (double)((const int64_t *)m)[i];
+    case DW_DTYPE_U64:
+      return (double)((const uint64_t *)m)[i];
+    case DW_DTYPE_F32:
+      return ((const float *)m)[i];
+    case DW_DTYPE_F64:
+      return ((const double *)m)[i];
     case DW_DTYPE_BF16:
     case DW_DTYPE_F16:
     case DW_N_DTYPES:
-    default: return 0.0;
+    default:
+      return 0.0;
     }
 }

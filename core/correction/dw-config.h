@@ -18,72 +18,73 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-extern "C" {
+extern "C"
+{
 #endif
 
-typedef enum
-{
-  DW_GEN_VERL = 0,   /* verl main (b178a3cd5): rollout_rs k-options, comma lists */
-  DW_GEN_VERL_0_7,   /* 2f2996b7d: token/sequence/geometric RS + veto, bn over non-empty rows */
-  DW_GEN_VERL_0_6_1, /* 2c6c65cb0: same vocabulary, older batch normalisation */
-  DW_GEN_VERL_0_6,   /* 4424616d7: mismatch_helper, mismatch/ prefix, rollout_is_level/mode */
-  DW_GEN_SLIME,      /* slime mis.py (624b824a8) */
-  DW_N_GENERATIONS
-} DwGeneration;
+  typedef enum
+  {
+    DW_GEN_VERL = 0,   /* verl main (b178a3cd5): rollout_rs k-options, comma lists */
+    DW_GEN_VERL_0_7,   /* 2f2996b7d: token/sequence/geometric RS + veto, bn over non-empty rows */
+    DW_GEN_VERL_0_6_1, /* 2c6c65cb0: same vocabulary, older batch normalisation */
+    DW_GEN_VERL_0_6,   /* 4424616d7: mismatch_helper, mismatch/ prefix, rollout_is_level/mode */
+    DW_GEN_SLIME,      /* slime mis.py (624b824a8) */
+    DW_N_GENERATIONS
+  } DwGeneration;
 
-/* "verl", "verl-0.7", "verl-0.6.1", "verl-0.6", "slime"; NULL for an invalid value. */
-const char *dw_generation_name (DwGeneration gen);
-/* Parses the names above (and the commit prefixes b178a3cd5, 2f2996b7d, 2c6c65cb0, 4424616d7). */
-bool dw_generation_from_name (const char *name, DwGeneration *out);
+  /* "verl", "verl-0.7", "verl-0.6.1", "verl-0.6", "slime"; NULL for an invalid value. */
+  const char *dw_generation_name (DwGeneration gen);
+  /* Parses the names above (and the commit prefixes b178a3cd5, 2f2996b7d, 2c6c65cb0, 4424616d7). */
+  bool dw_generation_from_name (const char *name, DwGeneration *out);
 
-typedef enum
-{
-  DW_VALUE_NONE = 0, /* Python None (also: key absent → default applies, see dw_config_get) */
-  DW_VALUE_BOOL,
-  DW_VALUE_INT,
-  DW_VALUE_FLOAT,
-  DW_VALUE_STR,
-  DW_VALUE_OTHER, /* list, dict…: kept only so the error verl raises can be reproduced */
-} DwValueKind;
+  typedef enum
+  {
+    DW_VALUE_NONE = 0, /* Python None (also: key absent → default applies, see dw_config_get) */
+    DW_VALUE_BOOL,
+    DW_VALUE_INT,
+    DW_VALUE_FLOAT,
+    DW_VALUE_STR,
+    DW_VALUE_OTHER, /* list, dict…: kept only so the error verl raises can be reproduced */
+  } DwValueKind;
 
 #define DW_VALUE_STR_MAX 256
 
-typedef struct
-{
-  DwValueKind kind;
-  bool b;
-  int64_t i;
-  double f;
-  char s[DW_VALUE_STR_MAX]; /* DW_VALUE_STR; for DW_VALUE_OTHER a short JSON rendering */
-} DwValue;
+  typedef struct
+  {
+    DwValueKind kind;
+    bool b;
+    int64_t i;
+    double f;
+    char s[DW_VALUE_STR_MAX]; /* DW_VALUE_STR; for DW_VALUE_OTHER a short JSON rendering */
+  } DwValue;
 
 #define DW_CONFIG_MAX_KEYS 32
-#define DW_CONFIG_KEY_MAX 48
+#define DW_CONFIG_KEY_MAX  48
 
-typedef struct
-{
-  DwGeneration generation;
-  size_t n_keys;
-  char keys[DW_CONFIG_MAX_KEYS][DW_CONFIG_KEY_MAX];
-  DwValue values[DW_CONFIG_MAX_KEYS];
-} DwConfig;
+  typedef struct
+  {
+    DwGeneration generation;
+    size_t n_keys;
+    char keys[DW_CONFIG_MAX_KEYS][DW_CONFIG_KEY_MAX];
+    DwValue values[DW_CONFIG_MAX_KEYS];
+  } DwConfig;
 
-void dw_config_init (DwConfig *config, DwGeneration gen);
-/* Sets (or replaces) @key. Returns false when the table is full or the key too long. */
-bool dw_config_set (DwConfig *config, const char *key, const DwValue *value);
-bool dw_config_unset (DwConfig *config, const char *key);
-/* The value of @key, or NULL when the key was not given (the generation's default applies). */
-const DwValue *dw_config_get (const DwConfig *config, const char *key);
+  void dw_config_init (DwConfig *config, DwGeneration gen);
+  /* Sets (or replaces) @key. Returns false when the table is full or the key too long. */
+  bool dw_config_set (DwConfig *config, const char *key, const DwValue *value);
+  bool dw_config_unset (DwConfig *config, const char *key);
+  /* The value of @key, or NULL when the key was not given (the generation's default applies). */
+  const DwValue *dw_config_get (const DwConfig *config, const char *key);
 
-DwValue dw_value_none (void);
-DwValue dw_value_bool (bool b);
-DwValue dw_value_int (int64_t i);
-DwValue dw_value_float (double f);
-DwValue dw_value_str (const char *s);
+  DwValue dw_value_none (void);
+  DwValue dw_value_bool (bool b);
+  DwValue dw_value_int (int64_t i);
+  DwValue dw_value_float (double f);
+  DwValue dw_value_str (const char *s);
 
-/* Python's str() of the value into @buf ("None", "True", "2", "2.0", "1e-05", "inf", the string
- * itself). Returns @buf. */
-char *dw_value_to_python_str (const DwValue *value, char *buf, size_t size);
+  /* Python's str() of the value into @buf ("None", "True", "2", "2.0", "1e-05", "inf", the string
+   * itself). Returns @buf. */
+  char *dw_value_to_python_str (const DwValue *value, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -81,7 +81,8 @@ extern "C"
   typedef enum
   {
     DW_ENTRY_MASK = 0,  /* compute_rollout_correction_and_rejection_mask (or the generation's) */
-    DW_ENTRY_OFFPOLICY, /* compute_rollout_corr_metrics_from_logprobs: only the 13 off-policy keys
+    DW_ENTRY_OFFPOLICY, /* compute_rollout_corr_metrics_from_logprobs: the 13 off-policy keys,
+                         * unprefixed
                          */
   } DwEntry;
 

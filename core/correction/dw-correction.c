@@ -1,0 +1,2060 @@
+/* dw-correction.c — rollout correction as verl (every generation) and slime compute it
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * libc + libm only. Arithmetic follows torch: every elementwise op is rounded to the input dtype
+ * (R()), reductions accumulate in double (torch: float32 pairwise; the difference is far below
+ * the rtol 2e-5 of the golden cases), Python-float bounds are rounded to the input dtype before a
+ * comparison. See ../shared/docs/ROLLOUT_CORRECTION.md for every formula referenced (§).
+ */
+#include "dw-correction.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAFETY 20.0
+#define EPS    1e-8
+
+/* ------------------------------------------------------------------------------------------ */
+/* errors                                                                                      */
+
+const char *
+dw_error_kind_name (DwErrorKind kind)
+{
+  switch (kind)
+    {
+    case DW_ERROR_VALUE:
+      return "ValueError";
+    case DW_ERROR_TYPE:
+      return "TypeError";
+    case DW_ERROR_ZERO_DIVISION:
+      return "ZeroDivisionError";
+    case DW_ERROR_NONE:
+    default:
+      return NULL;
+    }
+}
+
+void
+dw_correction_error_clear (DwCorrectionError *error)
+{
+  if (error)
+    {
+      error->kind = DW_ERROR_NONE;
+      error->message[0] = '\0';
+    }
+}
+
+__attribute__ ((format (printf, 3, 4))) static bool
+set_error (DwCorrectionError *error, DwErrorKind kind, const char *fmt, ...)
+{
+  if (error)
+    {
+      va_list ap;
+      error->kind = kind;
+      va_start (ap, fmt);
+      vsnprintf (error->message, sizeof error->message, fmt, ap);
+      va_end (ap);
+    }
+  return false;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Python float() / repr()                                                                     */
+
+static bool
+is_py_space (int c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+bool
+dw_python_float (const char *s, double *out)
+{
+  if (s == NULL)
+    return false;
+  size_t len = strlen (s);
+  size_t a = 0, b = len;
+  while (a < b && is_py_space ((unsigned char)s[a]))
+    a++;
+  while (b > a && is_py_space ((unsigned char)s[b - 1]))
+    b--;
+  if (a == b || b - a > 400)
+    return false;
+  char buf[512];
+  size_t n = 0;
+  for (size_t i = a; i < b; i++)
+    {
+      char c = s[i];
+      if (c == '_')
+        {
+          /* PEP 515: only between two digits */
+          if (i == a || i + 1 >= b || !isdigit ((unsigned char)s[i - 1])
+              || !isdigit ((unsigned char)s[i + 1]))
+            return false;
+          continue;
+        }
+      buf[n++] = c;
+    }
+  buf[n] = '\0';
+  const char *p = buf;
+  bool neg = false;
+  if (*p == '+' || *p == '-')
+    neg = *p++ == '-';
+  if (strcasecmp (p, "inf") == 0 || strcasecmp (p, "infinity") == 0)
+    {
+      *out = neg ? -INFINITY : INFINITY;
+      return true;
+    }
+  if (strcasecmp (p, "nan") == 0)
+    {
+      *out = neg ? -NAN : NAN;
+      return true;
+    }
+  /* digits [. digits] [e [sign] digits], at least one mantissa digit */
+  const char *q = p;
+  size_t nd = 0;
+  while (isdigit ((unsigned char)*q))
+    q++, nd++;
+  if (*q == '.')
+    {
+      q++;
+      while (isdigit ((unsigned char)*q))
+        q++, nd++;
+    }
+  if (nd == 0)
+    return false;
+  if (*q == 'e' || *q == 'E')
+    {
+      q++;
+      if (*q == '+' || *q == '-')
+        q++;
+      if (!isdigit ((unsigned char)*q))
+        return false;
+      while (isdigit ((unsigned char)*q))
+        q++;
+    }
+  if (*q != '\0')
+    return false;
+  *out = strtod (buf, NULL);
+  return true;
+}
+
+char *
+dw_python_float_repr (double v, char *buf, size_t size)
+{
+  if (isnan (v))
+    {
+      snprintf (buf, size, "nan");
+      return buf;
+    }
+  if (isinf (v))
+    {
+      snprintf (buf, size, v > 0 ? "inf" : "-inf");
+      return buf;
+    }
+  if (v == 0)
+    {
+      snprintf (buf, size, signbit (v) ? "-0.0" : "0.0");
+      return buf;
+    }
+  char tmp[64];
+  int prec;
+  for (prec = 1; prec <= 17; prec++)
+    {
+      snprintf (tmp, sizeof tmp, "%.*e", prec - 1, v);
+      if (strtod (tmp, NULL) == v)
+        break;
+    }
+  /* tmp = [-]d[.ddd]e±XX */
+  char digits[32];
+  size_t nd = 0;
+  const char *p = tmp;
+  bool neg = false;
+  if (*p == '-')
+    neg = true, p++;
+  for (; *p && *p != 'e'; p++)
+    if (isdigit ((unsigned char)*p))
+      digits[nd++] = *p;
+  digits[nd] = '\0';
+  while (nd > 1 && digits[nd - 1] == '0')
+    digits[--nd] = '\0';
+  int exp = atoi (p + 1);
+  char out[64];
+  size_t o = 0;
+  if (neg)
+    out[o++] = '-';
+  if (exp < -4 || exp >= 16)
+    {
+      out[o++] = digits[0];
+      if (nd > 1)
+        {
+          out[o++] = '.';
+          for (size_t i = 1; i < nd; i++)
+            out[o++] = digits[i];
+        }
+      snprintf (out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs (exp));
+    }
+  else if (exp < 0)
+    {
+      out[o++] = '0';
+      out[o++] = '.';
+      for (int i = -1; i > exp; i--)
+        out[o++] = '0';
+      for (size_t i = 0; i < nd; i++)
+        out[o++] = digits[i];
+      out[o] = '\0';
+    }
+  else
+    {
+      for (int i = 0; i <= exp; i++)
+        out[o++] = (size_t)i < nd ? digits[i] : '0';
+      out[o++] = '.';
+      if ((size_t)exp + 1 < nd)
+        for (size_t i = (size_t)exp + 1; i < nd; i++)
+          out[o++] = digits[i];
+      else
+        out[o++] = '0';
+      out[o] = '\0';
+    }
+  snprintf (buf, size, "%s", out);
+  return buf;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* RS options and threshold grammar (§2.3)                                                      */
+
+static const char *const rs_names[DW_RS_N_OPTIONS] = {
+  "token_k1",    "token_k2",    "token_k3",    "seq_sum_k1", "seq_sum_k2", "seq_sum_k3",
+  "seq_mean_k1", "seq_mean_k2", "seq_mean_k3", "seq_max_k2", "seq_max_k3",
+};
+
+const char *
+dw_rs_option_name (DwRsOption opt)
+{
+  if ((int)opt < 0 || opt >= DW_RS_N_OPTIONS)
+    return NULL;
+  return rs_names[opt];
+}
+
+int
+dw_rs_option_k (DwRsOption opt)
+{
+  static const int k[DW_RS_N_OPTIONS] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3 };
+  return k[opt];
+}
+
+DwRsAgg
+dw_rs_option_agg (DwRsOption opt)
+{
+  if (opt <= DW_RS_TOKEN_K3)
+    return DW_RS_AGG_TOKEN;
+  if (opt <= DW_RS_SEQ_SUM_K3)
+    return DW_RS_AGG_SUM;
+  if (opt <= DW_RS_SEQ_MEAN_K3)
+    return DW_RS_AGG_MEAN;
+  return DW_RS_AGG_MAX;
+}
+
+static void
+strip_copy (char *dst, size_t size, const char *a, size_t len)
+{
+  while (len > 0 && is_py_space ((unsigned char)*a))
+    a++, len--;
+  while (len > 0 && is_py_space ((unsigned char)a[len - 1]))
+    len--;
+  if (len >= size)
+    len = size - 1;
+  memcpy (dst, a, len);
+  dst[len] = '\0';
+}
+
+/* Python's str.split(",") + strip + drop empties. Returns the count, or -1 if too many. */
+static int
+split_commas (const char *s, char parts[][DW_VALUE_STR_MAX], int max)
+{
+  int n = 0;
+  const char *p = s;
+  for (;;)
+    {
+      const char *c = strchr (p, ',');
+      size_t len = c ? (size_t)(c - p) : strlen (p);
+      char tmp[DW_VALUE_STR_MAX];
+      strip_copy (tmp, sizeof tmp, p, len);
+      if (tmp[0] != '\0')
+        {
+          if (n >= max)
+            return -1;
+          memcpy (parts[n++], tmp, sizeof tmp);
+        }
+      if (!c)
+        break;
+      p = c + 1;
+    }
+  return n;
+}
+
+static bool
+parse_options (const DwValue *options, DwRsParsed *out, DwCorrectionError *error)
+{
+  char buf[64];
+  if (options == NULL || options->kind != DW_VALUE_STR)
+    return set_error (error, DW_ERROR_VALUE, "rollout_rs must be a string, got %s.",
+                      options ? dw_value_to_python_str (options, buf, sizeof buf) : "None");
+  char parts[64][DW_VALUE_STR_MAX];
+  int n = split_commas (options->s, parts, 64);
+  out->n = 0;
+  for (int i = 0; i < (n < 0 ? 64 : n); i++)
+    {
+      int found = -1;
+      for (int o = 0; o < DW_RS_N_OPTIONS; o++)
+        if (strcmp (parts[i], rs_names[o]) == 0)
+          found = o;
+      if (found < 0)
+        return set_error (error, DW_ERROR_VALUE,
+                          "Invalid rollout_rs option: %s. Must be one of ['seq_max_k2', "
+                          "'seq_max_k3', 'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', "
+                          "'seq_sum_k1', 'seq_sum_k2', 'seq_sum_k3', 'token_k1', 'token_k2', "
+                          "'token_k3'].",
+                          parts[i]);
+      bool dup = false;
+      for (size_t j = 0; j < out->n; j++)
+        dup |= out->bounds[j].option == (DwRsOption)found;
+      if (!dup)
+        {
+          memset (&out->bounds[out->n], 0, sizeof out->bounds[0]);
+          out->bounds[out->n++].option = (DwRsOption)found;
+        }
+    }
+  if (out->n == 0)
+    return set_error (error, DW_ERROR_VALUE, "rollout_rs must contain at least one valid option.");
+  return true;
+}
+
+static bool
+parse_thresholds (DwRsParsed *out, const DwValue *threshold, DwCorrectionError *error)
+{
+  char local[DW_RS_N_OPTIONS + 1][DW_VALUE_STR_MAX];
+  int n;
+  if (threshold == NULL || threshold->kind == DW_VALUE_NONE)
+    return set_error (error, DW_ERROR_VALUE,
+                      "rollout_rs_threshold must be explicitly provided when rollout_rs is "
+                      "enabled. Set rollout_rs_threshold to the desired threshold value.");
+  if (threshold->kind == DW_VALUE_INT || threshold->kind == DW_VALUE_FLOAT
+      || threshold->kind == DW_VALUE_BOOL)
+    {
+      dw_value_to_python_str (threshold, local[0], sizeof local[0]);
+      n = 1;
+    }
+  else if (threshold->kind == DW_VALUE_STR)
+    {
+      n = split_commas (threshold->s, local, DW_RS_N_OPTIONS + 1);
+      if (n == 0)
+        return set_error (error, DW_ERROR_VALUE,
+                          "rollout_rs_threshold must contain at least one threshold value.");
+    }
+  else
+    return set_error (error, DW_ERROR_TYPE,
+                      "rollout_rs_threshold must be a string or numeric value specifying "
+                      "per-option thresholds.");
+  if (n != 1 && n != (int)out->n)
+    return set_error (error, DW_ERROR_VALUE,
+                      "rollout_rs_threshold expects either one threshold shared by all options "
+                      "or exactly %zu thresholds to match the provided rollout_rs options.",
+                      out->n);
+  for (size_t i = 0; i < out->n; i++)
+    {
+      DwRsBound *bd = &out->bounds[i];
+      const char *s = local[n == 1 ? 0 : i];
+      const char *opt = rs_names[bd->option];
+      if (dw_rs_option_k (bd->option) == 1)
+        {
+          double lo, up;
+          const char *us = strchr (s, '_');
+          if (us)
+            {
+              char lo_s[DW_VALUE_STR_MAX];
+              memcpy (lo_s, s, (size_t)(us - s));
+              lo_s[us - s] = '\0';
+              if (!dw_python_float (lo_s, &lo) || !dw_python_float (us + 1, &up))
+                return set_error (error, DW_ERROR_VALUE,
+                                  "Invalid numeric threshold '%s' for option '%s'.", s, opt);
+            }
+          else
+            {
+              if (!dw_python_float (s, &up))
+                return set_error (error, DW_ERROR_VALUE, "could not convert string to float: '%s'",
+                                  s);
+              if (up == 0)
+                return set_error (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
+              lo = 1.0 / up; /* float(str(1.0/up)) is exact: repr round-trips */
+            }
+          if (lo <= 0 || up <= 0)
+            return set_error (error, DW_ERROR_VALUE,
+                              "Thresholds for option '%s' must be positive, got %s.", opt, s);
+          bd->has_lower = true;
+          bd->lower = lo;
+          bd->upper = up;
+          bd->log_lower = log (lo);
+          bd->log_upper = log (up);
+        }
+      else
+        {
+          double up;
+          if (strchr (s, '_'))
+            return set_error (error, DW_ERROR_VALUE,
+                              "rollout_rs_threshold for option '%s' must provide a single upper "
+                              "bound without '_'. Received '%s'.",
+                              opt, s);
+          if (!dw_python_float (s, &up))
+            return set_error (error, DW_ERROR_VALUE,
+                              "Invalid numeric threshold '%s' for option '%s'.", s, opt);
+          if (up <= 0)
+            return set_error (error, DW_ERROR_VALUE,
+                              "Threshold for option '%s' must be positive, got %s.", opt, s);
+          bd->has_lower = false;
+          bd->lower = 0;
+          bd->upper = up;
+          bd->log_lower = 0;
+          bd->log_upper = up;
+        }
+    }
+  return true;
+}
+
+bool
+dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *out,
+             DwCorrectionError *error)
+{
+  memset (out, 0, sizeof *out);
+  if (!parse_options (options, out, error))
+    return false;
+  return parse_thresholds (out, threshold, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* results and metric lists                                                                    */
+
+void
+dw_correction_result_init (DwCorrectionResult *result)
+{
+  memset (result, 0, sizeof *result);
+}
+
+void
+dw_correction_result_clear (DwCorrectionResult *result)
+{
+  free (result->metrics);
+  free (result->weights);
+  free (result->mask);
+  dw_correction_result_init (result);
+}
+
+const double *
+dw_correction_result_get (const DwCorrectionResult *result, const char *key)
+{
+  for (size_t i = 0; i < result->n_metrics; i++)
+    if (strcmp (result->metrics[i].key, key) == 0)
+      return &result->metrics[i].value;
+  return NULL;
+}
+
+typedef struct
+{
+  const char *prefix;
+  size_t n, cap;
+  DwMetric *m;
+  bool oom;
+} MetricList;
+
+static void
+put (MetricList *l, const char *name, double value)
+{
+  if (l->n == l->cap)
+    {
+      size_t cap = l->cap ? l->cap * 2 : 64;
+      DwMetric *m = realloc (l->m, cap * sizeof *m);
+      if (!m)
+        {
+          l->oom = true;
+          return;
+        }
+      l->m = m;
+      l->cap = cap;
+    }
+  DwMetric *e = &l->m[l->n++];
+  snprintf (e->key, sizeof e->key, "%s%s", l->prefix, name);
+  e->value = value;
+}
+
+__attribute__ ((format (printf, 3, 4))) static void
+putf (MetricList *l, double value, const char *fmt, ...)
+{
+  char name[DW_METRIC_KEY_MAX];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (name, sizeof name, fmt, ap);
+  va_end (ap);
+  put (l, name, value);
+}
+
+static int
+metric_cmp (const void *a, const void *b)
+{
+  return strcmp (((const DwMetric *)a)->key, ((const DwMetric *)b)->key);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* batch context: ℓ, mask values and counts, computed once                                      */
+
+typedef struct
+{
+  size_t B, T;
+  bool f32;
+  const DwBatch *batch;
+  double *l;     /* [B*T] ℓ = old − rollout in the input dtype */
+  double *m;     /* [B*T] mask as a number */
+  double *n;     /* [B] Σ m per row (in dtype) */
+  double N;      /* Σ m (double) */
+  double cnt_dt; /* R(Σ m + 1e-8): MMEAN denominator over the batch */
+} Ctx;
+
+static inline double
+R (const Ctx *c, double x)
+{
+  return c->f32 ? (double)(float)x : x;
+}
+
+static inline double
+EXP (const Ctx *c, double x)
+{
+  return c->f32 ? (double)expf ((float)x) : exp (x);
+}
+
+static inline double
+CLAMP (double x, double lo, double hi)
+{
+  /* torch.clamp: NaN stays NaN */
+  if (x < lo)
+    return lo;
+  if (x > hi)
+    return hi;
+  return x;
+}
+
+/* NaN-propagating max / min (torch.max) */
+static inline double
+nmax (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
+}
+
+static inline double
+nmin (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
+}
+
+static inline double
+LP (const void *p, bool f32, size_t i)
+{
+  return f32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static inline bool
+V (const Ctx *c, size_t i)
+{
+  return c->m[i] != 0;
+}
+
+/* MMEAN over the batch from a masked sum */
+static inline double
+mmean_b (const Ctx *c, double sum)
+{
+  return R (c, R (c, sum) / c->cnt_dt);
+}
+
+static inline double
+mmean_r (const Ctx *c, double sum, size_t b)
+{
+  return R (c, R (c, sum) / R (c, c->n[b] + EPS));
+}
+
+static bool
+ctx_init (Ctx *c, const DwBatch *batch, DwCorrectionError *error)
+{
+  memset (c, 0, sizeof *c);
+  c->batch = batch;
+  c->B = batch->rows;
+  c->T = batch->cols;
+  c->f32 = batch->lp_dtype == DW_DTYPE_F32;
+  if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
+    return set_error (error, DW_ERROR_TYPE, "log-probs must be float32 or float64, got %s.",
+                      dw_dtype_name (batch->lp_dtype));
+  size_t bt = c->B * c->T;
+  if (c->T != 0 && bt / c->T != c->B)
+    return set_error (error, DW_ERROR_VALUE, "batch shape overflows.");
+  c->l = malloc ((bt ? bt : 1) * sizeof (double));
+  c->m = malloc ((bt ? bt : 1) * sizeof (double));
+  c->n = calloc (c->B ? c->B : 1, sizeof (double));
+  if (!c->l || !c->m || !c->n)
+    return set_error (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", c->B, c->T);
+  bool any = false;
+  for (size_t b = 0; b < c->B; b++)
+    {
+      double nb = 0;
+      for (size_t t = 0; t < c->T; t++)
+        {
+          size_t i = b * c->T + t;
+          double mv = dw_batch_mask_value (batch, i);
+          c->m[i] = mv;
+          c->l[i]
+            = R (c, LP (batch->old_log_prob, c->f32, i) - LP (batch->rollout_log_prob, c->f32, i));
+          if (mv != 0)
+            {
+              any = true;
+              nb += mv;
+            }
+        }
+      c->n[b] = R (c, nb);
+      c->N += nb;
+    }
+  c->cnt_dt = R (c, R (c, c->N) + EPS);
+  if (!any)
+    return set_error (error, DW_ERROR_VALUE,
+                      "response_mask must contain at least one valid token (1).");
+  return true;
+}
+
+static void
+ctx_clear (Ctx *c)
+{
+  free (c->l);
+  free (c->m);
+  free (c->n);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ratio metrics: verl's compute_is_metrics (§2.2) for IS (up=C, lo=1/C) and G2 RS (§5.2)       */
+
+/* @w: [B*T] per-token ratio (safety-clamped, exp'd); @lrm: [B] per-row log value for sequence
+ * levels (NULL for token level); names "<prefix>_mean"… */
+static void ratio_metrics_ex (const Ctx *c, MetricList *L, const char *pfx, const double *w,
+                              const double *lrm, double up, double lo, double *sm, bool geo_tw);
+
+static void
+ratio_metrics (const Ctx *c, MetricList *L, const char *pfx, const double *w, const double *lrm,
+               double up, double lo, double *sm /* [B] scratch */)
+{
+  ratio_metrics_ex (c, L, pfx, w, lrm, up, lo, sm, false);
+}
+
+static void
+ratio_metrics_ex (const Ctx *c, MetricList *L, const char *pfx, const double *w, const double *lrm,
+                  double up, double lo, double *sm, bool geo_tw)
+{
+  const size_t B = c->B, T = c->T;
+  double sw = 0, fh = 0, fl = 0, su = 0, su2 = 0, mx = -INFINITY, mn = INFINITY;
+  const double upr = R (c, up), lor = R (c, lo);
+  for (size_t b = 0; b < B; b++)
+    {
+      double rw = 0;
+      for (size_t t = 0; t < T; t++)
+        {
+          size_t i = b * T + t;
+          if (!V (c, i))
+            continue;
+          double mv = c->m[i], x = w[i];
+          sw += x * mv;
+          rw += x * mv;
+          fh += (x > upr) * mv;
+          fl += (x < lor) * mv;
+          mx = nmax (mx, x);
+          mn = nmin (mn, x);
+          double u = CLAMP (x, lor, upr);
+          su += u * mv;
+          su2 += R (c, u * u) * mv;
+        }
+      sm[b] = mmean_r (c, rw, b);
+    }
+  putf (L, mmean_b (c, sw), "%s_mean", pfx);
+  if (lrm)
+    {
+      double lmax = -INFINITY, lmin = INFINITY, h = 0, lo_n = 0;
+      const double lu = (float)log ((float)up), ll = (float)log ((float)lo);
+      for (size_t b = 0; b < B; b++)
+        {
+          lmax = fmax (lmax, lrm[b]);
+          lmin = fmin (lmin, lrm[b]);
+          double wgt = geo_tw ? c->n[b] : 1.0;
+          h += (lrm[b] > lu) * wgt;
+          lo_n += (lrm[b] < ll) * wgt;
+        }
+      putf (L, R (c, EXP (c, fmin (lmax, SAFETY))), "%s_max", pfx);
+      putf (L, R (c, EXP (c, lmin)), "%s_min", pfx);
+      putf (L, geo_tw ? mmean_b (c, h) : h / (double)B, "%s_ratio_fraction_high", pfx);
+      putf (L, geo_tw ? mmean_b (c, lo_n) : lo_n / (double)B, "%s_ratio_fraction_low", pfx);
+    }
+  else
+    {
+      putf (L, mx, "%s_max", pfx);
+      putf (L, mn, "%s_min", pfx);
+      putf (L, mmean_b (c, fh), "%s_ratio_fraction_high", pfx);
+      putf (L, mmean_b (c, fl), "%s_ratio_fraction_low", pfx);
+    }
+  double mc = mmean_b (c, su);
+  if (c->N > 1)
+    {
+      double var = R (c, mmean_b (c, su2) - R (c, mc * mc));
+      putf (L, sqrt (fmax (var, 0.0)), "%s_std", pfx);
+    }
+  else
+    putf (L, 0.0, "%s_std", pfx);
+  double d = R (c, mc + EPS);
+  putf (L, 1.0 / mmean_b (c, su2 / (d * d)), "%s_eff_sample_size", pfx);
+  double s = 0, s2 = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll2 = 0;
+  for (size_t b = 0; b < B; b++)
+    s += sm[b];
+  double mean = s / (double)B;
+  for (size_t b = 0; b < B; b++)
+    {
+      s2 += (sm[b] - mean) * (sm[b] - mean);
+      smax = fmax (smax, sm[b]);
+      smin = fmin (smin, sm[b]);
+      dev = fmax (dev, fabs (sm[b] - 1.0));
+      hh += sm[b] > upr;
+      ll2 += sm[b] < lor;
+    }
+  putf (L, mean, "%s_seq_mean", pfx);
+  putf (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, "%s_seq_std", pfx);
+  putf (L, smax, "%s_seq_max", pfx);
+  putf (L, smin, "%s_seq_min", pfx);
+  putf (L, dev, "%s_seq_max_deviation", pfx);
+  putf (L, hh / (double)B, "%s_seq_fraction_high", pfx);
+  putf (L, ll2 / (double)B, "%s_seq_fraction_low", pfx);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* IS weights (§2.1); bn_mode: 0 none, 1 non-empty rows (HEAD, 2f2996b7d), 2 all rows (2c6c65cb0) */
+
+typedef enum
+{
+  IS_TOKEN,
+  IS_SEQUENCE,
+  IS_GEOMETRIC
+} Level;
+
+/* per-row log value for sequence (MSUM) / geometric (MMEAN) levels */
+static void
+row_log (const Ctx *c, Level level, double *lrm)
+{
+  for (size_t b = 0; b < c->B; b++)
+    {
+      double s = 0;
+      for (size_t t = 0; t < c->T; t++)
+        {
+          size_t i = b * c->T + t;
+          if (V (c, i))
+            s += c->l[i] * c->m[i];
+        }
+      lrm[b] = level == IS_SEQUENCE ? R (c, s) : mmean_r (c, s, b);
+    }
+}
+
+/* ratio per token: exp(SAFE(ℓ)) (token) or exp(SAFE(lrm_b)) broadcast */
+static void
+ratios (const Ctx *c, Level level, const double *lrm, double *w)
+{
+  for (size_t b = 0; b < c->B; b++)
+    {
+      double rb = level == IS_TOKEN ? 0 : R (c, EXP (c, CLAMP (lrm[b], -SAFETY, SAFETY)));
+      for (size_t t = 0; t < c->T; t++)
+        {
+          size_t i = b * c->T + t;
+          w[i] = level == IS_TOKEN ? R (c, EXP (c, CLAMP (c->l[i], -SAFETY, SAFETY))) : rb;
+        }
+    }
+}
+
+static double
+num_value (const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_BOOL:
+      return v->b ? 1.0 : 0.0;
+    case DW_VALUE_INT:
+      return (double)v->i;
+    case DW_VALUE_FLOAT:
+      return v->f;
+    default:
+      return NAN;
+    }
+}
+
+static bool
+is_num (const DwValue *v)
+{
+  return v->kind == DW_VALUE_BOOL || v->kind == DW_VALUE_INT || v->kind == DW_VALUE_FLOAT;
+}
+
+static const char *
+py_type_name (const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_NONE:
+      return "NoneType";
+    case DW_VALUE_BOOL:
+      return "bool";
+    case DW_VALUE_INT:
+      return "int";
+    case DW_VALUE_FLOAT:
+      return "float";
+    case DW_VALUE_STR:
+      return "str";
+    default:
+      return "list";
+    }
+}
+
+/* config value with a default */
+static DwValue
+cfg (const DwConfig *config, const char *key, DwValue def)
+{
+  const DwValue *v = dw_config_get (config, key);
+  return v ? *v : def;
+}
+
+static bool
+check_is (const DwValue *level, const DwValue *thr, bool allow_geometric, Level *out,
+          DwCorrectionError *error)
+{
+  char buf[DW_VALUE_STR_MAX];
+  if (level->kind == DW_VALUE_STR && strcmp (level->s, "token") == 0)
+    *out = IS_TOKEN;
+  else if (level->kind == DW_VALUE_STR && strcmp (level->s, "sequence") == 0)
+    *out = IS_SEQUENCE;
+  else if (allow_geometric && level->kind == DW_VALUE_STR && strcmp (level->s, "geometric") == 0)
+    *out = IS_GEOMETRIC;
+  else if (allow_geometric)
+    return set_error (error, DW_ERROR_VALUE,
+                      "Invalid rollout_is_level: %s. Must be 'token', 'sequence', or 'geometric'.",
+                      dw_value_to_python_str (level, buf, sizeof buf));
+  else
+    return set_error (error, DW_ERROR_VALUE,
+                      "Invalid rollout_is: %s. Must be one of {'sequence', 'token'}.",
+                      dw_value_to_python_str (level, buf, sizeof buf));
+  if (!is_num (thr))
+    return set_error (error, DW_ERROR_TYPE,
+                      "'<=' not supported between instances of '%s' and 'int'", py_type_name (thr));
+  if (num_value (thr) <= 0)
+    return set_error (error, DW_ERROR_VALUE, "rollout_is_threshold must be positive, got %s.",
+                      dw_value_to_python_str (thr, buf, sizeof buf));
+  return true;
+}
+
+/* computes weights into @w (double [B*T]) and the IS metrics */
+static void
+is_weights (const Ctx *c, MetricList *L, Level level, double C, int bn_mode, double *w, double *lrm,
+            double *sm)
+{
+  if (level != IS_TOKEN)
+    row_log (c, level, lrm);
+  ratios (c, level, lrm, w);
+  for (size_t i = 0; i < c->B * c->T; i++)
+    w[i] = R (c, w[i] * c->m[i]); /* NaN stays NaN on padding */
+  ratio_metrics (c, L, "rollout_is", w, level == IS_TOKEN ? NULL : lrm, C, 1.0 / C, sm);
+  const double Cr = R (c, C);
+  for (size_t i = 0; i < c->B * c->T; i++)
+    if (w[i] > Cr)
+      w[i] = Cr;
+  if (bn_mode == 0)
+    return;
+  double mu;
+  if (level == IS_TOKEN)
+    {
+      double s = 0;
+      for (size_t i = 0; i < c->B * c->T; i++)
+        if (V (c, i))
+          s += w[i] * c->m[i];
+      mu = mmean_b (c, s);
+    }
+  else
+    {
+      double s = 0, nv = 0;
+      for (size_t b = 0; b < c->B; b++)
+        {
+          double rs = 0;
+          for (size_t t = 0; t < c->T; t++)
+            {
+              size_t i = b * c->T + t;
+              if (V (c, i))
+                rs += w[i] * c->m[i];
+            }
+          double r = mmean_r (c, rs, b);
+          if (bn_mode == 2)
+            s += r, nv += 1;
+          else if (c->n[b] > 0)
+            s += r, nv += 1;
+        }
+      mu = s / fmax (nv, 1e-8);
+    }
+  if (mu > 1e-8)
+    {
+      double mud = R (c, mu);
+      for (size_t i = 0; i < c->B * c->T; i++)
+        w[i] = R (c, w[i] / mud);
+      put (L, "rollout_is_batch_norm_factor", mu);
+    }
+  else
+    put (L, "rollout_is_batch_norm_factor", 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* off-policy metrics (§2.5)                                                                    */
+
+static void offpolicy_ex (const Ctx *c, MetricList *L, bool g1);
+
+static void
+offpolicy (const Ctx *c, MetricList *L)
+{
+  offpolicy_ex (c, L, false);
+}
+
+static void
+offpolicy_ex (const Ctx *c, MetricList *L, bool g1)
+{
+  const char *pp = g1 ? "mismatch_" : "";
+  const DwBatch *bt = c->batch;
+  const size_t B = c->B, T = c->T;
+  double kl = 0, k3 = 0, chi = 0;
+  double tp = 0, tlp = 0, rp = 0, rlp = 0, dsum = 0, dabs = 0, dmax = -INFINITY, dmin = INFINITY;
+  double pr = 0, cs = 0;
+  for (size_t b = 0; b < B; b++)
+    {
+      double so = 0, sr = 0, sl = 0;
+      for (size_t t = 0; t < T; t++)
+        {
+          size_t i = b * T + t;
+          if (!V (c, i))
+            continue;
+          double mv = c->m[i];
+          double o = LP (bt->old_log_prob, c->f32, i), r = LP (bt->rollout_log_prob, c->f32, i);
+          double l = c->l[i];
+          so += o * mv;
+          sr += r * mv;
+          sl += l * mv;
+          kl += R (c, r - o) * mv;
+          k3 += R (c, R (c, R (c, EXP (c, l)) - l) - 1.0) * mv;
+          double rho = R (c, EXP (c, CLAMP (l, -SAFETY, SAFETY)));
+          chi += R (c, rho * rho) * mv;
+        }
+      double mt = mmean_r (c, so, b), mr = mmean_r (c, sr, b);
+      tp += R (c, EXP (c, -mt));
+      tlp += -mt;
+      rp += R (c, EXP (c, -mr));
+      rlp += -mr;
+      double d = R (c, mr - mt);
+      dsum += d;
+      dabs += fabs (d);
+      dmax = fmax (dmax, d);
+      dmin = fmin (dmin, d);
+      pr += R (c, EXP (c, d));
+      double s = CLAMP (R (c, sl), -SAFETY, SAFETY);
+      cs += R (c, exp (2.0 * s));
+    }
+  double Bd = (double)B;
+  putf (L, tp / Bd, "%straining_ppl", pp);
+  putf (L, tlp / Bd, "%straining_log_ppl", pp);
+  putf (L, mmean_b (c, kl), "%skl", pp);
+  putf (L, mmean_b (c, k3), "%sk3_kl", pp);
+  putf (L, rp / Bd, "%srollout_ppl", pp);
+  putf (L, rlp / Bd, "%srollout_log_ppl", pp);
+  putf (L, dsum / Bd, "%slog_ppl_diff", pp);
+  putf (L, dabs / Bd, "%slog_ppl_abs_diff", pp);
+  putf (L, dmax, "%slog_ppl_diff_max", pp);
+  putf (L, dmin, "%slog_ppl_diff_min", pp);
+  putf (L, pr / Bd, "%sppl_ratio", pp);
+  if (!g1)
+    put (L, "chi2_token", mmean_b (c, chi) - 1.0);
+  if (!g1)
+    put (L, "chi2_seq", cs / Bd - 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* HEAD rejection sampling (§2.3, §2.4)                                                         */
+
+/* @keep: [B*T] combined keep (1/0), initialised to 1 by the caller */
+static void
+rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double *scratch)
+{
+  const size_t B = c->B, T = c->T;
+  double *kt = scratch;         /* [B*T] per-token statistic of the option */
+  double *sv = scratch + B * T; /* [B] row values */
+  double *ks = sv + B;          /* [B] row keep (sequence options) */
+  size_t n_valid_rows = 0;
+  for (size_t b = 0; b < B; b++)
+    n_valid_rows += c->n[b] > 0;
+  for (size_t oi = 0; oi < P->n; oi++)
+    {
+      const DwRsBound *bd = &P->bounds[oi];
+      const int k = dw_rs_option_k (bd->option);
+      const DwRsAgg agg = dw_rs_option_agg (bd->option);
+      const bool k1 = k == 1;
+      const double up_c = R (c, bd->log_upper);
+      const double lo_c = k1 ? R (c, bd->log_lower) : 0.0;
+      const double lo_metric = k1 ? lo_c : 0.0;
+      const char *on = rs_names[bd->option];
+      for (size_t i = 0; i < B * T; i++)
+        {
+          double ls = CLAMP (c->l[i], -SAFETY, SAFETY);
+          kt[i] = k == 1   ? -ls
+                  : k == 2 ? R (c, 0.5 * R (c, ls * ls))
+                           : R (c, R (c, R (c, EXP (c, ls)) - 1.0) - ls);
+        }
+      double sum_stat = 0, fh = 0, fl = 0, su = 0, su2 = 0, mx = -INFINITY, mn = INFINITY;
+      double masked = 0, seq_masked = 0;
+      for (size_t b = 0; b < B; b++)
+        {
+          double rs = 0, rmax = -INFINITY;
+          bool any_valid = false;
+          for (size_t t = 0; t < T; t++)
+            {
+              size_t i = b * T + t;
+              if (!V (c, i))
+                continue;
+              any_valid = true;
+              rs += kt[i] * c->m[i];
+              rmax = nmax (rmax, kt[i]);
+            }
+          if (agg == DW_RS_AGG_TOKEN || agg == DW_RS_AGG_MEAN)
+            sv[b] = mmean_r (c, rs, b);
+          else if (agg == DW_RS_AGG_SUM)
+            sv[b] = R (c, rs);
+          else
+            sv[b] = any_valid ? rmax : 0.0;
+          ks[b] = k1 ? (sv[b] <= up_c && sv[b] >= lo_c) : (sv[b] <= up_c);
+          bool row_rej = false;
+          for (size_t t = 0; t < T; t++)
+            {
+              size_t i = b * T + t;
+              double kp = agg == DW_RS_AGG_TOKEN
+                            ? (k1 ? (kt[i] <= up_c && kt[i] >= lo_c) : (kt[i] <= up_c))
+                            : ks[b];
+              keep[i] *= kp;
+              if (!V (c, i))
+                continue;
+              double mv = c->m[i];
+              double x = agg == DW_RS_AGG_TOKEN ? kt[i] : sv[b];
+              sum_stat += x * mv;
+              if (agg == DW_RS_AGG_TOKEN)
+                {
+                  mx = nmax (mx, x);
+                  mn = nmin (mn, x);
+                  fh += (x > up_c) * mv;
+                  fl += (x < lo_metric) * mv;
+                }
+              double u = CLAMP (x, lo_metric, up_c);
+              su += u * mv;
+              su2 += R (c, u * u) * mv;
+              masked += (1.0 - kp) * mv;
+              row_rej |= kp == 0;
+            }
+          if (c->n[b] > 0 && row_rej)
+            seq_masked += 1;
+        }
+      /* row-value statistics over valid rows */
+      double s = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
+      for (size_t b = 0; b < B; b++)
+        if (c->n[b] > 0)
+          {
+            s += sv[b];
+            cnt += 1;
+            smax = nmax (smax, sv[b]);
+            smin = nmin (smin, sv[b]);
+            dev = nmax (dev, fabs (sv[b]));
+            hh += sv[b] > up_c;
+            ll += sv[b] < lo_metric;
+          }
+      double mean = cnt > 0 ? s / cnt : 0.0, s2 = 0;
+      for (size_t b = 0; b < B; b++)
+        if (c->n[b] > 0)
+          s2 += (sv[b] - mean) * (sv[b] - mean);
+      char p[64];
+      snprintf (p, sizeof p, "rollout_rs_%s", on);
+      putf (L, mmean_b (c, sum_stat), "%s_mean", p);
+      if (agg != DW_RS_AGG_TOKEN && cnt > 0)
+        {
+          putf (L, smax, "%s_max", p);
+          putf (L, smin, "%s_min", p);
+          putf (L, hh / cnt, "%s_fraction_high", p);
+          putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", p);
+        }
+      else
+        {
+          putf (L, mx, "%s_max", p);
+          putf (L, mn, "%s_min", p);
+          putf (L, mmean_b (c, fh), "%s_fraction_high", p);
+          putf (L, k1 ? mmean_b (c, fl) : 0.0, "%s_fraction_low", p);
+        }
+      if (c->N > 1)
+        {
+          double mc = mmean_b (c, su);
+          double var = R (c, mmean_b (c, su2) - R (c, mc * mc));
+          putf (L, sqrt (fmax (var, 0.0)), "%s_std", p);
+        }
+      else
+        putf (L, 0.0, "%s_std", p);
+      putf (L, mean, "%s_seq_mean", p);
+      putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", p);
+      putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", p);
+      putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", p);
+      putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", p);
+      putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", p);
+      if (k1)
+        putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", p);
+      putf (L, mmean_b (c, masked), "%s_masked_fraction", p);
+      putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
+            p);
+    }
+  double masked = 0, rows_rej = 0;
+  for (size_t b = 0; b < B; b++)
+    {
+      bool rej = false;
+      for (size_t t = 0; t < T; t++)
+        {
+          size_t i = b * T + t;
+          if (!V (c, i))
+            continue;
+          masked += (1.0 - keep[i]) * c->m[i];
+          rej |= !(keep[i] > 0.5);
+        }
+      rows_rej += rej;
+    }
+  put (L, "rollout_rs_masked_fraction", mmean_b (c, masked));
+  put (L, "rollout_rs_seq_masked_fraction", rows_rej / (double)B);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* masks                                                                                        */
+
+static void
+store_value (void *arr, DwDType dt, size_t i, double v)
+{
+  switch (dt)
+    {
+    case DW_DTYPE_F32:
+      ((float *)arr)[i] = (float)v;
+      break;
+    case DW_DTYPE_F64:
+      ((double *)arr)[i] = v;
+      break;
+    case DW_DTYPE_BOOL:
+    case DW_DTYPE_U8:
+      ((uint8_t *)arr)[i] = dt == DW_DTYPE_BOOL ? (v != 0) : (uint8_t)(int64_t)v;
+      break;
+    case DW_DTYPE_I8:
+      ((int8_t *)arr)[i] = (int8_t)(int64_t)v;
+      break;
+    case DW_DTYPE_I16:
+      ((int16_t *)arr)[i] = (int16_t)(int64_t)v;
+      break;
+    case DW_DTYPE_U16:
+      ((uint16_t *)arr)[i] = (uint16_t)(int64_t)v;
+      break;
+    case DW_DTYPE_I32:
+      ((int32_t *)arr)[i] = (int32_t)(int64_t)v;
+      break;
+    case DW_DTYPE_U32:
+      ((uint32_t *)arr)[i] = (uint32_t)(int64_t)v;
+      break;
+    case DW_DTYPE_I64:
+      ((int64_t *)arr)[i] = (int64_t)v;
+      break;
+    case DW_DTYPE_U64:
+      ((uint64_t *)arr)[i] = (uint64_t)v;
+      break;
+    default:
+      break;
+    }
+}
+
+static bool
+emit_array (DwCorrectionResult *res, bool weights, DwDType dt, const double *v, size_t n,
+            DwCorrectionError *error)
+{
+  void *a = malloc ((n ? n : 1) * dw_dtype_size (dt));
+  if (!a)
+    return set_error (error, DW_ERROR_VALUE, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    store_value (a, dt, i, v[i]);
+  if (weights)
+    {
+      res->weights = a;
+      res->weights_dtype = dt;
+    }
+  else
+    {
+      res->mask = a;
+      res->mask_dtype = dt;
+    }
+  return true;
+}
+
+static bool
+finish (DwCorrectionResult *res, MetricList *L, DwCorrectionError *error)
+{
+  if (L->oom)
+    {
+      free (L->m);
+      return set_error (error, DW_ERROR_VALUE, "out of memory");
+    }
+  qsort (L->m, L->n, sizeof *L->m, metric_cmp);
+  res->metrics = L->m;
+  res->n_metrics = L->n;
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* config checks shared by run and check_config                                                 */
+
+typedef struct
+{
+  bool is_on;
+  Level is_level;
+  double is_thr;
+  bool bn;
+  bool rs_on;
+  DwRsParsed rs;       /* HEAD */
+  Level rs_level;      /* G2 */
+  double rs_up, rs_lo; /* G2 */
+  bool veto_on;
+  double veto; /* G2 */
+} Plan;
+
+static bool
+truthy (const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_BOOL:
+      return v->b;
+    case DW_VALUE_INT:
+      return v->i != 0;
+    case DW_VALUE_FLOAT:
+      return v->f != 0;
+    case DW_VALUE_STR:
+    case DW_VALUE_OTHER:
+      return v->s[0] != '\0';
+    default:
+      return false;
+    }
+}
+
+static bool
+plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
+{
+  memset (p, 0, sizeof *p);
+  const DwGeneration gen = config->generation;
+  char buf[DW_VALUE_STR_MAX];
+  if (dw_config_get (config, "preset"))
+    return set_error (error, DW_ERROR_VALUE, "preset must be resolved before running.");
+  DwValue lvl = cfg (config, "rollout_is", dw_value_none ());
+  DwValue thr = cfg (config, "rollout_is_threshold", dw_value_float (2.0));
+  if (lvl.kind != DW_VALUE_NONE && thr.kind != DW_VALUE_NONE)
+    {
+      if (!check_is (&lvl, &thr, false, &p->is_level, error))
+        return false;
+      p->is_on = true;
+      p->is_thr = num_value (&thr);
+      DwValue bn = cfg (config, "rollout_is_batch_normalize", dw_value_bool (false));
+      p->bn = truthy (&bn);
+    }
+  DwValue rs = cfg (config, "rollout_rs", dw_value_none ());
+  if (gen == DW_GEN_VERL)
+    {
+      if (rs.kind != DW_VALUE_NONE)
+        {
+          DwValue rt = cfg (config, "rollout_rs_threshold", dw_value_none ());
+          if (!dw_rs_parse (&rs, &rt, &p->rs, error))
+            return false;
+          p->rs_on = true;
+        }
+      return true;
+    }
+  /* G2 */
+  if (rs.kind != DW_VALUE_NONE)
+    {
+      DwValue up = cfg (config, "rollout_rs_threshold", dw_value_float (2.0));
+      if (up.kind == DW_VALUE_NONE)
+        return set_error (error, DW_ERROR_VALUE,
+                          "rollout_rs_threshold must be explicitly provided when rollout_rs is "
+                          "enabled. Set rollout_rs_threshold to the desired threshold value.");
+      if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "token") == 0)
+        p->rs_level = IS_TOKEN;
+      else if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "sequence") == 0)
+        p->rs_level = IS_SEQUENCE;
+      else if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "geometric") == 0)
+        p->rs_level = IS_GEOMETRIC;
+      else
+        return set_error (error, DW_ERROR_VALUE,
+                          "Invalid rollout_rs: %s. Must be one of {'sequence', 'geometric', "
+                          "'token'}.",
+                          dw_value_to_python_str (&rs, buf, sizeof buf));
+      if (!is_num (&up))
+        return set_error (error, DW_ERROR_TYPE, "rollout_rs_threshold must be numeric, got %s.",
+                          py_type_name (&up));
+      p->rs_up = num_value (&up);
+      DwValue lo = cfg (config, "rollout_rs_threshold_lower", dw_value_none ());
+      if (lo.kind == DW_VALUE_NONE)
+        {
+          if (p->rs_up == 0)
+            return set_error (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
+          p->rs_lo = 1.0 / p->rs_up;
+        }
+      else if (!is_num (&lo))
+        return set_error (error, DW_ERROR_TYPE,
+                          "rollout_rs_threshold_lower must be numeric, got %s.",
+                          py_type_name (&lo));
+      else
+        p->rs_lo = num_value (&lo);
+      p->rs_on = true;
+    }
+  DwValue veto = cfg (config, "rollout_token_veto_threshold", dw_value_none ());
+  if (veto.kind != DW_VALUE_NONE)
+    {
+      if (!is_num (&veto))
+        return set_error (error, DW_ERROR_TYPE,
+                          "'<=' not supported between instances of '%s' and 'int'",
+                          py_type_name (&veto));
+      if (num_value (&veto) <= 0)
+        return set_error (error, DW_ERROR_VALUE,
+                          "rollout_token_veto_threshold must be positive, got %s.",
+                          dw_value_to_python_str (&veto, buf, sizeof buf));
+      p->veto_on = true;
+      p->veto = num_value (&veto);
+    }
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* verl entries                                                                                 */
+
+static bool
+run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResult *res,
+          DwCorrectionError *error)
+{
+  const size_t B = c->B, T = c->T, BT = B * T;
+  const DwGeneration gen = config->generation;
+  Plan p;
+  MetricList L = { .prefix = "rollout_corr/" };
+  if (entry == DW_ENTRY_OFFPOLICY)
+    {
+      /* compute_rollout_corr_metrics_from_logprobs returns the 13 keys unprefixed; the actor
+       * adds the prefix when it logs them */
+      L.prefix = "";
+      offpolicy (c, &L);
+      return finish (res, &L, error);
+    }
+  if (!plan_verl (config, &p, error))
+    return false;
+  double *w = malloc ((BT ? BT : 1) * sizeof (double));
+  double *keep = malloc ((BT ? BT : 1) * sizeof (double));
+  double *scratch = malloc ((BT + 3 * B + 1) * sizeof (double));
+  if (!w || !keep || !scratch)
+    {
+      free (w);
+      free (keep);
+      free (scratch);
+      return set_error (error, DW_ERROR_VALUE, "out of memory");
+    }
+  double *lrm = scratch + BT, *sm = lrm + B;
+  bool ok = true;
+  if (p.is_on)
+    {
+      int bn = !p.bn ? 0 : gen == DW_GEN_VERL_0_6_1 ? 2 : 1;
+      is_weights (c, &L, p.is_level, p.is_thr, bn, w, lrm, sm);
+      ok &= emit_array (res, true, c->batch->lp_dtype, w, BT, error);
+    }
+  for (size_t i = 0; i < BT; i++)
+    keep[i] = 1.0;
+  DwDType mdt = c->batch->mask_dtype;
+  if (gen == DW_GEN_VERL)
+    {
+      if (p.rs_on)
+        rs_head (c, &L, &p.rs, keep, scratch);
+    }
+  else
+    {
+      bool changed = false;
+      if (p.rs_on)
+        {
+          changed = true;
+          double *rw = w; /* weights were already emitted */
+          if (p.rs_level != IS_TOKEN)
+            row_log (c, p.rs_level, lrm);
+          ratios (c, p.rs_level, lrm, rw);
+          const double lo = R (c, p.rs_lo), up = R (c, p.rs_up);
+          for (size_t i = 0; i < BT; i++)
+            keep[i] = (rw[i] >= lo && rw[i] <= up) ? 1.0 : 0.0;
+          ratio_metrics (c, &L, "rollout_rs", rw, p.rs_level == IS_TOKEN ? NULL : lrm, p.rs_up,
+                         p.rs_lo, sm);
+          double masked = 0, rows = 0;
+          for (size_t b = 0; b < B; b++)
+            {
+              double rm = 0;
+              for (size_t t = 0; t < T; t++)
+                {
+                  size_t i = b * T + t;
+                  if (V (c, i))
+                    rm += (1.0 - keep[i]) * c->m[i];
+                }
+              masked += rm;
+              if (p.rs_level == IS_TOKEN)
+                rows += R (c, rm) > 0;
+              else
+                rows += T > 0 ? 1.0 - keep[b * T] : 0.0;
+            }
+          put (&L, "rollout_rs_masked_fraction", mmean_b (c, masked));
+          put (&L, "rollout_rs_seq_masked_fraction", B ? rows / (double)B : 0.0);
+        }
+      if (p.veto_on)
+        {
+          changed = true;
+          const double lv = (float)log ((float)p.veto);
+          double vetoed = 0, cat = 0;
+          for (size_t b = 0; b < B; b++)
+            {
+              bool has = false;
+              for (size_t t = 0; t < T; t++)
+                {
+                  size_t i = b * T + t;
+                  if (V (c, i) && c->l[i] < lv)
+                    {
+                      has = true;
+                      cat += c->m[i];
+                    }
+                }
+              vetoed += has;
+              if (has)
+                for (size_t t = 0; t < T; t++)
+                  keep[b * T + t] = 0.0;
+            }
+          put (&L, "rollout_is_veto_fraction", vetoed / (double)B);
+          put (&L, "rollout_is_catastrophic_token_fraction", mmean_b (c, cat));
+        }
+      else
+        {
+          put (&L, "rollout_is_veto_fraction", 0.0);
+          put (&L, "rollout_is_catastrophic_token_fraction", 0.0);
+        }
+      if (changed)
+        mdt = mdt == DW_DTYPE_F64 ? DW_DTYPE_F64 : DW_DTYPE_F32;
+    }
+  for (size_t i = 0; i < BT; i++)
+    keep[i] = c->m[i] * keep[i];
+  ok &= emit_array (res, false, mdt, keep, BT, error);
+  offpolicy (c, &L);
+  free (w);
+  free (keep);
+  free (scratch);
+  if (!ok)
+    {
+      free (L.m);
+      return false;
+    }
+  return finish (res, &L, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* G1 (4424616d7): mismatch_helper.compute_rollout_importance_weights (§5.7)                    */
+
+static bool
+run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrectionError *error)
+{
+  const size_t B = c->B, T = c->T, BT = B * T;
+  char buf[DW_VALUE_STR_MAX];
+  MetricList L = { .prefix = "mismatch/" };
+  DwValue lvl = cfg (config, "rollout_is_level", dw_value_str ("token"));
+  DwValue mode = cfg (config, "rollout_is_mode", dw_value_str ("truncate"));
+  DwValue thr = cfg (config, "rollout_is_threshold", dw_value_none ());
+  DwValue lov = cfg (config, "rollout_is_threshold_lower", dw_value_none ());
+  DwValue veto = cfg (config, "rollout_is_veto_threshold", dw_value_none ());
+  if (thr.kind == DW_VALUE_NONE)
+    {
+      /* nothing computed: no weights, the mask unchanged */
+      double *m = c->m;
+      if (!emit_array (res, false, c->batch->mask_dtype, m, BT, error))
+        return false;
+      return finish (res, &L, error);
+    }
+  Level level;
+  if (!check_is (&lvl, &thr, true, &level, error))
+    return false;
+  bool mask_mode;
+  if (mode.kind == DW_VALUE_STR && strcmp (mode.s, "truncate") == 0)
+    mask_mode = false;
+  else if (mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0)
+    mask_mode = true;
+  else
+    return set_error (error, DW_ERROR_VALUE,
+                      "Invalid rollout_is_mode: %s. Must be 'truncate' or 'mask'.",
+                      dw_value_to_python_str (&mode, buf, sizeof buf));
+  double up = num_value (&thr);
+  double lo = lov.kind == DW_VALUE_NONE ? 1.0 / up : num_value (&lov);
+  bool veto_on = veto.kind != DW_VALUE_NONE;
+  if (veto_on && !is_num (&veto))
+    return set_error (error, DW_ERROR_TYPE, "rollout_is_veto_threshold must be numeric.");
+  double *w = malloc ((BT ? BT : 1) * sizeof (double));
+  double *keep = malloc ((BT ? BT : 1) * sizeof (double));
+  double *lrm = malloc ((2 * B + 1) * sizeof (double));
+  if (!w || !keep || !lrm)
+    {
+      free (w);
+      free (keep);
+      free (lrm);
+      return set_error (error, DW_ERROR_VALUE, "out of memory");
+    }
+  double *sm = lrm + B;
+  if (level != IS_TOKEN)
+    row_log (c, level, lrm);
+  ratios (c, level, lrm, w);
+  ratio_metrics_ex (c, &L, "rollout_is", w, level == IS_TOKEN ? NULL : lrm, up, lo, sm,
+                    level == IS_GEOMETRIC);
+  const double upr = R (c, up), lor = R (c, lo);
+  double masked = 0, rows_rej = 0;
+  for (size_t b = 0; b < B; b++)
+    {
+      double rm = 0;
+      for (size_t t = 0; t < T; t++)
+        {
+          size_t i = b * T + t;
+          keep[i] = 1.0;
+          if (mask_mode)
+            keep[i] = (w[i] >= lor && w[i] <= upr) ? 1.0 : 0.0;
+          else if (w[i] > upr)
+            w[i] = upr;
+          if (V (c, i))
+            rm += (1.0 - keep[i]) * c->m[i];
+        }
+      masked += rm;
+      rows_rej += level == IS_TOKEN ? (R (c, rm) > 0) : (T > 0 ? 1.0 - keep[b * T] : 0.0);
+    }
+  if (mask_mode)
+    {
+      put (&L, "rollout_is_masked_fraction", mmean_b (c, masked));
+      put (&L, "rollout_is_seq_masked_fraction", rows_rej / (double)B);
+    }
+  double vetoed = 0, cat = 0;
+  if (veto_on)
+    {
+      const double lv = (float)log ((float)num_value (&veto));
+      for (size_t b = 0; b < B; b++)
+        {
+          bool has = false;
+          for (size_t t = 0; t < T; t++)
+            {
+              size_t i = b * T + t;
+              if (V (c, i) && c->l[i] < lv)
+                has = true, cat += c->m[i];
+            }
+          vetoed += has;
+          if (has)
+            for (size_t t = 0; t < T; t++)
+              keep[b * T + t] = 0.0;
+        }
+    }
+  put (&L, "rollout_is_veto_fraction", vetoed / (double)B);
+  put (&L, "rollout_is_catastrophic_token_fraction", mmean_b (c, cat));
+  for (size_t i = 0; i < BT; i++)
+    {
+      w[i] = R (c, w[i] * c->m[i]);
+      keep[i] = c->m[i] * keep[i];
+    }
+  DwDType mdt = c->batch->mask_dtype == DW_DTYPE_F64 ? DW_DTYPE_F64 : DW_DTYPE_F32;
+  bool ok = emit_array (res, true, c->batch->lp_dtype, w, BT, error)
+            && emit_array (res, false, mdt, keep, BT, error);
+  offpolicy_ex (c, &L, true);
+  free (w);
+  free (keep);
+  free (lrm);
+  if (!ok)
+    {
+      free (L.m);
+      return false;
+    }
+  return finish (res, &L, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* slime mis.py (§6): per-sample tensors reduced per sample, averaged over samples              */
+
+enum
+{
+  S_TRAINING_LOG_PPL,
+  S_TRAINING_PPL,
+  S_ROLLOUT_LOG_PPL,
+  S_ROLLOUT_PPL,
+  S_KL,
+  S_K3_KL,
+  S_LOG_PPL_DIFF,
+  S_LOG_PPL_ABS_DIFF,
+  S_PPL_RATIO,
+  S_CHI2_TOKEN,
+  S_CHI2_SEQ,
+  S_TIS_BEFORE,
+  S_TIS_TRUNC,
+  S_TIS_CLIP_LOW,
+  S_TIS_CLIP_HIGH,
+  S_TIS_MASK_LOW,
+  S_TIS_MASK_HIGH,
+  S_TIS_AFTER,
+  S_RS_LOW,
+  S_RS_HIGH,
+  S_RS_CAT_TOKEN,
+  S_RS_CAT_SEQ,
+  S_AFTER_TIS_RS,
+  S_BN,
+  S_FINAL_MEAN,
+  S_FINAL_MIN,
+  S_FINAL_MAX,
+  S_N
+};
+
+static const char *const slime_names[S_N] = {
+  "training_log_ppl",
+  "training_ppl",
+  "rollout_log_ppl",
+  "rollout_ppl",
+  "kl",
+  "k3_kl",
+  "log_ppl_diff",
+  "log_ppl_abs_diff",
+  "ppl_ratio",
+  "chi2_token",
+  "chi2_seq",
+  "tis_weight_before_bound",
+  "tis_truncate_fraction",
+  "tis_clip_fraction_low",
+  "tis_clip_fraction_high",
+  "tis_mask_fraction_low",
+  "tis_mask_fraction_high",
+  "tis_weight_after_bound",
+  "rs_mask_fraction_low",
+  "rs_mask_fraction_high",
+  "rs_catastrophic_token_fraction",
+  "rs_catastrophic_seq_fraction",
+  "is_ratio_mean_after_tis_rs",
+  "batch_norm_factor",
+  "is_ratio_mean_final",
+  "is_ratio_min_final",
+  "is_ratio_max_final",
+};
+
+typedef struct
+{
+  double tot[S_N];
+  bool used[S_N];
+} SlimeAcc;
+
+/* per-sample reduction of a per-token tensor x (NULL: the constant @k) */
+static double
+sred (const double *m, size_t T, const double *x, double k)
+{
+  double s = 0, n = 0;
+  for (size_t t = 0; t < T; t++)
+    {
+      s += (x ? x[t] : k) * m[t];
+      n += m[t];
+    }
+  return s / fmax (n, 1.0);
+}
+
+static bool
+slime_level (const DwValue *v, Level *out, DwCorrectionError *error)
+{
+  char buf[DW_VALUE_STR_MAX];
+  if (v->kind == DW_VALUE_STR && strcmp (v->s, "token") == 0)
+    *out = IS_TOKEN;
+  else if (v->kind == DW_VALUE_STR && strcmp (v->s, "sequence") == 0)
+    *out = IS_SEQUENCE;
+  else if (v->kind == DW_VALUE_STR && strcmp (v->s, "geometric") == 0)
+    *out = IS_GEOMETRIC;
+  else
+    return set_error (error, DW_ERROR_VALUE, "Unsupported tis_level: %s",
+                      dw_value_to_python_str (v, buf, sizeof buf));
+  return true;
+}
+
+static double
+slime_num (const DwConfig *config, const char *key, double def, bool *is_none)
+{
+  DwValue v = cfg (config, key, is_none ? dw_value_none () : dw_value_float (def));
+  if (is_none)
+    *is_none = v.kind == DW_VALUE_NONE;
+  return is_num (&v) ? num_value (&v) : def;
+}
+
+static bool
+run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrectionError *error)
+{
+  const size_t B = c->B, T = c->T, BT = B * T;
+  const DwBatch *bt = c->batch;
+  char buf[DW_VALUE_STR_MAX];
+  DwValue v_use_tis = cfg (config, "use_tis", dw_value_bool (true));
+  DwValue v_use_rs = cfg (config, "use_rs", dw_value_bool (false));
+  DwValue v_tl = cfg (config, "tis_level", dw_value_str ("token"));
+  DwValue v_rl = cfg (config, "rs_level", dw_value_str ("token"));
+  DwValue v_mode = cfg (config, "tis_mode", dw_value_str ("truncate"));
+  DwValue v_bn = cfg (config, "tis_batch_normalize", dw_value_bool (false));
+  bool use_tis = truthy (&v_use_tis), use_rs = truthy (&v_use_rs), bn = truthy (&v_bn);
+  Level tl = IS_TOKEN, rl = IS_TOKEN;
+  int mode = 0;
+  bool tlo_none, rlo_none, rup_none, veto_none;
+  double up = slime_num (config, "tis_upper_bound", 2.0, NULL);
+  double tlo = slime_num (config, "tis_lower_bound", 0, &tlo_none);
+  double rlo = slime_num (config, "rs_lower_bound", 0, &rlo_none);
+  double rup = slime_num (config, "rs_upper_bound", 0, &rup_none);
+  double veto = slime_num (config, "rs_veto_threshold", 0, &veto_none);
+  if (use_tis)
+    {
+      if (!slime_level (&v_tl, &tl, error))
+        return false;
+      if (use_rs && !slime_level (&v_rl, &rl, error))
+        return false;
+      if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "truncate") == 0)
+        mode = 0;
+      else if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "clip") == 0)
+        mode = 1;
+      else if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "mask") == 0)
+        mode = 2;
+      else
+        return set_error (error, DW_ERROR_VALUE, "Unsupported tis_mode: %s",
+                          dw_value_to_python_str (&v_mode, buf, sizeof buf));
+      if (bn && tl == IS_GEOMETRIC)
+        return set_error (error, DW_ERROR_VALUE, "Unsupported tis_level: geometric");
+      if (tlo_none)
+        tlo = 1.0 / up;
+      if (rlo_none)
+        rlo = tlo;
+      if (rup_none)
+        rup = up;
+    }
+  double *W = malloc ((BT ? BT : 1) * sizeof (double));
+  double *NM = malloc ((BT ? BT : 1) * sizeof (double));
+  double *tmp = malloc ((3 * T + 1) * sizeof (double));
+  if (!W || !NM || !tmp)
+    {
+      free (W);
+      free (NM);
+      free (tmp);
+      return set_error (error, DW_ERROR_VALUE, "out of memory");
+    }
+  double *lr = tmp, *x = tmp + T, *rw = tmp + 2 * T;
+  SlimeAcc A;
+  memset (&A, 0, sizeof A);
+#define ACC(id, val)      \
+  do                      \
+    {                     \
+      A.tot[id] += (val); \
+      A.used[id] = true;  \
+    }                     \
+  while (0)
+  for (size_t b = 0; b < B; b++)
+    {
+      const double *mm = c->m + b * T;
+      double *w = W + b * T, *nm = NM + b * T;
+      double so = 0, sr = 0, n = 0, sl = 0;
+      for (size_t t = 0; t < T; t++)
+        {
+          size_t i = b * T + t;
+          double o = LP (bt->old_log_prob, c->f32, i), r = LP (bt->rollout_log_prob, c->f32, i);
+          so += o * mm[t];
+          sr += r * mm[t];
+          n += mm[t];
+          lr[t] = c->l[i];
+          sl += lr[t] * mm[t];
+        }
+      double mt = so / fmax (n, 1.0), mr = sr / fmax (n, 1.0);
+      ACC (S_TRAINING_LOG_PPL, sred (mm, T, NULL, -mt));
+      ACC (S_TRAINING_PPL, sred (mm, T, NULL, exp (-mt)));
+      ACC (S_ROLLOUT_LOG_PPL, sred (mm, T, NULL, -mr));
+      ACC (S_ROLLOUT_PPL, sred (mm, T, NULL, exp (-mr)));
+      for (size_t t = 0; t < T; t++)
+        x[t] = -lr[t];
+      ACC (S_KL, sred (mm, T, x, 0));
+      for (size_t t = 0; t < T; t++)
+        x[t] = R (c, R (c, R (c, EXP (c, lr[t])) - lr[t]) - 1.0);
+      ACC (S_K3_KL, sred (mm, T, x, 0));
+      ACC (S_LOG_PPL_DIFF, sred (mm, T, NULL, mr - mt));
+      ACC (S_LOG_PPL_ABS_DIFF, sred (mm, T, NULL, fabs (mr - mt)));
+      ACC (S_PPL_RATIO, sred (mm, T, NULL, exp (mr - mt)));
+      for (size_t t = 0; t < T; t++)
+        {
+          double rho = exp (CLAMP (lr[t], -SAFETY, SAFETY));
+          x[t] = rho * rho;
+        }
+      ACC (S_CHI2_TOKEN, sred (mm, T, NULL, sred (mm, T, x, 0) - 1.0));
+      ACC (S_CHI2_SEQ, sred (mm, T, NULL, exp (2 * CLAMP (sl, -SAFETY, SAFETY)) - 1.0));
+      if (!use_tis)
+        {
+          for (size_t t = 0; t < T; t++)
+            nm[t] = mm[t];
+          continue;
+        }
+      double nmax1 = fmax (n, 1.0);
+      for (size_t t = 0; t < T; t++)
+        {
+          double llr = tl == IS_TOKEN ? lr[t] : tl == IS_SEQUENCE ? sl : sl / nmax1;
+          w[t] = exp (CLAMP (llr, -SAFETY, SAFETY));
+          nm[t] = mm[t];
+        }
+      ACC (S_TIS_BEFORE, sred (mm, T, w, 0));
+      if (mode == 0)
+        {
+          for (size_t t = 0; t < T; t++)
+            x[t] = w[t] > up;
+          ACC (S_TIS_TRUNC, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            w[t] = CLAMP (w[t], 0, up) * mm[t];
+        }
+      else if (mode == 1)
+        {
+          for (size_t t = 0; t < T; t++)
+            x[t] = w[t] < tlo;
+          ACC (S_TIS_CLIP_LOW, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            x[t] = w[t] > up;
+          ACC (S_TIS_CLIP_HIGH, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            w[t] = CLAMP (w[t], tlo, up) * mm[t];
+        }
+      else
+        {
+          for (size_t t = 0; t < T; t++)
+            x[t] = w[t] < tlo;
+          ACC (S_TIS_MASK_LOW, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            x[t] = w[t] > up;
+          ACC (S_TIS_MASK_HIGH, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            {
+              nm[t] = mm[t] * (w[t] >= tlo && w[t] <= up);
+              w[t] = w[t] * mm[t];
+            }
+        }
+      ACC (S_TIS_AFTER, sred (mm, T, w, 0));
+      if (use_rs)
+        {
+          for (size_t t = 0; t < T; t++)
+            {
+              double l2 = rl == IS_TOKEN ? lr[t] : rl == IS_SEQUENCE ? sl : sl / nmax1;
+              rw[t] = exp (CLAMP (l2, -SAFETY, SAFETY));
+            }
+          for (size_t t = 0; t < T; t++)
+            x[t] = rw[t] < rlo;
+          ACC (S_RS_LOW, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            x[t] = rw[t] > rup;
+          ACC (S_RS_HIGH, sred (mm, T, x, 0));
+          for (size_t t = 0; t < T; t++)
+            nm[t] *= (rw[t] >= rlo && rw[t] <= rup);
+          if (!veto_none)
+            {
+              double lv = log (veto);
+              bool any = false;
+              for (size_t t = 0; t < T; t++)
+                {
+                  x[t] = (lr[t] < lv && mm[t] != 0);
+                  any |= x[t] != 0;
+                }
+              ACC (S_RS_CAT_TOKEN, sred (mm, T, x, 0));
+              ACC (S_RS_CAT_SEQ, sred (mm, T, NULL, any ? 1.0 : 0.0));
+              if (any)
+                for (size_t t = 0; t < T; t++)
+                  nm[t] = 0;
+            }
+        }
+      ACC (S_AFTER_TIS_RS, sred (mm, T, w, 0));
+    }
+  if (use_tis)
+    {
+      if (bn)
+        {
+          double mean;
+          if (tl == IS_TOKEN)
+            {
+              double s = 0, n = 0;
+              for (size_t i = 0; i < BT; i++)
+                s += W[i] * c->m[i], n += c->m[i];
+              mean = s / fmax (n, 1.0);
+            }
+          else
+            {
+              double s = 0;
+              for (size_t b = 0; b < B; b++)
+                s += sred (c->m + b * T, T, W + b * T, 0);
+              mean = s / (double)B;
+            }
+          bool apply = mean > 1e-8;
+          if (apply)
+            for (size_t i = 0; i < BT; i++)
+              W[i] /= mean;
+          for (size_t b = 0; b < B; b++)
+            ACC (S_BN, sred (c->m + b * T, T, NULL, apply ? mean : 1.0));
+        }
+      for (size_t b = 0; b < B; b++)
+        {
+          const double *mm = c->m + b * T, *w = W + b * T;
+          double vmin = INFINITY, vmax = -INFINITY;
+          bool any = false;
+          for (size_t t = 0; t < T; t++)
+            if (mm[t] != 0)
+              {
+                any = true;
+                vmin = nmin (vmin, w[t]);
+                vmax = nmax (vmax, w[t]);
+              }
+          ACC (S_FINAL_MEAN, sred (mm, T, NULL, sred (mm, T, w, 0)));
+          ACC (S_FINAL_MIN, sred (mm, T, NULL, any ? vmin : 0.0));
+          ACC (S_FINAL_MAX, sred (mm, T, NULL, any ? vmax : 0.0));
+        }
+    }
+#undef ACC
+  MetricList L = { .prefix = "mis_" };
+  for (int k = 0; k < S_N; k++)
+    if (A.used[k])
+      put (&L, slime_names[k], A.tot[k] / (double)B);
+  bool ok = true;
+  if (use_tis)
+    ok &= emit_array (res, true, bt->lp_dtype, W, BT, error);
+  ok &= emit_array (res, false, bt->mask_dtype == DW_DTYPE_F64 ? DW_DTYPE_F64 : DW_DTYPE_F32, NM,
+                    BT, error);
+  free (W);
+  free (NM);
+  free (tmp);
+  if (!ok)
+    {
+      free (L.m);
+      return false;
+    }
+  return finish (res, &L, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* entry points                                                                                 */
+
+bool
+dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry entry,
+                         DwCorrectionResult *result, DwCorrectionError *error)
+{
+  dw_correction_error_clear (error);
+  dw_correction_result_init (result);
+  if (batch == NULL || config == NULL)
+    return set_error (error, DW_ERROR_VALUE, "no batch or no config.");
+  if (dw_config_get (config, "preset"))
+    return set_error (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
+  Ctx c;
+  bool ok = ctx_init (&c, batch, error);
+  if (ok)
+    {
+      result->rows = c.B;
+      result->cols = c.T;
+      switch (config->generation)
+        {
+        case DW_GEN_VERL:
+        case DW_GEN_VERL_0_7:
+        case DW_GEN_VERL_0_6_1:
+          ok = run_verl (&c, config, entry, result, error);
+          break;
+        case DW_GEN_VERL_0_6:
+          ok = run_g1 (&c, config, result, error);
+          break;
+        case DW_GEN_SLIME:
+          ok = run_slime (&c, config, result, error);
+          break;
+        default:
+          ok = set_error (error, DW_ERROR_VALUE, "unknown generation %d.", (int)config->generation);
+        }
+    }
+  ctx_clear (&c);
+  if (!ok)
+    dw_correction_result_clear (result);
+  return ok;
+}
+
+bool
+dw_correction_run (const DwBatch *batch, const DwConfig *config, DwCorrectionResult *result,
+                   DwCorrectionError *error)
+{
+  return dw_correction_run_entry (batch, config, DW_ENTRY_MASK, result, error);
+}
+
+bool
+dw_correction_check_config (const DwConfig *config, DwCorrectionError *error)
+{
+  dw_correction_error_clear (error);
+  DwBatch b;
+  float o = 0, r = 0;
+  uint8_t m = 1;
+  memset (&b, 0, sizeof b);
+  b.rows = b.cols = 1;
+  b.lp_dtype = b.source_lp_dtype = DW_DTYPE_F32;
+  b.mask_dtype = DW_DTYPE_U8;
+  b.old_log_prob = &o;
+  b.rollout_log_prob = &r;
+  b.response_mask = &m;
+  DwCorrectionResult res;
+  bool ok = dw_correction_run (&b, config, &res, error);
+  dw_correction_result_clear (&res);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* per-row sufficient statistics                                                                */
+
+void
+dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows)
+{
+  const bool f32 = batch->lp_dtype == DW_DTYPE_F32;
+  for (size_t b = 0; b < batch->rows; b++)
+    {
+      DwRowStats *s = &rows[b];
+      memset (s, 0, sizeof *s);
+      s->min_l = INFINITY;
+      double mx[3] = { -INFINITY, -INFINITY, -INFINITY };
+      for (size_t t = 0; t < batch->cols; t++)
+        {
+          size_t i = b * batch->cols + t;
+          double mv = dw_batch_mask_value (batch, i);
+          if (mv == 0)
+            continue;
+          double o = LP (batch->old_log_prob, f32, i), r = LP (batch->rollout_log_prob, f32, i);
+          double l = f32 ? (double)(float)(o - r) : o - r;
+          double ls = CLAMP (l, -SAFETY, SAFETY);
+          double k[3];
+          k[0] = -ls;
+          k[1] = f32 ? (double)(float)(0.5 * (float)(ls * ls)) : 0.5 * ls * ls;
+          k[2] = f32 ? (double)((float)((float)(expf ((float)ls)) - 1.0f) - (float)ls)
+                     : exp (ls) - 1.0 - ls;
+          s->n += mv;
+          s->n_valid++;
+          s->sum_l += l * mv;
+          s->sum_old += o * mv;
+          s->sum_roll += r * mv;
+          for (int j = 0; j < 3; j++)
+            {
+              s->sum_k[j] += k[j] * mv;
+              mx[j] = nmax (mx[j], k[j]);
+            }
+          s->min_l = nmin (s->min_l, l);
+        }
+      for (int j = 0; j < 3; j++)
+        s->max_k[j] = s->n_valid ? mx[j] : 0.0;
+    }
+}
