@@ -1933,8 +1933,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
   bool ok = true;
   if (use_tis)
     ok &= emit_array (res, true, bt->lp_dtype, W, BT, error);
-  ok &= emit_array (res, false, bt->mask_dtype == DW_DTYPE_F64 ? DW_DTYPE_F64 : DW_DTYPE_F32, NM,
-                    BT, error);
+  ok &= emit_array (res, false, DW_DTYPE_F32, NM, BT, error); /* slime: float32 loss masks */
   free (W);
   free (NM);
   free (tmp);

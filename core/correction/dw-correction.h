@@ -81,9 +81,7 @@ extern "C"
   typedef enum
   {
     DW_ENTRY_MASK = 0,  /* compute_rollout_correction_and_rejection_mask (or the generation's) */
-    DW_ENTRY_OFFPOLICY, /* compute_rollout_corr_metrics_from_logprobs: the 13 off-policy keys,
-                         * unprefixed
-                         */
+    DW_ENTRY_OFFPOLICY, /* ..._metrics_from_logprobs: 13 off-policy keys, no prefix */
   } DwEntry;
 
   /* Runs the generation's entry on @batch. A config key "preset" must have been resolved with
