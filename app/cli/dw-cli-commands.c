@@ -12,9 +12,13 @@
 
 #define DW_CLI_DECLARE(name) int dw_cli_##name (int argc, char **argv);
 DW_CLI_DECLARE (version)
+DW_CLI_DECLARE (metrics)
+DW_CLI_DECLARE (presets)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
   { "version", dw_cli_version, N_ ("Print the version") },
+  { "metrics", dw_cli_metrics, N_ ("Rollout-correction metrics of one batch as JSON") },
+  { "presets", dw_cli_presets, N_ ("List correction presets as JSON") },
   { NULL, NULL, NULL },
 };

@@ -1,0 +1,168 @@
+/* dw-cli-metrics.c — `driftwatch-cli metrics BATCH`: rollout correction of one batch as JSON
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gi18n.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "dw-cli.h"
+#include "dw-config-json.h"
+#include "dw-correction.h"
+
+#if __has_include("dw-batch-reader.h")
+#include "dw-batch-reader.h"
+#define DW_HAVE_BATCH_READER 1
+#else
+#define DW_HAVE_BATCH_READER 0
+#endif
+
+static DwBatch *
+read_batch (const char *path, GError **error)
+{
+#if DW_HAVE_BATCH_READER
+  return dw_batch_read_file (path, error);
+#else
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+               _ ("%s: no batch reader in this build (core/batch)"), path);
+  return NULL;
+#endif
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int dw_cli_metrics (int argc, char **argv);
+
+int
+dw_cli_metrics (int argc, char **argv)
+{
+  g_autofree char *generation = NULL, *preset = NULL, *config_json = NULL;
+  g_auto (GStrv) sets = NULL;
+  gboolean arrays = FALSE;
+  int repeat = 0;
+  GOptionEntry entries[]
+    = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation,
+          N_ ("verl, verl-0.7, verl-0.6.1, verl-0.6 or slime (default verl)"), "G" },
+        { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, N_ ("Preset name"), "NAME" },
+        { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json, N_ ("Config as a JSON object"),
+          "JSON" },
+        { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, N_ ("Override one config key"),
+          "KEY=VALUE" },
+        { "arrays", 0, 0, G_OPTION_ARG_NONE, &arrays,
+          N_ ("Also print weights and the modified mask"), NULL },
+        { "repeat", 0, 0, G_OPTION_ARG_INT, &repeat, N_ ("Run N times and report the median time"),
+          "N" },
+        { NULL } };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (_ ("BATCH — rollout correction metrics"));
+  g_option_context_add_main_entries (ctx, entries, GETTEXT_PACKAGE);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      dw_cli_error ("metrics", "%s", error->message);
+      return 2;
+    }
+  if (argc != 2 || (!preset && !config_json))
+    {
+      dw_cli_error ("metrics", "%s",
+                    _ ("usage: metrics BATCH [--generation G] (--preset NAME | --config JSON) "
+                       "[--set KEY=VALUE]... [--arrays] [--repeat N]"));
+      return 2;
+    }
+  DwGeneration gen = DW_GEN_VERL;
+  if (generation && !dw_generation_from_name (generation, &gen))
+    {
+      dw_cli_error ("metrics", _ ("unknown generation '%s'"), generation);
+      return 2;
+    }
+  DwConfig config;
+  dw_config_init (&config, gen);
+  if (preset)
+    {
+      g_autoptr (GString) pj = g_string_new ("{\"preset\": ");
+      dw_json_append_string (pj, preset);
+      g_string_append_c (pj, '}');
+      if (!dw_config_merge_json (&config, pj->str, &error))
+        {
+          dw_cli_error ("metrics", "%s", error->message);
+          return 2;
+        }
+    }
+  if (config_json && !dw_config_merge_json (&config, config_json, &error))
+    {
+      dw_cli_error ("metrics", "%s", error->message);
+      return 2;
+    }
+  for (char **s = sets; s && *s; s++)
+    if (!dw_config_set_assignment (&config, *s, &error))
+      {
+        dw_cli_error ("metrics", "%s", error->message);
+        return 2;
+      }
+  DwBatch *batch = read_batch (argv[1], &error);
+  if (!batch)
+    {
+      dw_cli_error ("metrics", "%s", error->message);
+      return 1;
+    }
+  DwCorrectionResult res;
+  DwCorrectionError cerr;
+  gboolean ok = dw_correction_run (batch, &config, &res, &cerr);
+  double median = 0;
+  if (ok && repeat > 0)
+    {
+      g_autofree double *t = g_new (double, repeat);
+      for (int i = 0; i < repeat; i++)
+        {
+          DwCorrectionResult r2;
+          gint64 t0 = g_get_monotonic_time ();
+          dw_correction_run (batch, &config, &r2, &cerr);
+          t[i] = (g_get_monotonic_time () - t0) / 1e3;
+          dw_correction_result_clear (&r2);
+        }
+      qsort (t, (size_t)repeat, sizeof (double), cmp_double);
+      median = t[repeat / 2];
+    }
+  g_autoptr (GString) out = g_string_new ("{\"generation\": ");
+  dw_json_append_string (out, dw_generation_name (gen));
+  g_string_append (out, ", \"config\": ");
+  dw_json_append_config (out, &config);
+  g_string_append (out, ", \"metrics\": ");
+  if (ok)
+    dw_json_append_metrics (out, &res);
+  else
+    g_string_append (out, "{}");
+  g_string_append (out, ", \"error\": ");
+  dw_json_append_error (out, ok ? NULL : &cerr);
+  if (arrays && ok)
+    {
+      g_string_append (out, ", \"arrays\": {\"rollout_is_weights\": ");
+      if (res.weights)
+        dw_json_append_array (out, res.weights, res.weights_dtype, res.rows, res.cols);
+      else
+        g_string_append (out, "null");
+      g_string_append (out, ", \"modified_response_mask\": ");
+      dw_json_append_array (out, res.mask, res.mask_dtype, res.rows, res.cols);
+      g_string_append_c (out, '}');
+    }
+  if (repeat > 0 && ok)
+    {
+      g_string_append (out, ", \"timing\": {\"median_ms\": ");
+      dw_json_append_number (out, median);
+      g_string_append (out, "}");
+    }
+  g_string_append (out, "}\n");
+  fputs (out->str, stdout);
+  if (ok)
+    dw_correction_result_clear (&res);
+  dw_batch_free (batch);
+  return ok ? 0 : 2;
+}

@@ -1,0 +1,309 @@
+/* dw-config-json.c — GLib/json-glib glue for correction configs and results
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "dw-config-json.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK (dw - config - json - error - quark, dw_config_json_error)
+
+static gboolean
+value_from_node (JsonNode *n, DwValue *v)
+{
+  if (JSON_NODE_HOLDS_NULL (n))
+    *v = dw_value_none ();
+  else if (JSON_NODE_HOLDS_VALUE (n))
+    {
+      GType t = json_node_get_value_type (n);
+      if (t == G_TYPE_BOOLEAN)
+        *v = dw_value_bool (json_node_get_boolean (n));
+      else if (t == G_TYPE_INT64)
+        *v = dw_value_int (json_node_get_int (n));
+      else if (t == G_TYPE_DOUBLE)
+        *v = dw_value_float (json_node_get_double (n));
+      else
+        {
+          const char *s = json_node_get_string (n);
+          if (strlen (s) >= DW_VALUE_STR_MAX)
+            return FALSE;
+          *v = dw_value_str (s);
+        }
+    }
+  else
+    {
+      g_autofree char *s = json_to_string (n, FALSE);
+      *v = dw_value_none ();
+      v->kind = DW_VALUE_OTHER;
+      g_strlcpy (v->s, s, sizeof v->s);
+    }
+  return TRUE;
+}
+
+static gboolean
+apply_preset (DwConfig *config, const DwValue *v, GError **error)
+{
+  DwCorrectionError e;
+  if (v->kind != DW_VALUE_STR || !dw_preset_apply (config, v->s, &e))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PRESET,
+                   "unknown preset %s for generation %s", v->kind == DW_VALUE_STR ? v->s : "?",
+                   dw_generation_name (config->generation));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+set_key (DwConfig *config, const char *key, const DwValue *v, GError **error)
+{
+  if (g_str_equal (key, "preset"))
+    return apply_preset (config, v, error);
+  if (!dw_config_set (config, key, v))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_KEY,
+                   "config key '%s': too long or too many keys", key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+dw_config_merge_json (DwConfig *config, const char *json, GError **error)
+{
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) perr = NULL;
+  if (!json_parser_load_from_data (p, json, -1, &perr))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE, "config JSON: %s",
+                   perr->message);
+      return FALSE;
+    }
+  JsonNode *root = json_parser_get_root (p);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                   "config JSON: expected an object");
+      return FALSE;
+    }
+  JsonObject *o = json_node_get_object (root);
+  if (json_object_has_member (o, "preset"))
+    {
+      DwValue v;
+      if (!value_from_node (json_object_get_member (o, "preset"), &v)
+          || !apply_preset (config, &v, error))
+        {
+          if (error && !*error)
+            g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PRESET, "bad preset");
+          return FALSE;
+        }
+    }
+  g_autoptr (GList) keys = json_object_get_members (o);
+  for (GList *l = keys; l; l = l->next)
+    {
+      if (g_str_equal (l->data, "preset"))
+        continue;
+      DwValue v;
+      if (!value_from_node (json_object_get_member (o, l->data), &v))
+        {
+          g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                       "config key '%s': value too long", (char *)l->data);
+          return FALSE;
+        }
+      if (!set_key (config, l->data, &v, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+dw_config_set_assignment (DwConfig *config, const char *assignment, GError **error)
+{
+  const char *eq = strchr (assignment, '=');
+  if (!eq || eq == assignment)
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                   "--set '%s': expected KEY=VALUE", assignment);
+      return FALSE;
+    }
+  g_autofree char *key = g_strndup (assignment, eq - assignment);
+  const char *val = eq + 1;
+  DwValue v;
+  g_autoptr (JsonParser) p = json_parser_new ();
+  JsonNode *root = NULL;
+  if (*val && json_parser_load_from_data (p, val, -1, NULL))
+    root = json_parser_get_root (p);
+  if (root && value_from_node (root, &v))
+    ;
+  else if (strlen (val) < DW_VALUE_STR_MAX)
+    v = dw_value_str (val);
+  else
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                   "--set %s: value too long", key);
+      return FALSE;
+    }
+  return set_key (config, key, &v, error);
+}
+
+void
+dw_json_append_string (GString *out, const char *s)
+{
+  g_string_append_c (out, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_printf (out, "\\%c", *p);
+      else if (*p < 0x20)
+        g_string_append_printf (out, "\\u%04x", *p);
+      else
+        g_string_append_c (out, (char)*p);
+    }
+  g_string_append_c (out, '"');
+}
+
+void
+dw_json_append_number (GString *out, double v)
+{
+  if (isnan (v))
+    g_string_append (out, "\"nan\"");
+  else if (isinf (v))
+    g_string_append (out, v > 0 ? "\"inf\"" : "\"-inf\"");
+  else
+    {
+      char buf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (buf, sizeof buf, "%.17g", v);
+      g_string_append (out, buf);
+    }
+}
+
+void
+dw_json_append_value (GString *out, const DwValue *value)
+{
+  char buf[64];
+  switch (value->kind)
+    {
+    case DW_VALUE_NONE:
+      g_string_append (out, "null");
+      break;
+    case DW_VALUE_BOOL:
+      g_string_append (out, value->b ? "true" : "false");
+      break;
+    case DW_VALUE_INT:
+      g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64)value->i);
+      break;
+    case DW_VALUE_FLOAT:
+      if (isfinite (value->f))
+        g_string_append (out, dw_python_float_repr (value->f, buf, sizeof buf));
+      else
+        dw_json_append_number (out, value->f);
+      break;
+    case DW_VALUE_STR:
+      dw_json_append_string (out, value->s);
+      break;
+    case DW_VALUE_OTHER:
+    default:
+      g_string_append (out, value->s); /* already JSON */
+      break;
+    }
+}
+
+void
+dw_json_append_config (GString *out, const DwConfig *config)
+{
+  g_string_append_c (out, '{');
+  for (size_t i = 0; i < config->n_keys; i++)
+    {
+      if (i)
+        g_string_append (out, ", ");
+      dw_json_append_string (out, config->keys[i]);
+      g_string_append (out, ": ");
+      dw_json_append_value (out, &config->values[i]);
+    }
+  g_string_append_c (out, '}');
+}
+
+void
+dw_json_append_metrics (GString *out, const DwCorrectionResult *result)
+{
+  g_string_append_c (out, '{');
+  for (size_t i = 0; i < result->n_metrics; i++)
+    {
+      if (i)
+        g_string_append (out, ", ");
+      dw_json_append_string (out, result->metrics[i].key);
+      g_string_append (out, ": ");
+      dw_json_append_number (out, result->metrics[i].value);
+    }
+  g_string_append_c (out, '}');
+}
+
+static double
+elem (const void *d, DwDType dt, size_t i)
+{
+  switch (dt)
+    {
+    case DW_DTYPE_F32:
+      return ((const float *)d)[i];
+    case DW_DTYPE_F64:
+      return ((const double *)d)[i];
+    case DW_DTYPE_BOOL:
+    case DW_DTYPE_U8:
+      return ((const guint8 *)d)[i];
+    case DW_DTYPE_I8:
+      return ((const gint8 *)d)[i];
+    case DW_DTYPE_I16:
+      return ((const gint16 *)d)[i];
+    case DW_DTYPE_U16:
+      return ((const guint16 *)d)[i];
+    case DW_DTYPE_I32:
+      return ((const gint32 *)d)[i];
+    case DW_DTYPE_U32:
+      return ((const guint32 *)d)[i];
+    case DW_DTYPE_I64:
+      return (double)((const gint64 *)d)[i];
+    case DW_DTYPE_U64:
+      return (double)((const guint64 *)d)[i];
+    default:
+      return NAN;
+    }
+}
+
+void
+dw_json_append_array (GString *out, const void *data, DwDType dtype, size_t rows, size_t cols)
+{
+  g_string_append_c (out, '[');
+  for (size_t b = 0; b < rows; b++)
+    {
+      g_string_append (out, b ? ", [" : "[");
+      for (size_t t = 0; t < cols; t++)
+        {
+          if (t)
+            g_string_append (out, ", ");
+          double v = elem (data, dtype, b * cols + t);
+          if (dtype == DW_DTYPE_BOOL)
+            g_string_append (out, v != 0 ? "true" : "false");
+          else
+            dw_json_append_number (out, v);
+        }
+      g_string_append_c (out, ']');
+    }
+  g_string_append_c (out, ']');
+}
+
+void
+dw_json_append_error (GString *out, const DwCorrectionError *error)
+{
+  if (!error || error->kind == DW_ERROR_NONE)
+    {
+      g_string_append (out, "null");
+      return;
+    }
+  g_string_append (out, "{\"type\": ");
+  dw_json_append_string (out, dw_error_kind_name (error->kind));
+  g_string_append (out, ", \"message\": ");
+  dw_json_append_string (out, error->message);
+  g_string_append_c (out, '}');
+}

@@ -1,0 +1,44 @@
+/* dw-config-json.h — GLib/json-glib glue for correction configs and results
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Config keys are verl's argument names / slime's mis.yaml names, as in the golden case files;
+ * {"preset": NAME} applies that preset of the config's generation first (other keys override).
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "dw-config.h"
+#include "dw-correction.h"
+
+G_BEGIN_DECLS
+
+#define DW_CONFIG_JSON_ERROR (dw_config_json_error_quark ())
+GQuark dw_config_json_error_quark (void);
+
+typedef enum
+{
+  DW_CONFIG_JSON_ERROR_PARSE,  /* not JSON / not an object / bad KEY=VALUE */
+  DW_CONFIG_JSON_ERROR_KEY,    /* key too long or too many keys */
+  DW_CONFIG_JSON_ERROR_PRESET, /* unknown preset */
+} DwConfigJsonError;
+
+/* Merges a JSON object into @config ("preset" applied first). */
+gboolean dw_config_merge_json (DwConfig *config, const char *json, GError **error);
+/* "KEY=VALUE": VALUE parsed as JSON when it parses (2 → int, 2.0 → float, "x" → str, null → None,
+ * true → bool), else taken as a bare string. KEY "preset" applies the preset. */
+gboolean dw_config_set_assignment (DwConfig *config, const char *assignment, GError **error);
+
+/* JSON renderings (appended to @out). Floats of configs as Python repr (round-trip, keeps 2.0 a
+ * float), metric values as %.17g, non-finite values as the strings "nan", "inf", "-inf". */
+void dw_json_append_value (GString *out, const DwValue *value);
+void dw_json_append_config (GString *out, const DwConfig *config);
+void dw_json_append_number (GString *out, double v);
+void dw_json_append_string (GString *out, const char *s);
+void dw_json_append_metrics (GString *out, const DwCorrectionResult *result);
+/* [[...], ...] of a result array (weights or mask) */
+void dw_json_append_array (GString *out, const void *data, DwDType dtype, size_t rows, size_t cols);
+void dw_json_append_error (GString *out, const DwCorrectionError *error);
+
+G_END_DECLS
