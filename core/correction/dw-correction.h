@@ -3,8 +3,8 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * libc + libm only (no GLib): embeddable and fuzzable. Thread-safe (no global state). Every
- * error is returned as a DwCorrectionError (kind + verl's exact message), never an abort.
+ * libc + libm only (no GLib): embeddable and fuzzable. Thread-safe (per-thread workspace only).
+ * Every error is returned as a DwCorrectionError (kind + verl's exact message), never an abort.
  */
 #pragma once
 
@@ -91,6 +91,10 @@ extern "C"
                           DwCorrectionError *error);
   bool dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry entry,
                                 DwCorrectionResult *result, DwCorrectionError *error);
+
+  /* Runs keep their large temporaries in a per-thread workspace (about 5 doubles per token of the
+   * largest batch seen) so that repeated runs do not fault fresh pages; this frees it. */
+  void dw_correction_release_workspace (void);
 
   /* The checks verl makes that do not depend on the batch (option names, thresholds ≤ 0, threshold
    * grammar, types), in verl's order. For the config importer. */
