@@ -1,0 +1,157 @@
+/* test-cli.c — `driftwatch-cli metrics` and `presets` end to end (exit codes, JSON, errors)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+static int
+run_cli (const char *const *args, char **out, char **err)
+{
+  const char *cli = g_getenv ("DW_CLI");
+  g_assert_nonnull (cli);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer)cli);
+  for (const char *const *a = args; *a; a++)
+    g_ptr_array_add (argv, (gpointer)*a);
+  g_ptr_array_add (argv, NULL);
+  int status;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                               err, &status, &error));
+  g_assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+static void
+test_presets_json (void)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "presets", "--generation", "verl", NULL };
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (p));
+  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl");
+  JsonArray *a = json_object_get_array_member (o, "presets");
+  g_assert_cmpuint (json_array_get_length (a), ==, 17);
+  gboolean seen = FALSE;
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonObject *e = json_array_get_object_element (a, i);
+      if (!g_str_equal (json_object_get_string_member (e, "name"), "decoupled_k3_rs"))
+        continue;
+      JsonObject *f = json_object_get_object_member (e, "fields");
+      g_assert_cmpstr (json_object_get_string_member (f, "rollout_rs"), ==, "seq_mean_k3");
+      /* 0.01 stays a float, 2.0 stays a float (Python repr) */
+      g_assert_cmpfloat (json_object_get_double_member (f, "rollout_rs_threshold"), ==, 0.01);
+      g_assert_true (strstr (out, "\"rollout_is_threshold\": 2.0") != NULL);
+      seen = TRUE;
+    }
+  g_assert_true (seen);
+}
+
+static void
+test_usage_errors (void)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a1[] = { "metrics", "x.npz", "--generation", "verl-9", "--preset", "disabled", NULL };
+  g_assert_cmpint (run_cli (a1, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "verl-9"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  const char *a2[] = { "metrics", "x.npz", "--preset", "no_such_preset", NULL };
+  g_assert_cmpint (run_cli (a2, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "no_such_preset"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  const char *a3[] = { "metrics", "x.npz", "--config", "{\"rollout_is\": ", NULL };
+  g_assert_cmpint (run_cli (a3, &out, &err), ==, 2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  const char *a4[] = { "metrics", "x.npz", "--preset", "disabled", "--set", "novalue", NULL };
+  g_assert_cmpint (run_cli (a4, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "KEY=VALUE"));
+}
+
+static void
+test_unreadable_input (void)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a[] = { "metrics", "/nonexistent/dir/step_1.npz", "--preset", "disabled", NULL };
+  g_assert_cmpint (run_cli (a, &out, &err), ==, 1);
+  g_assert_nonnull (strstr (err, "/nonexistent/dir/step_1.npz"));
+}
+
+/* metrics on a golden batch equals the golden case; needs core/batch's reader */
+static void
+test_metrics_golden (void)
+{
+  g_autofree char *batch
+    = g_build_filename (g_getenv ("DW_SHARED_DIR"), "golden", "batches", "tiny.npz", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a[] = { "metrics",  batch,
+                      "--config", "{\"rollout_is\": \"token\"}",
+                      "--set",    "rollout_is_threshold=2.0",
+                      "--set",    "rollout_rs=token_k1",
+                      "--set",    "rollout_rs_threshold=0.6_1.4",
+                      "--arrays", NULL };
+  int rc = run_cli (a, &out, &err);
+  if (rc == 1 && strstr (err, "no batch reader"))
+    {
+      g_test_skip ("core/batch reader not in this build");
+      return;
+    }
+  g_assert_cmpint (rc, ==, 0);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (p));
+  JsonObject *m = json_object_get_object_member (o, "metrics");
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (m, "rollout_corr/rollout_is_mean"),
+                                  0.8393239, 1e-6);
+  g_assert_cmpfloat_with_epsilon (
+    json_object_get_double_member (m, "rollout_corr/rollout_rs_token_k1_masked_fraction"), 2.0 / 9,
+    1e-7);
+  g_assert_true (json_node_is_null (json_object_get_member (o, "error")));
+}
+
+/* a config error still prints the JSON, with verl's error, and exits 2 */
+static void
+test_config_error_json (void)
+{
+  g_autofree char *batch
+    = g_build_filename (g_getenv ("DW_SHARED_DIR"), "golden", "batches", "tiny.npz", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a[] = { "metrics",  batch,
+                      "--preset", "disabled",
+                      "--set",    "rollout_rs=seq_sum_k1",
+                      "--set",    "rollout_rs_threshold=0",
+                      NULL };
+  int rc = run_cli (a, &out, &err);
+  if (rc == 1 && strstr (err, "no batch reader"))
+    {
+      g_test_skip ("core/batch reader not in this build");
+      return;
+    }
+  g_assert_cmpint (rc, ==, 2);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+  JsonObject *e
+    = json_object_get_object_member (json_node_get_object (json_parser_get_root (p)), "error");
+  g_assert_cmpstr (json_object_get_string_member (e, "type"), ==, "ZeroDivisionError");
+  g_assert_cmpstr (json_object_get_string_member (e, "message"), ==, "float division by zero");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/cli/presets-json", test_presets_json);
+  g_test_add_func ("/cli/usage-errors", test_usage_errors);
+  g_test_add_func ("/cli/unreadable-input", test_unreadable_input);
+  g_test_add_func ("/cli/metrics-golden", test_metrics_golden);
+  g_test_add_func ("/cli/config-error-json", test_config_error_json);
+  return g_test_run ();
+}
