@@ -29,7 +29,7 @@ dw_test_load_npz (const char *path)
 {
   g_autofree char *tmpdir = g_dir_make_tmp ("dw-golden-XXXXXX", NULL);
   g_autofree char *raw = g_build_filename (tmpdir, "batch.raw", NULL);
-  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "npz2raw.py", NULL);
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "correction", "npz2raw.py", NULL);
   /* Debian python3 (python3-numpy in .ci/deps), not the first python3 in PATH */
   const char *py
     = g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE) ? "/usr/bin/python3" : "python3";

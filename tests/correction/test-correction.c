@@ -368,7 +368,7 @@ test_random_vs_oracle (void)
   };
   g_autofree char *dir = g_dir_make_tmp ("dw-oracle-XXXXXX", NULL);
   g_autofree char *raw = g_build_filename (dir, "b.raw", NULL);
-  g_autofree char *oracle = g_test_build_filename (G_TEST_DIST, "oracle.py", NULL);
+  g_autofree char *oracle = g_test_build_filename (G_TEST_DIST, "correction", "oracle.py", NULL);
   guint n_cmp = 0;
   for (guint seed = 1; seed <= 4; seed++)
     {
