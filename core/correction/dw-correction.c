@@ -520,6 +520,8 @@ enum
   WS_W,
   WS_KEEP,
   WS_SCRATCH,
+  WS_SLIME_W,
+  WS_SLIME_NM,
   WS_N_SLOTS
 };
 
@@ -1781,16 +1783,11 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
       if (rup_none)
         rup = up;
     }
-  double *W = malloc ((BT ? BT : 1) * sizeof (double));
-  double *NM = malloc ((BT ? BT : 1) * sizeof (double));
-  double *tmp = malloc ((3 * T + 1) * sizeof (double));
+  double *W = ws_get (WS_SLIME_W, BT * sizeof (double));
+  double *NM = ws_get (WS_SLIME_NM, BT * sizeof (double));
+  double *tmp = ws_get (WS_SCRATCH, (3 * T + 1) * sizeof (double));
   if (!W || !NM || !tmp)
-    {
-      free (W);
-      free (NM);
-      free (tmp);
-      return set_error (error, DW_ERROR_VALUE, "out of memory");
-    }
+    return set_error (error, DW_ERROR_VALUE, "out of memory");
   double *lr = tmp, *x = tmp + T, *rw = tmp + 2 * T;
   SlimeAcc A;
   memset (&A, 0, sizeof A);
@@ -1970,9 +1967,6 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
   if (use_tis)
     ok &= emit_array (res, true, bt->lp_dtype, W, BT, error);
   ok &= emit_array (res, false, DW_DTYPE_F32, NM, BT, error); /* slime: float32 loss masks */
-  free (W);
-  free (NM);
-  free (tmp);
   if (!ok)
     {
       free (L.m);
