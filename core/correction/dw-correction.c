@@ -651,23 +651,63 @@ ctx_init (Ctx *c, const DwBatch *batch, DwCorrectionError *error)
   c->n = ws_get (WS_N, c->B * sizeof (double));
   if (!c->l || !c->m || !c->n)
     return set_error (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", c->B, c->T);
+  /* mask values: one dtype switch per batch, not per element */
+  const void *mp = batch->response_mask;
+#define MASK_LOOP(TYPE)                      \
+  for (size_t i = 0; i < bt; i++)            \
+    c->m[i] = (double)((const TYPE *)mp)[i]; \
+  break
+  switch (batch->mask_dtype)
+    {
+    case DW_DTYPE_BOOL:
+    case DW_DTYPE_U8:
+      MASK_LOOP (uint8_t);
+    case DW_DTYPE_I8:
+      MASK_LOOP (int8_t);
+    case DW_DTYPE_I16:
+      MASK_LOOP (int16_t);
+    case DW_DTYPE_U16:
+      MASK_LOOP (uint16_t);
+    case DW_DTYPE_I32:
+      MASK_LOOP (int32_t);
+    case DW_DTYPE_U32:
+      MASK_LOOP (uint32_t);
+    case DW_DTYPE_I64:
+      MASK_LOOP (int64_t);
+    case DW_DTYPE_U64:
+      MASK_LOOP (uint64_t);
+    case DW_DTYPE_F32:
+      MASK_LOOP (float);
+    case DW_DTYPE_F64:
+      MASK_LOOP (double);
+    default:
+      return set_error (error, DW_ERROR_TYPE, "response_mask dtype %s is not supported.",
+                        dw_dtype_name (batch->mask_dtype));
+    }
+#undef MASK_LOOP
+  if (c->f32)
+    {
+      const float *o = batch->old_log_prob, *r = batch->rollout_log_prob;
+      for (size_t i = 0; i < bt; i++)
+        c->l[i] = (double)(o[i] - r[i]);
+    }
+  else
+    {
+      const double *o = batch->old_log_prob, *r = batch->rollout_log_prob;
+      for (size_t i = 0; i < bt; i++)
+        c->l[i] = o[i] - r[i];
+    }
   bool any = false;
   for (size_t b = 0; b < c->B; b++)
     {
       double nb = 0;
+      const double *m = c->m + b * c->T;
       for (size_t t = 0; t < c->T; t++)
-        {
-          size_t i = b * c->T + t;
-          double mv = dw_batch_mask_value (batch, i);
-          c->m[i] = mv;
-          c->l[i]
-            = R (c, LP (batch->old_log_prob, c->f32, i) - LP (batch->rollout_log_prob, c->f32, i));
-          if (mv != 0)
-            {
-              any = true;
-              nb += mv;
-            }
-        }
+        if (m[t] != 0)
+          {
+            any = true;
+            nb += m[t];
+          }
       c->n[b] = R (c, nb);
       c->N += nb;
     }
@@ -1237,8 +1277,17 @@ emit_array (DwCorrectionResult *res, bool weights, DwDType dt, const double *v, 
   void *a = malloc ((n ? n : 1) * dw_dtype_size (dt));
   if (!a)
     return set_error (error, DW_ERROR_VALUE, "out of memory");
-  for (size_t i = 0; i < n; i++)
-    store_value (a, dt, i, v[i]);
+  if (dt == DW_DTYPE_F32)
+    for (size_t i = 0; i < n; i++)
+      ((float *)a)[i] = (float)v[i];
+  else if (dt == DW_DTYPE_F64)
+    memcpy (a, v, n * sizeof (double));
+  else if (dt == DW_DTYPE_I64)
+    for (size_t i = 0; i < n; i++)
+      ((int64_t *)a)[i] = (int64_t)v[i];
+  else
+    for (size_t i = 0; i < n; i++)
+      store_value (a, dt, i, v[i]);
   if (weights)
     {
       res->weights = a;
@@ -1550,7 +1599,7 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
     return set_error (error, DW_ERROR_TYPE, "rollout_is_veto_threshold must be numeric.");
   double *w = malloc ((BT ? BT : 1) * sizeof (double));
   double *keep = malloc ((BT ? BT : 1) * sizeof (double));
-  double *lrm = malloc ((2 * B + 1) * sizeof (double));
+  double *lrm = calloc (2 * B + 1, sizeof (double));
   if (!w || !keep || !lrm)
     {
       free (w);
