@@ -1036,8 +1036,11 @@ offpolicy_ex (const Ctx *c, MetricList *L, bool g1)
           sr += r * mv;
           sl += l * mv;
           kl += R (c, r - o) * mv;
-          k3 += R (c, R (c, R (c, EXP (c, l)) - l) - 1.0) * mv;
-          double rho = R (c, EXP (c, CLAMP (l, -SAFETY, SAFETY)));
+          double el = R (c, EXP (c, l));
+          k3 += R (c, R (c, el - l) - 1.0) * mv;
+          /* exp(SAFE(ℓ)) is exp(ℓ) inside the bounds: one exp per token */
+          double rho
+            = (l >= -SAFETY && l <= SAFETY) ? el : R (c, EXP (c, CLAMP (l, -SAFETY, SAFETY)));
           chi += R (c, rho * rho) * mv;
         }
       double mt = mmean_r (c, so, b), mr = mmean_r (c, sr, b);
