@@ -17,9 +17,9 @@ G_BEGIN_DECLS
 typedef enum
 {
   DW_FORMAT_UNKNOWN = 0,
-  DW_FORMAT_VERL_CONSOLE,    /* step:N - key:value - … (legacy %.3f, repr, numpy-2 np.float64(…)) */
-  DW_FORMAT_VERL_JSONL,      /* {"step":N,"data":{…}} per line */
-  DW_FORMAT_TFEVENTS,        /* TFRecord framing of Event protobufs */
+  DW_FORMAT_VERL_CONSOLE, /* step:N - key:value - … (legacy %.3f, repr, numpy-2 np.float64(…)) */
+  DW_FORMAT_VERL_JSONL,   /* {"step":N,"data":{…}} per line */
+  DW_FORMAT_TFEVENTS,     /* TFRecord framing of Event protobufs */
   DW_FORMAT_SLIME_CONSOLE,   /* slime's Python-dict log lines */
   DW_FORMAT_WANDB_CSV,       /* run.history().to_csv() */
   DW_FORMAT_WANDB_PANEL_CSV, /* UI panel export with __MIN/__MAX columns */
@@ -40,6 +40,10 @@ typedef struct
   gint64 step;
   double wall_time; /* seconds since the epoch, NAN when the format has none */
   double value;     /* NaN and ±inf are kept */
+  /* The step axis @step is measured on: NULL for the format's only axis ("step" of verl, the
+   * Event step of tfevents, "_step" of W&B), or the key that carries it, e.g. "train/step",
+   * "rollout/step" or "eval/step" for slime console lines. */
+  const char *step_key;
 } DwScalarPoint;
 
 typedef void (*DwPointFunc) (const DwScalarPoint *point, gpointer user_data);
@@ -61,5 +65,27 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwLogReader, dw_log_reader_free)
 gsize dw_log_reader_feed (DwLogReader *reader, goffset offset, const guint8 *data, gsize len,
                           gboolean at_eof, DwPointFunc on_point, DwDiagFunc on_diag,
                           gpointer user_data);
+
+/* Truncation / rewrite detection for every byte-stream format (verl's FileLogger reopens its
+ * JSONL with "wb" on a restart): when the file is now shorter than the offset stored for it,
+ * the file was truncated or rewritten and must be re-read from offset 0 (with a new reader);
+ * the caller should also compare a checksum of the first bytes it already consumed, since a
+ * rewritten file can have grown past the old offset again. Returns @file_size < @stored_offset. */
+gboolean dw_log_reader_file_was_truncated (goffset stored_offset, goffset file_size);
+
+/* W&B CSV readers learn the column names from the first line: a new reader that resumes at a
+ * stored offset > 0 must first be primed with the bytes [0, stored offset) and on_point = NULL
+ * (nothing is emitted), then fed from the stored offset as usual. Fed from an offset > 0
+ * without that, it reports a diagnostic and consumes nothing. Other formats need no priming
+ * (.wandb block alignment is taken from the absolute offset). */
+
+/* MLflow's SQLite tracking store is not a byte stream: rows of `metrics` are read in rowid
+ * order after @after_rowid (0 for all). Tags are "<key>", or "<run_uuid>/<key>" when the
+ * store holds more than one run and @run_uuid is NULL; with @run_uuid only that run is read.
+ * is_nan=1 rows give NaN; timestamp (ms) becomes wall_time. *@last_rowid gets the largest
+ * rowid read (unchanged when there are no new rows). */
+gboolean dw_mlflow_read (const char *path, const char *run_uuid, gint64 after_rowid,
+                         DwPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
+                         gint64 *last_rowid, GError **error);
 
 G_END_DECLS
