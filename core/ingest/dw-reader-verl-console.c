@@ -98,7 +98,11 @@ verl_console_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *l
           }
       double v;
       if (colon == NULL || colon == p)
-        dw_reader_diag (ctx, offset + (p - buf), "verl console: field without key:value");
+        {
+          g_autofree char *field = g_strndup (p, MIN ((gsize)(fend - p), (gsize)60));
+          dw_reader_diag (ctx, offset + (p - buf), "verl console: field \"%s\" is not key:value",
+                          field);
+        }
       else if (!parse_value (colon + 1, (gsize)(fend - colon - 1), &v))
         {
           g_autofree char *key = g_strndup (p, (gsize)(colon - p));
