@@ -1,0 +1,13 @@
+/* fuzz-wandb-offline.c — libFuzzer target for the wandb-offline log reader
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "fuzz-log-reader.h"
+
+int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
+{
+  return fuzz_log_reader (DW_FORMAT_WANDB_OFFLINE, data, size);
+}
