@@ -121,7 +121,7 @@ read_header (DwLogReader *r, CsvState *st)
           || strcmp (h, "eval/step") == 0)
         has_slime_axes = TRUE;
     }
-  GHashTable *runs = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTable *runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (guint i = 0; i < n; i++)
     {
       const char *h = g_ptr_array_index (st->cells, i);
@@ -130,11 +130,6 @@ read_header (DwLogReader *r, CsvState *st)
         g_hash_table_add (runs, g_strndup (h, (gsize)(sep - h)));
     }
   gboolean one_run = g_hash_table_size (runs) <= 1;
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, runs);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_free (k);
   g_hash_table_unref (runs);
 
   for (guint i = 0; i < n; i++)
