@@ -1,0 +1,783 @@
+/* dw-batch-npz.c — numpy .npy arrays and .npz archives (stored or deflate, zip64) via libzip
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The .npy header (a Python dict literal, numpy/lib/format.py) is parsed here; the zip container
+ * (central directory, zip64 extras, inflate, CRC-32) is libzip's.
+ */
+#include "dw-batch-private.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zip.h>
+
+#define NPY_MAX_HEADER (1u << 16)
+
+/* "member x.npy: offset 8" or "offset 8" */
+static char *
+place (const char *ctx, guint64 offset)
+{
+  if (ctx)
+    return g_strdup_printf ("%s: offset %" G_GUINT64_FORMAT, ctx, offset);
+  return g_strdup_printf ("offset %" G_GUINT64_FORMAT, offset);
+}
+
+gboolean
+dw_npy_dtype_from_descr (const char *descr, DwDType *dtype, gboolean *big_endian)
+{
+  static const struct
+  {
+    const char *code;
+    DwDType dtype;
+  } codes[] = {
+    { "f2", DW_DTYPE_F16 }, { "f4", DW_DTYPE_F32 }, { "f8", DW_DTYPE_F64 }, { "b1", DW_DTYPE_BOOL },
+    { "?", DW_DTYPE_BOOL }, { "u1", DW_DTYPE_U8 },  { "u2", DW_DTYPE_U16 }, { "u4", DW_DTYPE_U32 },
+    { "u8", DW_DTYPE_U64 }, { "i1", DW_DTYPE_I8 },  { "i2", DW_DTYPE_I16 }, { "i4", DW_DTYPE_I32 },
+    { "i8", DW_DTYPE_I64 },
+  };
+  gboolean be = FALSE;
+
+  if (*descr == '<' || *descr == '|' || *descr == '=')
+    descr++;
+  else if (*descr == '>')
+    be = TRUE, descr++;
+  for (gsize i = 0; i < G_N_ELEMENTS (codes); i++)
+    if (strcmp (descr, codes[i].code) == 0)
+      {
+        *dtype = codes[i].dtype;
+        *big_endian = be && dw_dtype_size (codes[i].dtype) > 1;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+typedef struct
+{
+  const char *s;
+  gsize len, pos;
+} Lex;
+
+static void
+lex_ws (Lex *l)
+{
+  while (l->pos < l->len
+         && (l->s[l->pos] == ' ' || l->s[l->pos] == '\t' || l->s[l->pos] == '\n'
+             || l->s[l->pos] == '\r'))
+    l->pos++;
+}
+
+static gboolean
+lex_char (Lex *l, char c)
+{
+  lex_ws (l);
+  if (l->pos < l->len && l->s[l->pos] == c)
+    {
+      l->pos++;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* 'text' or "text" (no escapes: numpy never writes any in these keys) */
+static char *
+lex_string (Lex *l)
+{
+  char q;
+  gsize start;
+
+  lex_ws (l);
+  if (l->pos >= l->len || (l->s[l->pos] != '\'' && l->s[l->pos] != '"'))
+    return NULL;
+  q = l->s[l->pos++];
+  start = l->pos;
+  while (l->pos < l->len && l->s[l->pos] != q)
+    {
+      if (l->s[l->pos] == '\\' || l->s[l->pos] == '\n')
+        return NULL;
+      l->pos++;
+    }
+  if (l->pos >= l->len)
+    return NULL;
+  l->pos++;
+  return g_strndup (l->s + start, l->pos - start - 1);
+}
+
+static gboolean
+lex_word (Lex *l, const char *word)
+{
+  gsize n = strlen (word);
+  lex_ws (l);
+  if (l->len - l->pos >= n && memcmp (l->s + l->pos, word, n) == 0)
+    {
+      l->pos += n;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static gboolean
+lex_uint (Lex *l, guint64 *out)
+{
+  guint64 v = 0;
+  gsize start;
+
+  lex_ws (l);
+  start = l->pos;
+  while (l->pos < l->len && g_ascii_isdigit (l->s[l->pos]))
+    {
+      guint d = (guint)(l->s[l->pos] - '0');
+      if (v > (G_MAXUINT64 - d) / 10)
+        return FALSE;
+      v = v * 10 + d;
+      l->pos++;
+    }
+  if (l->pos == start)
+    return FALSE;
+  if (l->pos < l->len && l->s[l->pos] == 'L') /* Python 2 long */
+    l->pos++;
+  *out = v;
+  return TRUE;
+}
+
+typedef struct
+{
+  DwDType dtype;
+  gboolean big_endian, fortran;
+  guint ndim;
+  guint64 shape[DW_TENSOR_MAX_DIMS];
+  guint64 data_offset;
+} NpyHeader;
+
+/* Parses the header of the .npy at @hdr (the first @len bytes, or all of them). */
+static gboolean
+npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, guint64 total,
+            NpyHeader *h, GError **error)
+{
+  guint major, minor;
+  guint64 hlen, start;
+  gboolean have_descr = FALSE, have_fortran = FALSE, have_shape = FALSE;
+  Lex l;
+
+  if (total < 10)
+    {
+      g_autofree char *where = place (ctx, 0);
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
+                          "%s: .npy preamble needs 10 bytes, there are %" G_GUINT64_FORMAT, where,
+                          total);
+      return FALSE;
+    }
+  if (memcmp (hdr, "\x93NUMPY", 6) != 0)
+    {
+      g_autofree char *where = place (ctx, 0);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: no \\x93NUMPY magic", where);
+      return FALSE;
+    }
+  major = hdr[6];
+  minor = hdr[7];
+  if (major == 1)
+    hlen = hdr[8] | (guint)hdr[9] << 8, start = 10;
+  else if (major == 2 || major == 3)
+    {
+      if (total < 12)
+        {
+          g_autofree char *where = place (ctx, 8);
+          dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
+                              "%s: .npy v%u header length needs 4 bytes", where, major);
+          return FALSE;
+        }
+      hlen = hdr[8] | (guint)hdr[9] << 8 | (guint)hdr[10] << 16 | (guint64)hdr[11] << 24;
+      start = 12;
+    }
+  else
+    {
+      g_autofree char *where = place (ctx, 6);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
+                          "%s: unsupported .npy format version %u.%u", where, major, minor);
+      return FALSE;
+    }
+  if (hlen > NPY_MAX_HEADER)
+    {
+      g_autofree char *where = place (ctx, 8);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
+                          "%s: .npy header length %" G_GUINT64_FORMAT " exceeds %u bytes", where,
+                          hlen, NPY_MAX_HEADER);
+      return FALSE;
+    }
+  if (start + hlen > total || start + hlen > avail)
+    {
+      g_autofree char *where = place (ctx, start);
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
+                          "%s: .npy header of %" G_GUINT64_FORMAT " bytes, only %" G_GUINT64_FORMAT
+                          " present",
+                          where, hlen, total - start);
+      return FALSE;
+    }
+
+  l.s = (const char *)hdr + start;
+  l.len = hlen;
+  l.pos = 0;
+#define HDR_FAIL(...)                                                                              \
+  G_STMT_START                                                                                     \
+  {                                                                                                \
+    g_autofree char *where_ = place (ctx, start + l.pos);                                          \
+    g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);                                         \
+    dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: .npy header: %s", where_, msg_); \
+    return FALSE;                                                                                  \
+  }                                                                                                \
+  G_STMT_END
+
+  if (!lex_char (&l, '{'))
+    HDR_FAIL ("expected '{'");
+  while (!lex_char (&l, '}'))
+    {
+      g_autofree char *key = lex_string (&l);
+      if (!key)
+        HDR_FAIL ("expected a quoted key");
+      if (!lex_char (&l, ':'))
+        HDR_FAIL ("expected ':' after '%s'", key);
+      if (strcmp (key, "descr") == 0)
+        {
+          g_autofree char *descr = NULL;
+          gsize at = l.pos;
+          lex_ws (&l);
+          if (l.pos < l.len && l.s[l.pos] == '[')
+            {
+              l.pos = at;
+              {
+                g_autofree char *where = place (ctx, start + l.pos);
+                dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
+                                    "%s: structured dtypes are not supported", where);
+              }
+              return FALSE;
+            }
+          descr = lex_string (&l);
+          if (!descr)
+            HDR_FAIL ("'descr' must be a string");
+          if (!dw_npy_dtype_from_descr (descr, &h->dtype, &h->big_endian))
+            {
+              g_autofree char *where = place (ctx, start + at);
+              dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
+                                  "%s: unsupported dtype '%s'", where, descr);
+              return FALSE;
+            }
+          have_descr = TRUE;
+        }
+      else if (strcmp (key, "fortran_order") == 0)
+        {
+          if (lex_word (&l, "True"))
+            h->fortran = TRUE;
+          else if (lex_word (&l, "False"))
+            h->fortran = FALSE;
+          else
+            HDR_FAIL ("'fortran_order' must be True or False");
+          have_fortran = TRUE;
+        }
+      else if (strcmp (key, "shape") == 0)
+        {
+          if (!lex_char (&l, '('))
+            HDR_FAIL ("'shape' must be a tuple");
+          h->ndim = 0;
+          while (!lex_char (&l, ')'))
+            {
+              guint64 v;
+              if (h->ndim == DW_TENSOR_MAX_DIMS)
+                HDR_FAIL ("more than %d dimensions", DW_TENSOR_MAX_DIMS);
+              if (!lex_uint (&l, &v))
+                HDR_FAIL ("bad dimension in 'shape'");
+              h->shape[h->ndim++] = v;
+              if (!lex_char (&l, ',') && !(lex_ws (&l), l.pos < l.len && l.s[l.pos] == ')'))
+                HDR_FAIL ("expected ',' or ')' in 'shape'");
+            }
+          have_shape = TRUE;
+        }
+      else
+        HDR_FAIL ("unknown key '%s'", key);
+      if (!lex_char (&l, ',') && !(lex_ws (&l), l.pos < l.len && l.s[l.pos] == '}'))
+        HDR_FAIL ("expected ',' or '}'");
+    }
+  lex_ws (&l);
+  if (l.pos != l.len)
+    HDR_FAIL ("unexpected text after '}'");
+  if (!have_descr || !have_fortran || !have_shape)
+    HDR_FAIL ("missing key '%s'", !have_descr     ? "descr"
+                                  : !have_fortran ? "fortran_order"
+                                                  : "shape");
+#undef HDR_FAIL
+  h->data_offset = start + hlen;
+  return TRUE;
+}
+
+/* Validates the data size of @h against @total and returns the byte count. */
+static gboolean
+npy_data_size (const char *name, const char *ctx, const NpyHeader *h, guint64 total,
+               guint64 *n_elems, guint64 *nbytes, GError **error)
+{
+  gsize es = dw_dtype_size (h->dtype);
+  guint64 avail = total - h->data_offset;
+  g_autofree char *shape = dw_shape_to_string (h->ndim, h->shape);
+  g_autofree char *where = place (ctx, h->data_offset);
+
+  if (!dw_shape_product (h->ndim, h->shape, es, n_elems) || *n_elems * es > avail)
+    {
+      g_autofree char *need = dw_shape_product (h->ndim, h->shape, es, n_elems)
+                                ? g_strdup_printf ("%" G_GUINT64_FORMAT, *n_elems * es)
+                                : g_strdup ("more than 2^64");
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
+                          "%s: shape %s of %s needs %s bytes but only %" G_GUINT64_FORMAT
+                          " are present",
+                          where, shape, dw_dtype_name (h->dtype), need, avail);
+      return FALSE;
+    }
+  *nbytes = *n_elems * es;
+  if (*nbytes < avail)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
+                          "%s: %" G_GUINT64_FORMAT " bytes after the data of shape %s of %s", where,
+                          avail - *nbytes, shape, dw_dtype_name (h->dtype));
+      return FALSE;
+    }
+  if (*nbytes > dw_batch_reader_get_max_bytes ())
+    {
+      dw_batch_set_error (
+        error, DW_BATCH_ERROR_TOO_LARGE, name,
+        "%s: shape %s of %s is larger than the reader's limit of %" G_GUINT64_FORMAT " bytes",
+        where, shape, dw_dtype_name (h->dtype), dw_batch_reader_get_max_bytes ());
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static DwTensor *
+tensor_from_header (const char *tensor_name, const char *ctx, const NpyHeader *h, guint64 n)
+{
+  g_autofree char *where = place (ctx, h->data_offset);
+  DwTensor *t = dw_tensor_new (tensor_name, where);
+  t->dtype = h->dtype;
+  t->big_endian = h->big_endian;
+  t->fortran_order = h->fortran;
+  t->ndim = h->ndim;
+  memcpy (t->shape, h->shape, sizeof h->shape);
+  t->n_elems = n;
+  return t;
+}
+
+DwTensor *
+dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor_name,
+              const char *ctx, GError **error)
+{
+  NpyHeader h = { 0 };
+  guint8 pre[12];
+  g_autofree guint8 *hdr = NULL;
+  guint64 hlen, n, nbytes;
+  DwTensor *t;
+
+  if (!dw_source_read (src, base, pre, MIN (len, 12), "the .npy preamble", error))
+    return NULL;
+  /* first pass on the preamble only, to learn the header length */
+  if (len < 10)
+    return npy_header (src->name, ctx, pre, len, len, &h, error), NULL;
+  if (pre[6] == 1)
+    hlen = 10 + (pre[8] | (guint)pre[9] << 8);
+  else if (len >= 12)
+    hlen = 12 + (pre[8] | (guint)pre[9] << 8 | (guint)pre[10] << 16 | (guint64)pre[11] << 24);
+  else
+    hlen = len;
+  hlen = MIN (hlen, MIN (len, NPY_MAX_HEADER + 12));
+  hdr = g_malloc (hlen);
+  if (!dw_source_read (src, base, hdr, hlen, "the .npy header", error))
+    return NULL;
+  if (!npy_header (src->name, ctx, hdr, hlen, len, &h, error))
+    return NULL;
+  if (!npy_data_size (src->name, ctx, &h, len, &n, &nbytes, error))
+    return NULL;
+  t = tensor_from_header (tensor_name, ctx, &h, n);
+  t->owned = g_try_malloc (nbytes ? nbytes : 1);
+  if (!t->owned)
+    {
+      dw_tensor_free (t);
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                          "out of memory for %" G_GUINT64_FORMAT " bytes of %s", nbytes,
+                          tensor_name);
+      return NULL;
+    }
+  t->data = t->owned;
+  if (!dw_source_read (src, base + h.data_offset, t->owned, nbytes, "the .npy data", error))
+    {
+      dw_tensor_free (t);
+      return NULL;
+    }
+  return t;
+}
+
+DwTensor *
+dw_npy_parse_owned (const char *name, guint8 *buf, gsize len, const char *tensor_name,
+                    const char *ctx, GError **error)
+{
+  NpyHeader h = { 0 };
+  guint64 n, nbytes;
+  DwTensor *t;
+
+  if (!npy_header (name, ctx, buf, len, len, &h, error)
+      || !npy_data_size (name, ctx, &h, len, &n, &nbytes, error))
+    {
+      g_free (buf);
+      return NULL;
+    }
+  t = tensor_from_header (tensor_name, ctx, &h, n);
+  t->owned = buf;
+  t->data = buf + h.data_offset;
+  return t;
+}
+
+DwBatch *
+dw_npy_read (const DwSource *src, GError **error)
+{
+  g_autoptr (DwTensor) t = dw_npy_parse (src, 0, src->size, "array", NULL, error);
+  g_autofree char *shape = NULL;
+
+  if (!t)
+    return NULL;
+  shape = dw_shape_to_string (t->ndim, t->shape);
+  dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, src->name,
+                      "a single .npy array (%s %s) is not a batch: name it "
+                      "PREFIX.<tensor>.npy beside PREFIX.old_log_prob.npy, "
+                      "PREFIX.rollout_log_prob.npy and PREFIX.response_mask.npy, or use .npz",
+                      dw_dtype_name (t->dtype), shape);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* .npz                                                                                       */
+
+static void
+zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze)
+{
+  int code = zip_error_code_zip (ze);
+  DwBatchError e = DW_BATCH_ERROR_CORRUPT;
+
+  if (code == ZIP_ER_NOZIP || code == ZIP_ER_EOF || code == ZIP_ER_SEEK)
+    e = DW_BATCH_ERROR_TRUNCATED;
+  else if (code == ZIP_ER_MEMORY)
+    e = DW_BATCH_ERROR_TOO_LARGE;
+  else if (code == ZIP_ER_OPEN || code == ZIP_ER_READ)
+    e = DW_BATCH_ERROR_IO;
+  dw_batch_set_error (error, e, name, "%s: %s%s", what, zip_error_strerror (ze),
+                      code == ZIP_ER_NOZIP
+                        ? " (no end-of-central-directory record: truncated or not a zip archive)"
+                        : "");
+}
+
+DwBatch *
+dw_npz_read (const DwSource *src, const char *path, GError **error)
+{
+  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
+  zip_error_t ze;
+  zip_source_t *zs;
+  zip_t *za;
+  zip_int64_t n_entries;
+  DwBatch *batch = NULL;
+
+  zip_error_init (&ze);
+  if (src->fd >= 0)
+    {
+      int fd = dup (src->fd);
+      FILE *fp = fd >= 0 ? fdopen (fd, "rb") : NULL;
+      if (!fp)
+        {
+          int saved = errno;
+          if (fd >= 0)
+            close (fd);
+          dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name, "%s", g_strerror (saved));
+          return NULL;
+        }
+      zs = zip_source_filep_create (fp, 0, -1, &ze);
+      if (!zs)
+        fclose (fp);
+    }
+  else
+    zs = zip_source_buffer_create (src->mem, src->size, 0, &ze);
+  if (!zs)
+    {
+      zip_fail (error, src->name, "zip archive", &ze);
+      zip_error_fini (&ze);
+      return NULL;
+    }
+  za = zip_open_from_source (zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+  if (!za)
+    {
+      zip_source_free (zs);
+      zip_fail (error, src->name, "zip archive", &ze);
+      zip_error_fini (&ze);
+      return NULL;
+    }
+  zip_error_fini (&ze);
+
+  n_entries = zip_get_num_entries (za, 0);
+  for (zip_int64_t i = 0; i < n_entries; i++)
+    {
+      const char *mname = zip_get_name (za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+      g_autofree char *tname = NULL;
+      g_autofree char *ctx = NULL;
+      zip_stat_t st;
+      zip_file_t *zf;
+      guint8 *buf;
+      zip_int64_t got;
+      guint8 extra;
+      DwTensor *t;
+
+      if (!mname || !g_str_has_suffix (mname, ".npy"))
+        continue;
+      tname = g_strndup (mname, strlen (mname) - 4);
+      if (!dw_batch_tensor_wanted (tname))
+        continue;
+      ctx = g_strdup_printf ("member %s", mname);
+      zip_stat_init (&st);
+      if (zip_stat_index (za, (zip_uint64_t)i, 0, &st) < 0
+          || (st.valid & (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
+               != (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
+        {
+          zip_fail (error, src->name, ctx, zip_get_error (za));
+          goto out;
+        }
+      if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                              "%s: compression method %d is not supported (stored or deflate)", ctx,
+                              (int)st.comp_method);
+          goto out;
+        }
+      /* Refuse impossible sizes before allocating: stored members are as large as their data,
+       * deflate expands at most 1032:1, and nothing may exceed the batch limit. */
+      if (st.comp_size > src->size || (st.comp_method == ZIP_CM_STORE && st.size != st.comp_size)
+          || (st.comp_method == ZIP_CM_DEFLATE && st.size / 1032 > st.comp_size + 1))
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                              "%s: declared size %" G_GUINT64_FORMAT
+                              " (compressed %" G_GUINT64_FORMAT
+                              ") is impossible in an archive of %" G_GUINT64_FORMAT " bytes",
+                              ctx, (guint64)st.size, (guint64)st.comp_size, src->size);
+          goto out;
+        }
+      if (st.size > dw_batch_reader_get_max_bytes ())
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                              "%s: %" G_GUINT64_FORMAT " bytes exceed the reader's limit of "
+                              "%" G_GUINT64_FORMAT,
+                              ctx, (guint64)st.size, dw_batch_reader_get_max_bytes ());
+          goto out;
+        }
+      buf = g_try_malloc (st.size ? st.size : 1);
+      if (!buf)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                              "%s: out of memory for %" G_GUINT64_FORMAT " bytes", ctx,
+                              (guint64)st.size);
+          goto out;
+        }
+      zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
+      if (!zf)
+        {
+          g_free (buf);
+          zip_fail (error, src->name, ctx, zip_get_error (za));
+          goto out;
+        }
+      got = st.size ? zip_fread (zf, buf, st.size) : 0;
+      /* one more read reaches the end, where libzip checks the CRC-32 */
+      if (got == (zip_int64_t)st.size && zip_fread (zf, &extra, 1) != 0)
+        got = -1;
+      if (got != (zip_int64_t)st.size)
+        {
+          zip_error_t *fe = zip_file_get_error (zf);
+          if (got >= 0 && zip_error_code_zip (fe) == ZIP_ER_OK)
+            dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                                "%s: offset %" G_GINT64_FORMAT ": data ends before the declared "
+                                "%" G_GUINT64_FORMAT " bytes",
+                                ctx, (gint64)got, (guint64)st.size);
+          else
+            zip_fail (error, src->name, ctx, fe);
+          zip_fclose (zf);
+          g_free (buf);
+          goto out;
+        }
+      zip_fclose (zf);
+      t = dw_npy_parse_owned (src->name, buf, st.size, tname, ctx, error);
+      if (!t)
+        goto out;
+      g_ptr_array_add (tensors, t);
+    }
+  batch = dw_batch_from_tensors (src->name, tensors, dw_step_from_name (path ? path : src->name),
+                                 NULL, error);
+out:
+  zip_discard (za);
+  return batch;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writers                                                                                    */
+
+static const char *
+npy_descr (DwDType dtype)
+{
+  switch (dtype)
+    {
+    case DW_DTYPE_F16:
+      return "<f2";
+    case DW_DTYPE_F32:
+      return "<f4";
+    case DW_DTYPE_F64:
+      return "<f8";
+    case DW_DTYPE_BOOL:
+      return "|b1";
+    case DW_DTYPE_U8:
+      return "|u1";
+    case DW_DTYPE_I8:
+      return "|i1";
+    case DW_DTYPE_I16:
+      return "<i2";
+    case DW_DTYPE_U16:
+      return "<u2";
+    case DW_DTYPE_I32:
+      return "<i4";
+    case DW_DTYPE_U32:
+      return "<u4";
+    case DW_DTYPE_I64:
+      return "<i8";
+    case DW_DTYPE_U64:
+      return "<u8";
+    case DW_DTYPE_BF16:
+    case DW_N_DTYPES:
+    default:
+      return NULL;
+    }
+}
+
+GBytes *
+dw_npy_encode (const void *data, DwDType dtype, guint ndim, const guint64 *shape)
+{
+  GString *h = g_string_new (NULL);
+  GByteArray *out;
+  guint64 n = 1;
+  gsize total;
+
+  g_string_append_printf (h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                          npy_descr (dtype));
+  for (guint i = 0; i < ndim; i++)
+    {
+      g_string_append_printf (h, "%" G_GUINT64_FORMAT "%s", shape[i],
+                              ndim == 1 || i + 1 < ndim ? ", " : "");
+      n *= shape[i];
+    }
+  if (ndim == 1)
+    g_string_truncate (h, h->len - 1);
+  g_string_append (h, "), }");
+  /* pad with spaces so that 10 + len + 1 ('\n') is a multiple of 64 */
+  total = 10 + h->len + 1;
+  while (total % 64)
+    g_string_append_c (h, ' '), total++;
+  g_string_append_c (h, '\n');
+
+  out = g_byte_array_sized_new ((guint)(10 + h->len + n * dw_dtype_size (dtype)));
+  g_byte_array_append (out, (const guint8 *)"\x93NUMPY\x01\x00", 8);
+  {
+    guint8 hl[2] = { (guint8)(h->len & 0xff), (guint8)(h->len >> 8) };
+    g_byte_array_append (out, hl, 2);
+  }
+  g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
+  g_byte_array_append (out, data, (guint)(n * dw_dtype_size (dtype)));
+  g_string_free (h, TRUE);
+  return g_byte_array_free_to_bytes (out);
+}
+
+static gboolean
+npz_add (zip_t *za, const char *member, GBytes *bytes, gboolean compress, GError **error,
+         const char *path, GPtrArray *keep)
+{
+  gsize len;
+  const void *data = g_bytes_get_data (bytes, &len);
+  zip_source_t *zs = zip_source_buffer (za, data, len, 0);
+  zip_int64_t idx;
+
+  g_ptr_array_add (keep, bytes);
+  if (!zs || (idx = zip_file_add (za, member, zs, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8)) < 0)
+    {
+      if (zs)
+        zip_source_free (zs);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "adding %s: %s", member,
+                          zip_strerror (za));
+      return FALSE;
+    }
+  if (zip_set_file_compression (za, (zip_uint64_t)idx, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
+                                compress ? 6 : 0)
+      < 0)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "compressing %s: %s", member,
+                          zip_strerror (za));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress, GError **error)
+{
+  g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func ((GDestroyNotify)g_bytes_unref);
+  g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", path, (int)getpid ());
+  guint64 shape[2] = { batch->rows, batch->cols };
+  int zerr = 0;
+  zip_t *za;
+  gboolean ok;
+
+  g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
+  if (!npy_descr (batch->mask_dtype) || !npy_descr (batch->lp_dtype))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, path,
+                          "numpy has no dtype for %s", dw_dtype_name (batch->mask_dtype));
+      return FALSE;
+    }
+  za = zip_open (tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+  if (!za)
+    {
+      zip_error_t ze;
+      zip_error_init_with_code (&ze, zerr);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_error_strerror (&ze));
+      zip_error_fini (&ze);
+      return FALSE;
+    }
+  ok = npz_add (za, "old_log_prob.npy",
+                dw_npy_encode (batch->old_log_prob, batch->lp_dtype, 2, shape), compress, error,
+                path, keep)
+       && npz_add (za, "rollout_log_prob.npy",
+                   dw_npy_encode (batch->rollout_log_prob, batch->lp_dtype, 2, shape), compress,
+                   error, path, keep)
+       && npz_add (za, "response_mask.npy",
+                   dw_npy_encode (batch->response_mask, batch->mask_dtype, 2, shape), compress,
+                   error, path, keep)
+       && (!batch->advantages
+           || npz_add (za, "advantages.npy",
+                       dw_npy_encode (batch->advantages, batch->lp_dtype, 2, shape), compress,
+                       error, path, keep));
+  if (!ok)
+    {
+      zip_discard (za);
+      g_unlink (tmp);
+      return FALSE;
+    }
+  if (zip_close (za) < 0)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_strerror (za));
+      zip_discard (za);
+      g_unlink (tmp);
+      return FALSE;
+    }
+  if (g_rename (tmp, path) < 0)
+    {
+      int saved = errno;
+      g_unlink (tmp);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
