@@ -847,15 +847,7 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
       t->where = g_strdup (entry);
       g_ptr_array_add (tensors, t);
     }
-  if (*prefix)
-    {
-      /* "step_000123." → step 123 */
-      const char *p = prefix;
-      while (*p && !g_ascii_isdigit (*p))
-        p++;
-      if (*p)
-        step = g_ascii_strtoll (p, NULL, 10);
-    }
+  step = dw_step_from_name (*prefix ? prefix : dir);
   return dw_batch_from_tensors (name, tensors, step, NULL, error);
 }
 

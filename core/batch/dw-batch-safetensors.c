@@ -1,13 +1,586 @@
 /* dw-batch-safetensors.c — safetensors reader and writer
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Layout (huggingface/safetensors README, src/tensor.rs): u64le header length N, N bytes of
+ * JSON ({"__metadata__": {str: str}, NAME: {"dtype", "shape", "data_offsets": [begin, end]}}),
+ * then the byte buffer. Offsets are relative to the buffer, tensors are contiguous,
+ * non-overlapping and cover it exactly. Debian has no C library for this; the JSON is json-glib's.
  */
 #include "dw-batch-private.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#define ST_MAX_HEADER 100000000u /* the reference implementation's limit */
+
+typedef struct
+{
+  const char *name;
+  DwDType dtype;
+  gboolean known;
+  guint ndim;
+  guint64 shape[DW_TENSOR_MAX_DIMS];
+  guint64 begin, end;
+} StEntry;
+
+static gboolean
+st_dtype (const char *s, DwDType *dtype, gsize *size)
+{
+  static const struct
+  {
+    const char *name;
+    DwDType dtype;
+  } map[] = {
+    { "F64", DW_DTYPE_F64 },   { "F32", DW_DTYPE_F32 }, { "F16", DW_DTYPE_F16 },
+    { "BF16", DW_DTYPE_BF16 }, { "I64", DW_DTYPE_I64 }, { "I32", DW_DTYPE_I32 },
+    { "I16", DW_DTYPE_I16 },   { "I8", DW_DTYPE_I8 },   { "U64", DW_DTYPE_U64 },
+    { "U32", DW_DTYPE_U32 },   { "U16", DW_DTYPE_U16 }, { "U8", DW_DTYPE_U8 },
+    { "BOOL", DW_DTYPE_BOOL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (map); i++)
+    if (strcmp (s, map[i].name) == 0)
+      {
+        *dtype = map[i].dtype;
+        *size = dw_dtype_size (map[i].dtype);
+        return TRUE;
+      }
+  /* 8-bit floats exist in safetensors: sized, but not usable in a batch */
+  if (g_str_has_prefix (s, "F8_"))
+    {
+      *dtype = DW_N_DTYPES;
+      *size = 1;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static const char *
+st_dtype_name (DwDType dtype)
+{
+  switch (dtype)
+    {
+    case DW_DTYPE_F64:
+      return "F64";
+    case DW_DTYPE_F32:
+      return "F32";
+    case DW_DTYPE_F16:
+      return "F16";
+    case DW_DTYPE_BF16:
+      return "BF16";
+    case DW_DTYPE_I64:
+      return "I64";
+    case DW_DTYPE_I32:
+      return "I32";
+    case DW_DTYPE_I16:
+      return "I16";
+    case DW_DTYPE_I8:
+      return "I8";
+    case DW_DTYPE_U64:
+      return "U64";
+    case DW_DTYPE_U32:
+      return "U32";
+    case DW_DTYPE_U16:
+      return "U16";
+    case DW_DTYPE_U8:
+      return "U8";
+    case DW_DTYPE_BOOL:
+      return "BOOL";
+    case DW_N_DTYPES:
+    default:
+      return NULL;
+    }
+}
+
+static gboolean
+json_uint (JsonNode *node, guint64 *out)
+{
+  gint64 v;
+  if (!node || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+  v = json_node_get_int (node);
+  if (v < 0)
+    return FALSE;
+  *out = (guint64)v;
+  return TRUE;
+}
+
+static int
+cmp_entry (gconstpointer a, gconstpointer b)
+{
+  const StEntry *x = a, *y = b;
+  if (x->begin != y->begin)
+    return x->begin < y->begin ? -1 : 1;
+  return x->end < y->end ? -1 : x->end > y->end;
+}
 
 DwBatch *
 dw_safetensors_read (const DwSource *src, GError **error)
 {
-  dw_batch_set_error (error, DW_BATCH_ERROR_UNKNOWN_FORMAT, src->name,
-                      "safetensors support is not in this build yet");
-  return NULL;
+  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
+  g_autoptr (JsonParser) parser = NULL;
+  g_autoptr (GError) local = NULL;
+  g_autofree char *hdr = NULL;
+  g_autoptr (GArray) entries = g_array_new (FALSE, TRUE, sizeof (StEntry));
+  g_autofree char *layout = NULL;
+  guint8 len8[8];
+  guint64 hlen = 0, buf_start, buf_len, wanted_bytes = 0, pos;
+  gint64 step = -1;
+  JsonObject *root, *meta = NULL;
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *node;
+
+  if (src->size < 8)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                          "offset 0: the safetensors header length needs 8 bytes, the file has "
+                          "%" G_GUINT64_FORMAT,
+                          src->size);
+      return NULL;
+    }
+  if (!dw_source_read (src, 0, len8, 8, "the header length", error))
+    return NULL;
+  for (int i = 7; i >= 0; i--)
+    hlen = hlen << 8 | len8[i];
+  if (hlen > ST_MAX_HEADER)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                          "offset 0: header length %" G_GUINT64_FORMAT
+                          " exceeds the safetensors limit of %u bytes",
+                          hlen, ST_MAX_HEADER);
+      return NULL;
+    }
+  if (hlen > src->size - 8)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                          "offset 8: header of %" G_GUINT64_FORMAT " bytes, only %" G_GUINT64_FORMAT
+                          " present",
+                          hlen, src->size - 8);
+      return NULL;
+    }
+  buf_start = 8 + hlen;
+  buf_len = src->size - buf_start;
+  hdr = g_malloc (hlen + 1);
+  if (!dw_source_read (src, 8, hdr, hlen, "the header", error))
+    return NULL;
+  hdr[hlen] = '\0';
+  if (hlen == 0 || hdr[0] != '{')
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "offset 8: the header must be a JSON object starting with '{'");
+      return NULL;
+    }
+  if (memchr (hdr, '\0', hlen) || !g_utf8_validate (hdr, (gssize)hlen, NULL))
+    {
+      const char *bad = NULL;
+      g_utf8_validate (hdr, (gssize)hlen, &bad);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "offset %" G_GUINT64_FORMAT ": the header is not valid UTF-8 text",
+                          (guint64)(8 + (bad ? bad - hdr : 0)));
+      return NULL;
+    }
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, hdr, (gssize)hlen, &local))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name, "offset 8: header JSON: %s",
+                          local->message);
+      return NULL;
+    }
+  node = json_parser_get_root (parser);
+  if (!node || !JSON_NODE_HOLDS_OBJECT (node))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "offset 8: the header is not a JSON object");
+      return NULL;
+    }
+  root = json_node_get_object (node);
+
+#define HDR_FAIL(code, ...)                                          \
+  G_STMT_START                                                       \
+  {                                                                  \
+    g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);           \
+    dw_batch_set_error (error, code, src->name, "header: %s", msg_); \
+    return NULL;                                                     \
+  }                                                                  \
+  G_STMT_END
+
+  json_object_iter_init (&iter, root);
+  while (json_object_iter_next (&iter, &key, &node))
+    {
+      StEntry e = { 0 };
+      JsonObject *obj;
+      JsonNode *dn, *sn, *on;
+      JsonArray *shape, *offs;
+      gsize es = 0;
+      guint64 n;
+
+      if (strcmp (key, "__metadata__") == 0)
+        {
+          JsonObjectIter mi;
+          const char *mk;
+          JsonNode *mv;
+          if (!JSON_NODE_HOLDS_OBJECT (node))
+            HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ must be an object");
+          meta = json_node_get_object (node);
+          json_object_iter_init (&mi, meta);
+          while (json_object_iter_next (&mi, &mk, &mv))
+            if (!JSON_NODE_HOLDS_VALUE (mv) || json_node_get_value_type (mv) != G_TYPE_STRING)
+              HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ key '%s': value must be a string",
+                        mk);
+          continue;
+        }
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': entry must be an object", key);
+      obj = json_node_get_object (node);
+      dn = json_object_get_member (obj, "dtype");
+      sn = json_object_get_member (obj, "shape");
+      on = json_object_get_member (obj, "data_offsets");
+      if (!dn || !JSON_NODE_HOLDS_VALUE (dn) || json_node_get_value_type (dn) != G_TYPE_STRING)
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key dtype: missing or not a string", key);
+      if (!sn || !JSON_NODE_HOLDS_ARRAY (sn))
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key shape: missing or not an array", key);
+      if (!on || !JSON_NODE_HOLDS_ARRAY (on))
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key data_offsets: missing or not an array",
+                  key);
+      e.name = key;
+      e.known = st_dtype (json_node_get_string (dn), &e.dtype, &es);
+      if (!e.known && dw_batch_tensor_wanted (key))
+        HDR_FAIL (DW_BATCH_ERROR_UNSUPPORTED_DTYPE, "tensor '%s': key dtype: unknown dtype '%s'",
+                  key, json_node_get_string (dn));
+      shape = json_node_get_array (sn);
+      if (json_array_get_length (shape) > DW_TENSOR_MAX_DIMS)
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key shape: more than %d dimensions", key,
+                  DW_TENSOR_MAX_DIMS);
+      e.ndim = json_array_get_length (shape);
+      for (guint i = 0; i < e.ndim; i++)
+        if (!json_uint (json_array_get_element (shape, i), &e.shape[i]))
+          HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                    "tensor '%s': key shape: element %u is not a non-negative integer", key, i);
+      offs = json_node_get_array (on);
+      if (json_array_get_length (offs) != 2
+          || !json_uint (json_array_get_element (offs, 0), &e.begin)
+          || !json_uint (json_array_get_element (offs, 1), &e.end) || e.begin > e.end)
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                  "tensor '%s': key data_offsets: must be [begin, end] with 0 <= begin <= end",
+                  key);
+      if (e.end > buf_len)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                              "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                              "] end past the %" G_GUINT64_FORMAT
+                              " bytes of data after the header (offset %" G_GUINT64_FORMAT
+                              ": file truncated or still being written?)",
+                              key, e.begin, e.end, buf_len, src->size);
+          return NULL;
+        }
+      if (e.known && (!dw_shape_product (e.ndim, e.shape, es, &n) || n * es != e.end - e.begin))
+        {
+          g_autofree char *s = dw_shape_to_string (e.ndim, e.shape);
+          HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                    "tensor '%s': shape %s of %s does not fit data_offsets [%" G_GUINT64_FORMAT
+                    ",%" G_GUINT64_FORMAT "] (%" G_GUINT64_FORMAT " bytes)",
+                    key, s, json_node_get_string (dn), e.begin, e.end, e.end - e.begin);
+        }
+      if (dw_batch_tensor_wanted (key))
+        wanted_bytes += e.end - e.begin;
+      g_array_append_val (entries, e);
+    }
+
+  /* contiguous, non-overlapping, covering the buffer */
+  g_array_sort (entries, cmp_entry);
+  pos = 0;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      StEntry *e = &g_array_index (entries, StEntry, i);
+      if (e->begin < pos)
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                  "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                  "] overlap the previous tensor (which ends at %" G_GUINT64_FORMAT ")",
+                  e->name, e->begin, e->end, pos);
+      if (e->begin > pos)
+        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                  "data bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+                  " belong to no tensor (before '%s')",
+                  pos, e->begin, e->name);
+      pos = e->end;
+    }
+  if (pos != buf_len)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "offset %" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT
+                          " bytes after the last tensor belong to no tensor",
+                          buf_start + pos, buf_len - pos);
+      return NULL;
+    }
+  if (wanted_bytes > dw_batch_reader_get_max_bytes ())
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                          "header: the batch tensors declare %" G_GUINT64_FORMAT
+                          " bytes, more than the reader's limit of %" G_GUINT64_FORMAT,
+                          wanted_bytes, dw_batch_reader_get_max_bytes ());
+      return NULL;
+    }
+
+  if (meta)
+    {
+      const char *s = json_object_get_string_member_with_default (meta, "step", NULL);
+      const char *l = json_object_get_string_member_with_default (meta, "layout", NULL);
+      if (s)
+        {
+          char *endp;
+          gint64 v = g_ascii_strtoll (s, &endp, 10);
+          if (*s == '\0' || *endp != '\0' || v < 0)
+            HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ key 'step': '%s' is not a step", s);
+          step = v;
+        }
+      if (l)
+        {
+          if (strcmp (l, "padded") != 0 && strcmp (l, "packed") != 0)
+            HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
+                      "__metadata__ key 'layout': '%s' (want 'padded' or 'packed')", l);
+          layout = g_strdup (l);
+        }
+    }
+#undef HDR_FAIL
+  if (step < 0)
+    step = dw_step_from_name (src->name);
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      StEntry *e = &g_array_index (entries, StEntry, i);
+      g_autofree char *where = NULL;
+      DwTensor *t;
+      guint64 nbytes = e->end - e->begin;
+
+      if (!dw_batch_tensor_wanted (e->name))
+        continue;
+      if (e->dtype == DW_N_DTYPES)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, src->name,
+                              "tensor '%s': 8-bit float dtypes are not supported", e->name);
+          return NULL;
+        }
+      where = g_strdup_printf ("tensor '%s' at offset %" G_GUINT64_FORMAT, e->name,
+                               buf_start + e->begin);
+      t = dw_tensor_new (e->name, where);
+      g_ptr_array_add (tensors, t);
+      t->dtype = e->dtype;
+      t->ndim = e->ndim;
+      memcpy (t->shape, e->shape, sizeof e->shape);
+      t->n_elems = nbytes / dw_dtype_size (e->dtype);
+      if (src->fd < 0)
+        t->data = src->mem + buf_start + e->begin;
+      else
+        {
+          t->owned = g_try_malloc (nbytes ? nbytes : 1);
+          if (!t->owned)
+            {
+              dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                                  "%s: out of memory for %" G_GUINT64_FORMAT " bytes", where,
+                                  nbytes);
+              return NULL;
+            }
+          if (!dw_source_read (src, buf_start + e->begin, t->owned, nbytes, where, error))
+            return NULL;
+          t->data = t->owned;
+        }
+    }
+  return dw_batch_from_tensors (src->name, tensors, step, layout, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writer                                                                                     */
+
+static void
+json_string (GString *s, const char *v)
+{
+  g_string_append_c (s, '"');
+  for (const char *p = v; *p; p++)
+    {
+      guchar c = (guchar)*p;
+      if (c == '"' || c == '\\')
+        g_string_append_printf (s, "\\%c", c);
+      else if (c < 0x20)
+        g_string_append_printf (s, "\\u%04x", c);
+      else
+        g_string_append_c (s, (char)c);
+    }
+  g_string_append_c (s, '"');
+}
+
+typedef struct
+{
+  const char *name;
+  DwDType dtype;
+  guint ndim;
+  guint64 shape[2];
+  gconstpointer data;
+  gsize nbytes;
+} OutTensor;
+
+/* Row lengths of the packed layout: each row is cut after its last non-zero mask element. */
+static guint64 *
+packed_lengths (const DwBatch *b)
+{
+  guint64 *cu = g_new0 (guint64, b->rows + 1);
+  for (gsize r = 0; r < b->rows; r++)
+    {
+      gsize len = 0;
+      for (gsize c = b->cols; c > 0; c--)
+        if (dw_batch_mask_value (b, r * b->cols + c - 1) != 0)
+          {
+            len = c;
+            break;
+          }
+      cu[r + 1] = cu[r] + len;
+    }
+  return cu;
+}
+
+static gpointer
+pack (const void *src, gsize es, const DwBatch *b, const guint64 *cu)
+{
+  guint8 *out = g_malloc (cu[b->rows] * es + 1);
+  for (gsize r = 0; r < b->rows; r++)
+    memcpy (out + cu[r] * es, (const guint8 *)src + r * b->cols * es, (cu[r + 1] - cu[r]) * es);
+  return out;
+}
+
+gboolean
+dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatchWriteFlags flags,
+                                 GHashTable *extra_metadata, GError **error)
+{
+  g_autoptr (GString) h = g_string_new ("{\"__metadata__\":{");
+  g_autoptr (GByteArray) out = NULL;
+  g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
+  g_autofree guint64 *cu = NULL;
+  OutTensor t[5];
+  guint nt = 0;
+  gsize lps, ms, n, offset = 0;
+  gboolean packed = (flags & DW_BATCH_WRITE_PACKED) != 0;
+
+  g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
+  if (!st_dtype_name (batch->lp_dtype) || !st_dtype_name (batch->mask_dtype))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, path,
+                          "safetensors has no dtype for %s/%s", dw_dtype_name (batch->lp_dtype),
+                          dw_dtype_name (batch->mask_dtype));
+      return FALSE;
+    }
+  lps = dw_dtype_size (batch->lp_dtype);
+  ms = dw_dtype_size (batch->mask_dtype);
+  n = batch->rows * batch->cols;
+
+  /* metadata: ours first, then the caller's (which may not override format/version/layout) */
+  g_string_append_printf (h,
+                          "\"format\":\"rlmon.rollout_batch\",\"version\":\"1\",\"layout\":\"%s\"",
+                          packed ? "packed" : "padded");
+  if (batch->step >= 0)
+    g_string_append_printf (h, ",\"step\":\"%" G_GINT64_FORMAT "\"", batch->step);
+  if (extra_metadata)
+    {
+      GHashTableIter it;
+      gpointer k, v;
+      g_autoptr (GList) keys = g_hash_table_get_keys (extra_metadata);
+      keys = g_list_sort (keys, (GCompareFunc)strcmp);
+      for (GList *l = keys; l; l = l->next)
+        {
+          k = l->data;
+          if (strcmp (k, "format") == 0 || strcmp (k, "version") == 0 || strcmp (k, "layout") == 0
+              || (strcmp (k, "step") == 0 && batch->step >= 0))
+            continue;
+          v = g_hash_table_lookup (extra_metadata, k);
+          g_string_append_c (h, ',');
+          json_string (h, k);
+          g_string_append_c (h, ':');
+          json_string (h, v);
+        }
+      (void)it;
+    }
+  g_string_append (h, "}");
+
+  if (packed)
+    {
+      guint64 ntok;
+      cu = packed_lengths (batch);
+      ntok = cu[batch->rows];
+      t[nt++] = (OutTensor){ "cu_seqlens",           DW_DTYPE_I64, 1,
+                             { batch->rows + 1, 0 }, cu,           (batch->rows + 1) * 8 };
+      if (batch->advantages)
+        {
+          g_ptr_array_add (owned, pack (batch->advantages, lps, batch, cu));
+          t[nt++] = (OutTensor){ "advantages",
+                                 batch->lp_dtype,
+                                 1,
+                                 { ntok, 0 },
+                                 g_ptr_array_index (owned, owned->len - 1),
+                                 ntok * lps };
+        }
+      g_ptr_array_add (owned, pack (batch->old_log_prob, lps, batch, cu));
+      t[nt++] = (OutTensor){
+        "old_log_prob", batch->lp_dtype, 1, { ntok, 0 }, g_ptr_array_index (owned, owned->len - 1),
+        ntok * lps
+      };
+      g_ptr_array_add (owned, pack (batch->rollout_log_prob, lps, batch, cu));
+      t[nt++] = (OutTensor){ "rollout_log_prob",
+                             batch->lp_dtype,
+                             1,
+                             { ntok, 0 },
+                             g_ptr_array_index (owned, owned->len - 1),
+                             ntok * lps };
+      g_ptr_array_add (owned, pack (batch->response_mask, ms, batch, cu));
+      t[nt++] = (OutTensor){ "response_mask",
+                             batch->mask_dtype,
+                             1,
+                             { ntok, 0 },
+                             g_ptr_array_index (owned, owned->len - 1),
+                             ntok * ms };
+    }
+  else
+    {
+      if (batch->advantages)
+        t[nt++] = (OutTensor){ "advantages",      batch->lp_dtype, 2, { batch->rows, batch->cols },
+                               batch->advantages, n * lps };
+      t[nt++] = (OutTensor){ "old_log_prob",      batch->lp_dtype, 2, { batch->rows, batch->cols },
+                             batch->old_log_prob, n * lps };
+      t[nt++] = (OutTensor){ "rollout_log_prob",           batch->lp_dtype,         2,
+                             { batch->rows, batch->cols }, batch->rollout_log_prob, n * lps };
+      t[nt++] = (OutTensor){
+        "response_mask", batch->mask_dtype, 2, { batch->rows, batch->cols }, batch->response_mask,
+        n * ms
+      };
+    }
+  for (guint i = 0; i < nt; i++)
+    {
+      g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[i].name,
+                              st_dtype_name (t[i].dtype));
+      for (guint d = 0; d < t[i].ndim; d++)
+        g_string_append_printf (h, "%s%" G_GUINT64_FORMAT, d ? "," : "", t[i].shape[d]);
+      g_string_append_printf (h, "],\"data_offsets\":[%" G_GSIZE_FORMAT ",%" G_GSIZE_FORMAT "]}",
+                              offset, offset + t[i].nbytes);
+      offset += t[i].nbytes;
+    }
+  g_string_append_c (h, '}');
+  while (h->len % 8)
+    g_string_append_c (h, ' ');
+
+  out = g_byte_array_sized_new ((guint)MIN (8 + h->len + offset, G_MAXUINT));
+  {
+    guint8 len8[8];
+    guint64 hl = h->len;
+    for (int i = 0; i < 8; i++)
+      len8[i] = (guint8)(hl >> (8 * i));
+    g_byte_array_append (out, len8, 8);
+  }
+  g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
+  for (guint i = 0; i < nt; i++)
+    g_byte_array_append (out, t[i].data, (guint)t[i].nbytes);
+  return dw_batch_write_file (path, out->data, out->len, error);
+}
+
+gboolean
+dw_batch_write_safetensors (const DwBatch *batch, const char *path, GError **error)
+{
+  return dw_batch_write_safetensors_full (batch, path, DW_BATCH_WRITE_DEFAULT, NULL, error);
 }
