@@ -453,7 +453,7 @@ dw_npy_read (const DwSource *src, GError **error)
 /* .npz                                                                                       */
 
 static void
-zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze)
+zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze, guint64 size)
 {
   int code = zip_error_code_zip (ze);
   DwBatchError e = DW_BATCH_ERROR_CORRUPT;
@@ -464,10 +464,13 @@ zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze)
     e = DW_BATCH_ERROR_TOO_LARGE;
   else if (code == ZIP_ER_OPEN || code == ZIP_ER_READ)
     e = DW_BATCH_ERROR_IO;
-  dw_batch_set_error (error, e, name, "%s: %s%s", what, zip_error_strerror (ze),
-                      code == ZIP_ER_NOZIP
-                        ? " (no end-of-central-directory record: truncated or not a zip archive)"
-                        : "");
+  if (code == ZIP_ER_NOZIP)
+    dw_batch_set_error (error, e, name,
+                        "%s: offset %" G_GUINT64_FORMAT ": no end-of-central-directory record "
+                        "at the end of the file (truncated, or not a zip archive)",
+                        what, size);
+  else
+    dw_batch_set_error (error, e, name, "%s: %s", what, zip_error_strerror (ze));
 }
 
 DwBatch *
@@ -501,7 +504,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
     zs = zip_source_buffer_create (src->mem, src->size, 0, &ze);
   if (!zs)
     {
-      zip_fail (error, src->name, "zip archive", &ze);
+      zip_fail (error, src->name, "zip archive", &ze, src->size);
       zip_error_fini (&ze);
       return NULL;
     }
@@ -509,7 +512,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
   if (!za)
     {
       zip_source_free (zs);
-      zip_fail (error, src->name, "zip archive", &ze);
+      zip_fail (error, src->name, "zip archive", &ze, src->size);
       zip_error_fini (&ze);
       return NULL;
     }
@@ -539,7 +542,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
           || (st.valid & (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
                != (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
         {
-          zip_fail (error, src->name, ctx, zip_get_error (za));
+          zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
       if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
@@ -581,7 +584,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       if (!zf)
         {
           g_free (buf);
-          zip_fail (error, src->name, ctx, zip_get_error (za));
+          zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
       got = st.size ? zip_fread (zf, buf, st.size) : 0;
@@ -597,7 +600,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
                                 "%" G_GUINT64_FORMAT " bytes",
                                 ctx, (gint64)got, (guint64)st.size);
           else
-            zip_fail (error, src->name, ctx, fe);
+            zip_fail (error, src->name, ctx, fe, src->size);
           zip_fclose (zf);
           g_free (buf);
           goto out;

@@ -717,8 +717,15 @@ dw_batch_detect_format (const guint8 *data, gsize len)
     return DW_BATCH_FORMAT_NPZ;
   if (len >= 6 && memcmp (data, "\x93NUMPY", 6) == 0)
     return DW_BATCH_FORMAT_NPY;
-  if (len >= 9 && data[8] == '{' && data[5] == 0 && data[6] == 0 && data[7] == 0)
-    return DW_BATCH_FORMAT_SAFETENSORS;
+  if (len >= 9 && data[8] == '{')
+    {
+      /* an 8-byte length then '{' — unless those 8 bytes are JSONL's own blank space + '{' */
+      gsize i = 0;
+      while (i < 8 && g_ascii_isspace (data[i]))
+        i++;
+      if (data[i] != '{')
+        return DW_BATCH_FORMAT_SAFETENSORS;
+    }
   for (gsize i = 0; i < len; i++)
     {
       if (data[i] == '{')
