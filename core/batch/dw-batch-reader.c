@@ -763,7 +763,7 @@ read_source (const DwSource *src, const char *path, GError **error)
 
   if (src->size == 0)
     {
-      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name, "empty file");
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name, "offset 0: empty file");
       return NULL;
     }
   if (!dw_source_read (src, 0, head, n, "the format signature", error))
@@ -781,6 +781,14 @@ read_source (const DwSource *src, const char *path, GError **error)
     case DW_BATCH_FORMAT_UNKNOWN:
     default:
       break;
+    }
+  if (src->size < 9)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                          "offset %" G_GUINT64_FORMAT ": the file ends after %" G_GUINT64_FORMAT
+                          " bytes, too short for any batch format",
+                          src->size, src->size);
+      return NULL;
     }
   {
     GString *hex = g_string_new (NULL);
