@@ -412,26 +412,6 @@ dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor
   return t;
 }
 
-DwTensor *
-dw_npy_parse_owned (const char *name, guint8 *buf, gsize len, const char *tensor_name,
-                    const char *ctx, GError **error)
-{
-  NpyHeader h = { 0 };
-  guint64 n, nbytes;
-  DwTensor *t;
-
-  if (!npy_header (name, ctx, buf, len, len, &h, error)
-      || !npy_data_size (name, ctx, &h, len, &n, &nbytes, error))
-    {
-      g_free (buf);
-      return NULL;
-    }
-  t = tensor_from_header (tensor_name, ctx, &h, n);
-  t->owned = buf;
-  t->data = buf + h.data_offset;
-  return t;
-}
-
 DwBatch *
 dw_npy_read (const DwSource *src, GError **error)
 {
@@ -471,6 +451,145 @@ zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze, g
                         what, size);
   else
     dw_batch_set_error (error, e, name, "%s: %s", what, zip_error_strerror (ze));
+}
+
+typedef struct
+{
+  zip_file_t *zf;
+  char *name;
+  guint64 member_size;
+  guint64 next; /* next element to read */
+} NpzMember;
+
+static void
+npz_member_free (gpointer data)
+{
+  NpzMember *m = data;
+  if (m->zf)
+    zip_fclose (m->zf);
+  g_free (m->name);
+  g_free (m);
+}
+
+/* zip_fread until @n bytes or the end; returns the count or -1 */
+static zip_int64_t
+zread (zip_file_t *zf, void *buf, guint64 n)
+{
+  guint64 done = 0;
+  while (done < n)
+    {
+      zip_int64_t r = zip_fread (zf, (guint8 *)buf + done, n - done);
+      if (r < 0)
+        return -1;
+      if (r == 0)
+        break;
+      done += (guint64)r;
+    }
+  return (zip_int64_t)done;
+}
+
+static gboolean
+npz_read_fail (const char *name, const char *what, zip_file_t *zf, zip_int64_t got, guint64 offset,
+               guint64 want, GError **error)
+{
+  zip_error_t *fe = zip_file_get_error (zf);
+  if (got >= 0 && zip_error_code_zip (fe) == ZIP_ER_OK)
+    dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
+                        "%s: offset %" G_GUINT64_FORMAT ": member data ends before the declared "
+                        "%" G_GUINT64_FORMAT " bytes",
+                        what, offset + (guint64)got, want);
+  else
+    dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: %s", what,
+                        zip_error_strerror (fe));
+  return FALSE;
+}
+
+/* Lazy fill: the member's data straight into @dst, in order; at the end one more read reaches
+ * the end of the member, where libzip checks the CRC-32. */
+static gboolean
+npz_fill (DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error)
+{
+  NpzMember *m = t->fill_ctx;
+  gsize es = dw_dtype_size (t->dtype);
+  zip_int64_t got;
+  guint8 extra;
+
+  g_assert (start == m->next); /* callers fill in order */
+  got = zread (m->zf, dst, n * es);
+  if (got == (zip_int64_t)(n * es) && start + n == t->n_elems && zip_fread (m->zf, &extra, 1) != 0)
+    got = -1;
+  if (got != (zip_int64_t)(n * es))
+    return npz_read_fail (m->name, t->where, m->zf, got, t->fill_offset + start * es,
+                          m->member_size, error);
+  m->next = start + n;
+  if (m->next == t->n_elems)
+    {
+      zip_fclose (m->zf);
+      m->zf = NULL;
+    }
+  return TRUE;
+}
+
+/* Reads the .npy preamble and header of an open member; the data stays lazy. Takes @zf. */
+static DwTensor *
+npz_member_header (const char *name, const char *ctx, const char *tname, zip_file_t *zf,
+                   guint64 size, GError **error)
+{
+  NpyHeader h = { 0 };
+  guint8 pre[12];
+  g_autofree guint8 *hdr = NULL;
+  guint64 hlen, n, nbytes, pre_len = MIN (size, 12);
+  zip_int64_t got;
+  NpzMember *m;
+  DwTensor *t;
+
+  got = zread (zf, pre, pre_len);
+  if (got != (zip_int64_t)pre_len)
+    {
+      npz_read_fail (name, ctx, zf, got, 0, size, error);
+      zip_fclose (zf);
+      return NULL;
+    }
+  if (size < 10)
+    hlen = size;
+  else if (pre[6] == 1)
+    hlen = 10 + (pre[8] | (guint)pre[9] << 8);
+  else if (size >= 12)
+    hlen = 12 + (pre[8] | (guint)pre[9] << 8 | (guint)pre[10] << 16 | (guint64)pre[11] << 24);
+  else
+    hlen = size;
+  hlen = MAX (pre_len, MIN (hlen, MIN (size, NPY_MAX_HEADER + 12)));
+  hdr = g_malloc (hlen);
+  memcpy (hdr, pre, pre_len);
+  got = zread (zf, hdr + pre_len, hlen - pre_len);
+  if (got != (zip_int64_t)(hlen - pre_len))
+    {
+      npz_read_fail (name, ctx, zf, got, pre_len, size, error);
+      zip_fclose (zf);
+      return NULL;
+    }
+  if (!npy_header (name, ctx, hdr, hlen, size, &h, error)
+      || !npy_data_size (name, ctx, &h, size, &n, &nbytes, error))
+    {
+      zip_fclose (zf);
+      return NULL;
+    }
+  if (h.data_offset != hlen) /* cannot happen: hlen is the header's own length */
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: inconsistent .npy header", ctx);
+      zip_fclose (zf);
+      return NULL;
+    }
+  t = tensor_from_header (tname, ctx, &h, n);
+  m = g_new0 (NpzMember, 1);
+  m->zf = zf;
+  m->name = g_strdup (name);
+  m->member_size = size;
+  t->fill = npz_fill;
+  t->fill_ctx = m;
+  t->fill_free = npz_member_free;
+  t->fill_offset = h.data_offset;
+  return t;
 }
 
 DwBatch *
@@ -526,9 +645,6 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       g_autofree char *ctx = NULL;
       zip_stat_t st;
       zip_file_t *zf;
-      guint8 *buf;
-      zip_int64_t got;
-      guint8 extra;
       DwTensor *t;
 
       if (!mname || !g_str_has_suffix (mname, ".npy"))
@@ -572,41 +688,13 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
                               ctx, (guint64)st.size, dw_batch_reader_get_max_bytes ());
           goto out;
         }
-      buf = g_try_malloc (st.size ? st.size : 1);
-      if (!buf)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
-                              "%s: out of memory for %" G_GUINT64_FORMAT " bytes", ctx,
-                              (guint64)st.size);
-          goto out;
-        }
       zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
       if (!zf)
         {
-          g_free (buf);
           zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
-      got = st.size ? zip_fread (zf, buf, st.size) : 0;
-      /* one more read reaches the end, where libzip checks the CRC-32 */
-      if (got == (zip_int64_t)st.size && zip_fread (zf, &extra, 1) != 0)
-        got = -1;
-      if (got != (zip_int64_t)st.size)
-        {
-          zip_error_t *fe = zip_file_get_error (zf);
-          if (got >= 0 && zip_error_code_zip (fe) == ZIP_ER_OK)
-            dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
-                                "%s: offset %" G_GINT64_FORMAT ": data ends before the declared "
-                                "%" G_GUINT64_FORMAT " bytes",
-                                ctx, (gint64)got, (guint64)st.size);
-          else
-            zip_fail (error, src->name, ctx, fe, src->size);
-          zip_fclose (zf);
-          g_free (buf);
-          goto out;
-        }
-      zip_fclose (zf);
-      t = dw_npy_parse_owned (src->name, buf, st.size, tname, ctx, error);
+      t = npz_member_header (src->name, ctx, tname, zf, st.size, error);
       if (!t)
         goto out;
       g_ptr_array_add (tensors, t);
@@ -614,6 +702,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
   batch = dw_batch_from_tensors (src->name, tensors, dw_step_from_name (path ? path : src->name),
                                  NULL, error);
 out:
+  g_ptr_array_set_size (tensors, 0); /* closes the members before the archive */
   zip_discard (za);
   return batch;
 }

@@ -26,7 +26,7 @@ gboolean dw_source_read (const DwSource *src, guint64 offset, void *buf, gsize n
                          GError **error);
 
 /* One array as found in the file. @data holds exactly n_elems * dtype size bytes. */
-typedef struct
+typedef struct _DwTensor
 {
   char *name;
   char *where; /* "member old_log_prob.npy: offset 80", "tensor 'old_log_prob'", … */
@@ -36,9 +36,23 @@ typedef struct
   guint ndim;
   guint64 shape[DW_TENSOR_MAX_DIMS];
   guint64 n_elems;
-  const guint8 *data; /* points into @owned */
+  const guint8 *data; /* points into @owned or the source; NULL while lazy */
   gpointer owned;
+  /* Lazy data: while @data is NULL, @fill writes elements [start, start + n) to @dst. Calls
+   * cover [0, n_elems) in increasing order (streams such as a deflate member need that); the
+   * call that reaches n_elems also checks the end (CRC-32 of a zip member). Same-dtype arrays
+   * go straight from the file into the batch this way, row by row for packed layouts. */
+  gboolean (*fill) (struct _DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error);
+  gpointer fill_ctx;
+  guint64 fill_offset;
+  GDestroyNotify fill_free;
 } DwTensor;
+
+/* Makes @t->data available (runs the lazy fill into a new buffer). */
+gboolean dw_tensor_load (DwTensor *t, GError **error);
+/* Lazy fill from a DwSource (fill_ctx) at fill_offset. */
+gboolean dw_tensor_fill_from_source (DwTensor *t, guint8 *dst, guint64 start, guint64 n,
+                                     GError **error);
 
 DwTensor *dw_tensor_new (const char *name, const char *where);
 void dw_tensor_free (DwTensor *tensor);
@@ -70,9 +84,6 @@ float dw_bf16_to_float (guint16 b);
 /* @ctx ("member x.npy") prefixes places in messages, or NULL. */
 DwTensor *dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor_name,
                         const char *ctx, GError **error);
-/* Same on a buffer the tensor takes over (g_free'd with it, also on error). */
-DwTensor *dw_npy_parse_owned (const char *name, guint8 *buf, gsize len, const char *tensor_name,
-                              const char *ctx, GError **error);
 GBytes *dw_npy_encode (const void *data, DwDType dtype, guint ndim, const guint64 *shape);
 gboolean dw_npy_dtype_from_descr (const char *descr, DwDType *dtype, gboolean *big_endian);
 

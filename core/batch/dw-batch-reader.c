@@ -134,8 +134,38 @@ dw_tensor_free (DwTensor *tensor)
     return;
   g_free (tensor->name);
   g_free (tensor->where);
+  if (tensor->fill_free && tensor->fill_ctx)
+    tensor->fill_free (tensor->fill_ctx);
   g_free (tensor->owned);
   g_free (tensor);
+}
+
+gboolean
+dw_tensor_load (DwTensor *t, GError **error)
+{
+  gsize nbytes = t->n_elems * dw_dtype_size (t->dtype);
+
+  if (t->data)
+    return TRUE;
+  g_assert (t->fill != NULL);
+  t->owned = g_try_malloc (nbytes ? nbytes : 1);
+  if (!t->owned)
+    {
+      g_set_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_TOO_LARGE,
+                   "%s: out of memory for %" G_GSIZE_FORMAT " bytes", t->where, nbytes);
+      return FALSE;
+    }
+  if (!t->fill (t, t->owned, 0, t->n_elems, error))
+    return FALSE;
+  t->data = t->owned;
+  return TRUE;
+}
+
+gboolean
+dw_tensor_fill_from_source (DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error)
+{
+  gsize es = dw_dtype_size (t->dtype);
+  return dw_source_read (t->fill_ctx, t->fill_offset + start * es, dst, n * es, t->where, error);
 }
 
 char *
@@ -442,11 +472,17 @@ check_lp_dtype (const char *name, const DwTensor *t, GError **error)
 }
 
 /* Copies @t (padded [B,T] C or Fortran order, [B] broadcast, or [1,T]/[T]) into @dst. */
-static void
-copy_padded (void *dst, DwDType dd, const DwTensor *t, gsize rows, gsize cols)
+static gboolean
+copy_padded (void *dst, DwDType dd, DwTensor *t, gsize rows, gsize cols, GError **error)
 {
   gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
+  gboolean fortran = t->fortran_order && t->ndim == 2 && rows > 1 && cols > 1;
 
+  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && !fortran
+      && t->n_elems == rows * cols)
+    return t->fill (t, dst, 0, t->n_elems, error); /* straight from the file into the batch */
+  if (!dw_tensor_load (t, error))
+    return FALSE;
   if (t->ndim == 1 && t->shape[0] == rows && rows * cols != t->n_elems)
     {
       /* [B] per-sequence value broadcast over its row (JSONL-style scalar advantage) */
@@ -454,35 +490,49 @@ copy_padded (void *dst, DwDType dd, const DwTensor *t, gsize rows, gsize cols)
         for (gsize c = 0; c < cols; c++)
           dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + b * ss, t->dtype,
                       t->big_endian, 1);
-      return;
+      return TRUE;
     }
-  if (t->fortran_order && t->ndim == 2 && rows > 1 && cols > 1)
+  if (fortran)
     {
       for (gsize b = 0; b < rows; b++)
         for (gsize c = 0; c < cols; c++)
           dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + (c * rows + b) * ss,
                       t->dtype, t->big_endian, 1);
-      return;
+      return TRUE;
     }
   dw_convert (dst, dd, t->data, t->dtype, t->big_endian, rows * cols);
+  return TRUE;
 }
 
-static void
-copy_packed (void *dst, DwDType dd, const DwTensor *t, const guint64 *cu, gsize rows, gsize cols)
+static gboolean
+copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, gsize cols,
+             GError **error)
 {
   gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
 
+  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && t->n_elems == cu[rows])
+    {
+      /* row by row straight from the file into the padded batch */
+      for (gsize b = 0; b < rows; b++)
+        if (cu[b + 1] > cu[b]
+            && !t->fill (t, (guint8 *)dst + b * cols * ds, cu[b], cu[b + 1] - cu[b], error))
+          return FALSE;
+      return cu[rows] > 0 || t->fill (t, dst, 0, 0, error);
+    }
+  if (!dw_tensor_load (t, error))
+    return FALSE;
   if (t->ndim == 1 && t->shape[0] == rows && cu[rows] != rows)
     {
       for (gsize b = 0; b < rows; b++)
         for (guint64 i = cu[b]; i < cu[b + 1]; i++)
           dw_convert ((guint8 *)dst + (b * cols + (i - cu[b])) * ds, dd, t->data + b * ss, t->dtype,
                       t->big_endian, 1);
-      return;
+      return TRUE;
     }
   for (gsize b = 0; b < rows; b++)
     dw_convert ((guint8 *)dst + b * cols * ds, dd, t->data + cu[b] * ss, t->dtype, t->big_endian,
                 cu[b + 1] - cu[b]);
+  return TRUE;
 }
 
 static gboolean
@@ -556,6 +606,7 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
 {
   DwTensor *old, *roll, *mask, *adv, *cu_t;
   g_autoptr (DwBatch) batch = NULL;
+  g_autoptr (GError) local = NULL;
   g_autofree guint64 *cu = NULL;
   DwDType lp, md;
   guint64 rows, cols;
@@ -625,6 +676,8 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
       if (!same_shape (mask, old))
         return shape_error (error, name, mask, old), NULL;
       n = old->shape[0];
+      if (!dw_tensor_load (cu_t, &local))
+        goto fail;
       if (!read_cu_seqlens (name, cu_t, n, &cu, error))
         return NULL;
       rows = cu_t->shape[0] - 1;
@@ -688,21 +741,29 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
   if (cu)
     {
       batch->flags |= DW_BATCH_PACKED_SOURCE;
-      copy_packed (batch->old_log_prob, lp, old, cu, rows, cols);
-      copy_packed (batch->rollout_log_prob, lp, roll, cu, rows, cols);
-      copy_packed (batch->response_mask, md, mask, cu, rows, cols);
-      if (adv)
-        copy_packed (batch->advantages, lp, adv, cu, rows, cols);
+      if (!copy_packed (batch->old_log_prob, lp, old, cu, rows, cols, &local)
+          || !copy_packed (batch->rollout_log_prob, lp, roll, cu, rows, cols, &local)
+          || !copy_packed (batch->response_mask, md, mask, cu, rows, cols, &local)
+          || (adv && !copy_packed (batch->advantages, lp, adv, cu, rows, cols, &local)))
+        goto fail;
     }
   else
     {
-      copy_padded (batch->old_log_prob, lp, old, rows, cols);
-      copy_padded (batch->rollout_log_prob, lp, roll, rows, cols);
-      copy_padded (batch->response_mask, md, mask, rows, cols);
-      if (adv)
-        copy_padded (batch->advantages, lp, adv, rows, cols);
+      if (!copy_padded (batch->old_log_prob, lp, old, rows, cols, &local)
+          || !copy_padded (batch->rollout_log_prob, lp, roll, rows, cols, &local)
+          || !copy_padded (batch->response_mask, md, mask, rows, cols, &local)
+          || (adv && !copy_padded (batch->advantages, lp, adv, rows, cols, &local)))
+        goto fail;
     }
   return g_steal_pointer (&batch);
+
+fail:
+  /* local carries its own "NAME: " prefix already when it comes from a DwSource */
+  if (g_str_has_prefix (local->message, name))
+    g_propagate_error (error, g_steal_pointer (&local));
+  else
+    dw_batch_set_error (error, (DwBatchError)local->code, name, "%s", local->message);
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -373,17 +373,10 @@ dw_safetensors_read (const DwSource *src, GError **error)
         t->data = src->mem + buf_start + e->begin;
       else
         {
-          t->owned = g_try_malloc (nbytes ? nbytes : 1);
-          if (!t->owned)
-            {
-              dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
-                                  "%s: out of memory for %" G_GUINT64_FORMAT " bytes", where,
-                                  nbytes);
-              return NULL;
-            }
-          if (!dw_source_read (src, buf_start + e->begin, t->owned, nbytes, where, error))
-            return NULL;
-          t->data = t->owned;
+          /* read when the batch is built: straight into its arrays when the dtype matches */
+          t->fill = dw_tensor_fill_from_source;
+          t->fill_ctx = (gpointer)src;
+          t->fill_offset = buf_start + e->begin;
         }
     }
   return dw_batch_from_tensors (src->name, tensors, step, layout, error);

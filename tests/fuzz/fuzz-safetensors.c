@@ -1,0 +1,13 @@
+/* fuzz-safetensors.c — libFuzzer target for the rollout-batch reader: safetensors files
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "fuzz-batch.h"
+
+int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
+{
+  return fuzz_batch ("fuzz.safetensors", data, size);
+}
