@@ -892,7 +892,6 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
     {
       g_autofree char *tname = NULL;
       g_autofree char *path = NULL;
-      g_autoptr (GError) local = NULL;
       DwTensor *t;
       int fd;
       struct stat st;
