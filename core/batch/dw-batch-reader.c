@@ -881,6 +881,7 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
   g_autoptr (GDir) d = NULL;
   const char *entry;
   gint64 step = -1;
+  DwBatch *batch;
 
   d = g_dir_open (dir, 0, error);
   if (!d)
@@ -923,7 +924,16 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
       g_ptr_array_add (tensors, t);
     }
   step = dw_step_from_name (*prefix ? prefix : dir);
-  return dw_batch_from_tensors (name, tensors, step, NULL, error);
+  batch = dw_batch_from_tensors (name, tensors, step, NULL, error);
+  if (!batch && *prefix && error && *error && (*error)->code == DW_BATCH_ERROR_MISSING_TENSOR)
+    {
+      /* say where the siblings were looked for */
+      char *m
+        = g_strdup_printf ("%s; looked for %s<tensor>.npy beside it", (*error)->message, prefix);
+      g_free ((*error)->message);
+      (*error)->message = m;
+    }
+  return batch;
 }
 
 static DwBatch *

@@ -547,6 +547,18 @@ test_catalogue_misc (void)
   g_assert_cmpstr (error->message, ==, msg);
   g_clear_error (&error);
 
+  /* the lone sample .npy names its missing siblings */
+  {
+    g_autofree char *npy = data_path ("shared:samples/batch/step_000001.old_log_prob.npy");
+    b = dw_batch_read_file (npy, &error);
+    g_assert_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_MISSING_TENSOR);
+    g_assert_true (g_str_has_suffix (error->message,
+                                     ": no tensor 'rollout_log_prob' (required: old_log_prob, "
+                                     "rollout_log_prob, response_mask; found: old_log_prob); "
+                                     "looked for step_000001.<tensor>.npy beside it"));
+    g_clear_error (&error);
+  }
+
   /* limits: members and declared tensors above the limit are refused before reading */
   dw_batch_reader_set_max_bytes (64 << 10);
   b = dw_batch_read_file (long4096, &error);
