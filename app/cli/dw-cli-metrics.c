@@ -14,24 +14,7 @@
 #include "dw-config-json.h"
 #include "dw-correction.h"
 
-#if __has_include("dw-batch-reader.h")
 #include "dw-batch-reader.h"
-#define DW_HAVE_BATCH_READER 1
-#else
-#define DW_HAVE_BATCH_READER 0
-#endif
-
-static DwBatch *
-read_batch (const char *path, GError **error)
-{
-#if DW_HAVE_BATCH_READER
-  return dw_batch_read_file (path, error);
-#else
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-               _ ("%s: no batch reader in this build (core/batch)"), path);
-  return NULL;
-#endif
-}
 
 static int
 cmp_double (const void *a, const void *b)
@@ -107,7 +90,7 @@ dw_cli_metrics (int argc, char **argv)
         dw_cli_error ("metrics", "%s", error->message);
         return 2;
       }
-  DwBatch *batch = read_batch (argv[1], &error);
+  DwBatch *batch = dw_batch_read_file (argv[1], &error);
   if (!batch)
     {
       dw_cli_error ("metrics", "%s", error->message);

@@ -10,8 +10,6 @@
 #include "dw-batch.h"
 #include "dw-config.h"
 
-/* Loads a batch: through python3/numpy (npz2raw.py) into a raw dump, then reads it. */
-DwBatch *dw_test_load_npz (const char *path);
 /* Sets config keys from a JSON object (golden "config"); returns FALSE for unsupported values. */
 gboolean dw_test_config_from_json (DwConfig *config, JsonObject *obj);
 /* golden comparison of one metric value (number or "nan"/"inf"/"-inf" string node) */

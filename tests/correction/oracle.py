@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Independent oracle for test-correction's randomized cross-check (tests only).
 
-Reads a raw batch (format of npz2raw.py) and a JSON config, runs shared/reference/spec_ref.py
+Reads a raw batch (written by test-correction.c write_raw) and a JSON config, runs shared/reference/spec_ref.py
 (numpy restatement of the spec) and prints {"error": type|null, "metrics": {...},
 "mask": [...flat...], "weights": [...flat...]|null} with non-finite numbers as strings.
 """

@@ -3,11 +3,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * One GTest case per golden group; a case the core cannot express is a failure, not a skip.
- * Batches are read through npz2raw.py (python3-numpy) until core/batch's reader lands.
+ * Batches are read by core/batch, as driftwatch-cli reads them.
  */
 #include <math.h>
 #include <string.h>
 
+#include "dw-batch-reader.h"
 #include "dw-correction.h"
 #include "dw-test-util.h"
 
@@ -24,8 +25,9 @@ get_batch (const char *name)
     {
       g_autofree char *fn = g_strdup_printf ("%s.npz", name);
       g_autofree char *path = g_build_filename (golden_dir, "batches", fn, NULL);
-      b = dw_test_load_npz (path);
-      g_assert_nonnull (b);
+      g_autoptr (GError) error = NULL;
+      b = dw_batch_read_file (path, &error);
+      g_assert_no_error (error);
       g_hash_table_insert (batches, g_strdup (name), b);
     }
   return b;
