@@ -1,0 +1,261 @@
+/* dw-plot-series.c — a scalar series prepared for plotting
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define G_LOG_DOMAIN "dw-series"
+
+#include "config.h"
+
+#include "dw-plot-series.h"
+
+#include <math.h>
+
+#include "dw-smooth.h"
+
+struct _DwPlotSeries
+{
+  GArray *steps;    /* gint64 */
+  GArray *x[3];     /* double per DwXMode */
+  GArray *restarts; /* gint64 */
+  gboolean has_wall;
+  double first_wall;
+  double smoothing;
+  DwEmaState ema;
+  DwPyramid *raw;
+  DwPyramid *smoothed; /* NULL when smoothing == 0 */
+};
+
+DwPlotSeries *
+dw_plot_series_new (double smoothing)
+{
+  DwPlotSeries *self = g_new0 (DwPlotSeries, 1);
+
+  self->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
+    self->x[i] = g_array_new (FALSE, FALSE, sizeof (double));
+  self->restarts = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->raw = dw_pyramid_new ();
+  self->first_wall = NAN;
+  dw_plot_series_set_smoothing (self, smoothing);
+  return self;
+}
+
+void
+dw_plot_series_free (DwPlotSeries *self)
+{
+  if (self == NULL)
+    return;
+  g_array_unref (self->steps);
+  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
+    g_array_unref (self->x[i]);
+  g_array_unref (self->restarts);
+  dw_pyramid_free (self->raw);
+  dw_pyramid_free (self->smoothed);
+  g_free (self);
+}
+
+static void
+resmooth (DwPlotSeries *self)
+{
+  gsize n = dw_pyramid_get_length (self->raw);
+  g_autofree double *out = NULL;
+
+  g_clear_pointer (&self->smoothed, dw_pyramid_free);
+  dw_ema_init (&self->ema, self->smoothing);
+  if (self->smoothing <= 0.0)
+    return;
+  self->smoothed = dw_pyramid_new ();
+  out = g_new (double, MAX (n, 1));
+  if (!dw_ema_append (&self->ema, dw_pyramid_get_values (self->raw), n, out))
+    dw_ema_smooth (dw_pyramid_get_values (self->raw), n, self->smoothing, out);
+  dw_pyramid_append (self->smoothed, out, n);
+}
+
+void
+dw_plot_series_set_smoothing (DwPlotSeries *self, double smoothing)
+{
+  if (isnan (smoothing))
+    smoothing = 0;
+  smoothing = CLAMP (smoothing, 0.0, 0.999);
+  if (smoothing == self->smoothing && (smoothing == 0.0 || self->smoothed != NULL))
+    return;
+  self->smoothing = smoothing;
+  resmooth (self);
+}
+
+double
+dw_plot_series_get_smoothing (const DwPlotSeries *self)
+{
+  return self->smoothing;
+}
+
+static void
+truncate_at (DwPlotSeries *self, gsize length)
+{
+  g_array_set_size (self->steps, length);
+  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
+    g_array_set_size (self->x[i], length);
+  dw_pyramid_truncate (self->raw, length);
+}
+
+void
+dw_plot_series_add_restart (DwPlotSeries *self, gint64 step)
+{
+  for (guint i = 0; i < self->restarts->len; i++)
+    if (g_array_index (self->restarts, gint64, i) == step)
+      return;
+  g_array_append_val (self->restarts, step);
+}
+
+void
+dw_plot_series_append (DwPlotSeries *self, const gint64 *steps, const double *wall_times,
+                       const double *values, gsize n)
+{
+  gsize old_len;
+  gboolean truncated = FALSE;
+
+  if (n == 0)
+    return;
+  /* A restart rewrites steps: drop what it replaces (TensorBoard's newest-write-wins). */
+  if (self->steps->len > 0 && steps[0] <= g_array_index (self->steps, gint64, self->steps->len - 1))
+    {
+      gsize keep = 0, hi = self->steps->len;
+      while (keep < hi)
+        {
+          gsize mid = keep + (hi - keep) / 2;
+          if (g_array_index (self->steps, gint64, mid) < steps[0])
+            keep = mid + 1;
+          else
+            hi = mid;
+        }
+      truncate_at (self, keep);
+      dw_plot_series_add_restart (self, steps[0]);
+      truncated = TRUE;
+    }
+  old_len = self->steps->len;
+  for (gsize i = 0; i < n; i++)
+    {
+      double prev_wall
+        = old_len + i > 0 ? g_array_index (self->x[DW_X_WALL], double, old_len + i - 1) : NAN;
+      double w = wall_times != NULL ? wall_times[i] : NAN;
+      double sx = (double)steps[i];
+      double rel;
+
+      if (isfinite (w))
+        {
+          if (!self->has_wall)
+            self->first_wall = w;
+          self->has_wall = TRUE;
+        }
+      /* Keep x non-decreasing: carry the last known time over gaps and clock steps back. */
+      if (!isfinite (w) || (isfinite (prev_wall) && w < prev_wall))
+        w = prev_wall;
+      rel = isfinite (w) ? w - self->first_wall : NAN;
+      g_array_append_val (self->steps, steps[i]);
+      g_array_append_val (self->x[DW_X_STEP], sx);
+      g_array_append_val (self->x[DW_X_WALL], w);
+      g_array_append_val (self->x[DW_X_RELATIVE], rel);
+    }
+  dw_pyramid_append (self->raw, values, n);
+
+  if (self->smoothing > 0.0)
+    {
+      if (truncated)
+        resmooth (self);
+      else
+        {
+          g_autofree double *out = g_new (double, n);
+          if (dw_ema_append (&self->ema, values, n, out))
+            dw_pyramid_append (self->smoothed, out, n);
+          else
+            resmooth (self);
+        }
+    }
+}
+
+gsize
+dw_plot_series_get_length (const DwPlotSeries *self)
+{
+  return self->steps->len;
+}
+
+const gint64 *
+dw_plot_series_get_steps (const DwPlotSeries *self)
+{
+  return (const gint64 *)(gpointer)self->steps->data;
+}
+
+gboolean
+dw_plot_series_has_wall_time (const DwPlotSeries *self)
+{
+  return self->has_wall;
+}
+
+const double *
+dw_plot_series_get_x (const DwPlotSeries *self, DwXMode mode)
+{
+  /* Without wall times every mode falls back to steps, so a chart never loses its x axis. */
+  if (!self->has_wall)
+    mode = DW_X_STEP;
+  return (const double *)(gpointer)self->x[mode]->data;
+}
+
+const DwPyramid *
+dw_plot_series_get_raw (const DwPlotSeries *self)
+{
+  return self->raw;
+}
+
+const DwPyramid *
+dw_plot_series_get_smoothed (const DwPlotSeries *self)
+{
+  return self->smoothed != NULL ? self->smoothed : self->raw;
+}
+
+const gint64 *
+dw_plot_series_get_restarts (const DwPlotSeries *self, gsize *n_restarts)
+{
+  *n_restarts = self->restarts->len;
+  return (const gint64 *)(gpointer)self->restarts->data;
+}
+
+gsize
+dw_plot_series_get_memory (const DwPlotSeries *self)
+{
+  gsize bytes = sizeof *self + self->steps->len * (sizeof (gint64) + 3 * sizeof (double));
+
+  bytes += dw_pyramid_get_memory (self->raw);
+  if (self->smoothed != NULL)
+    bytes += dw_pyramid_get_memory (self->smoothed);
+  return bytes;
+}
+
+gssize
+dw_plot_series_nearest (const DwPlotSeries *self, DwXMode mode, double x)
+{
+  gsize n = self->steps->len;
+  const double *xs = dw_plot_series_get_x (self, mode);
+  gsize i;
+
+  if (n == 0)
+    return -1;
+  i = dw_lower_bound (xs, n, x);
+  if (i == n)
+    return n - 1;
+  if (i > 0 && x - xs[i - 1] <= xs[i] - x)
+    {
+      /* Several points can share an x (wall time carried over): take the first of them. */
+      i = dw_lower_bound (xs, n, xs[i - 1]);
+    }
+  return i;
+}
+
+double
+dw_plot_series_x_of_step (const DwPlotSeries *self, DwXMode mode, gint64 step)
+{
+  gssize i = dw_plot_series_nearest (self, DW_X_STEP, (double)step);
+
+  if (i < 0)
+    return NAN;
+  return dw_plot_series_get_x (self, mode)[i];
+}
