@@ -96,6 +96,11 @@ dw_cli_metrics (int argc, char **argv)
       dw_cli_error ("metrics", "%s", error->message);
       return 1;
     }
+  if (batch->flags & DW_BATCH_LOSSY_LOGPROBS)
+    dw_cli_error ("metrics",
+                  _ ("%s: log-probs are stored as %s: thresholds decided on rounded values may "
+                     "differ from the trainer's float32"),
+                  argv[1], dw_dtype_name (batch->source_lp_dtype));
   DwCorrectionResult res;
   DwCorrectionError cerr;
   gboolean ok = dw_correction_run (batch, &config, &res, &cerr);

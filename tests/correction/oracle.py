@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Independent oracle for test-correction's randomized cross-check (tests only).
 
-Reads a raw batch (written by test-correction.c write_raw) and a JSON config, runs shared/reference/spec_ref.py
+Reads an .npz batch or a raw batch (written by test-correction.c write_raw) and a JSON config, runs shared/reference/spec_ref.py
 (numpy restatement of the spec) and prints {"error": type|null, "metrics": {...},
 "mask": [...flat...], "weights": [...flat...]|null} with non-finite numbers as strings.
 """
@@ -38,7 +38,11 @@ def enc(x):
 
 
 def main():
-    old, roll, m = load_raw(sys.argv[1])
+    if sys.argv[1].endswith(".npz"):
+        d = np.load(sys.argv[1])
+        old, roll, m = d["old_log_prob"], d["rollout_log_prob"], d["response_mask"]
+    else:
+        old, roll, m = load_raw(sys.argv[1])
     gen = sys.argv[2]
     cfg = json.loads(sys.argv[3])
     out = {"error": None, "metrics": {}, "mask": None, "weights": None}

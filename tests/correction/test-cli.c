@@ -85,6 +85,85 @@ test_unreadable_input (void)
   g_assert_nonnull (strstr (err, "/nonexistent/dir/step_1.npz"));
 }
 
+static JsonNode *
+parse_member (JsonParser *p, const char *text, const char *member)
+{
+  g_assert_true (json_parser_load_from_data (p, text, -1, NULL));
+  return json_object_get_member (json_node_get_object (json_parser_get_root (p)), member);
+}
+
+/* The sample batches of ../shared/samples/batch in every format: metrics equal the numpy oracle
+ * (shared/reference/spec_ref.py) on the npz; BF16 log-probs are flagged as lossy; a lone .npy
+ * whose sibling tensors are missing is an input error naming the file. */
+static void
+test_metrics_samples (void)
+{
+  const char *cfg = "{\"rollout_is\": \"token\", \"rollout_is_threshold\": 2.0, "
+                    "\"rollout_rs\": \"seq_mean_k3\", \"rollout_rs_threshold\": 0.01}";
+  g_autofree char *dir = g_build_filename (g_getenv ("DW_SHARED_DIR"), "samples", "batch", NULL);
+  g_autofree char *npz = g_build_filename (dir, "step_000001.npz", NULL);
+  g_autofree char *oracle = g_test_build_filename (G_TEST_DIST, "correction", "oracle.py", NULL);
+  const char *py
+    = g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE) ? "/usr/bin/python3" : "python3";
+  char *oargv[] = { (char *)py, oracle, npz, (char *)"verl", (char *)cfg, NULL };
+  g_autofree char *oout = NULL;
+  int status = 0;
+  g_assert_true (
+    g_spawn_sync (NULL, oargv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &oout, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) op = json_parser_new ();
+  JsonObject *expected = json_node_get_object (parse_member (op, oout, "metrics"));
+  g_assert_cmpuint (json_object_get_size (expected), >, 20);
+
+  const char *exact[] = { "step_000001.npz", "step_000001.safetensors", "step_000001.jsonl" };
+  for (gsize f = 0; f < G_N_ELEMENTS (exact); f++)
+    {
+      g_autofree char *path = g_build_filename (dir, exact[f], NULL);
+      g_autofree char *out = NULL, *err = NULL;
+      const char *a[] = { "metrics", path, "--config", cfg, NULL };
+      g_assert_cmpint (run_cli (a, &out, &err), ==, 0);
+      g_autoptr (JsonParser) p = json_parser_new ();
+      JsonObject *got = json_node_get_object (parse_member (p, out, "metrics"));
+      g_assert_cmpuint (json_object_get_size (got), ==, json_object_get_size (expected));
+      g_autoptr (GList) keys = json_object_get_members (expected);
+      for (GList *k = keys; k; k = k->next)
+        {
+          JsonNode *e = json_object_get_member (expected, k->data);
+          JsonNode *g = json_object_get_member (got, k->data);
+          g_assert_nonnull (g);
+          if (json_node_get_value_type (e) == G_TYPE_STRING)
+            {
+              g_assert_cmpstr (json_node_get_string (g), ==, json_node_get_string (e));
+              continue;
+            }
+          double ev = json_node_get_double (e), gv = json_node_get_double (g);
+          if (g_str_has_suffix (k->data, "_std")) /* compared as variances (spec §9.1) */
+            g_assert_cmpfloat (fabs (ev * ev - gv * gv), <=, 1.6e-5 + 2e-5 * ev * ev);
+          else
+            g_assert_cmpfloat (fabs (ev - gv), <=, 2e-6 + 2e-5 * fabs (ev));
+        }
+      g_assert_cmpstr (err, ==, "");
+    }
+
+  g_autofree char *bf16 = g_build_filename (dir, "step_000001_bf16.safetensors", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a[] = { "metrics", bf16, "--config", cfg, NULL };
+  g_assert_cmpint (run_cli (a, &out, &err), ==, 0);
+  g_assert_nonnull (strstr (err, bf16));
+  g_assert_nonnull (strstr (err, "bfloat16"));
+  g_autoptr (JsonParser) p = json_parser_new ();
+  JsonObject *got = json_node_get_object (parse_member (p, out, "metrics"));
+  g_assert_cmpuint (json_object_get_size (got), ==, json_object_get_size (expected));
+
+  g_autofree char *npy = g_build_filename (dir, "step_000001.old_log_prob.npy", NULL);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  const char *b[] = { "metrics", npy, "--config", cfg, NULL };
+  g_assert_cmpint (run_cli (b, &out, &err), ==, 1);
+  g_assert_nonnull (strstr (err, npy));
+  g_assert_nonnull (strstr (err, "rollout_log_prob"));
+}
+
 /* a truncated batch file: exit 1 and an error naming the file */
 static void
 test_truncated_input (void)
@@ -163,6 +242,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/usage-errors", test_usage_errors);
   g_test_add_func ("/cli/unreadable-input", test_unreadable_input);
   g_test_add_func ("/cli/truncated-input", test_truncated_input);
+  g_test_add_func ("/cli/metrics-samples", test_metrics_samples);
   g_test_add_func ("/cli/metrics-golden", test_metrics_golden);
   g_test_add_func ("/cli/config-error-json", test_config_error_json);
   return g_test_run ();
