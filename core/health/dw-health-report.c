@@ -1,0 +1,105 @@
+/* dw-health-report.c — JSON and text renderings of health events (`check`, `watch`, the GUI)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "config.h"
+
+#include "dw-health.h"
+
+#include <glib/gi18n-lib.h>
+#include <math.h>
+
+#include "dw-config-json.h"
+
+void
+dw_health_append_event_json (GString *out, const DwHealthEvent *e)
+{
+  g_string_append (out, "{\"rule_id\": ");
+  dw_json_append_string (out, e->rule_id);
+  g_string_append (out, ", \"severity\": ");
+  dw_json_append_string (out, dw_health_severity_name (e->severity));
+  g_string_append (out, ", \"metric\": ");
+  if (e->metric)
+    dw_json_append_string (out, e->metric);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ", \"tag\": ");
+  dw_json_append_string (out, e->tag ? e->tag : "");
+  g_string_append_printf (out,
+                          ", \"first_step\": %" G_GINT64_FORMAT ", \"last_step\": %" G_GINT64_FORMAT
+                          ", \"n_steps\": %" G_GINT64_FORMAT ", \"value\": ",
+                          e->first_step, e->last_step, e->n_steps);
+  dw_json_append_number (out, e->value);
+  g_string_append (out, ", \"threshold\": ");
+  if (isnan (e->threshold))
+    g_string_append (out, "null");
+  else
+    dw_json_append_number (out, e->threshold);
+  g_string_append (out, ", \"title\": ");
+  dw_json_append_string (out, e->title);
+  g_string_append (out, ", \"explanation\": ");
+  dw_json_append_string (out, e->explanation);
+  g_string_append (out, ", \"advice\": ");
+  dw_json_append_string (out, e->advice);
+  g_string_append_c (out, '}');
+}
+
+void
+dw_health_append_report_json (GString *out, GPtrArray *events)
+{
+  gboolean healthy = TRUE;
+  for (guint i = 0; i < events->len; i++)
+    if (((DwHealthEvent *)events->pdata[i])->severity >= DW_HEALTH_WARNING)
+      healthy = FALSE;
+  g_string_append_printf (out, "{\"healthy\": %s, \"events\": [", healthy ? "true" : "false");
+  for (guint i = 0; i < events->len; i++)
+    {
+      g_string_append (out, i ? ",\n  " : "\n  ");
+      dw_health_append_event_json (out, events->pdata[i]);
+    }
+  g_string_append (out, events->len ? "\n]}" : "]}");
+}
+
+static const char *
+severity_label (DwHealthSeverity s)
+{
+  switch (s)
+    {
+    case DW_HEALTH_CRITICAL:
+      return _ ("CRITICAL");
+    case DW_HEALTH_WARNING:
+      return _ ("WARNING");
+    default:
+      return _ ("INFO");
+    }
+}
+
+void
+dw_health_append_event_text (GString *out, const DwHealthEvent *e)
+{
+  char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (v, sizeof v, "%.6g", e->value);
+  g_string_append_printf (out, "%s  ", severity_label (e->severity));
+  if (e->first_step == e->last_step)
+    /* TRANSLATORS: health report line: step, rule title, rule id */
+    g_string_append_printf (out, _ ("step %" G_GINT64_FORMAT ": %s [%s]\n"), e->first_step,
+                            e->title, e->rule_id);
+  else
+    /* TRANSLATORS: health report line: first step, last step, rule title, rule id */
+    g_string_append_printf (out, _ ("steps %" G_GINT64_FORMAT "–%" G_GINT64_FORMAT ": %s [%s]\n"),
+                            e->first_step, e->last_step, e->title, e->rule_id);
+  if (isnan (e->threshold))
+    /* TRANSLATORS: logged tag, value */
+    g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, v);
+  else
+    {
+      g_ascii_formatd (t, sizeof t, "%.6g", e->threshold);
+      /* TRANSLATORS: logged tag, value, threshold, number of steps */
+      g_string_append_printf (
+        out, _ ("    %s = %s (threshold %s), fired on %" G_GINT64_FORMAT " step(s)\n"), e->tag, v,
+        t, e->n_steps);
+    }
+  g_string_append_printf (out, "    %s\n", e->explanation);
+  /* TRANSLATORS: prefix of the advice line of a health warning */
+  g_string_append_printf (out, _ ("    Try: %s\n"), e->advice);
+}

@@ -1,0 +1,589 @@
+/* dw-health-rules.c — the health rule table and its incremental evaluation
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Thresholds are the ones verl documents for its rollout-correction diagnostics; the advice follows
+ * from ../shared/docs/ROLLOUT_CORRECTION.md (what each metric measures and which knob changes it).
+ * No store here: everything works on (step, value) arrays.
+ */
+#include "config.h"
+
+#include "dw-health.h"
+
+#include <glib/gi18n-lib.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-canonical.h"
+
+#define DRIFT_NONE          \
+  {                         \
+    0, 0, 0, 0, 0, 0.0, 0.0 \
+  }
+
+/* Drift parameters: 20-point baseline, 10-point rolling median, 20-point Theil–Sen slope, three
+ * consecutive drifting points. */
+#define DRIFT(tr, factor, delta)     \
+  {                                  \
+    tr, 20, 10, 20, 3, factor, delta \
+  }
+
+static const DwHealthRule rules[] = {
+  { "first-nan", NULL, DW_HEALTH_RULE_NONFINITE, DW_HEALTH_CRITICAL, NAN, NAN, DRIFT_NONE,
+    N_ ("Non-finite value"),
+    N_ (
+      "The series produced NaN or infinity. In the mismatch metrics this means a log-ratio "
+      "overflowed (k3 KL is computed without the ±20 safety clamp and becomes +inf once a token's "
+      "log-ratio exceeds about 88) or the trainer's log-probabilities are already NaN; training "
+      "has usually collapsed at or just after this step."),
+    N_ ("Find the first step with a non-finite value and inspect that step's rollout batch "
+        "(driftwatch-cli metrics): look for tokens whose training and rollout log-probabilities "
+        "differ by tens of nats. Check the rollout engine and the trainer for precision problems "
+        "(bf16 logits, different kernels), lower the learning rate, and enable rejection sampling "
+        "(seq_max_k2 / seq_mean_k3) so that such tokens are masked before they reach the loss.") },
+  { "is-mean-range", "is_mean", DW_HEALTH_RULE_OUTSIDE, DW_HEALTH_WARNING, 0.5, 2.0, DRIFT_NONE,
+    N_ ("IS weight mean outside [0.5, 2]"),
+    N_ ("The mean importance weight π_train/π_rollout should stay close to 1. Outside [0.5, 2] "
+        "the rollout engine samples from a distribution that differs systematically from the one "
+        "the trainer optimises, and the correction itself becomes a large, noisy factor."),
+    N_ ("Check that the rollout engine and the trainer use the same sampling parameters "
+        "(temperature, top-p/top-k), the same weights (sync every step) and compatible precision; "
+        "compare training and rollout PPL. Keep truncated IS on (rollout_is_threshold 2.0) and "
+        "consider geometric rejection (seq_mean_k1) to drop the most shifted sequences.") },
+  { "ess-low", "ess", DW_HEALTH_RULE_BELOW, DW_HEALTH_WARNING, 0.3, NAN, DRIFT_NONE,
+    N_ ("Effective sample size below 0.3"),
+    N_ ("Fewer than 30% of the tokens effectively carry the gradient: a few sequences with very "
+        "large weights dominate, so the importance-sampling estimate has high variance."),
+    N_ (
+      "Lower rollout_is_threshold (for example 2.0 → 1.5), prefer token-level IS (sequence-level "
+      "weights multiply per-token ratios and explode with length), or add rejection sampling "
+      "(seq_mean_k1 or seq_mean_k3) so the outlying sequences are dropped instead of weighted.") },
+  { "veto-fraction-high", "veto_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.1,
+    DRIFT_NONE, N_ ("Veto fraction above 10%"),
+    N_ ("More than one sequence in ten contains a catastrophic token (a log-ratio below the veto "
+        "threshold) and is dropped entirely, so a large part of the batch is wasted."),
+    N_ (
+      "Inspect the vetoed sequences: tokens the trainer finds nearly impossible usually come from "
+      "a tokenizer or chat-template mismatch, numerics of the rollout engine, or stale weights. "
+      "Raising the veto threshold only hides the symptom; current verl replaces the veto by "
+      "seq_max_k2 / seq_max_k3 rejection.") },
+  { "rejection-fraction-high", "rs_seq_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
+    NAN, 0.1, DRIFT_NONE, N_ ("Rejected sequence fraction above 10%"),
+    N_ ("Rejection sampling drops more than 10% of the sequences. The bounds are tight for the "
+        "current mismatch, and the surviving batch may be biased (for example towards short "
+        "sequences)."),
+    N_ (
+      "Beware the length trap: sequence-sum bounds (seq_sum_k1) reject long sequences far more "
+      "often than geometric ones (seq_mean_k1, seq_mean_k3). Widen rollout_rs_threshold or switch "
+      "to a per-token-mean statistic, and look for the source of the growing mismatch.") },
+  { "masked-fraction-high", "rs_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.3,
+    DRIFT_NONE, N_ ("Masked token fraction above 30%"),
+    N_ ("More than 30% of the response tokens are masked out of the loss by rejection sampling; "
+        "the effective batch is much smaller than configured."),
+    N_ ("Loosen rollout_rs_threshold, or move from token-level to sequence-mean rejection so that "
+        "fewer tokens are lost; if the fraction keeps rising, the mismatch itself is growing — fix "
+        "its source rather than the threshold.") },
+  { "is-std-high", "is_std", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, DRIFT_NONE,
+    N_ ("IS weight std above 1"),
+    N_ ("The importance weights (clamped to [1/C, C]) spread by more than 1 around their mean: the "
+        "correction adds a lot of variance to the gradient."),
+    N_ ("Lower rollout_is_threshold, use token-level instead of sequence-level IS, or combine IS "
+        "with rejection sampling of the extreme sequences (seq_mean_k1 / seq_mean_k3).") },
+  { "kl-high", "kl", DW_HEALTH_RULE_ABS_ABOVE, DW_HEALTH_WARNING, NAN, 0.1, DRIFT_NONE,
+    N_ ("|KL| between rollout and training above 0.1"),
+    N_ (
+      "The mean log-ratio between the rollout and the training policy exceeds 0.1 nats per token: "
+      "the two engines no longer compute the same distribution."),
+    N_ ("Check weight synchronisation, sampling parameters and precision of the rollout engine; "
+        "use decoupled IS (decoupled_token_is / decoupled_seq_is) and, if the KL grows, rejection "
+        "sampling (decoupled_geo_rs, decoupled_k3_rs).") },
+  { "chi2-token-high", "chi2_token", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, DRIFT_NONE,
+    N_ ("χ² (token) above 1"),
+    N_ ("The second moment of the token importance ratio, E[ρ²] − 1, exceeds 1: token weights have "
+        "heavy tails and the per-token IS estimate has high variance."),
+    N_ ("Use truncated token-level IS with a smaller rollout_is_threshold, or reject tokens with "
+        "large k2/k3 (token_k2, token_k3, seq_max_k2).") },
+  { "catastrophic-fraction-high", "catastrophic_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
+    NAN, 0.01, DRIFT_NONE, N_ ("Catastrophic token fraction above 1%"),
+    N_ ("More than 1% of the tokens have a training probability far below their rollout "
+        "probability (below the veto threshold): the rollout engine samples tokens the trainer "
+        "considers nearly impossible."),
+    N_ ("Inspect those tokens in the step's batch: special tokens, tokenizer or chat-template "
+        "differences and low-precision logits are the usual causes. Keep the veto (or seq_max_k2 "
+        "rejection) on until the source is fixed.") },
+  { "k3-kl-drift", "k3_kl", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+    DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 5e-4), N_ ("K3 KL drifting upwards"),
+    N_ ("The rolling median of the K3 KL estimate has risen to several times its early-run "
+        "baseline and is still growing. A steadily growing mismatch between the rollout and the "
+        "training policy typically precedes a collapse."),
+    N_ (
+      "Act before the hard thresholds fire: check weight synchronisation and precision, enable or "
+      "tighten rejection sampling (decoupled_k3_rs with rollout_rs_threshold 0.01, or "
+      "decoupled_geo_rs), lower the learning rate, and watch ESS and the veto fraction.") },
+  { "ppl-ratio-drift", "ppl_ratio", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+    DRIFT (DW_HEALTH_DRIFT_ABS_LOG, 3.0, 0.01), N_ ("PPL ratio drifting away from 1"),
+    N_ ("The rolling median of |ln PPL ratio| (rollout against training perplexity) has moved to "
+        "several times its baseline and keeps moving: the two engines diverge more every step."),
+    N_ ("Compare training and rollout PPL to see which side moves; check sampling parameters and "
+        "weight synchronisation, and enable geometric rejection (seq_mean_k1) or k3 rejection "
+        "before the mismatch becomes a collapse.") },
+  { "log-ppl-drift", "log_ppl_abs_diff", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+    DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 0.01), N_ ("|log PPL difference| drifting upwards"),
+    N_ ("The rolling median of the per-sequence |log PPL difference| has risen to several times "
+        "its baseline and keeps growing."),
+    N_ (
+      "Check the rollout engine against the trainer (sampling parameters, weights, precision) and "
+      "enable sequence-mean rejection (seq_mean_k1 / seq_mean_k3) while investigating.") },
+};
+
+const DwHealthRule *
+dw_health_rules (guint *n_rules)
+{
+  if (n_rules)
+    *n_rules = G_N_ELEMENTS (rules);
+  return rules;
+}
+
+static gint
+rule_index (const char *id)
+{
+  for (guint i = 0; id && i < G_N_ELEMENTS (rules); i++)
+    if (strcmp (rules[i].id, id) == 0)
+      return (gint)i;
+  return G_N_ELEMENTS (rules);
+}
+
+const DwHealthRule *
+dw_health_rule_lookup (const char *rule_id)
+{
+  gint i = rule_index (rule_id);
+  return i < (gint)G_N_ELEMENTS (rules) ? &rules[i] : NULL;
+}
+
+const char *
+dw_health_severity_name (DwHealthSeverity severity)
+{
+  switch (severity)
+    {
+    case DW_HEALTH_INFO:
+      return "info";
+    case DW_HEALTH_WARNING:
+      return "warning";
+    case DW_HEALTH_CRITICAL:
+      return "critical";
+    default:
+      return "unknown";
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* events                                                                                       */
+
+void
+dw_health_event_free (DwHealthEvent *event)
+{
+  if (event == NULL)
+    return;
+  g_free (event->rule_id);
+  g_free (event->metric);
+  g_free (event->tag);
+  g_free (event->title);
+  g_free (event->explanation);
+  g_free (event->advice);
+  g_free (event);
+}
+
+DwHealthEvent *
+dw_health_event_copy (const DwHealthEvent *event)
+{
+  DwHealthEvent *c = g_new (DwHealthEvent, 1);
+  *c = *event;
+  c->rule_id = g_strdup (event->rule_id);
+  c->metric = g_strdup (event->metric);
+  c->tag = g_strdup (event->tag);
+  c->title = g_strdup (event->title);
+  c->explanation = g_strdup (event->explanation);
+  c->advice = g_strdup (event->advice);
+  return c;
+}
+
+gint
+dw_health_event_compare (gconstpointer pa, gconstpointer pb)
+{
+  const DwHealthEvent *a = *(DwHealthEvent *const *)pa, *b = *(DwHealthEvent *const *)pb;
+  if (a->first_step != b->first_step)
+    return a->first_step < b->first_step ? -1 : 1;
+  if (a->severity != b->severity)
+    return a->severity > b->severity ? -1 : 1;
+  gint ra = rule_index (a->rule_id), rb = rule_index (b->rule_id);
+  if (ra != rb)
+    return ra < rb ? -1 : 1;
+  return g_strcmp0 (a->tag, b->tag);
+}
+
+static DwHealthEvent *
+event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step, double value,
+           double threshold)
+{
+  DwHealthEvent *e = g_new0 (DwHealthEvent, 1);
+  e->rule_id = g_strdup (rule->id);
+  e->severity = rule->severity;
+  e->metric = g_strdup (metric);
+  e->tag = g_strdup (tag);
+  e->first_step = e->last_step = step;
+  e->value = value;
+  e->threshold = threshold;
+  e->title = g_strdup (_ (rule->title));
+  e->explanation = g_strdup (_ (rule->explanation));
+  e->advice = g_strdup (_ (rule->advice));
+  e->n_steps = 1;
+  return e;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* robust statistics                                                                            */
+
+/* k-th smallest of a[0..n) (reorders a so that a[0..k) ≤ a[k] ≤ a(k..n); Hoare partition). */
+static double
+select_kth (double *a, gsize n, gsize k)
+{
+  gssize lo = 0, hi = (gssize)n - 1, kk = (gssize)k;
+  while (lo < hi)
+    {
+      double pivot = a[lo + (hi - lo) / 2];
+      gssize i = lo, j = hi;
+      while (i <= j)
+        {
+          while (a[i] < pivot)
+            i++;
+          while (a[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              double t = a[i];
+              a[i] = a[j];
+              a[j] = t;
+              i++;
+              j--;
+            }
+        }
+      if (kk <= j)
+        hi = j;
+      else if (kk >= i)
+        lo = i;
+      else
+        break;
+    }
+  return a[k];
+}
+
+/* Median of a[0..n) (reorders a; the mean of the two middle values for even n). */
+static double
+median_inplace (double *a, gsize n)
+{
+  double hi = select_kth (a, n, n / 2);
+  if (n % 2)
+    return hi;
+  double lo = a[0];
+  for (gsize i = 1; i < n / 2; i++)
+    lo = MAX (lo, a[i]);
+  return 0.5 * (lo + hi);
+}
+
+/* Theil–Sen slope: median over pairs i < j of (x_j − x_i) / (s_j − s_i). */
+static double
+theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
+{
+  gsize m = 0;
+  for (gsize i = 0; i < n; i++)
+    for (gsize j = i + 1; j < n; j++)
+      if (s[j] != s[i])
+        scratch[m++] = (x[j] - x[i]) / (double)(s[j] - s[i]);
+  return m ? median_inplace (scratch, m) : 0.0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* monitor                                                                                      */
+
+typedef struct
+{
+  const DwHealthRule *rule;
+  DwHealthEvent *event; /* owned; NULL until fired */
+  /* drift */
+  gboolean has_baseline;
+  double baseline;
+  double baseline_sigma; /* 1.4826 · MAD of the baseline points */
+  guint consecutive;
+  GArray *x;     /* double: baseline points, then a sliding buffer of recent points */
+  GArray *steps; /* gint64, parallel to x */
+} RuleState;
+
+typedef struct
+{
+  char *tag;
+  char *canonical;
+  gboolean has_last;
+  gint64 last_step;
+  guint n_rules;
+  RuleState *states;
+} SeriesState;
+
+struct _DwHealthMonitor
+{
+  GHashTable *series; /* tag → SeriesState* */
+  GPtrArray *order;   /* SeriesState*, creation order */
+  GArray *scratch;    /* double, for medians and slopes */
+};
+
+static void
+series_state_free (gpointer p)
+{
+  SeriesState *s = p;
+  for (guint i = 0; i < s->n_rules; i++)
+    {
+      dw_health_event_free (s->states[i].event);
+      if (s->states[i].x)
+        g_array_unref (s->states[i].x);
+      if (s->states[i].steps)
+        g_array_unref (s->states[i].steps);
+    }
+  g_free (s->states);
+  g_free (s->tag);
+  g_free (s->canonical);
+  g_free (s);
+}
+
+DwHealthMonitor *
+dw_health_monitor_new (void)
+{
+  DwHealthMonitor *m = g_new0 (DwHealthMonitor, 1);
+  m->series = g_hash_table_new (g_str_hash, g_str_equal);
+  m->order = g_ptr_array_new_with_free_func (series_state_free);
+  m->scratch = g_array_new (FALSE, FALSE, sizeof (double));
+  return m;
+}
+
+void
+dw_health_monitor_free (DwHealthMonitor *monitor)
+{
+  if (monitor == NULL)
+    return;
+  g_hash_table_unref (monitor->series);
+  g_ptr_array_unref (monitor->order);
+  g_array_unref (monitor->scratch);
+  g_free (monitor);
+}
+
+static SeriesState *
+series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
+{
+  SeriesState *s = g_hash_table_lookup (m->series, tag);
+  if (s)
+    return s;
+  s = g_new0 (SeriesState, 1);
+  s->tag = g_strdup (tag);
+  s->canonical = g_strdup (canonical);
+  s->states = g_new0 (RuleState, G_N_ELEMENTS (rules));
+  for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
+    {
+      const DwHealthRule *r = &rules[i];
+      gboolean applies = r->metric ? g_strcmp0 (r->metric, canonical) == 0 : canonical != NULL;
+      if (!applies)
+        continue;
+      RuleState *st = &s->states[s->n_rules++];
+      st->rule = r;
+      if (r->kind == DW_HEALTH_RULE_DRIFT)
+        {
+          st->x = g_array_new (FALSE, FALSE, sizeof (double));
+          st->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
+        }
+    }
+  g_hash_table_insert (m->series, s->tag, s);
+  g_ptr_array_add (m->order, s);
+  return s;
+}
+
+static double *
+scratch (DwHealthMonitor *m, gsize n)
+{
+  if (m->scratch->len < n)
+    g_array_set_size (m->scratch, n);
+  return (double *)m->scratch->data;
+}
+
+static double
+drift_transform (DwHealthDriftTransform t, double v)
+{
+  switch (t)
+    {
+    case DW_HEALTH_DRIFT_ABS:
+      return fabs (v);
+    case DW_HEALTH_DRIFT_ABS_LOG:
+      return v > 0 ? fabs (log (v)) : NAN;
+    default:
+      return v;
+    }
+}
+
+/* Returns TRUE when the point fires (fills *value / *threshold). */
+static gboolean
+eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
+            double *threshold)
+{
+  const DwHealthDriftParams *p = &st->rule->drift;
+  double x = drift_transform (p->transform, v);
+  if (!isfinite (x))
+    return FALSE; /* skipped: neither drifting nor breaking the confirmation run */
+  g_array_append_val (st->x, x);
+  g_array_append_val (st->steps, step);
+  if (!st->has_baseline)
+    {
+      if (st->x->len == p->baseline_points)
+        {
+          double *a = scratch (m, st->x->len);
+          memcpy (a, st->x->data, st->x->len * sizeof (double));
+          st->baseline = median_inplace (a, st->x->len);
+          for (guint i = 0; i < st->x->len; i++)
+            a[i] = fabs (g_array_index (st->x, double, i) - st->baseline);
+          st->baseline_sigma = 1.4826 * median_inplace (a, st->x->len);
+          st->has_baseline = TRUE;
+        }
+      return FALSE;
+    }
+  /* keep a sliding buffer of the points the windows need */
+  guint keep = MAX (p->window, p->slope_window);
+  if (st->x->len > 4 * keep)
+    {
+      g_array_remove_range (st->x, 0, st->x->len - keep);
+      g_array_remove_range (st->steps, 0, st->steps->len - keep);
+    }
+  const double *xs = (const double *)st->x->data;
+  const gint64 *ss = (const gint64 *)st->steps->data;
+  guint len = st->x->len;
+  guint w = MIN (p->window, len);
+  double *a = scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
+  memcpy (a, xs + len - w, w * sizeof (double));
+  double med = median_inplace (a, w);
+  double bound = MAX (st->baseline * p->factor, st->baseline + p->min_delta);
+  bound = MAX (bound, st->baseline + 3.0 * st->baseline_sigma);
+  gboolean drifting = FALSE;
+  if (med > bound)
+    {
+      guint sw = MIN (p->slope_window, len);
+      drifting = theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
+    }
+  if (!drifting)
+    {
+      st->consecutive = 0;
+      return FALSE;
+    }
+  st->consecutive++;
+  if (st->event == NULL && st->consecutive < p->confirm)
+    return FALSE;
+  *value = med;
+  *threshold = bound;
+  return TRUE;
+}
+
+static gboolean
+eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
+           double *threshold)
+{
+  const DwHealthRule *r = st->rule;
+  *value = v;
+  *threshold = NAN;
+  if (r->kind == DW_HEALTH_RULE_NONFINITE)
+    return !isfinite (v);
+  if (!isfinite (v))
+    return FALSE; /* reported by first-nan; the bounds compare finite values only */
+  switch (r->kind)
+    {
+    case DW_HEALTH_RULE_ABOVE:
+      *threshold = r->hi;
+      return v > r->hi;
+    case DW_HEALTH_RULE_BELOW:
+      *threshold = r->lo;
+      return v < r->lo;
+    case DW_HEALTH_RULE_OUTSIDE:
+      *threshold = v < r->lo ? r->lo : r->hi;
+      return v < r->lo || v > r->hi;
+    case DW_HEALTH_RULE_ABS_ABOVE:
+      *threshold = r->hi;
+      return fabs (v) > r->hi;
+    case DW_HEALTH_RULE_DRIFT:
+      return eval_drift (m, st, step, v, value, threshold);
+    default:
+      return FALSE;
+    }
+}
+
+GPtrArray *
+dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const char *tag,
+                        const gint64 *steps, const double *values, gsize n)
+{
+  g_return_val_if_fail (monitor != NULL && tag != NULL, NULL);
+  if (canonical == NULL)
+    canonical = dw_canonical_for_tag (tag);
+  SeriesState *s = series_state (monitor, canonical, tag);
+  g_autoptr (GPtrArray) fired = g_ptr_array_new ();
+  for (gsize i = 0; i < n; i++)
+    {
+      if (s->has_last && steps[i] <= s->last_step)
+        continue;
+      s->has_last = TRUE;
+      s->last_step = steps[i];
+      for (guint k = 0; k < s->n_rules; k++)
+        {
+          RuleState *st = &s->states[k];
+          double value, threshold;
+          if (!eval_rule (monitor, st, steps[i], values[i], &value, &threshold))
+            continue;
+          if (st->event)
+            {
+              st->event->last_step = steps[i];
+              st->event->n_steps++;
+            }
+          else
+            {
+              st->event = event_new (st->rule, canonical, tag, steps[i], value, threshold);
+              g_ptr_array_add (fired, st->event);
+            }
+        }
+    }
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  for (guint i = 0; i < fired->len; i++)
+    g_ptr_array_add (out, dw_health_event_copy (fired->pdata[i]));
+  g_ptr_array_sort (out, dw_health_event_compare);
+  return out;
+}
+
+GPtrArray *
+dw_health_monitor_get_events (DwHealthMonitor *monitor)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  for (guint i = 0; i < monitor->order->len; i++)
+    {
+      SeriesState *s = monitor->order->pdata[i];
+      for (guint k = 0; k < s->n_rules; k++)
+        if (s->states[k].event)
+          g_ptr_array_add (out, dw_health_event_copy (s->states[k].event));
+    }
+  g_ptr_array_sort (out, dw_health_event_compare);
+  return out;
+}
+
+gint64
+dw_health_monitor_last_step (DwHealthMonitor *monitor, const char *tag)
+{
+  SeriesState *s = g_hash_table_lookup (monitor->series, tag);
+  return s && s->has_last ? s->last_step : G_MININT64;
+}
+
+GPtrArray *
+dw_health_check_series (const char *canonical, const gint64 *steps, const double *values, gsize n)
+{
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  const char *tag = canonical ? canonical : "series";
+  g_ptr_array_unref (dw_health_monitor_feed (m, canonical, tag, steps, values, n));
+  return dw_health_monitor_get_events (m);
+}

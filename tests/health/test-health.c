@@ -1,0 +1,444 @@
+/* test-health.c — health rules on constructed series: exact firing steps, no false positives
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-health.h"
+
+static GPtrArray *
+check (const char *canonical, const double *v, gsize n)
+{
+  g_autofree gint64 *steps = g_new (gint64, n);
+  for (gsize i = 0; i < n; i++)
+    steps[i] = (gint64)i;
+  return dw_health_check_series (canonical, steps, v, n);
+}
+
+static const DwHealthEvent *
+find_event (GPtrArray *events, const char *rule_id)
+{
+  const DwHealthEvent *found = NULL;
+  for (guint i = 0; i < events->len; i++)
+    {
+      const DwHealthEvent *e = events->pdata[i];
+      if (strcmp (e->rule_id, rule_id) == 0)
+        {
+          g_assert_null (found); /* one event per rule and series */
+          found = e;
+        }
+    }
+  return found;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* documented thresholds: the bound itself does not fire, the first value past it does */
+
+typedef struct
+{
+  const char *canonical;
+  const char *rule_id;
+  double ok;        /* exactly on the bound: must not fire */
+  double bad;       /* just past the bound */
+  double threshold; /* expected threshold reported */
+} ThresholdCase;
+
+static const ThresholdCase threshold_cases[] = {
+  { "is_mean", "is-mean-range", 2.0, 2.0001, 2.0 },
+  { "is_mean", "is-mean-range", 0.5, 0.4999, 0.5 },
+  { "ess", "ess-low", 0.3, 0.2999, 0.3 },
+  { "veto_fraction", "veto-fraction-high", 0.1, 0.1001, 0.1 },
+  { "rs_seq_masked_fraction", "rejection-fraction-high", 0.1, 0.125, 0.1 },
+  { "is_std", "is-std-high", 1.0, 1.01, 1.0 },
+  { "kl", "kl-high", 0.1, 0.1001, 0.1 },
+  { "kl", "kl-high", -0.1, -0.1001, 0.1 },
+  { "chi2_token", "chi2-token-high", 1.0, 1.5, 1.0 },
+  { "catastrophic_fraction", "catastrophic-fraction-high", 0.01, 0.0101, 0.01 },
+  { "rs_masked_fraction", "masked-fraction-high", 0.3, 0.31, 0.3 },
+};
+
+static void
+test_thresholds (void)
+{
+  for (gsize c = 0; c < G_N_ELEMENTS (threshold_cases); c++)
+    {
+      const ThresholdCase *tc = &threshold_cases[c];
+      /* steps 0..29 on the bound, bad at 12 and 20, back on the bound in between */
+      double v[30];
+      for (int i = 0; i < 30; i++)
+        v[i] = tc->ok;
+      v[12] = v[20] = tc->bad;
+      g_autoptr (GPtrArray) ev = check (tc->canonical, v, 30);
+      g_assert_cmpuint (ev->len, ==, 1);
+      const DwHealthEvent *e = find_event (ev, tc->rule_id);
+      g_assert_nonnull (e);
+      g_assert_cmpstr (e->metric, ==, tc->canonical);
+      g_assert_cmpint (e->severity, ==, DW_HEALTH_WARNING);
+      g_assert_cmpint (e->first_step, ==, 12);
+      g_assert_cmpint (e->last_step, ==, 20);
+      g_assert_cmpint (e->n_steps, ==, 2);
+      g_assert_cmpfloat (e->value, ==, tc->bad);
+      g_assert_cmpfloat (e->threshold, ==, tc->threshold);
+      g_assert_true (e->title[0] && e->explanation[0] && e->advice[0]);
+
+      /* only on the bound: nothing */
+      g_autoptr (GPtrArray) none = check (tc->canonical, v, 12);
+      g_assert_cmpuint (none->len, ==, 0);
+    }
+}
+
+static void
+test_first_nan (void)
+{
+  double v[20];
+  for (int i = 0; i < 20; i++)
+    v[i] = 1.0;
+  v[7] = NAN;
+  v[9] = INFINITY;
+  v[15] = -INFINITY;
+  g_autoptr (GPtrArray) ev = check ("is_mean", v, 20);
+  g_assert_cmpuint (ev->len, ==, 1);
+  const DwHealthEvent *e = find_event (ev, "first-nan");
+  g_assert_nonnull (e);
+  g_assert_cmpint (e->severity, ==, DW_HEALTH_CRITICAL);
+  g_assert_cmpint (e->first_step, ==, 7);
+  g_assert_cmpint (e->last_step, ==, 15);
+  g_assert_cmpint (e->n_steps, ==, 3);
+  g_assert_true (isnan (e->value));
+  g_assert_true (isnan (e->threshold));
+
+  /* a tag that is no canonical metric has no rules at all */
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  gint64 steps[20];
+  for (int i = 0; i < 20; i++)
+    steps[i] = i;
+  g_autoptr (GPtrArray) fired = dw_health_monitor_feed (m, NULL, "custom/thing", steps, v, 20);
+  g_assert_cmpuint (fired->len, ==, 0);
+  /* a logged verl key is mapped to its canonical id */
+  g_autoptr (GPtrArray) fired2
+    = dw_health_monitor_feed (m, NULL, "rollout_corr/rollout_is_mean", steps, v, 20);
+  g_assert_cmpuint (fired2->len, ==, 1);
+  g_assert_cmpstr (((DwHealthEvent *)fired2->pdata[0])->metric, ==, "is_mean");
+  g_assert_cmpstr (((DwHealthEvent *)fired2->pdata[0])->tag, ==, "rollout_corr/rollout_is_mean");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* drift: a step change followed by growth */
+
+static void
+test_drift_exact (void)
+{
+  double v[160];
+  for (int i = 0; i < 160; i++)
+    v[i] = i < 100 ? 1e-3 : 1e-2 + 1e-3 * (i - 100);
+  g_autoptr (GPtrArray) ev = check ("k3_kl", v, 160);
+  g_assert_cmpuint (ev->len, ==, 1);
+  const DwHealthEvent *e = find_event (ev, "k3-kl-drift");
+  g_assert_nonnull (e);
+  /* Baseline = 1e-3, bound = max(3·1e-3, 1e-3 + 5e-4) = 3e-3.
+   * Step 104: the last 10 points are 5 × 1e-3 and 5 new ones, median 5.5e-3 > bound, but of the
+   * 190 pairwise slopes over the last 20 points 105 are 0 (old–old) and 85 positive, so the
+   * Theil–Sen median is 0: not drifting. Step 105: 91 zero and 99 positive slopes → drifting
+   * (1st), 106 (2nd), 107 (3rd) → fires at 107 with the median of steps 98..107:
+   * (1.2e-2 + 1.3e-2) / 2. The growth continues, so it keeps firing up to step 159. */
+  g_assert_cmpint (e->first_step, ==, 107);
+  g_assert_cmpfloat_with_epsilon (e->value, 1.25e-2, 1e-15);
+  g_assert_cmpfloat_with_epsilon (e->threshold, 3e-3, 1e-18);
+  g_assert_cmpint (e->last_step, ==, 159);
+  g_assert_cmpint (e->n_steps, ==, 159 - 107 + 1);
+
+  /* a plateau stops it: Theil–Sen slope 0 once 11 of the last 20 points are equal */
+  double p[160];
+  for (int i = 0; i < 160; i++)
+    p[i] = i < 100 ? 1e-3 : (i < 110 ? 1e-2 + 1e-3 * (i - 100) : 2e-2);
+  g_autoptr (GPtrArray) ev2 = check ("k3_kl", p, 160);
+  e = find_event (ev2, "k3-kl-drift");
+  g_assert_nonnull (e);
+  g_assert_cmpint (e->first_step, ==, 107);
+  /* at step s ≥ 110 the last 20 points hold s − 109 points equal to 2e-2 and 10 rising ones below
+   * it; pairs among the plateau give 0, pairs plateau–ramp and ramp–ramp are positive, old–x
+   * positive. Zero slopes: C(s−109, 2); the median (of 190) is 0 once C(k,2) ≥ 96, k = 15 → s =
+   * 124 is the first non-drifting step, so the last drifting one is 123. */
+  g_assert_cmpint (e->last_step, ==, 123);
+
+  /* a single spike, however large, never drifts */
+  double s[200];
+  for (int i = 0; i < 200; i++)
+    s[i] = 1e-3;
+  s[120] = 10.0;
+  g_autoptr (GPtrArray) ev3 = check ("k3_kl", s, 200);
+  g_assert_cmpuint (ev3->len, ==, 0);
+
+  /* the PPL ratio drifts in |ln r|: 1.001 → growing 1.05, 1.06, … below 1 works the same */
+  double r[160];
+  for (int i = 0; i < 160; i++)
+    r[i] = i < 100 ? 1.001 : exp (-(0.05 + 0.01 * (i - 100)));
+  g_autoptr (GPtrArray) ev4 = check ("ppl_ratio", r, 160);
+  e = find_event (ev4, "ppl-ratio-drift");
+  g_assert_nonnull (e);
+  g_assert_cmpint (e->first_step, ==, 107);
+  g_assert_cmpfloat_with_epsilon (e->value, (0.07 + 0.08) / 2, 1e-12);
+  g_assert_cmpfloat_with_epsilon (e->threshold, fabs (log (1.001)) + 0.01, 1e-12);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* noisy series */
+
+static double
+normal (GRand *r)
+{
+  double u1 = g_rand_double_range (r, 1e-12, 1.0), u2 = g_rand_double (r);
+  return sqrt (-2 * log (u1)) * cos (2 * G_PI * u2);
+}
+
+typedef struct
+{
+  const char *canonical;
+  double (*gen) (GRand *r, int i, gboolean collapse);
+} NoisyMetric;
+
+#define COLLAPSE_AT 300
+
+static double
+growth (int i, gboolean collapse)
+{
+  return collapse && i >= COLLAPSE_AT ? exp (0.05 * (i - COLLAPSE_AT)) : 1.0;
+}
+
+static double
+gen_k3 (GRand *r, int i, gboolean collapse)
+{
+  double spike = g_rand_double (r) < 0.01 ? 20.0 : 1.0; /* 1% isolated 20× spikes */
+  return 1e-3 * exp (0.5 * normal (r)) * spike * growth (i, collapse);
+}
+
+static double
+gen_ppl_ratio (GRand *r, int i, gboolean collapse)
+{
+  /* a systematic shift of the log-ratio growing with the collapse, plus 1% noise */
+  return exp (0.01 * (growth (i, collapse) - 1) + 0.01 * normal (r));
+}
+
+static double
+gen_log_ppl (GRand *r, int i, gboolean collapse)
+{
+  return 0.02 * exp (0.3 * normal (r)) * growth (i, collapse);
+}
+
+static double
+gen_ess (GRand *r, int i, gboolean collapse)
+{
+  return CLAMP (0.85 + 0.04 * normal (r), 0.0, 1.0);
+}
+
+static double
+gen_is_mean (GRand *r, int i, gboolean collapse)
+{
+  return 1.0 + 0.05 * normal (r);
+}
+
+static double
+gen_kl (GRand *r, int i, gboolean collapse)
+{
+  return 0.002 * normal (r);
+}
+
+static const NoisyMetric noisy[] = {
+  { "k3_kl", gen_k3 }, { "ppl_ratio", gen_ppl_ratio }, { "log_ppl_abs_diff", gen_log_ppl },
+  { "ess", gen_ess },  { "is_mean", gen_is_mean },     { "kl", gen_kl },
+};
+
+static void
+make_series (guint32 seed, const NoisyMetric *m, gboolean collapse, int n, gint64 *steps, double *v)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (seed);
+  for (int i = 0; i < n; i++)
+    {
+      steps[i] = i;
+      v[i] = m->gen (r, i, collapse);
+    }
+}
+
+static void
+test_healthy_noisy (void)
+{
+  const int n = 2000;
+  g_autofree gint64 *steps = g_new (gint64, n);
+  g_autofree double *v = g_new (double, n);
+  for (guint32 seed = 1; seed <= 25; seed++)
+    for (gsize k = 0; k < G_N_ELEMENTS (noisy); k++)
+      {
+        make_series (seed, &noisy[k], FALSE, n, steps, v);
+        g_autoptr (GPtrArray) ev = dw_health_check_series (noisy[k].canonical, steps, v, n);
+        if (ev->len)
+          g_error ("seed %u %s: %s fired at step %" G_GINT64_FORMAT, seed, noisy[k].canonical,
+                   ((DwHealthEvent *)ev->pdata[0])->rule_id,
+                   ((DwHealthEvent *)ev->pdata[0])->first_step);
+      }
+}
+
+static void
+test_noisy_collapse (void)
+{
+  const int n = 500;
+  gint64 steps[500];
+  double v[500];
+  const char *drift_rule[] = { "k3-kl-drift", "ppl-ratio-drift", "log-ppl-drift" };
+  for (guint32 seed = 1; seed <= 25; seed++)
+    for (gsize k = 0; k < 3; k++)
+      {
+        make_series (seed, &noisy[k], TRUE, n, steps, v);
+        g_autoptr (GPtrArray) ev = dw_health_check_series (noisy[k].canonical, steps, v, n);
+        const DwHealthEvent *e = find_event (ev, drift_rule[k]);
+        g_assert_nonnull (e);
+        g_test_message ("seed %u %s fires at %" G_GINT64_FORMAT, seed, noisy[k].canonical,
+                        e->first_step);
+        /* growth e^{0.05 t}: ×3 after 22 steps; the median window and confirmation add ≤ 10 */
+        g_assert_cmpint (e->first_step, >=, COLLAPSE_AT);
+        g_assert_cmpint (e->first_step, <=, COLLAPSE_AT + 40);
+        /* and it is the first warning of the series (before any hard threshold) */
+        g_assert_true (ev->pdata[0] == e);
+      }
+}
+
+/* feeding in chunks gives the same events as one pass; repeated points are ignored */
+static void
+test_incremental (void)
+{
+  const int n = 500;
+  gint64 steps[500];
+  double v[500];
+  make_series (7, &noisy[0], TRUE, n, steps, v);
+  v[450] = INFINITY;
+  g_autoptr (GPtrArray) once = dw_health_check_series ("k3_kl", steps, v, n);
+  g_assert_cmpuint (once->len, ==, 2);
+
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  g_autoptr (GRand) r = g_rand_new_with_seed (3);
+  g_autoptr (GPtrArray) fired_all
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  int i = 0;
+  while (i < n)
+    {
+      int chunk = g_rand_int_range (r, 1, 38);
+      chunk = MIN (chunk, n - i);
+      /* overlap: re-send up to 5 already-fed points (a restart re-logging steps) */
+      int back = MIN (i, g_rand_int_range (r, 0, 6));
+      g_autoptr (GPtrArray) fired = dw_health_monitor_feed (
+        m, "k3_kl", "rollout_corr/k3_kl", steps + i - back, v + i - back, chunk + back);
+      for (guint k = 0; k < fired->len; k++)
+        {
+          DwHealthEvent *e = fired->pdata[k];
+          g_assert_cmpint (e->first_step, >=, i);
+          g_assert_cmpint (e->first_step, <, i + chunk);
+          g_ptr_array_add (fired_all, dw_health_event_copy (e));
+        }
+      i += chunk;
+      g_assert_cmpint (dw_health_monitor_last_step (m, "rollout_corr/k3_kl"), ==, i - 1);
+    }
+  g_assert_cmpint (dw_health_monitor_last_step (m, "other"), ==, G_MININT64);
+  g_autoptr (GPtrArray) all = dw_health_monitor_get_events (m);
+  g_assert_cmpuint (all->len, ==, once->len);
+  g_assert_cmpuint (fired_all->len, ==, once->len);
+  for (guint k = 0; k < all->len; k++)
+    {
+      const DwHealthEvent *a = all->pdata[k], *b = once->pdata[k], *f = fired_all->pdata[k];
+      g_assert_cmpstr (a->rule_id, ==, b->rule_id);
+      g_assert_cmpstr (f->rule_id, ==, b->rule_id);
+      g_assert_cmpint (a->first_step, ==, b->first_step);
+      g_assert_cmpint (f->first_step, ==, b->first_step);
+      g_assert_cmpint (a->last_step, ==, b->last_step);
+      g_assert_cmpint (a->n_steps, ==, b->n_steps);
+      g_assert_cmpfloat (a->value, ==, b->value);
+    }
+  /* sorted by first step */
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[0])->rule_id, ==, "k3-kl-drift");
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[1])->rule_id, ==, "first-nan");
+  g_assert_cmpint (((DwHealthEvent *)all->pdata[1])->first_step, ==, 450);
+}
+
+/* same step: critical before warning */
+static void
+test_sort (void)
+{
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  gint64 s[3] = { 5, 6, 7 };
+  double ess[3] = { 0.9, 0.1, 0.9 }, mean[3] = { 1.0, NAN, 1.0 };
+  g_autoptr (GPtrArray) a = dw_health_monitor_feed (m, "ess", "ess", s, ess, 3);
+  g_autoptr (GPtrArray) b = dw_health_monitor_feed (m, "is_mean", "is_mean", s, mean, 3);
+  g_assert_cmpuint (a->len, ==, 1);
+  g_assert_cmpuint (b->len, ==, 1);
+  g_autoptr (GPtrArray) all = dw_health_monitor_get_events (m);
+  g_assert_cmpuint (all->len, ==, 2);
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[0])->rule_id, ==, "first-nan");
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[1])->rule_id, ==, "ess-low");
+}
+
+static void
+test_report_json (void)
+{
+  double v[3] = { 0.9, 0.2, 0.25 };
+  g_autoptr (GPtrArray) ev = check ("ess", v, 3);
+  g_autoptr (GString) out = g_string_new (NULL);
+  dw_health_append_report_json (out, ev);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (json_parser_load_from_data (p, out->str, -1, &error));
+  g_assert_no_error (error);
+  JsonObject *o = json_node_get_object (json_parser_get_root (p));
+  g_assert_false (json_object_get_boolean_member (o, "healthy"));
+  JsonArray *a = json_object_get_array_member (o, "events");
+  g_assert_cmpuint (json_array_get_length (a), ==, 1);
+  JsonObject *e = json_array_get_object_element (a, 0);
+  g_assert_cmpstr (json_object_get_string_member (e, "rule_id"), ==, "ess-low");
+  g_assert_cmpstr (json_object_get_string_member (e, "severity"), ==, "warning");
+  g_assert_cmpint (json_object_get_int_member (e, "first_step"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (e, "last_step"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (e, "n_steps"), ==, 2);
+  g_assert_cmpfloat (json_object_get_double_member (e, "value"), ==, 0.2);
+  g_assert_cmpfloat (json_object_get_double_member (e, "threshold"), ==, 0.3);
+
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  g_string_truncate (out, 0);
+  dw_health_append_report_json (out, none);
+  g_assert_cmpstr (out->str, ==, "{\"healthy\": true, \"events\": []}");
+
+  g_string_truncate (out, 0);
+  dw_health_append_event_text (out, ev->pdata[0]);
+  g_assert_true (g_str_has_prefix (out->str, "WARNING  steps 1–2: Effective sample size below 0.3 "
+                                             "[ess-low]\n    ess = 0.2 (threshold 0.3), fired on "
+                                             "2 step(s)\n"));
+}
+
+static void
+test_rule_table (void)
+{
+  guint n;
+  const DwHealthRule *r = dw_health_rules (&n);
+  g_assert_cmpuint (n, >=, 12);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (dw_health_rule_lookup (r[i].id) == &r[i]);
+      for (guint j = 0; j < i; j++)
+        g_assert_cmpstr (r[i].id, !=, r[j].id);
+    }
+  g_assert_null (dw_health_rule_lookup ("nope"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/health/thresholds", test_thresholds);
+  g_test_add_func ("/health/first-nan", test_first_nan);
+  g_test_add_func ("/health/drift-exact", test_drift_exact);
+  g_test_add_func ("/health/healthy-noisy", test_healthy_noisy);
+  g_test_add_func ("/health/noisy-collapse", test_noisy_collapse);
+  g_test_add_func ("/health/incremental", test_incremental);
+  g_test_add_func ("/health/sort", test_sort);
+  g_test_add_func ("/health/report-json", test_report_json);
+  g_test_add_func ("/health/rule-table", test_rule_table);
+  return g_test_run ();
+}
