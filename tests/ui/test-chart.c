@@ -1,0 +1,262 @@
+/* test-chart.c — the chart widget driven as a user would: hover, zoom, log scale, export
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "dw-chart-private.h"
+
+typedef struct
+{
+  GtkWidget *window;
+  DwChart *chart;
+  char *tmpdir;
+} Fixture;
+
+/* Runs the main loop until the chart has been laid out and drawn. */
+static void
+wait_frames (Fixture *fx, guint frames)
+{
+  for (guint f = 0; f < frames; f++)
+    {
+      gint64 until = g_get_monotonic_time () + 20 * 1000;
+      while (g_get_monotonic_time () < until)
+        g_main_context_iteration (NULL, FALSE);
+    }
+}
+
+static guint
+layer_draws (Fixture *fx, DwChartLayerKind kind)
+{
+  return dw_chart_layer_get_draw_count (DW_CHART_LAYER (_dw_chart_get_layer (fx->chart, kind)));
+}
+
+/* 1000 steps: a slow ramp, a spike of 50 at step 400, a NaN at 700, a restart at 800. */
+static void
+fill (DwChart *chart)
+{
+  GdkRGBA blue = { 0.2, 0.5, 0.9, 1 };
+  DwPlotSeries *s = dw_chart_add_series (chart, "run-a", "run a", &blue);
+  gint64 steps[1000];
+  double wall[1000], v[1000];
+  gint64 rsteps[50];
+  double rv[50];
+
+  for (guint i = 0; i < 1000; i++)
+    {
+      steps[i] = i;
+      wall[i] = 1.7e9 + 30.0 * i;
+      v[i] = 1.0 + i / 1000.0;
+    }
+  v[400] = 50;
+  v[700] = NAN;
+  dw_plot_series_append (s, steps, wall, v, 1000);
+  for (guint i = 0; i < 50; i++)
+    {
+      rsteps[i] = 800 + i;
+      rv[i] = 1.5;
+    }
+  dw_plot_series_append (s, rsteps, NULL, rv, 50);
+  dw_chart_data_changed (chart);
+}
+
+static void
+fixture_setup (Fixture *fx, gconstpointer data)
+{
+  fx->tmpdir = g_dir_make_tmp ("dw-test-chart-XXXXXX", NULL);
+  fx->window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (fx->window), 800, 400);
+  fx->chart = DW_CHART (dw_chart_new ());
+  dw_chart_set_title (fx->chart, "IS weight mean");
+  gtk_window_set_child (GTK_WINDOW (fx->window), GTK_WIDGET (fx->chart));
+  fill (fx->chart);
+  gtk_window_present (GTK_WINDOW (fx->window));
+  wait_frames (fx, 10);
+}
+
+static void
+fixture_teardown (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (GDir) dir = g_dir_open (fx->tmpdir, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree char *p = g_build_filename (fx->tmpdir, name, NULL);
+      g_unlink (p);
+    }
+  g_rmdir (fx->tmpdir);
+  g_free (fx->tmpdir);
+  gtk_window_destroy (GTK_WINDOW (fx->window));
+}
+
+static void
+test_draw_markers (Fixture *fx, gconstpointer data)
+{
+  guint nonfinite, clipped, restarts;
+  double y0, y1;
+
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (fx->chart)), ==, 800);
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), >=, 1);
+  dw_chart_get_marker_counts (fx->chart, &nonfinite, &clipped, &restarts);
+  /* The NaN at step 700 is before the restart at 800, so it stays. */
+  g_assert_cmpuint (nonfinite, ==, 1);
+  g_assert_cmpuint (restarts, ==, 1);
+  /* Outlier-ignoring bounds exclude the spike of 50; it is marked as clipped, not hidden. */
+  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
+  g_assert_cmpfloat (y1, <, 50);
+  g_assert_cmpuint (clipped, ==, 1);
+
+  dw_chart_set_ignore_outliers (fx->chart, FALSE);
+  wait_frames (fx, 3);
+  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
+  g_assert_cmpfloat (y1, >, 50);
+  dw_chart_get_marker_counts (fx->chart, &nonfinite, &clipped, &restarts);
+  g_assert_cmpuint (clipped, ==, 0);
+}
+
+static void
+test_hover_redraws_overlay_only (Fixture *fx, gconstpointer data)
+{
+  guint data_draws = layer_draws (fx, DW_CHART_LAYER_DATA);
+  guint overlay_draws = layer_draws (fx, DW_CHART_LAYER_OVERLAY);
+  g_autofree char *text = NULL;
+  double x0, x1;
+
+  /* The plot spans x = 0..849 over pixels 56..786: aim at step 400's column. */
+  dw_chart_get_view (fx->chart, &x0, &x1, NULL, NULL);
+  g_assert_cmpfloat (x0, ==, 0);
+  g_assert_cmpfloat (x1, ==, 849);
+  dw_chart_hover (fx->chart, 56 + (400.0 / 849) * (800 - 56 - 14), 100);
+  wait_frames (fx, 3);
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_OVERLAY), >, overlay_draws);
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), ==, data_draws);
+  text = dw_chart_dup_hover_text (fx->chart);
+  g_assert_cmpstr (text, ==, "run a: 50 at step 400");
+}
+
+static void
+test_log_scale_and_zoom (Fixture *fx, gconstpointer data)
+{
+  double x0, x1, y0, y1;
+  guint draws = layer_draws (fx, DW_CHART_LAYER_DATA);
+
+  dw_chart_set_log_y (fx->chart, TRUE);
+  wait_frames (fx, 3);
+  g_assert_true (dw_chart_get_log_y (fx->chart));
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), >, draws);
+  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
+  g_assert_cmpfloat (y0, >, 0);
+
+  /* Zoom to steps 100..200: the view follows, the y range fits the ramp there. */
+  dw_chart_zoom (fx->chart, 100, 200, NAN, NAN);
+  wait_frames (fx, 3);
+  dw_chart_get_view (fx->chart, &x0, &x1, &y0, &y1);
+  g_assert_cmpfloat (x0, ==, 100);
+  g_assert_cmpfloat (x1, ==, 200);
+  g_assert_cmpfloat (y0, <=, 1.1 * 1.0);
+  g_assert_cmpfloat (y1, >=, 1.2);
+  g_assert_cmpfloat (y1, <, 1.5);
+  g_assert_true (dw_chart_is_zoomed (fx->chart));
+  dw_chart_reset_zoom (fx->chart);
+  g_assert_false (dw_chart_is_zoomed (fx->chart));
+  dw_chart_get_view (fx->chart, &x0, &x1, NULL, NULL);
+  g_assert_cmpfloat (x1, ==, 849);
+}
+
+static void
+check_magic (const char *path, const char *magic)
+{
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
+  g_assert_cmpuint (len, >, 1000);
+  g_assert_true (memcmp (contents, magic, strlen (magic)) == 0);
+}
+
+static void
+test_export (Fixture *fx, gconstpointer data)
+{
+  g_autofree char *png = g_build_filename (fx->tmpdir, "c.png", NULL);
+  g_autofree char *svg = g_build_filename (fx->tmpdir, "c.svg", NULL);
+  g_autofree char *pdf = g_build_filename (fx->tmpdir, "c.pdf", NULL);
+  g_autofree char *csv = g_build_filename (fx->tmpdir, "c.csv", NULL);
+  g_autofree char *contents = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GdkTexture) tex = NULL;
+
+  if (g_getenv ("DW_KEEP_CHART_PNG") != NULL)
+    dw_chart_export (fx->chart, g_getenv ("DW_KEEP_CHART_PNG"), DW_EXPORT_PNG, 640, 320, NULL);
+  g_assert_true (dw_chart_export (fx->chart, png, DW_EXPORT_PNG, 640, 320, &error));
+  g_assert_no_error (error);
+  tex = gdk_texture_new_from_filename (png, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (gdk_texture_get_width (tex), ==, 640);
+  g_assert_cmpint (gdk_texture_get_height (tex), ==, 320);
+  g_assert_true (dw_chart_export (fx->chart, svg, DW_EXPORT_SVG, 640, 320, &error));
+  check_magic (svg, "<?xml");
+  g_assert_true (dw_chart_export (fx->chart, pdf, DW_EXPORT_PDF, 640, 320, &error));
+  check_magic (pdf, "%PDF");
+
+  /* CSV: every stored point (800 before the restart + 50 after), full precision. */
+  g_assert_true (dw_chart_export_csv (fx->chart, csv, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (csv, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + 850 + 1);
+  g_assert_cmpstr (lines[0], ==, "series,step,wall_time,value,smoothed");
+  g_assert_cmpstr (lines[1], ==, "run a,0,1700000000,1,1");
+  g_assert_cmpstr (lines[401], ==, "run a,400,1700012000,50,50");
+  g_assert_cmpstr (lines[701], ==, "run a,700,1700021000,nan,nan");
+  g_assert_cmpstr (lines[850], ==, "run a,849,1700023970,1.5,1.5");
+
+  /* An unwritable path is an error naming the file. */
+  g_assert_false (
+    dw_chart_export (fx->chart, "/nonexistent/dir/c.png", DW_EXPORT_PNG, 640, 320, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "/nonexistent/dir/c.png"));
+}
+
+static void
+test_coalesced_redraw (Fixture *fx, gconstpointer data)
+{
+  DwPlotSeries *s = dw_chart_get_series (fx->chart, "run-a");
+  guint draws = layer_draws (fx, DW_CHART_LAYER_DATA);
+
+  /* 100 live appends within one frame: one redraw. */
+  for (guint i = 0; i < 100; i++)
+    {
+      gint64 step = 850 + i;
+      double v = 1.6;
+      dw_plot_series_append (s, &step, NULL, &v, 1);
+      dw_chart_data_changed (fx->chart);
+    }
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), ==, draws);
+  wait_frames (fx, 4);
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), >=, draws + 1);
+  g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), <=, draws + 2);
+}
+
+int
+main (int argc, char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  g_test_add ("/Dw/Chart/markers", Fixture, NULL, fixture_setup, test_draw_markers,
+              fixture_teardown);
+  g_test_add ("/Dw/Chart/hover", Fixture, NULL, fixture_setup, test_hover_redraws_overlay_only,
+              fixture_teardown);
+  g_test_add ("/Dw/Chart/log-zoom", Fixture, NULL, fixture_setup, test_log_scale_and_zoom,
+              fixture_teardown);
+  g_test_add ("/Dw/Chart/export", Fixture, NULL, fixture_setup, test_export, fixture_teardown);
+  g_test_add ("/Dw/Chart/coalesced", Fixture, NULL, fixture_setup, test_coalesced_redraw,
+              fixture_teardown);
+  return g_test_run ();
+}
