@@ -247,7 +247,23 @@ y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
       gsize a = dw_lower_bound (x, n, x0);
       gsize b = dw_lower_bound (x, n, nextafter (x1, INFINITY));
 
-      if (self->ignore_outliers || self->log_y)
+      if ((self->ignore_outliers || self->log_y) && b - a > 20000)
+        {
+          /* Long series: quantiles of the per-column minima and maxima (2048 columns), so a
+           * live 1 M-point chart does not re-select over every value at each append. */
+          dw_pyramid_columns (p, x, x0, x1, 2048, self->columns);
+          for (guint c = 0; c < 2048; c++)
+            {
+              DwColumn *col = &self->columns[c];
+              if (col->hi == col->lo || !(col->max >= col->min))
+                continue;
+              if (!self->log_y || col->min > 0)
+                g_array_append_val (vals, col->min);
+              if (!self->log_y || col->max > 0)
+                g_array_append_val (vals, col->max);
+            }
+        }
+      else if (self->ignore_outliers || self->log_y)
         {
           for (gsize j = a; j < b; j++)
             if (isfinite (v[j]) && (!self->log_y || v[j] > 0))
@@ -653,54 +669,74 @@ draw_envelope (DwChart *self, cairo_t *cr, const Frame *f, const Style *st, Char
   cairo_set_line_width (cr, lw);
   cairo_set_line_cap (cr, CAIRO_LINE_CAP_ROUND);
 
-  /* Connectors. */
-  for (guint c = 0; c < width; c++)
-    {
-      DwColumn *col = &cols[c];
-      gboolean first_ok, last_ok;
-
-      if (col->hi == col->lo)
-        continue;
-      first_ok = isfinite (col->first) && (!f->log_y || col->first > 0);
-      last_ok = isfinite (col->last) && (!f->log_y || col->last > 0);
-      if (have_prev && first_ok)
-        {
-          cairo_move_to (cr, prev_x, prev_y);
-          cairo_line_to (cr, fx (f, x[col->lo]), fy (f, col->first));
-        }
-      have_prev = last_ok;
-      if (last_ok)
-        {
-          prev_x = fx (f, x[col->hi - 1]);
-          prev_y = fy (f, col->last);
-        }
-    }
+  /* Columns next to each other join by stretching the bar to the previous column's last
+   * value: everything is then a pixel-aligned rectangle, cairo's fast path. Only columns with
+   * empty columns between them (a zoomed-in, sparse view) need a stroked connector. */
   {
-    gsize after = cols[width - 1].hi;
-    if (have_prev && after < n && isfinite (v[after]) && (!f->log_y || v[after] > 0))
+    double bar_w = MAX (1, round (lw));
+    guint prev_c = G_MAXUINT;
+    g_autoptr (GArray) links = g_array_new (FALSE, FALSE, sizeof (double));
+    gboolean prev_ok = have_prev;
+
+    for (guint c = 0; c < width; c++)
       {
-        cairo_move_to (cr, prev_x, prev_y);
-        cairo_line_to (cr, fx (f, x[after]), fy (f, v[after]));
+        DwColumn *col = &cols[c];
+        gboolean first_ok, last_ok, has_range;
+        double lo_v, hi_v, a, b, bx;
+
+        if (col->hi == col->lo)
+          continue;
+        first_ok = isfinite (col->first) && (!f->log_y || col->first > 0);
+        last_ok = isfinite (col->last) && (!f->log_y || col->last > 0);
+        has_range = col->max >= col->min && (!f->log_y || col->max > 0);
+        lo_v = col->min;
+        hi_v = col->max;
+        if (prev_ok && first_ok && prev_c != G_MAXUINT && prev_c + 1 == c)
+          {
+            double pv = cols[prev_c].last;
+            lo_v = has_range ? MIN (lo_v, pv) : pv;
+            hi_v = has_range ? MAX (hi_v, pv) : pv;
+            has_range = TRUE;
+          }
+        else if (prev_ok && first_ok)
+          {
+            double seg[4] = { prev_x, prev_y, fx (f, x[col->lo]), fy (f, col->first) };
+            g_array_append_vals (links, seg, 4);
+          }
+        if (has_range)
+          {
+            bx = col->hi - col->lo == 1 && prev_c + 1 != c ? round (fx (f, x[col->lo]) - bar_w / 2)
+                                                           : f->px + c;
+            a = floor (fy (f, hi_v) - bar_w / 2);
+            b = ceil (fy (f, f->log_y && lo_v <= 0 ? f->y0 * 1e-3 : lo_v) + bar_w / 2);
+            cairo_rectangle (cr, bx, a, bar_w, MAX (b - a, bar_w));
+          }
+        prev_c = c;
+        prev_ok = last_ok;
+        if (last_ok)
+          {
+            prev_x = fx (f, x[col->hi - 1]);
+            prev_y = fy (f, col->last);
+          }
       }
-  }
-  cairo_stroke (cr);
-
-  /* Bars. */
-  for (guint c = 0; c < width; c++)
     {
-      DwColumn *col = &cols[c];
-      double cx, a, b;
-
-      if (col->hi == col->lo || !(col->max >= col->min))
-        continue;
-      if (f->log_y && col->max <= 0)
-        continue;
-      cx = col->hi - col->lo == 1 ? fx (f, x[col->lo]) : f->px + c + 0.5;
-      a = fy (f, col->max);
-      b = fy (f, f->log_y && col->min <= 0 ? f->y0 * 1e-3 : col->min);
-      cairo_rectangle (cr, cx - lw / 2, a - lw / 2, lw, b - a + lw);
+      gsize after = cols[width - 1].hi;
+      if (prev_ok && prev_c != G_MAXUINT && after < n && isfinite (v[after])
+          && (!f->log_y || v[after] > 0))
+        {
+          double seg[4] = { prev_x, prev_y, fx (f, x[after]), fy (f, v[after]) };
+          g_array_append_vals (links, seg, 4);
+        }
     }
-  cairo_fill (cr);
+    cairo_fill (cr);
+    for (guint i = 0; i < links->len; i += 4)
+      {
+        const double *seg = &g_array_index (links, double, i);
+        cairo_move_to (cr, seg[0], seg[1]);
+        cairo_line_to (cr, seg[2], seg[3]);
+      }
+    cairo_stroke (cr);
+  }
   cairo_restore (cr);
 
   if (!main)
