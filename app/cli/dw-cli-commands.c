@@ -14,11 +14,13 @@
 DW_CLI_DECLARE (version)
 DW_CLI_DECLARE (metrics)
 DW_CLI_DECLARE (presets)
+DW_CLI_DECLARE (demo)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
   { "version", dw_cli_version, N_ ("Print the version") },
   { "metrics", dw_cli_metrics, N_ ("Rollout-correction metrics of one batch as JSON") },
   { "presets", dw_cli_presets, N_ ("List correction presets as JSON") },
+  { "demo", dw_cli_demo, N_ ("Write a demo run folder (healthy or collapsing run)") },
   { NULL, NULL, NULL },
 };
