@@ -1,0 +1,1963 @@
+/* dw-whatif-engine.c — sufficient statistics of rollout batches and fast re-evaluation
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every formula mirrors core/correction/dw-correction.c (which mirrors verl, see
+ * ../shared/docs/ROLLOUT_CORRECTION.md §2, §5): sums that do not depend on a threshold are
+ * accumulated here in exactly the order dw-correction.c uses (same doubles); sums that do depend on
+ * one (clamped IS weights, clamped k statistics, truncated weights) come from the sorted
+ * valid-token log-ratios and their block prefix sums in double-double, i.e. the exactly rounded
+ * sum, which is what dw-correction.c's double running sum gives whenever that sum is exact
+ * (float32 terms of a bounded range) and differs from it by a few double ulps otherwise.
+ */
+#include "config.h"
+
+#include "dw-whatif-engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAFETY 20.0
+#define EPS    1e-8
+#define BLOCK  64
+
+G_DEFINE_QUARK (dw - whatif - error - quark, dw_whatif_error)
+
+/* ------------------------------------------------------------------------------------------ */
+/* double-double sums                                                                          */
+
+typedef struct
+{
+  double hi, lo;
+} DD;
+
+static inline DD
+dd_add_d (DD a, double b)
+{
+  double s = a.hi + b;
+  double bb = s - a.hi;
+  double e = (a.hi - (s - bb)) + (b - bb);
+  e += a.lo;
+  double h = s + e;
+  DD r = { h, e - (h - s) };
+  return r;
+}
+
+static inline DD
+dd_add (DD a, DD b)
+{
+  DD r = dd_add_d (a, b.hi);
+  return dd_add_d (r, b.lo);
+}
+
+static inline DD
+dd_neg (DD a)
+{
+  DD r = { -a.hi, -a.lo };
+  return r;
+}
+
+static inline double
+dd_val (DD a)
+{
+  return a.hi + a.lo;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the statistics                                                                              */
+
+enum
+{
+  Q_W,    /* w = R(exp(ℓ̃)) */
+  Q_W2,   /* R(w·w) */
+  Q_LS,   /* ℓ̃ */
+  Q_LS2,  /* R(ℓ̃·ℓ̃) */
+  Q_K2,   /* R(0.5·R(ℓ̃²)) */
+  Q_K2SQ, /* R(k2·k2) */
+  Q_K3,   /* R(R(R(exp ℓ̃) − 1) − ℓ̃) */
+  Q_K3SQ, /* R(k3·k3) */
+  N_Q,
+  Q_RAW = N_Q /* ℓ itself (not summed) */
+};
+
+typedef struct
+{
+  double n;  /* R(Σ m) */
+  double nv; /* # valid tokens (== Σ m: masks are 0/1 on the fast path) */
+  double sum_l;
+  double lrm_seq, w_seq, sm_seq; /* sequence level: R(Σℓ), exp, row mean of the weight */
+  double lrm_geo, w_geo, sm_geo; /* geometric level (verl-0.7 RS, verl-0.6 IS) */
+  double sm_tok;                 /* token level: row mean of w */
+  double min_w, max_w;
+  double min_l, max_l; /* raw ℓ (veto) */
+  double sum_k[3], max_k[3], min_k[3];
+} Row;
+
+enum
+{
+  SO_SUM_K1,
+  SO_SUM_K2,
+  SO_SUM_K3,
+  SO_MEAN_K1,
+  SO_MEAN_K2,
+  SO_MEAN_K3,
+  SO_MAX_K2,
+  SO_MAX_K3,
+  N_SO
+};
+
+typedef struct
+{
+  gsize end_left;    /* [0, end_left): non-increasing */
+  gsize start_right; /* [start_right, N): non-decreasing */
+  double core_max;   /* max of the statistic on [end_left, start_right), -inf if empty */
+} Shape;
+
+struct _DwWhatifStep
+{
+  gint64 step;
+  gboolean f32;
+  gsize B, T;
+  gboolean empty; /* no valid token: verl raises */
+  gboolean fast;
+  char *reason;
+  double N, cnt_dt;
+  gsize n_tok;
+  float *lf;  /* sorted ℓ (f32 batches) */
+  double *ld; /* sorted ℓ (f64 batches) */
+  gsize n_blocks;
+  DD *prefix[N_Q]; /* [n_blocks + 1] */
+  gboolean w_monotone;
+  Shape shape_k2, shape_k3;
+  double neg_k3_sum, neg_k3_sq; /* Σ over k3 < 0 of k3 and of R(k3²) (clamped to 0 by RS std) */
+  Row *rows;
+  double sw_tok, sw_seq, sw_geo;
+  double tok_sum_k[3];
+  double seq_sum_stat[N_SO];
+  double mx_w, mn_w, mx_k[3], mn_k[3];
+  /* the 13 off-policy metrics (unprefixed keys, as dw_correction_run_entry OFFPOLICY gives) */
+  gsize n_off;
+  DwMetric *off;
+};
+
+static inline double
+R (const DwWhatifStep *s, double x)
+{
+  return s->f32 ? (double)(float)x : x;
+}
+
+static inline double
+EXP (const DwWhatifStep *s, double x)
+{
+  return s->f32 ? (double)expf ((float)x) : exp (x);
+}
+
+static inline double
+CLAMPD (double x, double lo, double hi)
+{
+  if (x < lo)
+    return lo;
+  if (x > hi)
+    return hi;
+  return x;
+}
+
+static inline double
+nmax (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
+}
+
+static inline double
+nmin (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
+}
+
+static inline double
+mmean_b (const DwWhatifStep *s, double sum)
+{
+  return R (s, R (s, sum) / s->cnt_dt);
+}
+
+static inline double
+mmean_r (const DwWhatifStep *s, double sum, double n)
+{
+  return R (s, R (s, sum) / R (s, n + EPS));
+}
+
+/* @acc += @v added @n times, as dw-correction.c adds a row-constant value once per valid token:
+ * for float32 values and counts the product is exact and so is the sum in the bounded range the
+ * metrics have; float64 values are added one by one so the rounding is the same */
+static inline void
+add_rep (const DwWhatifStep *s, double *acc, double v, double n)
+{
+  if (s->f32)
+    *acc += v * n;
+  else
+    for (double k = 0; k < n; k++)
+      *acc += v;
+}
+
+static inline double
+lval (const DwWhatifStep *s, gsize i)
+{
+  return s->f32 ? (double)s->lf[i] : s->ld[i];
+}
+
+static inline double
+qeval (const DwWhatifStep *s, int q, double l)
+{
+  double ls = CLAMPD (l, -SAFETY, SAFETY), x;
+  switch (q)
+    {
+    case Q_W:
+      return R (s, EXP (s, ls));
+    case Q_W2:
+      x = R (s, EXP (s, ls));
+      return R (s, x * x);
+    case Q_LS:
+      return ls;
+    case Q_LS2:
+      return R (s, ls * ls);
+    case Q_K2:
+      return R (s, 0.5 * R (s, ls * ls));
+    case Q_K2SQ:
+      x = R (s, 0.5 * R (s, ls * ls));
+      return R (s, x * x);
+    case Q_K3:
+      return R (s, R (s, R (s, EXP (s, ls)) - 1.0) - ls);
+    case Q_K3SQ:
+      x = R (s, R (s, R (s, EXP (s, ls)) - 1.0) - ls);
+      return R (s, x * x);
+    default:
+      return l;
+    }
+}
+
+/* Σ of quantity @q over sorted positions [a, b) */
+static DD
+range_sum (const DwWhatifStep *s, int q, gsize a, gsize b)
+{
+  DD r = { 0, 0 };
+  if (a >= b)
+    return r;
+  gsize ba = a / BLOCK, bb = b / BLOCK;
+  if (ba == bb)
+    {
+      for (gsize i = a; i < b; i++)
+        r = dd_add_d (r, qeval (s, q, lval (s, i)));
+      return r;
+    }
+  for (gsize i = a; i < (ba + 1) * BLOCK; i++)
+    r = dd_add_d (r, qeval (s, q, lval (s, i)));
+  r = dd_add (r, dd_add (s->prefix[q][bb], dd_neg (s->prefix[q][ba + 1])));
+  for (gsize i = bb * BLOCK; i < b; i++)
+    r = dd_add_d (r, qeval (s, q, lval (s, i)));
+  return r;
+}
+
+typedef enum
+{
+  OP_LT,
+  OP_LE,
+  OP_GT,
+  OP_GE
+} Op;
+
+static inline gboolean
+cmp (double x, Op op, double b)
+{
+  switch (op)
+    {
+    case OP_LT:
+      return x < b;
+    case OP_LE:
+      return x <= b;
+    case OP_GT:
+      return x > b;
+    default:
+      return x >= b;
+    }
+}
+
+/* first index in [lo, hi) where the predicate holds, assuming false…false true…true */
+static gsize
+first_true (const DwWhatifStep *s, int q, Op op, double bound, gsize lo, gsize hi)
+{
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (cmp (qeval (s, q, lval (s, mid)), op, bound))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  return lo;
+}
+
+/* first index in [lo, hi) where the predicate fails, assuming true…true false…false */
+static gsize
+first_false (const DwWhatifStep *s, int q, Op op, double bound, gsize lo, gsize hi)
+{
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (cmp (qeval (s, q, lval (s, mid)), op, bound))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* precompute                                                                                  */
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static inline guint32
+float_key (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, 4);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+static inline float
+key_float (guint32 k)
+{
+  guint32 u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+  float f;
+  memcpy (&f, &u, 4);
+  return f;
+}
+
+/* LSD radix sort, 3 passes of 11 bits */
+static void
+sort_floats (float *v, gsize n)
+{
+  if (n < 2)
+    return;
+  guint32 *a = g_new (guint32, n), *b = g_new (guint32, n);
+  for (gsize i = 0; i < n; i++)
+    a[i] = float_key (v[i]);
+  for (int pass = 0; pass < 3; pass++)
+    {
+      gsize count[2049] = { 0 };
+      int shift = pass * 11;
+      for (gsize i = 0; i < n; i++)
+        count[((a[i] >> shift) & 2047) + 1]++;
+      for (int k = 0; k < 2048; k++)
+        count[k + 1] += count[k];
+      for (gsize i = 0; i < n; i++)
+        b[count[(a[i] >> shift) & 2047]++] = a[i];
+      guint32 *t = a;
+      a = b;
+      b = t;
+    }
+  for (gsize i = 0; i < n; i++)
+    v[i] = key_float (a[i]);
+  g_free (a);
+  g_free (b);
+}
+
+static void
+shape_of (const DwWhatifStep *s, const double *k, Shape *sh)
+{
+  gsize n = s->n_tok, e = 0, st = n;
+  if (n > 0)
+    {
+      e = 1;
+      while (e < n && k[e] <= k[e - 1])
+        e++;
+      st = n - 1;
+      while (st > 0 && k[st - 1] <= k[st])
+        st--;
+    }
+  sh->end_left = e;
+  sh->start_right = st;
+  sh->core_max = -INFINITY;
+  for (gsize i = e; i < st; i++)
+    sh->core_max = fmax (sh->core_max, k[i]);
+}
+
+static gboolean
+offpolicy_metrics (DwWhatifStep *s, const DwBatch *batch)
+{
+  DwConfig cfg;
+  DwCorrectionResult res;
+  DwCorrectionError err;
+  dw_config_init (&cfg, DW_GEN_VERL);
+  if (!dw_correction_run_entry (batch, &cfg, DW_ENTRY_OFFPOLICY, &res, &err))
+    return FALSE;
+  s->n_off = res.n_metrics;
+  s->off = g_memdup2 (res.metrics, res.n_metrics * sizeof (DwMetric));
+  dw_correction_result_clear (&res);
+  return TRUE;
+}
+
+static inline double
+lp_at (const void *p, gboolean f32, gsize i)
+{
+  return f32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+DwWhatifStep *
+dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
+{
+  g_return_val_if_fail (batch != NULL, NULL);
+  if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
+                   "step %" G_GINT64_FORMAT ": log-probs must be float32 or float64, got %s", step,
+                   dw_dtype_name (batch->lp_dtype));
+      return NULL;
+    }
+  const gsize B = batch->rows, T = batch->cols;
+  if (T != 0 && (B * T) / T != B)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
+                   "step %" G_GINT64_FORMAT ": batch shape overflows", step);
+      return NULL;
+    }
+  DwWhatifStep *s = g_new0 (DwWhatifStep, 1);
+  s->step = step;
+  s->f32 = batch->lp_dtype == DW_DTYPE_F32;
+  s->B = B;
+  s->T = T;
+  s->fast = TRUE;
+  s->rows = g_new0 (Row, B ? B : 1);
+  const gboolean f32 = s->f32;
+  /* token log-ratios of valid tokens, in row order first */
+  gsize cap = 0;
+  for (gsize i = 0; i < B * T; i++)
+    cap += dw_batch_mask_value (batch, i) != 0;
+  if (f32)
+    s->lf = g_new (float, cap ? cap : 1);
+  else
+    s->ld = g_new (double, cap ? cap : 1);
+  double N = 0;
+  for (int j = 0; j < 3; j++)
+    {
+      s->mx_k[j] = -INFINITY;
+      s->mn_k[j] = INFINITY;
+    }
+  s->mx_w = -INFINITY;
+  s->mn_w = INFINITY;
+  gsize n_tok = 0;
+  for (gsize b = 0; b < B; b++)
+    {
+      Row *r = &s->rows[b];
+      double nb = 0, rw = 0;
+      double mxk[3] = { -INFINITY, -INFINITY, -INFINITY },
+             mnk[3] = { INFINITY, INFINITY, INFINITY };
+      r->min_w = r->min_l = INFINITY;
+      r->max_w = r->max_l = -INFINITY;
+      for (gsize t = 0; t < T; t++)
+        {
+          gsize i = b * T + t;
+          double mv = dw_batch_mask_value (batch, i);
+          if (mv == 0)
+            continue;
+          if (mv != 1.0 && s->fast)
+            {
+              s->fast = FALSE;
+              s->reason
+                = g_strdup_printf ("mask value %g at row %zu, column %zu is not 0 or 1", mv, b, t);
+            }
+          double o = lp_at (batch->old_log_prob, f32, i),
+                 ro = lp_at (batch->rollout_log_prob, f32, i);
+          double l = f32 ? (double)((float)o - (float)ro) : o - ro;
+          if (isnan (l) && s->fast)
+            {
+              s->fast = FALSE;
+              s->reason = g_strdup_printf ("NaN log-ratio at row %zu, column %zu", b, t);
+            }
+          nb += mv;
+          r->nv += 1;
+          r->sum_l += l * mv;
+          double ls = CLAMPD (l, -SAFETY, SAFETY);
+          double w = R (s, EXP (s, ls));
+          rw += w * mv;
+          s->sw_tok += w * mv;
+          s->mx_w = nmax (s->mx_w, w);
+          s->mn_w = nmin (s->mn_w, w);
+          r->min_w = nmin (r->min_w, w);
+          r->max_w = nmax (r->max_w, w);
+          r->min_l = nmin (r->min_l, l);
+          r->max_l = nmax (r->max_l, l);
+          double k[3] = { -ls, R (s, 0.5 * R (s, ls * ls)), R (s, R (s, w - 1.0) - ls) };
+          for (int j = 0; j < 3; j++)
+            {
+              r->sum_k[j] += k[j] * mv;
+              s->tok_sum_k[j] += k[j] * mv;
+              mxk[j] = nmax (mxk[j], k[j]);
+              mnk[j] = nmin (mnk[j], k[j]);
+              s->mx_k[j] = nmax (s->mx_k[j], k[j]);
+              s->mn_k[j] = nmin (s->mn_k[j], k[j]);
+            }
+          if (f32)
+            s->lf[n_tok++] = (float)l;
+          else
+            s->ld[n_tok++] = l;
+        }
+      r->n = R (s, nb);
+      N += nb;
+      for (int j = 0; j < 3; j++)
+        {
+          r->max_k[j] = r->nv > 0 ? mxk[j] : 0.0;
+          r->min_k[j] = mnk[j];
+        }
+      r->sm_tok = mmean_r (s, rw, r->n);
+      r->lrm_seq = R (s, r->sum_l);
+      r->w_seq = R (s, EXP (s, CLAMPD (r->lrm_seq, -SAFETY, SAFETY)));
+      r->lrm_geo = mmean_r (s, r->sum_l, r->n);
+      r->w_geo = R (s, EXP (s, CLAMPD (r->lrm_geo, -SAFETY, SAFETY)));
+    }
+  s->n_tok = n_tok;
+  s->N = N;
+  s->cnt_dt = R (s, R (s, N) + EPS);
+  s->empty = n_tok == 0;
+  /* sums over tokens of row-constant values, in token order (as dw-correction.c adds them) */
+  for (gsize b = 0; b < B; b++)
+    {
+      Row *r = &s->rows[b];
+      double sv[N_SO];
+      for (int j = 0; j < 3; j++)
+        {
+          sv[SO_SUM_K1 + j] = R (s, r->sum_k[j]);
+          sv[SO_MEAN_K1 + j] = mmean_r (s, r->sum_k[j], r->n);
+        }
+      sv[SO_MAX_K2] = r->max_k[1];
+      sv[SO_MAX_K3] = r->max_k[2];
+      double rs = 0, rg = 0;
+      for (gsize t = 0; t < (gsize)r->nv; t++)
+        {
+          s->sw_seq += r->w_seq;
+          s->sw_geo += r->w_geo;
+          rs += r->w_seq;
+          rg += r->w_geo;
+          for (int o = 0; o < N_SO; o++)
+            s->seq_sum_stat[o] += sv[o];
+        }
+      r->sm_seq = mmean_r (s, rs, r->n);
+      r->sm_geo = mmean_r (s, rg, r->n);
+    }
+  if (!s->fast || s->empty)
+    return s;
+  if (f32)
+    sort_floats (s->lf, n_tok);
+  else
+    qsort (s->ld, n_tok, sizeof (double), cmp_double);
+  /* block prefix sums, shapes */
+  s->n_blocks = n_tok / BLOCK;
+  double *k2 = g_new (double, n_tok ? n_tok : 1), *k3 = g_new (double, n_tok ? n_tok : 1);
+  for (int q = 0; q < N_Q; q++)
+    s->prefix[q] = g_new0 (DD, s->n_blocks + 1);
+  DD acc[N_Q];
+  memset (acc, 0, sizeof acc);
+  s->w_monotone = TRUE;
+  double prev_w = -INFINITY;
+  for (gsize i = 0; i < n_tok; i++)
+    {
+      if (i % BLOCK == 0)
+        for (int q = 0; q < N_Q; q++)
+          s->prefix[q][i / BLOCK] = acc[q];
+      double l = lval (s, i), ls = CLAMPD (l, -SAFETY, SAFETY);
+      double w = R (s, EXP (s, ls));
+      double v[N_Q];
+      v[Q_W] = w;
+      v[Q_W2] = R (s, w * w);
+      v[Q_LS] = ls;
+      v[Q_LS2] = R (s, ls * ls);
+      v[Q_K2] = R (s, 0.5 * v[Q_LS2]);
+      v[Q_K2SQ] = R (s, v[Q_K2] * v[Q_K2]);
+      v[Q_K3] = R (s, R (s, w - 1.0) - ls);
+      v[Q_K3SQ] = R (s, v[Q_K3] * v[Q_K3]);
+      for (int q = 0; q < N_Q; q++)
+        acc[q] = dd_add_d (acc[q], v[q]);
+      if (w < prev_w)
+        s->w_monotone = FALSE;
+      prev_w = w;
+      k2[i] = v[Q_K2];
+      k3[i] = v[Q_K3];
+      if (v[Q_K3] < 0)
+        {
+          s->neg_k3_sum += v[Q_K3];
+          s->neg_k3_sq += v[Q_K3SQ];
+        }
+    }
+  if (n_tok % BLOCK == 0)
+    for (int q = 0; q < N_Q; q++)
+      s->prefix[q][n_tok / BLOCK] = acc[q];
+  shape_of (s, k2, &s->shape_k2);
+  shape_of (s, k3, &s->shape_k3);
+  g_free (k2);
+  g_free (k3);
+  if (!offpolicy_metrics (s, batch))
+    {
+      s->fast = FALSE;
+      s->reason = g_strdup ("off-policy metrics failed");
+    }
+  return s;
+}
+
+void
+dw_whatif_step_free (DwWhatifStep *self)
+{
+  if (!self)
+    return;
+  g_free (self->reason);
+  g_free (self->lf);
+  g_free (self->ld);
+  for (int q = 0; q < N_Q; q++)
+    g_free (self->prefix[q]);
+  g_free (self->rows);
+  g_free (self->off);
+  g_free (self);
+}
+
+gint64
+dw_whatif_step_get_step (const DwWhatifStep *self)
+{
+  return self->step;
+}
+
+gsize
+dw_whatif_step_get_memory (const DwWhatifStep *self)
+{
+  gsize m = sizeof *self + self->B * sizeof (Row) + self->n_off * sizeof (DwMetric);
+  m += self->n_tok * (self->f32 ? sizeof (float) : sizeof (double));
+  if (self->prefix[0])
+    m += N_Q * (self->n_blocks + 1) * sizeof (DD);
+  return m;
+}
+
+gsize
+dw_whatif_step_get_n_tokens (const DwWhatifStep *self)
+{
+  return self->n_tok;
+}
+
+gsize
+dw_whatif_step_get_n_rows (const DwWhatifStep *self)
+{
+  return self->B;
+}
+
+gboolean
+dw_whatif_step_is_fast (const DwWhatifStep *self, const char **reason)
+{
+  if (reason)
+    *reason = self->reason;
+  return self->fast;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* metric lists with approximate flags                                                         */
+
+typedef struct
+{
+  DwMetric m;
+  guint8 approx;
+} Entry;
+
+typedef struct
+{
+  const char *prefix;
+  GArray *e; /* Entry */
+  gboolean approx_now;
+} ML;
+
+static void
+put (ML *l, const char *name, double value)
+{
+  Entry e;
+  g_snprintf (e.m.key, sizeof e.m.key, "%s%s", l->prefix, name);
+  e.m.value = value;
+  e.approx = l->approx_now;
+  g_array_append_val (l->e, e);
+}
+
+G_GNUC_PRINTF (3, 4)
+static void
+putf (ML *l, double value, const char *fmt, ...)
+{
+  char name[DW_METRIC_KEY_MAX];
+  va_list ap;
+  va_start (ap, fmt);
+  g_vsnprintf (name, sizeof name, fmt, ap);
+  va_end (ap);
+  put (l, name, value);
+}
+
+static int
+entry_cmp (const void *a, const void *b)
+{
+  return strcmp (((const Entry *)a)->m.key, ((const Entry *)b)->m.key);
+}
+
+static void
+ml_finish (ML *l, DwWhatifStepResult *out)
+{
+  g_array_sort (l->e, entry_cmp);
+  gsize n = l->e->len;
+  out->result.n_metrics = n;
+  out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
+  out->approximate = g_new0 (guint8, n ? n : 1);
+  for (gsize i = 0; i < n; i++)
+    {
+      Entry *e = &g_array_index (l->e, Entry, i);
+      out->result.metrics[i] = e->m;
+      out->approximate[i] = e->approx;
+      out->any_approximate |= e->approx;
+    }
+  g_array_free (l->e, TRUE);
+}
+
+void
+dw_whatif_step_result_clear (DwWhatifStepResult *res)
+{
+  dw_correction_result_clear (&res->result);
+  g_free (res->approximate);
+  memset (res, 0, sizeof *res);
+}
+
+const double *
+dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key, gboolean *approximate)
+{
+  for (gsize i = 0; i < res->result.n_metrics; i++)
+    if (strcmp (res->result.metrics[i].key, key) == 0)
+      {
+        if (approximate)
+          *approximate = res->approximate && res->approximate[i];
+        return &res->result.metrics[i].value;
+      }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* plans (configs already validated by dw_correction_check_config)                            */
+
+typedef enum
+{
+  L_TOKEN,
+  L_SEQ,
+  L_GEO
+} Level;
+
+typedef struct
+{
+  DwGeneration gen;
+  gboolean is_on;
+  Level is_level;
+  double is_thr, is_lo; /* is_lo: verl-0.6 lower bound */
+  gboolean bn;
+  gboolean mask_mode; /* verl-0.6 */
+  gboolean rs_on;
+  DwRsParsed rs;
+  Level rs_level;
+  double rs_up, rs_lo;
+  gboolean veto_on;
+  double veto;
+  gboolean nothing; /* verl-0.6 with threshold None: no metrics at all */
+} Plan;
+
+static double
+num_value (const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_BOOL:
+      return v->b ? 1.0 : 0.0;
+    case DW_VALUE_INT:
+      return (double)v->i;
+    case DW_VALUE_FLOAT:
+      return v->f;
+    default:
+      return NAN;
+    }
+}
+
+static gboolean
+truthy (const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_BOOL:
+      return v->b;
+    case DW_VALUE_INT:
+      return v->i != 0;
+    case DW_VALUE_FLOAT:
+      return v->f != 0;
+    case DW_VALUE_STR:
+    case DW_VALUE_OTHER:
+      return v->s[0] != '\0';
+    default:
+      return FALSE;
+    }
+}
+
+static DwValue
+get (const DwConfig *config, const char *key, DwValue def)
+{
+  const DwValue *v = dw_config_get (config, key);
+  return v ? *v : def;
+}
+
+static Level
+level_of (const DwValue *v)
+{
+  if (v->kind == DW_VALUE_STR && strcmp (v->s, "sequence") == 0)
+    return L_SEQ;
+  if (v->kind == DW_VALUE_STR && strcmp (v->s, "geometric") == 0)
+    return L_GEO;
+  return L_TOKEN;
+}
+
+static gboolean
+make_plan (const DwConfig *config, Plan *p, DwCorrectionError *error)
+{
+  memset (p, 0, sizeof *p);
+  p->gen = config->generation;
+  if (!dw_correction_check_config (config, error))
+    return FALSE;
+  if (p->gen == DW_GEN_SLIME)
+    return TRUE;
+  if (p->gen == DW_GEN_VERL_0_6)
+    {
+      DwValue lvl = get (config, "rollout_is_level", dw_value_str ("token"));
+      DwValue mode = get (config, "rollout_is_mode", dw_value_str ("truncate"));
+      DwValue thr = get (config, "rollout_is_threshold", dw_value_none ());
+      DwValue lov = get (config, "rollout_is_threshold_lower", dw_value_none ());
+      DwValue veto = get (config, "rollout_is_veto_threshold", dw_value_none ());
+      if (thr.kind == DW_VALUE_NONE)
+        {
+          p->nothing = TRUE;
+          return TRUE;
+        }
+      p->is_on = TRUE;
+      p->is_level = level_of (&lvl);
+      p->is_thr = num_value (&thr);
+      p->is_lo = lov.kind == DW_VALUE_NONE ? 1.0 / p->is_thr : num_value (&lov);
+      p->mask_mode = mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0;
+      p->veto_on = veto.kind != DW_VALUE_NONE;
+      p->veto = num_value (&veto);
+      return TRUE;
+    }
+  DwValue lvl = get (config, "rollout_is", dw_value_none ());
+  DwValue thr = get (config, "rollout_is_threshold", dw_value_float (2.0));
+  if (lvl.kind != DW_VALUE_NONE && thr.kind != DW_VALUE_NONE)
+    {
+      p->is_on = TRUE;
+      p->is_level = level_of (&lvl);
+      p->is_thr = num_value (&thr);
+      DwValue bn = get (config, "rollout_is_batch_normalize", dw_value_bool (FALSE));
+      p->bn = truthy (&bn);
+    }
+  DwValue rs = get (config, "rollout_rs", dw_value_none ());
+  if (p->gen == DW_GEN_VERL)
+    {
+      if (rs.kind != DW_VALUE_NONE)
+        {
+          DwValue rt = get (config, "rollout_rs_threshold", dw_value_none ());
+          if (!dw_rs_parse (&rs, &rt, &p->rs, error))
+            return FALSE;
+          p->rs_on = TRUE;
+        }
+      return TRUE;
+    }
+  if (rs.kind != DW_VALUE_NONE)
+    {
+      DwValue up = get (config, "rollout_rs_threshold", dw_value_float (2.0));
+      DwValue lo = get (config, "rollout_rs_threshold_lower", dw_value_none ());
+      p->rs_on = TRUE;
+      p->rs_level = level_of (&rs);
+      p->rs_up = num_value (&up);
+      p->rs_lo = lo.kind == DW_VALUE_NONE ? 1.0 / p->rs_up : num_value (&lo);
+    }
+  DwValue veto = get (config, "rollout_token_veto_threshold", dw_value_none ());
+  if (veto.kind != DW_VALUE_NONE)
+    {
+      p->veto_on = TRUE;
+      p->veto = num_value (&veto);
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* token-level queries                                                                         */
+
+/* Σ CLAMP(w, lo, hi) and Σ R(u²) over valid tokens, #(w > hi), #(w < lo), #(lo ≤ w ≤ hi) */
+typedef struct
+{
+  double su, su2, n_hi, n_lo, n_kept;
+} ClampW;
+
+static void
+clamp_w (const DwWhatifStep *s, double lo, double hi, ClampW *c)
+{
+  const gsize N = s->n_tok;
+  gsize nb = first_false (s, Q_W, OP_LT, lo, 0, N);    /* prefix w < lo */
+  gsize na = N - first_true (s, Q_W, OP_GT, hi, 0, N); /* suffix w > hi */
+  gsize hi_start = MAX (nb, N - na);
+  DD su = range_sum (s, Q_W, nb, hi_start), su2 = range_sum (s, Q_W2, nb, hi_start);
+  if (nb > 0)
+    {
+      su = dd_add_d (su, lo * (double)nb);
+      su2 = dd_add_d (su2, R (s, lo * lo) * (double)nb);
+    }
+  if (N > hi_start)
+    {
+      su = dd_add_d (su, hi * (double)(N - hi_start));
+      su2 = dd_add_d (su2, R (s, hi * hi) * (double)(N - hi_start));
+    }
+  c->su = dd_val (su);
+  c->su2 = dd_val (su2);
+  c->n_hi = (double)na;
+  c->n_lo = (double)nb;
+  gsize le = first_false (s, Q_W, OP_LE, hi, 0, N); /* prefix w ≤ hi */
+  gsize ge = first_true (s, Q_W, OP_GE, lo, 0, N);  /* suffix w ≥ lo starts */
+  c->n_kept = le > ge ? (double)(le - ge) : 0.0;
+}
+
+/* Σ_{w ≤ C} w + C·#(w > C) (truncated weights) */
+static double
+truncated_sum (const DwWhatifStep *s, double C)
+{
+  const gsize N = s->n_tok;
+  gsize start = first_true (s, Q_W, OP_GT, C, 0, N);
+  DD r = range_sum (s, Q_W, 0, start);
+  if (N > start)
+    r = dd_add_d (r, C * (double)(N - start));
+  return dd_val (r);
+}
+
+/* token-level HEAD option statistics */
+typedef struct
+{
+  double su, su2, fh, fl;
+  gsize kept_a, kept_b; /* kept set = sorted positions [kept_a, kept_b) */
+  gboolean approx;
+} TokOpt;
+
+static void
+tok_k1 (const DwWhatifStep *s, double lo, double hi, TokOpt *o)
+{
+  /* x = −ℓ̃ is non-increasing in the sorted order */
+  const gsize N = s->n_tok;
+  gsize n_above = first_false (s, Q_LS, OP_LT, -hi, 0, N);    /* x > hi ⇔ ℓ̃ < −hi */
+  gsize n_below = N - first_true (s, Q_LS, OP_GT, -lo, 0, N); /* x < lo ⇔ ℓ̃ > −lo */
+  gsize below_start = N - n_below;
+  gsize hi_end = MIN (n_above, below_start);
+  gsize mid_a = n_above, mid_b = MAX (n_above, below_start);
+  DD su = dd_neg (range_sum (s, Q_LS, mid_a, mid_b)), su2 = range_sum (s, Q_LS2, mid_a, mid_b);
+  if (n_below > 0)
+    {
+      su = dd_add_d (su, lo * (double)n_below);
+      su2 = dd_add_d (su2, R (s, lo * lo) * (double)n_below);
+    }
+  if (hi_end > 0)
+    {
+      su = dd_add_d (su, hi * (double)hi_end);
+      su2 = dd_add_d (su2, R (s, hi * hi) * (double)hi_end);
+    }
+  o->su = dd_val (su);
+  o->su2 = dd_val (su2);
+  o->fh = (double)n_above;
+  o->fl = (double)n_below;
+  gsize a = first_false (s, Q_LS, OP_LE, -lo, 0, N); /* x ≥ lo ⇔ ℓ̃ ≤ −lo: prefix */
+  gsize b = first_true (s, Q_LS, OP_GE, -hi, 0, N); /* x ≤ hi ⇔ ℓ̃ ≥ −hi: suffix start */
+  o->kept_a = b;
+  o->kept_b = a > b ? a : b;
+  o->approx = FALSE;
+}
+
+static void
+tok_k23 (const DwWhatifStep *s, int k, double up, TokOpt *o)
+{
+  const gsize N = s->n_tok;
+  const Shape *sh = k == 2 ? &s->shape_k2 : &s->shape_k3;
+  const int q = k == 2 ? Q_K2 : Q_K3, qq = k == 2 ? Q_K2SQ : Q_K3SQ;
+  o->approx = !(up >= sh->core_max) && !isnan (up);
+  gsize aL = first_false (s, q, OP_GT, up, 0, MIN (sh->end_left, N));
+  gsize bR = first_true (s, q, OP_GT, up, MAX (sh->start_right, aL), N);
+  gsize n_above = aL + (N - bR);
+  DD su = range_sum (s, q, aL, bR), su2 = range_sum (s, qq, aL, bR);
+  if (k == 3)
+    {
+      su = dd_add_d (su, -s->neg_k3_sum);
+      su2 = dd_add_d (su2, -s->neg_k3_sq);
+    }
+  if (n_above > 0)
+    {
+      su = dd_add_d (su, up * (double)n_above);
+      su2 = dd_add_d (su2, R (s, up * up) * (double)n_above);
+    }
+  o->su = dd_val (su);
+  o->su2 = dd_val (su2);
+  o->fh = (double)n_above;
+  o->fl = 0;
+  if (isnan (up))
+    o->kept_a = o->kept_b = 0;
+  else
+    {
+      o->kept_a = aL;
+      o->kept_b = bR;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* evaluation                                                                                  */
+
+static const double *
+row_sm (const Row *r, Level level)
+{
+  return level == L_TOKEN ? &r->sm_tok : level == L_SEQ ? &r->sm_seq : &r->sm_geo;
+}
+
+static double
+row_w (const Row *r, Level level)
+{
+  return level == L_SEQ ? r->w_seq : r->w_geo;
+}
+
+static double
+row_lrm (const Row *r, Level level)
+{
+  return level == L_SEQ ? r->lrm_seq : r->lrm_geo;
+}
+
+/* dw-correction.c ratio_metrics_ex on the statistics */
+static void
+ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up, double lo,
+          gboolean geo_tw)
+{
+  const gsize B = s->B;
+  const double upr = R (s, up), lor = R (s, lo);
+  double sw, su = 0, su2 = 0;
+  gboolean was = L->approx_now;
+  if (level == L_TOKEN)
+    {
+      ClampW c;
+      clamp_w (s, lor, upr, &c);
+      su = c.su;
+      su2 = c.su2;
+      sw = s->sw_tok;
+      L->approx_now |= !s->w_monotone;
+      putf (L, mmean_b (s, sw), "%s_mean", pfx);
+      putf (L, s->mx_w, "%s_max", pfx);
+      putf (L, s->mn_w, "%s_min", pfx);
+      putf (L, mmean_b (s, c.n_hi), "%s_ratio_fraction_high", pfx);
+      putf (L, mmean_b (s, c.n_lo), "%s_ratio_fraction_low", pfx);
+    }
+  else
+    {
+      sw = level == L_SEQ ? s->sw_seq : s->sw_geo;
+      for (gsize b = 0; b < B; b++)
+        {
+          double u = CLAMPD (row_w (&s->rows[b], level), lor, upr);
+          add_rep (s, &su, u, s->rows[b].nv);
+          add_rep (s, &su2, R (s, u * u), s->rows[b].nv);
+        }
+      putf (L, mmean_b (s, sw), "%s_mean", pfx);
+      double lmax = -INFINITY, lmin = INFINITY, h = 0, lo_n = 0;
+      const double lu = (float)log ((float)up), ll = (float)log ((float)lo);
+      for (gsize b = 0; b < B; b++)
+        {
+          double lr = row_lrm (&s->rows[b], level);
+          lmax = fmax (lmax, lr);
+          lmin = fmin (lmin, lr);
+          double wgt = geo_tw ? s->rows[b].n : 1.0;
+          h += (lr > lu) * wgt;
+          lo_n += (lr < ll) * wgt;
+        }
+      putf (L, R (s, EXP (s, fmin (lmax, SAFETY))), "%s_max", pfx);
+      putf (L, R (s, EXP (s, lmin)), "%s_min", pfx);
+      putf (L, geo_tw ? mmean_b (s, h) : h / (double)B, "%s_ratio_fraction_high", pfx);
+      putf (L, geo_tw ? mmean_b (s, lo_n) : lo_n / (double)B, "%s_ratio_fraction_low", pfx);
+    }
+  double mc = mmean_b (s, su);
+  if (s->N > 1)
+    {
+      double var = R (s, mmean_b (s, su2) - R (s, mc * mc));
+      putf (L, sqrt (fmax (var, 0.0)), "%s_std", pfx);
+    }
+  else
+    putf (L, 0.0, "%s_std", pfx);
+  double d = R (s, mc + EPS);
+  putf (L, 1.0 / mmean_b (s, su2 / (d * d)), "%s_eff_sample_size", pfx);
+  L->approx_now = was;
+  double sm_sum = 0, s2 = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll2 = 0;
+  for (gsize b = 0; b < B; b++)
+    sm_sum += *row_sm (&s->rows[b], level);
+  double mean = sm_sum / (double)B;
+  for (gsize b = 0; b < B; b++)
+    {
+      double v = *row_sm (&s->rows[b], level);
+      s2 += (v - mean) * (v - mean);
+      smax = fmax (smax, v);
+      smin = fmin (smin, v);
+      dev = fmax (dev, fabs (v - 1.0));
+      hh += v > upr;
+      ll2 += v < lor;
+    }
+  putf (L, mean, "%s_seq_mean", pfx);
+  putf (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, "%s_seq_std", pfx);
+  putf (L, smax, "%s_seq_max", pfx);
+  putf (L, smin, "%s_seq_min", pfx);
+  putf (L, dev, "%s_seq_max_deviation", pfx);
+  putf (L, hh / (double)B, "%s_seq_fraction_high", pfx);
+  putf (L, ll2 / (double)B, "%s_seq_fraction_low", pfx);
+}
+
+static void
+ev_is_bn (const DwWhatifStep *s, ML *L, const Plan *p)
+{
+  const double Cr = R (s, p->is_thr);
+  double mu;
+  if (p->is_level == L_TOKEN)
+    {
+      gboolean was = L->approx_now;
+      L->approx_now |= !s->w_monotone;
+      mu = mmean_b (s, truncated_sum (s, Cr));
+      put (L, "rollout_is_batch_norm_factor", mu > 1e-8 ? mu : 1.0);
+      L->approx_now = was;
+      return;
+    }
+  double sum = 0, nv = 0;
+  const gboolean all_rows = p->gen == DW_GEN_VERL_0_6_1;
+  for (gsize b = 0; b < s->B; b++)
+    {
+      const Row *r = &s->rows[b];
+      double w = r->w_seq > Cr ? Cr : r->w_seq;
+      double rs = 0;
+      add_rep (s, &rs, w, r->nv);
+      double rv = mmean_r (s, rs, r->n);
+      if (all_rows || r->n > 0)
+        sum += rv, nv += 1;
+    }
+  mu = sum / fmax (nv, 1e-8);
+  put (L, "rollout_is_batch_norm_factor", mu > 1e-8 ? mu : 1.0);
+}
+
+/* per-row keep of one HEAD option: TRUE when no valid token of the row is rejected */
+static gboolean
+head_row_keeps (const DwWhatifStep *s, const Row *r, const DwRsBound *bd, double lo_c, double up_c)
+{
+  const int k = dw_rs_option_k (bd->option);
+  const DwRsAgg agg = dw_rs_option_agg (bd->option);
+  if (r->nv == 0)
+    return TRUE;
+  if (agg == DW_RS_AGG_TOKEN)
+    {
+      if (k == 1)
+        {
+          double xmin = -CLAMPD (r->max_l, -SAFETY, SAFETY),
+                 xmax = -CLAMPD (r->min_l, -SAFETY, SAFETY);
+          return xmin >= lo_c && xmax <= up_c;
+        }
+      return r->max_k[k - 1] <= up_c;
+    }
+  double sv = agg == DW_RS_AGG_SUM    ? R (s, r->sum_k[k - 1])
+              : agg == DW_RS_AGG_MEAN ? mmean_r (s, r->sum_k[k - 1], r->n)
+                                      : r->max_k[k - 1];
+  return k == 1 ? (sv <= up_c && sv >= lo_c) : sv <= up_c;
+}
+
+static void
+ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
+{
+  const gsize B = s->B, N = s->n_tok;
+  gsize n_valid_rows = 0;
+  for (gsize b = 0; b < B; b++)
+    n_valid_rows += s->rows[b].n > 0;
+  guint8 *srej = g_new0 (guint8, B ? B : 1), *trej = g_new0 (guint8, B ? B : 1);
+  gsize ia = 0, ib = N; /* intersection of the token options' kept sets */
+  gboolean any_tok = FALSE, tok_approx = FALSE;
+  for (gsize oi = 0; oi < p->rs.n; oi++)
+    {
+      const DwRsBound *bd = &p->rs.bounds[oi];
+      const int k = dw_rs_option_k (bd->option);
+      const DwRsAgg agg = dw_rs_option_agg (bd->option);
+      const gboolean k1 = k == 1;
+      const double up_c = R (s, bd->log_upper);
+      const double lo_c = k1 ? R (s, bd->log_lower) : 0.0;
+      const double lo_metric = k1 ? lo_c : 0.0;
+      char pf[64];
+      g_snprintf (pf, sizeof pf, "rollout_rs_%s", dw_rs_option_name (bd->option));
+      double sum_stat, su = 0, su2 = 0, masked = 0, seq_masked = 0, fh = 0, fl = 0;
+      gboolean was = L->approx_now;
+      if (agg == DW_RS_AGG_TOKEN)
+        {
+          TokOpt o;
+          if (k1)
+            tok_k1 (s, lo_c, up_c, &o);
+          else
+            tok_k23 (s, k, up_c, &o);
+          sum_stat = s->tok_sum_k[k - 1];
+          su = o.su;
+          su2 = o.su2;
+          fh = o.fh;
+          fl = o.fl;
+          masked = (double)(N - (o.kept_b - o.kept_a));
+          any_tok = TRUE;
+          ia = MAX (ia, o.kept_a);
+          ib = MIN (ib, o.kept_b);
+          tok_approx |= o.approx;
+          L->approx_now |= o.approx;
+          for (gsize b = 0; b < B; b++)
+            if (!head_row_keeps (s, &s->rows[b], bd, lo_c, up_c))
+              {
+                trej[b] = 1;
+                seq_masked += s->rows[b].n > 0;
+              }
+        }
+      else
+        {
+          int so = agg == DW_RS_AGG_SUM    ? SO_SUM_K1 + k - 1
+                   : agg == DW_RS_AGG_MEAN ? SO_MEAN_K1 + k - 1
+                                           : SO_MAX_K2 + k - 2;
+          sum_stat = s->seq_sum_stat[so];
+          for (gsize b = 0; b < B; b++)
+            {
+              const Row *r = &s->rows[b];
+              double sv = agg == DW_RS_AGG_SUM    ? R (s, r->sum_k[k - 1])
+                          : agg == DW_RS_AGG_MEAN ? mmean_r (s, r->sum_k[k - 1], r->n)
+                                                  : r->max_k[k - 1];
+              gboolean ks = k1 ? (sv <= up_c && sv >= lo_c) : (sv <= up_c);
+              double u = CLAMPD (sv, lo_metric, up_c);
+              add_rep (s, &su, u, r->nv);
+              add_rep (s, &su2, R (s, u * u), r->nv);
+              if (!ks)
+                {
+                  masked += r->nv;
+                  if (r->n > 0)
+                    {
+                      seq_masked += 1;
+                      srej[b] = 1;
+                    }
+                }
+            }
+        }
+      /* row values over valid rows */
+      double sm = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
+      for (gsize b = 0; b < B; b++)
+        {
+          const Row *r = &s->rows[b];
+          if (!(r->n > 0))
+            continue;
+          double sv = agg == DW_RS_AGG_SUM   ? R (s, r->sum_k[k - 1])
+                      : agg == DW_RS_AGG_MAX ? r->max_k[k - 1]
+                                             : mmean_r (s, r->sum_k[k - 1], r->n);
+          sm += sv;
+          cnt += 1;
+          smax = nmax (smax, sv);
+          smin = nmin (smin, sv);
+          dev = nmax (dev, fabs (sv));
+          hh += sv > up_c;
+          ll += sv < lo_metric;
+        }
+      double mean = cnt > 0 ? sm / cnt : 0.0, s2 = 0;
+      for (gsize b = 0; b < B; b++)
+        {
+          const Row *r = &s->rows[b];
+          if (!(r->n > 0))
+            continue;
+          double sv = agg == DW_RS_AGG_SUM   ? R (s, r->sum_k[k - 1])
+                      : agg == DW_RS_AGG_MAX ? r->max_k[k - 1]
+                                             : mmean_r (s, r->sum_k[k - 1], r->n);
+          s2 += (sv - mean) * (sv - mean);
+        }
+      putf (L, mmean_b (s, sum_stat), "%s_mean", pf);
+      if (agg != DW_RS_AGG_TOKEN && cnt > 0)
+        {
+          putf (L, smax, "%s_max", pf);
+          putf (L, smin, "%s_min", pf);
+          putf (L, hh / cnt, "%s_fraction_high", pf);
+          putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", pf);
+        }
+      else
+        {
+          putf (L, s->mx_k[k - 1], "%s_max", pf);
+          putf (L, s->mn_k[k - 1], "%s_min", pf);
+          putf (L, mmean_b (s, fh), "%s_fraction_high", pf);
+          putf (L, k1 ? mmean_b (s, fl) : 0.0, "%s_fraction_low", pf);
+        }
+      if (s->N > 1)
+        {
+          double mc = mmean_b (s, su);
+          double var = R (s, mmean_b (s, su2) - R (s, mc * mc));
+          putf (L, sqrt (fmax (var, 0.0)), "%s_std", pf);
+        }
+      else
+        putf (L, 0.0, "%s_std", pf);
+      putf (L, mean, "%s_seq_mean", pf);
+      putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", pf);
+      putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", pf);
+      putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", pf);
+      putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", pf);
+      putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", pf);
+      if (k1)
+        putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", pf);
+      putf (L, mmean_b (s, masked), "%s_masked_fraction", pf);
+      putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
+            pf);
+      L->approx_now = was;
+    }
+  /* overall */
+  double masked = 0, rows_rej = 0;
+  gboolean approx = tok_approx;
+  double out_total = any_tok ? (double)(N - (ib > ia ? ib - ia : 0)) : 0.0;
+  masked = out_total;
+  for (gsize b = 0; b < B; b++)
+    {
+      const Row *r = &s->rows[b];
+      gboolean rej = r->nv > 0 && (srej[b] || trej[b]);
+      rows_rej += rej;
+      if (row_rej_out)
+        row_rej_out[b] = rej;
+      if (srej[b])
+        {
+          if (!trej[b])
+            masked += r->nv; /* no token of the row is outside the token options' set */
+          else
+            {
+              /* unknown split: estimate the row's outside count by the batch's rate */
+              approx = TRUE;
+              masked += r->nv - r->nv * (N > 0 ? out_total / (double)N : 0.0);
+            }
+        }
+    }
+  gboolean was = L->approx_now;
+  L->approx_now |= approx;
+  put (L, "rollout_rs_masked_fraction", mmean_b (s, masked));
+  L->approx_now = was | tok_approx;
+  put (L, "rollout_rs_seq_masked_fraction", rows_rej / (double)B);
+  L->approx_now = was;
+  g_free (srej);
+  g_free (trej);
+}
+
+/* verl-0.7 / 0.6.1 RS (§5.1) and verl-0.6 mask mode: masked counts of [lo ≤ ρ ≤ up] */
+static void
+ev_ratio_mask (const DwWhatifStep *s, ML *L, Level level, double up, double lo,
+               const char *k_masked, const char *k_seq, guint8 *row_rej_out)
+{
+  const double upr = R (s, up), lor = R (s, lo);
+  double masked = 0, rows = 0;
+  gboolean was = L->approx_now;
+  if (level == L_TOKEN)
+    {
+      ClampW c;
+      clamp_w (s, lor, upr, &c);
+      masked = (double)s->n_tok - c.n_kept;
+      L->approx_now |= !s->w_monotone;
+      for (gsize b = 0; b < s->B; b++)
+        {
+          const Row *r = &s->rows[b];
+          gboolean rej = r->nv > 0 && !(r->min_w >= lor && r->max_w <= upr);
+          rows += rej;
+          if (row_rej_out)
+            row_rej_out[b] |= rej;
+        }
+    }
+  else
+    for (gsize b = 0; b < s->B; b++)
+      {
+        const Row *r = &s->rows[b];
+        double rb = row_w (r, level);
+        gboolean keep = rb >= lor && rb <= upr;
+        if (!keep)
+          masked += r->nv;
+        rows += s->T > 0 ? !keep : 0;
+        if (row_rej_out)
+          row_rej_out[b] |= !keep && r->nv > 0;
+      }
+  put (L, k_masked, mmean_b (s, masked));
+  put (L, k_seq, s->B ? rows / (double)s->B : 0.0);
+  L->approx_now = was;
+}
+
+static void
+ev_veto (const DwWhatifStep *s, ML *L, gboolean on, double V, guint8 *row_rej_out)
+{
+  double vetoed = 0, cat = 0;
+  if (on)
+    {
+      const double lv = (float)log ((float)V);
+      cat = (double)first_false (s, Q_RAW, OP_LT, lv, 0, s->n_tok);
+      for (gsize b = 0; b < s->B; b++)
+        {
+          gboolean has = s->rows[b].nv > 0 && s->rows[b].min_l < lv;
+          vetoed += has;
+          if (row_rej_out)
+            row_rej_out[b] |= has;
+        }
+    }
+  put (L, "rollout_is_veto_fraction", vetoed / (double)s->B);
+  put (L, "rollout_is_catastrophic_token_fraction", mmean_b (s, cat));
+}
+
+static void
+ev_offpolicy (const DwWhatifStep *s, ML *L, gboolean g1)
+{
+  for (gsize i = 0; i < s->n_off; i++)
+    {
+      const char *k = s->off[i].key;
+      if (g1 && g_str_has_prefix (k, "chi2_"))
+        continue;
+      putf (L, s->off[i].value, "%s%s", g1 ? "mismatch_" : "", k);
+    }
+}
+
+static gboolean
+evaluate_plan (const DwWhatifStep *s, const Plan *p, DwWhatifStepResult *out, guint8 *row_rej)
+{
+  if (row_rej)
+    memset (row_rej, 0, s->B);
+  if (p->gen == DW_GEN_SLIME || !s->fast)
+    {
+      out->pending = TRUE;
+      out->any_approximate = TRUE;
+      return TRUE;
+    }
+  ML L = { .prefix = p->gen == DW_GEN_VERL_0_6 ? "mismatch/" : "rollout_corr/",
+           .e = g_array_new (FALSE, FALSE, sizeof (Entry)) };
+  if (p->gen == DW_GEN_VERL_0_6)
+    {
+      if (!p->nothing)
+        {
+          ev_ratio (s, &L, "rollout_is", p->is_level, p->is_thr, p->is_lo, p->is_level == L_GEO);
+          if (p->mask_mode)
+            ev_ratio_mask (s, &L, p->is_level, p->is_thr, p->is_lo, "rollout_is_masked_fraction",
+                           "rollout_is_seq_masked_fraction", row_rej);
+          ev_veto (s, &L, p->veto_on, p->veto, row_rej);
+          ev_offpolicy (s, &L, TRUE);
+        }
+      ml_finish (&L, out);
+      return TRUE;
+    }
+  if (p->is_on)
+    {
+      ev_ratio (s, &L, "rollout_is", p->is_level, p->is_thr, 1.0 / p->is_thr, FALSE);
+      if (p->bn)
+        ev_is_bn (s, &L, p);
+    }
+  if (p->gen == DW_GEN_VERL)
+    {
+      if (p->rs_on)
+        ev_rs_head (s, &L, p, row_rej);
+    }
+  else
+    {
+      if (p->rs_on)
+        {
+          ev_ratio (s, &L, "rollout_rs", p->rs_level, p->rs_up, p->rs_lo, FALSE);
+          ev_ratio_mask (s, &L, p->rs_level, p->rs_up, p->rs_lo, "rollout_rs_masked_fraction",
+                         "rollout_rs_seq_masked_fraction", row_rej);
+        }
+      ev_veto (s, &L, p->veto_on, p->veto, row_rej);
+    }
+  ev_offpolicy (s, &L, FALSE);
+  ml_finish (&L, out);
+  return TRUE;
+}
+
+static gboolean
+fail (DwWhatifStepResult *out, const DwCorrectionError *err)
+{
+  out->failed = TRUE;
+  out->error = *err;
+  return FALSE;
+}
+
+static void
+empty_error (DwWhatifStepResult *out)
+{
+  DwCorrectionError err;
+  err.kind = DW_ERROR_VALUE;
+  g_strlcpy (err.message, "response_mask must contain at least one valid token (1).",
+             sizeof err.message);
+  fail (out, &err);
+}
+
+static gboolean
+prepare (const DwWhatifStep *s, const DwConfig *config, Plan *p, DwWhatifStepResult *out)
+{
+  DwCorrectionError err;
+  dw_correction_error_clear (&err);
+  if (dw_config_get (config, "preset"))
+    {
+      err.kind = DW_ERROR_VALUE;
+      g_strlcpy (err.message, "preset must be resolved with dw_preset_apply().",
+                 sizeof err.message);
+      return fail (out, &err);
+    }
+  if (s && s->empty)
+    {
+      empty_error (out);
+      return FALSE;
+    }
+  if (!make_plan (config, p, &err))
+    return fail (out, &err);
+  return TRUE;
+}
+
+gboolean
+dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWhatifStepResult *out)
+{
+  memset (out, 0, sizeof *out);
+  Plan p;
+  if (!prepare (self, config, &p, out))
+    return FALSE;
+  return evaluate_plan (self, &p, out, NULL);
+}
+
+gboolean
+dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, double *lengths,
+                             guint8 *rejected)
+{
+  DwWhatifStepResult out;
+  memset (&out, 0, sizeof out);
+  Plan p;
+  for (gsize b = 0; b < self->B; b++)
+    lengths[b] = self->rows[b].nv;
+  if (!prepare (self, config, &p, &out))
+    {
+      dw_whatif_step_result_clear (&out);
+      return FALSE;
+    }
+  evaluate_plan (self, &p, &out, rejected);
+  gboolean ok = !out.pending;
+  dw_whatif_step_result_clear (&out);
+  return ok;
+}
+
+void
+dw_whatif_step_histogram (const DwWhatifStep *self, double lo, double hi, guint n_bins,
+                          guint64 *counts)
+{
+  memset (counts, 0, n_bins * sizeof (guint64));
+  if (n_bins == 0 || self->n_tok == 0 || !(hi > lo) || (!self->lf && !self->ld))
+    return;
+  gsize prev = 0;
+  for (guint k = 0; k + 1 < n_bins; k++)
+    {
+      double edge = lo + (hi - lo) * (double)(k + 1) / n_bins;
+      gsize idx = first_false (self, Q_RAW, OP_LT, edge, prev, self->n_tok);
+      counts[k] = idx - prev;
+      prev = idx;
+    }
+  counts[n_bins - 1] = self->n_tok - prev;
+}
+
+double
+dw_whatif_step_quantile (const DwWhatifStep *self, double q)
+{
+  if (self->n_tok == 0 || (!self->lf && !self->ld))
+    return NAN;
+  double pos = CLAMPD (q, 0, 1) * (double)(self->n_tok - 1);
+  return lval (self, (gsize)llround (pos));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the engine                                                                                  */
+
+struct _DwWhatifEngine
+{
+  GPtrArray *steps; /* DwWhatifStep* */
+  guint n_threads;
+  GThreadPool *pool;
+  DwWhatifBatchLoader loader;
+  gpointer loader_data;
+  GDestroyNotify loader_destroy;
+};
+
+typedef struct
+{
+  DwWhatifEngine *engine;
+  const Plan *plan;
+  DwWhatifRunResult *res;
+  guint start, end;
+  GMutex *lock;
+  GCond *cond;
+  guint *remaining;
+} Chunk;
+
+static void
+chunk_run (gpointer data, gpointer user_data)
+{
+  Chunk *c = data;
+  (void)user_data;
+  for (guint i = c->start; i < c->end; i++)
+    {
+      const DwWhatifStep *s = g_ptr_array_index (c->engine->steps, i);
+      DwWhatifStepResult *r = &c->res->results[i];
+      if (s->empty)
+        {
+          empty_error (r);
+          continue;
+        }
+      evaluate_plan (s, c->plan, r, NULL);
+    }
+  g_mutex_lock (c->lock);
+  if (--*c->remaining == 0)
+    g_cond_signal (c->cond);
+  g_mutex_unlock (c->lock);
+}
+
+DwWhatifEngine *
+dw_whatif_engine_new (guint n_threads)
+{
+  DwWhatifEngine *self = g_atomic_rc_box_new0 (DwWhatifEngine);
+  self->steps = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_whatif_step_free);
+  self->n_threads = n_threads ? n_threads : MAX (1, g_get_num_processors ());
+  return self;
+}
+
+DwWhatifEngine *
+dw_whatif_engine_ref (DwWhatifEngine *self)
+{
+  return g_atomic_rc_box_acquire (self);
+}
+
+static void
+engine_clear (DwWhatifEngine *self)
+{
+  if (self->pool)
+    g_thread_pool_free (self->pool, TRUE, TRUE);
+  g_ptr_array_unref (self->steps);
+  if (self->loader_destroy)
+    self->loader_destroy (self->loader_data);
+}
+
+void
+dw_whatif_engine_unref (DwWhatifEngine *self)
+{
+  g_atomic_rc_box_release_full (self, (GDestroyNotify)engine_clear);
+}
+
+void
+dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader loader, gpointer user_data,
+                             GDestroyNotify destroy)
+{
+  if (self->loader_destroy)
+    self->loader_destroy (self->loader_data);
+  self->loader = loader;
+  self->loader_data = user_data;
+  self->loader_destroy = destroy;
+}
+
+void
+dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step)
+{
+  g_ptr_array_add (self->steps, step);
+}
+
+typedef struct
+{
+  DwWhatifEngine *engine;
+  const gint64 *steps;
+  gsize n;
+  DwWhatifStep **out;
+  gint next;
+  GMutex lock;
+  GError *error;
+} LoadJob;
+
+static gpointer
+load_worker (gpointer data)
+{
+  LoadJob *j = data;
+  for (;;)
+    {
+      gint i = g_atomic_int_add (&j->next, 1);
+      if ((gsize)i >= j->n)
+        break;
+      GError *err = NULL;
+      DwBatch *batch = j->engine->loader (j->steps[i], j->engine->loader_data, &err);
+      DwWhatifStep *s = batch ? dw_whatif_step_new (batch, j->steps[i], &err) : NULL;
+      if (batch)
+        dw_batch_free (batch);
+      dw_correction_release_workspace ();
+      if (!s)
+        {
+          g_mutex_lock (&j->lock);
+          if (!j->error)
+            j->error = err;
+          else
+            g_clear_error (&err);
+          g_mutex_unlock (&j->lock);
+          continue;
+        }
+      j->out[i] = s;
+    }
+  return NULL;
+}
+
+gboolean
+dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
+                             GError **error)
+{
+  if (!self->loader)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_LOAD, "no batch loader set");
+      return FALSE;
+    }
+  LoadJob j = { .engine = self, .steps = steps, .n = n_steps };
+  j.out = g_new0 (DwWhatifStep *, n_steps ? n_steps : 1);
+  g_mutex_init (&j.lock);
+  guint nt = MIN (self->n_threads, MAX (1, (guint)n_steps));
+  GThread **th = g_new (GThread *, nt);
+  for (guint t = 0; t < nt; t++)
+    th[t] = g_thread_new ("dw-whatif-load", load_worker, &j);
+  for (guint t = 0; t < nt; t++)
+    g_thread_join (th[t]);
+  g_free (th);
+  g_mutex_clear (&j.lock);
+  if (j.error)
+    {
+      for (gsize i = 0; i < n_steps; i++)
+        dw_whatif_step_free (j.out[i]);
+      g_free (j.out);
+      g_propagate_error (error, j.error);
+      return FALSE;
+    }
+  for (gsize i = 0; i < n_steps; i++)
+    g_ptr_array_add (self->steps, j.out[i]);
+  g_free (j.out);
+  return TRUE;
+}
+
+guint
+dw_whatif_engine_get_n_steps (DwWhatifEngine *self)
+{
+  return self->steps->len;
+}
+
+const DwWhatifStep *
+dw_whatif_engine_get_step (DwWhatifEngine *self, guint index)
+{
+  g_return_val_if_fail (index < self->steps->len, NULL);
+  return g_ptr_array_index (self->steps, index);
+}
+
+gsize
+dw_whatif_engine_get_memory (DwWhatifEngine *self)
+{
+  gsize m = 0;
+  for (guint i = 0; i < self->steps->len; i++)
+    m += dw_whatif_step_get_memory (g_ptr_array_index (self->steps, i));
+  return m;
+}
+
+void
+dw_whatif_run_result_free (DwWhatifRunResult *res)
+{
+  if (!res)
+    return;
+  for (guint i = 0; i < res->n_steps; i++)
+    dw_whatif_step_result_clear (&res->results[i]);
+  g_free (res->results);
+  g_free (res->steps);
+  g_free (res);
+}
+
+static DwWhatifRunResult *
+run_result_new (DwWhatifEngine *self)
+{
+  DwWhatifRunResult *res = g_new0 (DwWhatifRunResult, 1);
+  res->n_steps = self->steps->len;
+  res->steps = g_new0 (gint64, res->n_steps ? res->n_steps : 1);
+  res->results = g_new0 (DwWhatifStepResult, res->n_steps ? res->n_steps : 1);
+  for (guint i = 0; i < res->n_steps; i++)
+    res->steps[i] = dw_whatif_step_get_step (g_ptr_array_index (self->steps, i));
+  return res;
+}
+
+DwWhatifRunResult *
+dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError **error)
+{
+  DwWhatifStepResult probe;
+  memset (&probe, 0, sizeof probe);
+  Plan plan;
+  if (dw_config_get (config, "preset"))
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_CONFIG,
+                   "preset must be resolved with dw_preset_apply()");
+      return NULL;
+    }
+  DwWhatifRunResult *res = run_result_new (self);
+  if (!prepare (NULL, config, &plan, &probe))
+    {
+      /* verl raises on every non-empty step alike (the empty-mask error comes first) */
+      for (guint i = 0; i < res->n_steps; i++)
+        {
+          const DwWhatifStep *s = g_ptr_array_index (self->steps, i);
+          if (!prepare (s, config, &plan, &res->results[i]))
+            continue;
+        }
+      return res;
+    }
+  guint nt = MIN (self->n_threads, MAX (1u, res->n_steps / 8));
+  if (nt <= 1)
+    {
+      for (guint i = 0; i < res->n_steps; i++)
+        {
+          const DwWhatifStep *s = g_ptr_array_index (self->steps, i);
+          if (s->empty)
+            empty_error (&res->results[i]);
+          else
+            evaluate_plan (s, &plan, &res->results[i], NULL);
+        }
+    }
+  else
+    {
+      if (!self->pool)
+        self->pool = g_thread_pool_new (chunk_run, NULL, (gint)self->n_threads, FALSE, NULL);
+      GMutex lock;
+      GCond cond;
+      g_mutex_init (&lock);
+      g_cond_init (&cond);
+      guint remaining = nt;
+      Chunk *chunks = g_new0 (Chunk, nt);
+      for (guint t = 0; t < nt; t++)
+        {
+          chunks[t]
+            = (Chunk){ self,  &plan, res,       res->n_steps * t / nt, res->n_steps * (t + 1) / nt,
+                       &lock, &cond, &remaining };
+        }
+      /* the calling thread takes the last chunk itself */
+      g_mutex_lock (&lock);
+      for (guint t = 0; t + 1 < nt; t++)
+        g_thread_pool_push (self->pool, &chunks[t], NULL);
+      g_mutex_unlock (&lock);
+      chunk_run (&chunks[nt - 1], NULL);
+      g_mutex_lock (&lock);
+      while (remaining > 0)
+        g_cond_wait (&cond, &lock);
+      g_mutex_unlock (&lock);
+      g_free (chunks);
+      g_mutex_clear (&lock);
+      g_cond_clear (&cond);
+    }
+  for (guint i = 0; i < res->n_steps; i++)
+    res->any_approximate |= res->results[i].any_approximate || res->results[i].pending;
+  return res;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* exact pass                                                                                  */
+
+typedef struct
+{
+  DwWhatifEngine *engine;
+  DwConfig config;
+} ExactData;
+
+static void
+exact_data_free (ExactData *d)
+{
+  dw_whatif_engine_unref (d->engine);
+  g_free (d);
+}
+
+static DwWhatifRunResult *
+exact_run (DwWhatifEngine *self, const DwConfig *config, GCancellable *cancellable, GError **error)
+{
+  if (!self->loader)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_LOAD, "no batch loader set");
+      return NULL;
+    }
+  /* which steps need the raw batch is re-derived from the statistics (cheap) */
+  DwWhatifRunResult *res = dw_whatif_engine_evaluate (self, config, error);
+  if (!res)
+    return NULL;
+  for (guint i = 0; i < res->n_steps; i++)
+    {
+      DwWhatifStepResult *r = &res->results[i];
+      if (!(r->any_approximate || r->pending) || r->failed)
+        continue;
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        {
+          dw_whatif_run_result_free (res);
+          return NULL;
+        }
+      GError *lerr = NULL;
+      DwBatch *batch = self->loader (res->steps[i], self->loader_data, &lerr);
+      if (!batch)
+        {
+          g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_LOAD,
+                       "step %" G_GINT64_FORMAT ": %s", res->steps[i], lerr->message);
+          g_error_free (lerr);
+          dw_whatif_run_result_free (res);
+          return NULL;
+        }
+      dw_whatif_step_result_clear (r);
+      DwCorrectionResult cr;
+      if (dw_correction_run (batch, config, &cr, &r->error))
+        {
+          free (cr.weights);
+          free (cr.mask);
+          cr.weights = cr.mask = NULL;
+          r->result = cr;
+          r->approximate = g_new0 (guint8, cr.n_metrics ? cr.n_metrics : 1);
+        }
+      else
+        r->failed = TRUE;
+      dw_batch_free (batch);
+    }
+  res->any_approximate = FALSE;
+  dw_correction_release_workspace ();
+  return res;
+}
+
+static void
+exact_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  ExactData *d = task_data;
+  GError *error = NULL;
+  (void)source;
+  DwWhatifRunResult *res = exact_run (d->engine, &d->config, cancellable, &error);
+  if (res)
+    g_task_return_pointer (task, res, (GDestroyNotify)dw_whatif_run_result_free);
+  else
+    g_task_return_error (task, error);
+}
+
+void
+dw_whatif_engine_evaluate_exact_async (DwWhatifEngine *self, const DwConfig *config,
+                                       GCancellable *cancellable, GAsyncReadyCallback callback,
+                                       gpointer user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  ExactData *d = g_new0 (ExactData, 1);
+  d->engine = dw_whatif_engine_ref (self);
+  d->config = *config;
+  g_task_set_task_data (task, d, (GDestroyNotify)exact_data_free);
+  g_task_run_in_thread (task, exact_thread);
+  g_object_unref (task);
+}
+
+DwWhatifRunResult *
+dw_whatif_engine_evaluate_exact_finish (DwWhatifEngine *self, GAsyncResult *result, GError **error)
+{
+  (void)self;
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+DwWhatifRunResult *
+dw_whatif_engine_evaluate_exact (DwWhatifEngine *self, const DwConfig *config,
+                                 GCancellable *cancellable, GError **error)
+{
+  return exact_run (self, config, cancellable, error);
+}

@@ -1,0 +1,153 @@
+/* dw-whatif-engine.h — interactive what-if re-evaluation of rollout correction over a run
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * GTK-free (GLib only). A DwWhatifStep holds the sufficient statistics of one batch: per-row
+ * sums/means/min/max of the log-ratio ℓ, of the IS ratio and of the k1/k2/k3 terms, accumulated in
+ * the same order as core/correction does, plus the batch's valid-token log-ratios sorted with
+ * block prefix sums (double-double) of exp(ℓ̃), exp(ℓ̃)², ℓ̃, ℓ̃², k2, k2², k3, k3². With them a
+ * config (preset, IS level/threshold, batch normalisation, RS options and bounds, veto) is
+ * re-evaluated without touching raw tokens, giving the metrics dw_correction_run() gives on the
+ * same batch (same keys; values equal to float32 rounding, see readme-whatif.md for the exact
+ * guarantee).
+ *
+ * Exact from the statistics: verl (HEAD), verl-0.7, verl-0.6.1 and verl-0.6, for 0/1 masks and
+ * finite-or-infinite (not NaN) valid log-ratios. Approximate (flagged per metric; exact values come
+ * from dw_whatif_engine_evaluate_exact_async(), which reloads the batches and runs
+ * dw_correction_run()):
+ *   - verl HEAD `rollout_rs_masked_fraction` when a token-level and a sequence-level RS option
+ *     both reject tokens of the same row (per-row counts inside a ℓ interval are not kept);
+ *   - k2/k3 token thresholds that fall inside float32 rounding noise of the statistic
+ *     (k3 ≈ ±1e-7 near ℓ = 0), and token-level IS/RS if libm's expf were not monotone on the data;
+ * Not available from the statistics ("pending": no values until the exact pass): slime, and
+ * batches with non-binary masks or NaN log-ratios on valid tokens.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "dw-batch.h"
+#include "dw-config.h"
+#include "dw-correction.h"
+
+G_BEGIN_DECLS
+
+#define DW_WHATIF_ERROR (dw_whatif_error_quark ())
+GQuark dw_whatif_error_quark (void);
+
+typedef enum
+{
+  DW_WHATIF_ERROR_BATCH,  /* the batch cannot be precomputed (dtype, size) */
+  DW_WHATIF_ERROR_CONFIG, /* verl/slime would reject the config: message is theirs */
+  DW_WHATIF_ERROR_LOAD,   /* the batch loader failed */
+} DwWhatifError;
+
+/* ------------------------------------------------------------------------------------------ */
+/* One step                                                                                   */
+
+typedef struct _DwWhatifStep DwWhatifStep;
+
+/* Precomputes the statistics of @batch (not kept: the step does not reference it). */
+DwWhatifStep *dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error);
+void dw_whatif_step_free (DwWhatifStep *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifStep, dw_whatif_step_free)
+
+gint64 dw_whatif_step_get_step (const DwWhatifStep *self);
+/* Bytes held by the statistics (sorted log-ratios, prefix sums, per-row arrays). */
+gsize dw_whatif_step_get_memory (const DwWhatifStep *self);
+/* Valid tokens and rows of the batch. */
+gsize dw_whatif_step_get_n_tokens (const DwWhatifStep *self);
+gsize dw_whatif_step_get_n_rows (const DwWhatifStep *self);
+/* FALSE when nothing can be evaluated from statistics (see above); then the reason. */
+gboolean dw_whatif_step_is_fast (const DwWhatifStep *self, const char **reason);
+
+typedef struct
+{
+  DwCorrectionResult result; /* metrics only (weights and mask are NULL), sorted by key */
+  guint8 *approximate;       /* [result.n_metrics]: 1 = value from an estimate, exact pending */
+  gboolean any_approximate;
+  gboolean pending; /* no values at all from statistics: exact pass needed */
+  gboolean failed;  /* verl/slime would raise: @error holds kind and message */
+  DwCorrectionError error;
+} DwWhatifStepResult;
+
+void dw_whatif_step_result_clear (DwWhatifStepResult *res);
+/* The value of @key, or NULL; @approximate (nullable) says whether it is an estimate. */
+const double *dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key,
+                                         gboolean *approximate);
+
+/* Evaluates @config (a "preset" key must be resolved: dw_preset_apply()) on the statistics.
+ * Fills @out (cleared first). Returns FALSE when verl/slime would raise (out->failed). */
+gboolean dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config,
+                                  DwWhatifStepResult *out);
+
+/* Per-row outcome for the length-bias view: @lengths[b] = valid tokens of row b, @rejected[b] =
+ * 1 when the config's RS options or veto reject at least one valid token of row b (the whole row
+ * for sequence-level options). Exact for the generations evaluated exactly (verl*); FALSE for
+ * slime or a pending step. Arrays of dw_whatif_step_get_n_rows() elements. */
+gboolean dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config,
+                                      double *lengths, guint8 *rejected);
+
+/* Histogram of the valid-token log-ratios ℓ = old − rollout in @n_bins equal bins over [lo, hi)
+ * (values outside are clamped into the first/last bin). Exact counts. */
+void dw_whatif_step_histogram (const DwWhatifStep *self, double lo, double hi, guint n_bins,
+                               guint64 *counts);
+/* Quantile @q ∈ [0,1] of the valid-token ℓ (nearest rank), NAN for an empty step. */
+double dw_whatif_step_quantile (const DwWhatifStep *self, double q);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A run                                                                                      */
+
+typedef struct _DwWhatifEngine DwWhatifEngine;
+
+/* Loads the batch of a step for the exact pass; returns a new batch or NULL with @error set.
+ * Called from a worker thread. */
+typedef DwBatch *(*DwWhatifBatchLoader) (gint64 step, gpointer user_data, GError **error);
+
+/* @n_threads: evaluation threads (0 = number of processors). */
+DwWhatifEngine *dw_whatif_engine_new (guint n_threads);
+DwWhatifEngine *dw_whatif_engine_ref (DwWhatifEngine *self);
+void dw_whatif_engine_unref (DwWhatifEngine *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifEngine, dw_whatif_engine_unref)
+
+void dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader loader,
+                                  gpointer user_data, GDestroyNotify destroy);
+/* Takes ownership of @step. Steps are kept in the order added. Not thread-safe against
+ * concurrent evaluation. */
+void dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step);
+/* Precomputes and adds the batches of @steps using the loader, in parallel. */
+gboolean dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
+                                      GError **error);
+guint dw_whatif_engine_get_n_steps (DwWhatifEngine *self);
+const DwWhatifStep *dw_whatif_engine_get_step (DwWhatifEngine *self, guint index);
+gsize dw_whatif_engine_get_memory (DwWhatifEngine *self);
+
+typedef struct
+{
+  guint n_steps;
+  gint64 *steps;
+  DwWhatifStepResult *results; /* [n_steps] */
+  gboolean any_approximate;    /* some metric approximate or some step pending */
+} DwWhatifRunResult;
+
+void dw_whatif_run_result_free (DwWhatifRunResult *res);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifRunResult, dw_whatif_run_result_free)
+
+/* Evaluates @config on every step from the statistics (parallel). Errors of verl/slime are
+ * per step (results[i].failed); @error is only for an unresolved preset. */
+DwWhatifRunResult *dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config,
+                                              GError **error);
+
+/* Exact pass in a GTask thread: evaluates @config from the statistics, then for every step with
+ * an approximate metric or pending, reloads the batch through the loader and runs
+ * dw_correction_run(). The finished result has any_approximate = FALSE. */
+void dw_whatif_engine_evaluate_exact_async (DwWhatifEngine *self, const DwConfig *config,
+                                            GCancellable *cancellable, GAsyncReadyCallback callback,
+                                            gpointer user_data);
+DwWhatifRunResult *dw_whatif_engine_evaluate_exact_finish (DwWhatifEngine *self,
+                                                           GAsyncResult *result, GError **error);
+/* The same, synchronously (CLI, tests). */
+DwWhatifRunResult *dw_whatif_engine_evaluate_exact (DwWhatifEngine *self, const DwConfig *config,
+                                                    GCancellable *cancellable, GError **error);
+
+G_END_DECLS

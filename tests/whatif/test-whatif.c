@@ -1,0 +1,602 @@
+/* test-whatif.c — the what-if engine gives what dw_correction_run gives, for every preset of every
+ * generation and grids of thresholds, on the golden batches and on random batches
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Comparison: the same keys, and every value within 1 float32 ulp of the reference (NaN = NaN,
+ * ±inf = ±inf); the number of bit-identical doubles is counted and printed. Metrics the engine
+ * flags approximate are compared by the exact pass (dw_whatif_engine_evaluate_exact), which must
+ * then be bit-identical.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dw-batch-reader.h"
+#include "dw-correction.h"
+#include "dw-whatif-engine.h"
+
+typedef struct
+{
+  guint64 configs, metrics, identical, within_ulp, approximate, errors_same, pending, f64_std;
+} Stats;
+
+static Stats stats;
+
+static gint64
+f32_ulps (double a, double b)
+{
+  float fa = (float)a, fb = (float)b;
+  gint32 ia, ib;
+  memcpy (&ia, &fa, 4);
+  memcpy (&ib, &fb, 4);
+  if (ia < 0)
+    ia = (gint32)0x80000000 - ia;
+  if (ib < 0)
+    ib = (gint32)0x80000000 - ib;
+  gint64 d = (gint64)ia - (gint64)ib;
+  return d < 0 ? -d : d;
+}
+
+static gboolean
+same_value (double a, double b)
+{
+  if (isnan (a) || isnan (b))
+    return isnan (a) && isnan (b);
+  if (isinf (a) || isinf (b))
+    return a == b;
+  return f32_ulps (a, b) <= 1;
+}
+
+static char *
+describe (const DwConfig *c)
+{
+  GString *s = g_string_new (dw_generation_name (c->generation));
+  for (size_t i = 0; i < c->n_keys; i++)
+    {
+      char buf[DW_VALUE_STR_MAX];
+      g_string_append_printf (s, " %s=%s", c->keys[i],
+                              dw_value_to_python_str (&c->values[i], buf, sizeof buf));
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* compares the engine with the reference on one batch/config */
+/* float64 batches: `_std` = sqrt(E[x²] − E[x]²) is dominated by the summation order's rounding
+ * when the spread is small (spec §9.1); compared as variances, absolute 1e-12 */
+static gboolean
+std_close_f64 (const char *key, double a, double b)
+{
+  if (!g_str_has_suffix (key, "_std") || g_str_has_suffix (key, "seq_std"))
+    return FALSE;
+  return fabs (a * a - b * b) <= 1e-12;
+}
+
+static void
+check_one (const char *name, const DwBatch *batch, const DwWhatifStep *step, const DwConfig *config)
+{
+  DwCorrectionResult ref;
+  DwCorrectionError err;
+  gboolean ok = dw_correction_run (batch, config, &ref, &err);
+  DwWhatifStepResult got;
+  gboolean gok = dw_whatif_step_evaluate (step, config, &got);
+  g_autofree char *desc = describe (config);
+  stats.configs++;
+  if (!ok)
+    {
+      if (gok || !got.failed || got.error.kind != err.kind
+          || strcmp (got.error.message, err.message))
+        g_error ("%s: %s: reference raises %s: %s, engine %s: %s", name, desc,
+                 dw_error_kind_name (err.kind), err.message,
+                 got.failed ? dw_error_kind_name (got.error.kind) : "ok",
+                 got.failed ? got.error.message : "");
+      stats.errors_same++;
+      dw_whatif_step_result_clear (&got);
+      return;
+    }
+  if (!gok)
+    g_error ("%s: %s: engine fails (%s) where the reference does not", name, desc,
+             got.error.message);
+  if (got.pending)
+    {
+      stats.pending++;
+      dw_whatif_step_result_clear (&got);
+      dw_correction_result_clear (&ref);
+      return;
+    }
+  if (got.result.n_metrics != ref.n_metrics)
+    {
+      for (size_t i = 0; i < ref.n_metrics; i++)
+        if (!dw_whatif_step_result_get (&got, ref.metrics[i].key, NULL))
+          g_printerr ("missing %s\n", ref.metrics[i].key);
+      for (size_t i = 0; i < got.result.n_metrics; i++)
+        if (!dw_correction_result_get (&ref, got.result.metrics[i].key))
+          g_printerr ("extra %s\n", got.result.metrics[i].key);
+      g_error ("%s: %s: %zu metrics, reference %zu", name, desc, got.result.n_metrics,
+               ref.n_metrics);
+    }
+  for (size_t i = 0; i < ref.n_metrics; i++)
+    {
+      const DwMetric *r = &ref.metrics[i], *g = &got.result.metrics[i];
+      if (strcmp (r->key, g->key) != 0)
+        g_error ("%s: %s: key %zu is %s, reference %s", name, desc, i, g->key, r->key);
+      stats.metrics++;
+      if (got.approximate[i])
+        {
+          stats.approximate++;
+          continue;
+        }
+      if (memcmp (&r->value, &g->value, sizeof (double)) == 0
+          || (isnan (r->value) && isnan (g->value)))
+        stats.identical++;
+      else if (same_value (r->value, g->value))
+        stats.within_ulp++;
+      else if (batch->lp_dtype == DW_DTYPE_F64 && std_close_f64 (r->key, r->value, g->value))
+        stats.f64_std++;
+      else
+        g_error ("%s: %s: %s = %.17g, reference %.17g (%" G_GINT64_FORMAT " float32 ulps)", name,
+                 desc, r->key, g->value, r->value, f32_ulps (r->value, g->value));
+    }
+  dw_whatif_step_result_clear (&got);
+  dw_correction_result_clear (&ref);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* config grids                                                                                */
+
+typedef void (*ConfigFn) (const DwConfig *config, gpointer data);
+
+static void
+with (DwConfig *c, const char *key, DwValue v)
+{
+  g_assert_true (dw_config_set (c, key, &v));
+}
+
+static void
+grid_verl_head (ConfigFn fn, gpointer data)
+{
+  const char *levels[] = { NULL, "token", "sequence" };
+  const double thr[] = { 2.0, 0.5, 1.0, 1.5, 5.0, 100.0, INFINITY };
+  for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
+    for (guint ti = 0; ti < G_N_ELEMENTS (thr); ti++)
+      for (int bn = 0; bn < 2; bn++)
+        {
+          if (!levels[li] && (ti > 0 || bn))
+            continue;
+          DwConfig c;
+          dw_config_init (&c, DW_GEN_VERL);
+          with (&c, "rollout_is", levels[li] ? dw_value_str (levels[li]) : dw_value_none ());
+          with (&c, "rollout_is_threshold", dw_value_float (thr[ti]));
+          with (&c, "rollout_is_batch_normalize", dw_value_bool (bn));
+          fn (&c, data);
+        }
+  const struct
+  {
+    const char *opts, *thr;
+  } rs[] = {
+    { "token_k1", "0.5_2.0" },
+    { "token_k1", "0.999_1.001" },
+    { "token_k1", "1.5" },
+    { "token_k1", "0.6_1.4" },
+    { "token_k1", "1.2_0.8" },
+    { "token_k1", "0.01_100" },
+    { "token_k2", "0.01" },
+    { "token_k2", "0.5" },
+    { "token_k2", "inf" },
+    { "token_k3", "0.001" },
+    { "token_k3", "0.1" },
+    { "token_k3", "2" },
+    { "token_k3", "1e-9" },
+    { "seq_sum_k1", "0.5_2.0" },
+    { "seq_sum_k1", "0.01_100" },
+    { "seq_sum_k2", "1" },
+    { "seq_sum_k3", "0.5" },
+    { "seq_mean_k1", "0.999_1.001" },
+    { "seq_mean_k1", "0.9_1.2" },
+    { "seq_mean_k2", "0.01" },
+    { "seq_mean_k3", "0.01" },
+    { "seq_mean_k3", "0.0001" },
+    { "seq_max_k2", "0.5" },
+    { "seq_max_k3", "0.5" },
+    { "seq_max_k3", "5" },
+    { "token_k1,seq_mean_k3", "0.5_2.0,0.01" },
+    { "token_k2,token_k3,seq_max_k2", "0.2,0.3,2" },
+    { "token_k1,token_k3", "0.8_1.25,0.05" },
+    { "seq_sum_k1,seq_max_k3,token_k2", "0.5_2.0, 1, 0.1" },
+    { "seq_mean_k1,seq_mean_k1", "0.999_1.001" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (rs); i++)
+    for (int is = 0; is < 2; is++)
+      {
+        DwConfig c;
+        dw_config_init (&c, DW_GEN_VERL);
+        if (is)
+          with (&c, "rollout_is", dw_value_str (i % 2 ? "token" : "sequence"));
+        with (&c, "rollout_rs", dw_value_str (rs[i].opts));
+        with (&c, "rollout_rs_threshold", dw_value_str (rs[i].thr));
+        fn (&c, data);
+      }
+  /* verl's errors */
+  DwConfig c;
+  dw_config_init (&c, DW_GEN_VERL);
+  with (&c, "rollout_rs", dw_value_str ("geometric"));
+  with (&c, "rollout_rs_threshold", dw_value_float (2.0));
+  fn (&c, data);
+  dw_config_init (&c, DW_GEN_VERL);
+  with (&c, "rollout_is", dw_value_str ("token"));
+  with (&c, "rollout_is_threshold", dw_value_float (-1.0));
+  fn (&c, data);
+}
+
+static void
+grid_verl_g2 (DwGeneration gen, ConfigFn fn, gpointer data)
+{
+  const char *levels[] = { NULL, "token", "sequence" };
+  const double thr[] = { 2.0, 0.7, 1.5, 10.0 };
+  for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
+    for (guint ti = 0; ti < G_N_ELEMENTS (thr); ti++)
+      for (int bn = 0; bn < 2; bn++)
+        {
+          if (!levels[li] && (ti > 0 || bn))
+            continue;
+          DwConfig c;
+          dw_config_init (&c, gen);
+          with (&c, "rollout_is", levels[li] ? dw_value_str (levels[li]) : dw_value_none ());
+          with (&c, "rollout_is_threshold", dw_value_float (thr[ti]));
+          with (&c, "rollout_is_batch_normalize", dw_value_bool (bn));
+          fn (&c, data);
+        }
+  const char *rsl[] = { "token", "sequence", "geometric" };
+  const double up[] = { 1.001, 1.5, 2.0, 5.0 };
+  const double lo[] = { NAN, 0.5, 0.999, 0.9 };
+  const double veto[] = { NAN, 1e-4, 0.1, 0.9 };
+  for (guint a = 0; a < G_N_ELEMENTS (rsl); a++)
+    for (guint u = 0; u < G_N_ELEMENTS (up); u++)
+      for (guint l = 0; l < G_N_ELEMENTS (lo); l++)
+        {
+          DwConfig c;
+          dw_config_init (&c, gen);
+          with (&c, "rollout_is", dw_value_str ((u + l) % 2 ? "token" : "sequence"));
+          with (&c, "rollout_rs", dw_value_str (rsl[a]));
+          with (&c, "rollout_rs_threshold", dw_value_float (up[u]));
+          if (!isnan (lo[l]))
+            with (&c, "rollout_rs_threshold_lower", dw_value_float (lo[l]));
+          if (!isnan (veto[(a + u + l) % 4]))
+            with (&c, "rollout_token_veto_threshold", dw_value_float (veto[(a + u + l) % 4]));
+          fn (&c, data);
+        }
+  for (guint v = 1; v < G_N_ELEMENTS (veto); v++)
+    {
+      DwConfig c;
+      dw_config_init (&c, gen);
+      with (&c, "rollout_token_veto_threshold", dw_value_float (veto[v]));
+      fn (&c, data);
+    }
+}
+
+static void
+grid_verl_g1 (ConfigFn fn, gpointer data)
+{
+  const char *levels[] = { "token", "sequence", "geometric" };
+  const char *modes[] = { "truncate", "mask" };
+  const double thr[] = { NAN, 2.0, 1.5, 1.001 };
+  const double lo[] = { NAN, 0.5, 0.999 };
+  const double veto[] = { NAN, 1e-4, 0.5 };
+  for (guint a = 0; a < G_N_ELEMENTS (levels); a++)
+    for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+      for (guint t = 0; t < G_N_ELEMENTS (thr); t++)
+        for (guint l = 0; l < G_N_ELEMENTS (lo); l++)
+          {
+            DwConfig c;
+            dw_config_init (&c, DW_GEN_VERL_0_6);
+            with (&c, "rollout_is_level", dw_value_str (levels[a]));
+            with (&c, "rollout_is_mode", dw_value_str (modes[m]));
+            if (!isnan (thr[t]))
+              with (&c, "rollout_is_threshold", dw_value_float (thr[t]));
+            if (!isnan (lo[l]))
+              with (&c, "rollout_is_threshold_lower", dw_value_float (lo[l]));
+            if (!isnan (veto[(a + m + t + l) % 3]))
+              with (&c, "rollout_is_veto_threshold", dw_value_float (veto[(a + m + t + l) % 3]));
+            fn (&c, data);
+          }
+}
+
+static void
+grid_presets (DwGeneration gen, ConfigFn fn, gpointer data)
+{
+  size_t n;
+  const DwPresetInfo *p = dw_preset_list (gen, &n);
+  for (size_t i = 0; i < n; i++)
+    {
+      DwConfig c;
+      DwCorrectionError err;
+      g_assert_true (dw_preset_config (gen, p[i].name, &c, &err));
+      fn (&c, data);
+    }
+}
+
+static void
+grid_all (ConfigFn fn, gpointer data)
+{
+  for (int g = 0; g < DW_N_GENERATIONS; g++)
+    grid_presets ((DwGeneration)g, fn, data);
+  grid_verl_head (fn, data);
+  grid_verl_g2 (DW_GEN_VERL_0_7, fn, data);
+  grid_verl_g2 (DW_GEN_VERL_0_6_1, fn, data);
+  grid_verl_g1 (fn, data);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct
+{
+  const char *name;
+  const DwBatch *batch;
+  const DwWhatifStep *step;
+} Case;
+
+static void
+case_fn (const DwConfig *config, gpointer data)
+{
+  Case *c = data;
+  check_one (c->name, c->batch, c->step, config);
+}
+
+static void
+check_batch (const char *name, const DwBatch *batch)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwWhatifStep) step = dw_whatif_step_new (batch, 0, &error);
+  g_assert_no_error (error);
+  Case c = { name, batch, step };
+  grid_all (case_fn, &c);
+}
+
+static void
+test_golden (void)
+{
+  const char *shared = g_getenv ("DW_SHARED_DIR");
+  g_assert_nonnull (shared);
+  g_autofree char *dir = g_build_filename (shared, "golden", "batches", NULL);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_assert_nonnull (d);
+  const char *f;
+  guint n = 0;
+  memset (&stats, 0, sizeof stats);
+  while ((f = g_dir_read_name (d)))
+    {
+      if (!g_str_has_suffix (f, ".npz"))
+        continue;
+      g_autofree char *path = g_build_filename (dir, f, NULL);
+      g_autoptr (GError) error = NULL;
+      DwBatch *b = dw_batch_read_file (path, &error);
+      g_assert_no_error (error);
+      check_batch (f, b);
+      dw_batch_free (b);
+      n++;
+    }
+  g_assert_cmpuint (n, >=, 10);
+  g_test_message ("golden: %u batches, %" G_GUINT64_FORMAT " configs, %" G_GUINT64_FORMAT
+                  " metrics: %" G_GUINT64_FORMAT " bit-identical, %" G_GUINT64_FORMAT
+                  " within 1 float32 ulp, %" G_GUINT64_FORMAT " approximate; %" G_GUINT64_FORMAT
+                  " identical errors, %" G_GUINT64_FORMAT " pending (slime / non-binary masks)",
+                  n, stats.configs, stats.metrics, stats.identical, stats.within_ulp,
+                  stats.approximate, stats.errors_same, stats.pending);
+  g_printerr ("golden: %" G_GUINT64_FORMAT " metrics, %" G_GUINT64_FORMAT
+              " bit-identical, %" G_GUINT64_FORMAT " within 1 ulp, %" G_GUINT64_FORMAT
+              " approximate, %" G_GUINT64_FORMAT " pending configs\n",
+              stats.metrics, stats.identical, stats.within_ulp, stats.approximate, stats.pending);
+  /* the engine must really evaluate (not leave everything pending/approximate) */
+  g_assert_cmpuint (stats.identical + stats.within_ulp, >, 50000);
+  g_assert_cmpuint (stats.approximate * 100, <, stats.metrics);
+}
+
+/* random batches: lengths 0..T, heavy tails, f32/f64, bool/int64/f32 masks */
+static DwBatch *
+random_batch (GRand *r, gsize B, gsize T, DwDType lp, DwDType md, double scale)
+{
+  DwBatch *b = dw_batch_new (B, T, lp, md);
+  for (gsize row = 0; row < B; row++)
+    {
+      gsize len = g_rand_int_range (r, 0, 8) == 0 ? 0 : (gsize)g_rand_int_range (r, 1, (gint)T + 1);
+      double drift = g_rand_double_range (r, -0.3, 0.3) * scale;
+      for (gsize t = 0; t < T; t++)
+        {
+          gsize i = row * T + t;
+          double roll = -g_rand_double_range (r, 0, 6);
+          double l = drift + scale * (g_rand_double (r) - 0.5) * 0.4;
+          if (g_rand_int_range (r, 0, 50) == 0)
+            l *= 30; /* heavy tail, up to |ℓ| > 20 */
+          if (g_rand_int_range (r, 0, 20) == 0)
+            l = 0; /* exact ties at ℓ = 0 (k3 rounding noise) */
+          double old = roll + l;
+          if (lp == DW_DTYPE_F32)
+            {
+              ((float *)b->old_log_prob)[i] = (float)old;
+              ((float *)b->rollout_log_prob)[i] = (float)roll;
+            }
+          else
+            {
+              ((double *)b->old_log_prob)[i] = old;
+              ((double *)b->rollout_log_prob)[i] = roll;
+            }
+          gboolean v = t < len;
+          switch (md)
+            {
+            case DW_DTYPE_BOOL:
+              ((guint8 *)b->response_mask)[i] = v;
+              break;
+            case DW_DTYPE_I64:
+              ((gint64 *)b->response_mask)[i] = v;
+              break;
+            default:
+              ((float *)b->response_mask)[i] = v;
+              break;
+            }
+        }
+    }
+  return b;
+}
+
+static void
+test_random (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (20261123);
+  memset (&stats, 0, sizeof stats);
+  const DwDType lps[] = { DW_DTYPE_F32, DW_DTYPE_F64 };
+  const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32 };
+  for (int k = 0; k < 12; k++)
+    {
+      gsize B = (gsize)g_rand_int_range (r, 1, 40), T = (gsize)g_rand_int_range (r, 1, 300);
+      double scale = k % 3 == 0 ? 0.01 : k % 3 == 1 ? 0.3 : 2.0;
+      DwBatch *b = random_batch (r, B, T, lps[k % 4 == 3], mds[k % 3], scale);
+      g_autofree char *name
+        = g_strdup_printf ("random-%d (%zux%zu, %s)", k, B, T, dw_dtype_name (b->lp_dtype));
+      check_batch (name, b);
+      dw_batch_free (b);
+    }
+  g_printerr ("random: %" G_GUINT64_FORMAT " metrics, %" G_GUINT64_FORMAT
+              " bit-identical, %" G_GUINT64_FORMAT " within 1 ulp, %" G_GUINT64_FORMAT
+              " float64 _std as variances, %" G_GUINT64_FORMAT " approximate\n",
+              stats.metrics, stats.identical, stats.within_ulp, stats.f64_std, stats.approximate);
+  g_assert_cmpuint (stats.identical + stats.within_ulp, >, 50000);
+  g_assert_cmpuint (stats.approximate * 100, <, stats.metrics);
+}
+
+/* a larger batch: the block prefix sums are really used (blocks of 64 tokens) */
+static void
+test_large (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (7);
+  memset (&stats, 0, sizeof stats);
+  DwBatch *b = random_batch (r, 64, 1500, DW_DTYPE_F32, DW_DTYPE_I64, 0.5);
+  check_batch ("large 64x1500", b);
+  dw_batch_free (b);
+  g_printerr ("large: %" G_GUINT64_FORMAT " metrics, %" G_GUINT64_FORMAT
+              " bit-identical, %" G_GUINT64_FORMAT " within 1 ulp, %" G_GUINT64_FORMAT
+              " approximate\n",
+              stats.metrics, stats.identical, stats.within_ulp, stats.approximate);
+}
+
+/* approximate metrics and pending steps are made exact by the exact pass */
+typedef struct
+{
+  GPtrArray *batches;
+} Loader;
+
+static DwBatch *
+load_copy (gint64 step, gpointer data, GError **error)
+{
+  Loader *l = data;
+  const DwBatch *src = g_ptr_array_index (l->batches, step);
+  DwBatch *b = dw_batch_new (src->rows, src->cols, src->lp_dtype, src->mask_dtype);
+  gsize n = src->rows * src->cols;
+  memcpy (b->old_log_prob, src->old_log_prob, n * dw_dtype_size (src->lp_dtype));
+  memcpy (b->rollout_log_prob, src->rollout_log_prob, n * dw_dtype_size (src->lp_dtype));
+  memcpy (b->response_mask, src->response_mask, n * dw_dtype_size (src->mask_dtype));
+  (void)error;
+  return b;
+}
+
+static void
+test_exact_pass (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (99);
+  Loader l = { g_ptr_array_new_with_free_func ((GDestroyNotify)dw_batch_free) };
+  g_autoptr (DwWhatifEngine) engine = dw_whatif_engine_new (2);
+  dw_whatif_engine_set_loader (engine, load_copy, &l, NULL);
+  for (gint64 s = 0; s < 20; s++)
+    {
+      DwBatch *b = random_batch (r, 16, 200, DW_DTYPE_F32, DW_DTYPE_I64, 0.3);
+      g_ptr_array_add (l.batches, b);
+      g_autoptr (GError) error = NULL;
+      DwWhatifStep *st = dw_whatif_step_new (b, s, &error);
+      g_assert_no_error (error);
+      dw_whatif_engine_add_step (engine, st);
+    }
+  /* token + sequence options rejecting in the same rows: masked_fraction is approximate */
+  const char *configs[][3] = {
+    { "verl", "token_k1,seq_mean_k1", "0.8_1.25,0.97_1.03" },
+    { "slime", NULL, NULL },
+    { "verl", "token_k3", "1e-9" },
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (configs); k++)
+    {
+      DwConfig c;
+      DwGeneration gen;
+      g_assert_true (dw_generation_from_name (configs[k][0], &gen));
+      dw_config_init (&c, gen);
+      if (configs[k][1])
+        {
+          with (&c, "rollout_rs", dw_value_str (configs[k][1]));
+          with (&c, "rollout_rs_threshold", dw_value_str (configs[k][2]));
+        }
+      else
+        with (&c, "use_rs", dw_value_bool (TRUE));
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwWhatifRunResult) fast = dw_whatif_engine_evaluate (engine, &c, &error);
+      g_assert_no_error (error);
+      if (gen == DW_GEN_SLIME)
+        g_assert_true (fast->any_approximate && fast->results[0].pending);
+      g_autoptr (DwWhatifRunResult) exact
+        = dw_whatif_engine_evaluate_exact (engine, &c, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_false (exact->any_approximate);
+      for (guint i = 0; i < exact->n_steps; i++)
+        {
+          DwCorrectionResult ref;
+          DwCorrectionError err;
+          g_assert_true (dw_correction_run (g_ptr_array_index (l.batches, i), &c, &ref, &err));
+          const DwWhatifStepResult *e = &exact->results[i];
+          g_assert_false (e->pending);
+          g_assert_cmpuint (e->result.n_metrics, ==, ref.n_metrics);
+          for (size_t m = 0; m < ref.n_metrics; m++)
+            {
+              g_assert_cmpstr (e->result.metrics[m].key, ==, ref.metrics[m].key);
+              g_assert_false (e->approximate[m]);
+              double a = e->result.metrics[m].value, b = ref.metrics[m].value;
+              g_assert_true (memcmp (&a, &b, sizeof a) == 0 || (isnan (a) && isnan (b)));
+            }
+          dw_correction_result_clear (&ref);
+        }
+    }
+  g_ptr_array_unref (l.batches);
+}
+
+/* the histogram counts every valid token once, and the veto count agrees with it */
+static void
+test_histogram (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (3);
+  DwBatch *b = random_batch (r, 30, 100, DW_DTYPE_F32, DW_DTYPE_BOOL, 1.0);
+  g_autoptr (DwWhatifStep) s = dw_whatif_step_new (b, 5, NULL);
+  guint64 counts[40], total = 0, below = 0;
+  dw_whatif_step_histogram (s, -2, 2, 40, counts);
+  for (int i = 0; i < 40; i++)
+    total += counts[i];
+  g_assert_cmpuint (total, ==, dw_whatif_step_get_n_tokens (s));
+  /* independent count of ℓ < −1.9 (first bin's upper edge) from the raw arrays */
+  gsize n_valid = 0;
+  for (gsize i = 0; i < b->rows * b->cols; i++)
+    if (((guint8 *)b->response_mask)[i])
+      {
+        n_valid++;
+        float l = ((float *)b->old_log_prob)[i] - ((float *)b->rollout_log_prob)[i];
+        below += l < -1.9;
+      }
+  g_assert_cmpuint (n_valid, ==, total);
+  g_assert_cmpuint (counts[0], ==, below);
+  g_assert_cmpint (dw_whatif_step_get_step (s), ==, 5);
+  dw_batch_free (b);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/whatif/golden", test_golden);
+  g_test_add_func ("/whatif/random", test_random);
+  g_test_add_func ("/whatif/large", test_large);
+  g_test_add_func ("/whatif/exact-pass", test_exact_pass);
+  g_test_add_func ("/whatif/histogram", test_histogram);
+  return g_test_run ();
+}
