@@ -1312,7 +1312,8 @@ finish (DwCorrectionResult *res, MetricList *L, DwCorrectionError *error)
       free (L->m);
       return set_error (error, DW_ERROR_VALUE, "out of memory");
     }
-  qsort (L->m, L->n, sizeof *L->m, metric_cmp);
+  if (L->n > 0) /* no metrics at all (G0/G1 with threshold None): L->m is NULL */
+    qsort (L->m, L->n, sizeof *L->m, metric_cmp);
   res->metrics = L->m;
   res->n_metrics = L->n;
   return true;
