@@ -15,6 +15,8 @@ DW_CLI_DECLARE (version)
 DW_CLI_DECLARE (metrics)
 DW_CLI_DECLARE (presets)
 DW_CLI_DECLARE (demo)
+DW_CLI_DECLARE (export_config)
+DW_CLI_DECLARE (import_config)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -22,5 +24,8 @@ const DwCliCommand dw_cli_commands[] = {
   { "metrics", dw_cli_metrics, N_ ("Rollout-correction metrics of one batch as JSON") },
   { "presets", dw_cli_presets, N_ ("List correction presets as JSON") },
   { "demo", dw_cli_demo, N_ ("Write a demo run folder (healthy or collapsing run)") },
+  { "export-config", dw_cli_export_config,
+    N_ ("Write a correction config as verl YAML, Hydra overrides or slime flags") },
+  { "import-config", dw_cli_import_config, N_ ("Read a verl/slime config back as JSON") },
   { NULL, NULL, NULL },
 };
