@@ -17,6 +17,7 @@ DW_CLI_DECLARE (presets)
 DW_CLI_DECLARE (demo)
 DW_CLI_DECLARE (export_config)
 DW_CLI_DECLARE (import_config)
+DW_CLI_DECLARE (recompute)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -27,5 +28,7 @@ const DwCliCommand dw_cli_commands[] = {
   { "export-config", dw_cli_export_config,
     N_ ("Write a correction config as verl YAML, Hydra overrides or slime flags") },
   { "import-config", dw_cli_import_config, N_ ("Read a verl/slime config back as JSON") },
+  { "recompute", dw_cli_recompute,
+    N_ ("Recompute a stored run's correction metrics under a config, against its log") },
   { NULL, NULL, NULL },
 };
