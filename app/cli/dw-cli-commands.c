@@ -18,6 +18,7 @@ DW_CLI_DECLARE (demo)
 DW_CLI_DECLARE (export_config)
 DW_CLI_DECLARE (import_config)
 DW_CLI_DECLARE (recompute)
+DW_CLI_DECLARE (check)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -30,5 +31,6 @@ const DwCliCommand dw_cli_commands[] = {
   { "import-config", dw_cli_import_config, N_ ("Read a verl/slime config back as JSON") },
   { "recompute", dw_cli_recompute,
     N_ ("Recompute a stored run's correction metrics under a config, against its log") },
+  { "check", dw_cli_check, N_ ("Health report of a stored run (exit 1 when a rule fired)") },
   { NULL, NULL, NULL },
 };

@@ -1,0 +1,85 @@
+/* dw-health-run.c — health rules over a stored run (`check`, `watch`, the GUI's health panel)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "config.h"
+
+#include "dw-health.h"
+
+#include <string.h>
+
+#include "dw-canonical.h"
+
+/* The tags the rules watch: one per canonical metric. When several logged keys map to the same
+ * metric (verl's per-option rollout_rs_<opt>_masked_fraction beside the aggregate), the shortest
+ * name — the aggregate — is taken, then the one with more points. */
+static GPtrArray *
+watched_tags (DwStore *store, gint64 run_id, GError **error)
+{
+  g_autoptr (GPtrArray) tags = dw_store_list_tags (store, run_id, error);
+  if (tags == NULL)
+    return NULL;
+  g_autoptr (GHashTable) best = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *t = tags->pdata[i];
+      const char *canonical = t->canonical ? t->canonical : dw_canonical_for_tag (t->name);
+      if (canonical == NULL)
+        continue;
+      DwTagInfo *b = g_hash_table_lookup (best, canonical);
+      if (b == NULL || strlen (t->name) < strlen (b->name)
+          || (strlen (t->name) == strlen (b->name) && t->n_points > b->n_points))
+        g_hash_table_insert (best, (gpointer)canonical, t);
+    }
+  GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *t = tags->pdata[i];
+      const char *canonical = t->canonical ? t->canonical : dw_canonical_for_tag (t->name);
+      if (canonical && g_hash_table_lookup (best, canonical) == t)
+        {
+          g_ptr_array_add (out, g_strdup (t->name));
+          g_ptr_array_add (out, g_strdup (canonical));
+        }
+    }
+  return out;
+}
+
+GPtrArray *
+dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run_id, GError **error)
+{
+  g_autoptr (DwRunInfo) run = dw_store_get_run (store, run_id, error);
+  if (run == NULL)
+    return NULL;
+  g_autoptr (GPtrArray) tags = watched_tags (store, run_id, error);
+  if (tags == NULL)
+    return NULL;
+  GPtrArray *fired = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  for (guint i = 0; i + 1 < tags->len; i += 2)
+    {
+      const char *tag = tags->pdata[i], *canonical = tags->pdata[i + 1];
+      g_autoptr (DwSeries) s = dw_store_get_series (
+        store, run_id, tag, dw_health_monitor_last_step (monitor, tag), error);
+      if (s == NULL)
+        {
+          g_ptr_array_unref (fired);
+          return NULL;
+        }
+      g_autoptr (GPtrArray) f
+        = dw_health_monitor_feed (monitor, canonical, tag, s->steps, s->values, s->n);
+      for (guint k = 0; k < f->len; k++)
+        g_ptr_array_add (fired, dw_health_event_copy (f->pdata[k]));
+    }
+  g_ptr_array_sort (fired, dw_health_event_compare);
+  return fired;
+}
+
+GPtrArray *
+dw_health_check_run (DwStore *store, gint64 run_id, GError **error)
+{
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  g_autoptr (GPtrArray) fired = dw_health_monitor_poll_run (m, store, run_id, error);
+  if (fired == NULL)
+    return NULL;
+  return dw_health_monitor_get_events (m);
+}
