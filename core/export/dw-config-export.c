@@ -971,7 +971,7 @@ dw_config_import_detect (const char *text, gssize length, DwGeneration *gen, DwE
   else
     *gen = DW_GEN_VERL;
   g_autofree char *heredoc = heredoc_body (t);
-  if (heredoc || regex_match ("(^|\\n)\\s*(python|--|[A-Za-z0-9_./-]+\\.(py|sh)\\b)", t)
+  if (heredoc || regex_match ("(^|\\n)\\s*(python|--[A-Za-z]|[A-Za-z0-9_./-]+\\.(py|sh)\\b)", t)
       || strstr (t, "\\\n"))
     *format = DW_EXPORT_FORMAT_ARGS;
   else if (g_regex_match_simple ("^\\s*\\+*[A-Za-z_][A-Za-z0-9_.]*\\s*=", t, G_REGEX_MULTILINE, 0)

@@ -428,6 +428,20 @@ test_scalar_types (void)
   g_assert_cmpstr (dw_config_get (&c, "rollout_rs_threshold")->s, ==, "0.5_2");
   g_assert_cmpstr (dw_config_get (&c, "rollout_rs")->s, ==, "seq_sum_k1");
 
+  /* detection: a YAML document marker is not a command-line flag */
+  DwGeneration dg;
+  DwExportFormat df;
+  dw_config_import_detect ("---\nalgorithm:\n  rollout_correction:\n    rollout_is: token\n", -1,
+                           &dg, &df);
+  g_assert_cmpint (df, ==, DW_EXPORT_FORMAT_YAML);
+  g_assert_cmpint (dg, ==, DW_GEN_VERL);
+  dw_config_import_detect ("--custom-config-path mis.yaml\n", -1, &dg, &df);
+  g_assert_cmpint (df, ==, DW_EXPORT_FORMAT_ARGS);
+  g_assert_cmpint (dg, ==, DW_GEN_SLIME);
+  dw_config_import_detect ("algorithm.rollout_is_level=token\n", -1, &dg, &df);
+  g_assert_cmpint (df, ==, DW_EXPORT_FORMAT_HYDRA);
+  g_assert_cmpint (dg, ==, DW_GEN_VERL_0_6);
+
   /* the GUI's string functions */
   g_autofree char *y
     = dw_config_export_string ("{\"preset\": \"decoupled_k3_rs\"}", "verl", "hydra", &error);
