@@ -112,6 +112,11 @@ typedef struct
   gsize end_left;    /* [0, end_left): non-increasing */
   gsize start_right; /* [start_right, N): non-decreasing */
   double core_max;   /* max of the statistic on [end_left, start_right), -inf if empty */
+  /* the core's values sorted, with block prefix sums of v and R(v²): exact counts and sums */
+  gsize core_n;
+  float *core_f; /* float32 batches (the values are float32) */
+  double *core;  /* float64 batches */
+  DD *core_p1, *core_p2;
 } Shape;
 
 struct _DwWhatifStep
@@ -126,6 +131,14 @@ struct _DwWhatifStep
   gsize n_tok;
   float *lf;  /* sorted ℓ (f32 batches) */
   double *ld; /* sorted ℓ (f64 batches) */
+  /* the same values sorted within each row: row b is [row_off[b], row_off[b + 1]) */
+  float *rf;
+  double *rd;
+  gsize *row_off;
+  /* per-row sorted k3 values, built on first need (token_k3 combined with sequence options) */
+  GMutex row_k3_lock;
+  float *row_k3f;
+  double *row_k3d;
   gsize n_blocks;
   DD *prefix[N_Q]; /* [n_blocks + 1] */
   gboolean w_monotone;
@@ -312,6 +325,33 @@ first_false (const DwWhatifStep *s, int q, Op op, double bound, gsize lo, gsize 
   return lo;
 }
 
+/* valid tokens of row @b with lo ≤ ℓ ≤ hi (raw ℓ) */
+static gsize
+row_count_between (const DwWhatifStep *s, gsize b, double lo, double hi)
+{
+  gsize a = s->row_off[b], e = s->row_off[b + 1];
+  gsize x = a, y = e;
+  while (x < y) /* first ≥ lo */
+    {
+      gsize m = x + (y - x) / 2;
+      if ((s->f32 ? (double)s->rf[m] : s->rd[m]) < lo)
+        x = m + 1;
+      else
+        y = m;
+    }
+  gsize first = x;
+  x = first, y = e;
+  while (x < y) /* first > hi */
+    {
+      gsize m = x + (y - x) / 2;
+      if ((s->f32 ? (double)s->rf[m] : s->rd[m]) <= hi)
+        x = m + 1;
+      else
+        y = m;
+    }
+  return x - first;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* precompute                                                                                  */
 
@@ -339,15 +379,21 @@ key_float (guint32 k)
   return f;
 }
 
-/* LSD radix sort, 3 passes of 11 bits */
+/* LSD radix sort, 3 passes of 11 bits: @v (row order, row b at [row_off[b], row_off[b + 1]))
+ * becomes globally sorted, and @rows gets each row's values sorted in place of the row */
 static void
-sort_floats (float *v, gsize n)
+sort_floats (float *v, gsize n, float *rows, const gsize *row_off, gsize n_rows)
 {
-  if (n < 2)
+  if (n == 0)
     return;
   guint32 *a = g_new (guint32, n), *b = g_new (guint32, n);
-  for (gsize i = 0; i < n; i++)
-    a[i] = float_key (v[i]);
+  guint32 *pa = g_new (guint32, n), *pb = g_new (guint32, n);
+  for (gsize r = 0; r < n_rows; r++)
+    for (gsize i = row_off[r]; i < row_off[r + 1]; i++)
+      {
+        a[i] = float_key (v[i]);
+        pa[i] = (guint32)r;
+      }
   for (int pass = 0; pass < 3; pass++)
     {
       gsize count[2049] = { 0 };
@@ -357,15 +403,35 @@ sort_floats (float *v, gsize n)
       for (int k = 0; k < 2048; k++)
         count[k + 1] += count[k];
       for (gsize i = 0; i < n; i++)
-        b[count[(a[i] >> shift) & 2047]++] = a[i];
+        {
+          gsize d = count[(a[i] >> shift) & 2047]++;
+          b[d] = a[i];
+          pb[d] = pa[i];
+        }
       guint32 *t = a;
       a = b;
       b = t;
+      t = pa;
+      pa = pb;
+      pb = t;
     }
+  gsize *cur = g_memdup2 (row_off, n_rows * sizeof (gsize));
   for (gsize i = 0; i < n; i++)
-    v[i] = key_float (a[i]);
+    {
+      v[i] = key_float (a[i]);
+      rows[cur[pa[i]]++] = v[i];
+    }
+  g_free (cur);
   g_free (a);
   g_free (b);
+  g_free (pa);
+  g_free (pb);
+}
+
+static inline double
+core_at (const Shape *sh, gsize i)
+{
+  return sh->core_f ? (double)sh->core_f[i] : sh->core[i];
 }
 
 static void
@@ -381,11 +447,68 @@ shape_of (const DwWhatifStep *s, const double *k, Shape *sh)
       while (st > 0 && k[st - 1] <= k[st])
         st--;
     }
+  if (e > st) /* [st, e) is constant: split there */
+    e = st;
   sh->end_left = e;
   sh->start_right = st;
   sh->core_max = -INFINITY;
+  sh->core_n = st - e;
+  double *core = g_new (double, sh->core_n ? sh->core_n : 1);
   for (gsize i = e; i < st; i++)
-    sh->core_max = fmax (sh->core_max, k[i]);
+    {
+      sh->core_max = fmax (sh->core_max, k[i]);
+      core[i - e] = k[i];
+    }
+  qsort (core, sh->core_n, sizeof (double), cmp_double);
+  if (s->f32)
+    {
+      sh->core_f = g_new (float, sh->core_n ? sh->core_n : 1);
+      for (gsize i = 0; i < sh->core_n; i++)
+        sh->core_f[i] = (float)core[i];
+      g_free (core);
+    }
+  else
+    sh->core = core;
+  gsize nb = sh->core_n / BLOCK + 1;
+  sh->core_p1 = g_new0 (DD, nb + 1);
+  sh->core_p2 = g_new0 (DD, nb + 1);
+  DD a1 = { 0, 0 }, a2 = { 0, 0 };
+  for (gsize i = 0; i <= sh->core_n; i++)
+    {
+      if (i % BLOCK == 0)
+        {
+          sh->core_p1[i / BLOCK] = a1;
+          sh->core_p2[i / BLOCK] = a2;
+        }
+      if (i == sh->core_n)
+        break;
+      double v = core_at (sh, i);
+      a1 = dd_add_d (a1, v);
+      a2 = dd_add_d (a2, R (s, v * v));
+    }
+}
+
+static void
+shape_clear (Shape *sh)
+{
+  g_free (sh->core);
+  g_free (sh->core_f);
+  g_free (sh->core_p1);
+  g_free (sh->core_p2);
+}
+
+/* Σ of the core's sorted values [0, b) (sq: of R(v²)) */
+static DD
+core_sum (const DwWhatifStep *s, const Shape *sh, gsize b, gboolean sq)
+{
+  const DD *p = sq ? sh->core_p2 : sh->core_p1;
+  DD r = p[b / BLOCK];
+  for (gsize i = (b / BLOCK) * BLOCK; i < b; i++)
+    {
+      double v = core_at (sh, i);
+      r = dd_add_d (r, sq ? R (s, v * v) : v);
+    }
+  return r;
 }
 
 static gboolean
@@ -428,6 +551,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
       return NULL;
     }
   DwWhatifStep *s = g_new0 (DwWhatifStep, 1);
+  g_mutex_init (&s->row_k3_lock);
   s->step = step;
   s->f32 = batch->lp_dtype == DW_DTYPE_F32;
   s->B = B;
@@ -452,9 +576,11 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   s->mx_w = -INFINITY;
   s->mn_w = INFINITY;
   gsize n_tok = 0;
+  s->row_off = g_new0 (gsize, B + 1);
   for (gsize b = 0; b < B; b++)
     {
       Row *r = &s->rows[b];
+      s->row_off[b] = n_tok;
       double nb = 0, rw = 0;
       double mxk[3] = { -INFINITY, -INFINITY, -INFINITY },
              mnk[3] = { INFINITY, INFINITY, INFINITY };
@@ -521,6 +647,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
       r->lrm_geo = mmean_r (s, r->sum_l, r->n);
       r->w_geo = R (s, EXP (s, CLAMPD (r->lrm_geo, -SAFETY, SAFETY)));
     }
+  s->row_off[B] = n_tok;
   s->n_tok = n_tok;
   s->N = N;
   s->cnt_dt = R (s, R (s, N) + EPS);
@@ -553,9 +680,18 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   if (!s->fast || s->empty)
     return s;
   if (f32)
-    sort_floats (s->lf, n_tok);
+    {
+      s->rf = g_new (float, n_tok);
+      sort_floats (s->lf, n_tok, s->rf, s->row_off, B);
+    }
   else
-    qsort (s->ld, n_tok, sizeof (double), cmp_double);
+    {
+      s->rd = g_memdup2 (s->ld, n_tok * sizeof (double));
+      for (gsize b = 0; b < B; b++)
+        qsort (s->rd + s->row_off[b], s->row_off[b + 1] - s->row_off[b], sizeof (double),
+               cmp_double);
+      qsort (s->ld, n_tok, sizeof (double), cmp_double);
+    }
   /* block prefix sums, shapes */
   s->n_blocks = n_tok / BLOCK;
   double *k2 = g_new (double, n_tok ? n_tok : 1), *k3 = g_new (double, n_tok ? n_tok : 1);
@@ -617,8 +753,16 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->reason);
   g_free (self->lf);
   g_free (self->ld);
+  g_free (self->rf);
+  g_free (self->rd);
+  g_free (self->row_off);
+  g_free (self->row_k3f);
+  g_free (self->row_k3d);
+  g_mutex_clear (&self->row_k3_lock);
   for (int q = 0; q < N_Q; q++)
     g_free (self->prefix[q]);
+  shape_clear (&self->shape_k2);
+  shape_clear (&self->shape_k3);
   g_free (self->rows);
   g_free (self->off);
   g_free (self);
@@ -634,7 +778,14 @@ gsize
 dw_whatif_step_get_memory (const DwWhatifStep *self)
 {
   gsize m = sizeof *self + self->B * sizeof (Row) + self->n_off * sizeof (DwMetric);
-  m += self->n_tok * (self->f32 ? sizeof (float) : sizeof (double));
+  m += (self->rf || self->rd ? 2 : 1) * self->n_tok
+       * (self->f32 ? sizeof (float) : sizeof (double));
+  m += (self->B + 1) * sizeof (gsize);
+  const gsize vsize = self->f32 ? sizeof (float) : sizeof (double);
+  for (const Shape *sh = &self->shape_k2; sh; sh = sh == &self->shape_k2 ? &self->shape_k3 : NULL)
+    m += sh->core_n * vsize + 2 * (sh->core_n / BLOCK + 2) * sizeof (DD);
+  if (self->row_k3f || self->row_k3d)
+    m += self->n_tok * vsize;
   if (self->prefix[0])
     m += N_Q * (self->n_blocks + 1) * sizeof (DD);
   return m;
@@ -944,8 +1095,9 @@ truncated_sum (const DwWhatifStep *s, double C)
 typedef struct
 {
   double su, su2, fh, fl;
-  gsize kept_a, kept_b; /* kept set = sorted positions [kept_a, kept_b) */
-  gboolean approx;
+  gsize kept_a, kept_b; /* kept set = sorted positions [kept_a, kept_b) (see approx) */
+  gsize n_kept;         /* exact */
+  gboolean approx;      /* the kept set is not exactly that interval */
 } TokOpt;
 
 static void
@@ -977,20 +1129,40 @@ tok_k1 (const DwWhatifStep *s, double lo, double hi, TokOpt *o)
   gsize b = first_true (s, Q_LS, OP_GE, -hi, 0, N); /* x ≤ hi ⇔ ℓ̃ ≥ −hi: suffix start */
   o->kept_a = b;
   o->kept_b = a > b ? a : b;
+  o->n_kept = o->kept_b - o->kept_a;
   o->approx = FALSE;
 }
 
+/* k2/k3 ≤ up: the statistic is non-increasing on [0, end_left), non-decreasing on
+ * [start_right, N) (sorted ℓ) and arbitrary in between (float32 rounding noise of k3 near ℓ = 0),
+ * where its values are kept sorted: counts and sums are exact; the kept set is an interval of
+ * sorted positions only when no core value exceeds up (o->approx otherwise) */
 static void
 tok_k23 (const DwWhatifStep *s, int k, double up, TokOpt *o)
 {
   const gsize N = s->n_tok;
   const Shape *sh = k == 2 ? &s->shape_k2 : &s->shape_k3;
   const int q = k == 2 ? Q_K2 : Q_K3, qq = k == 2 ? Q_K2SQ : Q_K3SQ;
-  o->approx = !(up >= sh->core_max) && !isnan (up);
-  gsize aL = first_false (s, q, OP_GT, up, 0, MIN (sh->end_left, N));
-  gsize bR = first_true (s, q, OP_GT, up, MAX (sh->start_right, aL), N);
-  gsize n_above = aL + (N - bR);
-  DD su = range_sum (s, q, aL, bR), su2 = range_sum (s, qq, aL, bR);
+  const gsize e = sh->end_left, st = sh->start_right;
+  const gboolean nan_up = isnan (up);
+  gsize aL = first_false (s, q, OP_GT, up, 0, e);
+  gsize bR = first_true (s, q, OP_GT, up, st, N);
+  /* core values ≤ up: a prefix of the sorted core */
+  gsize lo = 0, hi = sh->core_n;
+  while (lo < hi)
+    {
+      gsize m = lo + (hi - lo) / 2;
+      if (core_at (sh, m) <= up)
+        lo = m + 1;
+      else
+        hi = m;
+    }
+  gsize c_le = nan_up ? sh->core_n : lo;
+  gsize n_above = aL + (N - bR) + (sh->core_n - c_le);
+  DD su = dd_add (range_sum (s, q, aL, e), range_sum (s, q, st, bR));
+  DD su2 = dd_add (range_sum (s, qq, aL, e), range_sum (s, qq, st, bR));
+  su = dd_add (su, core_sum (s, sh, c_le, FALSE));
+  su2 = dd_add (su2, core_sum (s, sh, c_le, TRUE));
   if (k == 3)
     {
       su = dd_add_d (su, -s->neg_k3_sum);
@@ -1005,7 +1177,9 @@ tok_k23 (const DwWhatifStep *s, int k, double up, TokOpt *o)
   o->su2 = dd_val (su2);
   o->fh = (double)n_above;
   o->fl = 0;
-  if (isnan (up))
+  o->n_kept = nan_up ? 0 : N - n_above;
+  o->approx = !nan_up && c_le < sh->core_n;
+  if (nan_up)
     o->kept_a = o->kept_b = 0;
   else
     {
@@ -1172,6 +1346,57 @@ head_row_keeps (const DwWhatifStep *s, const Row *r, const DwRsBound *bd, double
   return k == 1 ? (sv <= up_c && sv >= lo_c) : sv <= up_c;
 }
 
+static int
+cmp_float (const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* tokens of row @b with k ≤ up, for a k2/k3 option whose kept set is not an interval of sorted
+ * ℓ: binary search in the row's sorted k values (built once per step from the row's ℓ) */
+static gsize
+row_kept_k23 (const DwWhatifStep *cs, gsize b, int k, double up, const TokOpt *o)
+{
+  DwWhatifStep *s = (DwWhatifStep *)cs;
+  const int q = k == 2 ? Q_K2 : Q_K3;
+  (void)o;
+  g_mutex_lock (&s->row_k3_lock);
+  if (!s->row_k3f && !s->row_k3d)
+    {
+      if (s->f32)
+        {
+          s->row_k3f = g_new (float, s->n_tok ? s->n_tok : 1);
+          for (gsize i = 0; i < s->n_tok; i++)
+            s->row_k3f[i] = (float)qeval (s, q, s->rf[i]);
+          for (gsize r = 0; r < s->B; r++)
+            qsort (s->row_k3f + s->row_off[r], s->row_off[r + 1] - s->row_off[r], sizeof (float),
+                   cmp_float);
+        }
+      else
+        {
+          s->row_k3d = g_new (double, s->n_tok ? s->n_tok : 1);
+          for (gsize i = 0; i < s->n_tok; i++)
+            s->row_k3d[i] = qeval (s, q, s->rd[i]);
+          for (gsize r = 0; r < s->B; r++)
+            qsort (s->row_k3d + s->row_off[r], s->row_off[r + 1] - s->row_off[r], sizeof (double),
+                   cmp_double);
+        }
+    }
+  g_mutex_unlock (&s->row_k3_lock);
+  gsize lo = s->row_off[b], hi = s->row_off[b + 1], start = lo;
+  while (lo < hi)
+    {
+      gsize m = lo + (hi - lo) / 2;
+      double v = s->row_k3f ? (double)s->row_k3f[m] : s->row_k3d[m];
+      if (v <= up)
+        lo = m + 1;
+      else
+        hi = m;
+    }
+  return lo - start;
+}
+
 static void
 ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
 {
@@ -1182,6 +1407,10 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
   guint8 *srej = g_new0 (guint8, B ? B : 1), *trej = g_new0 (guint8, B ? B : 1);
   gsize ia = 0, ib = N; /* intersection of the token options' kept sets */
   gboolean any_tok = FALSE, tok_approx = FALSE;
+  guint n_tok_opts = 0;
+  double single_out = 0, single_up = 0;
+  TokOpt single = { 0 };
+  int single_k = 0;
   for (gsize oi = 0; oi < p->rs.n; oi++)
     {
       const DwRsBound *bd = &p->rs.bounds[oi];
@@ -1194,7 +1423,7 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
       char pf[64];
       g_snprintf (pf, sizeof pf, "rollout_rs_%s", dw_rs_option_name (bd->option));
       double sum_stat, su = 0, su2 = 0, masked = 0, seq_masked = 0, fh = 0, fl = 0;
-      gboolean was = L->approx_now;
+      gboolean was = L->approx_now, opt_approx = FALSE;
       if (agg == DW_RS_AGG_TOKEN)
         {
           TokOpt o;
@@ -1207,12 +1436,17 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
           su2 = o.su2;
           fh = o.fh;
           fl = o.fl;
-          masked = (double)(N - (o.kept_b - o.kept_a));
+          masked = (double)(N - o.n_kept);
+          single_out = masked;
+          single = o;
+          single_k = k;
+          single_up = up_c;
+          n_tok_opts++;
           any_tok = TRUE;
           ia = MAX (ia, o.kept_a);
           ib = MIN (ib, o.kept_b);
           tok_approx |= o.approx;
-          L->approx_now |= o.approx;
+          opt_approx = FALSE; /* the option's own metrics are exact */
           for (gsize b = 0; b < B; b++)
             if (!head_row_keeps (s, &s->rows[b], bd, lo_c, up_c))
               {
@@ -1288,17 +1522,21 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
         {
           putf (L, s->mx_k[k - 1], "%s_max", pf);
           putf (L, s->mn_k[k - 1], "%s_min", pf);
+          L->approx_now = was | opt_approx;
           putf (L, mmean_b (s, fh), "%s_fraction_high", pf);
+          L->approx_now = was;
           putf (L, k1 ? mmean_b (s, fl) : 0.0, "%s_fraction_low", pf);
         }
       if (s->N > 1)
         {
           double mc = mmean_b (s, su);
           double var = R (s, mmean_b (s, su2) - R (s, mc * mc));
+          L->approx_now = was | opt_approx;
           putf (L, sqrt (fmax (var, 0.0)), "%s_std", pf);
         }
       else
         putf (L, 0.0, "%s_std", pf);
+      L->approx_now = was;
       putf (L, mean, "%s_seq_mean", pf);
       putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", pf);
       putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", pf);
@@ -1307,15 +1545,23 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
       putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", pf);
       if (k1)
         putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", pf);
+      L->approx_now = was | opt_approx;
       putf (L, mmean_b (s, masked), "%s_masked_fraction", pf);
+      L->approx_now = was;
       putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
             pf);
       L->approx_now = was;
     }
-  /* overall */
+  /* overall: the token options keep the sorted positions [ia, ib), i.e. the raw ℓ values
+   * [lval(ia), lval(ib − 1)] (keep is a function of ℓ); rows rejected by a sequence option lose
+   * all their tokens, the others the tokens outside that range */
   double masked = 0, rows_rej = 0;
-  gboolean approx = tok_approx;
-  double out_total = any_tok ? (double)(N - (ib > ia ? ib - ia : 0)) : 0.0;
+  gboolean approx = tok_approx && n_tok_opts > 1;
+  gboolean kept_any = any_tok && ib > ia;
+  double out_total = n_tok_opts == 1 ? single_out
+                     : any_tok       ? (double)(N - (kept_any ? ib - ia : 0))
+                                     : 0.0;
+  double lo_v = kept_any ? lval (s, ia) : 0, hi_v = kept_any ? lval (s, ib - 1) : 0;
   masked = out_total;
   for (gsize b = 0; b < B; b++)
     {
@@ -1326,20 +1572,21 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
         row_rej_out[b] = rej;
       if (srej[b])
         {
-          if (!trej[b])
-            masked += r->nv; /* no token of the row is outside the token options' set */
-          else
+          double out_b = 0;
+          if (trej[b] && n_tok_opts == 1 && single.approx)
+            out_b = r->nv - (double)row_kept_k23 (s, b, single_k, single_up, &single);
+          else if (trej[b])
             {
-              /* unknown split: estimate the row's outside count by the batch's rate */
-              approx = TRUE;
-              masked += r->nv - r->nv * (N > 0 ? out_total / (double)N : 0.0);
+              out_b = kept_any ? r->nv - (double)row_count_between (s, b, lo_v, hi_v) : r->nv;
+              approx |= tok_approx;
             }
+          masked += r->nv - out_b;
         }
     }
   gboolean was = L->approx_now;
   L->approx_now |= approx;
   put (L, "rollout_rs_masked_fraction", mmean_b (s, masked));
-  L->approx_now = was | tok_approx;
+  L->approx_now = was; /* row decisions come from per-row extremes: exact */
   put (L, "rollout_rs_seq_masked_fraction", rows_rej / (double)B);
   L->approx_now = was;
   g_free (srej);

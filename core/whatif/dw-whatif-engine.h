@@ -12,13 +12,13 @@
  * guarantee).
  *
  * Exact from the statistics: verl (HEAD), verl-0.7, verl-0.6.1 and verl-0.6, for 0/1 masks and
- * finite-or-infinite (not NaN) valid log-ratios. Approximate (flagged per metric; exact values come
- * from dw_whatif_engine_evaluate_exact_async(), which reloads the batches and runs
- * dw_correction_run()):
- *   - verl HEAD `rollout_rs_masked_fraction` when a token-level and a sequence-level RS option
- *     both reject tokens of the same row (per-row counts inside a ℓ interval are not kept);
- *   - k2/k3 token thresholds that fall inside float32 rounding noise of the statistic
- *     (k3 ≈ ±1e-7 near ℓ = 0), and token-level IS/RS if libm's expf were not monotone on the data;
+ * valid log-ratios that are not NaN. k3 = exp(ℓ̃) − 1 − ℓ̃ is not monotone on either side of 0 in
+ * float32 (rounding noise); its non-monotone part is kept sorted separately, so token_k3 counts
+ * and sums stay exact. Approximate (flagged per metric; exact values come from
+ * dw_whatif_engine_evaluate_exact*(), which reloads the batches and runs dw_correction_run()):
+ *   - verl HEAD `rollout_rs_masked_fraction` when token_k3 (or token_k2) is combined with another
+ *     token-level option and its kept set is not an interval of ℓ;
+ *   - token-level IS/RS metrics if libm's expf were not monotone on the step's data (checked).
  * Not available from the statistics ("pending": no values until the exact pass): slime, and
  * batches with non-binary masks or NaN log-ratios on valid tokens.
  */

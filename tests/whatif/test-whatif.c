@@ -123,6 +123,8 @@ check_one (const char *name, const DwBatch *batch, const DwWhatifStep *step, con
       if (got.approximate[i])
         {
           stats.approximate++;
+          if (g_getenv ("DW_SHOW_APPROX"))
+            g_printerr ("approx %s %s %s\n", name, desc, r->key);
           continue;
         }
       if (memcmp (&r->value, &g->value, sizeof (double)) == 0

@@ -1,0 +1,296 @@
+/* bench-whatif.c — what-if engine on a run of 200 steps × 512 sequences × 2048 tokens
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Synthetic batches generated in memory (deterministic per step), float32 log-probs, bool mask,
+ * sequence lengths uniform in [64, 2048]. Prints: precompute time and memory per token, the time
+ * of a full recompute (dw_correction_run on every step), and the time of a slider move (every
+ * step re-evaluated from the statistics) for several kinds of threshold, p50/p95 over the moves.
+ * Spot checks that moved values equal dw_correction_run. Usage: bench-whatif [STEPS [ROWS COLS]].
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dw-correction.h"
+#include "dw-whatif-engine.h"
+
+static gsize B = 512, T = 2048;
+static guint N_STEPS = 200;
+
+static DwBatch *
+make_batch (gint64 step)
+{
+  GRand *r = g_rand_new_with_seed (1000 + (guint32)step);
+  DwBatch *b = dw_batch_new (B, T, DW_DTYPE_F32, DW_DTYPE_BOOL);
+  float *o = b->old_log_prob, *ro = b->rollout_log_prob;
+  guint8 *m = b->response_mask;
+  /* drift grows over the run, like a run heading for a collapse */
+  double spread = 0.02 + 0.3 * (double)step / N_STEPS;
+  for (gsize row = 0; row < B; row++)
+    {
+      gsize len = (gsize)g_rand_int_range (r, 64, (gint32)T + 1);
+      double bias = g_rand_double_range (r, -0.5, 0.5) * spread * 0.1;
+      for (gsize t = 0; t < T; t++)
+        {
+          gsize i = row * T + t;
+          double roll = -g_rand_double (r) * 3.0;
+          double l = bias + spread * (g_rand_double (r) - 0.5);
+          if (g_rand_int_range (r, 0, 2000) == 0)
+            l -= 12; /* rare catastrophic token */
+          ro[i] = (float)roll;
+          o[i] = (float)(roll + l);
+          m[i] = t < len;
+        }
+    }
+  g_rand_free (r);
+  return b;
+}
+
+typedef struct
+{
+  DwWhatifStep **steps;
+  gint next;
+  double *precompute_ms;
+} Gen;
+
+static gpointer
+gen_worker (gpointer data)
+{
+  Gen *g = data;
+  for (;;)
+    {
+      gint i = g_atomic_int_add (&g->next, 1);
+      if ((guint)i >= N_STEPS)
+        break;
+      DwBatch *b = make_batch (i);
+      gint64 t0 = g_get_monotonic_time ();
+      g->steps[i] = dw_whatif_step_new (b, i, NULL);
+      g->precompute_ms[i] = (g_get_monotonic_time () - t0) / 1e3;
+      dw_batch_free (b);
+    }
+  dw_correction_release_workspace ();
+  return NULL;
+}
+
+static int
+cmp_d (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double
+pct (double *v, guint n, double p)
+{
+  qsort (v, n, sizeof (double), cmp_d);
+  guint k = (guint)ceil (p * n) - 1;
+  return v[MIN (k, n - 1)];
+}
+
+static void
+set_str (DwConfig *c, const char *k, const char *v)
+{
+  DwValue x = dw_value_str (v);
+  dw_config_set (c, k, &x);
+}
+
+static void
+set_num (DwConfig *c, const char *k, double v)
+{
+  DwValue x = dw_value_float (v);
+  dw_config_set (c, k, &x);
+}
+
+/* slider position i of n → config */
+typedef void (*Slider) (DwConfig *c, guint i, guint n);
+
+static void
+sl_token_is (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL);
+  set_str (c, "rollout_is", "token");
+  set_num (c, "rollout_is_threshold", exp (log (1.05) + (log (10) - log (1.05)) * i / n));
+  DwValue bn = dw_value_bool (TRUE);
+  dw_config_set (c, "rollout_is_batch_normalize", &bn);
+}
+
+static void
+sl_k3_token (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL);
+  set_str (c, "rollout_is", "sequence");
+  set_str (c, "rollout_rs", "token_k3,seq_mean_k3");
+  char buf[64];
+  g_snprintf (buf, sizeof buf, "%.6g,%.6g", exp (log (1e-3) + (log (1) - log (1e-3)) * i / n),
+              0.01);
+  set_str (c, "rollout_rs_threshold", buf);
+}
+
+static void
+sl_k1_bounds (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL);
+  set_str (c, "rollout_is", "token");
+  set_str (c, "rollout_rs", "token_k1,seq_mean_k1");
+  double up = exp (log (1.001) + (log (3) - log (1.001)) * i / n);
+  char buf[64];
+  g_snprintf (buf, sizeof buf, "%.6g_%.6g,0.999_1.001", 1 / up, up);
+  set_str (c, "rollout_rs_threshold", buf);
+}
+
+static void
+sl_geo_veto (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL_0_7);
+  set_str (c, "rollout_is", "sequence");
+  set_str (c, "rollout_rs", "geometric");
+  set_num (c, "rollout_rs_threshold", exp (log (1.0001) + (log (1.1) - log (1.0001)) * i / n));
+  set_num (c, "rollout_token_veto_threshold", exp (log (1e-6) + (log (1e-2) - log (1e-6)) * i / n));
+}
+
+static guint64
+spot_check (DwWhatifEngine *e, const DwConfig *c, const DwWhatifRunResult *res)
+{
+  guint64 bad = 0;
+  const guint check_steps[] = { 0, N_STEPS / 2, N_STEPS - 1 };
+  for (guint k = 0; k < G_N_ELEMENTS (check_steps); k++)
+    {
+      guint s = check_steps[k];
+      DwBatch *b = make_batch (s);
+      DwCorrectionResult ref;
+      DwCorrectionError err;
+      if (!dw_correction_run (b, c, &ref, &err))
+        g_error ("reference failed: %s", err.message);
+      const DwWhatifStepResult *r = &res->results[s];
+      if (r->result.n_metrics != ref.n_metrics)
+        g_error ("step %u: %zu metrics vs %zu", s, r->result.n_metrics, ref.n_metrics);
+      for (gsize m = 0; m < ref.n_metrics; m++)
+        {
+          double a = r->result.metrics[m].value, x = ref.metrics[m].value;
+          if (r->approximate[m])
+            continue;
+          float fa = (float)a, fx = (float)x;
+          gint32 ia, ix;
+          memcpy (&ia, &fa, 4);
+          memcpy (&ix, &fx, 4);
+          if (!(isnan (a) && isnan (x)) && abs (ia - ix) > 1)
+            {
+              g_printerr ("step %u %s: %.17g vs %.17g\n", s, ref.metrics[m].key, a, x);
+              bad++;
+            }
+        }
+      dw_correction_result_clear (&ref);
+      dw_batch_free (b);
+    }
+  (void)e;
+  return bad;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1)
+    N_STEPS = (guint)atoi (argv[1]);
+  if (argc > 3)
+    {
+      B = (gsize)atoi (argv[2]);
+      T = (gsize)atoi (argv[3]);
+    }
+  guint nt = MAX (1, g_get_num_processors ());
+  printf ("what-if benchmark: %u steps x %zu sequences x %zu tokens, float32, %u threads\n",
+          N_STEPS, B, T, nt);
+  /* precompute */
+  Gen g = { g_new0 (DwWhatifStep *, N_STEPS), 0, g_new0 (double, N_STEPS) };
+  gint64 t0 = g_get_monotonic_time ();
+  GThread **th = g_new (GThread *, nt);
+  for (guint t = 0; t < nt; t++)
+    th[t] = g_thread_new ("gen", gen_worker, &g);
+  for (guint t = 0; t < nt; t++)
+    g_thread_join (th[t]);
+  double gen_s = (g_get_monotonic_time () - t0) / 1e6;
+  g_autoptr (DwWhatifEngine) e = dw_whatif_engine_new (nt);
+  gsize n_tok = 0;
+  for (guint i = 0; i < N_STEPS; i++)
+    {
+      n_tok += dw_whatif_step_get_n_tokens (g.steps[i]);
+      dw_whatif_engine_add_step (e, g.steps[i]);
+    }
+  gsize mem = dw_whatif_engine_get_memory (e);
+  double pre_sum = 0;
+  for (guint i = 0; i < N_STEPS; i++)
+    pre_sum += g.precompute_ms[i];
+  printf ("precompute: %.1f ms per step (one thread), %.1f s wall for the run incl. generation "
+          "on %u threads\n",
+          pre_sum / N_STEPS, gen_s, nt);
+  printf ("precompute memory: %.1f MiB = %.2f bytes per valid token (%zu valid tokens, %.2f bytes "
+          "per padded token)\n",
+          mem / 1048576.0, (double)mem / n_tok, n_tok, (double)mem / ((double)N_STEPS * B * T));
+
+  /* slider moves */
+  struct
+  {
+    const char *name;
+    Slider fn;
+  } sliders[] = {
+    { "verl token IS threshold (+batch norm)", sl_token_is },
+    { "verl token_k3 bound (+seq_mean_k3, sequence IS)", sl_k3_token },
+    { "verl token_k1 bounds (+seq_mean_k1, token IS)", sl_k1_bounds },
+    { "verl-0.7 geometric RS bound + veto (sequence IS)", sl_geo_veto },
+  };
+  const guint moves = 40;
+  double all[4 * 40];
+  guint n_all = 0;
+  guint64 bad = 0;
+  for (guint s = 0; s < G_N_ELEMENTS (sliders); s++)
+    {
+      double t[40];
+      guint approx_moves = 0;
+      for (guint i = 0; i < moves; i++)
+        {
+          DwConfig c;
+          sliders[s].fn (&c, i, moves);
+          gint64 a = g_get_monotonic_time ();
+          DwWhatifRunResult *res = dw_whatif_engine_evaluate (e, &c, NULL);
+          t[i] = (g_get_monotonic_time () - a) / 1e3;
+          all[n_all++] = t[i];
+          approx_moves += res->any_approximate;
+          if (i % 13 == 5)
+            bad += spot_check (e, &c, res);
+          dw_whatif_run_result_free (res);
+        }
+      double p50 = pct (t, moves, 0.5), p95 = pct (t, moves, 0.95);
+      printf ("slider move, %s: p50 %.2f ms, p95 %.2f ms (all %u steps; %u of %u moves had an "
+              "approximate metric)\n",
+              sliders[s].name, p50, p95, N_STEPS, approx_moves, moves);
+    }
+  printf ("slider move, all kinds: p50 %.2f ms, p95 %.2f ms\n", pct (all, n_all, 0.5),
+          pct (all, n_all, 0.95));
+  printf ("spot checks against dw_correction_run: %" G_GUINT64_FORMAT
+          " values beyond 1 float32 ulp\n",
+          bad);
+
+  /* full recompute: dw_correction_run on every step (batches regenerated, generation excluded) */
+  DwConfig c;
+  DwCorrectionError err;
+  dw_preset_config (DW_GEN_VERL, "decoupled_k3_rs_token_tis", &c, &err);
+  double full = 0;
+  for (guint i = 0; i < N_STEPS; i++)
+    {
+      DwBatch *b = make_batch (i);
+      DwCorrectionResult r;
+      gint64 a = g_get_monotonic_time ();
+      dw_correction_run (b, &c, &r, &err);
+      full += (g_get_monotonic_time () - a) / 1e6;
+      dw_correction_result_clear (&r);
+      dw_batch_free (b);
+    }
+  printf ("full recompute (dw_correction_run, decoupled_k3_rs_token_tis, one thread, batches in "
+          "memory): %.2f s for %u steps (%.1f ms per step)\n",
+          full, N_STEPS, full * 1e3 / N_STEPS);
+  g_free (g.steps);
+  g_free (g.precompute_ms);
+  g_free (th);
+  return bad ? 1 : 0;
+}
