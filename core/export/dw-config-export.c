@@ -322,7 +322,8 @@ append_yaml_value (GString *out, const DwValue *v)
       {
         DwValue back;
         /* plain only when it reads back as this very string under both resolvers */
-        if (regex_match ("^[A-Za-z_][A-Za-z0-9_.,-]*$", v->s)
+        double num;
+        if (regex_match ("^[A-Za-z_][A-Za-z0-9_.,-]*$", v->s) && !dw_python_float (v->s, &num)
             && resolve_yaml_plain (v->s, TRUE, &back) && back.kind == DW_VALUE_STR
             && resolve_yaml_plain (v->s, FALSE, &back) && back.kind == DW_VALUE_STR)
           g_string_append (out, v->s);
@@ -694,12 +695,27 @@ import_yaml_mapping (Importer *im, yaml_document_t *doc, yaml_node_t *map, gbool
         {
           g_autofree char *s
             = g_strndup ((const char *)v->data.scalar.value, v->data.scalar.length);
-          if (v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+          double num;
+          gboolean plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+          if (plain)
             ok = resolve_yaml_plain (s, im->gen != DW_GEN_SLIME, &val);
           else if (strlen (s) < DW_VALUE_STR_MAX)
             val = dw_value_str (s);
           else
             ok = FALSE;
+          if (ok && plain && im->gen == DW_GEN_SLIME && val.kind == DW_VALUE_STR
+              && (g_str_has_suffix (key, "_bound") || strcmp (key, "rs_veto_threshold") == 0)
+              && dw_python_float (s, &num))
+            {
+              /* slime reads its YAML with yaml.safe_load (YAML 1.1): "1e-4" is a string there,
+               * and slime fails on it where it takes the bound or its logarithm */
+              g_autofree char *at = where (im, line);
+              g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
+                           _ ("%s: %s: slime's yaml.safe_load reads %s as a string, not a number "
+                              "(write it with a '.', e.g. 1.0e-4)"),
+                           at, key, s);
+              return FALSE;
+            }
         }
       else
         {

@@ -138,6 +138,7 @@ test_tricky_round_trip (void)
                        "\"rollout_is_veto_threshold\": 0.0001, \"rollout_is\": true}" },
     { DW_GEN_VERL_0_6, "{\"rollout_is_level\": \"sequence\", \"rollout_is_threshold\": 5.0, "
                        "\"rollout_is_veto_threshold\": null}" },
+    { DW_GEN_SLIME, "{\"use_tis\": false, \"tis_upper_bound\": \"inf\", \"tis_mode\": \"nan\"}" },
     { DW_GEN_SLIME, "{\"use_tis\": true, \"use_rs\": false, \"tis_level\": \"geometric\", "
                     "\"tis_mode\": \"clip\", \"tis_upper_bound\": 1.5, \"rs_veto_threshold\": "
                     "1e-06, \"tis_batch_normalize\": false}" },
@@ -401,11 +402,19 @@ test_scalar_types (void)
   g_assert_cmpint (dw_config_get (&c, "loss_type")->kind, ==, DW_VALUE_STR);
   g_assert_cmpint (dw_config_get (&c, "bypass_mode")->kind, ==, DW_VALUE_NONE);
 
-  g_assert_true (dw_config_import ("rs_veto_threshold: 1e-4\ntis_upper_bound: 2\n", -1, "t",
-                                   DW_GEN_SLIME, DW_EXPORT_FORMAT_YAML, &c, &error));
-  /* yaml.safe_load: "1e-4" is a string, 2 an int */
+  /* yaml.safe_load: "1e-4" is a string (slime would fail on it), '1e-4' quoted is meant as one,
+   * 2 is an int */
+  expect_import_error ("use_rs: true\nrs_veto_threshold: 1e-4\n", DW_GEN_SLIME,
+                       DW_EXPORT_FORMAT_YAML, DW_EXPORT_ERROR_REJECTED,
+                       "in.txt:2: rs_veto_threshold: slime's yaml.safe_load reads 1e-4 as a "
+                       "string, not a number (write it with a '.', e.g. 1.0e-4)");
+  g_assert_true (dw_config_import ("rs_veto_threshold: '1e-4'\ntis_upper_bound: 2\n"
+                                   "rs_upper_bound: 1.0e-4\n",
+                                   -1, "t", DW_GEN_SLIME, DW_EXPORT_FORMAT_YAML, &c, &error));
+  g_assert_no_error (error);
   g_assert_cmpint (dw_config_get (&c, "rs_veto_threshold")->kind, ==, DW_VALUE_STR);
   g_assert_cmpint (dw_config_get (&c, "tis_upper_bound")->kind, ==, DW_VALUE_INT);
+  g_assert_cmpfloat (dw_config_get (&c, "rs_upper_bound")->f, ==, 1e-4);
 
   /* a whole trainer config: only algorithm.rollout_correction is read */
   g_assert_true (dw_config_import ("trainer:\n  n_gpus_per_node: 8\nalgorithm:\n  gamma: 1.0\n"
