@@ -15,7 +15,7 @@
 G_BEGIN_DECLS
 
 /* Schema version this build writes and understands (PRAGMA user_version). */
-#define DW_STORE_SCHEMA_VERSION 1
+#define DW_STORE_SCHEMA_VERSION 2
 /* PRAGMA application_id of a Driftwatch store ("DWst"). */
 #define DW_STORE_APPLICATION_ID 0x44577374
 
@@ -48,7 +48,12 @@ gboolean dw_store_set_run_status (DwStore *self, gint64 run_id, DwRunStatus stat
 /* A tag of a run; @step_key as in DwScalarPoint (NULL for the format's only axis). Cached. */
 gint64 dw_store_ensure_tag (DwStore *self, gint64 run_id, const char *name, const char *step_key,
                             GError **error);
-/* Inserts or replaces (newest write wins) the point (tag, step). NaN/±inf kept. */
+/* Precision rank of the source of the points written from now on (0 by default): a point
+ * replaces a stored one of the same (tag, step) only when its rank is ≥ the stored rank, so a
+ * float32 copy (tfevents: 1) never overwrites the float64 value (JSONL: 2). */
+void dw_store_set_source_rank (DwStore *self, int rank);
+/* Inserts or replaces (newest write of the highest rank wins) the point (tag, step). NaN/±inf
+ * kept. */
 gboolean dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step,
                              double wall_time, double value, GError **error);
 /* Records that a restart (steps going back / overlapping a previous file) was seen at @step. */

@@ -2,13 +2,14 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layout (schema version 1, PRAGMA user_version; PRAGMA application_id 'DWst'):
+ * Layout (schema version 2, PRAGMA user_version; PRAGMA application_id 'DWst'):
  *   runs(id, name UNIQUE, framework, source, status, first/last step and wall time, updated)
  *   tags(id, run_id, name, canonical, step_key)               UNIQUE(run_id, name)
- *   points(tag_id, step, wall_time, value, special)           PRIMARY KEY(tag_id, step)
+ *   points(tag_id, step, wall_time, value, special, rank)     PRIMARY KEY(tag_id, step)
  *       SQLite stores a NaN REAL as NULL and −0.0 as 0, so special says 1: NaN (value NULL),
  *       2: −0.0; ±inf are plain REALs.
- *       A second write of (tag, step) replaces the first: the newest write wins.
+ *       A second write of (tag, step) replaces the first (newest write wins) unless it comes
+ *       from a less precise source (rank: tfevents float32 1 < JSONL float64 2).
  *   restarts(run_id, step, source)                            steps where a restart was seen
  *   batches(id, run_id, step, rows, cols, dtypes, flags, source, n_tokens, log-prob blobs…)
  *       the padded arrays as raw little-endian blobs in the batch's own dtypes
@@ -46,10 +47,11 @@ typedef enum
 } StmtId;
 
 static const char *const stmt_sql[N_STMTS] = {
-  [STMT_PUT_POINT] = "INSERT INTO points (tag_id, step, wall_time, value, special) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (tag_id, step) DO UPDATE SET "
+  [STMT_PUT_POINT] = "INSERT INTO points (tag_id, step, wall_time, value, special, rank) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (tag_id, step) DO UPDATE SET "
                      "wall_time = excluded.wall_time, value = excluded.value, "
-                     "special = excluded.special",
+                     "special = excluded.special, rank = excluded.rank "
+                     "WHERE excluded.rank >= points.rank",
   [STMT_GET_TAG] = "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2",
   [STMT_INSERT_TAG]
   = "INSERT INTO tags (run_id, name, canonical, step_key) VALUES (?1, ?2, ?3, ?4)",
@@ -82,6 +84,7 @@ struct _DwStore
   GHashTable *tag_cache; /* "run_id\x1fname" → gint64 id */
   GHashTable *run_acc;   /* gint64* run id → RunAcc*, flushed at commit */
   gint64 acc_run_id;     /* one-entry cache of run_acc */
+  int rank;              /* precision rank of the points being written */
   RunAcc *acc;
   guint n_commits;
   guint crash_after_tx, crash_in_tx; /* test hooks, see dw_store_commit() */
@@ -168,6 +171,9 @@ static const char *const migrations[DW_STORE_SCHEMA_VERSION] = {
   "  offset INTEGER NOT NULL,"
   "  message TEXT NOT NULL,"
   "  UNIQUE (run_id, path, offset, message));",
+  /* 1 → 2: precision rank of a point's source, so a float32 copy (tfevents) of a value never
+   * replaces the float64 one (JSONL) of the same step, whatever order they arrive in. */
+  "ALTER TABLE points ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -860,6 +866,7 @@ dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, do
   else
     sqlite3_bind_double (stmt, 4, value);
   sqlite3_bind_int (stmt, 5, isnan (value) ? 1 : (value == 0.0 && signbit (value)) ? 2 : 0);
+  sqlite3_bind_int (stmt, 6, self->rank);
   rc = sqlite3_step (stmt);
   sqlite3_reset (stmt);
   if (G_UNLIKELY (rc != SQLITE_DONE))
@@ -881,6 +888,13 @@ dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, do
         acc->last_wall = wall_time;
     }
   return TRUE;
+}
+
+void
+dw_store_set_source_rank (DwStore *self, int rank)
+{
+  g_return_if_fail (DW_IS_STORE (self));
+  self->rank = rank;
 }
 
 gboolean
@@ -1709,7 +1723,8 @@ dw_store_dump (DwStore *self, GError **error)
               "last_wall_time FROM runs ORDER BY name" },
     { "tags", "SELECT r.name, t.name, t.canonical, t.step_key FROM tags t JOIN runs r ON "
               "r.id = t.run_id ORDER BY r.name, t.name" },
-    { "points", "SELECT r.name, t.name, p.step, p.wall_time, p.value, p.special FROM points p "
+    { "points", "SELECT r.name, t.name, p.step, p.wall_time, p.value, p.special, p.rank FROM "
+                "points p "
                 "JOIN tags t ON t.id = p.tag_id JOIN runs r ON r.id = t.run_id "
                 "ORDER BY r.name, t.name, p.step" },
     { "restarts", "SELECT r.name, x.step, x.source FROM restarts x JOIN runs r ON "

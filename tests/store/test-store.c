@@ -90,7 +90,7 @@ test_create (Fixture *f, gconstpointer data)
   mode = raw_sql (f->path, "PRAGMA journal_mode");
   tables = raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
                              "sqlite_master WHERE type = 'table' ORDER BY name)");
-  g_assert_cmpstr (version, ==, "1");
+  g_assert_cmpstr (version, ==, "2");
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
   g_assert_cmpstr (tables, ==, "batches,diagnostics,files,points,restarts,runs,sequences,tags");
@@ -124,7 +124,7 @@ test_newer_schema (Fixture *f, gconstpointer data)
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 7, this version "
-                              "reads up to 1); the file was left untouched",
+                              "reads up to 2); the file was left untouched",
                               f->path);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
   g_assert_cmpstr (error->message, ==, expected);
@@ -418,6 +418,52 @@ test_batches (Fixture *f, gconstpointer data)
 }
 
 static void
+test_rank_and_migration (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (DwSeries) series = NULL;
+  g_autofree char *version = NULL;
+  gint64 run_id = add_run (store, "r"), tag;
+
+  g_assert_true (dw_store_begin (store, &error));
+  tag = dw_store_ensure_tag (store, run_id, "x", NULL, &error);
+  dw_store_set_source_rank (store, 2);
+  g_assert_true (dw_store_put_point (store, run_id, tag, 1, NAN, 0.1, &error));
+  g_assert_true (dw_store_put_point (store, run_id, tag, 2, NAN, 0.2, &error));
+  dw_store_set_source_rank (store, 1);
+  g_assert_true (dw_store_put_point (store, run_id, tag, 1, NAN, (float)0.1, &error));
+  g_assert_true (dw_store_put_point (store, run_id, tag, 3, NAN, (float)0.3, &error));
+  dw_store_set_source_rank (store, 2);
+  g_assert_true (dw_store_put_point (store, run_id, tag, 2, NAN, 0.25, &error));
+  g_assert_true (dw_store_commit (store, &error));
+  g_assert_no_error (error);
+  series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
+  g_assert_cmpuint (series->n, ==, 3);
+  g_assert_cmpfloat (series->values[0], ==, 0.1);
+  g_assert_cmpfloat (series->values[1], ==, 0.25);
+  g_assert_cmpfloat (series->values[2], ==, (float)0.3);
+  g_clear_pointer (&series, dw_series_free);
+  g_clear_object (&store);
+
+  /* A version-1 store (no rank column) is migrated on open, its points kept. */
+  g_free (raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
+  g_free (raw_sql (f->path, "PRAGMA user_version = 1"));
+  version = raw_sql (f->path, "PRAGMA user_version");
+  g_assert_cmpstr (version, ==, "1");
+  store = dw_store_open (f->path, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&version, g_free);
+  version = raw_sql (f->path, "PRAGMA user_version");
+  g_assert_cmpstr (version, ==, "2");
+  series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
+  g_assert_cmpuint (series->n, ==, 3);
+  g_assert_cmpfloat (series->values[1], ==, 0.25);
+  g_assert_true (dw_store_check_integrity (store, &error));
+  g_assert_no_error (error);
+}
+
+static void
 test_busy (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
@@ -576,7 +622,7 @@ test_files_and_dump (Fixture *f, gconstpointer data)
   g_assert_cmpstr (dump, ==,
                    "# runs\nr\tverl\t/runs/x\t2\t2\t5\t5\n"
                    "# tags\nr\tt\tNULL\ttrain/step\n"
-                   "# points\nr\tt\t2\t5\t-inf\t0\n"
+                   "# points\nr\tt\t2\t5\t-inf\t0\t0\n"
                    "# restarts\n# batches\n# sequences\n"
                    "# files\n/x/metrics.jsonl\tr\t2\t1200\t1200\t3735928559\t17\n"
                    "# diagnostics\nr\t/x/metrics.jsonl\t77\tbad line\n");
@@ -594,6 +640,7 @@ main (int argc, char **argv)
   ADD ("points", test_points);
   ADD ("rollback", test_rollback);
   ADD ("batches", test_batches);
+  ADD ("rank-and-migration", test_rank_and_migration);
   ADD ("busy", test_busy);
   ADD ("full", test_full);
   ADD ("read-only", test_read_only);
