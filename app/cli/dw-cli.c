@@ -42,10 +42,10 @@ dw_cli_version (int argc, char **argv)
 static void
 print_usage (FILE *out)
 {
-  fprintf (out, "%s\n\n%s\n", _("Usage: driftwatch-cli COMMAND [ARGS…]"), _("Commands:"));
+  fprintf (out, "%s\n\n%s\n", _ ("Usage: driftwatch-cli COMMAND [ARGS…]"), _ ("Commands:"));
   for (const DwCliCommand *c = dw_cli_commands; c->name != NULL; c++)
-    fprintf (out, "  %-14s %s\n", c->name, _(c->summary));
-  fprintf (out, "\n%s\n", _("Run “driftwatch-cli COMMAND --help” for the options of a command."));
+    fprintf (out, "  %-14s %s\n", c->name, _ (c->summary));
+  fprintf (out, "\n%s\n", _ ("Run “driftwatch-cli COMMAND --help” for the options of a command."));
 }
 
 int
@@ -70,7 +70,7 @@ main (int argc, char **argv)
     if (strcmp (c->name, argv[1]) == 0)
       return c->func (argc - 1, argv + 1);
 
-  fprintf (stderr, _("driftwatch-cli: unknown command “%s”\n\n"), argv[1]);
+  fprintf (stderr, _ ("driftwatch-cli: unknown command “%s”\n\n"), argv[1]);
   print_usage (stderr);
   return 2;
 }
