@@ -1,0 +1,771 @@
+/* dw-follower.c — follow run folders and log files live (GIO file monitors, no polling)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every event of every monitor only marks a path dirty; one GSource, whose ready time is moved
+ * with each event (quiet period after the last event, bounded by max-delay after the first),
+ * then ingests the dirty paths. Whether a dirty path is a new folder (monitored and scanned), a
+ * regular file (ingested) or gone (skipped) is decided at flush time, from the file system, so
+ * renames, atomic replaces and create/delete races need no special cases.
+ *
+ * A file that fails to ingest while it is still being written (modified less than SETTLE_US
+ * ago: e.g. a batch file half written) is retried once it has been quiet for SETTLE_US; the
+ * error is reported only if it still fails then (or after GIVE_UP_US of failing). The same
+ * error for an unchanged file is reported once.
+ */
+#include "config.h"
+
+#include "dw-follower.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+
+#define SETTLE_US  (1000 * G_TIME_SPAN_MILLISECOND)
+#define GIVE_UP_US (5 * G_TIME_SPAN_SECOND)
+/* GLib's default (800 ms between two CHANGED events of one file) would dominate the latency. */
+#define MONITOR_RATE_LIMIT_MS 50
+
+typedef struct
+{
+  gint64 first_fail_us; /* monotonic */
+  gint64 retry_at_us;   /* monotonic; 0: none scheduled */
+  char *reported;       /* message already reported for this file (suppresses repeats) */
+} FailState;
+
+struct _DwFollower
+{
+  GObject parent_instance;
+
+  DwStore *store;
+  char *store_path; /* the store's own files are never ingested (store inside a watched folder) */
+  guint delay_ms;
+  guint max_delay_ms;
+
+  GPtrArray *paths;     /* as given, NULL-terminated */
+  GPtrArray *roots;     /* absolute, canonical; same order */
+  GHashTable *monitors; /* absolute path → GFileMonitor */
+  GHashTable *pending;  /* absolute path → NULL (a set) */
+  GHashTable *failed;   /* absolute path → FailState */
+  gint64 first_pending_us;
+  gint64 last_event_us;
+
+  GMainContext *context;
+  GSource *source;
+  gboolean flushing;
+
+  DwFollowerIngestFunc func;
+  gpointer func_data;
+  GDestroyNotify func_destroy;
+};
+
+G_DEFINE_FINAL_TYPE (DwFollower, dw_follower, G_TYPE_OBJECT)
+
+enum
+{
+  PROP_0,
+  PROP_STORE,
+  PROP_DELAY,
+  PROP_MAX_DELAY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+enum
+{
+  SIGNAL_INGESTED,
+  SIGNAL_ERROR,
+  SIGNAL_FLUSHED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static void
+fail_state_free (FailState *f)
+{
+  g_free (f->reported);
+  g_free (f);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Scheduling                                                                                 */
+
+static void
+update_ready_time (DwFollower *self)
+{
+  gint64 ready = -1;
+
+  if (self->source == NULL)
+    return;
+  if (g_hash_table_size (self->pending) > 0)
+    ready = MIN (self->last_event_us + (gint64)self->delay_ms * G_TIME_SPAN_MILLISECOND,
+                 self->first_pending_us + (gint64)self->max_delay_ms * G_TIME_SPAN_MILLISECOND);
+  {
+    GHashTableIter it;
+    gpointer value;
+
+    g_hash_table_iter_init (&it, self->failed);
+    while (g_hash_table_iter_next (&it, NULL, &value))
+      {
+        FailState *f = value;
+        if (f->retry_at_us > 0 && (ready < 0 || f->retry_at_us < ready))
+          ready = f->retry_at_us;
+      }
+  }
+  g_source_set_ready_time (self->source, ready);
+}
+
+static void
+mark_dirty (DwFollower *self, const char *path)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (g_hash_table_size (self->pending) == 0)
+    self->first_pending_us = now;
+  self->last_event_us = now;
+  if (!g_hash_table_contains (self->pending, path))
+    g_hash_table_add (self->pending, g_strdup (path));
+  update_ready_time (self);
+}
+
+static gboolean
+source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  DwFollower *self = user_data;
+  gint64 now = g_get_monotonic_time ();
+  gboolean due
+    = g_hash_table_size (self->pending) > 0
+      && (now >= self->last_event_us + (gint64)self->delay_ms * G_TIME_SPAN_MILLISECOND
+          || now >= self->first_pending_us + (gint64)self->max_delay_ms * G_TIME_SPAN_MILLISECOND);
+  GHashTableIter it;
+  gpointer key, value;
+
+  /* Retries that are due join the queue. */
+  g_hash_table_iter_init (&it, self->failed);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      FailState *f = value;
+      if (f->retry_at_us > 0 && f->retry_at_us <= now)
+        {
+          f->retry_at_us = 0;
+          if (g_hash_table_size (self->pending) == 0)
+            self->first_pending_us = now;
+          g_hash_table_add (self->pending, g_strdup (key));
+          due = TRUE;
+        }
+    }
+  if (due)
+    dw_follower_flush (self);
+  else
+    update_ready_time (self);
+  return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs source_funcs = {
+  .dispatch = source_dispatch,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Monitors                                                                                   */
+
+static void on_monitor_changed (GFileMonitor *monitor, GFile *file, GFile *other,
+                                GFileMonitorEvent event, gpointer user_data);
+
+static gboolean
+is_store_file (DwFollower *self, const char *path)
+{
+  gsize n;
+
+  if (self->store_path == NULL || !g_str_has_prefix (path, self->store_path))
+    return FALSE;
+  n = strlen (self->store_path);
+  return path[n] == '\0' || g_str_equal (path + n, "-wal") || g_str_equal (path + n, "-shm")
+         || g_str_equal (path + n, "-journal");
+}
+
+static gboolean
+watch (DwFollower *self, const char *path, gboolean is_dir, GError **error)
+{
+  g_autoptr (GFile) file = NULL;
+  g_autoptr (GFileMonitor) monitor = NULL;
+
+  if (g_hash_table_contains (self->monitors, path))
+    return TRUE;
+  file = g_file_new_for_path (path);
+  if (is_dir)
+    monitor = g_file_monitor_directory (file, G_FILE_MONITOR_WATCH_MOVES, NULL, error);
+  else
+    monitor = g_file_monitor_file (file, G_FILE_MONITOR_WATCH_MOVES, NULL, error);
+  if (monitor == NULL)
+    {
+      g_prefix_error (error, _ ("%s: cannot follow: "), path);
+      return FALSE;
+    }
+  g_file_monitor_set_rate_limit (monitor, MONITOR_RATE_LIMIT_MS);
+  g_signal_connect (monitor, "changed", G_CALLBACK (on_monitor_changed), self);
+  g_hash_table_insert (self->monitors, g_strdup (path), g_steal_pointer (&monitor));
+  return TRUE;
+}
+
+static void
+emit_error_literal (DwFollower *self, const char *path, GError *error)
+{
+  g_signal_emit (self, signals[SIGNAL_ERROR], 0, error, path);
+}
+
+/* Monitors @dir and everything below it (real folders only: symlinked folders are not followed,
+ * so a link loop cannot recurse), and queues every file found. The folder is monitored before
+ * it is listed, so a file created meanwhile is seen by one or the other. */
+static gboolean
+watch_tree (DwFollower *self, const char *dir, GError **error)
+{
+  g_autoptr (GDir) d = NULL;
+  const char *name;
+
+  if (!watch (self, dir, TRUE, error))
+    return FALSE;
+  d = g_dir_open (dir, 0, error);
+  if (d == NULL)
+    {
+      g_prefix_error (error, "%s: ", dir);
+      return FALSE;
+    }
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (dir, name, NULL);
+      GStatBuf st;
+
+      if (g_lstat (child, &st) != 0)
+        continue;
+      if (S_ISDIR (st.st_mode))
+        {
+          g_autoptr (GError) sub_error = NULL;
+          if (!watch_tree (self, child, &sub_error))
+            emit_error_literal (self, child, sub_error);
+        }
+      else if (!is_store_file (self, child))
+        mark_dirty (self, child);
+    }
+  return TRUE;
+}
+
+/* A folder below a root went away: drop its monitors and the monitors below it. */
+static void
+unwatch_tree (DwFollower *self, const char *dir)
+{
+  g_autofree char *prefix = g_strconcat (dir, G_DIR_SEPARATOR_S, NULL);
+  GHashTableIter it;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&it, self->monitors);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    if ((g_str_equal (key, dir) || g_str_has_prefix (key, prefix))
+        && !g_ptr_array_find_with_equal_func (self->roots, key, g_str_equal, NULL))
+      {
+        g_file_monitor_cancel (value);
+        g_signal_handlers_disconnect_by_data (value, self);
+        g_hash_table_iter_remove (&it);
+      }
+}
+
+static void
+on_monitor_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonitorEvent event,
+                    gpointer user_data)
+{
+  DwFollower *self = user_data;
+  g_autofree char *path = file ? g_file_get_path (file) : NULL;
+  g_autofree char *other_path = other ? g_file_get_path (other) : NULL;
+
+  switch (event)
+    {
+    case G_FILE_MONITOR_EVENT_DELETED:
+    case G_FILE_MONITOR_EVENT_MOVED_OUT:
+    case G_FILE_MONITOR_EVENT_UNMOUNTED:
+      /* Nothing stored is removed: the points stay. A folder's monitors go; a file that comes
+       * back is seen as rewritten (shorter / other first bytes) by the ingester. */
+      if (path != NULL)
+        {
+          unwatch_tree (self, path);
+          g_hash_table_remove (self->pending, path);
+          g_hash_table_remove (self->failed, path);
+        }
+      return;
+    case G_FILE_MONITOR_EVENT_RENAMED:
+      if (path != NULL)
+        {
+          unwatch_tree (self, path);
+          g_hash_table_remove (self->pending, path);
+          g_hash_table_remove (self->failed, path);
+        }
+      if (other_path != NULL && !is_store_file (self, other_path))
+        mark_dirty (self, other_path);
+      return;
+    case G_FILE_MONITOR_EVENT_ATTRIBUTE_CHANGED:
+    case G_FILE_MONITOR_EVENT_PRE_UNMOUNT:
+      return;
+    case G_FILE_MONITOR_EVENT_CHANGED:
+    case G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT:
+    case G_FILE_MONITOR_EVENT_CREATED:
+    case G_FILE_MONITOR_EVENT_MOVED_IN:
+    case G_FILE_MONITOR_EVENT_MOVED:
+    default:
+      if (path != NULL && !is_store_file (self, path))
+        mark_dirty (self, path);
+      return;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Ingest                                                                                     */
+
+static const char *
+root_of (DwFollower *self, const char *path)
+{
+  const char *best = NULL;
+
+  for (guint i = 0; i < self->roots->len; i++)
+    {
+      const char *r = self->roots->pdata[i];
+      gsize n = strlen (r);
+      if (g_str_has_prefix (path, r) && (path[n] == '\0' || path[n] == G_DIR_SEPARATOR)
+          && (best == NULL || n > strlen (best)))
+        best = r;
+    }
+  return best;
+}
+
+static gboolean
+default_ingest (DwStore *store, const char *root, const char *path, gint64 *run_id,
+                gint64 *n_points, gpointer user_data, GError **error)
+{
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+               _ ("%s: no ingester available to read this file"), path);
+  return FALSE;
+}
+
+/* The error as the ::error signal carries it: naming the file. */
+static GError *
+error_naming (const char *path, const GError *error)
+{
+  GError *e = g_error_copy (error);
+
+  if (strstr (e->message, path) == NULL)
+    g_prefix_error (&e, "%s: ", path);
+  return e;
+}
+
+static gboolean
+ingest_one (DwFollower *self, const char *path)
+{
+  GStatBuf st;
+  const char *root = root_of (self, path);
+  gint64 run_id = 0, n_points = 0;
+  g_autoptr (GError) error = NULL;
+  FailState *fail;
+  DwFollowerIngestFunc func = self->func ? self->func : default_ingest;
+
+  if (root == NULL || g_stat (path, &st) != 0)
+    return TRUE; /* gone (a temporary file renamed away, a deleted file): nothing to read */
+  if (S_ISDIR (st.st_mode))
+    {
+      /* A new (or moved-in) folder: follow it and queue what it holds. */
+      if (!watch_tree (self, path, &error))
+        {
+          g_autoptr (GError) e = error_naming (path, error);
+          emit_error_literal (self, path, e);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (!S_ISREG (st.st_mode))
+    return TRUE;
+
+  if (func (self->store, root, path, &run_id, &n_points, self->func_data, &error))
+    {
+      g_hash_table_remove (self->failed, path);
+      if (run_id > 0 && n_points > 0)
+        g_signal_emit (self, signals[SIGNAL_INGESTED], 0, run_id, n_points, path);
+      return TRUE;
+    }
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
+      || g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+    return TRUE; /* vanished between the event and the read */
+
+  {
+    gint64 now = g_get_monotonic_time ();
+    gint64 age_us = g_get_real_time ()
+                    - ((gint64)st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000);
+
+    fail = g_hash_table_lookup (self->failed, path);
+    if (fail == NULL)
+      {
+        fail = g_new0 (FailState, 1);
+        fail->first_fail_us = now;
+        g_hash_table_insert (self->failed, g_strdup (path), fail);
+      }
+    /* Still being written: wait until the file is quiet, then try again. */
+    if (age_us < SETTLE_US && now - fail->first_fail_us < GIVE_UP_US)
+      {
+        fail->retry_at_us = now + MAX (SETTLE_US - age_us, 100 * G_TIME_SPAN_MILLISECOND);
+        return FALSE;
+      }
+    fail->retry_at_us = 0;
+    if (g_strcmp0 (fail->reported, error->message) != 0)
+      {
+        g_autoptr (GError) e = error_naming (path, error);
+        g_free (fail->reported);
+        fail->reported = g_strdup (error->message);
+        emit_error_literal (self, path, e);
+      }
+  }
+  return FALSE;
+}
+
+static gint
+compare_paths (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+guint
+dw_follower_flush (DwFollower *self)
+{
+  guint n_ok = 0;
+
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
+  if (self->flushing)
+    return 0;
+  self->flushing = TRUE;
+  g_object_ref (self);
+  /* New folders found while flushing queue more files: loop until the queue is empty. */
+  while (g_hash_table_size (self->pending) > 0)
+    {
+      guint n = 0;
+      g_autofree char **batch = (char **)g_hash_table_get_keys_as_array (self->pending, &n);
+      g_hash_table_steal_all (self->pending);
+      qsort (batch, n, sizeof (char *), compare_paths);
+      for (guint i = 0; i < n; i++)
+        {
+          if (self->roots->len > 0 && ingest_one (self, batch[i]))
+            n_ok++;
+          g_free (batch[i]);
+        }
+    }
+  self->flushing = FALSE;
+  update_ready_time (self);
+  g_signal_emit (self, signals[SIGNAL_FLUSHED], 0);
+  g_object_unref (self);
+  return n_ok;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Public API                                                                                 */
+
+DwFollower *
+dw_follower_new (DwStore *store)
+{
+  g_return_val_if_fail (DW_IS_STORE (store), NULL);
+  return g_object_new (DW_TYPE_FOLLOWER, "store", store, NULL);
+}
+
+DwStore *
+dw_follower_get_store (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), NULL);
+  return self->store;
+}
+
+void
+dw_follower_set_ingest_func (DwFollower *self, DwFollowerIngestFunc func, gpointer user_data,
+                             GDestroyNotify destroy)
+{
+  g_return_if_fail (DW_IS_FOLLOWER (self));
+  if (self->func_destroy != NULL)
+    self->func_destroy (self->func_data);
+  self->func = func;
+  self->func_data = user_data;
+  self->func_destroy = destroy;
+}
+
+guint
+dw_follower_get_delay (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
+  return self->delay_ms;
+}
+
+void
+dw_follower_set_delay (DwFollower *self, guint delay_ms)
+{
+  g_return_if_fail (DW_IS_FOLLOWER (self));
+  if (self->delay_ms == delay_ms)
+    return;
+  self->delay_ms = delay_ms;
+  update_ready_time (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DELAY]);
+}
+
+guint
+dw_follower_get_max_delay (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
+  return self->max_delay_ms;
+}
+
+void
+dw_follower_set_max_delay (DwFollower *self, guint max_delay_ms)
+{
+  g_return_if_fail (DW_IS_FOLLOWER (self));
+  if (self->max_delay_ms == max_delay_ms)
+    return;
+  self->max_delay_ms = max_delay_ms;
+  update_ready_time (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_DELAY]);
+}
+
+gboolean
+dw_follower_add_path (DwFollower *self, const char *path, GError **error)
+{
+  g_autofree char *abs = NULL, *canonical = NULL;
+  GStatBuf st;
+
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  abs = g_canonicalize_filename (path, NULL);
+  if (g_stat (abs, &st) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), _ ("%s: %s"), path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  /* Resolve symlinks once, so event paths (which GIO reports under the monitored name) and
+   * roots agree. */
+  canonical = realpath (abs, NULL);
+  if (canonical == NULL)
+    canonical = g_strdup (abs);
+  if (g_ptr_array_find_with_equal_func (self->roots, canonical, g_str_equal, NULL))
+    return TRUE;
+  if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   _ ("%s: neither a folder nor a regular file"), path);
+      return FALSE;
+    }
+  g_ptr_array_add (self->roots, g_strdup (canonical));
+  g_ptr_array_insert (self->paths, (gint)self->paths->len - 1, g_strdup (path));
+  if (S_ISDIR (st.st_mode))
+    {
+      if (!watch_tree (self, canonical, error))
+        goto fail;
+    }
+  else
+    {
+      if (!watch (self, canonical, FALSE, error))
+        goto fail;
+      mark_dirty (self, canonical);
+    }
+  return TRUE;
+
+fail:
+  g_ptr_array_remove_index (self->roots, self->roots->len - 1);
+  g_ptr_array_remove_index (self->paths, self->paths->len - 2);
+  return FALSE;
+}
+
+const char *const *
+dw_follower_get_paths (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), NULL);
+  return (const char *const *)self->paths->pdata;
+}
+
+guint
+dw_follower_get_n_pending (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
+  return g_hash_table_size (self->pending);
+}
+
+void
+dw_follower_stop (DwFollower *self)
+{
+  GHashTableIter it;
+  gpointer value;
+
+  g_return_if_fail (DW_IS_FOLLOWER (self));
+  g_hash_table_iter_init (&it, self->monitors);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    {
+      g_file_monitor_cancel (value);
+      g_signal_handlers_disconnect_by_data (value, self);
+    }
+  g_hash_table_remove_all (self->monitors);
+  g_hash_table_remove_all (self->pending);
+  g_hash_table_remove_all (self->failed);
+  update_ready_time (self);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* GObject                                                                                    */
+
+static void
+dw_follower_dispose (GObject *object)
+{
+  DwFollower *self = DW_FOLLOWER (object);
+
+  if (self->monitors != NULL)
+    dw_follower_stop (self);
+  if (self->source != NULL)
+    {
+      g_source_destroy (self->source);
+      g_clear_pointer (&self->source, g_source_unref);
+    }
+  dw_follower_set_ingest_func (self, NULL, NULL, NULL);
+  g_clear_object (&self->store);
+  G_OBJECT_CLASS (dw_follower_parent_class)->dispose (object);
+}
+
+static void
+dw_follower_finalize (GObject *object)
+{
+  DwFollower *self = DW_FOLLOWER (object);
+
+  g_clear_pointer (&self->monitors, g_hash_table_unref);
+  g_clear_pointer (&self->pending, g_hash_table_unref);
+  g_clear_pointer (&self->failed, g_hash_table_unref);
+  g_clear_pointer (&self->paths, g_ptr_array_unref);
+  g_clear_pointer (&self->roots, g_ptr_array_unref);
+  g_clear_pointer (&self->context, g_main_context_unref);
+  g_clear_pointer (&self->store_path, g_free);
+  G_OBJECT_CLASS (dw_follower_parent_class)->finalize (object);
+}
+
+static void
+dw_follower_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  DwFollower *self = DW_FOLLOWER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STORE:
+      g_value_set_object (value, self->store);
+      break;
+    case PROP_DELAY:
+      g_value_set_uint (value, self->delay_ms);
+      break;
+    case PROP_MAX_DELAY:
+      g_value_set_uint (value, self->max_delay_ms);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+dw_follower_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  DwFollower *self = DW_FOLLOWER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STORE:
+      g_set_object (&self->store, g_value_get_object (value));
+      if (self->store != NULL && dw_store_get_path (self->store) != NULL)
+        {
+          g_free (self->store_path);
+          self->store_path = realpath (dw_store_get_path (self->store), NULL);
+        }
+      break;
+    case PROP_DELAY:
+      dw_follower_set_delay (self, g_value_get_uint (value));
+      break;
+    case PROP_MAX_DELAY:
+      dw_follower_set_max_delay (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+dw_follower_class_init (DwFollowerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = dw_follower_dispose;
+  object_class->finalize = dw_follower_finalize;
+  object_class->get_property = dw_follower_get_property;
+  object_class->set_property = dw_follower_set_property;
+
+  properties[PROP_STORE]
+    = g_param_spec_object ("store", NULL, NULL, DW_TYPE_STORE,
+                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_DELAY]
+    = g_param_spec_uint ("delay", NULL, NULL, 0, 60000, DW_FOLLOWER_DEFAULT_DELAY_MS,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_DELAY]
+    = g_param_spec_uint ("max-delay", NULL, NULL, 0, 600000, DW_FOLLOWER_DEFAULT_MAX_DELAY_MS,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * DwFollower::ingested:
+   * @self: the follower
+   * @run_id: the run the file belongs to
+   * @n_points: new scalar points and batches stored from this file
+   * @path: the file
+   *
+   * A changed file was ingested and brought something new.
+   */
+  signals[SIGNAL_INGESTED]
+    = g_signal_new ("ingested", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                    G_TYPE_NONE, 3, G_TYPE_INT64, G_TYPE_INT64, G_TYPE_STRING);
+  /**
+   * DwFollower::error:
+   * @self: the follower
+   * @error: what went wrong, naming the file and the place (offset, line or step)
+   * @path: the file or folder
+   *
+   * A file could not be ingested (after waiting for a half-written file to settle), or a
+   * folder could not be followed. What was stored before is kept; following goes on.
+   */
+  signals[SIGNAL_ERROR]
+    = g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                    G_TYPE_NONE, 2, G_TYPE_ERROR, G_TYPE_STRING);
+  /**
+   * DwFollower::flushed:
+   * @self: the follower
+   *
+   * A coalesced batch of changed files was ingested (emitted once per batch, after the
+   * ::ingested and ::error signals of its files): the moment to look at the store.
+   */
+  signals[SIGNAL_FLUSHED] = g_signal_new ("flushed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+dw_follower_init (DwFollower *self)
+{
+  self->delay_ms = DW_FOLLOWER_DEFAULT_DELAY_MS;
+  self->max_delay_ms = DW_FOLLOWER_DEFAULT_MAX_DELAY_MS;
+  self->paths = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (self->paths, NULL);
+  self->roots = g_ptr_array_new_with_free_func (g_free);
+  self->monitors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->failed
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)fail_state_free);
+  self->context = g_main_context_ref_thread_default ();
+  self->source = g_source_new (&source_funcs, sizeof (GSource));
+  g_source_set_callback (self->source, NULL, self, NULL);
+  g_source_set_name (self->source, "DwFollower coalescing");
+  g_source_set_ready_time (self->source, -1);
+  g_source_attach (self->source, self->context);
+}
