@@ -1,0 +1,411 @@
+/* test-tune-view.c — the tune view on a real store: its what-if series equal a full recompute
+ * of the run under the config its controls describe, and its exported config reads back the same
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Fixture: the collapse demo (dw_demo_write) put into a fresh store (batches with the store's
+ * writer API, metrics.jsonl with the verl JSONL reader, as `ingest` does). The controls are driven
+ * as a user would, through the widgets' entries, adjustments and expander switches (found by
+ * widget name); each evaluation is compared with dw_whatif_recompute_run() on the same config.
+ * With DW_TUNE_VIEW_PNG=FILE the view is also rendered to FILE (for looking at it).
+ */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-batch-reader.h"
+#include "dw-chart.h"
+#include "dw-correction.h"
+#include "dw-demo.h"
+#include "dw-log-reader.h"
+#include "dw-recompute.h"
+#include "dw-store-private.h"
+#include "dw-tune-export.h"
+#include "dw-tune-view.h"
+
+#define N_STEPS 12
+
+static char *dir, *db;
+static DwStore *store;
+static gint64 run_id;
+
+static void
+on_point (const DwScalarPoint *p, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 tag = dw_store_ensure_tag (store, run_id, p->tag, p->step_key, &error);
+  g_assert_no_error (error);
+  g_assert_true (dw_store_put_point (store, run_id, tag, p->step, p->wall_time, p->value, &error));
+}
+
+static void
+on_diag (goffset offset, const char *message, gpointer data)
+{
+  g_error ("diagnostic at %" G_GOFFSET_FORMAT ": %s", offset, message);
+}
+
+static void
+make_store (void)
+{
+  g_autoptr (GError) error = NULL;
+  dir = g_dir_make_tmp ("dw-tune-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_assert_true (dw_demo_write (dir, DW_DEMO_COLLAPSE, N_STEPS, 1, &error));
+  db = g_build_filename (dir, "store.db", NULL);
+  store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  run_id = dw_store_ensure_run (store, "demo-collapse", "verl", dir, &error);
+  g_assert_no_error (error);
+  for (gint64 s = 1; s <= N_STEPS; s++)
+    {
+      g_autofree char *name = g_strdup_printf ("step_%06" G_GINT64_FORMAT ".safetensors", s);
+      g_autofree char *path = g_build_filename (dir, "batches", name, NULL);
+      DwBatch *b = dw_batch_read_file (path, &error);
+      g_assert_no_error (error);
+      g_assert_true (dw_store_put_batch (store, run_id, s, b, path, &error));
+      dw_batch_free (b);
+    }
+  g_autofree char *jsonl = g_build_filename (dir, "metrics.jsonl", NULL);
+  g_autofree char *data = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (jsonl, &data, &len, &error));
+  g_autoptr (DwLogReader) reader = dw_log_reader_new (DW_FORMAT_VERL_JSONL, jsonl);
+  g_assert_true (dw_store_begin (store, &error));
+  g_assert_cmpuint (
+    dw_log_reader_feed (reader, 0, (const guint8 *)data, len, TRUE, on_point, on_diag, NULL), ==,
+    len);
+  g_assert_true (dw_store_commit (store, &error));
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr (GFile) f = g_file_new_for_path (path);
+  g_autoptr (GFileEnumerator) e
+    = g_file_enumerate_children (f, G_FILE_ATTRIBUTE_STANDARD_NAME, 0, NULL, NULL);
+  GFileInfo *info;
+  while (e && (info = g_file_enumerator_next_file (e, NULL, NULL)))
+    {
+      g_autofree char *child = g_build_filename (path, g_file_info_get_name (info), NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_unlink (child);
+      g_object_unref (info);
+    }
+  g_rmdir (path);
+}
+
+static GtkWidget *
+find_named (GtkWidget *w, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *r = find_named (c, name);
+      if (r)
+        return r;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+named (GtkWidget *root, const char *name)
+{
+  GtkWidget *w = find_named (root, name);
+  if (!w)
+    g_error ("no widget named %s", name);
+  return w;
+}
+
+static void
+wait_idle (DwTuneView *view)
+{
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  /* a few iterations first: a change may still be waiting for its frame */
+  for (int i = 0; i < 5; i++)
+    g_main_context_iteration (NULL, FALSE);
+  while (dw_tune_view_get_busy (view))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+static guint64
+f32_ulps (double a, double b)
+{
+  float fa = (float)a, fb = (float)b;
+  if (fa == fb)
+    return 0;
+  gint32 ia, ib;
+  memcpy (&ia, &fa, 4);
+  memcpy (&ib, &fb, 4);
+  if (ia < 0)
+    ia = G_MININT32 - ia;
+  if (ib < 0)
+    ib = G_MININT32 - ib;
+  return (guint64)ABS ((gint64)ia - (gint64)ib);
+}
+
+static gboolean
+same_value (double a, double b)
+{
+  if (isnan (a) || isnan (b))
+    return isnan (a) && isnan (b);
+  if (a == b)
+    return TRUE;
+  return f32_ulps (a, b) <= 1;
+}
+
+/* The view's result equals a full recompute (dw_correction_run on every stored batch) of the
+ * config the view shows, key by key; the what-if chart series hold those values. Returns the
+ * number of values compared. */
+static guint
+assert_matches_recompute (DwTuneView *view)
+{
+  g_autoptr (GError) error = NULL;
+  const DwConfig *config = dw_tune_view_get_config (view);
+  const DwWhatifRunResult *res = dw_tune_view_get_result (view);
+  g_assert_nonnull (res);
+  g_assert_false (res->any_approximate);
+  g_autoptr (DwRecomputeResult) ref
+    = dw_whatif_recompute_run (store, run_id, config, config->generation, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (res->n_steps, ==, ref->n_steps);
+  g_assert_cmpuint (res->n_steps, ==, N_STEPS);
+  guint compared = 0;
+  for (guint i = 0; i < res->n_steps; i++)
+    {
+      const DwWhatifStepResult *r = &res->results[i];
+      const DwRecomputeStep *s = &ref->steps[i];
+      g_assert_cmpint (res->steps[i], ==, s->step);
+      g_assert_cmpint (r->failed, ==, s->failed);
+      g_assert_cmpuint (r->result.n_metrics, ==, s->result.n_metrics);
+      for (gsize m = 0; m < s->result.n_metrics; m++)
+        {
+          g_assert_cmpstr (r->result.metrics[m].key, ==, s->result.metrics[m].key);
+          if (!same_value (r->result.metrics[m].value, s->result.metrics[m].value))
+            g_error ("step %" G_GINT64_FORMAT " %s: what-if %.17g, recompute %.17g", s->step,
+                     s->result.metrics[m].key, r->result.metrics[m].value,
+                     s->result.metrics[m].value);
+          compared++;
+        }
+    }
+  /* the rejected-token chart's what-if series is rollout_corr/rollout_rs_masked_fraction */
+  DwChart *chart = DW_CHART (named (GTK_WIDGET (view), "chart-rs_masked_fraction"));
+  DwPlotSeries *ws = dw_chart_get_series (chart, "whatif");
+  g_assert_nonnull (ws);
+  g_assert_cmpuint (dw_plot_series_get_length (ws), ==, ref->n_steps);
+  const double *wv = dw_pyramid_get_values (dw_plot_series_get_raw (ws));
+  for (guint i = 0; i < ref->n_steps; i++)
+    {
+      const double *v = dw_correction_result_get (&ref->steps[i].result,
+                                                  "rollout_corr/rollout_rs_masked_fraction");
+      if (v)
+        g_assert_true (same_value (wv[i], *v));
+      else
+        g_assert_true (isnan (wv[i]));
+    }
+  /* the logged series is there too */
+  g_assert_nonnull (dw_chart_get_series (chart, "logged"));
+  return compared;
+}
+
+static void
+set_entry (GtkWidget *root, const char *name, const char *text)
+{
+  GtkWidget *e = named (root, name);
+  gtk_editable_set_text (GTK_EDITABLE (e), text);
+  g_signal_emit_by_name (e, "activate");
+}
+
+static void
+assert_round_trip (DwTuneView *view, const char *format)
+{
+  g_autoptr (GError) error = NULL;
+  const DwConfig *c = dw_tune_view_get_config (view);
+  g_autofree char *text = dw_tune_view_export_config (view, format, &error);
+  g_assert_no_error (error);
+  DwConfig back;
+  g_assert_true (dw_tune_import_config (text, c->generation, format, &back, &error));
+  g_assert_no_error (error);
+  /* every key the generation accepts reads back with the same Python value */
+  guint n = 0;
+  for (size_t i = 0; i < c->n_keys; i++)
+    {
+      if (!dw_tune_export_key_accepted (c->generation, c->keys[i]))
+        continue;
+      const DwValue *b = dw_config_get (&back, c->keys[i]);
+      char x[DW_VALUE_STR_MAX + 8], y[DW_VALUE_STR_MAX + 8];
+      dw_value_to_python_str (&c->values[i], x, sizeof x);
+      if (!b)
+        {
+          /* an absent key and None are the same to verl */
+          g_assert_cmpint (c->values[i].kind, ==, DW_VALUE_NONE);
+          continue;
+        }
+      dw_value_to_python_str (b, y, sizeof y);
+      g_assert_cmpstr (x, ==, y);
+      g_assert_cmpint (c->values[i].kind == DW_VALUE_STR, ==, b->kind == DW_VALUE_STR);
+      n++;
+    }
+  for (size_t i = 0; i < back.n_keys; i++)
+    g_assert_true (dw_config_get (c, back.keys[i]) != NULL || back.values[i].kind == DW_VALUE_NONE);
+  g_assert_cmpuint (n, >, 2);
+}
+
+static void
+on_clipboard_text (GObject *source, GAsyncResult *res, gpointer data)
+{
+  char **out = data;
+  g_autoptr (GError) error = NULL;
+  *out = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, &error);
+  g_assert_no_error (error);
+}
+
+static void
+save_png (GtkWidget *window, const char *path)
+{
+  /* let a few frames draw first (charts draw at the next frame) */
+  gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC;
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE);
+  g_autoptr (GdkPaintable) p = gtk_widget_paintable_new (window);
+  int w = gtk_widget_get_width (window), h = gtk_widget_get_height (window);
+  g_test_message ("rendering %dx%d", w, h);
+  GtkSnapshot *snap = gtk_snapshot_new ();
+  gdk_paintable_snapshot (p, snap, w, h);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snap);
+  g_assert_nonnull (node);
+  GskRenderer *r = gtk_native_get_renderer (GTK_NATIVE (window));
+  g_autoptr (GdkTexture) tex
+    = gsk_renderer_render_texture (r, node, &GRAPHENE_RECT_INIT (0, 0, w, h));
+  g_assert_true (gdk_texture_save_to_png (tex, path));
+}
+
+static void
+test_tune_view (void)
+{
+  g_autoptr (GError) error = NULL;
+  GtkWidget *window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (window), 1500, 1100);
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+
+  /* starts from the preset the demo was trained with, before any run */
+  const DwConfig *c = dw_tune_view_get_config (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
+  g_assert_null (dw_tune_view_get_result (view));
+
+  dw_tune_view_set_run (view, store, run_id);
+  g_assert_true (dw_tune_view_get_busy (view));
+  wait_idle (view);
+  g_assert_cmpint (dw_tune_view_get_run_id (view), ==, run_id);
+  guint n = assert_matches_recompute (view);
+  g_assert_cmpuint (n, >, N_STEPS * 20);
+
+  /* the demo trained with rollout_rs_threshold 0.05: typed into the exact entry, the what-if
+   * equals the recompute and the logged values again */
+  set_entry (w, "bound-seq_mean_k3-upper", "0.05");
+  g_assert_true (dw_tune_view_get_busy (view));
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
+  assert_matches_recompute (view);
+  {
+    g_autoptr (DwRecomputeResult) ref
+      = dw_whatif_recompute_run (store, run_id, c, DW_GEN_VERL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (ref->n_flagged, ==, 0);
+  }
+
+  /* a bad number is refused and marked, the config is unchanged */
+  set_entry (w, "bound-seq_mean_k3-upper", "0x10");
+  g_assert_true (gtk_widget_has_css_class (named (w, "bound-seq_mean_k3-upper"), "error"));
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
+
+  /* the IS threshold slider is log-scale: 10^0.69897 → 5 (three significant digits) */
+  GtkAdjustment *adj = gtk_range_get_adjustment (GTK_RANGE (named (w, "scale-is-threshold")));
+  gtk_adjustment_set_value (adj, log10 (5.0));
+  wait_idle (view);
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "5.0");
+  assert_matches_recompute (view);
+
+  /* a second RS option: the threshold grammar gets one spec per option, in option order */
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-token_k1")), TRUE);
+  set_entry (w, "bound-token_k1-lower", "0.25");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,seq_mean_k3");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.25_2.0,0.05");
+  assert_matches_recompute (view);
+
+  /* batch normalisation and sequence-level IS */
+  gtk_switch_set_active (GTK_SWITCH (named (w, "bn-switch")), TRUE);
+  wait_idle (view);
+  g_assert_true (dw_config_get (c, "rollout_is_batch_normalize")->b);
+  assert_matches_recompute (view);
+
+  assert_round_trip (view, "yaml");
+  assert_round_trip (view, "hydra");
+
+  /* Copy puts the selected format (YAML) on the clipboard */
+  g_assert_true (gtk_widget_activate_action (w, "tune.copy-config", NULL));
+  char *clip = NULL;
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (w), NULL, on_clipboard_text, &clip);
+  while (!clip)
+    g_main_context_iteration (NULL, TRUE);
+  g_autofree char *yaml = dw_tune_view_export_config (view, "yaml", &error);
+  g_assert_cmpstr (clip, ==, yaml);
+  g_assert_nonnull (strstr (clip, "rollout_correction"));
+  g_free (clip);
+
+  const char *png = g_getenv ("DW_TUNE_VIEW_PNG");
+  if (png)
+    {
+      /* back to the trained threshold but a tighter IS cap: lines move against the log */
+      save_png (window, png);
+    }
+
+  /* the older generation: G2 vocabulary (token/sequence/geometric RS, veto) */
+  AdwComboRow *gen_row = ADW_COMBO_ROW (named (w, "generation-row"));
+  adw_combo_row_set_selected (gen_row, DW_GEN_VERL_0_7);
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7);
+  g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
+  g_assert_false (gtk_widget_get_visible (named (w, "rs-token_k1")));
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-geometric")), TRUE);
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "veto-row")), TRUE);
+  set_entry (w, "bound-veto", "1e-06");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "geometric");
+  g_assert_cmpfloat (dw_config_get (c, "rollout_token_veto_threshold")->f, ==, 1e-6);
+  assert_matches_recompute (view);
+  assert_round_trip (view, "yaml");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+int
+main (int argc, char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  make_store ();
+  g_test_add_func ("/Dw/TuneView/whatif-equals-recompute", test_tune_view);
+  int ret = g_test_run ();
+  g_clear_object (&store);
+  remove_tree (dir);
+  g_free (dir);
+  g_free (db);
+  return ret;
+}

@@ -1,0 +1,2252 @@
+/* dw-tune-view.c — what-if tuning of the rollout-correction config over a stored run
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The controls edit one DwConfig (the preset's fields, then the user's overrides). Every change
+ * marks the config dirty; a tick callback evaluates it once per frame with the what-if engine
+ * (statistics only, no raw tokens), shows the result at once, and, when some values are only
+ * approximate, starts the exact pass in a GTask thread (the previous one is cancelled: the latest
+ * change wins). The run's batches are precomputed in a worker thread through a private read-only
+ * connection to the store, so the window's own connection is never used off the main thread.
+ */
+#define G_LOG_DOMAIN "dw-tune-view"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-tune-view.h"
+
+#include "dw-canonical.h"
+#include "dw-chart.h"
+#include "dw-correction.h"
+#include "dw-store-private.h"
+#include "dw-tune-export.h"
+
+/* The preset the view starts with: token TIS with k3 rejection, the configuration verl's docs
+ * recommend first for a mismatch problem (and the one the demo run was trained with). */
+#define DEFAULT_PRESET "decoupled_k3_rs_token_tis"
+#define N_LEN_BINS     12
+#define N_HIST_BINS    60
+
+/* ------------------------------------------------------------------------------------------ */
+/* A bound: log-scale slider plus an exact entry                                              */
+
+typedef struct _BoundCtl BoundCtl;
+typedef void (*BoundChanged) (DwTuneView *self, BoundCtl *ctl);
+
+struct _BoundCtl
+{
+  DwTuneView *view;
+  GtkWidget *box;
+  GtkWidget *label;
+  GtkEntry *entry;
+  GtkScale *scale;
+  GtkAdjustment *adj;
+  double value;
+  gboolean syncing;
+  BoundChanged changed;
+  gpointer data;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* RS options                                                                                 */
+
+typedef enum
+{
+  RS_KIND_HEAD = 0, /* one of verl HEAD's 11 k-options (multi-select, threshold grammar) */
+  RS_KIND_LEGACY,   /* token / sequence / geometric (verl 0.6.1–0.7, slime): one at a time */
+} RsKind;
+
+typedef struct
+{
+  const char *name;
+  RsKind kind;
+  gboolean has_lower;
+  double def_lower, def_upper;
+  double lo, hi; /* slider range of the bounds */
+  const char *hint;
+} RsSpec;
+
+static const RsSpec rs_specs[] = {
+  { "token_k1", RS_KIND_HEAD, TRUE, 0.5, 2.0, 1e-3, 1e3, N_ ("Per-token inverse ratio bounds") },
+  { "token_k2", RS_KIND_HEAD, FALSE, 0, 2.0, 1e-7, 1e3, N_ ("Per-token ½ℓ² upper bound") },
+  { "token_k3", RS_KIND_HEAD, FALSE, 0, 1.0, 1e-7, 1e3, N_ ("Per-token k3 upper bound") },
+  { "seq_sum_k1", RS_KIND_HEAD, TRUE, 0.5, 2.0, 1e-6, 1e6,
+    N_ ("Product of ratios (sequence IS) bounds") },
+  { "seq_sum_k2", RS_KIND_HEAD, FALSE, 0, 1.0, 1e-7, 1e4, N_ ("Sum of ½ℓ² over the sequence") },
+  { "seq_sum_k3", RS_KIND_HEAD, FALSE, 0, 1.0, 1e-7, 1e4, N_ ("Sum of k3 over the sequence") },
+  { "seq_mean_k1", RS_KIND_HEAD, TRUE, 0.999, 1.001, 0.5, 2.0,
+    N_ ("Geometric mean ratio bounds (Geo-RS)") },
+  { "seq_mean_k2", RS_KIND_HEAD, FALSE, 0, 0.01, 1e-7, 1e3, N_ ("Mean ½ℓ² of the sequence") },
+  { "seq_mean_k3", RS_KIND_HEAD, FALSE, 0, 0.01, 1e-7, 1e3, N_ ("Mean k3 of the sequence") },
+  { "seq_max_k2", RS_KIND_HEAD, FALSE, 0, 2.0, 1e-7, 1e3, N_ ("Largest ½ℓ² of the sequence") },
+  { "seq_max_k3", RS_KIND_HEAD, FALSE, 0, 1.0, 1e-7, 1e3, N_ ("Largest k3 of the sequence") },
+  { "token", RS_KIND_LEGACY, TRUE, 0.5, 2.0, 1e-3, 1e3, N_ ("Per-token ratio bounds") },
+  { "sequence", RS_KIND_LEGACY, TRUE, 0.5, 2.0, 1e-6, 1e6, N_ ("Sequence ratio bounds") },
+  { "geometric", RS_KIND_LEGACY, TRUE, 0.999, 1.001, 0.5, 2.0, N_ ("Geometric mean ratio bounds") },
+};
+#define N_RS G_N_ELEMENTS (rs_specs)
+
+typedef struct
+{
+  const RsSpec *spec;
+  GtkWidget *expander; /* AdwExpanderRow with an enable switch */
+  BoundCtl *lower, *upper;
+} RsRow;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Charts                                                                                     */
+
+typedef struct
+{
+  const char *canonical; /* dw-canonical.h id */
+  const char *title;
+} ChartSpec;
+
+static const ChartSpec chart_specs[] = {
+  { "is_mean", N_ ("IS weight mean") },
+  { "ess", N_ ("Effective sample size") },
+  { "rs_masked_fraction", N_ ("Rejected token fraction") },
+  { "rs_seq_masked_fraction", N_ ("Rejected sequence fraction") },
+  { "veto_fraction", N_ ("Veto fraction") },
+  { "k3_kl", N_ ("K3 KL") },
+};
+#define N_CHARTS G_N_ELEMENTS (chart_specs)
+
+/* IS levels, in combo order; "none" switches IS off */
+static const char *const levels_verl[] = { "token", "sequence", "none", NULL };
+static const char *const levels_all[] = { "token", "sequence", "geometric", "none", NULL };
+
+struct _DwTuneView
+{
+  AdwBin parent_instance;
+
+  /* template */
+  AdwComboRow *generation_row;
+  AdwComboRow *preset_row;
+  AdwPreferencesGroup *is_group;
+  AdwComboRow *is_level_row;
+  AdwComboRow *is_mode_row;
+  AdwPreferencesGroup *rs_group;
+  AdwPreferencesGroup *veto_group;
+  GtkLabel *grammar_label;
+  GtkDropDown *format_dropdown;
+  GtkLabel *status_label;
+  GtkGrid *charts_grid;
+  GtkLabel *hist_title;
+  GtkDrawingArea *hist_area;
+  GtkAdjustment *step_adjustment;
+  GtkDrawingArea *length_area;
+  GtkGrid *summary_grid;
+
+  /* built in code */
+  BoundCtl *is_threshold;
+  GtkWidget *bn_row;
+  GtkSwitch *bn_switch;
+  GtkWidget *veto_row; /* AdwExpanderRow */
+  BoundCtl *veto;
+  RsRow rs[N_RS];
+  GPtrArray *bounds; /* BoundCtl*, owned */
+  DwChart *charts[N_CHARTS];
+
+  /* state */
+  DwGeneration gen;
+  char *preset;
+  DwConfig config;
+  const char *const *levels;
+  const char *const *formats;
+  guint syncing;
+
+  DwStore *store;
+  gint64 run_id;
+  DwWhatifEngine *engine;
+  GCancellable *load_cancellable;
+  GCancellable *exact_cancellable;
+  gboolean loading;
+  gboolean exact_running;
+  guint tick_id;
+  guint idle_id;
+  gboolean dirty;
+  DwWhatifRunResult *result;
+  char *error_text;
+
+  /* length bias: 0 = what-if, 1 = sequence bound reference, 2 = geometric reference */
+  double max_len;
+  guint64 len_rows[3][N_LEN_BINS];
+  guint64 len_rejected[3][N_LEN_BINS];
+  gboolean len_valid[3];
+
+  GtkFileChooserNative *save_dialog;
+};
+
+G_DEFINE_FINAL_TYPE (DwTuneView, dw_tune_view, ADW_TYPE_BIN)
+
+enum
+{
+  PROP_0,
+  PROP_BUSY,
+  PROP_RUN_ID,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void schedule_evaluation (DwTuneView *self);
+static void sync_controls (DwTuneView *self);
+static void update_grammar (DwTuneView *self);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small helpers                                                                              */
+
+static void
+set_busy_changed (DwTuneView *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static char *
+format_number (double v)
+{
+  char buf[64];
+  return g_strdup (dw_python_float_repr (v, buf, sizeof buf));
+}
+
+static gboolean
+value_as_double (const DwValue *v, double *out)
+{
+  if (!v)
+    return FALSE;
+  switch (v->kind)
+    {
+    case DW_VALUE_FLOAT:
+      *out = v->f;
+      return TRUE;
+    case DW_VALUE_INT:
+      *out = (double)v->i;
+      return TRUE;
+    case DW_VALUE_STR:
+      return dw_python_float (v->s, out);
+    case DW_VALUE_NONE:
+    case DW_VALUE_BOOL:
+    case DW_VALUE_OTHER:
+    default:
+      return FALSE;
+    }
+}
+
+static gboolean
+value_truthy (const DwValue *v)
+{
+  if (!v)
+    return FALSE;
+  switch (v->kind)
+    {
+    case DW_VALUE_BOOL:
+      return v->b;
+    case DW_VALUE_INT:
+      return v->i != 0;
+    case DW_VALUE_FLOAT:
+      return v->f != 0;
+    case DW_VALUE_STR:
+      return v->s[0] != '\0';
+    case DW_VALUE_OTHER:
+      return TRUE;
+    case DW_VALUE_NONE:
+    default:
+      return FALSE;
+    }
+}
+
+static void
+config_set_float (DwConfig *c, const char *key, double v)
+{
+  DwValue val = dw_value_float (v);
+  dw_config_set (c, key, &val);
+}
+
+static void
+config_set_str (DwConfig *c, const char *key, const char *s)
+{
+  DwValue val = s ? dw_value_str (s) : dw_value_none ();
+  dw_config_set (c, key, &val);
+}
+
+static void
+config_set_bool (DwConfig *c, const char *key, gboolean b)
+{
+  DwValue val = dw_value_bool (b);
+  dw_config_set (c, key, &val);
+}
+
+static const char *
+key_is_threshold (DwGeneration gen)
+{
+  return gen == DW_GEN_SLIME ? "tis_upper_bound" : "rollout_is_threshold";
+}
+
+static const char *
+key_batch_normalize (DwGeneration gen)
+{
+  return gen == DW_GEN_SLIME ? "tis_batch_normalize" : "rollout_is_batch_normalize";
+}
+
+static const char *
+key_veto (DwGeneration gen)
+{
+  switch (gen)
+    {
+    case DW_GEN_VERL_0_7:
+    case DW_GEN_VERL_0_6_1:
+      return "rollout_token_veto_threshold";
+    case DW_GEN_VERL_0_6:
+      return "rollout_is_veto_threshold";
+    case DW_GEN_SLIME:
+      return "rs_veto_threshold";
+    case DW_GEN_VERL:
+    case DW_N_GENERATIONS:
+    default:
+      return NULL;
+    }
+}
+
+static const char *
+key_is_mode (DwGeneration gen)
+{
+  switch (gen)
+    {
+    case DW_GEN_VERL_0_6:
+      return "rollout_is_mode";
+    case DW_GEN_SLIME:
+      return "tis_mode";
+    case DW_GEN_VERL:
+    case DW_GEN_VERL_0_7:
+    case DW_GEN_VERL_0_6_1:
+    case DW_N_GENERATIONS:
+    default:
+      return NULL;
+    }
+}
+
+static const char *const modes_g1[] = { "truncate", "mask", NULL };
+static const char *const modes_slime[] = { "truncate", "clip", "mask", NULL };
+
+static const char *const *
+is_modes (DwGeneration gen)
+{
+  return gen == DW_GEN_SLIME ? modes_slime : gen == DW_GEN_VERL_0_6 ? modes_g1 : NULL;
+}
+
+static GtkStringList *
+string_list_new (const char *const *items)
+{
+  return gtk_string_list_new ((const char *const *)items);
+}
+
+static guint
+strv_index (const char *const *v, const char *s)
+{
+  for (guint i = 0; v && v[i]; i++)
+    if (g_strcmp0 (v[i], s) == 0)
+      return i;
+  return GTK_INVALID_LIST_POSITION;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* BoundCtl                                                                                   */
+
+static double
+round_significant (double v)
+{
+  char buf[32];
+  g_snprintf (buf, sizeof buf, "%.3g", v);
+  return g_ascii_strtod (buf, NULL);
+}
+
+static void
+bound_ctl_show (BoundCtl *ctl)
+{
+  g_autofree char *text = format_number (ctl->value);
+  ctl->syncing = TRUE;
+  gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
+  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  if (ctl->value > 0 && isfinite (ctl->value))
+    gtk_adjustment_set_value (ctl->adj,
+                              CLAMP (log10 (ctl->value), gtk_adjustment_get_lower (ctl->adj),
+                                     gtk_adjustment_get_upper (ctl->adj)));
+  ctl->syncing = FALSE;
+}
+
+static void
+bound_ctl_set (BoundCtl *ctl, double value)
+{
+  ctl->value = value;
+  bound_ctl_show (ctl);
+}
+
+static void
+on_bound_adjustment_changed (GtkAdjustment *adj, BoundCtl *ctl)
+{
+  if (ctl->syncing)
+    return;
+  ctl->value = round_significant (pow (10.0, gtk_adjustment_get_value (adj)));
+  g_autofree char *text = format_number (ctl->value);
+  ctl->syncing = TRUE;
+  gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
+  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  ctl->syncing = FALSE;
+  ctl->changed (ctl->view, ctl);
+}
+
+static void
+on_bound_entry_activate (GtkEntry *entry, BoundCtl *ctl)
+{
+  double v;
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
+  /* Python's float(), as verl reads the value; bounds must be positive */
+  if (!dw_python_float (text, &v) || !(v > 0))
+    {
+      gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+      return;
+    }
+  gtk_widget_remove_css_class (GTK_WIDGET (entry), "error");
+  ctl->value = v;
+  ctl->syncing = TRUE;
+  if (isfinite (v))
+    gtk_adjustment_set_value (ctl->adj, CLAMP (log10 (v), gtk_adjustment_get_lower (ctl->adj),
+                                               gtk_adjustment_get_upper (ctl->adj)));
+  ctl->syncing = FALSE;
+  ctl->changed (ctl->view, ctl);
+}
+
+static void
+on_bound_focus_leave (GtkEventControllerFocus *focus, BoundCtl *ctl)
+{
+  double v;
+  if (dw_python_float (gtk_editable_get_text (GTK_EDITABLE (ctl->entry)), &v) && v == ctl->value)
+    return;
+  on_bound_entry_activate (ctl->entry, ctl);
+}
+
+/* @name: widget name prefix for tests ("bound-<name>" entry, "scale-<name>" slider) */
+static BoundCtl *
+bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo, double hi,
+               double value, BoundChanged changed, gpointer data)
+{
+  BoundCtl *ctl = g_new0 (BoundCtl, 1);
+  ctl->view = self;
+  ctl->changed = changed;
+  ctl->data = data;
+  ctl->value = value;
+  ctl->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  gtk_widget_set_margin_start (ctl->box, 12);
+  gtk_widget_set_margin_end (ctl->box, 12);
+  gtk_widget_set_margin_top (ctl->box, 6);
+  gtk_widget_set_margin_bottom (ctl->box, 6);
+  GtkWidget *top = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  ctl->label = gtk_label_new (title);
+  gtk_label_set_xalign (GTK_LABEL (ctl->label), 0);
+  gtk_widget_set_hexpand (ctl->label, TRUE);
+  gtk_box_append (GTK_BOX (top), ctl->label);
+  ctl->entry = GTK_ENTRY (gtk_entry_new ());
+  gtk_editable_set_width_chars (GTK_EDITABLE (ctl->entry), 10);
+  gtk_editable_set_max_width_chars (GTK_EDITABLE (ctl->entry), 12);
+  gtk_entry_set_input_purpose (ctl->entry, GTK_INPUT_PURPOSE_NUMBER);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (ctl->entry), GTK_ACCESSIBLE_PROPERTY_LABEL, title,
+                                  -1);
+  g_autofree char *entry_name = g_strdup_printf ("bound-%s", name);
+  gtk_widget_set_name (GTK_WIDGET (ctl->entry), entry_name);
+  gtk_box_append (GTK_BOX (top), GTK_WIDGET (ctl->entry));
+  gtk_box_append (GTK_BOX (ctl->box), top);
+  ctl->adj
+    = gtk_adjustment_new (log10 (CLAMP (value, lo, hi)), log10 (lo), log10 (hi), 0.01, 0.1, 0);
+  ctl->scale = GTK_SCALE (gtk_scale_new (GTK_ORIENTATION_HORIZONTAL, ctl->adj));
+  gtk_scale_set_draw_value (ctl->scale, FALSE);
+  g_autofree char *scale_name = g_strdup_printf ("scale-%s", name);
+  gtk_widget_set_name (GTK_WIDGET (ctl->scale), scale_name);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (ctl->scale), GTK_ACCESSIBLE_PROPERTY_LABEL, title,
+                                  -1);
+  gtk_box_append (GTK_BOX (ctl->box), GTK_WIDGET (ctl->scale));
+  g_signal_connect (ctl->adj, "value-changed", G_CALLBACK (on_bound_adjustment_changed), ctl);
+  g_signal_connect (ctl->entry, "activate", G_CALLBACK (on_bound_entry_activate), ctl);
+  GtkEventController *focus = gtk_event_controller_focus_new ();
+  g_signal_connect (focus, "leave", G_CALLBACK (on_bound_focus_leave), ctl);
+  gtk_widget_add_controller (GTK_WIDGET (ctl->entry), focus);
+  bound_ctl_show (ctl);
+  g_ptr_array_add (self->bounds, ctl);
+  return ctl;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Controls → config                                                                          */
+
+static RsKind
+rs_kind_of (DwGeneration gen)
+{
+  return gen == DW_GEN_VERL ? RS_KIND_HEAD : RS_KIND_LEGACY;
+}
+
+static gboolean
+rs_row_enabled (const RsRow *row)
+{
+  return adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (row->expander));
+}
+
+/* verl HEAD: rollout_rs = "a,b", rollout_rs_threshold = "lo_up,up" (one spec per option) */
+static void
+write_rs_head (DwTuneView *self)
+{
+  g_autoptr (GString) opts = g_string_new (NULL);
+  g_autoptr (GString) specs = g_string_new (NULL);
+  for (guint i = 0; i < N_RS; i++)
+    {
+      const RsRow *row = &self->rs[i];
+      if (row->spec->kind != RS_KIND_HEAD || !rs_row_enabled (row))
+        continue;
+      if (opts->len)
+        {
+          g_string_append_c (opts, ',');
+          g_string_append_c (specs, ',');
+        }
+      g_string_append (opts, row->spec->name);
+      g_autofree char *up = format_number (row->upper->value);
+      if (row->spec->has_lower)
+        {
+          g_autofree char *lo = format_number (row->lower->value);
+          g_string_append_printf (specs, "%s_%s", lo, up);
+        }
+      else
+        g_string_append (specs, up);
+    }
+  config_set_str (&self->config, "rollout_rs", opts->len ? opts->str : NULL);
+  config_set_str (&self->config, "rollout_rs_threshold", specs->len ? specs->str : NULL);
+}
+
+static void
+write_rs_legacy (DwTuneView *self, const RsRow *changed)
+{
+  const RsRow *on = NULL;
+  for (guint i = 0; i < N_RS; i++)
+    if (self->rs[i].spec->kind == RS_KIND_LEGACY && rs_row_enabled (&self->rs[i]))
+      on = &self->rs[i];
+  if (self->gen == DW_GEN_SLIME)
+    {
+      config_set_bool (&self->config, "use_rs", on != NULL);
+      if (!on)
+        return;
+      config_set_str (&self->config, "rs_level", on->spec->name);
+      config_set_float (&self->config, "rs_upper_bound", on->upper->value);
+      if (changed && changed->lower && changed == on
+          && dw_config_get (&self->config, "rs_lower_bound"))
+        config_set_float (&self->config, "rs_lower_bound", on->lower->value);
+      return;
+    }
+  config_set_str (&self->config, "rollout_rs", on ? on->spec->name : NULL);
+  if (on)
+    config_set_float (&self->config, "rollout_rs_threshold", on->upper->value);
+}
+
+static void
+on_rs_bound_changed (DwTuneView *self, BoundCtl *ctl)
+{
+  RsRow *row = ctl->data;
+  if (row->spec->kind == RS_KIND_HEAD)
+    write_rs_head (self);
+  else
+    {
+      /* an explicit lower bound replaces the 1/upper default once the user moves it */
+      if (ctl == row->lower)
+        config_set_float (
+          &self->config,
+          self->gen == DW_GEN_SLIME ? "rs_lower_bound" : "rollout_rs_threshold_lower", ctl->value);
+      write_rs_legacy (self, row);
+    }
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_rs_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  RsRow *row = NULL;
+  for (guint i = 0; i < N_RS; i++)
+    if (self->rs[i].expander == GTK_WIDGET (expander))
+      row = &self->rs[i];
+  g_return_if_fail (row != NULL);
+  if (row->spec->kind == RS_KIND_HEAD)
+    write_rs_head (self);
+  else
+    {
+      /* the old generations take one RS mode: enabling one disables the others */
+      if (rs_row_enabled (row))
+        {
+          self->syncing++;
+          for (guint i = 0; i < N_RS; i++)
+            if (&self->rs[i] != row && self->rs[i].spec->kind == RS_KIND_LEGACY)
+              adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (self->rs[i].expander),
+                                                     FALSE);
+          self->syncing--;
+        }
+      write_rs_legacy (self, row);
+    }
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_is_threshold_changed (DwTuneView *self, BoundCtl *ctl)
+{
+  config_set_float (&self->config, key_is_threshold (self->gen), ctl->value);
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+write_veto (DwTuneView *self)
+{
+  const char *key = key_veto (self->gen);
+  if (!key)
+    return;
+  if (adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (self->veto_row)))
+    config_set_float (&self->config, key, self->veto->value);
+  else
+    config_set_str (&self->config, key, NULL);
+}
+
+static void
+on_veto_changed (DwTuneView *self, BoundCtl *ctl)
+{
+  write_veto (self);
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_veto_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  write_veto (self);
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_bn_toggled (GtkSwitch *sw, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  config_set_bool (&self->config, key_batch_normalize (self->gen), gtk_switch_get_active (sw));
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_is_level_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  guint i = adw_combo_row_get_selected (row);
+  if (i == GTK_INVALID_LIST_POSITION || !self->levels[i])
+    return;
+  const char *level = self->levels[i];
+  gboolean off = strcmp (level, "none") == 0;
+  switch (self->gen)
+    {
+    case DW_GEN_VERL:
+    case DW_GEN_VERL_0_7:
+    case DW_GEN_VERL_0_6_1:
+      config_set_str (&self->config, "rollout_is", off ? NULL : level);
+      break;
+    case DW_GEN_VERL_0_6:
+      config_set_bool (&self->config, "rollout_is", !off);
+      if (!off)
+        config_set_str (&self->config, "rollout_is_level", level);
+      break;
+    case DW_GEN_SLIME:
+      config_set_bool (&self->config, "use_tis", !off);
+      if (!off)
+        config_set_str (&self->config, "tis_level", level);
+      break;
+    case DW_N_GENERATIONS:
+    default:
+      g_assert_not_reached ();
+    }
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_is_mode_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  const char *const *modes = is_modes (self->gen);
+  guint i = adw_combo_row_get_selected (row);
+  if (self->syncing || !modes || i == GTK_INVALID_LIST_POSITION || !modes[i])
+    return;
+  config_set_str (&self->config, key_is_mode (self->gen), modes[i]);
+  update_grammar (self);
+  schedule_evaluation (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Config → controls                                                                          */
+
+static void
+sync_is (DwTuneView *self)
+{
+  const DwConfig *c = &self->config;
+  const char *level = "none";
+  switch (self->gen)
+    {
+    case DW_GEN_VERL:
+    case DW_GEN_VERL_0_7:
+    case DW_GEN_VERL_0_6_1:
+      {
+        const DwValue *v = dw_config_get (c, "rollout_is");
+        if (v && v->kind == DW_VALUE_STR)
+          level = v->s;
+        break;
+      }
+    case DW_GEN_VERL_0_6:
+    case DW_GEN_SLIME:
+      {
+        gboolean slime = self->gen == DW_GEN_SLIME;
+        const DwValue *on = dw_config_get (c, slime ? "use_tis" : "rollout_is");
+        const DwValue *lv = dw_config_get (c, slime ? "tis_level" : "rollout_is_level");
+        if (value_truthy (on))
+          level = lv && lv->kind == DW_VALUE_STR ? lv->s : "token";
+        break;
+      }
+    case DW_N_GENERATIONS:
+    default:
+      g_assert_not_reached ();
+    }
+  guint idx = strv_index (self->levels, level);
+  adw_combo_row_set_selected (self->is_level_row, idx != GTK_INVALID_LIST_POSITION
+                                                    ? idx
+                                                    : g_strv_length ((char **)self->levels) - 1);
+  const char *const *modes = is_modes (self->gen);
+  gtk_widget_set_visible (GTK_WIDGET (self->is_mode_row), modes != NULL);
+  if (modes)
+    {
+      g_autoptr (GtkStringList) list = string_list_new (modes);
+      adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
+      const DwValue *mv = dw_config_get (c, key_is_mode (self->gen));
+      guint mi = strv_index (modes, mv && mv->kind == DW_VALUE_STR ? mv->s : "truncate");
+      adw_combo_row_set_selected (self->is_mode_row, mi != GTK_INVALID_LIST_POSITION ? mi : 0);
+    }
+  double thr = 2.0;
+  value_as_double (dw_config_get (c, key_is_threshold (self->gen)), &thr);
+  bound_ctl_set (self->is_threshold, thr);
+  gboolean bn_ok = dw_tune_export_key_accepted (self->gen, key_batch_normalize (self->gen));
+  gtk_widget_set_visible (self->bn_row, bn_ok);
+  gtk_switch_set_active (self->bn_switch,
+                         value_truthy (dw_config_get (c, key_batch_normalize (self->gen))));
+}
+
+static void
+sync_rs (DwTuneView *self)
+{
+  const DwConfig *c = &self->config;
+  RsKind kind = rs_kind_of (self->gen);
+  gboolean has_rs = self->gen != DW_GEN_VERL_0_6;
+  gtk_widget_set_visible (GTK_WIDGET (self->rs_group), has_rs);
+  for (guint i = 0; i < N_RS; i++)
+    {
+      RsRow *row = &self->rs[i];
+      gtk_widget_set_visible (row->expander, has_rs && row->spec->kind == kind);
+      adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), FALSE);
+      bound_ctl_set (row->upper, row->spec->def_upper);
+      if (row->lower)
+        bound_ctl_set (row->lower, row->spec->def_lower);
+    }
+  if (!has_rs)
+    return;
+  if (kind == RS_KIND_HEAD)
+    {
+      const DwValue *opts = dw_config_get (c, "rollout_rs");
+      if (!opts || opts->kind == DW_VALUE_NONE)
+        return;
+      DwRsParsed parsed;
+      DwCorrectionError err;
+      if (!dw_rs_parse (opts, dw_config_get (c, "rollout_rs_threshold"), &parsed, &err))
+        return; /* shown by update_grammar () */
+      for (gsize j = 0; j < parsed.n; j++)
+        {
+          RsRow *row = &self->rs[parsed.bounds[j].option];
+          adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
+          bound_ctl_set (row->upper, parsed.bounds[j].upper);
+          if (row->lower)
+            bound_ctl_set (row->lower, parsed.bounds[j].lower);
+        }
+      return;
+    }
+  gboolean slime = self->gen == DW_GEN_SLIME;
+  const DwValue *mode = dw_config_get (c, slime ? "rs_level" : "rollout_rs");
+  if (slime && !value_truthy (dw_config_get (c, "use_rs")))
+    return;
+  const char *name = mode && mode->kind == DW_VALUE_STR ? mode->s : slime ? "token" : NULL;
+  for (guint i = 0; name && i < N_RS; i++)
+    {
+      RsRow *row = &self->rs[i];
+      if (row->spec->kind != RS_KIND_LEGACY || strcmp (row->spec->name, name) != 0)
+        continue;
+      adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
+      double up = row->spec->def_upper, lo;
+      /* slime: rs bounds default to the TIS bounds */
+      if (!value_as_double (dw_config_get (c, slime ? "rs_upper_bound" : "rollout_rs_threshold"),
+                            &up)
+          && slime)
+        value_as_double (dw_config_get (c, "tis_upper_bound"), &up);
+      if (!value_as_double (
+            dw_config_get (c, slime ? "rs_lower_bound" : "rollout_rs_threshold_lower"), &lo)
+          && !(slime && value_as_double (dw_config_get (c, "tis_lower_bound"), &lo)))
+        lo = 1.0 / up;
+      bound_ctl_set (row->upper, up);
+      bound_ctl_set (row->lower, lo);
+    }
+}
+
+static void
+sync_veto (DwTuneView *self)
+{
+  const char *key = key_veto (self->gen);
+  gtk_widget_set_visible (GTK_WIDGET (self->veto_group), key != NULL);
+  if (!key)
+    return;
+  double v;
+  gboolean on = value_as_double (dw_config_get (&self->config, key), &v);
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (self->veto_row), on);
+  bound_ctl_set (self->veto, on ? v : 1e-4);
+}
+
+static void
+sync_controls (DwTuneView *self)
+{
+  self->syncing++;
+  sync_is (self);
+  sync_rs (self);
+  sync_veto (self);
+  self->syncing--;
+  update_grammar (self);
+}
+
+static void
+apply_preset (DwTuneView *self, const char *name)
+{
+  DwCorrectionError err;
+  DwConfig c;
+  if (!dw_preset_config (self->gen, name, &c, &err))
+    {
+      g_warning ("preset %s: %s", name, err.message);
+      return;
+    }
+  g_free (self->preset);
+  self->preset = g_strdup (name);
+  self->config = c;
+  const DwPresetInfo *info = dw_preset_lookup (self->gen, name);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row), info ? info->description : "");
+  sync_controls (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_preset_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  GtkStringObject *item = adw_combo_row_get_selected_item (row);
+  if (item)
+    apply_preset (self, gtk_string_object_get_string (item));
+}
+
+static void
+fill_presets (DwTuneView *self, const char *select)
+{
+  size_t n = 0;
+  const DwPresetInfo *list = dw_preset_list (self->gen, &n);
+  g_autoptr (GtkStringList) names = gtk_string_list_new (NULL);
+  guint sel = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      gtk_string_list_append (names, list[i].name);
+      if (g_strcmp0 (list[i].name, select) == 0)
+        sel = (guint)i;
+    }
+  self->syncing++;
+  adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (names));
+  adw_combo_row_set_selected (self->preset_row, sel);
+  self->syncing--;
+}
+
+static void
+fill_formats (DwTuneView *self)
+{
+  self->formats = dw_tune_export_formats (self->gen);
+  g_autoptr (GtkStringList) list = gtk_string_list_new (NULL);
+  for (guint i = 0; self->formats[i]; i++)
+    {
+      const char *f = self->formats[i];
+      gtk_string_list_append (list, strcmp (f, "yaml") == 0    ? _ ("YAML")
+                                    : strcmp (f, "hydra") == 0 ? _ ("Hydra overrides")
+                                                               : _ ("Command-line flags"));
+    }
+  gtk_drop_down_set_model (self->format_dropdown, G_LIST_MODEL (list));
+  gtk_drop_down_set_selected (self->format_dropdown, 0);
+}
+
+static void
+set_generation (DwTuneView *self, DwGeneration gen, const char *preset)
+{
+  self->gen = gen;
+  self->levels = gen == DW_GEN_VERL_0_6 || gen == DW_GEN_SLIME ? levels_all : levels_verl;
+  g_autoptr (GtkStringList) levels = gtk_string_list_new (NULL);
+  for (guint i = 0; self->levels[i]; i++)
+    {
+      const char *l = self->levels[i];
+      gtk_string_list_append (levels, strcmp (l, "token") == 0       ? _ ("Token")
+                                      : strcmp (l, "sequence") == 0  ? _ ("Sequence")
+                                      : strcmp (l, "geometric") == 0 ? _ ("Geometric")
+                                                                     : _ ("Off"));
+    }
+  self->syncing++;
+  adw_combo_row_set_model (self->is_level_row, G_LIST_MODEL (levels));
+  adw_combo_row_set_selected (self->generation_row, (guint)gen);
+  self->syncing--;
+  fill_formats (self);
+  if (!preset || !dw_preset_lookup (gen, preset))
+    preset
+      = dw_preset_lookup (gen, DEFAULT_PRESET) ? DEFAULT_PRESET : dw_preset_list (gen, NULL)->name;
+  fill_presets (self, preset);
+  apply_preset (self, preset);
+}
+
+static void
+on_generation_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  if (self->syncing)
+    return;
+  guint i = adw_combo_row_get_selected (row);
+  if (i < DW_N_GENERATIONS && (DwGeneration)i != self->gen)
+    set_generation (self, (DwGeneration)i, self->preset);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* "As verl reads it"                                                                         */
+
+static void
+update_grammar (DwTuneView *self)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  const DwConfig *c = &self->config;
+  for (size_t i = 0; i < c->n_keys; i++)
+    {
+      if (!dw_tune_export_key_accepted (self->gen, c->keys[i]))
+        continue;
+      char buf[DW_VALUE_STR_MAX + 8];
+      const DwValue *v = &c->values[i];
+      if (v->kind == DW_VALUE_STR)
+        g_snprintf (buf, sizeof buf, "\"%s\"", v->s);
+      else
+        dw_value_to_python_str (v, buf, sizeof buf);
+      g_string_append_printf (s, "%s = %s\n", c->keys[i], buf);
+    }
+  if (self->gen == DW_GEN_VERL && dw_config_get (c, "rollout_rs")
+      && dw_config_get (c, "rollout_rs")->kind != DW_VALUE_NONE)
+    {
+      DwRsParsed parsed;
+      DwCorrectionError err;
+      if (dw_rs_parse (dw_config_get (c, "rollout_rs"), dw_config_get (c, "rollout_rs_threshold"),
+                       &parsed, &err))
+        for (gsize j = 0; j < parsed.n; j++)
+          {
+            const DwRsBound *b = &parsed.bounds[j];
+            char lo[64], up[64];
+            dw_python_float_repr (b->upper, up, sizeof up);
+            if (b->has_lower)
+              {
+                char llo[64], lup[64];
+                dw_python_float_repr (b->lower, lo, sizeof lo);
+                dw_python_float_repr (b->log_lower, llo, sizeof llo);
+                dw_python_float_repr (b->log_upper, lup, sizeof lup);
+                /* TRANSLATORS: an RS option and how verl parsed its bounds */
+                g_string_append_printf (s, _ ("%s: keep %s ≤ ratio⁻¹ ≤ %s (log %s … %s)\n"),
+                                        dw_rs_option_name (b->option), lo, up, llo, lup);
+              }
+            else
+              g_string_append_printf (s, _ ("%s: keep statistic ≤ %s\n"),
+                                      dw_rs_option_name (b->option), up);
+          }
+      else
+        g_string_append_printf (s, _ ("verl raises %s: %s\n"), dw_error_kind_name (err.kind),
+                                err.message);
+    }
+  DwCorrectionError err;
+  if (!dw_correction_check_config (c, &err))
+    g_string_append_printf (s, _ ("verl raises %s: %s\n"), dw_error_kind_name (err.kind),
+                            err.message);
+  if (s->len && s->str[s->len - 1] == '\n')
+    g_string_truncate (s, s->len - 1);
+  gtk_label_set_text (self->grammar_label, s->str);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Results → charts, summary, length bias                                                     */
+
+/* The metric of @res that maps to @canonical: the shortest such key (the option-independent
+ * key rather than a per-option one). */
+static const char *
+canonical_key (const DwWhatifStepResult *res, const char *canonical)
+{
+  const char *best = NULL;
+  for (gsize m = 0; m < res->result.n_metrics; m++)
+    {
+      const char *k = res->result.metrics[m].key;
+      const char *c = dw_canonical_for_tag (k);
+      if (c && strcmp (c, canonical) == 0 && (!best || strlen (k) < strlen (best)))
+        best = k;
+    }
+  return best;
+}
+
+static gssize
+step_index (const DwSeries *s, gint64 step)
+{
+  gsize lo = 0, hi = s->n;
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (s->steps[mid] < step)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < s->n && s->steps[lo] == step ? (gssize)lo : -1;
+}
+
+static void
+whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean *any_approx)
+{
+  const DwWhatifRunResult *res = self->result;
+  char key[DW_METRIC_KEY_MAX] = "";
+  *any_approx = FALSE;
+  for (guint i = 0; i < res->n_steps; i++)
+    {
+      const DwWhatifStepResult *r = &res->results[i];
+      values[i] = NAN;
+      if (r->failed || r->pending)
+        {
+          *any_approx |= r->pending;
+          continue;
+        }
+      const double *v = key[0] ? dw_whatif_step_result_get (r, key, NULL) : NULL;
+      if (!v)
+        {
+          const char *k = canonical_key (r, canonical);
+          if (!k)
+            continue;
+          g_strlcpy (key, k, sizeof key);
+        }
+      gboolean approx = FALSE;
+      v = dw_whatif_step_result_get (r, key, &approx);
+      if (v)
+        values[i] = *v;
+      *any_approx |= approx;
+    }
+}
+
+static double
+finite_mean (const double *v, gsize n)
+{
+  double sum = 0;
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    if (isfinite (v[i]))
+      {
+        sum += v[i];
+        k++;
+      }
+  return k ? sum / (double)k : NAN;
+}
+
+static void
+summary_cell (DwTuneView *self, int col, int row, const char *text, gboolean numeric,
+              gboolean heading)
+{
+  GtkWidget *l = gtk_label_new (text);
+  gtk_label_set_xalign (GTK_LABEL (l), numeric ? 1.0f : 0.0f);
+  if (numeric)
+    gtk_widget_add_css_class (l, "numeric");
+  if (heading)
+    gtk_widget_add_css_class (l, "dim-label");
+  gtk_grid_attach (self->summary_grid, l, col, row, 1, 1);
+}
+
+static char *
+format_metric (double v, gboolean approx)
+{
+  if (isnan (v))
+    return g_strdup ("—");
+  return g_strdup_printf ("%s%.4g", approx ? "≈ " : "", v);
+}
+
+static void
+update_charts_and_summary (DwTuneView *self)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->summary_grid))))
+    gtk_grid_remove (self->summary_grid, child);
+  summary_cell (self, 0, 0, _ ("Metric"), FALSE, TRUE);
+  summary_cell (self, 1, 0, _ ("Logged"), TRUE, TRUE);
+  summary_cell (self, 2, 0, _ ("What-if"), TRUE, TRUE);
+  summary_cell (self, 3, 0, _ ("Change"), TRUE, TRUE);
+  const DwWhatifRunResult *res = self->result;
+  if (!res)
+    return;
+  g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
+  g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
+  static const GdkRGBA whatif_color = { 0.902f, 0.380f, 0.0f, 1.0f };
+  for (guint c = 0; c < N_CHARTS; c++)
+    {
+      gboolean approx;
+      whatif_values (self, chart_specs[c].canonical, values, &approx);
+      DwChart *chart = self->charts[c];
+      dw_chart_remove_series (chart, "whatif");
+      DwPlotSeries *s = dw_chart_add_series (
+        chart, "whatif", approx ? _ ("What-if (≈ approximate)") : _ ("What-if"), &whatif_color);
+      dw_plot_series_append (s, res->steps, NULL, values, res->n_steps);
+      dw_chart_data_changed (chart);
+
+      /* logged mean over the same steps */
+      DwPlotSeries *ls = dw_chart_get_series (chart, "logged");
+      for (guint i = 0; i < res->n_steps; i++)
+        logged_at[i] = NAN;
+      if (ls)
+        {
+          const gint64 *st = dw_plot_series_get_steps (ls);
+          const double *lv = dw_pyramid_get_values (dw_plot_series_get_raw (ls));
+          DwSeries tmp
+            = { dw_plot_series_get_length (ls), (gint64 *)st, NULL, (double *)lv, 0, NULL };
+          for (guint i = 0; i < res->n_steps; i++)
+            {
+              gssize j = step_index (&tmp, res->steps[i]);
+              if (j >= 0)
+                logged_at[i] = lv[j];
+            }
+        }
+      double lm = finite_mean (logged_at, res->n_steps);
+      double wm = finite_mean (values, res->n_steps);
+      g_autofree char *lt = format_metric (lm, FALSE);
+      g_autofree char *wt = format_metric (wm, approx);
+      g_autofree char *dt
+        = isfinite (lm) && isfinite (wm) ? g_strdup_printf ("%+.3g", wm - lm) : g_strdup ("—");
+      summary_cell (self, 0, (int)c + 1, _ (chart_specs[c].title), FALSE, FALSE);
+      summary_cell (self, 1, (int)c + 1, lt, TRUE, FALSE);
+      summary_cell (self, 2, (int)c + 1, wt, TRUE, FALSE);
+      summary_cell (self, 3, (int)c + 1, dt, TRUE, FALSE);
+    }
+}
+
+static guint
+len_bin (DwTuneView *self, double len)
+{
+  if (!(self->max_len > 0))
+    return 0;
+  guint b = (guint)(len / self->max_len * N_LEN_BINS);
+  return MIN (b, N_LEN_BINS - 1);
+}
+
+/* Accumulates rejection per length bin for @config into slot @slot. */
+static void
+length_outcomes (DwTuneView *self, const DwConfig *config, guint slot)
+{
+  memset (self->len_rows[slot], 0, sizeof self->len_rows[slot]);
+  memset (self->len_rejected[slot], 0, sizeof self->len_rejected[slot]);
+  self->len_valid[slot] = FALSE;
+  if (!self->engine)
+    return;
+  guint n = dw_whatif_engine_get_n_steps (self->engine);
+  g_autofree double *lengths = NULL;
+  g_autofree guint8 *rejected = NULL;
+  gsize cap = 0;
+  gboolean any = FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      const DwWhatifStep *st = dw_whatif_engine_get_step (self->engine, i);
+      gsize rows = dw_whatif_step_get_n_rows (st);
+      if (rows > cap)
+        {
+          cap = rows;
+          lengths = g_renew (double, lengths, cap);
+          rejected = g_renew (guint8, rejected, cap);
+        }
+      if (!rows || !dw_whatif_step_row_outcomes (st, config, lengths, rejected))
+        continue;
+      any = TRUE;
+      for (gsize r = 0; r < rows; r++)
+        {
+          if (slot == 1 && lengths[r] > self->max_len)
+            self->max_len = lengths[r];
+          if (lengths[r] <= 0)
+            continue;
+          guint b = len_bin (self, lengths[r]);
+          self->len_rows[slot][b]++;
+          self->len_rejected[slot][b] += rejected[r] != 0;
+        }
+    }
+  self->len_valid[slot] = any;
+}
+
+static void
+reference_config (DwConfig *c, const char *option, const char *spec)
+{
+  dw_config_init (c, DW_GEN_VERL);
+  config_set_str (c, "rollout_rs", option);
+  config_set_str (c, "rollout_rs_threshold", spec);
+}
+
+static void
+compute_length_references (DwTuneView *self)
+{
+  DwConfig c;
+  self->max_len = 0;
+  /* the first pass finds the longest sequence: run it twice so slot 1 uses the final bins */
+  reference_config (&c, "seq_sum_k1", "0.5_2.0");
+  length_outcomes (self, &c, 1);
+  length_outcomes (self, &c, 1);
+  reference_config (&c, "seq_mean_k1", "0.999_1.001");
+  length_outcomes (self, &c, 2);
+}
+
+static void
+update_status (DwTuneView *self)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  if (self->loading)
+    g_string_append (s, _ ("Precomputing the run’s batches…"));
+  else if (!self->engine)
+    g_string_append (s, self->error_text ? self->error_text
+                                         : _ ("Choose a run with stored rollout batches."));
+  else if (self->result)
+    {
+      guint failed = 0;
+      const char *msg = NULL;
+      DwErrorKind kind = DW_ERROR_NONE;
+      for (guint i = 0; i < self->result->n_steps; i++)
+        if (self->result->results[i].failed)
+          {
+            failed++;
+            msg = self->result->results[i].error.message;
+            kind = self->result->results[i].error.kind;
+          }
+      g_string_append_printf (s,
+                              g_dngettext (GETTEXT_PACKAGE, "%u step re-evaluated",
+                                           "%u steps re-evaluated", self->result->n_steps),
+                              self->result->n_steps);
+      if (failed)
+        g_string_append_printf (s, _ (" — verl raises %s on %u: %s"), dw_error_kind_name (kind),
+                                failed, msg);
+      else if (self->result->any_approximate)
+        g_string_append (s, self->exact_running
+                              ? _ (" — values marked ≈ are approximate, exact pass running…")
+                              : _ (" — values marked ≈ are approximate"));
+      else
+        g_string_append (s, _ (" — exact"));
+    }
+  gtk_label_set_text (self->status_label, s->str);
+}
+
+static void
+set_result (DwTuneView *self, DwWhatifRunResult *res)
+{
+  g_clear_pointer (&self->result, dw_whatif_run_result_free);
+  self->result = res;
+  update_charts_and_summary (self);
+  length_outcomes (self, &self->config, 0);
+  gtk_widget_queue_draw (GTK_WIDGET (self->length_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));
+  update_status (self);
+}
+
+static void
+on_exact_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (DwTuneView) self = user_data;
+  g_autoptr (GError) error = NULL;
+  DwWhatifRunResult *res
+    = dw_whatif_engine_evaluate_exact_finish ((DwWhatifEngine *)source, result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* superseded by a newer change */
+  self->exact_running = FALSE;
+  g_clear_object (&self->exact_cancellable);
+  if (!res)
+    {
+      g_free (self->error_text);
+      self->error_text = g_strdup (error->message);
+      update_status (self);
+      set_busy_changed (self);
+      return;
+    }
+  set_result (self, res);
+  set_busy_changed (self);
+}
+
+static void
+evaluate_now (DwTuneView *self)
+{
+  g_autoptr (GError) error = NULL;
+  self->dirty = FALSE;
+  if (!self->engine)
+    return;
+  if (self->exact_cancellable)
+    {
+      g_cancellable_cancel (self->exact_cancellable);
+      g_clear_object (&self->exact_cancellable);
+      self->exact_running = FALSE;
+    }
+  DwWhatifRunResult *res = dw_whatif_engine_evaluate (self->engine, &self->config, &error);
+  if (!res)
+    {
+      g_free (self->error_text);
+      self->error_text = g_strdup (error->message);
+      update_status (self);
+      return;
+    }
+  gboolean approx = res->any_approximate;
+  if (approx)
+    {
+      self->exact_cancellable = g_cancellable_new ();
+      self->exact_running = TRUE;
+      dw_whatif_engine_evaluate_exact_async (self->engine, &self->config, self->exact_cancellable,
+                                             on_exact_done, g_object_ref (self));
+    }
+  set_result (self, res);
+  set_busy_changed (self);
+}
+
+static gboolean
+on_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+{
+  DwTuneView *self = DW_TUNE_VIEW (widget);
+  self->tick_id = 0;
+  if (self->dirty)
+    evaluate_now (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_idle_evaluate (gpointer user_data)
+{
+  DwTuneView *self = user_data;
+  self->idle_id = 0;
+  if (self->dirty)
+    evaluate_now (self);
+}
+
+/* At most one evaluation per frame however many changes arrive (a dragged slider emits many);
+ * unmapped (tests, offscreen rendering), an idle does the same. */
+static void
+schedule_evaluation (DwTuneView *self)
+{
+  if (!self->engine || self->loading)
+    return;
+  gboolean was_busy = dw_tune_view_get_busy (self);
+  self->dirty = TRUE;
+  if (self->tick_id || self->idle_id)
+    return;
+  if (gtk_widget_get_mapped (GTK_WIDGET (self)))
+    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), on_tick, NULL, NULL);
+  else
+    self->idle_id = g_idle_add_once (on_idle_evaluate, self);
+  if (!was_busy)
+    set_busy_changed (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Drawing: histogram and length bias                                                         */
+
+typedef struct
+{
+  double x;
+  const char *label;
+  int color; /* 0 IS, 1 RS, 2 veto */
+} ThresholdLine;
+
+/* k3(ℓ) = exp(ℓ) − 1 − ℓ = u on the side @sign of 0 */
+static double
+k3_inverse (double u, double sign)
+{
+  double lo = 0, hi = 50;
+  for (int i = 0; i < 200; i++)
+    {
+      double mid = 0.5 * (lo + hi);
+      double l = sign * mid;
+      if (exp (l) - 1 - l < u)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return sign * 0.5 * (lo + hi);
+}
+
+/* Token-level thresholds in log-ratio (ℓ = log π_train − log π_rollout) space. */
+static guint
+token_thresholds (DwTuneView *self, ThresholdLine *out, guint max)
+{
+  guint n = 0;
+#define ADD(X, L, C)                               \
+  G_STMT_START                                     \
+  {                                                \
+    if (n < max && isfinite (X))                   \
+      out[n++] = (ThresholdLine){ (X), (L), (C) }; \
+  }                                                \
+  G_STMT_END
+  guint li = adw_combo_row_get_selected (self->is_level_row);
+  if (li != GTK_INVALID_LIST_POSITION && self->levels[li]
+      && strcmp (self->levels[li], "token") == 0)
+    ADD (log (self->is_threshold->value), _ ("IS cap"), 0);
+  for (guint i = 0; i < N_RS; i++)
+    {
+      const RsRow *row = &self->rs[i];
+      if (!gtk_widget_get_visible (row->expander) || !rs_row_enabled (row))
+        continue;
+      const char *name = row->spec->name;
+      double up = row->upper->value;
+      if (strcmp (name, "token_k1") == 0)
+        {
+          ADD (-log (up), "token_k1", 1);
+          ADD (-log (row->lower->value), "token_k1", 1);
+        }
+      else if (strcmp (name, "token_k2") == 0)
+        {
+          ADD (sqrt (2 * up), "token_k2", 1);
+          ADD (-sqrt (2 * up), "token_k2", 1);
+        }
+      else if (strcmp (name, "token_k3") == 0)
+        {
+          ADD (k3_inverse (up, 1), "token_k3", 1);
+          ADD (k3_inverse (up, -1), "token_k3", 1);
+        }
+      else if (strcmp (name, "token") == 0)
+        {
+          ADD (log (up), _ ("RS"), 1);
+          ADD (log (row->lower->value), _ ("RS"), 1);
+        }
+    }
+  if (gtk_widget_get_visible (GTK_WIDGET (self->veto_group))
+      && adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (self->veto_row)))
+    ADD (log (self->veto->value), _ ("veto"), 2);
+#undef ADD
+  return n;
+}
+
+static void
+fg_color (GtkWidget *w, GdkRGBA *c)
+{
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (w), c);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
+static void
+draw_axes_text (cairo_t *cr, double x, double y, const char *text, double xalign)
+{
+  cairo_text_extents_t e;
+  cairo_text_extents (cr, text, &e);
+  cairo_move_to (cr, x - xalign * e.x_advance, y);
+  cairo_show_text (cr, text);
+}
+
+static const GdkRGBA line_colors[] = {
+  { 0.208f, 0.518f, 0.894f, 1.0f }, /* IS: blue 3 */
+  { 0.878f, 0.106f, 0.141f, 1.0f }, /* RS: red 3 */
+  { 0.569f, 0.255f, 0.675f, 1.0f }, /* veto: purple 3 */
+};
+
+static void
+draw_histogram (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
+{
+  DwTuneView *self = user_data;
+  GdkRGBA fg;
+  fg_color (GTK_WIDGET (area), &fg);
+  cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 11);
+  guint idx = (guint)gtk_adjustment_get_value (self->step_adjustment);
+  if (!self->engine || idx >= dw_whatif_engine_get_n_steps (self->engine))
+    return;
+  const DwWhatifStep *st = dw_whatif_engine_get_step (self->engine, idx);
+  if (dw_whatif_step_get_n_tokens (st) == 0)
+    return;
+  ThresholdLine lines[32];
+  guint n_lines = token_thresholds (self, lines, G_N_ELEMENTS (lines));
+  double lo = dw_whatif_step_quantile (st, 0.0005), hi = dw_whatif_step_quantile (st, 0.9995);
+  for (guint i = 0; i < n_lines; i++)
+    {
+      lo = MIN (lo, lines[i].x);
+      hi = MAX (hi, lines[i].x);
+    }
+  lo = MAX (lo, -20.0);
+  hi = MIN (hi, 20.0);
+  double pad = 0.05 * (hi - lo);
+  if (!(pad > 0))
+    pad = 0.01;
+  lo -= pad;
+  hi += pad;
+  guint64 counts[N_HIST_BINS];
+  dw_whatif_step_histogram (st, lo, hi, N_HIST_BINS, counts);
+  guint64 cmax = 1;
+  for (guint i = 0; i < N_HIST_BINS; i++)
+    cmax = MAX (cmax, counts[i]);
+  const double ml = 8, mr = 8, mt = 20, mb = 22;
+  double pw = width - ml - mr, ph = height - mt - mb;
+  if (pw <= 10 || ph <= 10)
+    return;
+  /* counts on a log scale: the tails that thresholds cut are a few tokens among thousands */
+  double lmax = log1p ((double)cmax);
+  cairo_set_source_rgba (cr, 0.208, 0.518, 0.894, 0.55);
+  for (guint i = 0; i < N_HIST_BINS; i++)
+    {
+      if (!counts[i])
+        continue;
+      double h = log1p ((double)counts[i]) / lmax * ph;
+      double x0 = ml + pw * i / N_HIST_BINS;
+      cairo_rectangle (cr, x0 + 0.5, mt + ph - h, pw / N_HIST_BINS - 1, h);
+    }
+  cairo_fill (cr);
+  /* axis */
+  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.6);
+  cairo_set_line_width (cr, 1);
+  cairo_move_to (cr, ml, mt + ph + 0.5);
+  cairo_line_to (cr, ml + pw, mt + ph + 0.5);
+  cairo_stroke (cr);
+  char buf[64];
+  for (int t = 0; t <= 4; t++)
+    {
+      double v = lo + (hi - lo) * t / 4;
+      g_snprintf (buf, sizeof buf, "%.3g", v);
+      draw_axes_text (cr, ml + pw * t / 4, height - 6, buf, t == 0 ? 0 : t == 4 ? 1 : 0.5);
+    }
+  /* ℓ = 0 */
+  if (lo < 0 && hi > 0)
+    {
+      double x0 = ml + pw * (0 - lo) / (hi - lo);
+      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.3);
+      cairo_move_to (cr, floor (x0) + 0.5, mt);
+      cairo_line_to (cr, floor (x0) + 0.5, mt + ph);
+      cairo_stroke (cr);
+    }
+  for (guint i = 0; i < n_lines; i++)
+    {
+      double x = ml + pw * (lines[i].x - lo) / (hi - lo);
+      const GdkRGBA *c = &line_colors[lines[i].color];
+      cairo_set_source_rgba (cr, c->red, c->green, c->blue, 1);
+      cairo_set_line_width (cr, 2);
+      cairo_move_to (cr, x, mt);
+      cairo_line_to (cr, x, mt + ph);
+      cairo_stroke (cr);
+      draw_axes_text (cr, x, mt - 6 - (i % 2) * 0, lines[i].label, x > ml + pw / 2 ? 1 : 0);
+    }
+}
+
+static void
+draw_length_bias (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
+{
+  DwTuneView *self = user_data;
+  GdkRGBA fg;
+  fg_color (GTK_WIDGET (area), &fg);
+  cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 11);
+  const double ml = 40, mr = 8, mt = 8, mb = 40;
+  double pw = width - ml - mr, ph = height - mt - mb;
+  if (pw <= 10 || ph <= 10 || !(self->max_len > 0))
+    {
+      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.6);
+      draw_axes_text (cr, width / 2.0, height / 2.0, _ ("No sequence statistics"), 0.5);
+      return;
+    }
+  double ymax = 0.05;
+  for (guint s = 0; s < 3; s++)
+    for (guint b = 0; b < N_LEN_BINS; b++)
+      if (self->len_valid[s] && self->len_rows[s][b])
+        ymax = MAX (ymax, (double)self->len_rejected[s][b] / (double)self->len_rows[s][b]);
+  ymax = MIN (1.0, ymax * 1.1);
+  cairo_set_line_width (cr, 1);
+  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.15);
+  char buf[64];
+  for (int t = 0; t <= 4; t++)
+    {
+      double y = mt + ph - ph * t / 4;
+      cairo_move_to (cr, ml, floor (y) + 0.5);
+      cairo_line_to (cr, ml + pw, floor (y) + 0.5);
+    }
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.7);
+  for (int t = 0; t <= 4; t++)
+    {
+      double y = mt + ph - ph * t / 4;
+      g_snprintf (buf, sizeof buf, "%.0f%%", 100 * ymax * t / 4);
+      draw_axes_text (cr, ml - 4, y + 4, buf, 1);
+      g_snprintf (buf, sizeof buf, "%.0f", self->max_len * t / 4);
+      draw_axes_text (cr, ml + pw * t / 4, mt + ph + 14, buf, t == 0 ? 0 : t == 4 ? 1 : 0.5);
+    }
+  static const GdkRGBA colors[] = {
+    { 0.902f, 0.380f, 0.0f, 1.0f },   /* what-if: orange */
+    { 0.878f, 0.106f, 0.141f, 0.8f }, /* sequence bound: red */
+    { 0.180f, 0.761f, 0.494f, 0.9f }, /* geometric: green */
+  };
+  const char *names[]
+    = { _ ("What-if"), _ ("Sequence bound 0.5_2.0"), _ ("Geometric 0.999_1.001") };
+  double lx = ml;
+  for (guint s = 0; s < 3; s++)
+    {
+      if (!self->len_valid[s])
+        continue;
+      cairo_set_source_rgba (cr, colors[s].red, colors[s].green, colors[s].blue, colors[s].alpha);
+      cairo_set_line_width (cr, s == 0 ? 2.5 : 1.5);
+      gboolean started = FALSE;
+      for (guint b = 0; b < N_LEN_BINS; b++)
+        {
+          if (!self->len_rows[s][b])
+            continue;
+          double x = ml + pw * (b + 0.5) / N_LEN_BINS;
+          double y
+            = mt + ph
+              - ph * ((double)self->len_rejected[s][b] / (double)self->len_rows[s][b]) / ymax;
+          if (started)
+            cairo_line_to (cr, x, y);
+          else
+            cairo_move_to (cr, x, y);
+          started = TRUE;
+        }
+      cairo_stroke (cr);
+      /* legend */
+      double ly = height - 8;
+      cairo_rectangle (cr, lx, ly - 8, 12, 3);
+      cairo_fill (cr);
+      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.8);
+      cairo_text_extents_t e;
+      cairo_text_extents (cr, names[s], &e);
+      cairo_move_to (cr, lx + 16, ly - 4);
+      cairo_show_text (cr, names[s]);
+      lx += 16 + e.x_advance + 14;
+    }
+}
+
+static void
+on_step_changed (GtkAdjustment *adj, DwTuneView *self)
+{
+  if (!self->engine)
+    return;
+  guint idx = (guint)gtk_adjustment_get_value (adj);
+  if (idx < dw_whatif_engine_get_n_steps (self->engine))
+    {
+      gint64 step = dw_whatif_step_get_step (dw_whatif_engine_get_step (self->engine, idx));
+      g_autofree char *t = g_strdup_printf (_ ("Token log-ratios at step %" G_GINT64_FORMAT), step);
+      gtk_label_set_text (self->hist_title, t);
+      for (guint c = 0; c < N_CHARTS; c++)
+        dw_chart_set_cursor_x (self->charts[c], (double)step);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));
+}
+
+/* A click on a chart picks the step under the pointer for the histogram. */
+static void
+on_chart_released (GtkGestureClick *gesture, int n_press, double x, double y, DwTuneView *self)
+{
+  GtkWidget *chart = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  dw_chart_hover (DW_CHART (chart), x, y);
+  double cx = dw_chart_get_cursor_x (DW_CHART (chart));
+  if (!isfinite (cx) || !self->engine)
+    return;
+  guint n = dw_whatif_engine_get_n_steps (self->engine);
+  guint best = 0;
+  double bd = INFINITY;
+  for (guint i = 0; i < n; i++)
+    {
+      double d
+        = fabs ((double)dw_whatif_step_get_step (dw_whatif_engine_get_step (self->engine, i)) - cx);
+      if (d < bd)
+        {
+          bd = d;
+          best = i;
+        }
+    }
+  gtk_adjustment_set_value (self->step_adjustment, best);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading a run                                                                              */
+
+typedef struct
+{
+  DwStore *store;
+  GMutex lock;
+  gint64 run_id;
+} LoaderCtx;
+
+static void
+loader_ctx_free (gpointer data)
+{
+  LoaderCtx *ctx = data;
+  g_clear_object (&ctx->store);
+  g_mutex_clear (&ctx->lock);
+  g_free (ctx);
+}
+
+static DwBatch *
+load_batch (gint64 step, gpointer user_data, GError **error)
+{
+  LoaderCtx *ctx = user_data;
+  g_mutex_lock (&ctx->lock);
+  DwBatch *b = dw_store_load_batch (ctx->store, ctx->run_id, step, error);
+  g_mutex_unlock (&ctx->lock);
+  return b;
+}
+
+typedef struct
+{
+  char *path;
+  gint64 run_id;
+} LoadData;
+
+static void
+load_data_free (LoadData *d)
+{
+  g_free (d->path);
+  g_free (d);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  LoadData *d = task_data;
+  GError *error = NULL;
+  /* a connection of our own: the window's is used on the main thread meanwhile */
+  DwStore *store = dw_store_open_read_only (d->path, &error);
+  if (!store)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  g_autoptr (GArray) steps = dw_store_list_batch_steps (store, d->run_id, &error);
+  if (!steps)
+    {
+      g_object_unref (store);
+      g_task_return_error (task, error);
+      return;
+    }
+  LoaderCtx *ctx = g_new0 (LoaderCtx, 1);
+  ctx->store = store;
+  ctx->run_id = d->run_id;
+  g_mutex_init (&ctx->lock);
+  DwWhatifEngine *engine = dw_whatif_engine_new (0);
+  dw_whatif_engine_set_loader (engine, load_batch, ctx, loader_ctx_free);
+  if (!dw_whatif_engine_load_steps (engine, (const gint64 *)(gpointer)steps->data, steps->len,
+                                    &error))
+    {
+      dw_whatif_engine_unref (engine);
+      g_task_return_error (task, error);
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    {
+      dw_whatif_engine_unref (engine);
+      return;
+    }
+  g_task_return_pointer (task, engine, (GDestroyNotify)dw_whatif_engine_unref);
+}
+
+static void
+load_logged_series (DwTuneView *self)
+{
+  static const GdkRGBA logged_color = { 0.208f, 0.518f, 0.894f, 1.0f };
+  for (guint c = 0; c < N_CHARTS; c++)
+    {
+      DwChart *chart = self->charts[c];
+      dw_chart_clear (chart);
+      if (!self->store)
+        continue;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwSeries) s = dw_store_get_series (self->store, self->run_id,
+                                                    chart_specs[c].canonical, G_MININT64, &error);
+      if (!s)
+        continue; /* the run did not log it */
+      DwPlotSeries *ps = dw_chart_add_series (chart, "logged", _ ("Logged"), &logged_color);
+      dw_plot_series_append (ps, s->steps, s->wall_times, s->values, s->n);
+      dw_chart_data_changed (chart);
+    }
+}
+
+static void
+on_load_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (DwTuneView) self = user_data;
+  g_autoptr (GError) error = NULL;
+  DwWhatifEngine *engine = g_task_propagate_pointer (G_TASK (result), &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  self->loading = FALSE;
+  g_clear_object (&self->load_cancellable);
+  if (!engine)
+    {
+      g_free (self->error_text);
+      self->error_text
+        = g_strdup_printf (_ ("Cannot precompute the run’s batches: %s"), error->message);
+      update_status (self);
+      set_busy_changed (self);
+      return;
+    }
+  self->engine = engine;
+  guint n = dw_whatif_engine_get_n_steps (engine);
+  gtk_adjustment_configure (self->step_adjustment, n ? n - 1 : 0, 0, n ? n - 1 : 0, 1, 10, 0);
+  on_step_changed (self->step_adjustment, self);
+  compute_length_references (self);
+  /* evaluate at once: the first evaluation also creates the engine's thread pool on this
+   * thread, before any exact pass could race for it */
+  self->dirty = TRUE;
+  evaluate_now (self);
+  if (!self->result)
+    set_busy_changed (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Export                                                                                     */
+
+static const char *
+selected_format (DwTuneView *self)
+{
+  guint i = gtk_drop_down_get_selected (self->format_dropdown);
+  return self->formats && i != GTK_INVALID_LIST_POSITION && self->formats[i] ? self->formats[i]
+                                                                             : "yaml";
+}
+
+static void
+copy_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  DwTuneView *self = DW_TUNE_VIEW (widget);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = dw_tune_view_export_config (self, selected_format (self), &error);
+  if (!text)
+    {
+      g_autofree char *msg = g_strdup_printf (_ ("Cannot export the config: %s"), error->message);
+      gtk_label_set_text (self->status_label, msg);
+      return;
+    }
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), text);
+  gtk_label_set_text (self->status_label, _ ("Config copied to the clipboard"));
+}
+
+static void
+on_save_response (GtkNativeDialog *dialog, int response, DwTuneView *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr (GError) error = NULL;
+      g_autofree char *text = dw_tune_view_export_config (self, selected_format (self), &error);
+      if (text
+          && g_file_replace_contents (file, text, strlen (text), NULL, FALSE,
+                                      G_FILE_CREATE_REPLACE_DESTINATION, NULL, NULL, &error))
+        {
+          g_autofree char *name = g_file_get_parse_name (file);
+          g_autofree char *msg = g_strdup_printf (_ ("Config saved to %s"), name);
+          gtk_label_set_text (self->status_label, msg);
+        }
+      else
+        {
+          g_autofree char *msg = g_strdup_printf (_ ("Cannot save the config: %s"), error->message);
+          gtk_label_set_text (self->status_label, msg);
+        }
+    }
+  g_clear_object (&self->save_dialog);
+}
+
+static void
+save_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  DwTuneView *self = DW_TUNE_VIEW (widget);
+  if (self->save_dialog)
+    return;
+  GtkRoot *root = gtk_widget_get_root (widget);
+  self->save_dialog = gtk_file_chooser_native_new (
+    _ ("Save Config"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+    GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Save"), _ ("_Cancel"));
+  const char *f = selected_format (self);
+  gtk_file_chooser_set_current_name (
+    GTK_FILE_CHOOSER (self->save_dialog),
+    strcmp (f, "yaml") == 0 ? (self->gen == DW_GEN_SLIME ? "mis.yaml" : "rollout_correction.yaml")
+                            : "rollout_correction.txt");
+  g_signal_connect (self->save_dialog, "response", G_CALLBACK (on_save_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->save_dialog));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Construction                                                                               */
+
+static GtkWidget *
+preset_item_widget (void)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *name = gtk_label_new (NULL);
+  GtkWidget *desc = gtk_label_new (NULL);
+  gtk_label_set_xalign (GTK_LABEL (name), 0);
+  gtk_label_set_xalign (GTK_LABEL (desc), 0);
+  gtk_label_set_wrap (GTK_LABEL (desc), TRUE);
+  gtk_label_set_max_width_chars (GTK_LABEL (desc), 50);
+  gtk_widget_add_css_class (desc, "dim-label");
+  gtk_widget_add_css_class (desc, "caption");
+  gtk_box_append (GTK_BOX (box), name);
+  gtk_box_append (GTK_BOX (box), desc);
+  return box;
+}
+
+static void
+preset_item_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data)
+{
+  gtk_list_item_set_child (item, preset_item_widget ());
+}
+
+static void
+preset_item_bind (GtkSignalListItemFactory *factory, GtkListItem *item, DwTuneView *self)
+{
+  GtkWidget *box = gtk_list_item_get_child (item);
+  GtkWidget *name = gtk_widget_get_first_child (box);
+  GtkWidget *desc = gtk_widget_get_next_sibling (name);
+  const char *n = gtk_string_object_get_string (gtk_list_item_get_item (item));
+  const DwPresetInfo *info = dw_preset_lookup (self->gen, n);
+  gtk_label_set_text (GTK_LABEL (name), n);
+  gtk_label_set_text (GTK_LABEL (desc), info ? info->description : "");
+}
+
+static void
+build_controls (DwTuneView *self)
+{
+  /* generations */
+  g_autoptr (GtkStringList) gens = gtk_string_list_new (NULL);
+  for (int g = 0; g < DW_N_GENERATIONS; g++)
+    gtk_string_list_append (gens, dw_generation_name ((DwGeneration)g));
+  adw_combo_row_set_model (self->generation_row, G_LIST_MODEL (gens));
+  gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");
+  gtk_widget_set_name (GTK_WIDGET (self->preset_row), "preset-row");
+  gtk_widget_set_name (GTK_WIDGET (self->is_level_row), "is-level-row");
+
+  g_autoptr (GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (preset_item_setup), self);
+  g_signal_connect (factory, "bind", G_CALLBACK (preset_item_bind), self);
+  adw_combo_row_set_list_factory (self->preset_row, factory);
+
+  self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
+                                      1e4, 2.0, on_is_threshold_changed, NULL);
+  adw_preferences_group_add (self->is_group, self->is_threshold->box);
+
+  self->bn_row = adw_action_row_new ();
+  gtk_widget_set_name (self->bn_row, "bn-row");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->bn_row), _ ("Batch normalisation"));
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->bn_row),
+                               _ ("Divide the weights by their batch mean"));
+  self->bn_switch = GTK_SWITCH (gtk_switch_new ());
+  gtk_widget_set_valign (GTK_WIDGET (self->bn_switch), GTK_ALIGN_CENTER);
+  gtk_widget_set_name (GTK_WIDGET (self->bn_switch), "bn-switch");
+  adw_action_row_add_suffix (ADW_ACTION_ROW (self->bn_row), GTK_WIDGET (self->bn_switch));
+  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (self->bn_row),
+                                         GTK_WIDGET (self->bn_switch));
+  g_signal_connect (self->bn_switch, "notify::active", G_CALLBACK (on_bn_toggled), self);
+  adw_preferences_group_add (self->is_group, self->bn_row);
+
+  for (guint i = 0; i < N_RS; i++)
+    {
+      RsRow *row = &self->rs[i];
+      row->spec = &rs_specs[i];
+      row->expander = adw_expander_row_new ();
+      g_autofree char *name = g_strdup_printf ("rs-%s", row->spec->name);
+      gtk_widget_set_name (row->expander, name);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row->expander), row->spec->name);
+      adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row->expander), _ (row->spec->hint));
+      adw_expander_row_set_show_enable_switch (ADW_EXPANDER_ROW (row->expander), TRUE);
+      adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), FALSE);
+      if (row->spec->has_lower)
+        {
+          g_autofree char *lname = g_strdup_printf ("%s-lower", row->spec->name);
+          row->lower = bound_ctl_new (self, lname, _ ("Lower bound"), row->spec->lo, 1.0,
+                                      row->spec->def_lower, on_rs_bound_changed, row);
+          adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->lower->box);
+        }
+      g_autofree char *uname = g_strdup_printf ("%s-upper", row->spec->name);
+      row->upper
+        = bound_ctl_new (self, uname, _ ("Upper bound"), row->spec->has_lower ? 1.0 : row->spec->lo,
+                         row->spec->hi, row->spec->def_upper, on_rs_bound_changed, row);
+      adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->upper->box);
+      g_signal_connect (row->expander, "notify::enable-expansion", G_CALLBACK (on_rs_toggled),
+                        self);
+      adw_preferences_group_add (self->rs_group, row->expander);
+    }
+
+  self->veto_row = adw_expander_row_new ();
+  gtk_widget_set_name (self->veto_row, "veto-row");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->veto_row), _ ("Token veto"));
+  adw_expander_row_set_show_enable_switch (ADW_EXPANDER_ROW (self->veto_row), TRUE);
+  self->veto = bound_ctl_new (self, "veto", _ ("Veto threshold (ratio)"), 1e-12, 1.0, 1e-4,
+                              on_veto_changed, NULL);
+  adw_expander_row_add_row (ADW_EXPANDER_ROW (self->veto_row), self->veto->box);
+  g_signal_connect (self->veto_row, "notify::enable-expansion", G_CALLBACK (on_veto_toggled), self);
+  adw_preferences_group_add (self->veto_group, self->veto_row);
+
+  /* charts: two columns of cards */
+  for (guint c = 0; c < N_CHARTS; c++)
+    {
+      DwChart *chart = DW_CHART (dw_chart_new ());
+      self->charts[c] = chart;
+      dw_chart_set_title (chart, _ (chart_specs[c].title));
+      g_autofree char *name = g_strdup_printf ("chart-%s", chart_specs[c].canonical);
+      gtk_widget_set_name (GTK_WIDGET (chart), name);
+      gtk_widget_set_size_request (GTK_WIDGET (chart), 260, 190);
+      gtk_widget_set_hexpand (GTK_WIDGET (chart), TRUE);
+      const DwCanonicalMetric *m = dw_canonical_lookup (chart_specs[c].canonical);
+      if (m && isfinite (m->ideal))
+        dw_chart_add_threshold (chart, m->ideal, DW_THRESHOLD_IDEAL, NULL);
+      GtkGesture *click = gtk_gesture_click_new ();
+      g_signal_connect (click, "released", G_CALLBACK (on_chart_released), self);
+      gtk_widget_add_controller (GTK_WIDGET (chart), GTK_EVENT_CONTROLLER (click));
+      GtkWidget *frame = gtk_frame_new (NULL);
+      gtk_widget_add_css_class (frame, "card");
+      gtk_widget_set_overflow (frame, GTK_OVERFLOW_HIDDEN);
+      gtk_frame_set_child (GTK_FRAME (frame), GTK_WIDGET (chart));
+      gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2), 1, 1);
+    }
+
+  gtk_drawing_area_set_draw_func (self->hist_area, draw_histogram, self, NULL);
+  gtk_drawing_area_set_draw_func (self->length_area, draw_length_bias, self, NULL);
+  g_signal_connect (self->step_adjustment, "value-changed", G_CALLBACK (on_step_changed), self);
+}
+
+static void
+dw_tune_view_dispose (GObject *object)
+{
+  DwTuneView *self = DW_TUNE_VIEW (object);
+
+  if (self->load_cancellable)
+    g_cancellable_cancel (self->load_cancellable);
+  if (self->exact_cancellable)
+    g_cancellable_cancel (self->exact_cancellable);
+  g_clear_object (&self->load_cancellable);
+  g_clear_object (&self->exact_cancellable);
+  g_clear_handle_id (&self->idle_id, g_source_remove);
+  if (self->tick_id)
+    {
+      gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
+      self->tick_id = 0;
+    }
+  if (self->save_dialog)
+    {
+      gtk_native_dialog_destroy (GTK_NATIVE_DIALOG (self->save_dialog));
+      g_clear_object (&self->save_dialog);
+    }
+  gtk_widget_dispose_template (GTK_WIDGET (self), DW_TYPE_TUNE_VIEW);
+  G_OBJECT_CLASS (dw_tune_view_parent_class)->dispose (object);
+}
+
+static void
+dw_tune_view_finalize (GObject *object)
+{
+  DwTuneView *self = DW_TUNE_VIEW (object);
+
+  g_clear_pointer (&self->result, dw_whatif_run_result_free);
+  g_clear_pointer (&self->engine, dw_whatif_engine_unref);
+  g_clear_object (&self->store);
+  g_clear_pointer (&self->bounds, g_ptr_array_unref);
+  g_free (self->preset);
+  g_free (self->error_text);
+  G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
+}
+
+static void
+dw_tune_view_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  DwTuneView *self = DW_TUNE_VIEW (object);
+
+  switch (prop_id)
+    {
+    case PROP_BUSY:
+      g_value_set_boolean (value, dw_tune_view_get_busy (self));
+      break;
+    case PROP_RUN_ID:
+      g_value_set_int64 (value, self->run_id);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+dw_tune_view_class_init (DwTuneViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = dw_tune_view_dispose;
+  object_class->finalize = dw_tune_view_finalize;
+  object_class->get_property = dw_tune_view_get_property;
+
+  /**
+   * DwTuneView:busy:
+   *
+   * Whether the run is being precomputed or a change is waiting for (or in) evaluation.
+   */
+  properties[PROP_BUSY] = g_param_spec_boolean (
+    "busy", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * DwTuneView:run-id:
+   *
+   * The run being tuned, 0 for none.
+   */
+  properties[PROP_RUN_ID]
+    = g_param_spec_int64 ("run-id", NULL, NULL, 0, G_MAXINT64, 0,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  g_type_ensure (DW_TYPE_CHART);
+  gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-tune-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, generation_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_group);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_level_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_mode_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, rs_group);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, veto_group);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, grammar_label);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, format_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, status_label);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_grid);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_title);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_area);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, length_area);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, summary_grid);
+
+  gtk_widget_class_install_action (widget_class, "tune.copy-config", NULL, copy_config_action);
+  gtk_widget_class_install_action (widget_class, "tune.save-config", NULL, save_config_action);
+}
+
+static void
+dw_tune_view_init (DwTuneView *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->bounds = g_ptr_array_new_with_free_func (g_free);
+  build_controls (self);
+  g_signal_connect (self->generation_row, "notify::selected", G_CALLBACK (on_generation_selected),
+                    self);
+  g_signal_connect (self->preset_row, "notify::selected", G_CALLBACK (on_preset_selected), self);
+  g_signal_connect (self->is_level_row, "notify::selected", G_CALLBACK (on_is_level_selected),
+                    self);
+  g_signal_connect (self->is_mode_row, "notify::selected", G_CALLBACK (on_is_mode_selected), self);
+  set_generation (self, DW_GEN_VERL, DEFAULT_PRESET);
+  update_charts_and_summary (self);
+  update_status (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Public API                                                                                 */
+
+GtkWidget *
+dw_tune_view_new (void)
+{
+  return g_object_new (DW_TYPE_TUNE_VIEW, NULL);
+}
+
+void
+dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
+{
+  g_return_if_fail (DW_IS_TUNE_VIEW (self));
+  g_return_if_fail (store == NULL || DW_IS_STORE (store));
+
+  if (self->load_cancellable)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  if (self->exact_cancellable)
+    g_cancellable_cancel (self->exact_cancellable);
+  g_clear_object (&self->exact_cancellable);
+  self->exact_running = FALSE;
+  g_clear_pointer (&self->result, dw_whatif_run_result_free);
+  g_clear_pointer (&self->engine, dw_whatif_engine_unref);
+  g_clear_pointer (&self->error_text, g_free);
+  memset (self->len_valid, 0, sizeof self->len_valid);
+  self->max_len = 0;
+  g_set_object (&self->store, store);
+  self->run_id = store ? run_id : 0;
+  load_logged_series (self);
+  self->loading = store != NULL;
+  if (store)
+    {
+      LoadData *d = g_new0 (LoadData, 1);
+      d->path = g_strdup (dw_store_get_path (store));
+      d->run_id = run_id;
+      self->load_cancellable = g_cancellable_new ();
+      g_autoptr (GTask) task
+        = g_task_new (NULL, self->load_cancellable, on_load_done, g_object_ref (self));
+      g_task_set_task_data (task, d, (GDestroyNotify)load_data_free);
+      g_task_set_priority (task, G_PRIORITY_LOW);
+      g_task_run_in_thread (task, load_thread);
+    }
+  update_charts_and_summary (self);
+  update_status (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));
+  gtk_widget_queue_draw (GTK_WIDGET (self->length_area));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUN_ID]);
+  set_busy_changed (self);
+}
+
+gint64
+dw_tune_view_get_run_id (DwTuneView *self)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), 0);
+  return self->run_id;
+}
+
+const DwConfig *
+dw_tune_view_get_config (DwTuneView *self)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), NULL);
+  return &self->config;
+}
+
+void
+dw_tune_view_set_config (DwTuneView *self, const char *preset, const DwConfig *config)
+{
+  g_return_if_fail (DW_IS_TUNE_VIEW (self));
+  g_return_if_fail (config != NULL);
+  set_generation (self, config->generation, preset);
+  if (!preset)
+    self->config = *config;
+  else
+    for (size_t i = 0; i < config->n_keys; i++)
+      if (strcmp (config->keys[i], "preset") != 0)
+        dw_config_set (&self->config, config->keys[i], &config->values[i]);
+  self->config.generation = config->generation;
+  sync_controls (self);
+  schedule_evaluation (self);
+}
+
+gboolean
+dw_tune_view_get_busy (DwTuneView *self)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
+  return self->loading || self->dirty || self->exact_running;
+}
+
+const DwWhatifRunResult *
+dw_tune_view_get_result (DwTuneView *self)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), NULL);
+  return self->result;
+}
+
+char *
+dw_tune_view_export_config (DwTuneView *self, const char *format, GError **error)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), NULL);
+  return dw_tune_export_config (&self->config, format, error);
+}
