@@ -19,6 +19,7 @@ DW_CLI_DECLARE (export_config)
 DW_CLI_DECLARE (import_config)
 DW_CLI_DECLARE (recompute)
 DW_CLI_DECLARE (check)
+DW_CLI_DECLARE (ingest)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -32,5 +33,7 @@ const DwCliCommand dw_cli_commands[] = {
   { "recompute", dw_cli_recompute,
     N_ ("Recompute a stored run's correction metrics under a config, against its log") },
   { "check", dw_cli_check, N_ ("Health report of a stored run (exit 1 when a rule fired)") },
+  { "ingest", dw_cli_ingest,
+    N_ ("Ingest log files, rollout batches and run folders into the store") },
   { NULL, NULL, NULL },
 };

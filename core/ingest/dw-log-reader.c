@@ -355,7 +355,17 @@ dw_format_sniff (const char *path, const guint8 *head, gsize n)
   if (n >= 6 && memcmp (head, "\x93NUMPY", 6) == 0)
     return DW_FORMAT_BATCH_NPY;
   if (n >= 4 && memcmp (head, "PK\x03\x04", 4) == 0)
-    return DW_FORMAT_BATCH_NPZ;
+    {
+      /* np.savez members are "<name>.npy"; torch.save zips (.pt) hold "<prefix>/data.pkl" */
+      if (n >= 30)
+        {
+          gsize name_len = (gsize)head[26] | (gsize)head[27] << 8;
+          if (30 + name_len <= n && name_len >= 4
+              && memcmp (head + 30 + name_len - 4, ".npy", 4) == 0)
+            return DW_FORMAT_BATCH_NPZ;
+        }
+      return has_suffix (path, ".npz") ? DW_FORMAT_BATCH_NPZ : DW_FORMAT_UNKNOWN;
+    }
   if (n >= 9 && head[8] == '{')
     {
       guint64 hl = 0;
