@@ -1116,6 +1116,19 @@ update_charts_and_summary (DwTuneView *self)
       whatif_values (self, chart_specs[c].canonical, values, &approx);
       DwChart *chart = self->charts[c];
       dw_chart_remove_series (chart, "whatif");
+      gboolean any = FALSE;
+      for (guint i = 0; i < res->n_steps && !any; i++)
+        any = !isnan (values[i]);
+      if (!any)
+        {
+          /* the config does not produce this metric (e.g. no veto at verl HEAD) */
+          dw_chart_data_changed (chart);
+          summary_cell (self, 0, (int)c + 1, _ (chart_specs[c].title), FALSE, FALSE);
+          summary_cell (self, 1, (int)c + 1, "—", TRUE, FALSE);
+          summary_cell (self, 2, (int)c + 1, "—", TRUE, FALSE);
+          summary_cell (self, 3, (int)c + 1, "—", TRUE, FALSE);
+          continue;
+        }
       DwPlotSeries *s = dw_chart_add_series (
         chart, "whatif", approx ? _ ("What-if (≈ approximate)") : _ ("What-if"), &whatif_color);
       dw_plot_series_append (s, res->steps, NULL, values, res->n_steps);
@@ -1501,7 +1514,7 @@ draw_histogram (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoint
   guint64 cmax = 1;
   for (guint i = 0; i < N_HIST_BINS; i++)
     cmax = MAX (cmax, counts[i]);
-  const double ml = 8, mr = 8, mt = 20, mb = 22;
+  const double ml = 8, mr = 8, mt = 30, mb = 22;
   double pw = width - ml - mr, ph = height - mt - mb;
   if (pw <= 10 || ph <= 10)
     return;
@@ -1539,6 +1552,7 @@ draw_histogram (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoint
       cairo_line_to (cr, floor (x0) + 0.5, mt + ph);
       cairo_stroke (cr);
     }
+  double row_x0[2] = { G_MAXDOUBLE, G_MAXDOUBLE }, row_x1[2] = { -G_MAXDOUBLE, -G_MAXDOUBLE };
   for (guint i = 0; i < n_lines; i++)
     {
       double x = ml + pw * (lines[i].x - lo) / (hi - lo);
@@ -1548,7 +1562,21 @@ draw_histogram (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoint
       cairo_move_to (cr, x, mt);
       cairo_line_to (cr, x, mt + ph);
       cairo_stroke (cr);
-      draw_axes_text (cr, x, mt - 6 - (i % 2) * 0, lines[i].label, x > ml + pw / 2 ? 1 : 0);
+      /* each label goes to the first of two rows where it overlaps no earlier label, so that
+       * close lines stay readable; a line with the same label as the previous one needs none */
+      if (i > 0 && strcmp (lines[i].label, lines[i - 1].label) == 0
+          && fabs (x - (ml + pw * (lines[i - 1].x - lo) / (hi - lo))) < 60)
+        continue;
+      cairo_text_extents_t e;
+      cairo_text_extents (cr, lines[i].label, &e);
+      gboolean right = x > ml + pw / 2;
+      double x0 = right ? x - 3 - e.x_advance : x + 3, x1 = x0 + e.x_advance;
+      guint r = 0;
+      while (r < 1 && !(x1 < row_x0[r] || x0 > row_x1[r]))
+        r++;
+      row_x0[r] = MIN (row_x0[r], x0);
+      row_x1[r] = MAX (row_x1[r], x1);
+      draw_axes_text (cr, x0, mt - 4 - r * 13, lines[i].label, 0);
     }
 }
 
@@ -1645,7 +1673,8 @@ on_step_changed (GtkAdjustment *adj, DwTuneView *self)
   if (idx < dw_whatif_engine_get_n_steps (self->engine))
     {
       gint64 step = dw_whatif_step_get_step (dw_whatif_engine_get_step (self->engine, idx));
-      g_autofree char *t = g_strdup_printf (_ ("Token log-ratios at step %" G_GINT64_FORMAT), step);
+      g_autofree char *t = g_strdup_printf (
+        _ ("Token log-ratios ℓ = log π_train − log π_rollout at step %" G_GINT64_FORMAT), step);
       gtk_label_set_text (self->hist_title, t);
       for (guint c = 0; c < N_CHARTS; c++)
         dw_chart_set_cursor_x (self->charts[c], (double)step);
@@ -1941,7 +1970,10 @@ build_controls (DwTuneView *self)
 
   self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
                                       1e4, 2.0, on_is_threshold_changed, NULL);
-  adw_preferences_group_add (self->is_group, self->is_threshold->box);
+  GtkWidget *thr_row = adw_preferences_row_new ();
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (thr_row), FALSE);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (thr_row), self->is_threshold->box);
+  adw_preferences_group_add (self->is_group, thr_row);
 
   self->bn_row = adw_action_row_new ();
   gtk_widget_set_name (self->bn_row, "bn-row");
@@ -2011,10 +2043,29 @@ build_controls (DwTuneView *self)
       GtkGesture *click = gtk_gesture_click_new ();
       g_signal_connect (click, "released", G_CALLBACK (on_chart_released), self);
       gtk_widget_add_controller (GTK_WIDGET (chart), GTK_EVENT_CONTROLLER (click));
-      GtkWidget *frame = gtk_frame_new (NULL);
+      /* a card: title and legend over the chart */
+      GtkWidget *frame = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
       gtk_widget_add_css_class (frame, "card");
       gtk_widget_set_overflow (frame, GTK_OVERFLOW_HIDDEN);
-      gtk_frame_set_child (GTK_FRAME (frame), GTK_WIDGET (chart));
+      GtkWidget *head = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
+      gtk_widget_set_margin_start (head, 12);
+      gtk_widget_set_margin_end (head, 12);
+      gtk_widget_set_margin_top (head, 8);
+      GtkWidget *title = gtk_label_new (_ (chart_specs[c].title));
+      gtk_widget_add_css_class (title, "heading");
+      gtk_label_set_xalign (GTK_LABEL (title), 0);
+      gtk_widget_set_hexpand (title, TRUE);
+      gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_END);
+      gtk_box_append (GTK_BOX (head), title);
+      g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s   "
+                                                 "<span foreground=\"#e66100\">━━</span> %s",
+                                                 _ ("Logged"), _ ("What-if"));
+      GtkWidget *leg = gtk_label_new (NULL);
+      gtk_label_set_markup (GTK_LABEL (leg), legend);
+      gtk_widget_add_css_class (leg, "caption");
+      gtk_box_append (GTK_BOX (head), leg);
+      gtk_box_append (GTK_BOX (frame), head);
+      gtk_box_append (GTK_BOX (frame), GTK_WIDGET (chart));
       gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2), 1, 1);
     }
 

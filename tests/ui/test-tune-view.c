@@ -3,24 +3,21 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Fixture: the collapse demo (dw_demo_write) put into a fresh store (batches with the store's
- * writer API, metrics.jsonl with the verl JSONL reader, as `ingest` does). The controls are driven
- * as a user would, through the widgets' entries, adjustments and expander switches (found by
- * widget name); each evaluation is compared with dw_whatif_recompute_run() on the same config.
- * With DW_TUNE_VIEW_PNG=FILE the view is also rendered to FILE (for looking at it).
+ * Fixture: the collapse demo run folder (dw_demo_write) ingested into a fresh store. The controls
+ * are driven as a user would, through the widgets' entries, adjustments and expander switches
+ * (found by widget name); each evaluation is compared with dw_whatif_recompute_run() on the same
+ * config. With DW_TUNE_VIEW_PNG=FILE the view is also rendered to FILE (for looking at it).
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-#include "dw-batch-reader.h"
 #include "dw-chart.h"
 #include "dw-correction.h"
 #include "dw-demo.h"
-#include "dw-log-reader.h"
+#include "dw-ingester.h"
 #include "dw-recompute.h"
-#include "dw-store-private.h"
 #include "dw-tune-export.h"
 #include "dw-tune-view.h"
 
@@ -31,51 +28,26 @@ static DwStore *store;
 static gint64 run_id;
 
 static void
-on_point (const DwScalarPoint *p, gpointer data)
-{
-  g_autoptr (GError) error = NULL;
-  gint64 tag = dw_store_ensure_tag (store, run_id, p->tag, p->step_key, &error);
-  g_assert_no_error (error);
-  g_assert_true (dw_store_put_point (store, run_id, tag, p->step, p->wall_time, p->value, &error));
-}
-
-static void
-on_diag (goffset offset, const char *message, gpointer data)
-{
-  g_error ("diagnostic at %" G_GOFFSET_FORMAT ": %s", offset, message);
-}
-
-static void
 make_store (void)
 {
   g_autoptr (GError) error = NULL;
   dir = g_dir_make_tmp ("dw-tune-XXXXXX", &error);
   g_assert_no_error (error);
-  g_assert_true (dw_demo_write (dir, DW_DEMO_COLLAPSE, N_STEPS, 1, &error));
+  g_autofree char *run = g_build_filename (dir, "demo-collapse", NULL);
+  g_assert_true (dw_demo_write (run, DW_DEMO_COLLAPSE, N_STEPS, 1, &error));
   db = g_build_filename (dir, "store.db", NULL);
   store = dw_store_open (db, &error);
   g_assert_no_error (error);
-  run_id = dw_store_ensure_run (store, "demo-collapse", "verl", dir, &error);
+  g_autoptr (DwIngester) ing = dw_ingester_new (store);
+  DwIngestReport report;
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ing, run, &report, &error));
   g_assert_no_error (error);
-  for (gint64 s = 1; s <= N_STEPS; s++)
-    {
-      g_autofree char *name = g_strdup_printf ("step_%06" G_GINT64_FORMAT ".safetensors", s);
-      g_autofree char *path = g_build_filename (dir, "batches", name, NULL);
-      DwBatch *b = dw_batch_read_file (path, &error);
-      g_assert_no_error (error);
-      g_assert_true (dw_store_put_batch (store, run_id, s, b, path, &error));
-      dw_batch_free (b);
-    }
-  g_autofree char *jsonl = g_build_filename (dir, "metrics.jsonl", NULL);
-  g_autofree char *data = NULL;
-  gsize len;
-  g_assert_true (g_file_get_contents (jsonl, &data, &len, &error));
-  g_autoptr (DwLogReader) reader = dw_log_reader_new (DW_FORMAT_VERL_JSONL, jsonl);
-  g_assert_true (dw_store_begin (store, &error));
-  g_assert_cmpuint (
-    dw_log_reader_feed (reader, 0, (const guint8 *)data, len, TRUE, on_point, on_diag, NULL), ==,
-    len);
-  g_assert_true (dw_store_commit (store, &error));
+  g_assert_cmpuint (report.diagnostics->len, ==, 0);
+  g_assert_cmpuint (report.n_batches, ==, N_STEPS);
+  g_assert_cmpuint (report.run_ids->len, ==, 1);
+  run_id = g_array_index (report.run_ids, gint64, 0);
+  dw_ingest_report_clear (&report);
 }
 
 static void
