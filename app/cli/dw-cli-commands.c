@@ -20,6 +20,7 @@ DW_CLI_DECLARE (import_config)
 DW_CLI_DECLARE (recompute)
 DW_CLI_DECLARE (check)
 DW_CLI_DECLARE (ingest)
+DW_CLI_DECLARE (watch)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -35,5 +36,6 @@ const DwCliCommand dw_cli_commands[] = {
   { "check", dw_cli_check, N_ ("Health report of a stored run (exit 1 when a rule fired)") },
   { "ingest", dw_cli_ingest,
     N_ ("Ingest log files, rollout batches and run folders into the store") },
+  { "watch", dw_cli_watch, N_ ("Ingest run folders and follow them live, printing health events") },
   { NULL, NULL, NULL },
 };
