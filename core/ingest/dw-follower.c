@@ -18,11 +18,16 @@
 #include "dw-follower.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
+
+#include "dw-ingester.h"
+#include "dw-store-private.h"
 
 #define SETTLE_US  (1000 * G_TIME_SPAN_MILLISECOND)
 #define GIVE_UP_US (5 * G_TIME_SPAN_SECOND)
@@ -41,6 +46,7 @@ struct _DwFollower
   GObject parent_instance;
 
   DwStore *store;
+  DwIngester *ingester;
   char *store_path; /* the store's own files are never ingested (store inside a watched folder) */
   guint delay_ms;
   guint max_delay_ms;
@@ -339,13 +345,78 @@ root_of (DwFollower *self, const char *path)
   return best;
 }
 
-static gboolean
-default_ingest (DwStore *store, const char *root, const char *path, gint64 *run_id,
-                gint64 *n_points, gpointer user_data, GError **error)
+/* The run folder a file not yet in the store belongs to: the deepest stored run whose source
+ * is a folder holding @path, within @root. NULL when none (a new run, or a run folder's first
+ * file). */
+static char *
+known_run_root (DwFollower *self, const char *root, const char *path, GError **error)
 {
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-               _ ("%s: no ingester available to read this file"), path);
-  return FALSE;
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+  const char *best = NULL;
+
+  if (runs == NULL)
+    return NULL;
+  for (guint i = 0; i < runs->len; i++)
+    {
+      const DwRunInfo *r = runs->pdata[i];
+      gsize n = r->source ? strlen (r->source) : 0;
+
+      if (n > 0 && g_str_has_prefix (path, r->source) && path[n] == G_DIR_SEPARATOR
+          && g_str_has_prefix (r->source, root) && (best == NULL || n > strlen (best)))
+        best = r->source;
+    }
+  return g_strdup (best);
+}
+
+static DwFormat
+sniff (const char *path)
+{
+  guint8 head[4096];
+  gssize n;
+  int fd = g_open (path, O_RDONLY, 0);
+
+  if (fd < 0)
+    return DW_FORMAT_UNKNOWN;
+  n = read (fd, head, sizeof head);
+  close (fd);
+  return n > 0 ? dw_format_sniff (path, head, (gsize)n) : DW_FORMAT_UNKNOWN;
+}
+
+/* The default ingest step: the store's ingester. A known file keeps its run; a new file goes
+ * to the run folder of the stored run holding it; a recognised file outside any stored run
+ * makes the followed folder be ingested as a whole, so runs are detected exactly as
+ * `driftwatch-cli ingest FOLDER` detects them. */
+static gboolean
+ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIngestReport *report,
+                      GError **error)
+{
+  g_autoptr (DwFileRecord) record = NULL;
+  g_autofree char *run_root = NULL;
+  GError *local = NULL;
+
+  if (self->ingester == NULL)
+    self->ingester = dw_ingester_new (self->store);
+  if (g_str_equal (root, path))
+    return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
+  record = dw_store_get_file (self->store, path, &local);
+  if (local != NULL)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (record != NULL)
+    return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
+  run_root = known_run_root (self, root, path, &local);
+  if (local != NULL)
+    {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  if (run_root != NULL)
+    return dw_ingester_ingest_file (self->ingester, path, run_root, report, error);
+  if (sniff (path) == DW_FORMAT_UNKNOWN)
+    return TRUE; /* not (yet) a training log or batch: looked at again when it changes */
+  return dw_ingester_ingest_path (self->ingester, root, report, error);
 }
 
 /* The error as the ::error signal carries it: naming the file. */
@@ -360,14 +431,13 @@ error_naming (const char *path, const GError *error)
 }
 
 static gboolean
-ingest_one (DwFollower *self, const char *path)
+ingest_one_reporting (DwFollower *self, const char *path, DwIngestReport *r)
 {
   GStatBuf st;
   const char *root = root_of (self, path);
-  gint64 run_id = 0, n_points = 0;
   g_autoptr (GError) error = NULL;
   FailState *fail;
-  DwFollowerIngestFunc func = self->func ? self->func : default_ingest;
+  gboolean ok;
 
   if (root == NULL || g_stat (path, &st) != 0)
     return TRUE; /* gone (a temporary file renamed away, a deleted file): nothing to read */
@@ -385,11 +455,33 @@ ingest_one (DwFollower *self, const char *path)
   if (!S_ISREG (st.st_mode))
     return TRUE;
 
-  if (func (self->store, root, path, &run_id, &n_points, self->func_data, &error))
+  if (self->func != NULL)
     {
+      gint64 run_id = 0, n_points = 0;
+
+      ok = self->func (self->store, root, path, &run_id, &n_points, self->func_data, &error);
+      if (ok && run_id > 0 && n_points > 0)
+        g_array_append_val (r->run_ids, run_id);
+      r->n_points = ok ? (guint64)MAX (n_points, 0) : 0;
+    }
+  else
+    ok = ingest_with_ingester (self, root, path, r, &error);
+  /* Bad input inside the file (garbage lines, corrupt records): stored and skipped by the
+   * ingester, reported here with the file and the offset. */
+  for (guint i = 0; i < r->diagnostics->len; i++)
+    {
+      g_autoptr (GError) e
+        = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_INVALID_DATA, r->diagnostics->pdata[i]);
+      emit_error_literal (self, path, e);
+    }
+  if (ok)
+    {
+      gint64 n_new = (gint64)(r->n_points + r->n_batches);
+
       g_hash_table_remove (self->failed, path);
-      if (run_id > 0 && n_points > 0)
-        g_signal_emit (self, signals[SIGNAL_INGESTED], 0, run_id, n_points, path);
+      for (guint i = 0; n_new > 0 && i < r->run_ids->len; i++)
+        g_signal_emit (self, signals[SIGNAL_INGESTED], 0, g_array_index (r->run_ids, gint64, i),
+                       n_new, path);
       return TRUE;
     }
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
@@ -424,6 +516,18 @@ ingest_one (DwFollower *self, const char *path)
       }
   }
   return FALSE;
+}
+
+static gboolean
+ingest_one (DwFollower *self, const char *path)
+{
+  DwIngestReport report;
+  gboolean ok;
+
+  dw_ingest_report_init (&report);
+  ok = ingest_one_reporting (self, path, &report);
+  dw_ingest_report_clear (&report);
+  return ok;
 }
 
 static gint
@@ -545,11 +649,9 @@ dw_follower_add_path (DwFollower *self, const char *path, GError **error)
                    g_strerror (saved));
       return FALSE;
     }
-  /* Resolve symlinks once, so event paths (which GIO reports under the monitored name) and
-   * roots agree. */
-  canonical = realpath (abs, NULL);
-  if (canonical == NULL)
-    canonical = g_strdup (abs);
+  /* The ingester keys files by g_canonicalize_filename() paths (symlinks not resolved), and
+   * GIO reports events under the monitored path: both agree with this. */
+  canonical = g_strdup (abs);
   if (g_ptr_array_find_with_equal_func (self->roots, canonical, g_str_equal, NULL))
     return TRUE;
   if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
@@ -628,6 +730,7 @@ dw_follower_dispose (GObject *object)
       g_clear_pointer (&self->source, g_source_unref);
     }
   dw_follower_set_ingest_func (self, NULL, NULL, NULL);
+  g_clear_object (&self->ingester);
   g_clear_object (&self->store);
   G_OBJECT_CLASS (dw_follower_parent_class)->dispose (object);
 }
@@ -680,7 +783,7 @@ dw_follower_set_property (GObject *object, guint prop_id, const GValue *value, G
       if (self->store != NULL && dw_store_get_path (self->store) != NULL)
         {
           g_free (self->store_path);
-          self->store_path = realpath (dw_store_get_path (self->store), NULL);
+          self->store_path = g_canonicalize_filename (dw_store_get_path (self->store), NULL);
         }
       break;
     case PROP_DELAY:

@@ -1,0 +1,696 @@
+/* test-watch.c — following growing runs into the store, and `driftwatch-cli watch`
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The reference for every live result is a clean ingest of the final files by the ingester
+ * (dw_store_dump of both stores must be equal), plus values derived independently from the
+ * lines the test wrote.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "dw-demo.h"
+#include "dw-follower.h"
+#include "dw-ingester.h"
+#include "dw-store-private.h"
+
+typedef struct
+{
+  char *dir;
+  char *run;
+  char *db;
+  DwStore *store;
+  DwFollower *follower;
+  GPtrArray *errors;
+  guint64 n_ingested;
+} Fixture;
+
+static void
+on_error (DwFollower *follower, GError *error, const char *path, Fixture *f)
+{
+  g_test_message ("follower error: %s", error->message);
+  g_ptr_array_add (f->errors, g_strdup (error->message));
+}
+
+static void
+on_ingested (DwFollower *follower, gint64 run_id, gint64 n, const char *path, Fixture *f)
+{
+  g_assert_cmpint (run_id, >, 0);
+  g_assert_cmpint (n, >, 0);
+  f->n_ingested += (guint64)n;
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("dw-watch-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->run = g_build_filename (f->dir, "run-a", NULL);
+  g_assert_cmpint (g_mkdir (f->run, 0755), ==, 0);
+  f->db = g_build_filename (f->dir, "live.db", NULL);
+  f->errors = g_ptr_array_new_with_free_func (g_free);
+}
+
+static void
+open_follower (Fixture *f)
+{
+  g_autoptr (GError) error = NULL;
+
+  f->store = dw_store_open (f->db, &error);
+  g_assert_no_error (error);
+  f->follower = dw_follower_new (f->store);
+  dw_follower_set_delay (f->follower, 50);
+  dw_follower_set_max_delay (f->follower, 200);
+  g_signal_connect (f->follower, "error", G_CALLBACK (on_error), f);
+  g_signal_connect (f->follower, "ingested", G_CALLBACK (on_ingested), f);
+}
+
+static void
+rm_rf (const char *path)
+{
+  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        rm_rf (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_clear_object (&f->follower);
+  g_clear_object (&f->store);
+  rm_rf (f->dir);
+  g_free (f->dir);
+  g_free (f->run);
+  g_free (f->db);
+  g_ptr_array_unref (f->errors);
+}
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+spin (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, timeout_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* What a clean ingest of @path (folder or file) into a fresh store gives. */
+static char *
+clean_dump (const char *dir, const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "clean.db", NULL);
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwIngester) ingester = NULL;
+  char *dump;
+
+  g_unlink (db);
+  store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  ingester = dw_ingester_new (store);
+  g_assert_true (dw_ingester_ingest_path (ingester, path, NULL, &error));
+  g_assert_no_error (error);
+  dump = dw_store_dump (store, &error);
+  g_assert_no_error (error);
+  g_clear_object (&store);
+  g_unlink (db);
+  {
+    g_autofree char *wal = g_strconcat (db, "-wal", NULL), *shm = g_strconcat (db, "-shm", NULL);
+    g_unlink (wal);
+    g_unlink (shm);
+  }
+  return dump;
+}
+
+static char *
+dump_of (DwStore *store)
+{
+  g_autoptr (GError) error = NULL;
+  char *dump = dw_store_dump (store, &error);
+
+  g_assert_no_error (error);
+  return dump;
+}
+
+static void
+write_all (const char *path, const char *data, gsize len, int flags)
+{
+  int fd = g_open (path, O_WRONLY | O_CREAT | flags, 0644);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, data, len), ==, (gssize)len);
+  g_assert_cmpint (fsync (fd), ==, 0);
+  g_assert_cmpint (close (fd), ==, 0);
+}
+
+static DwSeries *
+series (DwStore *store, const char *tag)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (store, &error);
+  DwSeries *s;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (runs->len, ==, 1);
+  s = dw_store_get_series (store, ((DwRunInfo *)runs->pdata[0])->id, tag, G_MININT64, &error);
+  g_assert_no_error (error);
+  return s;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A verl-like run (JSONL, tfevents, one safetensors batch per step) written step by step while
+ * it is followed ends up exactly as a clean ingest of the finished folder. */
+static void
+test_live_demo (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwDemo) demo = NULL;
+  g_autofree char *live = NULL, *clean = NULL;
+  gboolean done = FALSE;
+  guint steps = 0;
+
+  demo = dw_demo_new (f->run, DW_DEMO_COLLAPSE, 40, 11, &error);
+  g_assert_no_error (error);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, f->run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+  while (!done)
+    {
+      g_assert_true (dw_demo_write_step (demo, &done, &error));
+      g_assert_no_error (error);
+      steps++;
+      /* from back-to-back steps to steps slower than the quiet period */
+      spin ((guint)g_test_rand_int_range (0, 120));
+    }
+  g_assert_cmpuint (steps, ==, 40);
+  spin (800); /* max-delay 200 ms: everything is in by then */
+  g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
+  live = dump_of (f->store);
+  clean = clean_dump (f->dir, f->run);
+  g_assert_cmpstr (live, ==, clean);
+  g_assert_cmpuint (f->errors->len, ==, 0);
+  g_assert_cmpuint (f->n_ingested, >, 0);
+  {
+    g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
+    g_autoptr (GArray) batch_steps = NULL;
+    g_assert_cmpuint (runs->len, ==, 1);
+    batch_steps = dw_store_list_batch_steps (f->store, ((DwRunInfo *)runs->pdata[0])->id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (batch_steps->len, ==, 40);
+    g_assert_cmpint (((DwRunInfo *)runs->pdata[0])->last_step, ==, 40);
+  }
+}
+
+static GString *
+jsonl_lines (gint64 first, gint64 last, double scale)
+{
+  GString *s = g_string_new (NULL);
+
+  for (gint64 k = first; k <= last; k++)
+    {
+      char v[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_dtostr (v, sizeof v, (double)k * scale);
+      g_string_append_printf (
+        s, "{\"step\": %" G_GINT64_FORMAT ", \"data\": {\"actor/pg_loss\": %s}}\n", k, v);
+    }
+  return s;
+}
+
+/* A JSONL log appended in pieces that cut lines anywhere: a partial last line waits (nothing
+ * stored for it, no error), every point arrives once, the store ends as a clean ingest. */
+static void
+test_jsonl_pieces (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (f->run, "metrics.jsonl", NULL);
+  g_autoptr (GString) all = jsonl_lines (1, 60, 0.25);
+  g_autofree char *live = NULL, *clean = NULL;
+  gsize pos = 0, partial_at;
+
+  write_all (path, "", 0, O_TRUNC);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, f->run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+
+  /* up to the middle of line 31 */
+  partial_at = (gsize)(strstr (all->str, "{\"step\": 31,") - all->str) + 20;
+  while (pos < partial_at)
+    {
+      gsize piece = (gsize)g_test_rand_int_range (1, 90); /* MIN evaluates twice */
+      gsize n = MIN (piece, partial_at - pos);
+      write_all (path, all->str + pos, n, O_APPEND);
+      pos += n;
+      spin ((guint)g_test_rand_int_range (0, 60));
+    }
+  spin (500);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 30);
+    for (gsize i = 0; i < s->n; i++)
+      {
+        g_assert_cmpint (s->steps[i], ==, (gint64)i + 1);
+        g_assert_cmpfloat (s->values[i], ==, (double)(i + 1) * 0.25);
+      }
+  }
+  g_assert_cmpuint (f->errors->len, ==, 0);
+  write_all (path, all->str + pos, all->len - pos, O_APPEND);
+  spin (500);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 60);
+    g_assert_cmpint (s->steps[59], ==, 60);
+    g_assert_cmpfloat (s->values[59], ==, 15.0);
+  }
+  live = dump_of (f->store);
+  clean = clean_dump (f->dir, f->run);
+  g_assert_cmpstr (live, ==, clean);
+  g_assert_cmpuint (f->errors->len, ==, 0);
+}
+
+/* verl's FileLogger reopens its JSONL with "wb" on a restart: the file shrinks (or is
+ * rewritten and grows past the old offset before the follower looks). The new lines replace
+ * the same steps (newest write wins), the steps only the old file had stay, a restart is
+ * recorded; a deleted file raises no error and keeps its points. */
+static void
+test_rewrite (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (f->run, "metrics.jsonl", NULL);
+  g_autoptr (GString) first = jsonl_lines (1, 10, 1.0);
+  g_autoptr (GString) second = jsonl_lines (1, 4, -2.0);
+  g_autoptr (GString) third = jsonl_lines (5, 6, -2.0);
+  g_autoptr (GString) fourth = jsonl_lines (1, 12, 3.0);
+
+  write_all (path, first->str, first->len, O_TRUNC);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, f->run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 10);
+    g_assert_cmpfloat (s->values[9], ==, 10.0);
+  }
+
+  /* shrinks: 10 lines → 4 other lines, then grows by 2 */
+  write_all (path, second->str, second->len, O_TRUNC);
+  spin (500);
+  write_all (path, third->str, third->len, O_APPEND);
+  spin (500);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 10);
+    for (gsize i = 0; i < 10; i++)
+      g_assert_cmpfloat (s->values[i], ==, (double)(i + 1) * (i < 6 ? -2.0 : 1.0));
+    g_assert_cmpuint (s->n_restarts, ==, 1);
+    g_assert_cmpint (s->restart_steps[0], ==, 1);
+  }
+
+  /* rewritten in one go, longer than before: only the first bytes tell */
+  write_all (path, fourth->str, fourth->len, O_TRUNC);
+  spin (500);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 12);
+    for (gsize i = 0; i < 12; i++)
+      g_assert_cmpfloat (s->values[i], ==, (double)(i + 1) * 3.0);
+  }
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  spin (400);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 12);
+  }
+  g_assert_cmpuint (f->errors->len, ==, 0);
+}
+
+/* Garbage in a followed file is reported through ::error with the file and the byte offset,
+ * and the good lines around it are kept. */
+static void
+test_garbage (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (f->run, "metrics.jsonl", NULL);
+  g_autoptr (GString) a = jsonl_lines (1, 3, 1.0);
+  g_autoptr (GString) b = jsonl_lines (4, 5, 1.0);
+  g_autofree char *expected_prefix = NULL;
+  gsize garbage_at;
+
+  write_all (path, a->str, a->len, O_TRUNC);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, f->run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+  garbage_at = a->len;
+  write_all (path, "{\"step\": 4, \"data\": {oops\n", 26, O_APPEND);
+  write_all (path, b->str, b->len, O_APPEND);
+  spin (500);
+  {
+    g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
+    g_assert_cmpuint (s->n, ==, 5);
+  }
+  g_assert_cmpuint (f->errors->len, ==, 1);
+  /* the place is inside the garbage line (where the JSON parser gave up) */
+  expected_prefix = g_strdup_printf ("%s: byte offset ", path);
+  g_assert_true (g_str_has_prefix (f->errors->pdata[0], expected_prefix));
+  {
+    const char *p = (const char *)f->errors->pdata[0] + strlen (expected_prefix);
+    char *end = NULL;
+    guint64 offset = g_ascii_strtoull (p, &end, 10);
+    g_assert_true (end != p && g_str_has_prefix (end, ": verl JSONL: "));
+    g_assert_cmpuint (offset, >=, garbage_at);
+    g_assert_cmpuint (offset, <, garbage_at + 26);
+  }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* driftwatch-cli watch                                                                       */
+
+typedef struct
+{
+  GSubprocess *proc;
+  GDataInputStream *out, *err;
+  GPtrArray *out_lines, *err_lines;
+} Cli;
+
+static void read_next (GDataInputStream *in, GPtrArray *lines, GCancellable *cancel);
+
+static void
+line_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  GPtrArray *lines = data;
+  g_autoptr (GError) error = NULL;
+  char *line
+    = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (source), res, NULL, &error);
+
+  if (line == NULL)
+    {
+      g_ptr_array_unref (lines);
+      return;
+    }
+  g_ptr_array_add (lines, line);
+  read_next (G_DATA_INPUT_STREAM (source), lines, NULL); /* passes our reference on */
+}
+
+/* Takes one reference on @lines, dropped at EOF. */
+static void
+read_next (GDataInputStream *in, GPtrArray *lines, GCancellable *cancel)
+{
+  g_data_input_stream_read_line_async (in, G_PRIORITY_DEFAULT, cancel, line_read, lines);
+}
+
+static void
+cli_start (Cli *c, const char *db, const char *dir, gboolean json)
+{
+  g_autoptr (GError) error = NULL;
+  const char *cli = g_getenv ("DW_CLI");
+
+  g_assert_nonnull (cli);
+  c->proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                              &error, cli, "watch", dir, "--db", db, json ? "--json" : NULL, NULL);
+  g_assert_no_error (error);
+  c->out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (c->proc));
+  c->err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (c->proc));
+  c->out_lines = g_ptr_array_new_with_free_func (g_free);
+  c->err_lines = g_ptr_array_new_with_free_func (g_free);
+  read_next (c->out, g_ptr_array_ref (c->out_lines), NULL);
+  read_next (c->err, g_ptr_array_ref (c->err_lines), NULL);
+}
+
+static gboolean
+lines_contain (GPtrArray *lines, const char *needle)
+{
+  for (guint i = 0; i < lines->len; i++)
+    if (strstr (lines->pdata[i], needle) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* Spins until @lines holds a line containing @needle (TRUE) or @ms passed (FALSE). */
+static gboolean
+wait_line (GPtrArray *lines, const char *needle, guint ms)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add (ms, timeout_cb, &timed_out);
+
+  while (!timed_out && !lines_contain (lines, needle))
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  return !timed_out;
+}
+
+static void
+wait_exit (GSubprocess *proc)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_subprocess_wait (proc, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static void
+cli_clear (Cli *c)
+{
+  /* let the readers see EOF */
+  spin (50);
+  g_clear_object (&c->out);
+  g_clear_object (&c->err);
+  g_clear_object (&c->proc);
+  g_clear_pointer (&c->out_lines, g_ptr_array_unref);
+  g_clear_pointer (&c->err_lines, g_ptr_array_unref);
+}
+
+typedef struct
+{
+  DwDemo *demo;
+  guint n_written;
+  gboolean done;
+  guint warned_at; /* steps written when the warning line arrived; 0: not yet */
+  GPtrArray *out_lines;
+  const char *needle;
+} Writer;
+
+static gboolean
+write_step_cb (gpointer data)
+{
+  Writer *w = data;
+  g_autoptr (GError) error = NULL;
+
+  if (w->warned_at == 0 && lines_contain (w->out_lines, w->needle))
+    w->warned_at = w->n_written;
+  if (w->done)
+    return G_SOURCE_REMOVE;
+  g_assert_true (dw_demo_write_step (w->demo, &w->done, &error));
+  g_assert_no_error (error);
+  w->n_written++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* `watch --json` on a collapse demo run that is still being written prints the K3 KL drift
+ * warning while the run goes on (long before its last step), exits 0 on SIGTERM, and leaves
+ * the store as a clean ingest would. */
+static void
+test_cli_live (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwDemo) demo = NULL;
+  g_autofree char *live = NULL, *clean = NULL;
+  Cli c = { 0 };
+  Writer w = { 0 };
+  const guint steps = 200;
+
+  demo = dw_demo_new (f->run, DW_DEMO_COLLAPSE, steps, 5, &error);
+  g_assert_no_error (error);
+  cli_start (&c, f->db, f->run, TRUE);
+  g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
+
+  w.demo = demo;
+  w.out_lines = c.out_lines;
+  w.needle = "\"rule_id\": \"k3-kl-drift\"";
+  g_timeout_add (25, write_step_cb, &w);
+  while (!w.done || w.warned_at == 0)
+    {
+      g_main_context_iteration (NULL, TRUE);
+      if (w.done && w.warned_at == 0)
+        {
+          /* the run ended without the warning: give it a last chance, then fail */
+          wait_line (c.out_lines, w.needle, 3000);
+          break;
+        }
+    }
+  g_test_message ("K3 KL warning after %u of %u steps written (collapse at %" G_GINT64_FORMAT ")",
+                  w.warned_at, steps, dw_demo_collapse_step (steps));
+  g_assert_cmpuint (w.warned_at, >, 0);
+  g_assert_cmpuint (w.warned_at, <, dw_demo_collapse_step (steps));
+  /* each event line is one JSON object naming the run */
+  for (guint i = 0; i < c.out_lines->len; i++)
+    {
+      const char *line = c.out_lines->pdata[i];
+      g_assert_true (g_str_has_prefix (line, "{\"run_id\": 1, \"run\": \"run-a\", \"event\": {"));
+      g_assert_true (g_str_has_suffix (line, "}}"));
+    }
+  while (!w.done)
+    g_main_context_iteration (NULL, TRUE);
+  spin (1000);
+  g_subprocess_send_signal (c.proc, SIGTERM);
+  wait_exit (c.proc);
+  g_assert_true (g_subprocess_get_if_exited (c.proc));
+  g_assert_cmpint (g_subprocess_get_exit_status (c.proc), ==, 0);
+  for (guint i = 0; i < c.err_lines->len; i++)
+    g_test_message ("stderr: %s", (char *)c.err_lines->pdata[i]);
+  g_assert_false (lines_contain (c.err_lines, "byte offset"));
+  cli_clear (&c);
+
+  f->store = dw_store_open (f->db, &error);
+  g_assert_no_error (error);
+  g_assert_true (dw_store_check_integrity (f->store, &error));
+  g_assert_no_error (error);
+  live = dump_of (f->store);
+  clean = clean_dump (f->dir, f->run);
+  g_assert_cmpstr (live, ==, clean);
+  {
+    g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
+    g_assert_cmpuint (runs->len, ==, 1);
+    /* the watch marked the run live, and finished (or collapsed) when it stopped */
+    g_assert_cmpint (((DwRunInfo *)runs->pdata[0])->status, !=, DW_RUN_STATUS_LIVE);
+  }
+}
+
+/* kill -9 of `watch` while the run grows, at several points, each time started again: the
+ * store ends equal to a clean ingest and passes PRAGMA integrity_check. */
+static void
+test_cli_kill9 (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwDemo) demo = NULL;
+  g_autofree char *live = NULL, *clean = NULL;
+  const guint steps = 60;
+  gboolean done = FALSE;
+  guint written = 0;
+
+  demo = dw_demo_new (f->run, DW_DEMO_COLLAPSE, steps, 9, &error);
+  g_assert_no_error (error);
+  for (guint round = 0; !done; round++)
+    {
+      Cli c = { 0 };
+      /* each watch lives for a random number of steps, then dies at a random moment:
+       * mid-ingest or idle */
+      guint n = (guint)g_test_rand_int_range (3, 12);
+
+      cli_start (&c, f->db, f->run, FALSE);
+      g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
+      for (guint k = 0; k < n && !done; k++)
+        {
+          g_assert_true (dw_demo_write_step (demo, &done, &error));
+          written++;
+          spin ((guint)g_test_rand_int_range (0, 80));
+        }
+      spin ((guint)g_test_rand_int_range (0, 200));
+      g_subprocess_force_exit (c.proc);
+      wait_exit (c.proc);
+      g_assert_true (g_subprocess_get_if_signaled (c.proc));
+      g_assert_cmpint (g_subprocess_get_term_sig (c.proc), ==, SIGKILL);
+      g_test_message ("round %u: killed after %u steps written", round, written);
+      cli_clear (&c);
+    }
+  g_assert_cmpuint (written, ==, steps);
+  /* a last watch catches up, then stops cleanly */
+  {
+    Cli c = { 0 };
+    cli_start (&c, f->db, f->run, FALSE);
+    g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
+    g_subprocess_send_signal (c.proc, SIGINT);
+    wait_exit (c.proc);
+    g_assert_cmpint (g_subprocess_get_exit_status (c.proc), ==, 0);
+    cli_clear (&c);
+  }
+  f->store = dw_store_open (f->db, &error);
+  g_assert_no_error (error);
+  g_assert_true (dw_store_check_integrity (f->store, &error));
+  g_assert_no_error (error);
+  live = dump_of (f->store);
+  clean = clean_dump (f->dir, f->run);
+  g_assert_cmpstr (live, ==, clean);
+}
+
+/* Usage and input errors: exit codes 2 and 1, messages naming the path. */
+static void
+test_cli_errors (Fixture *f, gconstpointer data)
+{
+  const char *cli = g_getenv ("DW_CLI");
+  g_autofree char *out = NULL, *err = NULL;
+  g_autofree char *nowhere = g_build_filename (f->dir, "nowhere", NULL);
+  g_autofree char *expected = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+  const char *argv_usage[] = { cli, "watch", "--db", f->db, NULL };
+  const char *argv_missing[] = { cli, "watch", nowhere, "--db", f->db, NULL };
+
+  g_assert_true (g_spawn_sync (NULL, (char **)argv_usage, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 2);
+  g_assert_cmpstr (err, ==, "driftwatch-cli watch: usage: watch DIR… [--db FILE] [--json]\n");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv_missing, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (WEXITSTATUS (status), ==, 1);
+  expected = g_strdup_printf ("driftwatch-cli watch: %s: No such file or directory\n", nowhere);
+  g_assert_cmpstr (err, ==, expected);
+  g_assert_cmpstr (out, ==, "");
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "C");
+  g_test_init (&argc, &argv, NULL);
+#define ADD(name, fn) \
+  g_test_add ("/watch/" name, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("live-demo", test_live_demo);
+  ADD ("jsonl-pieces", test_jsonl_pieces);
+  ADD ("rewrite", test_rewrite);
+  ADD ("garbage", test_garbage);
+  ADD ("cli-live", test_cli_live);
+  ADD ("cli-kill9", test_cli_kill9);
+  ADD ("cli-errors", test_cli_errors);
+#undef ADD
+  return g_test_run ();
+}
