@@ -13,6 +13,7 @@
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -170,6 +171,12 @@ write_all (const char *path, const char *data, gsize len, int flags)
   g_assert_cmpint (write (fd, data, len), ==, (gssize)len);
   g_assert_cmpint (fsync (fd), ==, 0);
   g_assert_cmpint (close (fd), ==, 0);
+}
+
+static int
+cmp_str (const void *a, const void *b)
+{
+  return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
 static DwSeries *
@@ -354,6 +361,50 @@ test_rewrite (Fixture *f, gconstpointer data)
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 12);
   }
+  g_assert_cmpuint (f->errors->len, ==, 0);
+}
+
+/* A folder of runs: a run folder that appears while watching becomes its own run, named after
+ * its folder, as `ingest` of the parent folder would make it. */
+static void
+test_folder_of_runs (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *parent = g_build_filename (f->dir, "runs", NULL);
+  g_autofree char *a = g_build_filename (parent, "exp-a", NULL);
+  g_autofree char *b = g_build_filename (parent, "exp-b", NULL);
+  g_autofree char *a_log = g_build_filename (a, "metrics.jsonl", NULL);
+  g_autofree char *b_log = g_build_filename (b, "metrics.jsonl", NULL);
+  g_autoptr (GString) lines = jsonl_lines (1, 5, 0.5);
+  g_autofree char *live = NULL, *clean = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (a, 0755), ==, 0);
+  write_all (a_log, lines->str, lines->len, O_TRUNC);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, parent, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+  g_assert_cmpint (g_mkdir (b, 0755), ==, 0);
+  write_all (b_log, lines->str, 40, O_TRUNC); /* a partial first line */
+  spin (300);
+  write_all (b_log, lines->str + 40, lines->len - 40, O_APPEND);
+  write_all (a_log, lines->str, lines->len, O_APPEND); /* a restart of exp-a */
+  spin (600);
+  {
+    g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
+    g_auto (GStrv) names = NULL;
+    g_assert_no_error (error);
+    g_assert_cmpuint (runs->len, ==, 2);
+    names = g_new0 (char *, 3);
+    for (guint i = 0; i < 2; i++)
+      names[i] = g_strdup (((DwRunInfo *)runs->pdata[i])->name);
+    qsort (names, 2, sizeof (char *), cmp_str);
+    g_assert_cmpstr (names[0], ==, "exp-a");
+    g_assert_cmpstr (names[1], ==, "exp-b");
+  }
+  live = dump_of (f->store);
+  clean = clean_dump (f->dir, parent);
+  g_assert_cmpstr (live, ==, clean);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
@@ -687,6 +738,7 @@ main (int argc, char **argv)
   ADD ("live-demo", test_live_demo);
   ADD ("jsonl-pieces", test_jsonl_pieces);
   ADD ("rewrite", test_rewrite);
+  ADD ("folder-of-runs", test_folder_of_runs);
   ADD ("garbage", test_garbage);
   ADD ("cli-live", test_cli_live);
   ADD ("cli-kill9", test_cli_kill9);

@@ -1,0 +1,273 @@
+/* bench-watch.c — latency from a file append to the points being in the store while watching
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Appends (write + fsync) N verl JSONL lines at a time to a followed run folder, 50 times, and
+ * measures until the last appended step can be read from the store:
+ *   in-process   a DwFollower with the default coalescing (what the GUI does); the store is
+ *                read right after each ::flushed
+ *   cli          `driftwatch-cli watch` in another process; this process reads the store
+ *                read-only whenever the store's WAL file changes (a file monitor, no polling)
+ * Prints median, p95 and max per mode.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "dw-follower.h"
+#include "dw-store-private.h"
+
+#define N_APPENDS 50
+#define N_LINES   10
+#define TAG       "actor/pg_loss"
+
+typedef struct
+{
+  char *jsonl;
+  gint64 next_step;
+  /* waiting for this step to be visible */
+  gint64 want_step;
+  gint64 t_append;
+  gboolean seen;
+  double latencies[N_APPENDS];
+  guint n;
+  DwStore *reader; /* cli mode: read-only view */
+  char *db;
+} Bench;
+
+static void
+append_lines (Bench *b)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+  int fd;
+
+  for (int i = 0; i < N_LINES; i++, b->next_step++)
+    g_string_append_printf (s,
+                            "{\"step\":%" G_GINT64_FORMAT ",\"data\":{\"" TAG
+                            "\":%.6f,\"rollout_corr/k3_kl\":%.6f,\"critic/score/mean\":%.3f}}\n",
+                            b->next_step, 0.001 * (double)b->next_step, 1e-4, 0.5);
+  b->want_step = b->next_step - 1;
+  b->seen = FALSE;
+  b->t_append = g_get_monotonic_time ();
+  fd = g_open (b->jsonl, O_WRONLY | O_APPEND | O_CREAT, 0644);
+  g_assert (fd >= 0);
+  g_assert (write (fd, s->str, s->len) == (gssize)s->len);
+  g_assert (fsync (fd) == 0);
+  close (fd);
+}
+
+static gboolean
+visible (DwStore *store, gint64 step)
+{
+  g_autoptr (DwRunInfo) run = dw_store_find_run (store, "run", NULL);
+  g_autoptr (DwSeries) s = NULL;
+
+  if (run == NULL)
+    return FALSE;
+  s = dw_store_get_series (store, run->id, TAG, step - 1, NULL);
+  return s != NULL && s->n > 0 && s->steps[s->n - 1] == step;
+}
+
+static void
+record (Bench *b)
+{
+  if (b->seen || b->want_step == 0)
+    return;
+  b->seen = TRUE;
+  b->latencies[b->n++] = (double)(g_get_monotonic_time () - b->t_append) / 1000.0;
+}
+
+static void
+on_flushed (DwFollower *follower, Bench *b)
+{
+  if (!b->seen && visible (dw_follower_get_store (follower), b->want_step))
+    record (b);
+}
+
+static void
+on_wal_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent event, Bench *b)
+{
+  if (b->seen || b->want_step == 0)
+    return;
+  if (b->reader == NULL)
+    b->reader = dw_store_open_read_only (b->db, NULL);
+  if (b->reader != NULL && visible (b->reader, b->want_step))
+    record (b);
+}
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *)data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+spin (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, timeout_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* Waits until the append is seen (at most 5 s), then lets things settle. */
+static void
+wait_seen (Bench *b)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add (5000, timeout_cb, &timed_out);
+
+  while (!b->seen && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  if (!b->seen)
+    {
+      fprintf (stderr, "append of step %" G_GINT64_FORMAT " not visible after 5 s\n", b->want_step);
+      exit (1);
+    }
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+report (const char *mode, Bench *b)
+{
+  qsort (b->latencies, b->n, sizeof (double), cmp_double);
+  printf ("watch latency %-11s %u appends of %d lines: median %.1f ms, p95 %.1f ms, max %.1f ms\n",
+          mode, b->n, N_LINES, b->latencies[b->n / 2],
+          b->latencies[(guint)((b->n - 1) * 0.95 + 0.5)], b->latencies[b->n - 1]);
+}
+
+static char *
+make_run (const char *tmp, const char *name, Bench *b)
+{
+  char *run = g_build_filename (tmp, name, "run", NULL);
+
+  g_assert (g_mkdir_with_parents (run, 0755) == 0);
+  b->jsonl = g_build_filename (run, "metrics.jsonl", NULL);
+  b->next_step = 1;
+  append_lines (b); /* the run exists before timing starts */
+  b->want_step = 0;
+  return run;
+}
+
+static void
+bench_in_process (const char *tmp)
+{
+  Bench b = { 0 };
+  g_autofree char *run = make_run (tmp, "in-process", &b);
+  g_autofree char *db = g_build_filename (tmp, "in-process.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autoptr (DwFollower) follower = NULL;
+
+  g_assert_no_error (error);
+  follower = dw_follower_new (store);
+  g_signal_connect (follower, "flushed", G_CALLBACK (on_flushed), &b);
+  g_assert (dw_follower_add_path (follower, run, &error));
+  dw_follower_flush (follower);
+  for (int i = 0; i < N_APPENDS; i++)
+    {
+      append_lines (&b);
+      wait_seen (&b);
+      spin (100 + (guint)g_random_int_range (0, 200));
+    }
+  report ("in-process", &b);
+  g_free (b.jsonl);
+}
+
+static void
+bench_cli (const char *tmp)
+{
+  Bench b = { 0 };
+  g_autofree char *run = make_run (tmp, "cli", &b);
+  g_autofree char *wal = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) proc = NULL;
+  g_autoptr (GFile) wal_file = NULL;
+  g_autoptr (GFileMonitor) monitor = NULL;
+  const char *cli = g_getenv ("DW_CLI");
+
+  b.db = g_build_filename (tmp, "cli.db", NULL);
+  wal = g_strconcat (b.db, "-wal", NULL);
+  if (cli == NULL)
+    {
+      printf ("watch latency cli: skipped (DW_CLI not set)\n");
+      return;
+    }
+  wal_file = g_file_new_for_path (wal);
+  monitor = g_file_monitor_file (wal_file, G_FILE_MONITOR_NONE, NULL, &error);
+  g_assert_no_error (error);
+  g_file_monitor_set_rate_limit (monitor, 0);
+  g_signal_connect (monitor, "changed", G_CALLBACK (on_wal_changed), &b);
+  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                           &error, cli, "watch", run, "--db", b.db, NULL);
+  g_assert_no_error (error);
+  /* the first ingest creates the run */
+  b.want_step = b.next_step - 1;
+  b.t_append = g_get_monotonic_time ();
+  wait_seen (&b);
+  b.n = 0;
+  for (int i = 0; i < N_APPENDS; i++)
+    {
+      append_lines (&b);
+      wait_seen (&b);
+      spin (100 + (guint)g_random_int_range (0, 200));
+    }
+  g_subprocess_send_signal (proc, SIGTERM);
+  g_assert (g_subprocess_wait_check (proc, NULL, &error));
+  report ("cli", &b);
+  g_clear_object (&b.reader);
+  g_free (b.db);
+  g_free (b.jsonl);
+}
+
+static void
+rm_rf (const char *path)
+{
+  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        rm_rf (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tmp = NULL;
+
+  setlocale (LC_ALL, "C");
+  tmp = g_dir_make_tmp ("dw-bench-watch-XXXXXX", &error);
+  g_assert_no_error (error);
+  printf ("delay %d ms, max-delay %d ms (defaults)\n", DW_FOLLOWER_DEFAULT_DELAY_MS,
+          DW_FOLLOWER_DEFAULT_MAX_DELAY_MS);
+  bench_in_process (tmp);
+  bench_cli (tmp);
+  rm_rf (tmp);
+  return 0;
+}
