@@ -13,5 +13,6 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (DwApplication, dw_application, DW, APPLICATION, AdwApplication)
 
 DwApplication *dw_application_new (const char *application_id, GApplicationFlags flags);
+GSettings *dw_application_get_settings (DwApplication *self);
 
 G_END_DECLS
