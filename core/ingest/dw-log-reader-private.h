@@ -14,6 +14,7 @@ typedef struct
   DwPointFunc on_point;
   DwDiagFunc on_diag;
   gpointer user_data;
+  goffset where; /* file offset of the line or record being decoded (for diagnostics of emit) */
 } DwFeedCtx;
 
 /* Line formats set @line; record formats set @feed (returns bytes consumed). */
@@ -30,7 +31,8 @@ struct _DwLogReader
   DwRecordFeedFunc feed;
   gpointer state;
   GDestroyNotify state_free;
-  gboolean dead; /* unrecoverable framing error: the rest of the file is skipped */
+  gboolean dead;        /* unrecoverable framing error: the rest of the file is skipped */
+  GHashTable *bad_tags; /* tags already reported as not UTF-8 (original bytes) */
 };
 
 /* Longest line / record accepted before it is reported and skipped. */

@@ -56,6 +56,23 @@ dw_reader_emit (DwFeedCtx *ctx, const char *tag, gint64 step, double wall_time, 
   if (ctx->on_point == NULL)
     return;
   DwScalarPoint p = { tag, step, wall_time, value, step_key };
+  if (G_UNLIKELY (!g_utf8_validate (tag, -1, NULL)))
+    {
+      /* Tags end up in the store, JSON output and GTK labels, which all need UTF-8: the point
+       * is kept under the tag with each invalid byte replaced by U+FFFD, reported once. */
+      g_autofree char *valid = g_utf8_make_valid (tag, -1);
+      DwLogReader *r = ctx->reader;
+      if (r->bad_tags == NULL)
+        r->bad_tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      if (g_hash_table_add (r->bad_tags, g_strdup (tag)))
+        dw_reader_diag (ctx, ctx->where,
+                        "tag is not valid UTF-8: its points are kept under \"%s\" (invalid bytes "
+                        "replaced by U+FFFD)",
+                        valid);
+      p.tag = valid;
+      ctx->on_point (&p, ctx->user_data);
+      return;
+    }
   ctx->on_point (&p, ctx->user_data);
 }
 
@@ -268,6 +285,7 @@ dw_log_reader_free (DwLogReader *reader)
     return;
   if (reader->state_free != NULL && reader->state != NULL)
     reader->state_free (reader->state);
+  g_clear_pointer (&reader->bad_tags, g_hash_table_unref);
   g_free (reader->path);
   g_free (reader);
 }
@@ -300,6 +318,7 @@ feed_lines (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint8 *data, 
       gsize l = end - pos;
       if (l > 0 && data[pos + l - 1] == '\r')
         l--;
+      ctx->where = offset + (goffset)pos;
       r->line (r, ctx, offset + (goffset)pos, (const char *)data + pos, l);
       pos = end + 1;
     }
@@ -313,7 +332,7 @@ dw_log_reader_feed (DwLogReader *reader, goffset offset, const guint8 *data, gsi
   g_return_val_if_fail (reader != NULL, 0);
   if (len == 0)
     return 0;
-  DwFeedCtx ctx = { reader, on_point, on_diag, user_data };
+  DwFeedCtx ctx = { reader, on_point, on_diag, user_data, offset };
   if (reader->dead)
     return len;
   if (reader->feed != NULL)

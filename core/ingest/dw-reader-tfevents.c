@@ -249,6 +249,7 @@ tfevents_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint8 *dat
       if (len - pos < 12 + n + 4)
         break; /* truncated tail: wait for more */
       const guint8 *d = h + 12;
+      ctx->where = offset + (goffset)pos;
       if (rd32 (d + n) != masked (dw_crc32c (0, d, (gsize)n)))
         dw_reader_diag (ctx, offset + (goffset)pos, "tfevents: bad data CRC, record skipped");
       else if (!decode_event (r, ctx, d, d + n))

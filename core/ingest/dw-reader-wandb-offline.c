@@ -254,6 +254,7 @@ wandb_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint8 *data, 
         }
       if (rec != NULL)
         {
+          ctx->where = roff;
           if (!decode_history (st, ctx, rec, rec + rl))
             dw_reader_diag (ctx, roff, ".wandb: malformed Record protobuf, skipped");
           consumed = pos;

@@ -353,6 +353,43 @@ test_jsonl_null_and_garbage (void)
   sink_clear (&s);
 }
 
+/* Tags with bytes that are not UTF-8 (a latin-1 console, a corrupt line) keep their points under
+ * the tag with U+FFFD in place of each bad byte, and are reported once with the line's offset. */
+static void
+test_non_utf8_tags (void)
+{
+  const char *jsonl = "{\"step\":1,\"data\":{\"a\\u00e9\":1,\"ok\":2}}\n"
+                      "{\"step\":2,\"data\":{\"bad\xff\xfekey\":1.5,\"ok\":2}}\n"
+                      "{\"step\":3,\"data\":{\"bad\xff\xfekey\":2.5}}\n";
+  Sink s;
+  sink_init (&s);
+  read_all (DW_FORMAT_VERL_JSONL, "m.jsonl", (const guint8 *)jsonl, strlen (jsonl), &s);
+  g_assert_cmpuint (s.points->len, ==, 5);
+  g_assert_cmpstr (g_ptr_array_index (s.points, 0), ==, "a\xc3\xa9\t1\t1");
+  g_assert_cmpstr (g_ptr_array_index (s.points, 2), ==, "bad\xef\xbf\xbd\xef\xbf\xbdkey\t2\t1.5");
+  g_assert_cmpstr (g_ptr_array_index (s.points, 4), ==, "bad\xef\xbf\xbd\xef\xbf\xbdkey\t3\t2.5");
+  g_assert_cmpuint (s.diags->len, ==, 1);
+  g_assert_cmpint (g_array_index (s.diag_offsets, goffset, 0), ==,
+                   strchr (jsonl, '\n') + 1 - jsonl);
+  g_assert_cmpstr (g_ptr_array_index (s.diags, 0), ==,
+                   "m.jsonl: byte offset 39: tag is not valid UTF-8: its points are kept under "
+                   "\"bad\xef\xbf\xbd\xef\xbf\xbdkey\" (invalid bytes replaced by U+FFFD)");
+  sink_clear (&s);
+
+  const char *console = "step:1 - ok:2.000 - lat\xe9ncy:0.500\n"
+                        "step:2 - lat\xe9ncy:0.250\n";
+  sink_init (&s);
+  read_all (DW_FORMAT_VERL_CONSOLE, "c.log", (const guint8 *)console, strlen (console), &s);
+  g_assert_cmpuint (s.points->len, ==, 3);
+  g_assert_cmpstr (g_ptr_array_index (s.points, 1), ==, "lat\xef\xbf\xbdncy\t1\t0.5");
+  g_assert_cmpstr (g_ptr_array_index (s.points, 2), ==, "lat\xef\xbf\xbdncy\t2\t0.25");
+  g_assert_cmpuint (s.diags->len, ==, 1);
+  g_assert_cmpint (g_array_index (s.diag_offsets, goffset, 0), ==, 0);
+  for (guint i = 0; i < s.points->len; i++)
+    g_assert_true (g_utf8_validate (g_ptr_array_index (s.points, i), -1, NULL));
+  sink_clear (&s);
+}
+
 static void
 on_mlflow_point (const DwScalarPoint *p, gpointer user_data)
 {
@@ -483,6 +520,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ingest/tfevents/bad-length-crc", test_bad_length_crc);
   g_test_add_func ("/ingest/tfevents/huge-length", test_huge_length);
   g_test_add_func ("/ingest/jsonl/null-and-garbage", test_jsonl_null_and_garbage);
+  g_test_add_func ("/ingest/non-utf8-tags", test_non_utf8_tags);
   g_test_add_func ("/ingest/mlflow", test_mlflow);
   g_test_add_func ("/ingest/slime/axes", test_slime_axes);
   g_test_add_func ("/ingest/sniff/batch", test_sniff_batch);
