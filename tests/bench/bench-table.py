@@ -48,6 +48,11 @@ RULES = [
      "{0} ms", ""),
     ("chart", r"^memory, 10 series x 1M points.*: " + NUM + r" MB", "chart memory, 10 × 1 M points",
      "{0} MB", ""),
+    ("watch", r"^watch latency (\S+)\s+(\d+) appends of (\d+) lines: median " + NUM + r" ms, p95 "
+     + NUM + r" ms", "watch: file append → points in the store ({0})", "median {3} ms, p95 {4} ms",
+     "aim < 1 s"),
+    ("watch", r"^delay (\d+) ms, max-delay (\d+) ms", "watch: follower coalescing delay / max",
+     "{0} ms / {1} ms", ""),
     ("whatif", r"^slider move, all kinds: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
      "what-if slider move, 200×512×2048 run", "p50 {0} ms, p95 {1} ms", "aim p95 < 16 ms"),
     ("whatif", r"^slider move, ([^:]+): p50 " + NUM + r" ms, p95 " + NUM + r" ms",
@@ -70,6 +75,7 @@ REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
+    "watch": ["watch: file append → points in the store (in-process)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents"],
 }
 
