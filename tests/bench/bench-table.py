@@ -65,11 +65,13 @@ RULES = [
      "{0} ms", ""),
     ("whatif", r"^precompute memory: .*= " + NUM + r" bytes per valid token",
      "what-if precompute memory", "{0} B/token", ""),
+    ("watch", r"^watch latency (\S+)\s+" + NUM + r" (.+?): median " + NUM + r" ms, p95 " + NUM
+     + r" ms", "watch: append → in the store ({0}, {2})", "median {3} ms, p95 {4} ms", "aim < 1 s"),
     ("whatif", r"^full recompute .*: " + NUM + r" s for " + NUM + r" steps",
      "full recompute of the run (1 thread)", "{0} s for {1} steps", ""),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
-SETUP = r"^(correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:)"
+SETUP = r"^(correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)"],
@@ -77,6 +79,7 @@ REQUIRED = {
     "whatif": ["what-if slider move, 200×512×2048 run"],
     "watch": ["watch: file append → points in the store (in-process)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents"],
+    "watch": ["watch: append → in the store (cli, appends of 10 lines)"],
 }
 
 
