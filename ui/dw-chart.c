@@ -13,6 +13,7 @@
 #include <cairo-svg.h>
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
+#include <inttypes.h>
 
 #include "dw-chart-private.h"
 #include "dw-smooth.h"
@@ -960,13 +961,12 @@ hover_rows (DwChart *self, double x)
       sv = format_value (sm[j]);
       if (self->smoothing > 0)
         /* TRANSLATORS: hover read-out: run, smoothed value, raw value, training step */
-        g_ptr_array_add (rows,
-                         g_strdup_printf (_ ("%s: %s (raw %s) at step %" G_GINT64_FORMAT), s->label,
-                                          sv, rv, dw_plot_series_get_steps (s->data)[j]));
+        g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s (raw %s) at step %" PRId64), s->label,
+                                                sv, rv, dw_plot_series_get_steps (s->data)[j]));
       else
         /* TRANSLATORS: hover read-out: run, value, training step */
-        g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s at step %" G_GINT64_FORMAT), s->label,
-                                                rv, dw_plot_series_get_steps (s->data)[j]));
+        g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s at step %" PRId64), s->label, rv,
+                                                dw_plot_series_get_steps (s->data)[j]));
     }
   return rows;
 }

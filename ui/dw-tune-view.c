@@ -16,6 +16,7 @@
 #include <glib/gi18n.h>
 #include <math.h>
 #include <string.h>
+#include <inttypes.h>
 
 #include "dw-tune-view.h"
 
@@ -1674,7 +1675,7 @@ on_step_changed (GtkAdjustment *adj, DwTuneView *self)
     {
       gint64 step = dw_whatif_step_get_step (dw_whatif_engine_get_step (self->engine, idx));
       g_autofree char *t = g_strdup_printf (
-        _ ("Token log-ratios ℓ = log π_train − log π_rollout at step %" G_GINT64_FORMAT), step);
+        _ ("Token log-ratios ℓ = log π_train − log π_rollout at step %" PRId64), step);
       gtk_label_set_text (self->hist_title, t);
       for (guint c = 0; c < N_CHARTS; c++)
         dw_chart_set_cursor_x (self->charts[c], (double)step);

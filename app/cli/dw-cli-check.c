@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 #include <stdio.h>
+#include <inttypes.h>
 
 #include "dw-cli.h"
 #include "dw-config-json.h"
@@ -90,12 +91,12 @@ dw_cli_check (int argc, char **argv)
     {
       if (n_warn + n_crit == 0)
         /* TRANSLATORS: run name, run id */
-        g_string_append_printf (out, _ ("Run “%s” (id %" G_GINT64_FORMAT "): healthy\n"), run->name,
+        g_string_append_printf (out, _ ("Run “%s” (id %" PRId64 "): healthy\n"), run->name,
                                 run->id);
       else
         /* TRANSLATORS: run name, run id, number of critical events, number of warnings */
         g_string_append_printf (out,
-                                _ ("Run “%s” (id %" G_GINT64_FORMAT "): %u critical, %u "
+                                _ ("Run “%s” (id %" PRId64 "): %u critical, %u "
                                    "warning(s)\n"),
                                 run->name, run->id, n_crit, n_warn);
       for (guint i = 0; i < events->len; i++)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include "dw-cli.h"
 #include "dw-demo.h"
@@ -68,7 +69,7 @@ dw_cli_demo (int argc, char **argv)
         g_usleep ((gulong)interval_ms * 1000);
     }
   if (scenario == DW_DEMO_COLLAPSE)
-    printf (_ ("%s: %d steps, collapse at step %" G_GINT64_FORMAT "\n"), argv[1], steps,
+    printf (_ ("%s: %d steps, collapse at step %" PRId64 "\n"), argv[1], steps,
             dw_demo_collapse_step ((guint)steps));
   else
     printf (_ ("%s: %d steps, healthy\n"), argv[1], steps);

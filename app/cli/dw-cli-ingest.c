@@ -11,6 +11,7 @@
 
 #include <glib/gi18n.h>
 #include <stdio.h>
+#include <inttypes.h>
 
 #include "dw-cli.h"
 #include "dw-ingester.h"
@@ -72,8 +73,8 @@ dw_cli_ingest (int argc, char **argv)
     {
       for (guint i = 0; i < report.notes->len; i++)
         fprintf (stderr, "%s\n", (const char *)report.notes->pdata[i]);
-      printf (_ ("%u files (%u with new data): %" G_GUINT64_FORMAT " points, %" G_GUINT64_FORMAT
-                 " batches (%" G_GUINT64_FORMAT " tokens), %u bad records skipped\n"),
+      printf (_ ("%u files (%u with new data): %" PRIu64 " points, %" PRIu64 " batches (%" PRIu64
+                 " tokens), %u bad records skipped\n"),
               report.n_files, report.n_files_read, report.n_points, report.n_batches,
               report.n_tokens, report.diagnostics->len);
       for (guint i = 0; i < report.run_ids->len; i++)
@@ -81,10 +82,9 @@ dw_cli_ingest (int argc, char **argv)
           g_autoptr (DwRunInfo) run
             = dw_store_get_run (store, g_array_index (report.run_ids, gint64, i), NULL);
           if (run != NULL)
-            printf (_ ("run %" G_GINT64_FORMAT " “%s” (%s): steps %" G_GINT64_FORMAT
-                       "–%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT " batches\n"),
-                    run->id, run->name, run->framework, run->first_step, run->last_step,
-                    run->n_batches);
+            printf (
+              _ ("run %" PRId64 " “%s” (%s): steps %" PRId64 "–%" PRId64 ", %" PRId64 " batches\n"),
+              run->id, run->name, run->framework, run->first_step, run->last_step, run->n_batches);
         }
     }
   dw_ingest_report_clear (&report);

@@ -17,6 +17,7 @@
 #include <glib/gi18n.h>
 #include <signal.h>
 #include <stdio.h>
+#include <inttypes.h>
 
 #include "dw-cli.h"
 #include "dw-config-json.h"
@@ -76,7 +77,7 @@ print_event (Watch *w, const DwRunInfo *run, const DwHealthEvent *event)
   else
     {
       /* TRANSLATORS: run name, run id: heading of a health event printed by `watch` */
-      g_string_append_printf (out, _ ("Run “%s” (id %" G_GINT64_FORMAT "):\n"), run->name, run->id);
+      g_string_append_printf (out, _ ("Run “%s” (id %" PRId64 "):\n"), run->name, run->id);
       dw_health_append_event_text (out, event);
     }
   print_line (stdout, out);

@@ -751,9 +751,8 @@ import_yaml (Importer *im, const char *text, gsize len, GError **error)
   if (!yaml_parser_load (&parser, &doc))
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                   _ ("%s:%" G_GSIZE_FORMAT ":%" G_GSIZE_FORMAT ": YAML syntax error: %s"),
-                   im->source, (gsize)parser.problem_mark.line + 1,
-                   (gsize)parser.problem_mark.column + 1,
+                   _ ("%s:%zu:%zu: YAML syntax error: %s"), im->source,
+                   (gsize)parser.problem_mark.line + 1, (gsize)parser.problem_mark.column + 1,
                    parser.problem ? parser.problem : "unknown");
       yaml_parser_delete (&parser);
       return FALSE;
@@ -783,7 +782,7 @@ import_yaml (Importer *im, const char *text, gsize len, GError **error)
           if (sec == NULL)
             {
               g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
-                           _ ("%s:%" G_GSIZE_FORMAT ": algorithm has no rollout_correction "
+                           _ ("%s:%zu: algorithm has no rollout_correction "
                               "section"),
                            im->source, (gsize)algo->start_mark.line + 1);
               ok = FALSE;

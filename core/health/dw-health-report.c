@@ -8,6 +8,7 @@
 
 #include <glib/gi18n-lib.h>
 #include <math.h>
+#include <inttypes.h>
 
 #include "dw-config-json.h"
 
@@ -82,12 +83,12 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
   g_string_append_printf (out, "%s  ", severity_label (e->severity));
   if (e->first_step == e->last_step)
     /* TRANSLATORS: health report line: step, rule title, rule id */
-    g_string_append_printf (out, _ ("step %" G_GINT64_FORMAT ": %s [%s]\n"), e->first_step,
-                            e->title, e->rule_id);
+    g_string_append_printf (out, _ ("step %" PRId64 ": %s [%s]\n"), e->first_step, e->title,
+                            e->rule_id);
   else
     /* TRANSLATORS: health report line: first step, last step, rule title, rule id */
-    g_string_append_printf (out, _ ("steps %" G_GINT64_FORMAT "–%" G_GINT64_FORMAT ": %s [%s]\n"),
-                            e->first_step, e->last_step, e->title, e->rule_id);
+    g_string_append_printf (out, _ ("steps %" PRId64 "–%" PRId64 ": %s [%s]\n"), e->first_step,
+                            e->last_step, e->title, e->rule_id);
   if (isnan (e->threshold))
     /* TRANSLATORS: logged tag, value */
     g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, v);
@@ -95,9 +96,8 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
     {
       g_ascii_formatd (t, sizeof t, "%.6g", e->threshold);
       /* TRANSLATORS: logged tag, value, threshold, number of steps */
-      g_string_append_printf (
-        out, _ ("    %s = %s (threshold %s), fired on %" G_GINT64_FORMAT " step(s)\n"), e->tag, v,
-        t, e->n_steps);
+      g_string_append_printf (out, _ ("    %s = %s (threshold %s), fired on %" PRId64 " step(s)\n"),
+                              e->tag, v, t, e->n_steps);
     }
   g_string_append_printf (out, "    %s\n", e->explanation);
   /* TRANSLATORS: prefix of the advice line of a health warning */

@@ -13,6 +13,7 @@
 
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
+#include <inttypes.h>
 
 #include "dw-batch-private.h"
 #include "dw-batch-reader.h"
@@ -445,7 +446,7 @@ read_at (int fd, const char *path, goffset offset, guint8 *buf, gsize n, GError 
         {
           int saved = errno;
           g_set_error (error, G_IO_ERROR, g_io_error_from_errno (r < 0 ? saved : EIO),
-                       _ ("%s: cannot read at byte offset %" G_GINT64_FORMAT ": %s"), path,
+                       _ ("%s: cannot read at byte offset %" PRId64 ": %s"), path,
                        (gint64)(offset + (goffset)done),
                        r < 0 ? g_strerror (saved) : _ ("the file shrank while being read"));
           return FALSE;
@@ -659,7 +660,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
 
   if (pos < size)
     report_note (report,
-                 _ ("%s: the last %" G_GINT64_FORMAT " bytes (from byte offset %" G_GINT64_FORMAT
+                 _ ("%s: the last %" PRId64 " bytes (from byte offset %" PRId64
                     ") are not a complete line or record yet; they are read once the file grows"),
                  path, size - pos, pos);
   if (rec->id == 0 || !same_identity (rec, st))

@@ -29,6 +29,7 @@
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <inttypes.h>
 
 #include "dw-batch-reader.h"
 #include "dw-canonical.h"
@@ -411,7 +412,7 @@ migrate (DwStore *self, GError **error)
   if (version > DW_STORE_SCHEMA_VERSION)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA,
-                   _ ("%s: written by a newer Driftwatch (schema version %" G_GINT64_FORMAT
+                   _ ("%s: written by a newer Driftwatch (schema version %" PRId64
                       ", this version reads up to %d); the file was left untouched"),
                    self->path, version, DW_STORE_SCHEMA_VERSION);
       goto fail;
@@ -489,7 +490,7 @@ open_db (DwStore *self, GError **error)
   if (version > DW_STORE_SCHEMA_VERSION && app_id == DW_STORE_APPLICATION_ID)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA,
-                   _ ("%s: written by a newer Driftwatch (schema version %" G_GINT64_FORMAT
+                   _ ("%s: written by a newer Driftwatch (schema version %" PRId64
                       ", this version reads up to %d); the file was left untouched"),
                    self->path, version, DW_STORE_SCHEMA_VERSION);
       return FALSE;
@@ -507,10 +508,10 @@ open_db (DwStore *self, GError **error)
     {
       if (version < DW_STORE_SCHEMA_VERSION)
         {
-          g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_READ_ONLY,
-                       _ ("%s: the store needs an upgrade (schema version %" G_GINT64_FORMAT
-                          ") but is read-only"),
-                       self->path, version);
+          g_set_error (
+            error, DW_STORE_ERROR, DW_STORE_ERROR_READ_ONLY,
+            _ ("%s: the store needs an upgrade (schema version %" PRId64 ") but is read-only"),
+            self->path, version);
           return FALSE;
         }
       return exec (self, "PRAGMA foreign_keys = ON", "configuring", error);
@@ -964,8 +965,7 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
   if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
-                   _ ("%s: step %" G_GINT64_FORMAT ": log-probs must be float32 or float64"),
-                   source, step);
+                   _ ("%s: step %" PRId64 ": log-probs must be float32 or float64"), source, step);
       return FALSE;
     }
   rows = g_new0 (DwRowStats, MAX (batch->rows, 1));
@@ -1004,8 +1004,7 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
       || !bind_array (stmt, 14, batch->advantages, batch->lp_dtype, n))
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
-                   _ ("%s: step %" G_GINT64_FORMAT ": batch too large for the store"), source,
-                   step);
+                   _ ("%s: step %" PRId64 ": batch too large for the store"), source, step);
       return FALSE;
     }
   rc = sqlite3_step (stmt);
@@ -1325,8 +1324,8 @@ dw_store_get_run (DwStore *self, gint64 run_id, GError **error)
   if (rc == SQLITE_ROW)
     return run_from_row (stmt);
   if (rc == SQLITE_DONE)
-    g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
-                 _ ("%s: no run with id %" G_GINT64_FORMAT), self->path, run_id);
+    g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND, _ ("%s: no run with id %" PRId64),
+                 self->path, run_id);
   else
     set_error (self, error, rc, "reading a run");
   return NULL;
@@ -1455,7 +1454,7 @@ dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after
   if (tag_id == 0)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
-                   _ ("%s: run %" G_GINT64_FORMAT " has no tag “%s”"), self->path, run_id, tag);
+                   _ ("%s: run %" PRId64 " has no tag “%s”"), self->path, run_id, tag);
       return NULL;
     }
 
@@ -1578,8 +1577,8 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   if (rc == SQLITE_DONE)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
-                   _ ("%s: run %" G_GINT64_FORMAT " has no batch at step %" G_GINT64_FORMAT),
-                   self->path, run_id, step);
+                   _ ("%s: run %" PRId64 " has no batch at step %" PRId64), self->path, run_id,
+                   step);
       return NULL;
     }
   if (rc != SQLITE_ROW)
@@ -1609,10 +1608,9 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   return g_steal_pointer (&batch);
 
 corrupt:
-  g_set_error (
-    error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
-    _ ("%s: the stored batch of run %" G_GINT64_FORMAT " step %" G_GINT64_FORMAT " is damaged"),
-    self->path, run_id, step);
+  g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+               _ ("%s: the stored batch of run %" PRId64 " step %" PRId64 " is damaged"),
+               self->path, run_id, step);
   return NULL;
 }
 

@@ -6,7 +6,10 @@ Fails (exit 1, one line per problem) when
   - a file under app/, core/, ui/ or data/ has translatable strings but is not listed
     (its strings would silently never reach translators),
   - a listed file does not exist or has no translatable strings (stale entry),
-  - the list is not sorted or has duplicates (po/POTFILES.in asks for sorted order).
+  - the list is not sorted or has duplicates (po/POTFILES.in asks for sorted order),
+  - a translatable C string is continued by a macro such as G_GINT64_FORMAT: xgettext cuts the
+    msgid there ("step %"), so the string the program looks up at run time is never in any
+    catalogue. Only <inttypes.h>'s PRId64/PRIu64… are understood (they become %<PRId64>).
 """
 import os
 import re
@@ -19,6 +22,38 @@ C_STRING = re.compile(r'(?<![A-Za-z0-9_])(?:N?C_|[NQ]?_|g_dngettext|ngettext|g_d
 UI_STRING = re.compile(r'translatable\s*=\s*"(?:yes|true|1)"')
 SCHEMA_STRING = re.compile(r"<(?:summary|description)>")
 METAINFO_STRING = re.compile(r"<(?:name|summary|p|li|caption)\b")
+
+
+CALL = re.compile(r'(?<![A-Za-z0-9_])(?:N?C_|[NQ]?_)\s*\(')
+
+
+def cut_msgids(text):
+    """Yields (line, macro) for every identifier concatenated into a _()/N_() string."""
+    for m in CALL.finditer(text):
+        k, depth, args = m.end(), 1, []
+        while k < len(text) and depth:
+            c = text[k]
+            if c == '"':
+                k += 1
+                while text[k] != '"':
+                    k += 2 if text[k] == "\\" else 1
+                args.append('"')
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c.isalpha() or c == "_":
+                w = re.match(r"\w+", text[k:]).group(0)
+                args.append(w)
+                k += len(w) - 1
+            elif c == ",":
+                args.append(",")
+            k += 1
+        # Only identifiers that sit between two string literals of the same argument.
+        for i in range(1, len(args) - 1):
+            if args[i] not in ('"', ",") and args[i - 1] == '"' and args[i + 1] == '"' \
+                    and not args[i].startswith("PRI"):
+                yield text.count("\n", 0, m.start()) + 1, args[i]
 
 
 def has_strings(path):
@@ -64,6 +99,16 @@ def main():
             problems.append(f"po/POTFILES.in: {p} does not exist")
         elif not has_strings(full):
             problems.append(f"po/POTFILES.in: {p} has no translatable strings")
+
+    for p in listed:
+        full = os.path.join(root, p)
+        if p.endswith(".c") and os.path.isfile(full):
+            with open(full, encoding="utf-8", errors="replace") as f:
+                text = re.sub(r"/\*.*?\*/", lambda c: "\n" * c.group(0).count("\n"), f.read(),
+                              flags=re.S)
+            for line, macro in cut_msgids(text):
+                problems.append(f"{p}:{line}: translatable string continued by {macro}: xgettext "
+                                f"cuts the msgid there; use PRId64/PRIu64 (<inttypes.h>) or %zu")
 
     listed_set = set(listed)
     for top in SOURCE_DIRS:
