@@ -14,6 +14,7 @@ int
 main (int argc, char **argv)
 {
   g_autoptr (DwApplication) app = NULL;
+  int status;
 
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
@@ -21,5 +22,6 @@ main (int argc, char **argv)
   textdomain (GETTEXT_PACKAGE);
 
   app = dw_application_new (APP_ID, G_APPLICATION_HANDLES_OPEN);
-  return g_application_run (G_APPLICATION (app), argc, argv);
+  status = g_application_run (G_APPLICATION (app), argc, argv);
+  return status != 0 ? status : dw_application_get_exit_status (app);
 }

@@ -7,35 +7,52 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-screenshot.h"
 #include "dw-window.h"
+
+#define SCREENSHOT_WIDTH      1400
+#define SCREENSHOT_HEIGHT     900
+#define SCREENSHOT_TIMEOUT_MS 120000
 
 struct _DwApplication
 {
   AdwApplication parent_instance;
 
   GSettings *settings; /* NULL when the schema is not installed (uninstalled run) */
+
+  DwStore *store;
+  char *db_path;
+  char *screenshot;
+  char *view;
+  gboolean demo;
+  gboolean dark;
+  char *tmpdir; /* --demo: the temporary store and demo run, removed on shutdown */
+  int exit_status;
 };
 
 G_DEFINE_FINAL_TYPE (DwApplication, dw_application, ADW_TYPE_APPLICATION)
+
+static const GOptionEntry options[]
+  = { { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+        N_ ("Render the window to a PNG file and exit"), N_ ("FILE") },
+      { "view", 0, 0, G_OPTION_ARG_STRING, NULL, N_ ("Page to show: monitor, tune or health"),
+        N_ ("VIEW") },
+      { "demo", 0, 0, G_OPTION_ARG_NONE, NULL,
+        N_ ("Show the collapse demo run from a temporary store"), NULL },
+      { "db", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_ ("Store to open instead of the default one"),
+        N_ ("FILE") },
+      { "dark", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Use the dark style"), NULL },
+      { NULL } };
 
 DwApplication *
 dw_application_new (const char *application_id, GApplicationFlags flags)
 {
   return g_object_new (DW_TYPE_APPLICATION, "application-id", application_id, "flags", flags,
                        "resource-base-path", RESOURCE_PATH, NULL);
-}
-
-static void
-dw_application_activate (GApplication *app)
-{
-  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (app));
-
-  if (window == NULL)
-    window = g_object_new (DW_TYPE_WINDOW, "application", app, NULL);
-  gtk_window_present (window);
 }
 
 /* The one table of accelerators; the shortcuts window (gtk/help-overlay.ui) shows the same
@@ -136,6 +153,14 @@ dw_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (dw_application_parent_class)->startup (app);
 
+  /* Screenshots are light unless --dark, whatever the desktop's preference. */
+  if (self->dark)
+    adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                        ADW_COLOR_SCHEME_FORCE_DARK);
+  else if (self->screenshot != NULL)
+    adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                        ADW_COLOR_SCHEME_FORCE_LIGHT);
+
   /* Running from the build tree without GSETTINGS_SCHEMA_DIR must not abort: the app then
    * works with built-in defaults and no Preferences. */
   source = g_settings_schema_source_get_default ();
@@ -159,12 +184,178 @@ dw_application_startup (GApplication *app)
 }
 
 static void
+remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+DwStore *
+dw_application_get_store (DwApplication *self, GError **error)
+{
+  g_return_val_if_fail (DW_IS_APPLICATION (self), NULL);
+  if (self->store == NULL)
+    {
+      g_autofree char *path = g_strdup (self->db_path);
+
+      if (path == NULL && self->demo)
+        {
+          self->tmpdir = g_dir_make_tmp ("driftwatch-demo-XXXXXX", error);
+          if (self->tmpdir == NULL)
+            return NULL;
+          path = g_build_filename (self->tmpdir, "driftwatch.db", NULL);
+        }
+      self->store = dw_store_open (path, error);
+    }
+  return self->store;
+}
+
+static int
+dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
+{
+  DwApplication *self = DW_APPLICATION (app);
+
+  g_variant_dict_lookup (dict, "screenshot", "^ay", &self->screenshot);
+  g_variant_dict_lookup (dict, "db", "^ay", &self->db_path);
+  g_variant_dict_lookup (dict, "view", "s", &self->view);
+  self->demo = g_variant_dict_contains (dict, "demo");
+  self->dark = g_variant_dict_contains (dict, "dark");
+
+  if (self->view != NULL && !g_str_equal (self->view, "monitor")
+      && !g_str_equal (self->view, "tune") && !g_str_equal (self->view, "health"))
+    {
+      /* TRANSLATORS: --view got an unknown page name */
+      g_printerr (_ ("Unknown view “%s”: use monitor, tune or health\n"), self->view);
+      return 2;
+    }
+  /* A screenshot, another store or the demo is its own instance, never a remote call into an
+   * already running Driftwatch. */
+  if (self->screenshot != NULL || self->db_path != NULL || self->demo)
+    g_application_set_flags (app, g_application_get_flags (app) | G_APPLICATION_NON_UNIQUE);
+  return -1;
+}
+
+static gboolean
+window_ready (GtkWidget *window)
+{
+  return dw_window_is_ready (DW_WINDOW (window));
+}
+
+static void
+on_screenshot_done (GtkWidget *window, const GError *error, gpointer data)
+{
+  DwApplication *self = data;
+
+  if (error != NULL)
+    {
+      g_printerr ("driftwatch: %s\n", error->message);
+      self->exit_status = 1;
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
+static void
+dw_application_activate (GApplication *app)
+{
+  DwApplication *self = DW_APPLICATION (app);
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_autoptr (GError) error = NULL;
+  DwStore *store;
+
+  if (window != NULL)
+    {
+      gtk_window_present (window);
+      return;
+    }
+  store = dw_application_get_store (self, &error);
+  if (store == NULL)
+    {
+      g_printerr ("driftwatch: %s\n", error->message);
+      self->exit_status = 1;
+      return;
+    }
+
+  window = GTK_WINDOW (dw_window_new (GTK_APPLICATION (app), store, self->screenshot == NULL));
+  if (self->screenshot != NULL)
+    gtk_window_set_default_size (window, SCREENSHOT_WIDTH, SCREENSHOT_HEIGHT);
+  if (self->view != NULL)
+    dw_window_set_view (DW_WINDOW (window), self->view);
+  if (self->demo)
+    {
+      g_autofree char *dir = g_build_filename (
+        self->tmpdir ? self->tmpdir : g_get_user_cache_dir (),
+        self->tmpdir ? "demo-collapse" : "driftwatch", self->tmpdir ? NULL : "demo-collapse", NULL);
+      dw_window_load_demo (DW_WINDOW (window), dir);
+    }
+  gtk_window_present (window);
+  if (self->screenshot != NULL)
+    dw_screenshot_window (GTK_WIDGET (window), self->screenshot, window_ready,
+                          SCREENSHOT_TIMEOUT_MS, on_screenshot_done, self);
+}
+
+static void
+dw_application_open (GApplication *app, GFile **files, int n_files, const char *hint)
+{
+  g_autoptr (GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+  GtkWindow *window;
+
+  g_application_activate (app);
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  if (!DW_IS_WINDOW (window))
+    return;
+  for (int i = 0; i < n_files; i++)
+    {
+      char *path = g_file_get_path (files[i]);
+      if (path != NULL)
+        g_ptr_array_add (paths, path);
+    }
+  g_ptr_array_add (paths, NULL);
+  if (paths->len > 1)
+    dw_window_ingest_paths (DW_WINDOW (window), (const char *const *)paths->pdata);
+}
+
+static void
+dw_application_shutdown (GApplication *app)
+{
+  DwApplication *self = DW_APPLICATION (app);
+
+  G_APPLICATION_CLASS (dw_application_parent_class)->shutdown (app);
+  g_clear_object (&self->store);
+  if (self->tmpdir != NULL)
+    remove_tree (self->tmpdir);
+}
+
+static void
 dw_application_dispose (GObject *object)
 {
   DwApplication *self = DW_APPLICATION (object);
 
   g_clear_object (&self->settings);
+  g_clear_object (&self->store);
   G_OBJECT_CLASS (dw_application_parent_class)->dispose (object);
+}
+
+static void
+dw_application_finalize (GObject *object)
+{
+  DwApplication *self = DW_APPLICATION (object);
+
+  g_free (self->db_path);
+  g_free (self->screenshot);
+  g_free (self->view);
+  g_free (self->tmpdir);
+  G_OBJECT_CLASS (dw_application_parent_class)->finalize (object);
 }
 
 static void
@@ -174,13 +365,18 @@ dw_application_class_init (DwApplicationClass *klass)
   GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
 
   object_class->dispose = dw_application_dispose;
+  object_class->finalize = dw_application_finalize;
+  app_class->handle_local_options = dw_application_handle_local_options;
   app_class->startup = dw_application_startup;
   app_class->activate = dw_application_activate;
+  app_class->open = dw_application_open;
+  app_class->shutdown = dw_application_shutdown;
 }
 
 static void
 dw_application_init (DwApplication *self)
 {
+  g_application_add_main_option_entries (G_APPLICATION (self), options);
 }
 
 /**
@@ -195,4 +391,11 @@ dw_application_get_settings (DwApplication *self)
   g_return_val_if_fail (DW_IS_APPLICATION (self), NULL);
 
   return self->settings;
+}
+
+int
+dw_application_get_exit_status (DwApplication *self)
+{
+  g_return_val_if_fail (DW_IS_APPLICATION (self), 1);
+  return self->exit_status;
 }

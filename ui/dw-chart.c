@@ -23,6 +23,7 @@
 #define MARGIN_TOP    10
 #define MARGIN_BOTTOM 24
 #define EXPORT_TITLE  30
+#define MARKER_BAND   16 /* above the plot, for health marker labels */
 #define MAX_COLUMNS   8192
 
 typedef struct
@@ -360,8 +361,15 @@ make_frame (DwChart *self, Frame *f, int width, int height)
     }
   f->px = MARGIN_LEFT;
   f->py = MARGIN_TOP;
+  /* Marker labels get a band of their own above the plot, so they never hide data. */
+  for (guint i = 0; i < self->markers->len; i++)
+    if (((Marker *)g_ptr_array_index (self->markers, i))->label != NULL)
+      {
+        f->py += MARKER_BAND;
+        break;
+      }
   f->pw = MAX (width - MARGIN_LEFT - MARGIN_RIGHT, 10);
-  f->ph = MAX (height - MARGIN_TOP - MARGIN_BOTTOM, 10);
+  f->ph = MAX (height - f->py - MARGIN_BOTTOM, 10);
 }
 
 /* ---------------------------------------------------------------- style */
@@ -894,11 +902,41 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
       cairo_line_to (cr, x, f->py + 8);
       cairo_close_path (cr);
       cairo_fill (cr);
-      if (m->label != NULL)
-        draw_text (cr, st, m->label, x + (x > f->px + f->pw - 120 ? -4 : 12), f->py + 1,
-                   x > f->px + f->pw - 120 ? 1 : 0, 0, 0.75, TRUE);
     }
   cairo_restore (cr);
+
+  /* Labels in the band above the plot, from the flag rightwards when they fit, else leftwards,
+   * ellipsized to the room there is. */
+  for (guint i = 0; i < self->markers->len; i++)
+    {
+      Marker *m = g_ptr_array_index (self->markers, i);
+      const GdkRGBA *c = m->severity == DW_MARKER_CRITICAL  ? &st->error
+                         : m->severity == DW_MARKER_WARNING ? &st->warning
+                                                            : &st->fg;
+      double x = round (fx (f, x_of_step (self, m->step))) + 0.5;
+      g_autoptr (PangoLayout) layout = NULL;
+      double room_right, room_left;
+      gboolean left;
+      int w, h;
+
+      if (m->label == NULL || !isfinite (x) || x < f->px || x > f->px + f->pw)
+        continue;
+      layout = make_layout (cr, st, m->label, 0.75, TRUE);
+      room_right = f->px + f->pw - x;
+      room_left = x - 4;
+      pango_layout_get_pixel_size (layout, &w, &h);
+      left = w > room_right && room_left > room_right;
+      if (w > (left ? room_left : room_right))
+        {
+          pango_layout_set_width (layout,
+                                  (int)MAX (left ? room_left : room_right, 0) * PANGO_SCALE);
+          pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+          pango_layout_get_pixel_size (layout, &w, &h);
+        }
+      set_color (cr, c, 1);
+      cairo_move_to (cr, round (left ? x - w : x - 0.5), round (f->py - MARKER_BAND + 1));
+      pango_cairo_show_layout (cr, layout);
+    }
 }
 
 static void

@@ -1,0 +1,296 @@
+/* dw-chart-card.c
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define G_LOG_DOMAIN "dw-chart-card"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gi18n.h>
+
+#include "dw-chart-card.h"
+
+#define EXPORT_WIDTH  1200
+#define EXPORT_HEIGHT 700
+
+struct _DwChartCard
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *box;
+  GtkLabel *title_label;
+  GtkLabel *subtitle_label;
+  GtkMenuButton *menu_button;
+  DwChart *chart;
+  GtkLabel *empty_label;
+
+  char *id;
+};
+
+G_DEFINE_FINAL_TYPE (DwChartCard, dw_chart_card, GTK_TYPE_WIDGET)
+
+enum
+{
+  PROP_0,
+  PROP_LOG_Y,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+show_error (DwChartCard *self, const GError *error)
+{
+  GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
+
+  if (overlay != NULL)
+    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (error->message));
+  else
+    g_warning ("%s", error->message);
+}
+
+gboolean
+dw_chart_card_export (DwChartCard *self, const char *path, const char *format, GError **error)
+{
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), FALSE);
+  g_return_val_if_fail (path != NULL && format != NULL, FALSE);
+
+  if (g_str_equal (format, "csv"))
+    return dw_chart_export_csv (self->chart, path, error);
+  if (g_str_equal (format, "png"))
+    return dw_chart_export (self->chart, path, DW_EXPORT_PNG, EXPORT_WIDTH, EXPORT_HEIGHT, error);
+  if (g_str_equal (format, "svg"))
+    return dw_chart_export (self->chart, path, DW_EXPORT_SVG, EXPORT_WIDTH, EXPORT_HEIGHT, error);
+  if (g_str_equal (format, "pdf"))
+    return dw_chart_export (self->chart, path, DW_EXPORT_PDF, EXPORT_WIDTH, EXPORT_HEIGHT, error);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               /* TRANSLATORS: %s is a file format name given by a program, e.g. "png" */
+               _ ("Unknown export format “%s”"), format);
+  return FALSE;
+}
+
+static void
+on_export_response (GtkNativeDialog *dialog, int response, DwChartCard *self)
+{
+  const char *format = g_object_get_data (G_OBJECT (dialog), "dw-format");
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree char *path = file ? g_file_get_path (file) : NULL;
+      g_autoptr (GError) error = NULL;
+
+      if (path != NULL && !dw_chart_card_export (self, path, format, &error))
+        show_error (self, error);
+    }
+  gtk_native_dialog_destroy (dialog);
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+static void
+export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwChartCard *self = DW_CHART_CARD (widget);
+  const char *format = g_variant_get_string (parameter, NULL);
+  GtkRoot *root = gtk_widget_get_root (widget);
+  g_autofree char *name = NULL;
+  g_autofree char *title = NULL;
+  GtkFileChooserNative *dialog;
+
+  title = g_strdup (dw_chart_card_get_title (self));
+  g_strdelimit (title, "/\\:", '-');
+  name = g_strdup_printf ("%s.%s", title, format);
+  dialog = gtk_file_chooser_native_new (g_str_equal (format, "csv") ? _ ("Export Chart Data")
+                                                                    : _ ("Export Chart"),
+                                        GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _ ("_Export"), NULL);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  g_object_set_data_full (G_OBJECT (dialog), "dw-format", g_strdup (format), g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  dw_chart_reset_zoom (DW_CHART_CARD (widget)->chart);
+}
+
+/* Cards flow at this natural width, so three fit beside the sidebar of a 1400 px window; they
+ * still grow to share the width of the row. */
+#define CARD_NATURAL_WIDTH 300
+
+static void
+dw_chart_card_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
+                       int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  DwChartCard *self = DW_CHART_CARD (widget);
+
+  gtk_widget_measure (self->box, orientation, for_size, minimum, natural, NULL, NULL);
+  if (orientation == GTK_ORIENTATION_HORIZONTAL)
+    *natural = MAX (*minimum, CARD_NATURAL_WIDTH);
+}
+
+static void
+dw_chart_card_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  gtk_widget_allocate (DW_CHART_CARD (widget)->box, width, height, baseline, NULL);
+}
+
+static void
+dw_chart_card_dispose (GObject *object)
+{
+  DwChartCard *self = DW_CHART_CARD (object);
+
+  g_clear_pointer (&self->box, gtk_widget_unparent);
+  G_OBJECT_CLASS (dw_chart_card_parent_class)->dispose (object);
+}
+
+static void
+dw_chart_card_finalize (GObject *object)
+{
+  DwChartCard *self = DW_CHART_CARD (object);
+
+  g_free (self->id);
+  G_OBJECT_CLASS (dw_chart_card_parent_class)->finalize (object);
+}
+
+static void
+dw_chart_card_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  DwChartCard *self = DW_CHART_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_LOG_Y:
+      g_value_set_boolean (value, dw_chart_card_get_log_y (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+dw_chart_card_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  DwChartCard *self = DW_CHART_CARD (object);
+
+  switch (prop_id)
+    {
+    case PROP_LOG_Y:
+      dw_chart_card_set_log_y (self, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+dw_chart_card_class_init (DwChartCardClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = dw_chart_card_dispose;
+  object_class->finalize = dw_chart_card_finalize;
+  object_class->get_property = dw_chart_card_get_property;
+  object_class->set_property = dw_chart_card_set_property;
+
+  properties[PROP_LOG_Y]
+    = g_param_spec_boolean ("log-y", NULL, NULL, FALSE,
+                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  g_type_ensure (DW_TYPE_CHART);
+  gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-chart-card.ui");
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, box);
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, title_label);
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, subtitle_label);
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, menu_button);
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, chart);
+  gtk_widget_class_bind_template_child (widget_class, DwChartCard, empty_label);
+
+  gtk_widget_class_install_property_action (widget_class, "card.log-y", "log-y");
+  gtk_widget_class_install_action (widget_class, "card.reset-zoom", NULL, reset_zoom_action);
+  gtk_widget_class_install_action (widget_class, "card.export", "s", export_action);
+
+  widget_class->measure = dw_chart_card_measure;
+  widget_class->size_allocate = dw_chart_card_size_allocate;
+  gtk_widget_class_set_css_name (widget_class, "dwchartcard");
+}
+
+static void
+on_chart_log_y (DwChartCard *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOG_Y]);
+}
+
+static void
+dw_chart_card_init (DwChartCard *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect_object (self->chart, "notify::log-y", G_CALLBACK (on_chart_log_y), self,
+                           G_CONNECT_SWAPPED);
+}
+
+GtkWidget *
+dw_chart_card_new (const char *id, const char *title, const char *subtitle)
+{
+  DwChartCard *self = g_object_new (DW_TYPE_CHART_CARD, NULL);
+
+  self->id = g_strdup (id);
+  gtk_label_set_label (self->title_label, title);
+  gtk_label_set_label (self->subtitle_label, subtitle ? subtitle : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->subtitle_label), subtitle != NULL && *subtitle);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->subtitle_label), subtitle);
+  dw_chart_set_title (self->chart, title);
+  return GTK_WIDGET (self);
+}
+
+const char *
+dw_chart_card_get_id (DwChartCard *self)
+{
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), NULL);
+  return self->id;
+}
+
+const char *
+dw_chart_card_get_title (DwChartCard *self)
+{
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), NULL);
+  return gtk_label_get_label (self->title_label);
+}
+
+DwChart *
+dw_chart_card_get_chart (DwChartCard *self)
+{
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), NULL);
+  return self->chart;
+}
+
+gboolean
+dw_chart_card_get_log_y (DwChartCard *self)
+{
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), FALSE);
+  /* The property action reads the state while the template is still being built. */
+  return self->chart != NULL && dw_chart_get_log_y (self->chart);
+}
+
+void
+dw_chart_card_set_log_y (DwChartCard *self, gboolean log_y)
+{
+  g_return_if_fail (DW_IS_CHART_CARD (self));
+  /* The chart notifies, and on_chart_log_y forwards it to the card's property and action. */
+  dw_chart_set_log_y (self->chart, log_y);
+}
+
+void
+dw_chart_card_set_empty_text (DwChartCard *self, const char *text)
+{
+  g_return_if_fail (DW_IS_CHART_CARD (self));
+  gtk_label_set_label (self->empty_label, text ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->empty_label), text != NULL);
+}

@@ -1,0 +1,202 @@
+/* dw-run-row.c
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define G_LOG_DOMAIN "dw-run-row"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "dw-run-row.h"
+
+struct _DwRunRow
+{
+  GtkListBoxRow parent_instance;
+
+  GtkDrawingArea *swatch;
+  GtkLabel *name_label;
+  GtkLabel *detail_label;
+  GtkLabel *state_label;
+  GtkImage *warning_icon;
+
+  DwRunInfo *info;
+  GdkRGBA color;
+  guint n_warnings;
+  guint n_critical;
+};
+
+G_DEFINE_FINAL_TYPE (DwRunRow, dw_run_row, GTK_TYPE_LIST_BOX_ROW)
+
+/* GNOME palette shades that read on light and dark backgrounds and stay clear of the warning
+ * (yellow) and error (red) colours the charts use for thresholds and health markers. */
+static const char *const palette[] = {
+  "#3584e4", "#e66100", "#9141ac", "#26a269", "#c061cb", "#986a44", "#1c71d8", "#2190a4",
+};
+
+void
+dw_run_color (gint64 run_id, GdkRGBA *color)
+{
+  guint i = (guint)(((run_id > 0 ? run_id : 1) - 1) % G_N_ELEMENTS (palette));
+
+  gdk_rgba_parse (color, palette[i]);
+}
+
+DwRunInfo *
+dw_run_info_copy (const DwRunInfo *info)
+{
+  DwRunInfo *copy = g_new0 (DwRunInfo, 1);
+
+  *copy = *info;
+  copy->name = g_strdup (info->name);
+  copy->framework = g_strdup (info->framework);
+  copy->source = g_strdup (info->source);
+  return copy;
+}
+
+static void
+draw_swatch (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
+{
+  DwRunRow *self = user_data;
+  double r = MIN (width, height) / 2.0;
+
+  gdk_cairo_set_source_rgba (cr, &self->color);
+  cairo_arc (cr, width / 2.0, height / 2.0, r, 0, 2 * G_PI);
+  cairo_fill (cr);
+}
+
+static void
+dw_run_row_finalize (GObject *object)
+{
+  DwRunRow *self = DW_RUN_ROW (object);
+
+  g_clear_pointer (&self->info, dw_run_info_free);
+  G_OBJECT_CLASS (dw_run_row_parent_class)->finalize (object);
+}
+
+static void
+dw_run_row_class_init (DwRunRowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->finalize = dw_run_row_finalize;
+  gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-run-row.ui");
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, swatch);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, name_label);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, detail_label);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, state_label);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, warning_icon);
+}
+
+static void
+dw_run_row_init (DwRunRow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_drawing_area_set_draw_func (self->swatch, draw_swatch, self, NULL);
+}
+
+GtkWidget *
+dw_run_row_new (const DwRunInfo *info, const GdkRGBA *color)
+{
+  DwRunRow *self;
+
+  g_return_val_if_fail (info != NULL, NULL);
+  self = g_object_new (DW_TYPE_RUN_ROW, NULL);
+  if (color != NULL)
+    self->color = *color;
+  else
+    dw_run_color (info->id, &self->color);
+  dw_run_row_update (self, info);
+  return GTK_WIDGET (self);
+}
+
+gint64
+dw_run_row_get_run_id (DwRunRow *self)
+{
+  g_return_val_if_fail (DW_IS_RUN_ROW (self), 0);
+  return self->info->id;
+}
+
+const DwRunInfo *
+dw_run_row_get_info (DwRunRow *self)
+{
+  g_return_val_if_fail (DW_IS_RUN_ROW (self), NULL);
+  return self->info;
+}
+
+void
+dw_run_row_get_color (DwRunRow *self, GdkRGBA *color)
+{
+  g_return_if_fail (DW_IS_RUN_ROW (self));
+  *color = self->color;
+}
+
+void
+dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
+{
+  static const char *const state_classes[] = { "finished", "live", "collapsed" };
+  g_autofree char *detail = NULL;
+  const char *state;
+  DwRunStatus status;
+
+  g_return_if_fail (DW_IS_RUN_ROW (self));
+  g_clear_pointer (&self->info, dw_run_info_free);
+  self->info = dw_run_info_copy (info);
+
+  gtk_label_set_label (self->name_label, info->name);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->name_label), info->source);
+  if (info->last_step >= info->first_step)
+    /* TRANSLATORS: sidebar run details: framework, number of the last logged step */
+    detail = g_strdup_printf (_ ("%s · step %" G_GINT64_FORMAT), info->framework, info->last_step);
+  else
+    detail = g_strdup (info->framework);
+  gtk_label_set_label (self->detail_label, detail);
+
+  status = info->status;
+  /* A finished run on which a critical rule fired (NaN, …) is shown as collapsed. */
+  if (status == DW_RUN_STATUS_FINISHED && self->n_critical > 0)
+    status = DW_RUN_STATUS_COLLAPSED;
+  switch (status)
+    {
+    case DW_RUN_STATUS_LIVE:
+      /* TRANSLATORS: run state in the sidebar */
+      state = _ ("live");
+      break;
+    case DW_RUN_STATUS_COLLAPSED:
+      /* TRANSLATORS: run state in the sidebar: a critical health rule fired */
+      state = _ ("collapsed");
+      break;
+    case DW_RUN_STATUS_FINISHED:
+    default:
+      /* TRANSLATORS: run state in the sidebar */
+      state = _ ("finished");
+      break;
+    }
+  gtk_label_set_label (self->state_label, state);
+  for (guint i = 0; i < G_N_ELEMENTS (state_classes); i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), state_classes[i]);
+  gtk_widget_add_css_class (GTK_WIDGET (self->state_label),
+                            state_classes[CLAMP ((int)status, 0, 2)]);
+  gtk_widget_queue_draw (GTK_WIDGET (self->swatch));
+}
+
+void
+dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical)
+{
+  g_autofree char *tooltip = NULL;
+  g_autoptr (DwRunInfo) info = NULL;
+
+  g_return_if_fail (DW_IS_RUN_ROW (self));
+  self->n_warnings = n_warnings;
+  self->n_critical = n_critical;
+  if (n_warnings + n_critical > 0)
+    tooltip = g_strdup_printf (
+      /* TRANSLATORS: tooltip of the warning icon of a run in the sidebar */
+      ngettext ("%u health warning", "%u health warnings", n_warnings + n_critical),
+      n_warnings + n_critical);
+  gtk_widget_set_visible (GTK_WIDGET (self->warning_icon), n_warnings + n_critical > 0);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->warning_icon), tooltip);
+  info = dw_run_info_copy (self->info);
+  dw_run_row_update (self, info);
+}
