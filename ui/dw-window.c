@@ -16,6 +16,7 @@
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
+#include "dw-tune-view.h"
 #include "dw-window.h"
 
 /* A run counts as live for this long after its last new point. */
@@ -44,6 +45,7 @@ struct _DwWindow
   AdwViewStackPage *health_page;
   DwMonitorView *monitor_view;
   DwHealthPanel *health_panel;
+  DwTuneView *tune_view;
 
   GSettings *settings;
   DwStore *store;
@@ -163,6 +165,19 @@ show_health (DwWindow *self)
   update_health_badge (self);
 }
 
+/* The Tune page re-derives the run's batches in a worker: only worth it once it is looked at. */
+static void
+sync_tune_view (DwWindow *self)
+{
+  const char *page = adw_view_stack_get_visible_child_name (self->view_stack);
+  gint64 run_id = self->shown->len > 0 ? g_array_index (self->shown, gint64, 0) : 0;
+
+  if (g_strcmp0 (page, "tune") != 0 || run_id == 0)
+    return;
+  if (dw_tune_view_get_run_id (self->tune_view) != run_id)
+    dw_tune_view_set_run (self->tune_view, self->store, run_id);
+}
+
 static void
 show_selected (DwWindow *self)
 {
@@ -206,6 +221,7 @@ show_selected (DwWindow *self)
     adw_view_switcher_title_set_title (self->switcher_title, _ ("Driftwatch"));
   if (infos->len > 0)
     adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+  sync_tune_view (self);
 }
 
 static void
@@ -768,6 +784,7 @@ dw_window_class_init (DwWindowClass *klass)
 
   g_type_ensure (DW_TYPE_MONITOR_VIEW);
   g_type_ensure (DW_TYPE_HEALTH_PANEL);
+  g_type_ensure (DW_TYPE_TUNE_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-window.ui");
   gtk_widget_class_bind_template_child (widget_class, DwWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, main_stack);
@@ -779,6 +796,7 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, health_page);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, monitor_view);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, health_panel);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, tune_view);
 
   /* Names and accelerators: /work/notes/shortcuts.md (accels are set in dw-application.c). */
   gtk_widget_class_install_action (widget_class, "win.open-folder", NULL, open_folder_action);
@@ -800,6 +818,8 @@ dw_window_init (DwWindow *self)
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
   g_signal_connect_object (self->health_panel, "show-step", G_CALLBACK (on_show_step), self, 0);
+  g_signal_connect_object (self->view_stack, "notify::visible-child-name",
+                           G_CALLBACK (sync_tune_view), self, G_CONNECT_SWAPPED);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect_object (drop, "drop", G_CALLBACK (on_drop), self, 0);
@@ -864,6 +884,11 @@ dw_window_is_ready (DwWindow *self)
 {
   g_return_val_if_fail (DW_IS_WINDOW (self), FALSE);
   if (self->n_ingesting > 0 || gtk_stack_get_transition_running (self->main_stack))
+    return FALSE;
+  if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->view_stack), "tune") == 0
+      && self->shown->len > 0
+      && (dw_tune_view_get_busy (self->tune_view)
+          || dw_tune_view_get_result (self->tune_view) == NULL))
     return FALSE;
   return self->shown->len == 0 || dw_monitor_view_get_n_points (self->monitor_view) > 0;
 }
