@@ -584,6 +584,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       gsize want = (gsize)MIN ((gint64)window, size - pos);
       gboolean at_eof = pos + (gint64)want == size;
       gsize consumed;
+      gboolean new_run;
       FeedCtx c = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL };
 
       if (want > cap)
@@ -599,7 +600,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
         return FALSE;
       g_hash_table_remove_all (tags);
       dw_store_set_source_rank (self->store, format_rank (format));
-      if (rec->run_id == 0)
+      new_run = rec->run_id == 0;
+      if (new_run)
         {
           rec->run_id = ensure_run_for_root (self, run_root, format_framework (format), &err);
           if (rec->run_id == 0)
@@ -612,6 +614,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       if (consumed == 0)
         {
           dw_store_rollback (self->store);
+          if (new_run)
+            rec->run_id = 0; /* its creation was rolled back too */
           if (at_eof)
             break;
           window *= 2; /* one record longer than the window: read it whole */
@@ -644,6 +648,9 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       rec->offset = pos + (gint64)consumed;
       rec->format = format;
       fill_identity (rec, st);
+      /* the size seen so far is what was consumed: killed before the end, the next ingest must
+       * not take the file for unchanged */
+      rec->size = rec->offset;
       if (c.max_step > rec->max_step)
         rec->max_step = c.max_step;
       if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
@@ -665,7 +672,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
                  path, size - pos, pos);
   if (rec->id == 0 || !same_identity (rec, st))
     {
-      /* nothing consumed (an empty file, or only a partial record): remember the file anyway */
+      /* a partial tail (or an empty file): remember that it was seen, so an unchanged file is
+       * not read again */
       if (!dw_store_begin (self->store, error))
         return FALSE;
       if (rec->run_id == 0)

@@ -342,6 +342,489 @@ test_tfevents_reference (Fixture *f, gconstpointer data)
   expected_clear (&e);
 }
 
+/* ---- folders and runs ---------------------------------------------------------------- */
+
+static void
+write_file (const char *path, const char *text, gssize len)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (path, text, len, &error));
+}
+
+static void
+append_file (const char *path, const char *data, gsize len)
+{
+  FILE *fp = fopen (path, "ab");
+
+  g_assert_nonnull (fp);
+  g_assert_cmpuint (fwrite (data, 1, len, fp), ==, len);
+  fclose (fp);
+}
+
+static void
+copy_file (const char *from, const char *to)
+{
+  g_autofree char *text = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (from, &text, &len, NULL));
+  write_file (to, text, (gssize)len);
+}
+
+/* The verl sample folder is one run; for every key the JSONL float64 value wins over the float32
+ * tfevents copy and the console lines, whatever order the files come in. */
+static void
+test_verl_folder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = shared_path ("verl");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwRunInfo) run = NULL;
+  g_autoptr (GPtrArray) tags = NULL;
+  DwIngestReport r;
+  Expected jsonl;
+  GHashTableIter it;
+  gpointer k, v;
+  gint64 run_id;
+
+  (void)data;
+  dw_ingest_report_init (&r);
+  ingest (f, dir, &r);
+  g_assert_cmpuint (r.n_files, ==, 5); /* 2 consoles, JSONL, 2 tfevents */
+  g_assert_cmpuint (r.diagnostics->len, ==, 0);
+  run_id = only_run (f->store);
+  run = dw_store_get_run (f->store, run_id, &error);
+  g_assert_cmpstr (run->name, ==, "verl");
+  g_assert_cmpstr (run->framework, ==, "verl");
+  g_assert_cmpint (run->first_step, ==, 0);
+  g_assert_cmpint (run->last_step, ==, 5);
+  dw_ingest_report_clear (&r);
+
+  expected_init (&jsonl);
+  expected_load (&jsonl, "verl_jsonl");
+  g_hash_table_iter_init (&it, jsonl.map);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      g_auto (GStrv) kv = g_strsplit (k, "\t", 2);
+      gint64 step = g_ascii_strtoll (kv[1], NULL, 10);
+      g_autoptr (DwSeries) s = dw_store_get_series (f->store, run_id, kv[0], step - 1, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (s->n, >=, 1);
+      g_assert_cmpint (s->steps[0], ==, step);
+      if (!same_double (s->values[0], *(double *)v))
+        g_error ("%s: %.17g, JSONL says %.17g", (char *)k, s->values[0], *(double *)v);
+    }
+  tags = dw_store_list_tags (f->store, run_id, &error);
+  g_ptr_array_set_free_func (tags, (GDestroyNotify)dw_tag_info_free);
+  g_assert_cmpuint (tags->len, ==, g_hash_table_size (jsonl.tags));
+  expected_clear (&jsonl);
+}
+
+/* A folder of runs; part folders (tensorboard/, batches/) belong to their parent's run; a single
+ * file given alone goes to its folder's run. */
+static void
+test_run_detection (Fixture *f, gconstpointer data)
+{
+  g_autofree char *root = g_build_filename (f->dir, "runs", NULL);
+  g_autofree char *a_jsonl = g_build_filename (root, "exp-a", "metrics.jsonl", NULL);
+  g_autofree char *a_tb = g_build_filename (root, "exp-a", "tensorboard",
+                                            "events.out.tfevents.1795353214.vm.18664.0", NULL);
+  g_autofree char *b_batch
+    = g_build_filename (root, "exp-b", "batches", "step_000001.safetensors", NULL);
+  g_autofree char *c_tb = g_build_filename (f->dir, "single", "exp-c", "tb",
+                                            "events.out.tfevents.1795353214.vm.18664.0", NULL);
+  g_autofree char *sample_tb = shared_path ("verl/tensorboard_log/verl_examples/"
+                                            "qwen2_5_0_5b_grpo_rollout_corr/"
+                                            "events.out.tfevents.1795353214.vm.18664.0");
+  g_autofree char *sample_st = shared_path ("batch/step_000001.safetensors");
+  g_autoptr (GPtrArray) runs = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) steps = NULL;
+  const char *line = "{\"step\":1,\"data\":{\"rollout_corr/kl\":0.5}}\n";
+  DwRunInfo *a = NULL, *b = NULL, *c = NULL;
+
+  (void)data;
+  write_file (a_jsonl, line, -1);
+  copy_file (sample_tb, a_tb);
+  copy_file (sample_st, b_batch);
+  copy_file (sample_tb, c_tb);
+  write_file (g_build_filename (root, "README.txt", NULL), "notes\n", -1);
+  ingest (f, root, NULL);
+  ingest (f, c_tb, NULL);
+
+  runs = dw_store_list_runs (f->store, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (runs->len, ==, 3);
+  for (guint i = 0; i < runs->len; i++)
+    {
+      DwRunInfo *r = runs->pdata[i];
+      if (g_str_equal (r->name, "exp-a"))
+        a = r;
+      else if (g_str_equal (r->name, "exp-b"))
+        b = r;
+      else if (g_str_equal (r->name, "exp-c"))
+        c = r;
+    }
+  g_assert_nonnull (a);
+  g_assert_nonnull (b);
+  g_assert_nonnull (c);
+  g_assert_cmpstr (a->framework, ==, "verl");
+  g_assert_cmpint (a->last_step, ==, 5); /* the tfevents copy is in exp-a */
+  g_assert_cmpint (b->n_batches, ==, 1);
+  steps = dw_store_list_batch_steps (f->store, b->id, &error);
+  g_assert_cmpuint (steps->len, ==, 1);
+  g_assert_cmpint (g_array_index (steps, gint64, 0), ==, 1);
+  g_assert_cmpint (c->last_step, ==, 5);
+  {
+    /* exp-a's JSONL value (float64, 0.5) beat the tfevents step 1 value */
+    g_autoptr (DwSeries) s = dw_store_get_series (f->store, a->id, "rollout_corr/kl", 0, &error);
+    g_assert_cmpfloat (s->values[0], ==, 0.5);
+  }
+  g_ptr_array_set_free_func (runs, (GDestroyNotify)dw_run_info_free);
+}
+
+/* ---- growing, truncated, rewritten files ------------------------------------------------ */
+
+/* A file written in random pieces (cut anywhere, mid-line or mid-record) and ingested after
+ * each piece, with tiny chunks, ends up exactly as one clean ingest of the whole file. */
+static void
+check_growing (Fixture *f, const char *sample, const char *name, guint32 seed)
+{
+  g_autofree char *path = g_build_filename (f->dir, "grow", name, NULL);
+  g_autofree char *clean_db = g_build_filename (f->dir, "clean.db", NULL);
+  g_autofree char *text = NULL, *got = NULL, *want = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+  gsize len, pos = 0;
+  guint64 n_points = 0;
+
+  g_assert_true (g_file_get_contents (sample, &text, &len, NULL));
+  write_file (path, "", 0);
+  dw_ingester_set_chunk_size (f->ing, 100);
+  while (pos < len)
+    {
+      gsize piece = MIN (len - pos, (gsize)g_rand_int_range (rand, 1, (gint32)(len / 7) + 2));
+      DwIngestReport r;
+      append_file (path, text + pos, piece);
+      pos += piece;
+      dw_ingest_report_init (&r);
+      dw_ingester_ingest_file (f->ing, path, NULL, &r, &error);
+      g_assert_no_error (error);
+      n_points += r.n_points;
+      dw_ingest_report_clear (&r);
+    }
+  got = dump (f->store);
+  {
+    g_autoptr (DwStore) clean = dw_store_open (clean_db, &error);
+    g_autoptr (DwIngester) ing = dw_ingester_new (clean);
+    DwIngestReport r;
+    dw_ingest_report_init (&r);
+    g_assert_true (dw_ingester_ingest_file (ing, path, NULL, &r, &error));
+    g_assert_cmpuint (r.n_points, ==, n_points); /* nothing written twice, nothing skipped */
+    dw_ingest_report_clear (&r);
+    want = dump (clean);
+  }
+  g_assert_cmpstr (got, ==, want);
+}
+
+static void
+test_growing (Fixture *f, gconstpointer data)
+{
+  g_autofree char *jsonl = shared_path ("verl/verl_examples/qwen2_5_0_5b_grpo_rollout_corr.jsonl");
+  g_autofree char *tb = shared_path ("verl/tensorboard_log/verl_examples/"
+                                     "qwen2_5_0_5b_grpo_rollout_corr/"
+                                     "events.out.tfevents.1795353214.vm.18664.0");
+  g_autofree char *wb
+    = shared_path ("wandb_emulated/offline-run-20260101_000000-r0llc0rr/run-r0llc0rr.wandb");
+  g_autofree char *csv = shared_path ("wandb_emulated/api_history_to_csv.csv");
+  g_autofree char *slime = data_path ("slime_console.log");
+
+  (void)data;
+  check_growing (f, jsonl, "run.jsonl", 1);
+  check_growing (f, tb, "events.out.tfevents.1795353214.vm.18664.0", 2);
+  check_growing (f, wb, "run-x.wandb", 3); /* a 56 KB record split over blocks */
+  check_growing (f, csv, "history.csv", 4);
+  check_growing (f, slime, "slime.log", 5);
+}
+
+/* The truncated sample, then the 23 missing bytes arrive: the same as the whole file. */
+static void
+test_truncated_tail_completes (Fixture *f, gconstpointer data)
+{
+  g_autofree char *full = shared_path ("verl/tensorboard_log/verl_examples/"
+                                       "qwen2_5_0_5b_grpo_rollout_corr/"
+                                       "events.out.tfevents.1795353214.vm.18664.0");
+  g_autofree char *cut
+    = shared_path ("tfevents_edge/truncated_tail/events.out.tfevents.1795353214.vm.18664.0");
+  g_autofree char *path
+    = g_build_filename (f->dir, "live", "events.out.tfevents.1795353214.vm.18664.0", NULL);
+  g_autofree char *text = NULL;
+  gsize len, cut_len;
+  DwIngestReport r;
+  Expected e;
+
+  (void)data;
+  g_assert_true (g_file_get_contents (full, &text, &len, NULL));
+  copy_file (cut, path);
+  {
+    GStatBuf st;
+    g_assert_cmpint (g_stat (cut, &st), ==, 0);
+    cut_len = (gsize)st.st_size;
+  }
+  g_assert_cmpuint (cut_len + 23, ==, len);
+  dw_ingest_report_init (&r);
+  ingest (f, path, &r);
+  g_assert_cmpuint (r.notes->len, ==, 1);
+  g_assert_nonnull (strstr (r.notes->pdata[0], "not a complete line or record yet"));
+  dw_ingest_report_clear (&r);
+  append_file (path, text + cut_len, 23);
+  ingest (f, path, NULL);
+  expected_init (&e);
+  expected_load (&e, "verl_tb_0");
+  assert_run_equals (f->store, only_run (f->store), &e, "completed tail");
+  expected_clear (&e);
+}
+
+static char *
+jsonl_lines (gint64 first, gint64 last, double offset)
+{
+  GString *s = g_string_new (NULL);
+
+  for (gint64 i = first; i <= last; i++)
+    g_string_append_printf (s, "{\"step\":%" G_GINT64_FORMAT ",\"data\":{\"x\":%g}}\n", i,
+                            offset + (double)i);
+  return g_string_free (s, FALSE);
+}
+
+/* verl's FileLogger truncates its JSONL on a restart: re-read from 0, newer values replace the
+ * older ones of the same steps, older steps beyond stay, a restart is recorded. */
+static void
+test_truncated_rewrite (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "r", "exp.jsonl", NULL);
+  g_autofree char *a = jsonl_lines (1, 10, 0), *b = jsonl_lines (5, 7, 100);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwSeries) s = NULL;
+  DwIngestReport r;
+  gint64 run;
+
+  (void)data;
+  write_file (path, a, -1);
+  ingest (f, path, NULL);
+  write_file (path, b, -1); /* shorter: truncated and rewritten */
+  dw_ingest_report_init (&r);
+  ingest (f, path, &r);
+  g_assert_cmpuint (r.n_points, ==, 3);
+  g_assert_cmpuint (r.notes->len, ==, 1);
+  g_assert_nonnull (strstr (r.notes->pdata[0], "truncated or rewritten"));
+  dw_ingest_report_clear (&r);
+  run = only_run (f->store);
+  s = dw_store_get_series (f->store, run, "x", G_MININT64, &error);
+  g_assert_cmpuint (s->n, ==, 10);
+  for (gsize i = 0; i < 10; i++)
+    g_assert_cmpfloat (s->values[i], ==,
+                       (s->steps[i] >= 5 && s->steps[i] <= 7 ? 100 : 0) + s->steps[i]);
+  g_assert_cmpuint (s->n_restarts, ==, 1);
+  g_assert_cmpint (s->restart_steps[0], ==, 5);
+}
+
+/* A rewritten file that already grew past the old offset: the prefix checksum catches it. */
+static void
+test_rewrite_longer (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "r", "exp.jsonl", NULL);
+  g_autofree char *a = jsonl_lines (1, 3, 0), *b = jsonl_lines (1, 8, 1000);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwSeries) s = NULL;
+
+  (void)data;
+  write_file (path, a, -1);
+  ingest (f, path, NULL);
+  write_file (path, b, -1);
+  ingest (f, path, NULL);
+  s = dw_store_get_series (f->store, only_run (f->store), "x", G_MININT64, &error);
+  g_assert_cmpuint (s->n, ==, 8);
+  for (gsize i = 0; i < 8; i++)
+    g_assert_cmpfloat (s->values[i], ==, 1000 + s->steps[i]);
+  g_assert_cmpuint (s->n_restarts, ==, 1);
+  g_assert_cmpint (s->restart_steps[0], ==, 1);
+}
+
+/* Garbage between good lines: reported at the garbage line's offset, the rest kept; appending
+ * more later goes on from there. */
+static void
+test_garbage_lines (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "g", "exp.jsonl", NULL);
+  g_autofree char *good1 = jsonl_lines (1, 2, 0), *good2 = jsonl_lines (3, 4, 0);
+  g_autofree char *text = g_strconcat (good1, "}}garbage{{\n", good2, NULL);
+  g_autofree char *at = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwSeries) s = NULL;
+  g_autoptr (GPtrArray) stored = NULL;
+  DwIngestReport r;
+  gint64 run;
+
+  (void)data;
+  write_file (path, text, -1);
+  dw_ingest_report_init (&r);
+  ingest (f, path, &r);
+  run = only_run (f->store);
+  g_assert_cmpuint (r.diagnostics->len, ==, 1);
+  at = g_strdup_printf ("%s: byte offset %zu: ", path, strlen (good1));
+  g_assert_true (g_str_has_prefix (r.diagnostics->pdata[0], at));
+  dw_ingest_report_clear (&r);
+  stored = dw_store_list_diagnostics (f->store, run, &error);
+  g_assert_cmpuint (stored->len, ==, 1);
+  g_free (at);
+  at = g_strdup_printf ("%s: offset %zu: ", path, strlen (good1));
+  g_assert_true (g_str_has_prefix (stored->pdata[0], at));
+  s = dw_store_get_series (f->store, run, "x", G_MININT64, &error);
+  g_assert_cmpuint (s->n, ==, 4);
+}
+
+/* ---- batches ---------------------------------------------------------------------------- */
+
+static void
+assert_batches_equal (const DwBatch *a, const DwBatch *b)
+{
+  gsize n = a->rows * a->cols;
+
+  g_assert_cmpuint (a->rows, ==, b->rows);
+  g_assert_cmpuint (a->cols, ==, b->cols);
+  g_assert_cmpint (a->lp_dtype, ==, b->lp_dtype);
+  g_assert_cmpint (a->mask_dtype, ==, b->mask_dtype);
+  g_assert_cmpint (a->flags, ==, b->flags);
+  g_assert_cmpint (memcmp (a->old_log_prob, b->old_log_prob, n * dw_dtype_size (a->lp_dtype)), ==,
+                   0);
+  g_assert_cmpint (
+    memcmp (a->rollout_log_prob, b->rollout_log_prob, n * dw_dtype_size (a->lp_dtype)), ==, 0);
+  g_assert_cmpint (memcmp (a->response_mask, b->response_mask, n * dw_dtype_size (a->mask_dtype)),
+                   ==, 0);
+}
+
+static void
+test_batches (Fixture *f, gconstpointer data)
+{
+  static const char *const files[] = { "step_000001.safetensors", "step_000001.npz",
+                                       "step_000001.jsonl", "step_000001_bf16.safetensors" };
+  g_autoptr (GError) error = NULL;
+
+  (void)data;
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *rel = g_build_filename ("batch", files[i], NULL);
+      g_autofree char *src = shared_path (rel);
+      g_autofree char *root = g_build_filename (f->dir, "b", files[i], NULL);
+      g_autofree char *path = g_build_filename (root, files[i], NULL);
+      g_autoptr (DwBatch) want = dw_batch_read_file (src, &error);
+      g_autoptr (DwBatch) got = NULL;
+      g_autoptr (GArray) seqs = NULL;
+      g_autoptr (DwRunInfo) run = NULL;
+      DwIngestReport r;
+      gint64 n_valid = 0, want_valid = 0;
+
+      g_assert_no_error (error);
+      copy_file (src, path);
+      dw_ingest_report_init (&r);
+      ingest (f, root, &r);
+      g_assert_cmpuint (r.n_batches, ==, 1);
+      g_assert_cmpuint (r.diagnostics->len, ==, 0);
+      run = dw_store_find_run (f->store, files[i], &error);
+      g_assert_no_error (error);
+      got = dw_store_load_batch (f->store, run->id, 1, &error);
+      g_assert_no_error (error);
+      assert_batches_equal (got, want);
+      seqs = dw_store_get_sequence_stats (f->store, run->id, 1, &error);
+      g_assert_cmpuint (seqs->len, ==, want->rows);
+      for (guint k = 0; k < seqs->len; k++)
+        n_valid += g_array_index (seqs, DwSequenceStats, k).n_valid;
+      for (gsize k = 0; k < want->rows * want->cols; k++)
+        want_valid += dw_batch_mask_value (want, k) != 0.0;
+      g_assert_cmpint (n_valid, ==, want_valid);
+      g_assert_cmpuint (r.n_tokens, ==, (guint64)want_valid);
+      dw_ingest_report_clear (&r);
+    }
+}
+
+/* A half-written batch is not remembered (read again next time); a corrupt one is reported
+ * with its file and place and skipped; the good one beside it is stored. */
+static void
+test_bad_batches (Fixture *f, gconstpointer data)
+{
+  g_autofree char *src = shared_path ("batch/step_000001.safetensors");
+  g_autofree char *root = g_build_filename (f->dir, "bad", NULL);
+  g_autofree char *half = g_build_filename (root, "batches", "step_000002.safetensors", NULL);
+  g_autofree char *bad = g_build_filename (root, "batches", "step_000003.safetensors", NULL);
+  g_autofree char *good = g_build_filename (root, "batches", "step_000001.safetensors", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) steps = NULL;
+  g_autoptr (GPtrArray) diags = NULL;
+  DwIngestReport r;
+  gsize len;
+  gint64 run;
+
+  (void)data;
+  g_assert_true (g_file_get_contents (src, &text, &len, NULL));
+  write_file (good, text, (gssize)len);
+  write_file (half, text, (gssize)(len - 100));
+  text[8] = '[';
+  write_file (bad, text, (gssize)len);
+  dw_ingest_report_init (&r);
+  ingest (f, root, &r);
+  g_assert_cmpuint (r.n_batches, ==, 1);
+  g_assert_cmpuint (r.diagnostics->len, ==, 1);
+  g_assert_true (g_str_has_prefix (r.diagnostics->pdata[0], bad));
+  dw_ingest_report_clear (&r);
+  run = only_run (f->store);
+  diags = dw_store_list_diagnostics (f->store, run, &error);
+  g_assert_cmpuint (diags->len, ==, 1);
+  g_assert_true (g_str_has_prefix (diags->pdata[0], bad));
+  /* the half-written one completes */
+  copy_file (src, half);
+  dw_ingest_report_init (&r);
+  ingest (f, root, &r);
+  g_assert_cmpuint (r.n_batches, ==, 1);
+  g_assert_cmpuint (r.diagnostics->len, ==, 0);
+  dw_ingest_report_clear (&r);
+  /* the copies carry "step": "1" in their metadata, which beats the file name */
+  steps = dw_store_list_batch_steps (f->store, run, &error);
+  g_assert_cmpuint (steps->len, ==, 1);
+  g_assert_cmpint (g_array_index (steps, gint64, 0), ==, 1);
+}
+
+/* ---- MLflow ----------------------------------------------------------------------------- */
+
+static void
+test_mlflow (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = data_path ("mlflow.db");
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  Expected e;
+
+  (void)data;
+  /* expected straight from MLflow's table */
+  expected_init (&e);
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (
+    sqlite3_prepare_v2 (db, "SELECT key, step, value, is_nan FROM metrics ORDER BY rowid", -1, &st,
+                        NULL),
+    ==, SQLITE_OK);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    expected_add (&e, (const char *)sqlite3_column_text (st, 0), sqlite3_column_int64 (st, 1),
+                  sqlite3_column_int (st, 3) ? NAN : sqlite3_column_double (st, 2));
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  g_assert_cmpuint (g_hash_table_size (e.map), ==, 5);
+  ingest (f, path, NULL);
+  assert_run_equals (f->store, only_run (f->store), &e, "mlflow");
+  expected_clear (&e);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -353,5 +836,22 @@ main (int argc, char **argv)
     }
   g_test_add ("/ingester/tfevents-reference", Fixture, NULL, fixture_setup, test_tfevents_reference,
               fixture_teardown);
+  g_test_add ("/ingester/verl-folder", Fixture, NULL, fixture_setup, test_verl_folder,
+              fixture_teardown);
+  g_test_add ("/ingester/run-detection", Fixture, NULL, fixture_setup, test_run_detection,
+              fixture_teardown);
+  g_test_add ("/ingester/growing", Fixture, NULL, fixture_setup, test_growing, fixture_teardown);
+  g_test_add ("/ingester/truncated-tail-completes", Fixture, NULL, fixture_setup,
+              test_truncated_tail_completes, fixture_teardown);
+  g_test_add ("/ingester/truncated-rewrite", Fixture, NULL, fixture_setup, test_truncated_rewrite,
+              fixture_teardown);
+  g_test_add ("/ingester/rewrite-longer", Fixture, NULL, fixture_setup, test_rewrite_longer,
+              fixture_teardown);
+  g_test_add ("/ingester/garbage-lines", Fixture, NULL, fixture_setup, test_garbage_lines,
+              fixture_teardown);
+  g_test_add ("/ingester/batches", Fixture, NULL, fixture_setup, test_batches, fixture_teardown);
+  g_test_add ("/ingester/bad-batches", Fixture, NULL, fixture_setup, test_bad_batches,
+              fixture_teardown);
+  g_test_add ("/ingester/mlflow", Fixture, NULL, fixture_setup, test_mlflow, fixture_teardown);
   return g_test_run ();
 }
