@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 
 #include <adwaita.h>
@@ -101,12 +103,11 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _ (ev->title));
   if (ev->last_step > ev->first_step)
     /* TRANSLATORS: health event: first and last step a rule fired on, and how many steps */
-    steps = g_strdup_printf (
-      _ ("steps %" G_GINT64_FORMAT "–%" G_GINT64_FORMAT " (%" G_GINT64_FORMAT " firing)"),
-      ev->first_step, ev->last_step, ev->n_steps);
+    steps = g_strdup_printf (_ ("steps %" PRId64 "–%" PRId64 " (%" PRId64 " firing)"),
+                             ev->first_step, ev->last_step, ev->n_steps);
   else
     /* TRANSLATORS: health event: the step a rule fired on */
-    steps = g_strdup_printf (_ ("step %" G_GINT64_FORMAT), ev->first_step);
+    steps = g_strdup_printf (_ ("step %" PRId64), ev->first_step);
   /* TRANSLATORS: health event subtitle: run name · steps · metric title · value at first step */
   subtitle = g_strdup_printf (_ ("%s · %s · %s = %.4g"), e->run_name, steps,
                               m ? _ (m->title) : (ev->tag ? ev->tag : ""), ev->value);
@@ -168,7 +169,7 @@ rebuild (DwHealthPanel *self)
         = g_strdup_printf (ngettext ("%u warning", "%u warnings", n_warn), n_warn);
 
       /* TRANSLATORS: health summary: "2 critical, 3 warnings — first at step 140" */
-      summary = g_strdup_printf (_ ("%s, %s — first at step %" G_GINT64_FORMAT), crit, warn,
+      summary = g_strdup_printf (_ ("%s, %s — first at step %" PRId64), crit, warn,
                                  first->event->first_step);
     }
   gtk_label_set_label (self->summary_label, summary ? summary : "");

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <inttypes.h>
+
 #include <glib/gi18n.h>
 
 #include "dw-run-row.h"
@@ -148,7 +150,7 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->name_label), info->source);
   if (info->last_step >= info->first_step)
     /* TRANSLATORS: sidebar run details: framework, number of the last logged step */
-    detail = g_strdup_printf (_ ("%s · step %" G_GINT64_FORMAT), info->framework, info->last_step);
+    detail = g_strdup_printf (_ ("%s · step %" PRId64), info->framework, info->last_step);
   else
     detail = g_strdup (info->framework);
   gtk_label_set_label (self->detail_label, detail);

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 
 #include <glib/gi18n.h>
@@ -321,7 +323,7 @@ notify_events (DwWindow *self, const DwRunInfo *info, GPtrArray *fired)
       /* TRANSLATORS: desktop notification title; %s is the run name */
       title = g_strdup_printf (_ ("Health warning in %s"), info->name);
       /* TRANSLATORS: desktop notification body: rule title, then the step it fired on */
-      body = g_strdup_printf (_ ("%s (step %" G_GINT64_FORMAT ")"), _ (ev->title), ev->first_step);
+      body = g_strdup_printf (_ ("%s (step %" PRId64 ")"), _ (ev->title), ev->first_step);
       n = g_notification_new (title);
       g_notification_set_body (n, body);
       g_notification_set_priority (n, ev->severity == DW_HEALTH_CRITICAL
