@@ -319,6 +319,26 @@ test_tune_view (void)
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.25_2.0,0.05");
   assert_matches_recompute (view);
 
+  /* token_k3 next to token_k1: when the kept set is not an interval of ℓ, the token rejection
+   * fraction is first shown as approximate and the exact pass (GTask) replaces it */
+  const DwWhatifRunResult *before = dw_tune_view_get_result (view);
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-token_k3")), TRUE);
+  set_entry (w, "bound-token_k3-upper", "0.02");
+  while (dw_tune_view_get_result (view) == before)
+    g_main_context_iteration (NULL, TRUE);
+  gboolean first_approx = dw_tune_view_get_result (view)->any_approximate;
+  g_test_message ("token_k1 + token_k3: first evaluation %s",
+                  first_approx ? "approximate" : "exact");
+  if (first_approx)
+    g_assert_true (dw_tune_view_get_busy (view));
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,token_k3,seq_mean_k3");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.25_2.0,0.02,0.05");
+  assert_matches_recompute (view);
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-token_k3")), FALSE);
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,seq_mean_k3");
+
   /* batch normalisation and sequence-level IS */
   gtk_switch_set_active (GTK_SWITCH (named (w, "bn-switch")), TRUE);
   wait_idle (view);
