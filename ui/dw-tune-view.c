@@ -1830,8 +1830,20 @@ on_load_done (GObject *source, GAsyncResult *result, gpointer user_data)
       set_busy_changed (self);
       return;
     }
-  self->engine = engine;
   guint n = dw_whatif_engine_get_n_steps (engine);
+  if (n == 0)
+    {
+      dw_whatif_engine_unref (engine);
+      g_free (self->error_text);
+      self->error_text = g_strdup (
+        _ ("This run has no stored rollout batches. What-if needs the per-token log-probs: "
+           "dump them with the trainer (batches/step_NNNNNN.safetensors) and ingest the run "
+           "folder again."));
+      update_status (self);
+      set_busy_changed (self);
+      return;
+    }
+  self->engine = engine;
   gtk_adjustment_configure (self->step_adjustment, n ? n - 1 : 0, 0, n ? n - 1 : 0, 1, 10, 0);
   on_step_changed (self->step_adjustment, self);
   compute_length_references (self);
@@ -1962,6 +1974,7 @@ build_controls (DwTuneView *self)
   adw_combo_row_set_model (self->generation_row, G_LIST_MODEL (gens));
   gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");
   gtk_widget_set_name (GTK_WIDGET (self->preset_row), "preset-row");
+  gtk_widget_set_name (GTK_WIDGET (self->status_label), "status-label");
   gtk_widget_set_name (GTK_WIDGET (self->is_level_row), "is-level-row");
 
   g_autoptr (GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();

@@ -382,6 +382,26 @@ test_tune_view (void)
   assert_matches_recompute (view);
   assert_round_trip (view, "yaml");
 
+  /* a run without batches: an explanation, no result */
+  {
+    g_autofree char *run2 = g_build_filename (dir, "logs-only", NULL);
+    g_assert_true (dw_demo_write (run2, DW_DEMO_HEALTHY, 3, 2, &error));
+    g_autofree char *batches = g_build_filename (run2, "batches", NULL);
+    remove_tree (batches);
+    g_autoptr (DwIngester) ing = dw_ingester_new (store);
+    DwIngestReport report;
+    dw_ingest_report_init (&report);
+    g_assert_true (dw_ingester_ingest_path (ing, run2, &report, &error));
+    g_assert_cmpuint (report.n_batches, ==, 0);
+    gint64 run2_id = g_array_index (report.run_ids, gint64, 0);
+    dw_ingest_report_clear (&report);
+    dw_tune_view_set_run (view, store, run2_id);
+    wait_idle (view);
+    g_assert_null (dw_tune_view_get_result (view));
+    g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (named (w, "status-label"))),
+                              "no stored rollout batches"));
+  }
+
   gtk_window_destroy (GTK_WINDOW (window));
   while (g_main_context_iteration (NULL, FALSE))
     ;
