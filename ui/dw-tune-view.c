@@ -2059,12 +2059,12 @@ build_controls (DwTuneView *self)
       gtk_widget_add_controller (GTK_WIDGET (chart), GTK_EVENT_CONTROLLER (click));
       /* a card: title and legend over the chart */
       GtkWidget *frame = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
-      gtk_widget_add_css_class (frame, "card");
+      gtk_widget_add_css_class (frame, "chart-card");
       gtk_widget_set_overflow (frame, GTK_OVERFLOW_HIDDEN);
       GtkWidget *head = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-      gtk_widget_set_margin_start (head, 12);
-      gtk_widget_set_margin_end (head, 12);
-      gtk_widget_set_margin_top (head, 8);
+      gtk_widget_set_margin_start (head, 6);
+      gtk_widget_set_margin_end (head, 6);
+      gtk_widget_set_margin_top (head, 2);
       GtkWidget *title = gtk_label_new (_ (chart_specs[c].title));
       gtk_widget_add_css_class (title, "heading");
       gtk_label_set_xalign (GTK_LABEL (title), 0);
