@@ -739,6 +739,14 @@ ratio_metrics (const Ctx *c, MetricList *L, const char *pfx, const double *w, co
   ratio_metrics_ex (c, L, pfx, w, lrm, up, lo, sm, false);
 }
 
+typedef struct
+{
+  double sw, fh, fl, su, su2, mx, mn;
+} RatioAcc;
+
+static void ratio_emit (const Ctx *c, MetricList *L, const char *pfx, const RatioAcc *a,
+                        const double *lrm, double up, double lo, const double *sm, bool geo_tw);
+
 static void
 ratio_metrics_ex (const Ctx *c, MetricList *L, const char *pfx, const double *w, const double *lrm,
                   double up, double lo, double *sm, bool geo_tw)
@@ -767,6 +775,19 @@ ratio_metrics_ex (const Ctx *c, MetricList *L, const char *pfx, const double *w,
         }
       sm[b] = mmean_r (c, rw, b);
     }
+  RatioAcc a = { sw, fh, fl, su, su2, mx, mn };
+  ratio_emit (c, L, pfx, &a, lrm, up, lo, sm, geo_tw);
+}
+
+/* the metrics of compute_is_metrics from the masked sums of @a and the per-row means @sm */
+static void
+ratio_emit (const Ctx *c, MetricList *L, const char *pfx, const RatioAcc *a, const double *lrm,
+            double up, double lo, const double *sm, bool geo_tw)
+{
+  const size_t B = c->B;
+  const double sw = a->sw, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx,
+               mn = a->mn;
+  const double upr = R (c, up), lor = R (c, lo);
   putf (L, mmean_b (c, sw), "%s_mean", pfx);
   if (lrm)
     {
@@ -1012,15 +1033,68 @@ offpolicy (const Ctx *c, MetricList *L)
   offpolicy_ex (c, L, false);
 }
 
+typedef struct
+{
+  double kl, k3, chi;                                     /* token-level masked sums */
+  double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
+} OffAcc;
+
+static void
+off_init (OffAcc *a)
+{
+  memset (a, 0, sizeof *a);
+  a->dmax = -INFINITY;
+  a->dmin = INFINITY;
+}
+
+/* row b's share of the per-row metrics from its masked sums of old, rollout and ℓ */
+static void
+off_row (const Ctx *c, OffAcc *a, size_t b, double so, double sr, double sl)
+{
+  double mt = mmean_r (c, so, b), mr = mmean_r (c, sr, b);
+  a->tp += R (c, EXP (c, -mt));
+  a->tlp += -mt;
+  a->rp += R (c, EXP (c, -mr));
+  a->rlp += -mr;
+  double d = R (c, mr - mt);
+  a->dsum += d;
+  a->dabs += fabs (d);
+  a->dmax = fmax (a->dmax, d);
+  a->dmin = fmin (a->dmin, d);
+  a->pr += R (c, EXP (c, d));
+  double s = CLAMP (R (c, sl), -SAFETY, SAFETY);
+  a->cs += R (c, exp (2.0 * s));
+}
+
+static void
+off_emit (const Ctx *c, MetricList *L, const OffAcc *a, bool g1)
+{
+  const char *pp = g1 ? "mismatch_" : "";
+  double Bd = (double)c->B;
+  putf (L, a->tp / Bd, "%straining_ppl", pp);
+  putf (L, a->tlp / Bd, "%straining_log_ppl", pp);
+  putf (L, mmean_b (c, a->kl), "%skl", pp);
+  putf (L, mmean_b (c, a->k3), "%sk3_kl", pp);
+  putf (L, a->rp / Bd, "%srollout_ppl", pp);
+  putf (L, a->rlp / Bd, "%srollout_log_ppl", pp);
+  putf (L, a->dsum / Bd, "%slog_ppl_diff", pp);
+  putf (L, a->dabs / Bd, "%slog_ppl_abs_diff", pp);
+  putf (L, a->dmax, "%slog_ppl_diff_max", pp);
+  putf (L, a->dmin, "%slog_ppl_diff_min", pp);
+  putf (L, a->pr / Bd, "%sppl_ratio", pp);
+  if (!g1)
+    put (L, "chi2_token", mmean_b (c, a->chi) - 1.0);
+  if (!g1)
+    put (L, "chi2_seq", a->cs / Bd - 1.0);
+}
+
 static void
 offpolicy_ex (const Ctx *c, MetricList *L, bool g1)
 {
-  const char *pp = g1 ? "mismatch_" : "";
   const DwBatch *bt = c->batch;
   const size_t B = c->B, T = c->T;
-  double kl = 0, k3 = 0, chi = 0;
-  double tp = 0, tlp = 0, rp = 0, rlp = 0, dsum = 0, dabs = 0, dmax = -INFINITY, dmin = INFINITY;
-  double pr = 0, cs = 0;
+  OffAcc a;
+  off_init (&a);
   for (size_t b = 0; b < B; b++)
     {
       double so = 0, sr = 0, sl = 0;
@@ -1035,48 +1109,96 @@ offpolicy_ex (const Ctx *c, MetricList *L, bool g1)
           so += o * mv;
           sr += r * mv;
           sl += l * mv;
-          kl += R (c, r - o) * mv;
+          a.kl += R (c, r - o) * mv;
           double el = R (c, EXP (c, l));
-          k3 += R (c, R (c, el - l) - 1.0) * mv;
+          a.k3 += R (c, R (c, el - l) - 1.0) * mv;
           /* exp(SAFE(ℓ)) is exp(ℓ) inside the bounds: one exp per token */
           double rho
             = (l >= -SAFETY && l <= SAFETY) ? el : R (c, EXP (c, CLAMP (l, -SAFETY, SAFETY)));
-          chi += R (c, rho * rho) * mv;
+          a.chi += R (c, rho * rho) * mv;
         }
-      double mt = mmean_r (c, so, b), mr = mmean_r (c, sr, b);
-      tp += R (c, EXP (c, -mt));
-      tlp += -mt;
-      rp += R (c, EXP (c, -mr));
-      rlp += -mr;
-      double d = R (c, mr - mt);
-      dsum += d;
-      dabs += fabs (d);
-      dmax = fmax (dmax, d);
-      dmin = fmin (dmin, d);
-      pr += R (c, EXP (c, d));
-      double s = CLAMP (R (c, sl), -SAFETY, SAFETY);
-      cs += R (c, exp (2.0 * s));
+      off_row (c, &a, b, so, sr, sl);
     }
-  double Bd = (double)B;
-  putf (L, tp / Bd, "%straining_ppl", pp);
-  putf (L, tlp / Bd, "%straining_log_ppl", pp);
-  putf (L, mmean_b (c, kl), "%skl", pp);
-  putf (L, mmean_b (c, k3), "%sk3_kl", pp);
-  putf (L, rp / Bd, "%srollout_ppl", pp);
-  putf (L, rlp / Bd, "%srollout_log_ppl", pp);
-  putf (L, dsum / Bd, "%slog_ppl_diff", pp);
-  putf (L, dabs / Bd, "%slog_ppl_abs_diff", pp);
-  putf (L, dmax, "%slog_ppl_diff_max", pp);
-  putf (L, dmin, "%slog_ppl_diff_min", pp);
-  putf (L, pr / Bd, "%sppl_ratio", pp);
-  if (!g1)
-    put (L, "chi2_token", mmean_b (c, chi) - 1.0);
-  if (!g1)
-    put (L, "chi2_seq", cs / Bd - 1.0);
+  off_emit (c, L, &a, g1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* HEAD rejection sampling (§2.3, §2.4)                                                         */
+
+typedef struct
+{
+  double sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked;
+} RsAcc;
+
+/* the 14/15 keys of one option from its masked sums @a and the row values @sv */
+static void
+rs_option_emit (const Ctx *c, MetricList *L, const DwRsBound *bd, const RsAcc *a, const double *sv,
+                size_t n_valid_rows)
+{
+  const size_t B = c->B;
+  const int k = dw_rs_option_k (bd->option);
+  const DwRsAgg agg = dw_rs_option_agg (bd->option);
+  const bool k1 = k == 1;
+  const double up_c = R (c, bd->log_upper);
+  const double lo_c = k1 ? R (c, bd->log_lower) : 0.0;
+  const double lo_metric = k1 ? lo_c : 0.0;
+  const char *on = rs_names[bd->option];
+  const double sum_stat = a->sum_stat, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2,
+               mx = a->mx, mn = a->mn, masked = a->masked, seq_masked = a->seq_masked;
+  /* row-value statistics over valid rows */
+  double s = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
+  for (size_t b = 0; b < B; b++)
+    if (c->n[b] > 0)
+      {
+        s += sv[b];
+        cnt += 1;
+        smax = nmax (smax, sv[b]);
+        smin = nmin (smin, sv[b]);
+        dev = nmax (dev, fabs (sv[b]));
+        hh += sv[b] > up_c;
+        ll += sv[b] < lo_metric;
+      }
+  double mean = cnt > 0 ? s / cnt : 0.0, s2 = 0;
+  for (size_t b = 0; b < B; b++)
+    if (c->n[b] > 0)
+      s2 += (sv[b] - mean) * (sv[b] - mean);
+  char p[64];
+  snprintf (p, sizeof p, "rollout_rs_%s", on);
+  putf (L, mmean_b (c, sum_stat), "%s_mean", p);
+  if (agg != DW_RS_AGG_TOKEN && cnt > 0)
+    {
+      putf (L, smax, "%s_max", p);
+      putf (L, smin, "%s_min", p);
+      putf (L, hh / cnt, "%s_fraction_high", p);
+      putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", p);
+    }
+  else
+    {
+      putf (L, mx, "%s_max", p);
+      putf (L, mn, "%s_min", p);
+      putf (L, mmean_b (c, fh), "%s_fraction_high", p);
+      putf (L, k1 ? mmean_b (c, fl) : 0.0, "%s_fraction_low", p);
+    }
+  if (c->N > 1)
+    {
+      double mc = mmean_b (c, su);
+      double var = R (c, mmean_b (c, su2) - R (c, mc * mc));
+      putf (L, sqrt (fmax (var, 0.0)), "%s_std", p);
+    }
+  else
+    putf (L, 0.0, "%s_std", p);
+  putf (L, mean, "%s_seq_mean", p);
+  putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", p);
+  putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", p);
+  putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", p);
+  putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", p);
+  putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", p);
+  if (k1)
+    putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", p);
+  putf (L, mmean_b (c, masked), "%s_masked_fraction", p);
+  putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
+        p);
+}
 
 /* @keep: [B*T] combined keep (1/0), initialised to 1 by the caller */
 static void
@@ -1098,7 +1220,6 @@ rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double 
       const double up_c = R (c, bd->log_upper);
       const double lo_c = k1 ? R (c, bd->log_lower) : 0.0;
       const double lo_metric = k1 ? lo_c : 0.0;
-      const char *on = rs_names[bd->option];
       for (size_t i = 0; i < B * T; i++)
         {
           double ls = CLAMP (c->l[i], -SAFETY, SAFETY);
@@ -1157,59 +1278,8 @@ rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double 
           if (c->n[b] > 0 && row_rej)
             seq_masked += 1;
         }
-      /* row-value statistics over valid rows */
-      double s = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
-      for (size_t b = 0; b < B; b++)
-        if (c->n[b] > 0)
-          {
-            s += sv[b];
-            cnt += 1;
-            smax = nmax (smax, sv[b]);
-            smin = nmin (smin, sv[b]);
-            dev = nmax (dev, fabs (sv[b]));
-            hh += sv[b] > up_c;
-            ll += sv[b] < lo_metric;
-          }
-      double mean = cnt > 0 ? s / cnt : 0.0, s2 = 0;
-      for (size_t b = 0; b < B; b++)
-        if (c->n[b] > 0)
-          s2 += (sv[b] - mean) * (sv[b] - mean);
-      char p[64];
-      snprintf (p, sizeof p, "rollout_rs_%s", on);
-      putf (L, mmean_b (c, sum_stat), "%s_mean", p);
-      if (agg != DW_RS_AGG_TOKEN && cnt > 0)
-        {
-          putf (L, smax, "%s_max", p);
-          putf (L, smin, "%s_min", p);
-          putf (L, hh / cnt, "%s_fraction_high", p);
-          putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", p);
-        }
-      else
-        {
-          putf (L, mx, "%s_max", p);
-          putf (L, mn, "%s_min", p);
-          putf (L, mmean_b (c, fh), "%s_fraction_high", p);
-          putf (L, k1 ? mmean_b (c, fl) : 0.0, "%s_fraction_low", p);
-        }
-      if (c->N > 1)
-        {
-          double mc = mmean_b (c, su);
-          double var = R (c, mmean_b (c, su2) - R (c, mc * mc));
-          putf (L, sqrt (fmax (var, 0.0)), "%s_std", p);
-        }
-      else
-        putf (L, 0.0, "%s_std", p);
-      putf (L, mean, "%s_seq_mean", p);
-      putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", p);
-      putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", p);
-      putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", p);
-      putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", p);
-      putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", p);
-      if (k1)
-        putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", p);
-      putf (L, mmean_b (c, masked), "%s_masked_fraction", p);
-      putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
-            p);
+      RsAcc acc = { sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked };
+      rs_option_emit (c, L, bd, &acc, sv, n_valid_rows);
     }
   double masked = 0, rows_rej = 0;
   for (size_t b = 0; b < B; b++)
