@@ -8,6 +8,7 @@
  * comparison. See ../shared/docs/ROLLOUT_CORRECTION.md for every formula referenced (§).
  */
 #include "dw-correction.h"
+#include "dw-correction-private.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -522,6 +523,8 @@ enum
   WS_SCRATCH,
   WS_SLIME_W,
   WS_SLIME_NM,
+  WS_FAST_ROW,
+  WS_FAST_B,
   WS_N_SLOTS
 };
 
@@ -1633,6 +1636,338 @@ run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResul
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* HEAD fast path for float32 log-probs: one streaming pass over the rows                       */
+
+/* Every row is read once: its mask is converted to float in a small buffer, one fused pass
+ * (dw_row_pass_*) returns all of the row's masked sums and writes its token weights, and the
+ * row's RS decisions and output mask follow while the row is still in cache. Same formulas and
+ * the same exp as the reference path above; only the order of additions inside a sum differs.
+ * Returns 1 done, 0 error (set), -1 not applicable (the caller runs the reference path, which
+ * also reports batch errors in verl's order). */
+static int
+run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult *res,
+               DwCorrectionError *error)
+{
+  if (dw_correction_get_reference () || config->generation != DW_GEN_VERL
+      || batch->lp_dtype != DW_DTYPE_F32 || batch->mask_dtype == DW_DTYPE_BF16
+      || batch->mask_dtype == DW_DTYPE_F16 || batch->mask_dtype >= DW_N_DTYPES)
+    return -1;
+  const size_t B = batch->rows, T = batch->cols, BT = B * T;
+  if (B == 0 || T == 0 || BT / T != B)
+    return -1;
+  Plan p;
+  if (!plan_verl (config, &p, error))
+    {
+      dw_correction_error_clear (error);
+      return -1;
+    }
+  const size_t n_opt = p.rs_on ? p.rs.n : 0;
+  float *rowbuf = ws_get (WS_FAST_ROW, 4 * T * sizeof (float));
+  double *bbuf = ws_get (WS_FAST_B, (4 + n_opt) * B * sizeof (double));
+  if (!rowbuf || !bbuf)
+    return -1;
+  float *mf = rowbuf, *lrow = rowbuf + T, *erow = rowbuf + 2 * T, *keep = rowbuf + 3 * T;
+  double *nb = bbuf, *lrm = bbuf + B, *sm = bbuf + 2 * B, *rowsw = bbuf + 3 * B;
+  double *svs = bbuf + 4 * B;
+  const size_t msz = dw_dtype_size (batch->mask_dtype);
+  const bool is_tok = p.is_on && p.is_level == IS_TOKEN;
+  const bool is_seq = p.is_on && p.is_level != IS_TOKEN;
+  float *W = p.is_on ? malloc (BT * sizeof (float)) : NULL;
+  unsigned char *MO = malloc (BT * msz);
+  if ((p.is_on && !W) || !MO)
+    {
+      free (W);
+      free (MO);
+      return -1;
+    }
+  Ctx c;
+  memset (&c, 0, sizeof c);
+  c.batch = batch;
+  c.B = B;
+  c.T = T;
+  c.f32 = true;
+  c.n = nb;
+
+  DwRowIn in;
+  memset (&in, 0, sizeof in);
+  in.T = T;
+  in.is_token = is_tok;
+  in.bn = p.bn;
+  const double Cd = p.is_on ? p.is_thr : 2.0;
+  in.C = (float)Cd;
+  in.c = (float)(1.0 / Cd);
+  const double Cr = in.C, cr = in.c;
+  bool any_tok_opt = false;
+  for (size_t oi = 0; oi < n_opt; oi++)
+    {
+      const DwRsOption o = p.rs.bounds[oi].option;
+      if (dw_rs_option_agg (o) == DW_RS_AGG_TOKEN)
+        any_tok_opt = true;
+      else
+        in.need_k[dw_rs_option_k (o) - 1] = true;
+    }
+  if (any_tok_opt)
+    {
+      in.l = lrow;
+      in.e = erow;
+    }
+  const bool simd = dw_simd_enabled ();
+  RatioAcc ra = { 0, 0, 0, 0, 0, -INFINITY, INFINITY };
+  RsAcc racc[DW_RS_N_OPTIONS];
+  for (size_t oi = 0; oi < n_opt; oi++)
+    racc[oi] = (RsAcc){ 0, 0, 0, 0, 0, -INFINITY, INFINITY, 0, 0 };
+  OffAcc oa;
+  off_init (&oa);
+  double N = 0, bn_s = 0, bn_nv = 0, rs_masked = 0, rs_rows_rej = 0;
+  bool any = false;
+  size_t n_valid_rows = 0;
+  const float *O = batch->old_log_prob, *Rl = batch->rollout_log_prob;
+  for (size_t b = 0; b < B; b++)
+    {
+      const size_t off = b * T;
+      bool binary;
+      if (!dw_mask_row_to_float (batch, off, T, mf, &binary))
+        {
+          free (W);
+          free (MO);
+          return -1;
+        }
+      in.o = O + off;
+      in.r = Rl + off;
+      in.m = mf;
+      in.w = is_tok ? W + off : NULL;
+      DwRowOut ro;
+      if (simd && binary)
+        dw_row_pass_simd (&in, &ro);
+      else
+        dw_row_pass_scalar (&in, &ro);
+      nb[b] = R (&c, ro.n);
+      N += ro.n;
+      any |= ro.n_valid > 0;
+      n_valid_rows += nb[b] > 0;
+      const double nvd = ro.n; /* Σ m over valid tokens */
+
+      /* IS */
+      if (is_tok)
+        {
+          ra.sw += ro.sw;
+          ra.fh += ro.fh;
+          ra.fl += ro.fl;
+          ra.su += ro.su;
+          ra.su2 += ro.su2;
+          if (ro.n_valid)
+            {
+              ra.mx = nmax (ra.mx, ro.wmax);
+              ra.mn = nmin (ra.mn, ro.wmin);
+            }
+          sm[b] = mmean_r (&c, ro.sw, b);
+          bn_s += ro.swt;
+        }
+      else if (is_seq)
+        {
+          lrm[b] = R (&c, ro.sl);
+          const float wb = expf ((float)CLAMP (lrm[b], -SAFETY, SAFETY));
+          float *w = W + off;
+          double rw = 0, rwt = 0;
+          if (binary)
+            {
+              for (size_t t = 0; t < T; t++)
+                {
+                  const float x = wb * mf[t];
+                  w[t] = x > in.C ? in.C : x;
+                }
+              if (ro.n_valid)
+                {
+                  const double x = wb;
+                  ra.sw += x * nvd;
+                  ra.fh += (x > Cr) * nvd;
+                  ra.fl += (x < cr) * nvd;
+                  ra.mx = nmax (ra.mx, x);
+                  ra.mn = nmin (ra.mn, x);
+                  const double u = CLAMP (x, cr, Cr);
+                  ra.su += u * nvd;
+                  ra.su2 += R (&c, u * u) * nvd;
+                  rw = x * nvd;
+                  rwt = (x > Cr ? Cr : x) * nvd;
+                }
+            }
+          else
+            for (size_t t = 0; t < T; t++)
+              {
+                const float xf = wb * mf[t];
+                w[t] = xf > in.C ? in.C : xf;
+                if (mf[t] == 0)
+                  continue;
+                const double mv = mf[t], x = xf;
+                ra.sw += x * mv;
+                rw += x * mv;
+                ra.fh += (x > Cr) * mv;
+                ra.fl += (x < cr) * mv;
+                ra.mx = nmax (ra.mx, x);
+                ra.mn = nmin (ra.mn, x);
+                const double u = CLAMP (x, cr, Cr);
+                ra.su += u * mv;
+                ra.su2 += R (&c, u * u) * mv;
+                rwt += (double)w[t] * mv;
+              }
+          sm[b] = mmean_r (&c, rw, b);
+          rowsw[b] = rwt;
+          if (nb[b] > 0)
+            bn_s += mmean_r (&c, rwt, b), bn_nv += 1;
+        }
+
+      /* RS: seq options decide the whole row, token options each token */
+      bool row_keep = true;
+      if (any_tok_opt)
+        for (size_t t = 0; t < T; t++)
+          keep[t] = 1.0f;
+      for (size_t oi = 0; oi < n_opt; oi++)
+        {
+          const DwRsBound *bd = &p.rs.bounds[oi];
+          const int k = dw_rs_option_k (bd->option);
+          const DwRsAgg agg = dw_rs_option_agg (bd->option);
+          const bool k1 = k == 1;
+          const double up_c = R (&c, bd->log_upper);
+          const double lo_c = k1 ? R (&c, bd->log_lower) : 0.0;
+          const double lo_metric = k1 ? lo_c : 0.0;
+          RsAcc *a = &racc[oi];
+          double sv;
+          bool row_rej = false;
+          if (agg != DW_RS_AGG_TOKEN)
+            {
+              if (agg == DW_RS_AGG_MEAN)
+                sv = mmean_r (&c, ro.sk[k - 1], b);
+              else if (agg == DW_RS_AGG_SUM)
+                sv = R (&c, ro.sk[k - 1]);
+              else
+                sv = ro.n_valid ? ro.mk[k - 1] : 0.0;
+              const bool ks = k1 ? (sv <= up_c && sv >= lo_c) : (sv <= up_c);
+              row_keep &= ks;
+              if (ro.n_valid)
+                {
+                  a->sum_stat += sv * nvd;
+                  const double u = CLAMP (sv, lo_metric, up_c);
+                  a->su += u * nvd;
+                  a->su2 += R (&c, u * u) * nvd;
+                  a->masked += (1.0 - ks) * nvd;
+                  row_rej = !ks;
+                }
+            }
+          else
+            {
+              const float upf = (float)up_c, lof = (float)lo_c;
+              double rs = 0;
+              for (size_t t = 0; t < T; t++)
+                {
+                  const float ls = (float)CLAMP (lrow[t], -SAFETY, SAFETY);
+                  const float kt = k == 1 ? -ls : k == 2 ? 0.5f * (ls * ls) : (erow[t] - 1.0f) - ls;
+                  const bool kp = k1 ? (kt <= upf && kt >= lof) : (kt <= upf);
+                  keep[t] *= kp;
+                  if (mf[t] == 0)
+                    continue;
+                  const double mv = mf[t], x = kt;
+                  rs += x * mv;
+                  a->sum_stat += x * mv;
+                  a->mx = nmax (a->mx, x);
+                  a->mn = nmin (a->mn, x);
+                  a->fh += (x > up_c) * mv;
+                  a->fl += (x < lo_metric) * mv;
+                  const double u = CLAMP (x, lo_metric, up_c);
+                  a->su += u * mv;
+                  a->su2 += R (&c, u * u) * mv;
+                  a->masked += (1.0 - kp) * mv;
+                  row_rej |= !kp;
+                }
+              sv = mmean_r (&c, rs, b);
+            }
+          svs[oi * B + b] = sv;
+          if (nb[b] > 0 && row_rej)
+            a->seq_masked += 1;
+        }
+
+      /* output mask = m · keep, in the mask dtype */
+      unsigned char *mo = MO + off * msz;
+      const unsigned char *mi = (const unsigned char *)batch->response_mask + off * msz;
+      if (n_opt == 0 || (row_keep && !any_tok_opt))
+        memcpy (mo, mi, T * msz);
+      else
+        {
+          const DwDType mdt = batch->mask_dtype;
+          bool rej = false;
+          double rm = 0;
+          for (size_t t = 0; t < T; t++)
+            {
+              const float kp = row_keep ? (any_tok_opt ? keep[t] : 1.0f) : 0.0f;
+              if (mf[t] != 0)
+                {
+                  rm += (1.0 - kp) * mf[t];
+                  rej |= !(kp > 0.5f);
+                }
+              if (mdt == DW_DTYPE_F32)
+                ((float *)mo)[t] = ((const float *)mi)[t] * kp;
+              else if (mdt == DW_DTYPE_F64)
+                ((double *)mo)[t] = ((const double *)mi)[t] * kp;
+              else if (kp != 0)
+                memcpy (mo + t * msz, mi + t * msz, msz);
+              else
+                memset (mo + t * msz, 0, msz);
+            }
+          rs_masked += rm;
+          rs_rows_rej += rej;
+        }
+
+      /* off-policy: Σ(rollout − old)·m is −Σℓ·m term by term */
+      oa.kl += -ro.sl;
+      oa.k3 += ro.k3kl;
+      oa.chi += ro.chi;
+      off_row (&c, &oa, b, ro.so, ro.sr, ro.sl);
+    }
+  if (!any)
+    {
+      free (W);
+      free (MO);
+      return -1; /* the reference path raises verl's error */
+    }
+  c.N = N;
+  c.cnt_dt = R (&c, R (&c, N) + EPS);
+
+  MetricList L = { .prefix = "rollout_corr/" };
+  if (p.is_on)
+    {
+      ratio_emit (&c, &L, "rollout_is", &ra, is_seq ? lrm : NULL, p.is_thr, 1.0 / p.is_thr, sm,
+                  false);
+      if (p.bn)
+        {
+          const double mu = is_tok ? mmean_b (&c, bn_s) : bn_s / fmax (bn_nv, 1e-8);
+          if (mu > 1e-8)
+            {
+              const float mud = (float)mu;
+              for (size_t i = 0; i < BT; i++)
+                W[i] = W[i] / mud;
+              put (&L, "rollout_is_batch_norm_factor", mu);
+            }
+          else
+            put (&L, "rollout_is_batch_norm_factor", 1.0);
+        }
+      res->weights = W;
+      res->weights_dtype = DW_DTYPE_F32;
+    }
+  for (size_t oi = 0; oi < n_opt; oi++)
+    rs_option_emit (&c, &L, &p.rs.bounds[oi], &racc[oi], svs + oi * B, n_valid_rows);
+  if (n_opt)
+    {
+      put (&L, "rollout_rs_masked_fraction", mmean_b (&c, rs_masked));
+      put (&L, "rollout_rs_seq_masked_fraction", rs_rows_rej / (double)B);
+    }
+  res->mask = MO;
+  res->mask_dtype = batch->mask_dtype;
+  off_emit (&c, &L, &oa, false);
+  res->rows = B;
+  res->cols = T;
+  return finish (res, &L, error) ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* G1 (4424616d7): mismatch_helper.compute_rollout_importance_weights (§5.7)                    */
 
 static bool
@@ -2111,6 +2446,16 @@ dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry e
     return set_error (error, DW_ERROR_VALUE, "no batch or no config.");
   if (dw_config_get (config, "preset"))
     return set_error (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
+  if (entry == DW_ENTRY_MASK)
+    {
+      int fast = run_verl_fast (batch, config, result, error);
+      if (fast >= 0)
+        {
+          if (!fast)
+            dw_correction_result_clear (result);
+          return fast == 1;
+        }
+    }
   Ctx c;
   bool ok = ctx_init (&c, batch, error);
   if (ok)

@@ -1,0 +1,576 @@
+/* dw-correction-simd.c — the fused per-row pass of the float32 fast path
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * libc + libm only. See dw-correction-private.h. Built with -ffp-contract=off: the only fused
+ * multiply-adds are the explicit ones of the expf replica (the ones glibc's FMA variant makes).
+ */
+#include "dw-correction-private.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DW_HAVE_X86 1
+#include <immintrin.h>
+#endif
+
+#define SAFETY_F 20.0f
+
+static inline float
+clampf_nan (float x, float lo, float hi)
+{
+  /* torch.clamp: NaN stays NaN */
+  if (x < lo)
+    return lo;
+  if (x > hi)
+    return hi;
+  return x;
+}
+
+static inline double
+nmaxd (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
+}
+
+static inline double
+nmind (double a, double b)
+{
+  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
+}
+
+static void
+row_out_init (DwRowOut *out)
+{
+  memset (out, 0, sizeof *out);
+  out->wmax = out->mk[0] = out->mk[1] = out->mk[2] = -INFINITY;
+  out->wmin = INFINITY;
+}
+
+/* tokens [t0, T) of a row, every formula as the reference path computes it */
+static void
+row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
+{
+  const float C = in->C, c = in->c;
+  for (size_t t = t0; t < in->T; t++)
+    {
+      const float mv = in->m[t];
+      const float l = in->o[t] - in->r[t];
+      const float ls = clampf_nan (l, -SAFETY_F, SAFETY_F);
+      const float e = expf (ls);
+      if (in->l)
+        in->l[t] = l;
+      if (in->e)
+        in->e[t] = e;
+      float x = 0;
+      if (in->is_token)
+        {
+          x = e * mv;
+          in->w[t] = x > C ? C : x;
+        }
+      if (mv == 0)
+        continue;
+      const double md = mv;
+      out->n += md;
+      out->n_valid++;
+      out->so += (double)in->o[t] * md;
+      out->sr += (double)in->r[t] * md;
+      out->sl += (double)l * md;
+      const float el = (l >= -SAFETY_F && l <= SAFETY_F) ? e : expf (l);
+      out->k3kl += (double)((el - l) - 1.0f) * md;
+      out->chi += (double)(e * e) * md;
+      if (in->is_token)
+        {
+          out->sw += (double)x * md;
+          out->fh += (x > C) * md;
+          out->fl += (x < c) * md;
+          out->wmax = nmaxd (out->wmax, x);
+          out->wmin = nmind (out->wmin, x);
+          const float u = clampf_nan (x, c, C);
+          out->su += (double)u * md;
+          out->su2 += (double)(u * u) * md;
+          if (in->bn)
+            out->swt += (double)(x > C ? C : x) * md;
+        }
+      for (int j = 0; j < 3; j++)
+        if (in->need_k[j])
+          {
+            const float k = j == 0 ? -ls : j == 1 ? 0.5f * (ls * ls) : (e - 1.0f) - ls;
+            out->sk[j] += (double)k * md;
+            out->mk[j] = nmaxd (out->mk[j], k);
+          }
+    }
+}
+
+void
+dw_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
+{
+  row_out_init (out);
+  row_pass_scalar_from (in, out, 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* dispatch flags                                                                               */
+
+static int simd_state = -1; /* -1 unknown, 0 off, 1 on */
+static bool force_reference = false;
+
+bool
+dw_simd_enabled (void)
+{
+#ifdef DW_HAVE_X86
+  if (simd_state < 0)
+    {
+      __builtin_cpu_init ();
+      simd_state = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+    }
+  return simd_state == 1;
+#else
+  return false;
+#endif
+}
+
+void
+dw_correction_set_simd (bool enabled)
+{
+  simd_state = -1;
+  if (!enabled || !dw_simd_enabled ())
+    simd_state = 0;
+}
+
+void
+dw_correction_set_reference (bool reference)
+{
+  force_reference = reference;
+}
+
+bool
+dw_correction_get_reference (void)
+{
+  return force_reference;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* mask rows                                                                                    */
+
+#define MASK_GENERIC(TYPE)                                      \
+  do                                                            \
+    {                                                           \
+      const TYPE *p = (const TYPE *)batch->response_mask + off; \
+      for (size_t t = 0; t < T; t++)                            \
+        {                                                       \
+          const TYPE v = p[t];                                  \
+          const float f = (float)v;                             \
+          if ((TYPE)f != v)                                     \
+            return false;                                       \
+          mf[t] = f;                                            \
+          bin &= v == 0 || v == 1;                              \
+        }                                                       \
+    }                                                           \
+  while (0)
+
+#ifdef DW_HAVE_X86
+__attribute__ ((target ("avx2"))) static bool
+mask_i64_binary_avx2 (const int64_t *p, size_t T, float *mf)
+{
+  size_t t = 0;
+  __m256i bad = _mm256_setzero_si256 ();
+  const __m256i not1 = _mm256_set1_epi64x (~(int64_t)1);
+  const __m256i perm = _mm256_setr_epi32 (0, 2, 4, 6, 1, 3, 5, 7);
+  for (; t + 8 <= T; t += 8)
+    {
+      __m256i a = _mm256_loadu_si256 ((const __m256i *)(p + t));
+      __m256i b = _mm256_loadu_si256 ((const __m256i *)(p + t + 4));
+      bad = _mm256_or_si256 (bad, _mm256_and_si256 (_mm256_or_si256 (a, b), not1));
+      __m256i pa = _mm256_permutevar8x32_epi32 (a, perm);
+      __m256i pb = _mm256_permutevar8x32_epi32 (b, perm);
+      __m256i lo = _mm256_permute2x128_si256 (pa, pb, 0x20);
+      _mm256_storeu_ps (mf + t, _mm256_cvtepi32_ps (lo));
+    }
+  if (!_mm256_testz_si256 (bad, bad))
+    return false;
+  for (; t < T; t++)
+    {
+      if (p[t] != 0 && p[t] != 1)
+        return false;
+      mf[t] = (float)p[t];
+    }
+  return true;
+}
+
+__attribute__ ((target ("avx2"))) static bool
+mask_u8_binary_avx2 (const uint8_t *p, size_t T, float *mf)
+{
+  size_t t = 0;
+  __m256i bad = _mm256_setzero_si256 ();
+  const __m256i not1 = _mm256_set1_epi32 (~1);
+  for (; t + 8 <= T; t += 8)
+    {
+      __m256i v = _mm256_cvtepu8_epi32 (_mm_loadl_epi64 ((const __m128i *)(p + t)));
+      bad = _mm256_or_si256 (bad, _mm256_and_si256 (v, not1));
+      _mm256_storeu_ps (mf + t, _mm256_cvtepi32_ps (v));
+    }
+  if (!_mm256_testz_si256 (bad, bad))
+    return false;
+  for (; t < T; t++)
+    {
+      if (p[t] > 1)
+        return false;
+      mf[t] = (float)p[t];
+    }
+  return true;
+}
+#endif
+
+bool
+dw_mask_row_to_float (const DwBatch *batch, size_t off, size_t T, float *mf, bool *binary)
+{
+  bool bin = true;
+#ifdef DW_HAVE_X86
+  if (dw_simd_enabled ())
+    {
+      if (batch->mask_dtype == DW_DTYPE_I64
+          && mask_i64_binary_avx2 ((const int64_t *)batch->response_mask + off, T, mf))
+        {
+          *binary = true;
+          return true;
+        }
+      if ((batch->mask_dtype == DW_DTYPE_U8 || batch->mask_dtype == DW_DTYPE_BOOL)
+          && mask_u8_binary_avx2 ((const uint8_t *)batch->response_mask + off, T, mf))
+        {
+          *binary = true;
+          return true;
+        }
+    }
+#endif
+  switch (batch->mask_dtype)
+    {
+    case DW_DTYPE_BOOL:
+    case DW_DTYPE_U8:
+      MASK_GENERIC (uint8_t);
+      break;
+    case DW_DTYPE_I8:
+      MASK_GENERIC (int8_t);
+      break;
+    case DW_DTYPE_I16:
+      MASK_GENERIC (int16_t);
+      break;
+    case DW_DTYPE_U16:
+      MASK_GENERIC (uint16_t);
+      break;
+    case DW_DTYPE_I32:
+      MASK_GENERIC (int32_t);
+      break;
+    case DW_DTYPE_U32:
+      MASK_GENERIC (uint32_t);
+      break;
+    case DW_DTYPE_I64:
+      MASK_GENERIC (int64_t);
+      break;
+    case DW_DTYPE_U64:
+      MASK_GENERIC (uint64_t);
+      break;
+    case DW_DTYPE_F32:
+      {
+        const float *p = (const float *)batch->response_mask + off;
+        for (size_t t = 0; t < T; t++)
+          {
+            mf[t] = p[t];
+            bin &= p[t] == 0 || p[t] == 1;
+          }
+      }
+      break;
+    case DW_DTYPE_F64:
+      {
+        const double *p = (const double *)batch->response_mask + off;
+        for (size_t t = 0; t < T; t++)
+          {
+            const float f = (float)p[t];
+            if ((double)f != p[t] && !(isnan (p[t])))
+              return false;
+            mf[t] = f;
+            bin &= p[t] == 0 || p[t] == 1;
+          }
+      }
+      break;
+    default:
+      return false;
+    }
+  *binary = bin;
+  return true;
+}
+#undef MASK_GENERIC
+
+/* ------------------------------------------------------------------------------------------ */
+/* AVX2 + FMA                                                                                   */
+
+#ifdef DW_HAVE_X86
+#define VT __attribute__ ((target ("avx2,fma")))
+
+/* 2^(i/32) as the nearest double, minus i << 47 (the exponent bits the index adds back) */
+static const uint64_t exp2_tab[32] = {
+  0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+  0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+  0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+  0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+  0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+  0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+  0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+  0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+};
+
+/* expf on 4 floats with |x| < 88 or NaN: glibc's algorithm (k = round(x·32/ln2), 2^(k/32) from the
+ * table, cubic in r), with the fused operations of its FMA build. */
+static VT inline __m128
+exp4_core (__m128 x)
+{
+  const __m256d invln2n = _mm256_set1_pd (0x1.71547652b82fep+0 * 32);
+  const __m256d shift = _mm256_set1_pd (0x1.8p+52);
+  const __m256d c0 = _mm256_set1_pd (0x1.c6af84b912394p-5 / 32 / 32 / 32);
+  const __m256d c1 = _mm256_set1_pd (0x1.ebfce50fac4f3p-3 / 32 / 32);
+  const __m256d c2 = _mm256_set1_pd (0x1.62e42ff0c52d6p-1 / 32);
+  const __m256d one = _mm256_set1_pd (1.0);
+  __m256d xd = _mm256_cvtps_pd (x);
+  __m256d kd = _mm256_fmadd_pd (xd, invln2n, shift);
+  __m256i ki = _mm256_castpd_si256 (kd);
+  kd = _mm256_sub_pd (kd, shift);
+  __m256d r = _mm256_fmsub_pd (invln2n, xd, kd);
+  __m256i idx = _mm256_and_si256 (ki, _mm256_set1_epi64x (31));
+  __m256i t = _mm256_i64gather_epi64 ((const long long *)exp2_tab, idx, 8);
+  t = _mm256_add_epi64 (t, _mm256_slli_epi64 (ki, 47));
+  __m256d s = _mm256_castsi256_pd (t);
+  __m256d z = _mm256_fmadd_pd (c0, r, c1);
+  __m256d r2 = _mm256_mul_pd (r, r);
+  __m256d y = _mm256_fmadd_pd (c2, r, one);
+  y = _mm256_fmadd_pd (z, r2, y);
+  y = _mm256_mul_pd (y, s);
+  return _mm256_cvtpd_ps (y);
+}
+
+static VT inline __m256
+exp8_core (__m256 x)
+{
+  __m128 lo = exp4_core (_mm256_castps256_ps128 (x));
+  __m128 hi = exp4_core (_mm256_extractf128_ps (x, 1));
+  return _mm256_insertf128_ps (_mm256_castps128_ps256 (lo), hi, 1);
+}
+
+/* full-range expf, bit-identical to glibc's */
+static VT inline __m256
+exp8 (__m256 x)
+{
+  __m256 y = exp8_core (x);
+  y = _mm256_blendv_ps (y, _mm256_set1_ps (INFINITY),
+                        _mm256_cmp_ps (x, _mm256_set1_ps (0x1.62e42ep6f), _CMP_GT_OQ));
+  y = _mm256_blendv_ps (y, _mm256_setzero_ps (),
+                        _mm256_cmp_ps (x, _mm256_set1_ps (-0x1.9fe368p6f), _CMP_LT_OQ));
+  y = _mm256_blendv_ps (y, _mm256_add_ps (x, x), _mm256_cmp_ps (x, x, _CMP_UNORD_Q));
+  return y;
+}
+
+static VT void
+expf_array_simd (const float *x, float *y, size_t n)
+{
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps (y + i, exp8 (_mm256_loadu_ps (x + i)));
+  for (; i < n; i++)
+    y[i] = expf (x[i]);
+}
+
+static VT inline double
+hsum_pd (__m256d v)
+{
+  __m128d a = _mm_add_pd (_mm256_castpd256_pd128 (v), _mm256_extractf128_pd (v, 1));
+  return _mm_cvtsd_f64 (_mm_add_sd (a, _mm_unpackhi_pd (a, a)));
+}
+
+/* 8 float lanes added to a 4-lane double accumulator */
+static VT inline __m256d
+acc_pd (__m256d acc, __m256 v)
+{
+  acc = _mm256_add_pd (acc, _mm256_cvtps_pd (_mm256_castps256_ps128 (v)));
+  return _mm256_add_pd (acc, _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1)));
+}
+
+static VT inline float
+hmax_ps (__m256 v)
+{
+  float a[8];
+  _mm256_storeu_ps (a, v);
+  float m = a[0];
+  for (int i = 1; i < 8; i++)
+    m = a[i] > m ? a[i] : m;
+  return m;
+}
+
+static VT inline float
+hmin_ps (__m256 v)
+{
+  float a[8];
+  _mm256_storeu_ps (a, v);
+  float m = a[0];
+  for (int i = 1; i < 8; i++)
+    m = a[i] < m ? a[i] : m;
+  return m;
+}
+
+/* Every sum of values is accumulated in double, 4 lanes, like the scalar path's double sums
+ * (only the order of the additions differs, ~1e-16 relative, invisible after the float32
+ * rounding of the metrics in nearly every case). The 0/1 counts go through float lanes, exact,
+ * flushed to double every FLUSH vectors. */
+#define FLUSH 1024
+
+static VT void
+row_pass_simd (const DwRowIn *in, DwRowOut *out)
+{
+  const size_t T = in->T;
+  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
+  const __m256 hi20 = _mm256_set1_ps (SAFETY_F), lo20 = _mm256_set1_ps (-SAFETY_F);
+  const __m256 Cv = _mm256_set1_ps (in->C), cv = _mm256_set1_ps (in->c);
+  const __m256 ninf = _mm256_set1_ps (-INFINITY), pinf = _mm256_set1_ps (INFINITY);
+  const __m256 half = _mm256_set1_ps (0.5f), sgn = _mm256_set1_ps (-0.0f);
+  __m256d d_so = _mm256_setzero_pd (), d_sr = d_so, d_sl = d_so, d_k3 = d_so, d_chi = d_so;
+  __m256d d_sw = d_so, d_fh = d_so, d_fl = d_so, d_su = d_so, d_su2 = d_so, d_swt = d_so;
+  __m256d d_sk[3] = { d_so, d_so, d_so };
+  __m256 f_fh = zero, f_fl = zero;
+  __m256 wmax = ninf, wmin = pinf, wnan = zero;
+  __m256 kmax[3] = { ninf, ninf, ninf }, knan[3] = { zero, zero, zero };
+  size_t n_valid = 0;
+  int pending = 0;
+  size_t t = 0;
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m256 O = _mm256_loadu_ps (in->o + t), R = _mm256_loadu_ps (in->r + t);
+      const __m256 M = _mm256_loadu_ps (in->m + t);
+      const __m256 L = _mm256_sub_ps (O, R);
+      if (in->l)
+        _mm256_storeu_ps (in->l + t, L);
+      const __m256 V = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
+      const int vm = _mm256_movemask_ps (V);
+      const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
+      if (vm == 0)
+        {
+          /* padding only: nothing is summed; the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ */
+          if (in->is_token)
+            {
+              __m256 W
+                = _mm256_mul_ps (_mm256_blendv_ps (one, L, _mm256_cmp_ps (L, L, _CMP_UNORD_Q)), M);
+              _mm256_storeu_ps (in->w + t, W);
+            }
+          if (in->e)
+            _mm256_storeu_ps (in->e + t, exp8_core (LS));
+          continue;
+        }
+      const __m256 E = exp8_core (LS);
+      if (in->e)
+        _mm256_storeu_ps (in->e + t, E);
+      __m256 EL = E;
+      const __m256 big
+        = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), V);
+      if (_mm256_movemask_ps (big))
+        EL = _mm256_blendv_ps (E, exp8 (L), big);
+      n_valid += (size_t)__builtin_popcount ((unsigned)vm);
+      d_so = acc_pd (d_so, _mm256_and_ps (O, V));
+      d_sr = acc_pd (d_sr, _mm256_and_ps (R, V));
+      d_sl = acc_pd (d_sl, _mm256_and_ps (L, V));
+      d_k3 = acc_pd (d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), V));
+      d_chi = acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), V));
+      if (in->is_token)
+        {
+          const __m256 W = _mm256_mul_ps (E, M);
+          const __m256 gt = _mm256_cmp_ps (W, Cv, _CMP_GT_OQ);
+          const __m256 Wt = _mm256_blendv_ps (W, Cv, gt);
+          _mm256_storeu_ps (in->w + t, Wt);
+          d_sw = acc_pd (d_sw, _mm256_and_ps (W, V));
+          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, V), one));
+          f_fl = _mm256_add_ps (
+            f_fl, _mm256_and_ps (_mm256_and_ps (_mm256_cmp_ps (W, cv, _CMP_LT_OQ), V), one));
+          /* CLAMP (W, c, C) as the reference path computes it: below c → c, else above C → C
+           * (differs from min(max(W, c), C) only when c > C, i.e. thresholds below 1) */
+          const __m256 U = _mm256_blendv_ps (Wt, cv, _mm256_cmp_ps (W, cv, _CMP_LT_OQ));
+          d_su = acc_pd (d_su, _mm256_and_ps (U, V));
+          d_su2 = acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), V));
+          if (in->bn)
+            d_swt = acc_pd (d_swt, _mm256_and_ps (Wt, V));
+          wnan = _mm256_or_ps (wnan, _mm256_and_ps (_mm256_cmp_ps (W, W, _CMP_UNORD_Q), V));
+          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, V));
+          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, V));
+        }
+      for (int j = 0; j < 3; j++)
+        if (in->need_k[j])
+          {
+            __m256 K = j == 0   ? _mm256_xor_ps (LS, sgn)
+                       : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
+                                : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
+            d_sk[j] = acc_pd (d_sk[j], _mm256_and_ps (K, V));
+            knan[j] = _mm256_or_ps (knan[j], _mm256_and_ps (_mm256_cmp_ps (K, K, _CMP_UNORD_Q), V));
+            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, K, V));
+          }
+      if (++pending == FLUSH)
+        {
+          pending = 0;
+          d_fh = acc_pd (d_fh, f_fh), f_fh = zero;
+          d_fl = acc_pd (d_fl, f_fl), f_fl = zero;
+        }
+    }
+  d_fh = acc_pd (d_fh, f_fh);
+  d_fl = acc_pd (d_fl, f_fl);
+  row_out_init (out);
+  out->n = (double)n_valid; /* binary rows: Σm = # valid */
+  out->n_valid = n_valid;
+  out->so = hsum_pd (d_so);
+  out->sr = hsum_pd (d_sr);
+  out->sl = hsum_pd (d_sl);
+  out->k3kl = hsum_pd (d_k3);
+  out->chi = hsum_pd (d_chi);
+  if (in->is_token)
+    {
+      out->sw = hsum_pd (d_sw);
+      out->fh = hsum_pd (d_fh);
+      out->fl = hsum_pd (d_fl);
+      out->su = hsum_pd (d_su);
+      out->su2 = hsum_pd (d_su2);
+      out->swt = hsum_pd (d_swt);
+      if (n_valid)
+        {
+          const bool has_nan = _mm256_movemask_ps (wnan) != 0;
+          out->wmax = has_nan ? NAN : hmax_ps (wmax);
+          out->wmin = has_nan ? NAN : hmin_ps (wmin);
+        }
+    }
+  for (int j = 0; j < 3; j++)
+    if (in->need_k[j])
+      {
+        out->sk[j] = hsum_pd (d_sk[j]);
+        if (n_valid)
+          out->mk[j] = _mm256_movemask_ps (knan[j]) ? NAN : hmax_ps (kmax[j]);
+      }
+  row_pass_scalar_from (in, out, t);
+}
+#endif
+
+void
+dw_row_pass_simd (const DwRowIn *in, DwRowOut *out)
+{
+#ifdef DW_HAVE_X86
+  row_pass_simd (in, out);
+#else
+  dw_row_pass_scalar (in, out);
+#endif
+}
+
+void
+dw_expf_array (const float *x, float *y, size_t n)
+{
+#ifdef DW_HAVE_X86
+  if (dw_simd_enabled ())
+    {
+      expf_array_simd (x, y, n);
+      return;
+    }
+#endif
+  for (size_t i = 0; i < n; i++)
+    y[i] = expf (x[i]);
+}

@@ -1,0 +1,286 @@
+/* test-fastpath.c — the float32 fast path (fused row pass, scalar and AVX2) against the reference
+ * path of the correction core, on random batches with extreme values
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Weights and masks must be bit-identical; every metric must agree to within a few float32 ulps
+ * (only the order of additions inside a sum differs). The AVX2 expf replica must return expf()'s
+ * bits for every float.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "dw-correction-private.h"
+#include "dw-correction.h"
+
+static guint64 rs_state;
+
+static double
+rnd (void)
+{
+  rs_state ^= rs_state << 13;
+  rs_state ^= rs_state >> 7;
+  rs_state ^= rs_state << 17;
+  return (double)(rs_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static guint32
+f2u (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, 4);
+  return u;
+}
+
+/* expf replica vs libm on a stride over every float bit pattern (the full sweep was run once:
+ * 0 mismatches on all 2^32 inputs; this keeps the test under a second) plus the special values */
+static void
+test_expf_bits (void)
+{
+  enum
+  {
+    N = 1 << 16
+  };
+  static float x[N], y[N];
+  guint64 bad = 0, n = 0;
+  for (guint64 base = 0; base < (1ull << 32); base += (guint64)N * 61)
+    {
+      for (guint32 i = 0; i < N; i++)
+        {
+          guint32 u = (guint32)(base + (guint64)i * 61);
+          memcpy (&x[i], &u, 4);
+        }
+      dw_expf_array (x, y, N);
+      for (guint32 i = 0; i < N; i++, n++)
+        {
+          const float r = expf (x[i]);
+          if (f2u (r) != f2u (y[i]) && !(isnan (r) && isnan (y[i])))
+            {
+              if (bad++ < 5)
+                g_printerr ("expf(%a): libm %a, vector %a\n", x[i], r, y[i]);
+            }
+        }
+    }
+  const float sp[]
+    = { 0.0f,      -0.0f,      INFINITY,    -INFINITY,     NAN,           -NAN,       88.72283f,
+        88.72284f, -87.33654f, -103.97208f, -103.9721f,    0x1p-126f,     -0x1p-149f, 20.0f,
+        -20.0f,    1e30f,      -1e30f,      0x1.62e42ep6f, -0x1.9fe368p6f };
+  float ys[G_N_ELEMENTS (sp)];
+  dw_expf_array (sp, ys, G_N_ELEMENTS (sp));
+  for (gsize i = 0; i < G_N_ELEMENTS (sp); i++)
+    {
+      const float r = expf (sp[i]);
+      if (f2u (r) != f2u (ys[i]) && !(isnan (r) && isnan (ys[i])))
+        {
+          g_printerr ("expf(%a): libm %a, vector %a\n", sp[i], r, ys[i]);
+          bad++;
+        }
+    }
+  g_assert_cmpuint (n, >, 1000000);
+  g_assert_cmpuint (bad, ==, 0);
+}
+
+static float
+extreme_value (void)
+{
+  static const float v[]
+    = { NAN,    INFINITY, -INFINITY, -0.0f,  0.0f,  -1e30f, 1e30f,  -200.0f,
+        150.0f, -88.9f,   89.0f,     -25.0f, 25.0f, 20.0f,  -20.0f, 0x1p-140f };
+  return v[(size_t)(rnd () * G_N_ELEMENTS (v))];
+}
+
+static DwBatch *
+random_batch (guint seed, size_t B, size_t T, DwDType md, gboolean extremes, gboolean nonbinary)
+{
+  DwBatch *b = dw_batch_new (B, T, DW_DTYPE_F32, md);
+  float *o = b->old_log_prob, *r = b->rollout_log_prob;
+  rs_state = 0x9e3779b97f4a7c15ull * seed + 7;
+  for (size_t i = 0; i < B; i++)
+    {
+      /* row 1 all padding, the others random lengths with holes */
+      const size_t len = i == 1 ? 0 : (size_t)(T * rnd ()) + (i == 0);
+      for (size_t t = 0; t < T; t++)
+        {
+          const size_t k = i * T + t;
+          double lp = -fabs (log (rnd () + 1e-12)) * 0.8;
+          double d = (rnd () - 0.5) * (seed % 3 == 0 ? 3.0 : 0.1);
+          o[k] = (float)lp;
+          r[k] = (float)(lp + d);
+          if (extremes && rnd () < 0.03)
+            o[k] = extreme_value ();
+          if (extremes && rnd () < 0.03)
+            r[k] = extreme_value ();
+          double mv = t < len && rnd () < 0.95;
+          if (nonbinary && mv != 0 && rnd () < 0.1)
+            mv = rnd () < 0.5 ? 0.5 : 2.0;
+          switch (md)
+            {
+            case DW_DTYPE_BOOL:
+            case DW_DTYPE_U8:
+              ((guint8 *)b->response_mask)[k] = (guint8)mv;
+              break;
+            case DW_DTYPE_I32:
+              ((gint32 *)b->response_mask)[k] = (gint32)mv;
+              break;
+            case DW_DTYPE_I64:
+              ((gint64 *)b->response_mask)[k] = (gint64)mv;
+              break;
+            case DW_DTYPE_F32:
+              ((float *)b->response_mask)[k] = (float)mv;
+              break;
+            case DW_DTYPE_F64:
+              ((double *)b->response_mask)[k] = mv;
+              break;
+            default:
+              g_assert_not_reached ();
+            }
+        }
+    }
+  return b;
+}
+
+/* float32 ulps between two metric values (both already float32-rounded) */
+static double
+ulps (double a, double b)
+{
+  if (isnan (a) && isnan (b))
+    return 0;
+  if (a == b)
+    return 0;
+  if (isnan (a) || isnan (b) || isinf (a) || isinf (b))
+    return INFINITY;
+  const double scale = fmax (fabs (a), fabs (b));
+  return fabs (a - b) / (scale * 0x1p-23);
+}
+
+static void
+run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res)
+{
+  DwCorrectionError e;
+  dw_correction_set_reference (mode == 0);
+  dw_correction_set_simd (mode == 2);
+  gboolean ok = dw_correction_run (b, c, res, &e);
+  dw_correction_set_reference (FALSE);
+  dw_correction_set_simd (TRUE);
+  if (!ok)
+    g_error ("mode %d: %s", mode, e.message);
+}
+
+static double max_ulps_seen;
+
+static void
+compare (const DwBatch *b, const DwConfig *c, const char *what)
+{
+  DwCorrectionResult ref, fast;
+  run_mode (b, c, 0, &ref);
+  for (int mode = 1; mode <= 2; mode++)
+    {
+      run_mode (b, c, mode, &fast);
+      const size_t BT = b->rows * b->cols;
+      g_assert_cmpuint (ref.n_metrics, ==, fast.n_metrics);
+      for (size_t i = 0; i < ref.n_metrics; i++)
+        {
+          g_assert_cmpstr (ref.metrics[i].key, ==, fast.metrics[i].key);
+          const double a = ref.metrics[i].value, d = fast.metrics[i].value;
+          /* _std keys are sqrt of a cancelling float32 difference (§9.1): compare the variance
+           * against the scale of the mean of squares, as the golden tests do */
+          double u = ulps (a, d);
+          if (g_str_has_suffix (ref.metrics[i].key, "_std") && isfinite (a) && isfinite (d))
+            u = fabs (a * a - d * d) <= 1e-6 * fmax (1.0, fmax (a * a, d * d)) ? 0 : u;
+          max_ulps_seen = fmax (max_ulps_seen, u);
+          if (!(u <= 8))
+            g_error ("%s mode %d: %s reference %.9g fast %.9g (%.1f ulps)", what, mode,
+                     ref.metrics[i].key, a, d, u);
+        }
+      g_assert_cmpint (ref.weights == NULL, ==, fast.weights == NULL);
+      if (ref.weights)
+        for (size_t i = 0; i < BT; i++)
+          {
+            const float x = ((float *)ref.weights)[i], y = ((float *)fast.weights)[i];
+            if (f2u (x) != f2u (y) && !(isnan (x) && isnan (y)))
+              g_error ("%s mode %d: weight[%zu] reference %a fast %a", what, mode, i, x, y);
+          }
+      g_assert_cmpint (ref.mask_dtype, ==, fast.mask_dtype);
+      g_assert_true (memcmp (ref.mask, fast.mask, BT * dw_dtype_size (ref.mask_dtype)) == 0);
+      dw_correction_result_clear (&fast);
+    }
+  dw_correction_result_clear (&ref);
+}
+
+static void
+set_s (DwConfig *c, const char *k, const char *v)
+{
+  DwValue x = dw_value_str (v);
+  g_assert_true (dw_config_set (c, k, &x));
+}
+
+static void
+test_presets_and_options (void)
+{
+  static const struct
+  {
+    const char *is, *rs, *thr;
+    gboolean bn;
+  } extra[] = {
+    { "token", "token_k1,token_k2,token_k3", "0.8_1.25,0.02,0.01", TRUE },
+    { "sequence", "seq_max_k2,seq_max_k3,seq_sum_k2,seq_sum_k3", "0.5", TRUE },
+    { "token", "seq_sum_k1,seq_mean_k2,token_k3", "0.5_inf,inf,inf", FALSE },
+    { NULL, "token_k1", "0.999_1.001", FALSE },
+    /* lower bound above the upper one: the metric clamps see lo > hi */
+    { "token", "token_k1,seq_mean_k1", "2.0_0.5", FALSE },
+  };
+  const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32, DW_DTYPE_U8, DW_DTYPE_F64 };
+  const size_t shapes[][2] = { { 5, 37 }, { 3, 8 }, { 4, 3 }, { 2, 64 }, { 6, 129 } };
+  size_t n_presets;
+  const DwPresetInfo *pl = dw_preset_list (DW_GEN_VERL, &n_presets);
+  guint n_cmp = 0;
+  for (guint seed = 1; seed <= 10; seed++)
+    {
+      const size_t *sh = shapes[seed % G_N_ELEMENTS (shapes)];
+      const DwDType md = mds[seed % G_N_ELEMENTS (mds)];
+      DwBatch *b = random_batch (seed, sh[0], sh[1], md, seed % 2 == 0,
+                                 seed % 4 == 3 && md != DW_DTYPE_BOOL && md != DW_DTYPE_U8);
+      char what[128];
+      for (size_t p = 0; p < n_presets; p++)
+        {
+          DwConfig c;
+          g_assert_true (dw_preset_config (DW_GEN_VERL, pl[p].name, &c, NULL));
+          g_snprintf (what, sizeof what, "seed %u %s", seed, pl[p].name);
+          compare (b, &c, what);
+          n_cmp++;
+        }
+      for (gsize k = 0; k < G_N_ELEMENTS (extra); k++)
+        {
+          DwConfig c;
+          dw_config_init (&c, DW_GEN_VERL);
+          if (extra[k].is)
+            set_s (&c, "rollout_is", extra[k].is);
+          DwValue bn = dw_value_bool (extra[k].bn);
+          g_assert_true (dw_config_set (&c, "rollout_is_batch_normalize", &bn));
+          set_s (&c, "rollout_rs", extra[k].rs);
+          set_s (&c, "rollout_rs_threshold", extra[k].thr);
+          if (k == G_N_ELEMENTS (extra) - 1)
+            {
+              DwValue thr = dw_value_float (0.5); /* C < 1: c = 1/C > C */
+              g_assert_true (dw_config_set (&c, "rollout_is_threshold", &thr));
+            }
+          g_snprintf (what, sizeof what, "seed %u extra %" G_GSIZE_FORMAT, seed, k);
+          compare (b, &c, what);
+          n_cmp++;
+        }
+      dw_batch_free (b);
+    }
+  g_test_message ("largest metric difference: %.2f float32 ulps", max_ulps_seen);
+  g_assert_cmpuint (n_cmp, ==, 10 * (n_presets + G_N_ELEMENTS (extra)));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/fastpath/expf-bits", test_expf_bits);
+  g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
+  return g_test_run ();
+}
