@@ -446,12 +446,14 @@ dw_correction_result_init (DwCorrectionResult *result)
   memset (result, 0, sizeof *result);
 }
 
+static void result_free (void *p);
+
 void
 dw_correction_result_clear (DwCorrectionResult *result)
 {
   free (result->metrics);
-  free (result->weights);
-  free (result->mask);
+  result_free (result->weights);
+  result_free (result->mask);
   dw_correction_result_init (result);
 }
 
@@ -548,6 +550,92 @@ ws_get (int slot, size_t bytes)
   return ws[slot].p;
 }
 
+/* Result arrays (weights, masks) are plain malloc() blocks the caller owns. Large ones returned
+ * through dw_correction_result_clear() are kept per thread and handed out again by the next run
+ * instead of fresh mmaps whose page faults cost as much as the kernels themselves. Only blocks
+ * this file allocated (recorded with their exact size in @issued) are recycled. */
+#define RECYCLE_MIN ((size_t)256 * 1024)
+enum
+{
+  N_RECYCLED = 2,
+  N_ISSUED = 8
+};
+typedef struct
+{
+  void *p;
+  size_t size;
+} Block;
+static _Thread_local Block recycled[N_RECYCLED], issued[N_ISSUED];
+static _Thread_local unsigned issued_next;
+
+static void *
+result_alloc (size_t bytes)
+{
+  if (bytes == 0)
+    bytes = 1;
+  void *p = NULL;
+  int best = -1;
+  for (int i = 0; i < N_RECYCLED; i++)
+    if (recycled[i].p && recycled[i].size >= bytes
+        && recycled[i].size <= bytes + bytes / 2 /* do not pin a much larger block */
+        && (best < 0 || recycled[i].size < recycled[best].size))
+      best = i;
+  size_t size = bytes;
+  if (best >= 0)
+    {
+      p = recycled[best].p;
+      size = recycled[best].size;
+      recycled[best] = (Block){ NULL, 0 };
+    }
+  else
+    p = malloc (bytes);
+  if (!p)
+    return NULL;
+  /* a block freed by its owner with free() may come back at the same address: forget it */
+  int slot = -1;
+  for (int i = 0; i < N_ISSUED; i++)
+    if (issued[i].p == p)
+      {
+        issued[i] = (Block){ NULL, 0 };
+        slot = i;
+      }
+  if (size >= RECYCLE_MIN)
+    {
+      if (slot < 0)
+        slot = (int)(issued_next++ % N_ISSUED);
+      issued[slot] = (Block){ p, size };
+    }
+  return p;
+}
+
+static void
+result_free (void *p)
+{
+  if (!p)
+    return;
+  for (int i = 0; i < N_ISSUED; i++)
+    if (issued[i].p == p)
+      {
+        const Block blk = issued[i];
+        issued[i] = (Block){ NULL, 0 };
+        int slot = 0; /* an empty slot, else the smallest cached block */
+        for (int k = 0; k < N_RECYCLED; k++)
+          if (!recycled[k].p)
+            {
+              slot = k;
+              break;
+            }
+          else if (recycled[k].size < recycled[slot].size)
+            slot = k;
+        if (recycled[slot].p && recycled[slot].size >= blk.size)
+          break; /* the cache already holds larger blocks */
+        free (recycled[slot].p);
+        recycled[slot] = blk;
+        return;
+      }
+  free (p);
+}
+
 void
 dw_correction_release_workspace (void)
 {
@@ -557,6 +645,13 @@ dw_correction_release_workspace (void)
       ws[i].p = NULL;
       ws[i].size = 0;
     }
+  for (int i = 0; i < N_RECYCLED; i++)
+    {
+      free (recycled[i].p);
+      recycled[i] = (Block){ NULL, 0 };
+    }
+  for (int i = 0; i < N_ISSUED; i++)
+    issued[i] = (Block){ NULL, 0 };
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -788,8 +883,7 @@ ratio_emit (const Ctx *c, MetricList *L, const char *pfx, const RatioAcc *a, con
             double up, double lo, const double *sm, bool geo_tw)
 {
   const size_t B = c->B;
-  const double sw = a->sw, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx,
-               mn = a->mn;
+  const double sw = a->sw, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx, mn = a->mn;
   const double upr = R (c, up), lor = R (c, lo);
   putf (L, mmean_b (c, sw), "%s_mean", pfx);
   if (lrm)
@@ -1038,7 +1132,7 @@ offpolicy (const Ctx *c, MetricList *L)
 
 typedef struct
 {
-  double kl, k3, chi;                                     /* token-level masked sums */
+  double kl, k3, chi;                                      /* token-level masked sums */
   double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
 } OffAcc;
 
@@ -1146,8 +1240,8 @@ rs_option_emit (const Ctx *c, MetricList *L, const DwRsBound *bd, const RsAcc *a
   const double lo_c = k1 ? R (c, bd->log_lower) : 0.0;
   const double lo_metric = k1 ? lo_c : 0.0;
   const char *on = rs_names[bd->option];
-  const double sum_stat = a->sum_stat, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2,
-               mx = a->mx, mn = a->mn, masked = a->masked, seq_masked = a->seq_masked;
+  const double sum_stat = a->sum_stat, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx,
+               mn = a->mn, masked = a->masked, seq_masked = a->seq_masked;
   /* row-value statistics over valid rows */
   double s = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
   for (size_t b = 0; b < B; b++)
@@ -1199,8 +1293,7 @@ rs_option_emit (const Ctx *c, MetricList *L, const DwRsBound *bd, const RsAcc *a
   if (k1)
     putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", p);
   putf (L, mmean_b (c, masked), "%s_masked_fraction", p);
-  putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
-        p);
+  putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction", p);
 }
 
 /* @keep: [B*T] combined keep (1/0), initialised to 1 by the caller */
@@ -1350,7 +1443,7 @@ static bool
 emit_array (DwCorrectionResult *res, bool weights, DwDType dt, const double *v, size_t n,
             DwCorrectionError *error)
 {
-  void *a = malloc ((n ? n : 1) * dw_dtype_size (dt));
+  void *a = result_alloc (n * dw_dtype_size (dt));
   if (!a)
     return set_error (error, DW_ERROR_VALUE, "out of memory");
   if (dt == DW_DTYPE_F32)
@@ -1638,6 +1731,61 @@ run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResul
 /* ------------------------------------------------------------------------------------------ */
 /* HEAD fast path for float32 log-probs: one streaming pass over the rows                       */
 
+/* mo[t] = mi[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0. Float
+ * masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
+static void
+fast_mask_row (DwDType dt, const void *mi, const float *keep, void *mo, size_t T)
+{
+#define SELECT_LOOP(TYPE)                           \
+  do                                                \
+    {                                               \
+      const TYPE *restrict src = mi;                \
+      TYPE *restrict dst = mo;                      \
+      if (!keep)                                    \
+        memset (dst, 0, T * sizeof (TYPE));         \
+      else                                          \
+        for (size_t t = 0; t < T; t++)              \
+          dst[t] = keep[t] != 0 ? src[t] : (TYPE)0; \
+    }                                               \
+  while (0)
+  switch (dt)
+    {
+    case DW_DTYPE_F32:
+      {
+        const float *restrict src = mi;
+        float *restrict dst = mo;
+        for (size_t t = 0; t < T; t++)
+          dst[t] = src[t] * (keep ? keep[t] : 0.0f);
+      }
+      break;
+    case DW_DTYPE_F64:
+      {
+        const double *restrict src = mi;
+        double *restrict dst = mo;
+        for (size_t t = 0; t < T; t++)
+          dst[t] = src[t] * (keep ? (double)keep[t] : 0.0);
+      }
+      break;
+    default:
+      switch (dw_dtype_size (dt))
+        {
+        case 1:
+          SELECT_LOOP (uint8_t);
+          break;
+        case 2:
+          SELECT_LOOP (uint16_t);
+          break;
+        case 4:
+          SELECT_LOOP (uint32_t);
+          break;
+        default:
+          SELECT_LOOP (uint64_t);
+          break;
+        }
+    }
+#undef SELECT_LOOP
+}
+
 /* Every row is read once: its mask is converted to float in a small buffer, one fused pass
  * (dw_row_pass_*) returns all of the row's masked sums and writes its token weights, and the
  * row's RS decisions and output mask follow while the row is still in cache. Same formulas and
@@ -1672,8 +1820,8 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
   const size_t msz = dw_dtype_size (batch->mask_dtype);
   const bool is_tok = p.is_on && p.is_level == IS_TOKEN;
   const bool is_seq = p.is_on && p.is_level != IS_TOKEN;
-  float *W = p.is_on ? malloc (BT * sizeof (float)) : NULL;
-  unsigned char *MO = malloc (BT * msz);
+  float *W = p.is_on ? result_alloc (BT * sizeof (float)) : NULL;
+  unsigned char *MO = result_alloc (BT * msz);
   if ((p.is_on && !W) || !MO)
     {
       free (W);
@@ -1890,28 +2038,24 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
       const unsigned char *mi = (const unsigned char *)batch->response_mask + off * msz;
       if (n_opt == 0 || (row_keep && !any_tok_opt))
         memcpy (mo, mi, T * msz);
+      else if (!row_keep)
+        {
+          /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
+          fast_mask_row (batch->mask_dtype, mi, NULL, mo, T);
+          rs_masked += ro.n;
+          rs_rows_rej += ro.n_valid > 0;
+        }
       else
         {
-          const DwDType mdt = batch->mask_dtype;
           bool rej = false;
           double rm = 0;
           for (size_t t = 0; t < T; t++)
             {
-              const float kp = row_keep ? (any_tok_opt ? keep[t] : 1.0f) : 0.0f;
-              if (mf[t] != 0)
-                {
-                  rm += (1.0 - kp) * mf[t];
-                  rej |= !(kp > 0.5f);
-                }
-              if (mdt == DW_DTYPE_F32)
-                ((float *)mo)[t] = ((const float *)mi)[t] * kp;
-              else if (mdt == DW_DTYPE_F64)
-                ((double *)mo)[t] = ((const double *)mi)[t] * kp;
-              else if (kp != 0)
-                memcpy (mo + t * msz, mi + t * msz, msz);
-              else
-                memset (mo + t * msz, 0, msz);
+              /* padding adds (1 − keep)·0 = 0 */
+              rm += (1.0 - keep[t]) * mf[t];
+              rej |= (mf[t] != 0) & (keep[t] == 0);
             }
+          fast_mask_row (batch->mask_dtype, mi, keep, mo, T);
           rs_masked += rm;
           rs_rows_rej += rej;
         }
