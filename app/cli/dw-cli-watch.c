@@ -7,7 +7,8 @@
  * the new points of every run that changed (one DwHealthMonitor per run) and each event that
  * fires for the first time is printed: a text block, or with --json one JSON object per line
  * on stdout. Ingest problems go to stderr with the file and the place. SIGINT / SIGTERM stop
- * following: what is queued is ingested and committed, live runs are marked finished, exit 0.
+ * following between two files (all ingested data is committed; files still queued are resumed
+ * by the next run from their stored offsets), live runs are marked finished, exit 0.
  * Exit codes: 0 stopped by a signal, 1 a path cannot be followed or the store cannot be opened,
  * 2 usage errors.
  */
@@ -36,6 +37,8 @@ typedef struct
   GHashTable *monitors; /* run id (gint64*) → DwHealthMonitor */
   GHashTable *dirty;    /* run ids (gint64*) changed since the last health poll */
   GHashTable *live;     /* run ids marked live by this watch */
+  int n_paths;
+  gboolean announced; /* the initial ingest is done and said so */
   gboolean signal_received;
 } Watch;
 
@@ -125,6 +128,19 @@ on_ingested (DwFollower *follower, gint64 run_id, gint64 n_points, const char *p
     g_hash_table_add (w->dirty, g_memdup2 (&run_id, sizeof run_id));
 }
 
+/* Says once that what was there is ingested and following has begun. */
+static void
+announce_if_idle (Watch *w)
+{
+  if (w->announced || dw_follower_get_n_pending (w->follower) > 0)
+    return;
+  w->announced = TRUE;
+  /* TRANSLATORS: status line on stderr once what was there is ingested; %d is the number of
+   * folders/files followed */
+  fprintf (stderr, _ ("driftwatch-cli watch: following %d path(s); Ctrl+C stops\n"), w->n_paths);
+  fflush (stderr);
+}
+
 static void
 on_flushed (DwFollower *follower, Watch *w)
 {
@@ -146,6 +162,7 @@ on_flushed (DwFollower *follower, Watch *w)
       poll_run (w, id);
     }
   g_hash_table_remove_all (w->dirty);
+  announce_if_idle (w);
 }
 
 static void
@@ -234,17 +251,15 @@ dw_cli_watch (int argc, char **argv)
 
   sigint_id = g_unix_signal_add (SIGINT, on_signal, &w);
   sigterm_id = g_unix_signal_add (SIGTERM, on_signal, &w);
-  /* What is already there, then the health of it, before following. */
-  dw_follower_flush (w.follower);
-  /* TRANSLATORS: status line on stderr; %u is the number of folders/files followed */
-  fprintf (stderr, _ ("driftwatch-cli watch: following %d path(s); Ctrl+C stops\n"), argc - 1);
-  fflush (stderr);
+  /* What is already there is ingested from the loop, in slices (Ctrl+C works meanwhile), then
+   * followed. */
+  w.n_paths = argc - 1;
+  announce_if_idle (&w);
   g_main_loop_run (w.loop);
 
-  /* Stopped: ingest what was still queued (committed chunk by chunk), then mark the runs this
-   * watch made live as finished. */
-  if (dw_follower_get_n_pending (w.follower) > 0)
-    dw_follower_flush (w.follower);
+  /* Stopped: everything ingested so far is committed (chunk by chunk); files still queued are
+   * picked up by the next watch or ingest from their stored offsets. Runs this watch made live
+   * are marked finished. */
   dw_follower_stop (w.follower);
   g_hash_table_iter_init (&it, w.live);
   while (g_hash_table_iter_next (&it, &key, NULL))

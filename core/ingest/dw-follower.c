@@ -33,6 +33,9 @@
 #define GIVE_UP_US (5 * G_TIME_SPAN_SECOND)
 /* GLib's default (800 ms between two CHANGED events of one file) would dominate the latency. */
 #define MONITOR_RATE_LIMIT_MS 50
+/* From the main loop, files are ingested in slices of about this long, so a large initial
+ * ingest lets signals (Ctrl+C) and a GUI's redraws through between files. */
+#define SLICE_US (50 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct
 {
@@ -55,6 +58,7 @@ struct _DwFollower
   GPtrArray *roots;     /* absolute, canonical; same order */
   GHashTable *monitors; /* absolute path → GFileMonitor */
   GHashTable *pending;  /* absolute path → NULL (a set) */
+  GPtrArray *queue;     /* paths taken from pending, sorted, being ingested slice by slice */
   GHashTable *failed;   /* absolute path → FailState */
   gint64 first_pending_us;
   gint64 last_event_us;
@@ -108,6 +112,12 @@ update_ready_time (DwFollower *self)
 
   if (self->source == NULL)
     return;
+  if (self->queue->len > 0 && !self->flushing)
+    {
+      /* a slice is done: go on as soon as the other sources (signals, redraws) had a turn */
+      g_source_set_ready_time (self->source, 0);
+      return;
+    }
   if (g_hash_table_size (self->pending) > 0)
     ready = MIN (self->last_event_us + (gint64)self->delay_ms * G_TIME_SPAN_MILLISECOND,
                  self->first_pending_us + (gint64)self->max_delay_ms * G_TIME_SPAN_MILLISECOND);
@@ -139,6 +149,8 @@ mark_dirty (DwFollower *self, const char *path)
   update_ready_time (self);
 }
 
+static guint flush_for (DwFollower *self, gint64 budget_us);
+
 static gboolean
 source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
 {
@@ -165,8 +177,8 @@ source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
           due = TRUE;
         }
     }
-  if (due)
-    dw_follower_flush (self);
+  if (due || self->queue->len > 0)
+    flush_for (self, SLICE_US);
   else
     update_ready_time (self);
   return G_SOURCE_CONTINUE;
@@ -536,35 +548,55 @@ compare_paths (gconstpointer a, gconstpointer b)
   return strcmp (*(const char *const *)a, *(const char *const *)b);
 }
 
-guint
-dw_follower_flush (DwFollower *self)
+/* Ingests queued files for about @budget_us (< 0: until nothing is queued), emits ::flushed. */
+static guint
+flush_for (DwFollower *self, gint64 budget_us)
 {
+  gint64 start = g_get_monotonic_time ();
   guint n_ok = 0;
 
-  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
   if (self->flushing)
     return 0;
   self->flushing = TRUE;
   g_object_ref (self);
-  /* New folders found while flushing queue more files: loop until the queue is empty. */
-  while (g_hash_table_size (self->pending) > 0)
+  for (;;)
     {
-      guint n = 0;
-      g_autofree char **batch = (char **)g_hash_table_get_keys_as_array (self->pending, &n);
-      g_hash_table_steal_all (self->pending);
-      qsort (batch, n, sizeof (char *), compare_paths);
-      for (guint i = 0; i < n; i++)
+      if (self->queue->len == 0)
         {
-          if (self->roots->len > 0 && ingest_one (self, batch[i]))
-            n_ok++;
-          g_free (batch[i]);
+          /* New folders found while ingesting queue more files: take them in the next round. */
+          guint n = 0;
+          char **batch;
+
+          if (g_hash_table_size (self->pending) == 0)
+            break;
+          batch = (char **)g_hash_table_get_keys_as_array (self->pending, &n);
+          g_hash_table_steal_all (self->pending);
+          qsort (batch, n, sizeof (char *), compare_paths);
+          /* reversed, so the next path is taken from the end */
+          for (guint i = n; i > 0; i--)
+            g_ptr_array_add (self->queue, batch[i - 1]);
+          g_free (batch);
         }
+      if (budget_us >= 0 && g_get_monotonic_time () - start >= budget_us)
+        break;
+      {
+        g_autofree char *path = g_ptr_array_steal_index (self->queue, self->queue->len - 1);
+        if (self->roots->len > 0 && ingest_one (self, path))
+          n_ok++;
+      }
     }
   self->flushing = FALSE;
   update_ready_time (self);
   g_signal_emit (self, signals[SIGNAL_FLUSHED], 0);
   g_object_unref (self);
   return n_ok;
+}
+
+guint
+dw_follower_flush (DwFollower *self)
+{
+  g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
+  return flush_for (self, -1);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -692,7 +724,7 @@ guint
 dw_follower_get_n_pending (DwFollower *self)
 {
   g_return_val_if_fail (DW_IS_FOLLOWER (self), 0);
-  return g_hash_table_size (self->pending);
+  return g_hash_table_size (self->pending) + self->queue->len;
 }
 
 void
@@ -710,6 +742,7 @@ dw_follower_stop (DwFollower *self)
     }
   g_hash_table_remove_all (self->monitors);
   g_hash_table_remove_all (self->pending);
+  g_ptr_array_set_size (self->queue, 0);
   g_hash_table_remove_all (self->failed);
   update_ready_time (self);
 }
@@ -742,6 +775,7 @@ dw_follower_finalize (GObject *object)
 
   g_clear_pointer (&self->monitors, g_hash_table_unref);
   g_clear_pointer (&self->pending, g_hash_table_unref);
+  g_clear_pointer (&self->queue, g_ptr_array_unref);
   g_clear_pointer (&self->failed, g_hash_table_unref);
   g_clear_pointer (&self->paths, g_ptr_array_unref);
   g_clear_pointer (&self->roots, g_ptr_array_unref);
@@ -863,6 +897,7 @@ dw_follower_init (DwFollower *self)
   self->roots = g_ptr_array_new_with_free_func (g_free);
   self->monitors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->queue = g_ptr_array_new_with_free_func (g_free);
   self->failed
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)fail_state_free);
   self->context = g_main_context_ref_thread_default ();

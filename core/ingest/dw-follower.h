@@ -59,9 +59,12 @@ gboolean dw_follower_add_path (DwFollower *self, const char *path, GError **erro
 const char *const *dw_follower_get_paths (DwFollower *self);
 
 /* Ingests every queued file now (in path order). Emits ::ingested / ::error per file and
- * ::flushed at the end. Returns the number of files ingested without error. */
+ * ::flushed at the end. Returns the number of files ingested without error. (From the main
+ * loop, queued files are ingested in slices of ~50 ms, each ending with ::flushed, so signal
+ * handlers and redraws run between files during a large initial ingest.) */
 guint dw_follower_flush (DwFollower *self);
-/* Files waiting for the coalescing timeout. */
+/* Files waiting for the coalescing timeout or for their slice: 0 once everything seen so far
+ * has been ingested. */
 guint dw_follower_get_n_pending (DwFollower *self);
 
 /* Stops following (monitors cancelled, queue dropped). Also done on dispose. */

@@ -364,6 +364,65 @@ test_error_settles (Fixture *f, gconstpointer data)
   g_assert_cmpuint (f->errors->len, ==, 1);
 }
 
+static gboolean
+slow_ingest (DwStore *store, const char *root, const char *path, gint64 *run_id, gint64 *n_points,
+             gpointer user_data, GError **error)
+{
+  g_usleep (2000);
+  return record_ingest (store, root, path, run_id, n_points, user_data, error);
+}
+
+static gboolean
+note_tick (gpointer data)
+{
+  Fixture *f = data;
+  g_ptr_array_add (f->calls, g_strdup ("tick"));
+  return G_SOURCE_REMOVE;
+}
+
+/* From the main loop a long queue is ingested in slices: other sources (a signal handler, a
+ * redraw; here a timeout) run between files, ::flushed comes after each slice, and every file
+ * is ingested exactly once, in path order. */
+static void
+test_slices (Fixture *f, gconstpointer data)
+{
+  const guint n_files = 120; /* 2 ms each: ~240 ms, about 5 slices of 50 ms */
+  guint n_ticks = 0, last = 0;
+
+  make_run (f);
+  for (guint i = 0; i < n_files; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("f%03u.log", i);
+      g_autofree char *p = path_in (f, name);
+      append (p, "x");
+    }
+  dw_follower_set_ingest_func (f->follower, slow_ingest, f, NULL);
+  add_run (f);
+  g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, n_files);
+  g_timeout_add (150, note_tick, f); /* due while the queue is being ingested */
+  spin_until_calls (f, n_files + 1, 5000);
+  spin (200);
+  g_assert_cmpuint (f->calls->len, ==, n_files + 1);
+  g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
+  g_assert_cmpuint (f->n_flushed, >=, 3);
+  for (guint i = 0, k = 0; i < f->calls->len; i++)
+    {
+      g_autofree char *expected = NULL;
+      if (g_str_equal (f->calls->pdata[i], "tick"))
+        {
+          n_ticks++;
+          last = i;
+          continue;
+        }
+      expected = g_strdup_printf ("f%03u.log 1", k++);
+      g_assert_cmpstr (f->calls->pdata[i], ==, expected);
+    }
+  g_assert_cmpuint (n_ticks, ==, 1);
+  /* the tick came between two files, not after the last */
+  g_assert_cmpuint (last, >, 0);
+  g_assert_cmpuint (last, <, n_files);
+}
+
 /* A single followed file (not a folder); the store inside the followed folder is ignored. */
 static void
 test_single_file (Fixture *f, gconstpointer data)
@@ -430,6 +489,7 @@ main (int argc, char **argv)
   ADD ("new-folder-and-rename", test_new_folder_and_rename);
   ADD ("deleted", test_deleted);
   ADD ("error-settles", test_error_settles);
+  ADD ("slices", test_slices);
   ADD ("single-file", test_single_file);
   ADD ("store-inside", test_store_inside);
   ADD ("missing", test_missing);
