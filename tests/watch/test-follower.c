@@ -228,9 +228,12 @@ test_burst (Fixture *f, gconstpointer data)
     append (a, "{\"step\":1,\"data\":{\"x\":1.0}}\n"); /* 28 bytes */
   spin_until_calls (f, 1, 2000);
   spin (300); /* nothing more must come */
-  g_assert_cmpuint (f->calls->len, ==, 1);
-  g_assert_cmpstr (f->calls->pdata[0], ==, "metrics.jsonl 560");
-  g_assert_cmpuint (f->n_flushed, ==, 1);
+  /* 20 appends within a few ms: one call (two or three only if the machine stalled for more
+   * than the 100 ms quiet period in the middle of the burst), the last with the whole file */
+  g_assert_cmpuint (f->calls->len, >=, 1);
+  g_assert_cmpuint (f->calls->len, <=, 3);
+  g_assert_cmpstr (f->calls->pdata[f->calls->len - 1], ==, "metrics.jsonl 560");
+  g_assert_cmpuint (f->n_flushed, ==, f->calls->len);
 }
 
 /* A writer that never pauses longer than the quiet period is still ingested while it writes

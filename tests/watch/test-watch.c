@@ -152,6 +152,24 @@ clean_dump (const char *dir, const char *path)
   return dump;
 }
 
+/* Equal dumps; otherwise fails showing the first differing line only (dumps are megabytes). */
+static void
+assert_same_dump (const char *live, const char *clean)
+{
+  g_auto (GStrv) a = NULL, b = NULL;
+  guint i;
+
+  if (g_str_equal (live, clean))
+    return;
+  a = g_strsplit (live, "\n", -1);
+  b = g_strsplit (clean, "\n", -1);
+  for (i = 0; a[i] != NULL && b[i] != NULL && g_str_equal (a[i], b[i]); i++)
+    ;
+  g_test_message ("live and clean stores differ at dump line %u", i + 1);
+  g_assert_cmpstr (a[i], ==, b[i]);
+  g_assert_not_reached ();
+}
+
 static char *
 dump_of (DwStore *store)
 {
@@ -225,7 +243,7 @@ test_live_demo (Fixture *f, gconstpointer data)
   g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
   live = dump_of (f->store);
   clean = clean_dump (f->dir, f->run);
-  g_assert_cmpstr (live, ==, clean);
+  assert_same_dump (live, clean);
   g_assert_cmpuint (f->errors->len, ==, 0);
   g_assert_cmpuint (f->n_ingested, >, 0);
   {
@@ -302,7 +320,7 @@ test_jsonl_pieces (Fixture *f, gconstpointer data)
   }
   live = dump_of (f->store);
   clean = clean_dump (f->dir, f->run);
-  g_assert_cmpstr (live, ==, clean);
+  assert_same_dump (live, clean);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
@@ -404,7 +422,7 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   }
   live = dump_of (f->store);
   clean = clean_dump (f->dir, parent);
-  g_assert_cmpstr (live, ==, clean);
+  assert_same_dump (live, clean);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
@@ -545,35 +563,90 @@ cli_clear (Cli *c)
   g_clear_pointer (&c->err_lines, g_ptr_array_unref);
 }
 
-typedef struct
-{
-  DwDemo *demo;
-  guint n_written;
-  gboolean done;
-  guint warned_at; /* steps written when the warning line arrived; 0: not yet */
-  GPtrArray *out_lines;
-  const char *needle;
-} Writer;
-
+/* TRUE when the store at @db holds everything of the files below @run: one run whose last step
+ * is @last_step, with @n_batches batches, and every known file consumed up to its size. */
 static gboolean
-write_step_cb (gpointer data)
+caught_up (const char *db, gint64 last_step, guint n_batches)
 {
-  Writer *w = data;
-  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open_read_only (db, NULL);
+  g_autoptr (GPtrArray) runs = NULL, files = NULL;
+  g_autoptr (GArray) batches = NULL;
+  const DwRunInfo *run;
 
-  if (w->warned_at == 0 && lines_contain (w->out_lines, w->needle))
-    w->warned_at = w->n_written;
-  if (w->done)
-    return G_SOURCE_REMOVE;
-  g_assert_true (dw_demo_write_step (w->demo, &w->done, &error));
-  g_assert_no_error (error);
-  w->n_written++;
-  return G_SOURCE_CONTINUE;
+  if (store == NULL || (runs = dw_store_list_runs (store, NULL)) == NULL || runs->len != 1)
+    return FALSE;
+  run = runs->pdata[0];
+  batches = dw_store_list_batch_steps (store, run->id, NULL);
+  if (run->last_step != last_step || batches == NULL || batches->len != n_batches)
+    return FALSE;
+  files = dw_store_list_files (store, NULL);
+  for (guint i = 0; files != NULL && i < files->len; i++)
+    {
+      const DwFileRecord *r = files->pdata[i];
+      GStatBuf st;
+      if (r->format != DW_FORMAT_BATCH_SAFETENSORS
+          && (g_stat (r->path, &st) != 0 || r->offset != (gint64)st.st_size))
+        return FALSE;
+    }
+  return files != NULL;
+}
+
+static void
+on_wal_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent event,
+                gboolean *changed)
+{
+  *changed = TRUE;
+}
+
+/* Waits (checking whenever the store's WAL changes, no polling) until a `watch` process has
+ * ingested everything, at most @ms milliseconds. */
+static gboolean
+wait_caught_up (const char *db, gint64 last_step, guint n_batches, guint ms)
+{
+  g_autofree char *wal = g_strconcat (db, "-wal", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (wal);
+  g_autoptr (GFileMonitor) monitor = g_file_monitor_file (file, G_FILE_MONITOR_NONE, NULL, NULL);
+  gboolean changed = TRUE, timed_out = FALSE, ok = FALSE;
+  guint id;
+
+  g_assert_nonnull (monitor);
+  g_signal_connect (monitor, "changed", G_CALLBACK (on_wal_changed), &changed);
+  id = g_timeout_add (ms, timeout_cb, &timed_out);
+  while (!timed_out)
+    {
+      if (changed)
+        {
+          changed = FALSE;
+          if ((ok = caught_up (db, last_step, n_batches)))
+            break;
+        }
+      g_main_context_iteration (NULL, TRUE);
+    }
+  if (!timed_out)
+    g_source_remove (id);
+  g_signal_handlers_disconnect_by_data (monitor, &changed);
+  return ok;
+}
+
+/* The first step of the event in a `watch --json` line holding @needle, or -1. */
+static gint64
+event_first_step (GPtrArray *lines, const char *needle)
+{
+  for (guint i = 0; i < lines->len; i++)
+    {
+      const char *line = lines->pdata[i], *p;
+      if (strstr (line, needle) == NULL || (p = strstr (line, "\"first_step\": ")) == NULL)
+        continue;
+      return g_ascii_strtoll (p + strlen ("\"first_step\": "), NULL, 10);
+    }
+  return -1;
 }
 
 /* `watch --json` on a collapse demo run that is still being written prints the K3 KL drift
- * warning while the run goes on (long before its last step), exits 0 on SIGTERM, and leaves
- * the store as a clean ingest would. */
+ * warning while the run goes on: the steps up to the collapse are written at a steady pace,
+ * then the writer pauses (the run is not over) until the warning line arrives. It must name a
+ * step before the collapse. Then the run finishes; SIGTERM exits 0 and the store is what a
+ * clean ingest gives. */
 static void
 test_cli_live (Fixture *f, gconstpointer data)
 {
@@ -581,32 +654,36 @@ test_cli_live (Fixture *f, gconstpointer data)
   g_autoptr (DwDemo) demo = NULL;
   g_autofree char *live = NULL, *clean = NULL;
   Cli c = { 0 };
-  Writer w = { 0 };
   const guint steps = 200;
+  const gint64 collapse = dw_demo_collapse_step (steps);
+  const char *needle = "\"rule_id\": \"k3-kl-drift\"";
+  gboolean done = FALSE;
+  guint written = 0, warned_at = 0;
+  gint64 first_step;
 
   demo = dw_demo_new (f->run, DW_DEMO_COLLAPSE, steps, 5, &error);
   g_assert_no_error (error);
   cli_start (&c, f->db, f->run, TRUE);
   g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
 
-  w.demo = demo;
-  w.out_lines = c.out_lines;
-  w.needle = "\"rule_id\": \"k3-kl-drift\"";
-  g_timeout_add (25, write_step_cb, &w);
-  while (!w.done || w.warned_at == 0)
+  while (written + 1 < (guint)collapse)
     {
-      g_main_context_iteration (NULL, TRUE);
-      if (w.done && w.warned_at == 0)
-        {
-          /* the run ended without the warning: give it a last chance, then fail */
-          wait_line (c.out_lines, w.needle, 3000);
-          break;
-        }
+      g_assert_true (dw_demo_write_step (demo, &done, &error));
+      g_assert_no_error (error);
+      written++;
+      spin (25);
+      if (warned_at == 0 && lines_contain (c.out_lines, needle))
+        warned_at = written;
     }
-  g_test_message ("K3 KL warning after %u of %u steps written (collapse at %" G_GINT64_FORMAT ")",
-                  w.warned_at, steps, dw_demo_collapse_step (steps));
-  g_assert_cmpuint (w.warned_at, >, 0);
-  g_assert_cmpuint (w.warned_at, <, dw_demo_collapse_step (steps));
+  g_assert_true (wait_line (c.out_lines, needle, 20000));
+  if (warned_at == 0)
+    warned_at = written;
+  first_step = event_first_step (c.out_lines, needle);
+  g_test_message ("K3 KL warning (first step %" G_GINT64_FORMAT ") seen after %u of %u steps "
+                  "written (collapse at %" G_GINT64_FORMAT ")",
+                  first_step, warned_at, steps, collapse);
+  g_assert_cmpint (first_step, >, 20); /* after the baseline */
+  g_assert_cmpint (first_step, <, collapse);
   /* each event line is one JSON object naming the run */
   for (guint i = 0; i < c.out_lines->len; i++)
     {
@@ -614,9 +691,16 @@ test_cli_live (Fixture *f, gconstpointer data)
       g_assert_true (g_str_has_prefix (line, "{\"run_id\": 1, \"run\": \"run-a\", \"event\": {"));
       g_assert_true (g_str_has_suffix (line, "}}"));
     }
-  while (!w.done)
-    g_main_context_iteration (NULL, TRUE);
-  spin (1000);
+  while (!done)
+    {
+      g_assert_true (dw_demo_write_step (demo, &done, &error));
+      written++;
+      spin (5);
+    }
+  g_assert_cmpuint (written, ==, steps);
+  /* SIGTERM stops between two files, leaving what is still queued to the next run: wait until
+   * the watcher has caught up (slow under sanitizers) before stopping it */
+  g_assert_true (wait_caught_up (f->db, steps, steps, 120000));
   g_subprocess_send_signal (c.proc, SIGTERM);
   wait_exit (c.proc);
   g_assert_true (g_subprocess_get_if_exited (c.proc));
@@ -632,7 +716,7 @@ test_cli_live (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   live = dump_of (f->store);
   clean = clean_dump (f->dir, f->run);
-  g_assert_cmpstr (live, ==, clean);
+  assert_same_dump (live, clean);
   {
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
     g_assert_cmpuint (runs->len, ==, 1);
@@ -695,7 +779,7 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   live = dump_of (f->store);
   clean = clean_dump (f->dir, f->run);
-  g_assert_cmpstr (live, ==, clean);
+  assert_same_dump (live, clean);
 }
 
 /* Usage and input errors: exit codes 2 and 1, messages naming the path. */
