@@ -20,6 +20,10 @@ DW_CLI_DECLARE (import_config)
 DW_CLI_DECLARE (recompute)
 DW_CLI_DECLARE (check)
 DW_CLI_DECLARE (ingest)
+DW_CLI_DECLARE (runs)
+DW_CLI_DECLARE (tags)
+DW_CLI_DECLARE (series)
+DW_CLI_DECLARE (export)
 DW_CLI_DECLARE (watch)
 #undef DW_CLI_DECLARE
 
@@ -37,5 +41,10 @@ const DwCliCommand dw_cli_commands[] = {
   { "ingest", dw_cli_ingest,
     N_ ("Ingest log files, rollout batches and run folders into the store") },
   { "watch", dw_cli_watch, N_ ("Ingest run folders and follow them live, printing health events") },
+  { "runs", dw_cli_runs, N_ ("List the stored runs") },
+  { "tags", dw_cli_tags, N_ ("List the tags of a stored run") },
+  { "series", dw_cli_series,
+    N_ ("Print one series of a stored run (CSV or JSON, full resolution)") },
+  { "export", dw_cli_export, N_ ("Print every series of a stored run (CSV or JSON)") },
   { NULL, NULL, NULL },
 };

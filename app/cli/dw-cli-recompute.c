@@ -20,35 +20,6 @@
 
 int dw_cli_recompute (int argc, char **argv);
 
-static void
-csv_number (GString *out, double v)
-{
-  if (isnan (v))
-    g_string_append (out, "nan");
-  else if (isinf (v))
-    g_string_append (out, v > 0 ? "inf" : "-inf");
-  else
-    g_string_append_printf (out, "%.17g", v);
-}
-
-static void
-csv_field (GString *out, const char *s)
-{
-  if (strpbrk (s, ",\"\n"))
-    {
-      g_autoptr (GString) e = g_string_new (NULL);
-      for (const char *p = s; *p; p++)
-        {
-          if (*p == '"')
-            g_string_append_c (e, '"');
-          g_string_append_c (e, *p);
-        }
-      g_string_append_printf (out, "\"%s\"", e->str);
-    }
-  else
-    g_string_append (out, s);
-}
-
 static int
 cmp_key (gconstpointer a, gconstpointer b)
 {
@@ -73,7 +44,7 @@ render_csv (const DwRecomputeResult *res)
   for (guint k = 0; k < keys->len; k++)
     {
       g_string_append_c (out, ',');
-      csv_field (out, g_ptr_array_index (keys, k));
+      dw_cli_csv_field (out, g_ptr_array_index (keys, k));
     }
   g_string_append (out, ",error,logged_compared,logged_disagree,disagreeing_keys\n");
   for (guint i = 0; i < res->n_steps; i++)
@@ -85,14 +56,14 @@ render_csv (const DwRecomputeResult *res)
           g_string_append_c (out, ',');
           const double *v = dw_correction_result_get (&st->result, g_ptr_array_index (keys, k));
           if (v)
-            csv_number (out, *v);
+            dw_cli_csv_number (out, *v);
         }
       g_string_append_c (out, ',');
       if (st->failed)
         {
           g_autofree char *e
             = g_strdup_printf ("%s: %s", dw_error_kind_name (st->error.kind), st->error.message);
-          csv_field (out, e);
+          dw_cli_csv_field (out, e);
         }
       g_string_append_printf (out, ",%u,%u,", st->n_compared, st->diffs ? st->diffs->len : 0);
       g_autoptr (GString) dk = g_string_new (NULL);
@@ -101,7 +72,7 @@ render_csv (const DwRecomputeResult *res)
           DwRecomputeDiff *df = g_ptr_array_index (st->diffs, d);
           g_string_append_printf (dk, "%s%s", d ? ";" : "", df->key);
         }
-      csv_field (out, dk->str);
+      dw_cli_csv_field (out, dk->str);
       g_string_append_c (out, '\n');
     }
   return out;
