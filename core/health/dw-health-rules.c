@@ -52,6 +52,7 @@ static const DwHealthRule rules[] = {
         "consider geometric rejection (seq_mean_k1) to drop the most shifted sequences.") },
   { "ess-low", "ess", DW_HEALTH_RULE_BELOW, DW_HEALTH_WARNING, 0.3, NAN, DRIFT_NONE,
     N_ ("Effective sample size below 0.3"),
+    /* xgettext:no-c-format */
     N_ ("Fewer than 30% of the tokens effectively carry the gradient: a few sequences with very "
         "large weights dominate, so the importance-sampling estimate has high variance."),
     N_ (
@@ -69,6 +70,7 @@ static const DwHealthRule rules[] = {
       "seq_max_k2 / seq_max_k3 rejection.") },
   { "rejection-fraction-high", "rs_seq_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
     NAN, 0.1, DRIFT_NONE, N_ ("Rejected sequence fraction above 10%"),
+    /* xgettext:no-c-format */
     N_ ("Rejection sampling drops more than 10% of the sequences. The bounds are tight for the "
         "current mismatch, and the surviving batch may be biased (for example towards short "
         "sequences)."),
@@ -78,6 +80,7 @@ static const DwHealthRule rules[] = {
       "to a per-token-mean statistic, and look for the source of the growing mismatch.") },
   { "masked-fraction-high", "rs_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.3,
     DRIFT_NONE, N_ ("Masked token fraction above 30%"),
+    /* xgettext:no-c-format */
     N_ ("More than 30% of the response tokens are masked out of the loss by rejection sampling; "
         "the effective batch is much smaller than configured."),
     N_ ("Loosen rollout_rs_threshold, or move from token-level to sequence-mean rejection so that "
@@ -105,6 +108,7 @@ static const DwHealthRule rules[] = {
         "large k2/k3 (token_k2, token_k3, seq_max_k2).") },
   { "catastrophic-fraction-high", "catastrophic_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
     NAN, 0.01, DRIFT_NONE, N_ ("Catastrophic token fraction above 1%"),
+    /* xgettext:no-c-format */
     N_ ("More than 1% of the tokens have a training probability far below their rollout "
         "probability (below the veto threshold): the rollout engine samples tokens the trainer "
         "considers nearly impossible."),
