@@ -152,6 +152,7 @@ struct _DwTuneView
   RsRow rs[N_RS];
   GPtrArray *bounds; /* BoundCtl*, owned */
   DwChart *charts[N_CHARTS];
+  GtkWidget *empty_labels[N_CHARTS];
 
   /* state */
   DwGeneration gen;
@@ -1165,6 +1166,17 @@ update_charts_and_summary (DwTuneView *self)
     }
 }
 
+static void
+update_empty_labels (DwTuneView *self)
+{
+  for (guint c = 0; c < N_CHARTS; c++)
+    {
+      gboolean empty = !self->loading && dw_chart_get_n_series (self->charts[c]) == 0;
+      gtk_widget_set_visible (self->empty_labels[c], empty);
+      gtk_widget_set_visible (GTK_WIDGET (self->charts[c]), !empty);
+    }
+}
+
 static guint
 len_bin (DwTuneView *self, double len)
 {
@@ -1239,6 +1251,7 @@ compute_length_references (DwTuneView *self)
 static void
 update_status (DwTuneView *self)
 {
+  update_empty_labels (self);
   g_autoptr (GString) s = g_string_new (NULL);
   if (self->loading)
     g_string_append (s, _ ("Precomputing the run’s batches…"));
@@ -2041,7 +2054,14 @@ build_controls (DwTuneView *self)
   g_signal_connect (self->veto_row, "notify::enable-expansion", G_CALLBACK (on_veto_toggled), self);
   adw_preferences_group_add (self->veto_group, self->veto_row);
 
-  /* charts: two columns of cards */
+  /* charts: one legend, then two columns of cards */
+  g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
+                                             "<span foreground=\"#e66100\">━━</span> %s",
+                                             _ ("Logged by the run"), _ ("What-if"));
+  GtkWidget *leg = gtk_label_new (NULL);
+  gtk_label_set_markup (GTK_LABEL (leg), legend);
+  gtk_label_set_xalign (GTK_LABEL (leg), 0);
+  gtk_grid_attach (self->charts_grid, leg, 0, 0, 2, 1);
   for (guint c = 0; c < N_CHARTS; c++)
     {
       DwChart *chart = DW_CHART (dw_chart_new ());
@@ -2057,30 +2077,28 @@ build_controls (DwTuneView *self)
       GtkGesture *click = gtk_gesture_click_new ();
       g_signal_connect (click, "released", G_CALLBACK (on_chart_released), self);
       gtk_widget_add_controller (GTK_WIDGET (chart), GTK_EVENT_CONTROLLER (click));
-      /* a card: title and legend over the chart */
+      /* a card: the title over the chart, or over "not produced" when there is nothing to draw */
       GtkWidget *frame = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
       gtk_widget_add_css_class (frame, "chart-card");
       gtk_widget_set_overflow (frame, GTK_OVERFLOW_HIDDEN);
-      GtkWidget *head = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-      gtk_widget_set_margin_start (head, 6);
-      gtk_widget_set_margin_end (head, 6);
-      gtk_widget_set_margin_top (head, 2);
       GtkWidget *title = gtk_label_new (_ (chart_specs[c].title));
       gtk_widget_add_css_class (title, "heading");
       gtk_label_set_xalign (GTK_LABEL (title), 0);
-      gtk_widget_set_hexpand (title, TRUE);
       gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_END);
-      gtk_box_append (GTK_BOX (head), title);
-      g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s   "
-                                                 "<span foreground=\"#e66100\">━━</span> %s",
-                                                 _ ("Logged"), _ ("What-if"));
-      GtkWidget *leg = gtk_label_new (NULL);
-      gtk_label_set_markup (GTK_LABEL (leg), legend);
-      gtk_widget_add_css_class (leg, "caption");
-      gtk_box_append (GTK_BOX (head), leg);
-      gtk_box_append (GTK_BOX (frame), head);
+      gtk_widget_set_margin_start (title, 6);
+      gtk_widget_set_margin_end (title, 6);
+      gtk_widget_set_margin_top (title, 2);
+      gtk_box_append (GTK_BOX (frame), title);
       gtk_box_append (GTK_BOX (frame), GTK_WIDGET (chart));
-      gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2), 1, 1);
+      self->empty_labels[c] = gtk_label_new (_ ("Neither logged by the run nor produced by this "
+                                                "config"));
+      gtk_label_set_wrap (GTK_LABEL (self->empty_labels[c]), TRUE);
+      gtk_label_set_justify (GTK_LABEL (self->empty_labels[c]), GTK_JUSTIFY_CENTER);
+      gtk_widget_add_css_class (self->empty_labels[c], "dim-label");
+      gtk_widget_set_size_request (self->empty_labels[c], -1, 190);
+      gtk_widget_set_visible (self->empty_labels[c], FALSE);
+      gtk_box_append (GTK_BOX (frame), self->empty_labels[c]);
+      gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2) + 1, 1, 1);
     }
 
   gtk_drawing_area_set_draw_func (self->hist_area, draw_histogram, self, NULL);
