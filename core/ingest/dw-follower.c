@@ -490,14 +490,20 @@ ingest_one_reporting (DwFollower *self, const char *path, DwIngestReport *r)
     {
       gint64 n_new = (gint64)(r->n_points + r->n_batches);
 
-      g_hash_table_remove (self->failed, path);
       for (guint i = 0; n_new > 0 && i < r->run_ids->len; i++)
         g_signal_emit (self, signals[SIGNAL_INGESTED], 0, g_array_index (r->run_ids, gint64, i),
                        n_new, path);
-      return TRUE;
+      if (r->incomplete->len == 0)
+        {
+          g_hash_table_remove (self->failed, path);
+          return TRUE;
+        }
+      /* A batch file that ends early: still being written, or truncated for good. Handled as
+       * a failure below: reported only once the file has stopped changing. */
+      error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT, r->incomplete->pdata[0]);
     }
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
-      || g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND)
+           || g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
     return TRUE; /* vanished between the event and the read */
 
   {

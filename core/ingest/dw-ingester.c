@@ -101,6 +101,7 @@ dw_ingest_report_init (DwIngestReport *report)
   report->diagnostics = g_ptr_array_new_with_free_func (g_free);
   report->notes = g_ptr_array_new_with_free_func (g_free);
   report->run_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  report->incomplete = g_ptr_array_new_with_free_func (g_free);
 }
 
 void
@@ -109,6 +110,7 @@ dw_ingest_report_clear (DwIngestReport *report)
   g_clear_pointer (&report->diagnostics, g_ptr_array_unref);
   g_clear_pointer (&report->notes, g_ptr_array_unref);
   g_clear_pointer (&report->run_ids, g_array_unref);
+  g_clear_pointer (&report->incomplete, g_ptr_array_unref);
   memset (report, 0, sizeof *report);
 }
 
@@ -787,6 +789,8 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
     {
       /* maybe still being written: not remembered, so the next ingest tries again */
       report_note (report, _ ("%s (incomplete, read again on the next ingest)"), berr->message);
+      if (report != NULL && report->incomplete != NULL)
+        g_ptr_array_add (report->incomplete, g_strdup (berr->message));
       return TRUE;
     }
   if (!prefix_crc (fd, path, plen, &crc, error))

@@ -51,6 +51,9 @@ typedef struct
   GPtrArray *diagnostics; /* char*: "PATH: byte offset N: message" (or the batch reader's place) */
   GPtrArray *notes; /* char*: files skipped (unknown format), rewrites, incomplete tails, … */
   GArray *run_ids;  /* gint64: runs that received data, each once */
+  GPtrArray *incomplete; /* char*: batch files that end early (also in notes): the reader's
+                          * error, naming file and offset; a follower reports them once the
+                          * file stopped changing */
 } DwIngestReport;
 
 void dw_ingest_report_init (DwIngestReport *report);

@@ -426,6 +426,63 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
+/* A batch file written in two parts (not atomically): nothing is reported while it is being
+ * written, the complete batch is stored. One left truncated is reported once, after it has
+ * stopped changing for a second, naming the file and the offset where it ends. */
+static void
+test_half_written_batch (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *src_dir = g_build_filename (f->dir, "src", NULL);
+  g_autofree char *src = g_build_filename (src_dir, "batches", "step_000001.safetensors", NULL);
+  g_autofree char *batches = g_build_filename (f->run, "batches", NULL);
+  g_autofree char *b2 = g_build_filename (batches, "step_000002.safetensors", NULL);
+  g_autofree char *b3 = g_build_filename (batches, "step_000003.safetensors", NULL);
+  g_autofree char *contents = NULL, *expected = NULL;
+  gsize len;
+  gint64 start;
+
+  g_assert_true (dw_demo_write (src_dir, DW_DEMO_HEALTHY, 1, 1, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (src, &contents, &len, &error));
+  g_assert_cmpuint (len, >, 6000);
+  g_assert_cmpint (g_mkdir (batches, 0755), ==, 0);
+  open_follower (f);
+  g_assert_true (dw_follower_add_path (f->follower, f->run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (f->follower);
+
+  write_all (b2, contents, 5000, O_TRUNC);
+  spin (400);
+  g_assert_cmpuint (f->errors->len, ==, 0);
+  write_all (b2, contents + 5000, len - 5000, O_APPEND);
+  spin (1500);
+  g_assert_cmpuint (f->errors->len, ==, 0);
+  {
+    g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
+    g_autoptr (GArray) steps = NULL;
+    g_assert_cmpuint (runs->len, ==, 1);
+    steps = dw_store_list_batch_steps (f->store, ((DwRunInfo *)runs->pdata[0])->id, &error);
+    g_assert_cmpuint (steps->len, ==, 1);
+    /* the step the batch names in its metadata */
+    g_assert_cmpint (g_array_index (steps, gint64, 0), ==, 1);
+  }
+
+  start = g_get_monotonic_time ();
+  write_all (b3, contents, 5000, O_TRUNC);
+  spin (600);
+  g_assert_cmpuint (f->errors->len, ==, 0); /* still fresh: maybe being written */
+  while (f->errors->len == 0 && g_get_monotonic_time () - start < 4 * G_USEC_PER_SEC)
+    spin (50);
+  g_assert_cmpuint (f->errors->len, ==, 1);
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 900 * 1000);
+  expected = g_strdup_printf ("%s: ", b3);
+  g_assert_true (g_str_has_prefix (f->errors->pdata[0], expected));
+  g_assert_nonnull (strstr (f->errors->pdata[0], "offset 5000"));
+  spin (1500);
+  g_assert_cmpuint (f->errors->len, ==, 1);
+}
+
 /* Garbage in a followed file is reported through ::error with the file and the byte offset,
  * and the good lines around it are kept. */
 static void
@@ -823,6 +880,7 @@ main (int argc, char **argv)
   ADD ("jsonl-pieces", test_jsonl_pieces);
   ADD ("rewrite", test_rewrite);
   ADD ("folder-of-runs", test_folder_of_runs);
+  ADD ("half-written-batch", test_half_written_batch);
   ADD ("garbage", test_garbage);
   ADD ("cli-live", test_cli_live);
   ADD ("cli-kill9", test_cli_kill9);
