@@ -96,6 +96,7 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
 {
   const DwHealthEvent *ev = e->event;
   const DwCanonicalMetric *m = ev->metric ? dw_canonical_lookup (ev->metric) : NULL;
+  const DwHealthRule *rule;
   GtkWidget *row = adw_expander_row_new ();
   GtkWidget *icon, *button, *content;
   g_autofree char *subtitle = NULL, *steps = NULL;
@@ -108,9 +109,16 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
   else
     /* TRANSLATORS: health event: the step a rule fired on */
     steps = g_strdup_printf (_ ("step %" PRId64), ev->first_step);
-  /* TRANSLATORS: health event subtitle: run name · steps · metric title · value at first step */
-  subtitle = g_strdup_printf (_ ("%s · %s · %s = %.4g"), e->run_name, steps,
-                              m ? _ (m->title) : (ev->tag ? ev->tag : ""), ev->value);
+  rule = dw_health_rule_lookup (ev->rule_id);
+  if (rule != NULL && rule->kind == DW_HEALTH_RULE_DRIFT)
+    /* TRANSLATORS: health event subtitle of a trend rule: run name · steps · metric title · the
+     * rolling median it watches (of the value, |value| or |ln value|) when it fired */
+    subtitle = g_strdup_printf (_ ("%s · %s · %s, rolling median %.4g"), e->run_name, steps,
+                                m ? _ (m->title) : (ev->tag ? ev->tag : ""), ev->value);
+  else
+    /* TRANSLATORS: health event subtitle: run name · steps · metric title · value at first step */
+    subtitle = g_strdup_printf (_ ("%s · %s · %s = %.4g"), e->run_name, steps,
+                                m ? _ (m->title) : (ev->tag ? ev->tag : ""), ev->value);
   adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), subtitle);
 
   icon = gtk_image_new_from_icon_name (ev->severity == DW_HEALTH_CRITICAL ? "dialog-error-symbolic"
@@ -158,7 +166,12 @@ rebuild (DwHealthPanel *self)
 
       n_crit += e->event->severity == DW_HEALTH_CRITICAL;
       n_warn += e->event->severity == DW_HEALTH_WARNING;
-      gtk_list_box_append (self->events_list, make_row (self, e, i));
+      GtkWidget *row = make_row (self, e, i);
+
+      /* The first event is where to start reading: open it. */
+      if (i == 0)
+        adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
+      gtk_list_box_append (self->events_list, row);
     }
   if (self->entries->len > 0)
     {
@@ -168,9 +181,14 @@ rebuild (DwHealthPanel *self)
       g_autofree char *warn
         = g_strdup_printf (ngettext ("%u warning", "%u warnings", n_warn), n_warn);
 
-      /* TRANSLATORS: health summary: "2 critical, 3 warnings — first at step 140" */
-      summary = g_strdup_printf (_ ("%s, %s — first at step %" PRId64), crit, warn,
-                                 first->event->first_step);
+      if (n_crit > 0 && n_warn > 0)
+        /* TRANSLATORS: health summary: "2 critical, 3 warnings — first at step 140" */
+        summary = g_strdup_printf (_ ("%s, %s — first at step %" PRId64), crit, warn,
+                                   first->event->first_step);
+      else
+        /* TRANSLATORS: health summary: "3 warnings — first at step 140" */
+        summary = g_strdup_printf (_ ("%s — first at step %" PRId64), n_crit > 0 ? crit : warn,
+                                   first->event->first_step);
     }
   gtk_label_set_label (self->summary_label, summary ? summary : "");
   gtk_stack_set_visible_child_name (self->stack, self->entries->len > 0 ? "events" : "empty");

@@ -90,6 +90,7 @@ struct _DwMonitorView
   GPtrArray *tag_groups; /* GtkWidget* of the tag groups, in groups_box */
 
   gboolean syncing_cursor;
+  DwChartCard *current; /* not owned: cleared when the cards are rebuilt */
 };
 
 G_DEFINE_FINAL_TYPE (DwMonitorView, dw_monitor_view, GTK_TYPE_WIDGET)
@@ -275,6 +276,12 @@ on_cursor_changed (DwChart *chart, GParamSpec *pspec, DwMonitorView *self)
 
   if (self->syncing_cursor)
     return;
+  for (guint i = 0; i < self->cards->len; i++)
+    {
+      CardEntry *c = g_ptr_array_index (self->cards, i);
+      if (dw_chart_card_get_chart (c->card) == chart)
+        self->current = c->card;
+    }
   self->syncing_cursor = TRUE;
   for (guint i = 0; i < self->cards->len; i++)
     {
@@ -346,7 +353,7 @@ add_card (DwMonitorView *self, GtkWidget *group, const char *id, const char *tit
 /* Reference lines from the health rules' own thresholds (so the chart and the warnings never
  * disagree), the metric's ideal value, and the good/warning lines the docs give. */
 static void
-add_references (CardEntry *c)
+add_references (DwMonitorView *self, CardEntry *c)
 {
   DwChart *chart = dw_chart_card_get_chart (c->card);
   const DwHealthRule *rules;
@@ -396,6 +403,8 @@ add_references (CardEntry *c)
       if (g_str_equal (c->sources[s], "ess"))
         dw_chart_add_threshold (chart, 0.5, DW_THRESHOLD_GOOD, "0.5");
     }
+  if (self->settings != NULL && !g_settings_get_boolean (self->settings, "log-scale"))
+    log_y = FALSE;
   dw_chart_card_set_log_y (c->card, log_y);
 }
 
@@ -428,7 +437,7 @@ add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, g
         = spec->title ? _ (spec->title) : _ (dw_canonical_lookup (spec->metrics[0])->title);
       CardEntry *c = add_card (self, group, spec->id, ctitle, NULL, spec->metrics, spec->always);
 
-      add_references (c);
+      add_references (self, c);
       finish_card (self, c);
       if (c->n_points == 0 && !spec->always)
         {
@@ -446,6 +455,7 @@ add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, g
 static void
 remove_tag_cards (DwMonitorView *self)
 {
+  self->current = NULL;
   for (guint i = self->cards->len; i > 0; i--)
     {
       CardEntry *c = g_ptr_array_index (self->cards, i - 1);
@@ -521,7 +531,7 @@ build_tag_cards (DwMonitorView *self)
           group_prefix = g_strdup (prefix);
         }
       c = add_card (self, group, id, slash ? slash + 1 : name, name, sources, TRUE);
-      add_references (c);
+      add_references (self, c);
       finish_card (self, c);
     }
   if (names->len > MAX_TAG_CARDS)
@@ -545,6 +555,7 @@ rebuild (DwMonitorView *self)
 {
   GtkWidget *child;
 
+  self->current = NULL;
   g_ptr_array_set_size (self->tag_groups, 0);
   g_ptr_array_set_size (self->cards, 0);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->groups_box))) != NULL)
@@ -684,6 +695,21 @@ dw_monitor_view_set_property (GObject *object, guint prop_id, const GValue *valu
     }
 }
 
+static gboolean
+reset_zoom_binding (GtkWidget *widget, GVariant *args, gpointer user_data)
+{
+  DwMonitorView *self = DW_MONITOR_VIEW (widget);
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < self->cards->len; i++)
+    any |= dw_chart_is_zoomed (
+      dw_chart_card_get_chart (((CardEntry *)g_ptr_array_index (self->cards, i))->card));
+  if (!any)
+    return FALSE;
+  dw_monitor_view_reset_zoom (self);
+  return TRUE;
+}
+
 static void
 dw_monitor_view_class_init (DwMonitorViewClass *klass)
 {
@@ -715,6 +741,10 @@ dw_monitor_view_class_init (DwMonitorViewClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, on_tag_search_changed);
 
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  /* Escape resets the zoom of every chart — bound here, not as an application accelerator, so
+   * entries and popovers keep their Escape (the search entry's comes first). */
+  gtk_widget_class_add_binding (widget_class, GDK_KEY_Escape, 0, reset_zoom_binding, NULL);
 }
 
 static void
@@ -963,4 +993,29 @@ dw_monitor_view_get_n_points (DwMonitorView *self)
   for (guint i = 0; i < self->cards->len; i++)
     n += ((CardEntry *)g_ptr_array_index (self->cards, i))->n_points;
   return n;
+}
+
+DwChartCard *
+dw_monitor_view_get_current_card (DwMonitorView *self)
+{
+  g_return_val_if_fail (DW_IS_MONITOR_VIEW (self), NULL);
+  if (self->current != NULL)
+    return self->current;
+  return self->cards->len > 0 ? ((CardEntry *)g_ptr_array_index (self->cards, 0))->card : NULL;
+}
+
+void
+dw_monitor_view_reset_zoom (DwMonitorView *self)
+{
+  g_return_if_fail (DW_IS_MONITOR_VIEW (self));
+  for (guint i = 0; i < self->cards->len; i++)
+    dw_chart_reset_zoom (
+      dw_chart_card_get_chart (((CardEntry *)g_ptr_array_index (self->cards, i))->card));
+}
+
+void
+dw_monitor_view_focus_tag_entry (DwMonitorView *self)
+{
+  g_return_if_fail (DW_IS_MONITOR_VIEW (self));
+  gtk_widget_grab_focus (GTK_WIDGET (self->tag_entry));
 }

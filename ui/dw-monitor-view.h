@@ -46,6 +46,11 @@ void dw_monitor_view_set_smoothing (DwMonitorView *self, double smoothing);
 DwXMode dw_monitor_view_get_x_mode (DwMonitorView *self);
 void dw_monitor_view_set_x_mode (DwMonitorView *self, DwXMode mode);
 
+/* The card the pointer was last over (what Ctrl+L and Ctrl+E act on), else the first one. */
+DwChartCard *dw_monitor_view_get_current_card (DwMonitorView *self);
+void dw_monitor_view_reset_zoom (DwMonitorView *self);
+void dw_monitor_view_focus_tag_entry (DwMonitorView *self);
+
 /* Cards in display order (DwChartCard*, transfer container), and by id ("is_mean", "tag:NAME"). */
 GPtrArray *dw_monitor_view_get_cards (DwMonitorView *self);
 DwChartCard *dw_monitor_view_find_card (DwMonitorView *self, const char *id);

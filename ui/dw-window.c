@@ -13,6 +13,7 @@
 #include <glib/gi18n.h>
 
 #include "dw-demo.h"
+#include "dw-follower.h"
 #include "dw-health-panel.h"
 #include "dw-health.h"
 #include "dw-ingester.h"
@@ -23,7 +24,6 @@
 
 /* A run counts as live for this long after its last new point. */
 #define LIVE_WINDOW_S 60
-#define MAX_RECENT    10
 
 typedef struct
 {
@@ -51,6 +51,7 @@ struct _DwWindow
 
   GSettings *settings;
   DwStore *store;
+  DwFollower *follower;
   GHashTable *run_states; /* run id → RunState* */
   GArray *shown;          /* gint64 run ids shown, selection order */
   guint n_ingesting;
@@ -209,6 +210,12 @@ show_selected (DwWindow *self)
     }
   show_health (self);
 
+  if (infos->len > 0 && self->settings != NULL)
+    {
+      g_autofree char *id
+        = g_strdup_printf ("%" G_GINT64_FORMAT, ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
+      g_settings_set_string (self->settings, "last-run", id);
+    }
   if (infos->len == 1)
     adw_view_switcher_title_set_title (self->switcher_title,
                                        ((DwRunInfo *)g_ptr_array_index (infos, 0))->name);
@@ -275,7 +282,16 @@ dw_window_reload_runs (DwWindow *self)
           }
     }
   if (!any_selected && runs->len > 0)
-    gtk_list_box_select_row (self->run_list, gtk_list_box_get_row_at_index (self->run_list, 0));
+    {
+      /* At start-up, the run shown when the window was closed; else the newest. */
+      g_autofree char *last
+        = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
+      DwRunRow *row = last && *last ? find_row (self, g_ascii_strtoll (last, NULL, 10)) : NULL;
+
+      gtk_list_box_select_row (self->run_list,
+                               row ? GTK_LIST_BOX_ROW (row)
+                                   : gtk_list_box_get_row_at_index (self->run_list, 0));
+    }
   self->updating_list = FALSE;
 
   g_debug ("%u runs in %s", runs->len, dw_store_get_path (self->store));
@@ -510,15 +526,16 @@ remember_recent (DwWindow *self, char **paths)
 {
   g_autoptr (GStrvBuilder) builder = NULL;
   g_auto (GStrv) old = NULL, recent = NULL;
-  guint n = 0;
+  guint n = 0, max;
 
   if (self->settings == NULL)
     return;
+  max = g_settings_get_uint (self->settings, "recent-runs-max");
   builder = g_strv_builder_new ();
-  for (guint i = 0; paths[i] != NULL && n < MAX_RECENT; i++, n++)
+  for (guint i = 0; paths[i] != NULL && n < max; i++, n++)
     g_strv_builder_add (builder, paths[i]);
   old = g_settings_get_strv (self->settings, "recent-runs");
-  for (guint i = 0; old[i] != NULL && n < MAX_RECENT; i++)
+  for (guint i = 0; old[i] != NULL && n < max; i++)
     if (!g_strv_contains ((const char *const *)paths, old[i]))
       {
         g_strv_builder_add (builder, old[i]);
@@ -526,6 +543,45 @@ remember_recent (DwWindow *self, char **paths)
       }
   recent = g_strv_builder_end (builder);
   g_settings_set_strv (self->settings, "recent-runs", (const char *const *)recent);
+}
+
+static void
+on_follower_flushed (DwFollower *follower, DwWindow *self)
+{
+  /* Right away rather than at the next refresh tick: the charts append at the next frame. */
+  dw_window_refresh (self);
+}
+
+static void
+on_follower_error (DwFollower *follower, const GError *error, const char *path, DwWindow *self)
+{
+  toast (self, error->message);
+}
+
+/* Opened folders keep being read while their run is written (the follower ingests only what
+ * was appended); the refresh then appends the new points to the charts. */
+static void
+follow_paths (DwWindow *self, char **paths)
+{
+  if (self->settings != NULL && !g_settings_get_boolean (self->settings, "live"))
+    return;
+  if (self->follower == NULL)
+    {
+      self->follower = dw_follower_new (self->store);
+      g_signal_connect_object (self->follower, "flushed", G_CALLBACK (on_follower_flushed), self,
+                               0);
+      g_signal_connect_object (self->follower, "error", G_CALLBACK (on_follower_error), self, 0);
+    }
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      const char *const *followed = dw_follower_get_paths (self->follower);
+      g_autoptr (GError) error = NULL;
+
+      if (followed != NULL && g_strv_contains (followed, paths[i]))
+        continue;
+      if (!dw_follower_add_path (self->follower, paths[i], &error))
+        toast (self, error->message);
+    }
 }
 
 static void
@@ -559,7 +615,10 @@ on_ingest_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (job->run_ids->len == 0 && job->errors->len == 0)
     toast (self, _ ("No training logs or rollout batches found there"));
   if (job->demo_dir == NULL && job->run_ids->len > 0)
-    remember_recent (self, job->paths);
+    {
+      remember_recent (self, job->paths);
+      follow_paths (self, job->paths);
+    }
 
   dw_window_reload_runs (self);
   if (job->run_ids->len > 0)
@@ -665,6 +724,39 @@ view_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 }
 
 static void
+log_scale_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwChartCard *card = dw_monitor_view_get_current_card (DW_WINDOW (widget)->monitor_view);
+
+  if (card != NULL)
+    dw_chart_card_set_log_y (card, !dw_chart_card_get_log_y (card));
+}
+
+static void
+tag_filter_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwWindow *self = DW_WINDOW (widget);
+
+  dw_window_set_view (self, "monitor");
+  dw_monitor_view_focus_tag_entry (self->monitor_view);
+}
+
+static void
+reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  dw_monitor_view_reset_zoom (DW_WINDOW (widget)->monitor_view);
+}
+
+static void
+export_chart_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwChartCard *card = dw_monitor_view_get_current_card (DW_WINDOW (widget)->monitor_view);
+
+  if (card != NULL)
+    gtk_widget_activate_action (GTK_WIDGET (card), "card.export", "s", "png");
+}
+
+static void
 on_show_step (DwHealthPanel *panel, gint64 run_id, gint64 step, DwWindow *self)
 {
   dw_window_set_view (self, "monitor");
@@ -707,6 +799,12 @@ dw_window_dispose (GObject *object)
   DwWindow *self = DW_WINDOW (object);
 
   g_clear_handle_id (&self->refresh_id, g_source_remove);
+  if (self->follower != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->follower, self);
+      dw_follower_stop (self->follower);
+      g_clear_object (&self->follower);
+    }
   if (self->run_list != NULL)
     g_signal_handlers_disconnect_by_data (self->run_list, self);
   gtk_widget_dispose_template (GTK_WIDGET (self), DW_TYPE_WINDOW);
@@ -805,6 +903,22 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, load_demo_action);
   gtk_widget_class_install_action (widget_class, "win.show-runs", NULL, show_runs_action);
   gtk_widget_class_install_action (widget_class, "win.view", "s", view_action);
+  gtk_widget_class_install_action (widget_class, "win.log-scale", NULL, log_scale_action);
+  gtk_widget_class_install_action (widget_class, "win.tag-filter", NULL, tag_filter_action);
+  gtk_widget_class_install_action (widget_class, "win.reset-zoom", NULL, reset_zoom_action);
+  gtk_widget_class_install_action (widget_class, "win.export-chart", NULL, export_chart_action);
+}
+
+static void
+bind_window_state (DwWindow *self)
+{
+  g_autoptr (GSettingsSchema) schema = NULL;
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+
+  /* Uninstalled runs may lack the compiled schema: the window then uses its defaults. */
+  if (source == NULL || (schema = g_settings_schema_source_lookup (source, APP_ID, TRUE)) == NULL)
+    return;
+  self->settings = g_settings_new (APP_ID);
 }
 
 static void
@@ -816,6 +930,7 @@ dw_window_init (DwWindow *self)
   self->run_states = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, run_state_free);
   self->shown = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->live_text = g_strdup ("");
+  bind_window_state (self);
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
@@ -830,18 +945,6 @@ dw_window_init (DwWindow *self)
 
 /* ---------------------------------------------------------------- API */
 
-static void
-bind_window_state (DwWindow *self)
-{
-  g_autoptr (GSettingsSchema) schema = NULL;
-  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-
-  /* Uninstalled runs may lack the compiled schema: the window then uses its defaults. */
-  if (source == NULL || (schema = g_settings_schema_source_lookup (source, APP_ID, TRUE)) == NULL)
-    return;
-  self->settings = g_settings_new (APP_ID);
-}
-
 DwWindow *
 dw_window_new (GtkApplication *app, DwStore *store, gboolean restore_state)
 {
@@ -849,7 +952,6 @@ dw_window_new (GtkApplication *app, DwStore *store, gboolean restore_state)
 
   g_return_val_if_fail (DW_IS_STORE (store), NULL);
   self = g_object_new (DW_TYPE_WINDOW, "application", app, "store", store, NULL);
-  bind_window_state (self);
   if (self->settings != NULL && restore_state)
     {
       g_settings_bind (self->settings, "window-width", self, "default-width",
