@@ -184,8 +184,8 @@ sync_tune_view (DwWindow *self)
 static void
 show_selected (DwWindow *self)
 {
-  g_autoptr (GList) rows = gtk_list_box_get_selected_rows (self->run_list);
-  g_autoptr (GPtrArray) infos = g_ptr_array_new ();
+  /* Copies: updating a row's health replaces the info it holds. */
+  g_autoptr (GPtrArray) infos = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_run_info_free);
 
   /* Keep the sidebar order (newest first), so colours and legend order are stable. */
   g_array_set_size (self->shown, 0);
@@ -193,8 +193,8 @@ show_selected (DwWindow *self)
        child = gtk_widget_get_next_sibling (child))
     if (DW_IS_RUN_ROW (child) && gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (child)))
       {
-        const DwRunInfo *info = dw_run_row_get_info (DW_RUN_ROW (child));
-        g_ptr_array_add (infos, (gpointer)info);
+        DwRunInfo *info = dw_run_info_copy (dw_run_row_get_info (DW_RUN_ROW (child)));
+        g_ptr_array_add (infos, info);
         g_array_append_val (self->shown, info->id);
       }
 
@@ -368,11 +368,12 @@ update_live_text (DwWindow *self)
 
       if (info == NULL)
         continue;
-      /* The log's own wall time of the last point when it has one, else when we saw it. */
-      if (isfinite (info->last_wall_time) && info->last_wall_time <= now_wall + 5)
-        ago = MAX (0, now_wall - info->last_wall_time);
-      else if (st->seen_growth_us > 0)
+      /* When the window saw the last point arrive; else the log's own wall time of it (the
+       * trainer's clock may differ from ours, so only when nothing was seen here). */
+      if (st->seen_growth_us > 0)
         ago = (now_us - st->seen_growth_us) / 1e6;
+      else if (isfinite (info->last_wall_time) && info->last_wall_time <= now_wall + 5)
+        ago = MAX (0, now_wall - info->last_wall_time);
       if (info->status == DW_RUN_STATUS_LIVE || (st->seen_growth_us > 0 && ago < LIVE_WINDOW_S))
         newest_ago = MIN (newest_ago, ago);
     }
