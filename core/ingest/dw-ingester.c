@@ -359,7 +359,46 @@ typedef struct
   gint64 first_step; /* of the first point, G_MININT64 before any */
   gint64 max_step;
   const char *framework; /* guessed from tag names (tfevents) */
+  GArray *pending;       /* Pending points of the chunk, written sorted by flush_points() */
 } FeedCtx;
+
+typedef struct
+{
+  gint64 tag_id, step;
+  double wall_time, value;
+  guint seq; /* arrival order: the later write of a (tag, step) wins */
+} Pending;
+
+static int
+cmp_pending (gconstpointer a, gconstpointer b)
+{
+  const Pending *x = a, *y = b;
+
+  if (x->tag_id != y->tag_id)
+    return x->tag_id < y->tag_id ? -1 : 1;
+  if (x->step != y->step)
+    return x->step < y->step ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Writes the chunk's points in (tag, step) order: each insert then lands next to the previous
+ * one in the points b-tree, several times faster than the logged order (all tags of a step). */
+static void
+flush_points (FeedCtx *c)
+{
+  if (c->error == NULL && c->pending->len > 0)
+    {
+      g_array_sort (c->pending, cmp_pending);
+      for (guint i = 0; i < c->pending->len; i++)
+        {
+          const Pending *p = &g_array_index (c->pending, Pending, i);
+          if (!dw_store_put_point (c->self->store, c->run_id, p->tag_id, p->step, p->wall_time,
+                                   p->value, &c->error))
+            break;
+        }
+    }
+  g_array_set_size (c->pending, 0);
+}
 
 static gint64
 tag_id (FeedCtx *c, const char *tag, const char *step_key)
@@ -389,9 +428,10 @@ on_point (const DwScalarPoint *p, gpointer user_data)
   id = tag_id (c, p->tag, p->step_key);
   if (G_UNLIKELY (id == 0))
     return;
-  if (!dw_store_put_point (c->self->store, c->run_id, id, p->step, p->wall_time, p->value,
-                           &c->error))
-    return;
+  {
+    Pending pp = { id, p->step, p->wall_time, p->value, c->pending->len };
+    g_array_append_val (c->pending, pp);
+  }
   if (c->first_step == G_MININT64)
     c->first_step = p->step;
   if (p->step > c->max_step)
@@ -539,6 +579,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   gboolean rewritten = FALSE;
   g_autoptr (DwLogReader) reader = NULL;
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
   g_autofree guint8 *buf = NULL;
   gsize window = self->chunk, cap = 0;
   GError *err = NULL;
@@ -587,7 +628,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       gboolean at_eof = pos + (gint64)want == size;
       gsize consumed;
       gboolean new_run;
-      FeedCtx c = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL };
+      FeedCtx c
+        = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
 
       if (want > cap)
         {
@@ -611,6 +653,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
           c.run_id = rec->run_id;
         }
       consumed = dw_log_reader_feed (reader, pos, buf, want, at_eof, on_point, on_diag, &c);
+      flush_points (&c);
       if (c.error != NULL)
         return fail_tx (self, error, c.error);
       if (consumed == 0)
@@ -697,7 +740,9 @@ ingest_mlflow (DwIngester *self, const char *path, const struct stat *st, DwFile
                const char *run_root, DwIngestReport *report, GError **error)
 {
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  FeedCtx c = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL };
+  g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
+  FeedCtx c
+    = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
   gint64 last = rec->offset;
   GError *err = NULL;
 
@@ -711,7 +756,10 @@ ingest_mlflow (DwIngester *self, const char *path, const struct stat *st, DwFile
         return fail_tx (self, error, err);
       c.run_id = rec->run_id;
     }
-  if (!dw_mlflow_read (path, NULL, rec->offset, on_point, on_diag, &c, &last, &err))
+  gboolean read_ok = dw_mlflow_read (path, NULL, rec->offset, on_point, on_diag, &c, &last, &err);
+
+  flush_points (&c);
+  if (!read_ok)
     {
       /* not MLflow after all (or unreadable): a diagnostic, the file is remembered */
       g_clear_error (&c.error);

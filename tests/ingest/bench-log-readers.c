@@ -1,14 +1,20 @@
-/* bench-log-readers.c — scalars parsed per second from verl JSONL and tfevents
+/* bench-log-readers.c — scalars parsed per second from verl JSONL and tfevents, then ingested
+ * into a store (file → SQLite, committed), and batch tokens ingested per second from safetensors
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Generates the inputs in memory (JSONL: 120 keys per line like verl; tfevents: one
- * simple_value Event per record like torch's SummaryWriter), then times one full read.
+ * simple_value Event per record like torch's SummaryWriter), then times one full read; the same
+ * bytes are written to a temporary folder and ingested with DwIngester into a fresh store.
  */
+#include "dw-batch-reader.h"
+#include "dw-ingester.h"
 #include "dw-log-reader.h"
+#include "dw-store-private.h"
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 static guint64 n_points;
 
@@ -62,6 +68,111 @@ run (DwFormat fmt, const guint8 *data, gsize len, guint64 *points)
   return (double)(t1 - t0) / 1e6;
 }
 
+static char *tmp_dir;
+
+/* Writes @data to a file and ingests it into a fresh store; returns wall seconds (best of 2),
+ * *@cpu the CPU seconds of that run (the machine is shared: wall time includes waiting for a
+ * core). */
+static double
+ingest_file (const char *name, const guint8 *data, gsize len, guint64 *points, double *cpu)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+  double best = INFINITY;
+
+  g_assert_true (g_file_set_contents (path, (const char *)data, (gssize)len, NULL));
+  for (int rep = 0; rep < 2; rep++)
+    {
+      g_autofree char *db = g_strdup_printf ("%s/bench-%s-%d.db", tmp_dir, name, rep);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwStore) store = dw_store_open (db, &error);
+      g_autoptr (DwIngester) ing = dw_ingester_new (store);
+      DwIngestReport r;
+      gint64 t0, t1;
+
+      g_assert_no_error (error);
+      clock_t c0;
+      dw_ingest_report_init (&r);
+      t0 = g_get_monotonic_time ();
+      c0 = clock ();
+      g_assert_true (dw_ingester_ingest_file (ing, path, NULL, &r, &error));
+      t1 = g_get_monotonic_time ();
+      *points = r.n_points;
+      dw_ingest_report_clear (&r);
+      if ((t1 - t0) / 1e6 < best)
+        {
+          best = (t1 - t0) / 1e6;
+          *cpu = (double)(clock () - c0) / CLOCKS_PER_SEC;
+        }
+    }
+  return best;
+}
+
+/* @n_steps safetensors batches of rows × cols (about half the tokens masked in). */
+static void
+bench_batches (guint n_steps, guint rows, guint cols)
+{
+  g_autofree char *dir = g_build_filename (tmp_dir, "batch-run", NULL);
+  g_autofree char *bdir = g_build_filename (dir, "batches", NULL);
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (5);
+  g_autoptr (GError) error = NULL;
+  double best = INFINITY, cpu = 0;
+  guint64 tokens = 0, bytes = 0;
+
+  g_assert_cmpint (g_mkdir_with_parents (bdir, 0755), ==, 0);
+  for (guint s = 1; s <= n_steps; s++)
+    {
+      g_autoptr (DwBatch) b = dw_batch_new (rows, cols, DW_DTYPE_F32, DW_DTYPE_U8);
+      g_autofree char *name = g_strdup_printf ("step_%06u.safetensors", s);
+      g_autofree char *path = g_build_filename (bdir, name, NULL);
+      float *old = b->old_log_prob, *roll = b->rollout_log_prob;
+      guint8 *mask = b->response_mask;
+
+      b->step = s;
+      for (guint r = 0; r < rows; r++)
+        {
+          guint len = (guint)g_rand_int_range (rnd, 1, (gint32)cols + 1);
+          for (guint t = 0; t < cols; t++)
+            {
+              gsize i = (gsize)r * cols + t;
+              old[i] = (float)-g_rand_double_range (rnd, 0, 4);
+              roll[i] = old[i] + (float)g_rand_double_range (rnd, -0.05, 0.05);
+              mask[i] = t < len;
+            }
+        }
+      g_assert_true (dw_batch_write_safetensors (b, path, &error));
+      g_assert_no_error (error);
+    }
+  for (int rep = 0; rep < 2; rep++)
+    {
+      g_autofree char *db = g_strdup_printf ("%s/bench-batches-%d.db", tmp_dir, rep);
+      g_autoptr (DwStore) store = dw_store_open (db, &error);
+      g_autoptr (DwIngester) ing = dw_ingester_new (store);
+      DwIngestReport r;
+      gint64 t0, t1;
+
+      clock_t c0;
+      dw_ingest_report_init (&r);
+      t0 = g_get_monotonic_time ();
+      c0 = clock ();
+      g_assert_true (dw_ingester_ingest_path (ing, dir, &r, &error));
+      t1 = g_get_monotonic_time ();
+      g_assert_cmpuint (r.n_batches, ==, n_steps);
+      tokens = r.n_tokens;
+      dw_ingest_report_clear (&r);
+      if ((t1 - t0) / 1e6 < best)
+        {
+          best = (t1 - t0) / 1e6;
+          cpu = (double)(clock () - c0) / CLOCKS_PER_SEC;
+        }
+    }
+  bytes = (guint64)n_steps * rows * cols * 9;
+  g_print ("ingest safetensors batches: %u steps of %u x %u, %" G_GUINT64_FORMAT
+           " valid tokens (%" G_GUINT64_FORMAT " padded), %.1f MB in %.3f s wall (%.3f s CPU): "
+           "%.2f M tokens/s wall, %.2f M tokens/s CPU (%.2f M padded positions/s wall)\n",
+           n_steps, rows, cols, tokens, (guint64)n_steps * rows * cols, bytes / 1e6, best, cpu,
+           tokens / best / 1e6, tokens / cpu / 1e6, (double)n_steps * rows * cols / best / 1e6);
+}
+
 int
 main (void)
 {
@@ -88,13 +199,20 @@ main (void)
       g_string_append (j, "}}\n");
     }
   guint64 pts;
-  double best = INFINITY;
+  double best = INFINITY, cpu = 0;
   for (int rep = 0; rep < 3; rep++)
     best = MIN (best, run (DW_FORMAT_VERL_JSONL, (const guint8 *)j->str, j->len, &pts));
   g_assert_cmpuint (pts, ==, (guint64)lines * keys);
   g_print ("verl-jsonl: %" G_GUINT64_FORMAT " scalars, %.1f MB in %.3f s: %.2f M scalars/s, "
            "%.0f MB/s\n",
            pts, j->len / 1e6, best, pts / best / 1e6, j->len / best / 1e6);
+  tmp_dir = g_dir_make_tmp ("dw-bench-ingest-XXXXXX", NULL);
+  g_assert_nonnull (tmp_dir);
+  best = ingest_file ("metrics.jsonl", (const guint8 *)j->str, j->len, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, (guint64)lines * keys);
+  g_print ("ingest verl-jsonl into the store: %" G_GUINT64_FORMAT " scalars in %.3f s wall "
+           "(%.3f s CPU): %.2f M scalars/s wall, %.2f M scalars/s CPU\n",
+           pts, best, cpu, pts / best / 1e6, pts / cpu / 1e6);
 
   /* tfevents */
   GByteArray *tf = g_byte_array_new ();
@@ -136,6 +254,17 @@ main (void)
   g_print ("tfevents: %" G_GUINT64_FORMAT " scalars, %.1f MB in %.3f s: %.2f M scalars/s, "
            "%.0f MB/s\n",
            pts, tf->len / 1e6, best, pts / best / 1e6, tf->len / best / 1e6);
+  best = ingest_file ("events.out.tfevents.1700000000.bench.0", tf->data, tf->len, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, records);
+  g_print ("ingest tfevents into the store: %" G_GUINT64_FORMAT " scalars in %.3f s wall "
+           "(%.3f s CPU): %.2f M scalars/s wall, %.2f M scalars/s CPU\n",
+           pts, best, cpu, pts / best / 1e6, pts / cpu / 1e6);
+  bench_batches (40, 64, 2048);
+  {
+    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);
+    g_assert_cmpint (system (cmd), ==, 0);
+  }
+  g_free (tmp_dir);
   g_byte_array_unref (tf);
   g_string_free (j, TRUE);
   g_rand_free (rnd);
