@@ -22,6 +22,7 @@
 
 #include "dw-demo.h"
 #include "dw-follower.h"
+#include "dw-health.h"
 #include "dw-ingester.h"
 #include "dw-store-private.h"
 
@@ -839,6 +840,78 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
   assert_same_dump (live, clean);
 }
 
+/* Text output on a finished collapse run and a second folder: what watch prints after its
+ * initial ingest is, event for event, the report `check` computes on a clean ingest of the
+ * same folder (heading + the same text block), in report order. */
+static void
+test_cli_text (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *other = g_build_filename (f->dir, "run-b", NULL);
+  g_autofree char *clean_db = g_build_filename (f->dir, "reference.db", NULL);
+  g_autoptr (GString) expected = g_string_new (NULL);
+  g_autoptr (GString) got = g_string_new (NULL);
+  const char *cli = g_getenv ("DW_CLI");
+  g_autoptr (GSubprocess) proc = NULL;
+  g_autoptr (GPtrArray) err_lines = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GDataInputStream) err = NULL;
+  g_autofree char *out = NULL;
+
+  g_assert_nonnull (cli);
+  g_assert_true (dw_demo_write (f->run, DW_DEMO_COLLAPSE, 200, 1, &error));
+  g_assert_true (dw_demo_write (other, DW_DEMO_HEALTHY, 30, 2, &error));
+  g_assert_no_error (error);
+  /* the reference: a clean ingest and the health report of each run, as `check` makes it */
+  {
+    g_autoptr (DwStore) store = dw_store_open (clean_db, &error);
+    g_autoptr (DwIngester) ingester = dw_ingester_new (store);
+    g_autoptr (DwRunInfo) run = NULL;
+    g_autoptr (GPtrArray) events = NULL;
+
+    g_assert_true (dw_ingester_ingest_path (ingester, f->run, NULL, &error));
+    g_assert_true (dw_ingester_ingest_path (ingester, other, NULL, &error));
+    g_assert_no_error (error);
+    run = dw_store_find_run (store, "run-a", &error);
+    g_assert_no_error (error);
+    events = dw_health_check_run (store, run->id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (events->len, >=, 3);
+    for (guint i = 0; i < events->len; i++)
+      {
+        g_string_append_printf (expected, "Run “run-a” (id %" G_GINT64_FORMAT "):\n", run->id);
+        dw_health_append_event_text (expected, events->pdata[i]);
+      }
+    g_clear_pointer (&run, dw_run_info_free);
+    g_clear_pointer (&events, g_ptr_array_unref);
+    run = dw_store_find_run (store, "run-b", &error);
+    events = dw_health_check_run (store, run->id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (events->len, ==, 0); /* healthy */
+  }
+
+  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                           cli, "watch", f->run, other, "--db", f->db, NULL);
+  g_assert_no_error (error);
+  err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (proc));
+  read_next (err, g_ptr_array_ref (err_lines), NULL);
+  g_assert_true (wait_line (err_lines, "following 2 path(s)", 20000));
+  g_subprocess_send_signal (proc, SIGINT);
+  wait_exit (proc);
+  g_assert_true (g_subprocess_get_if_exited (proc));
+  g_assert_cmpint (g_subprocess_get_exit_status (proc), ==, 0);
+  {
+    GInputStream *in = g_subprocess_get_stdout_pipe (proc);
+    char buf[4096];
+    gssize n;
+    while ((n = g_input_stream_read (in, buf, sizeof buf, NULL, &error)) > 0)
+      g_string_append_len (got, buf, n);
+    g_assert_no_error (error);
+    out = g_strdup (got->str);
+  }
+  g_assert_cmpstr (out, ==, expected->str);
+  spin (50);
+}
+
 /* Usage and input errors: exit codes 2 and 1, messages naming the path. */
 static void
 test_cli_errors (Fixture *f, gconstpointer data)
@@ -884,6 +957,7 @@ main (int argc, char **argv)
   ADD ("garbage", test_garbage);
   ADD ("cli-live", test_cli_live);
   ADD ("cli-kill9", test_cli_kill9);
+  ADD ("cli-text", test_cli_text);
   ADD ("cli-errors", test_cli_errors);
 #undef ADD
   return g_test_run ();
