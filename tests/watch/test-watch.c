@@ -559,15 +559,21 @@ read_next (GDataInputStream *in, GPtrArray *lines, GCancellable *cancel)
   g_data_input_stream_read_line_async (in, G_PRIORITY_DEFAULT, cancel, line_read, lines);
 }
 
+/* Starts `watch DIR --db DB [--json]`; @chunk_bytes (or NULL) sets the ingester's transaction
+ * size (DW_INGEST_CHUNK_BYTES: small chunks, many commits, more places to be killed at). */
 static void
-cli_start (Cli *c, const char *db, const char *dir, gboolean json)
+cli_start_env (Cli *c, const char *db, const char *dir, gboolean json, const char *chunk_bytes)
 {
   g_autoptr (GError) error = NULL;
   const char *cli = g_getenv ("DW_CLI");
+  g_autoptr (GSubprocessLauncher) launcher
+    = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
 
   g_assert_nonnull (cli);
-  c->proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                              &error, cli, "watch", dir, "--db", db, json ? "--json" : NULL, NULL);
+  if (chunk_bytes != NULL)
+    g_subprocess_launcher_setenv (launcher, "DW_INGEST_CHUNK_BYTES", chunk_bytes, TRUE);
+  c->proc = g_subprocess_launcher_spawn (launcher, &error, cli, "watch", dir, "--db", db,
+                                         json ? "--json" : NULL, NULL);
   g_assert_no_error (error);
   c->out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (c->proc));
   c->err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (c->proc));
@@ -575,6 +581,12 @@ cli_start (Cli *c, const char *db, const char *dir, gboolean json)
   c->err_lines = g_ptr_array_new_with_free_func (g_free);
   read_next (c->out, g_ptr_array_ref (c->out_lines), NULL);
   read_next (c->err, g_ptr_array_ref (c->err_lines), NULL);
+}
+
+static void
+cli_start (Cli *c, const char *db, const char *dir, gboolean json)
+{
+  cli_start_env (c, db, dir, json, NULL);
 }
 
 static gboolean
@@ -800,24 +812,39 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
   for (guint round = 0; !done; round++)
     {
       Cli c = { 0 };
-      /* each watch lives for a random number of steps, then dies at a random moment:
-       * mid-ingest or idle */
       guint n = (guint)g_test_rand_int_range (3, 12);
+      gboolean caught_up_before = FALSE;
 
-      cli_start (&c, f->db, f->run, FALSE);
-      g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
-      for (guint k = 0; k < n && !done; k++)
+      if (round % 2 == 0)
         {
-          g_assert_true (dw_demo_write_step (demo, &done, &error));
-          written++;
-          spin ((guint)g_test_rand_int_range (0, 80));
+          /* steps written while no watch runs; the next watch dies during its catch-up (1 KiB
+           * transactions: many commits to be killed between or in) */
+          for (guint k = 0; k < n && !done; k++, written++)
+            g_assert_true (dw_demo_write_step (demo, &done, &error));
+          cli_start_env (&c, f->db, f->run, FALSE, "1024");
+          spin ((guint)g_test_rand_int_range (20, 300));
+          caught_up_before = lines_contain (c.err_lines, "following 1 path");
         }
-      spin ((guint)g_test_rand_int_range (0, 200));
+      else
+        {
+          /* a watch that follows a few steps live, then dies at a random moment */
+          cli_start_env (&c, f->db, f->run, FALSE, "1024");
+          g_assert_true (wait_line (c.err_lines, "following 1 path", 20000));
+          for (guint k = 0; k < n && !done; k++, written++)
+            {
+              g_assert_true (dw_demo_write_step (demo, &done, &error));
+              spin ((guint)g_test_rand_int_range (0, 80));
+            }
+          spin ((guint)g_test_rand_int_range (0, 200));
+          caught_up_before = TRUE;
+        }
+      g_assert_no_error (error);
       g_subprocess_force_exit (c.proc);
       wait_exit (c.proc);
       g_assert_true (g_subprocess_get_if_signaled (c.proc));
       g_assert_cmpint (g_subprocess_get_term_sig (c.proc), ==, SIGKILL);
-      g_test_message ("round %u: killed after %u steps written", round, written);
+      g_test_message ("round %u: killed after %u steps written%s", round, written,
+                      caught_up_before ? "" : ", during its catch-up");
       cli_clear (&c);
     }
   g_assert_cmpuint (written, ==, steps);
@@ -825,7 +852,7 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
   {
     Cli c = { 0 };
     cli_start (&c, f->db, f->run, FALSE);
-    g_assert_true (wait_line (c.err_lines, "following 1 path", 10000));
+    g_assert_true (wait_line (c.err_lines, "following 1 path", 60000));
     g_subprocess_send_signal (c.proc, SIGINT);
     wait_exit (c.proc);
     g_assert_cmpint (g_subprocess_get_exit_status (c.proc), ==, 0);
