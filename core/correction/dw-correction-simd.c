@@ -386,12 +386,14 @@ hsum_pd (__m256d v)
   return _mm_cvtsd_f64 (_mm_add_sd (a, _mm_unpackhi_pd (a, a)));
 }
 
-/* 8 float lanes added to a 4-lane double accumulator */
+/* 8 float lanes added to a 4-lane double accumulator (the two halves are added first: one add
+ * on the loop-carried chain instead of two) */
 static VT inline __m256d
 acc_pd (__m256d acc, __m256 v)
 {
-  acc = _mm256_add_pd (acc, _mm256_cvtps_pd (_mm256_castps256_ps128 (v)));
-  return _mm256_add_pd (acc, _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1)));
+  const __m256d lo = _mm256_cvtps_pd (_mm256_castps256_ps128 (v));
+  const __m256d hi = _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1));
+  return _mm256_add_pd (acc, _mm256_add_pd (lo, hi));
 }
 
 static VT inline float
@@ -422,10 +424,15 @@ hmin_ps (__m256 v)
  * flushed to double every FLUSH vectors. */
 #define FLUSH 1024
 
-static VT void
-row_pass_simd (const DwRowIn *in, DwRowOut *out)
+/* The row pass body, specialised by the caller for the flag combinations the presets use (the
+ * flags are compile-time constants there, so unused accumulators vanish and the rest stay in
+ * registers); K is a bit set of the k statistics needed (bit j: k(j+1)). */
+static VT inline __attribute__ ((always_inline)) void
+row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, const unsigned K)
 {
   const size_t T = in->T;
+  const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
+  float *restrict pw = in->w, *restrict pl = in->l, *restrict pe = in->e;
   const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
   const __m256 hi20 = _mm256_set1_ps (SAFETY_F), lo20 = _mm256_set1_ps (-SAFETY_F);
   const __m256 Cv = _mm256_set1_ps (in->C), cv = _mm256_set1_ps (in->c);
@@ -435,41 +442,43 @@ row_pass_simd (const DwRowIn *in, DwRowOut *out)
   __m256d d_sw = d_so, d_fh = d_so, d_fl = d_so, d_su = d_so, d_su2 = d_so, d_swt = d_so;
   __m256d d_sk[3] = { d_so, d_so, d_so };
   __m256 f_fh = zero, f_fl = zero;
-  __m256 wmax = ninf, wmin = pinf, wnan = zero;
-  __m256 kmax[3] = { ninf, ninf, ninf }, knan[3] = { zero, zero, zero };
+  /* a valid token's weight or k statistic is NaN exactly when its ℓ is NaN (SAFE keeps NaN,
+   * exp of a clamped value is finite, the mask value is 1): one flag serves them all */
+  __m256 wmax = ninf, wmin = pinf, lnan = zero;
+  __m256 kmax[3] = { ninf, ninf, ninf };
   size_t n_valid = 0;
   int pending = 0;
   size_t t = 0;
   for (; t + 8 <= T; t += 8)
     {
-      const __m256 O = _mm256_loadu_ps (in->o + t), R = _mm256_loadu_ps (in->r + t);
-      const __m256 M = _mm256_loadu_ps (in->m + t);
+      const __m256 O = _mm256_loadu_ps (po + t), R = _mm256_loadu_ps (pr + t);
+      const __m256 M = _mm256_loadu_ps (pm + t);
       const __m256 L = _mm256_sub_ps (O, R);
-      if (in->l)
-        _mm256_storeu_ps (in->l + t, L);
+      if (pl)
+        _mm256_storeu_ps (pl + t, L);
       const __m256 V = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
       const int vm = _mm256_movemask_ps (V);
       const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
       if (vm == 0)
         {
           /* padding only: nothing is summed; the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ */
-          if (in->is_token)
+          if (TOK)
             {
               __m256 W
                 = _mm256_mul_ps (_mm256_blendv_ps (one, L, _mm256_cmp_ps (L, L, _CMP_UNORD_Q)), M);
-              _mm256_storeu_ps (in->w + t, W);
+              _mm256_storeu_ps (pw + t, W);
             }
-          if (in->e)
-            _mm256_storeu_ps (in->e + t, exp8_core (LS));
+          if (pe)
+            _mm256_storeu_ps (pe + t, exp8_core (LS));
           continue;
         }
       const __m256 E = exp8_core (LS);
-      if (in->e)
-        _mm256_storeu_ps (in->e + t, E);
+      if (pe)
+        _mm256_storeu_ps (pe + t, E);
       __m256 EL = E;
       const __m256 big
         = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), V);
-      if (_mm256_movemask_ps (big))
+      if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
         EL = _mm256_blendv_ps (E, exp8 (L), big);
       n_valid += (size_t)__builtin_popcount ((unsigned)vm);
       d_so = acc_pd (d_so, _mm256_and_ps (O, V));
@@ -477,38 +486,38 @@ row_pass_simd (const DwRowIn *in, DwRowOut *out)
       d_sl = acc_pd (d_sl, _mm256_and_ps (L, V));
       d_k3 = acc_pd (d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), V));
       d_chi = acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), V));
-      if (in->is_token)
+      if (TOK || K)
+        lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), V));
+      if (TOK)
         {
           const __m256 W = _mm256_mul_ps (E, M);
           const __m256 gt = _mm256_cmp_ps (W, Cv, _CMP_GT_OQ);
+          const __m256 lt = _mm256_cmp_ps (W, cv, _CMP_LT_OQ);
           const __m256 Wt = _mm256_blendv_ps (W, Cv, gt);
-          _mm256_storeu_ps (in->w + t, Wt);
+          _mm256_storeu_ps (pw + t, Wt);
           d_sw = acc_pd (d_sw, _mm256_and_ps (W, V));
           f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, V), one));
-          f_fl = _mm256_add_ps (
-            f_fl, _mm256_and_ps (_mm256_and_ps (_mm256_cmp_ps (W, cv, _CMP_LT_OQ), V), one));
+          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, V), one));
           /* CLAMP (W, c, C) as the reference path computes it: below c → c, else above C → C
            * (differs from min(max(W, c), C) only when c > C, i.e. thresholds below 1) */
-          const __m256 U = _mm256_blendv_ps (Wt, cv, _mm256_cmp_ps (W, cv, _CMP_LT_OQ));
+          const __m256 U = _mm256_blendv_ps (Wt, cv, lt);
           d_su = acc_pd (d_su, _mm256_and_ps (U, V));
           d_su2 = acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), V));
-          if (in->bn)
+          if (BN)
             d_swt = acc_pd (d_swt, _mm256_and_ps (Wt, V));
-          wnan = _mm256_or_ps (wnan, _mm256_and_ps (_mm256_cmp_ps (W, W, _CMP_UNORD_Q), V));
           wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, V));
           wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, V));
         }
       for (int j = 0; j < 3; j++)
-        if (in->need_k[j])
+        if (K & (1u << j))
           {
-            __m256 K = j == 0   ? _mm256_xor_ps (LS, sgn)
-                       : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
-                                : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d_sk[j] = acc_pd (d_sk[j], _mm256_and_ps (K, V));
-            knan[j] = _mm256_or_ps (knan[j], _mm256_and_ps (_mm256_cmp_ps (K, K, _CMP_UNORD_Q), V));
-            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, K, V));
+            __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
+                        : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
+                                 : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
+            d_sk[j] = acc_pd (d_sk[j], _mm256_and_ps (Kv, V));
+            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, V));
           }
-      if (++pending == FLUSH)
+      if (TOK && ++pending == FLUSH)
         {
           pending = 0;
           d_fh = acc_pd (d_fh, f_fh), f_fh = zero;
@@ -525,7 +534,8 @@ row_pass_simd (const DwRowIn *in, DwRowOut *out)
   out->sl = hsum_pd (d_sl);
   out->k3kl = hsum_pd (d_k3);
   out->chi = hsum_pd (d_chi);
-  if (in->is_token)
+  const bool has_nan = _mm256_movemask_ps (lnan) != 0;
+  if (TOK)
     {
       out->sw = hsum_pd (d_sw);
       out->fh = hsum_pd (d_fh);
@@ -535,19 +545,56 @@ row_pass_simd (const DwRowIn *in, DwRowOut *out)
       out->swt = hsum_pd (d_swt);
       if (n_valid)
         {
-          const bool has_nan = _mm256_movemask_ps (wnan) != 0;
           out->wmax = has_nan ? NAN : hmax_ps (wmax);
           out->wmin = has_nan ? NAN : hmin_ps (wmin);
         }
     }
   for (int j = 0; j < 3; j++)
-    if (in->need_k[j])
+    if (K & (1u << j))
       {
         out->sk[j] = hsum_pd (d_sk[j]);
         if (n_valid)
-          out->mk[j] = _mm256_movemask_ps (knan[j]) ? NAN : hmax_ps (kmax[j]);
+          out->mk[j] = has_nan ? NAN : hmax_ps (kmax[j]);
       }
   row_pass_scalar_from (in, out, t);
+}
+
+#define ROW_PASS(NAME, TOK, BN, K)                       \
+  static VT void NAME (const DwRowIn *in, DwRowOut *out) \
+  {                                                      \
+    row_pass_body (in, out, TOK, BN, K);                 \
+  }
+/* the presets' combinations: no IS / token IS, no k / k1 (geo RS, seq-sum RS) / k3 (k3 RS) */
+ROW_PASS (row_pass_n0, false, false, 0)
+ROW_PASS (row_pass_t0, true, false, 0)
+ROW_PASS (row_pass_n1, false, false, 1)
+ROW_PASS (row_pass_t1, true, false, 1)
+ROW_PASS (row_pass_n4, false, false, 4)
+ROW_PASS (row_pass_t4, true, false, 4)
+#undef ROW_PASS
+
+static VT void
+row_pass_any (const DwRowIn *in, DwRowOut *out, unsigned k)
+{
+  row_pass_body (in, out, in->is_token, in->bn, k);
+}
+
+static void
+row_pass_simd (const DwRowIn *in, DwRowOut *out)
+{
+  const unsigned k
+    = (unsigned)in->need_k[0] | (unsigned)in->need_k[1] << 1 | (unsigned)in->need_k[2] << 2;
+  if (!in->bn && (k == 0 || k == 1 || k == 4))
+    {
+      if (k == 0)
+        (in->is_token ? row_pass_t0 : row_pass_n0) (in, out);
+      else if (k == 1)
+        (in->is_token ? row_pass_t1 : row_pass_n1) (in, out);
+      else
+        (in->is_token ? row_pass_t4 : row_pass_n4) (in, out);
+    }
+  else
+    row_pass_any (in, out, k);
 }
 #endif
 
