@@ -10,7 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) \
+  && !defined(DW_CORRECTION_NO_SIMD)
 #define DW_HAVE_X86 1
 #include <immintrin.h>
 #endif
