@@ -119,9 +119,9 @@ reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *paramet
   dw_chart_reset_zoom (DW_CHART_CARD (widget)->chart);
 }
 
-/* Cards flow at this natural width, so three fit beside the sidebar of a 1400 px window; they
+/* Cards flow at this natural width, so four fit beside the sidebar of a 1400 px window; they
  * still grow to share the width of the row. */
-#define CARD_NATURAL_WIDTH 300
+#define CARD_NATURAL_WIDTH 236
 
 static void
 dw_chart_card_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,

@@ -17,7 +17,7 @@
 #include "dw-run-row.h"
 
 #define MAX_TAG_CARDS 60
-#define CARD_HEIGHT   250
+#define CARD_HEIGHT   220
 
 typedef struct
 {
@@ -294,7 +294,7 @@ on_cursor_changed (DwChart *chart, GParamSpec *pspec, DwMonitorView *self)
 }
 
 static GtkWidget *
-add_group (DwMonitorView *self, const char *title)
+add_group (DwMonitorView *self, const char *title, guint max_per_line)
 {
   GtkWidget *group = gtk_box_new (GTK_ORIENTATION_VERTICAL, 6);
   GtkWidget *label = gtk_label_new (title);
@@ -308,7 +308,7 @@ add_group (DwMonitorView *self, const char *title)
   gtk_flow_box_set_selection_mode (GTK_FLOW_BOX (flow), GTK_SELECTION_NONE);
   gtk_flow_box_set_homogeneous (GTK_FLOW_BOX (flow), TRUE);
   gtk_flow_box_set_min_children_per_line (GTK_FLOW_BOX (flow), 1);
-  gtk_flow_box_set_max_children_per_line (GTK_FLOW_BOX (flow), 4);
+  gtk_flow_box_set_max_children_per_line (GTK_FLOW_BOX (flow), max_per_line);
   gtk_flow_box_set_column_spacing (GTK_FLOW_BOX (flow), 12);
   gtk_flow_box_set_row_spacing (GTK_FLOW_BOX (flow), 12);
   gtk_widget_add_css_class (flow, "dw-chart-grid");
@@ -425,9 +425,10 @@ finish_card (DwMonitorView *self, CardEntry *c)
 }
 
 static void
-add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, guint n_specs)
+add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, guint n_specs,
+                guint max_per_line)
 {
-  GtkWidget *group = add_group (self, title);
+  GtkWidget *group = add_group (self, title, max_per_line);
   guint shown = 0;
 
   for (guint i = 0; i < n_specs; i++)
@@ -525,7 +526,7 @@ build_tag_cards (DwMonitorView *self)
       if (group == NULL || g_strcmp0 (prefix, group_prefix) != 0)
         {
           /* TRANSLATORS: heading of the charts of tags without a "prefix/" */
-          group = add_group (self, *prefix ? prefix : _ ("Other tags"));
+          group = add_group (self, *prefix ? prefix : _ ("Other tags"), 4);
           g_ptr_array_add (self->tag_groups, group);
           g_free (group_prefix);
           group_prefix = g_strdup (prefix);
@@ -563,9 +564,11 @@ rebuild (DwMonitorView *self)
   if (self->store == NULL || self->runs->len == 0)
     return;
 
+  /* Six mismatch cards in two rows of three, the four training signals in one row: on a
+   * 1400 × 900 window every default card is in view. */
   add_spec_group (self, _ ("Rollout–training mismatch"), mismatch_cards,
-                  G_N_ELEMENTS (mismatch_cards));
-  add_spec_group (self, _ ("Training"), training_cards, G_N_ELEMENTS (training_cards));
+                  G_N_ELEMENTS (mismatch_cards), 3);
+  add_spec_group (self, _ ("Training"), training_cards, G_N_ELEMENTS (training_cards), 4);
   build_tag_cards (self);
 }
 
