@@ -394,10 +394,17 @@ widget_style (DwChart *self, Style *st)
   rgba (&st->bg, dark ? "#303030" : "#ffffff");
   st->grid = st->fg;
   st->grid.alpha = hc ? 0.35 : 0.10;
-  /* libadwaita's success/warning/error colours for text on either background. */
+  /* libadwaita's success/warning/error colours for text on either background, taken from the
+   * running theme's named colours when it defines them (so the chart follows the stylesheet in
+   * dark and high-contrast modes); the literals are libadwaita 1.2's values, for other themes. */
   rgba (&st->good, dark ? "#8ff0a4" : "#1b8553");
   rgba (&st->warning, dark ? "#f8e45c" : "#9c6e03");
   rgba (&st->error, dark ? "#ff7b63" : "#c01c28");
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_lookup_color (ctx, "success_color", &st->good);
+  gtk_style_context_lookup_color (ctx, "warning_color", &st->warning);
+  gtk_style_context_lookup_color (ctx, "error_color", &st->error);
+  G_GNUC_END_IGNORE_DEPRECATIONS
   st->line_width = hc ? 2.5 : 1.5;
   st->high_contrast = hc;
   st->font = pango_context_get_font_description (gtk_widget_get_pango_context (GTK_WIDGET (self)));
