@@ -61,3 +61,17 @@ dw_tune_import_config (const char *text, DwGeneration gen, const char *format, D
     return FALSE;
   return dw_config_import (text, -1, format, gen, f, out, error);
 }
+
+gboolean
+dw_tune_import_detect (const char *text, DwGeneration prefer, DwConfig *out,
+                       const char **format_out, GError **error)
+{
+  DwGeneration gen;
+  DwExportFormat f;
+  dw_config_import_detect (text, -1, &gen, &f);
+  if (gen == DW_GEN_VERL_0_7 && prefer == DW_GEN_VERL_0_6_1)
+    gen = prefer;
+  if (format_out)
+    *format_out = dw_export_format_name (f);
+  return dw_config_import (text, -1, "clipboard", gen, f, out, error);
+}

@@ -21,6 +21,11 @@ const char *const *dw_tune_export_formats (DwGeneration gen);
 /* Reads @text (as exported in @format for @gen) back into @out. */
 gboolean dw_tune_import_config (const char *text, DwGeneration gen, const char *format,
                                 DwConfig *out, GError **error);
+/* Reads a pasted verl YAML / Hydra overrides / slime flags text, detecting generation and format
+ * (verl-0.7 and verl-0.6.1 share a vocabulary: @prefer decides between them). @format_out gets
+ * the format's name. Errors name the place ("clipboard:LINE: …") and say what verl rejects. */
+gboolean dw_tune_import_detect (const char *text, DwGeneration prefer, DwConfig *out,
+                                const char **format_out, GError **error);
 /* Whether the config's generation accepts @key (export writes only those). */
 gboolean dw_tune_export_key_accepted (DwGeneration gen, const char *key);
 

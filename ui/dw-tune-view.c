@@ -1896,6 +1896,28 @@ copy_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
 }
 
 static void
+on_paste_text (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (DwTuneView) self = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, &error);
+  if (!text || !dw_tune_view_import_config (self, text, &error))
+    {
+      g_autofree char *msg
+        = g_strdup_printf (_ ("Cannot import the config: %s"),
+                           error ? error->message : _ ("the clipboard holds no text"));
+      gtk_label_set_text (self->status_label, msg);
+    }
+}
+
+static void
+paste_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (widget), NULL, on_paste_text,
+                                 g_object_ref (widget));
+}
+
+static void
 on_save_response (GtkNativeDialog *dialog, int response, DwTuneView *self)
 {
   if (response == GTK_RESPONSE_ACCEPT)
@@ -2212,6 +2234,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
 
   gtk_widget_class_install_action (widget_class, "tune.copy-config", NULL, copy_config_action);
   gtk_widget_class_install_action (widget_class, "tune.save-config", NULL, save_config_action);
+  gtk_widget_class_install_action (widget_class, "tune.paste-config", NULL, paste_config_action);
 }
 
 static void
@@ -2303,7 +2326,11 @@ dw_tune_view_set_config (DwTuneView *self, const char *preset, const DwConfig *c
   g_return_if_fail (config != NULL);
   set_generation (self, config->generation, preset);
   if (!preset)
-    self->config = *config;
+    {
+      self->config = *config;
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("Imported config: no preset applied"));
+    }
   else
     for (size_t i = 0; i < config->n_keys; i++)
       if (strcmp (config->keys[i], "preset") != 0)
@@ -2332,4 +2359,21 @@ dw_tune_view_export_config (DwTuneView *self, const char *format, GError **error
 {
   g_return_val_if_fail (DW_IS_TUNE_VIEW (self), NULL);
   return dw_tune_export_config (&self->config, format, error);
+}
+
+gboolean
+dw_tune_view_import_config (DwTuneView *self, const char *text, GError **error)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
+  g_return_val_if_fail (text != NULL, FALSE);
+  DwConfig c;
+  const char *format = NULL;
+  if (!dw_tune_import_detect (text, self->gen, &c, &format, error))
+    return FALSE;
+  dw_tune_view_set_config (self, NULL, &c);
+  /* TRANSLATORS: first %s is a generation ("verl-0.7"), second a format ("yaml", "hydra") */
+  g_autofree char *msg
+    = g_strdup_printf (_ ("Imported a %s config (%s)"), dw_generation_name (c.generation), format);
+  gtk_label_set_text (self->status_label, msg);
+  return TRUE;
 }

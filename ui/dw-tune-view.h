@@ -42,4 +42,10 @@ const DwWhatifRunResult *dw_tune_view_get_result (DwTuneView *self);
  * Copy and Save actions (tune.copy-config, tune.save-config) write. */
 char *dw_tune_view_export_config (DwTuneView *self, const char *format, GError **error);
 
+/* Imports a pasted verl YAML / Hydra overrides / slime flags text (generation and format detected)
+ * and shows it, as the tune.paste-config action does with the clipboard. FALSE with @error (the
+ * place in the text and verl's message) when it cannot be read or verl would reject it; the view
+ * is then unchanged. */
+gboolean dw_tune_view_import_config (DwTuneView *self, const char *text, GError **error);
+
 G_END_DECLS

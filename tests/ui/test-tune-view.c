@@ -382,6 +382,40 @@ test_tune_view (void)
   assert_matches_recompute (view);
   assert_round_trip (view, "yaml");
 
+  /* Paste Config: Hydra overrides for verl main from the clipboard set the controls */
+  const char *hydra = "algorithm.rollout_correction.rollout_is='sequence'\n"
+                      "algorithm.rollout_correction.rollout_is_threshold=3.0\n"
+                      "algorithm.rollout_correction.rollout_rs='seq_sum_k1'\n"
+                      "algorithm.rollout_correction.rollout_rs_threshold='0.5_2.0'\n";
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (w), hydra);
+  g_assert_true (gtk_widget_activate_action (w, "tune.paste-config", NULL));
+  while (c->generation != DW_GEN_VERL)
+    g_main_context_iteration (NULL, TRUE);
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is")->s, ==, "sequence");
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 3.0);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_sum_k1");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.5_2.0");
+  g_assert_true (
+    adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-seq_sum_k1"))));
+  g_assert_false (
+    adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-seq_mean_k3"))));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-seq_sum_k1-lower"))), ==,
+                   "0.5");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "3.0");
+  assert_matches_recompute (view);
+  /* what verl rejects is refused with its message, the view keeps its config */
+  g_assert_false (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_rs='token_k4'\n"
+                                "algorithm.rollout_correction.rollout_rs_threshold=2.0\n",
+                                &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "Invalid rollout_rs option: token_k4"));
+  g_clear_error (&error);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_sum_k1");
+
   /* a run without batches: an explanation, no result */
   {
     g_autofree char *run2 = g_build_filename (dir, "logs-only", NULL);
