@@ -966,7 +966,15 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
   if (format == DW_FORMAT_UNKNOWN)
     {
       close (fd);
-      report_note (report, _ ("%s: not a recognised log or batch format: skipped"), path);
+      if (explicit && report != NULL)
+        /* named by the user: bad input, not just a file lying around in a run folder */
+        g_ptr_array_add (report->diagnostics,
+                         g_strdup_printf (_ ("%s: not a recognised log or batch format "
+                                             "(verl/slime console, verl JSONL, tfevents, W&B "
+                                             "CSV or .wandb, MLflow, rollout batch): skipped"),
+                                          path));
+      else
+        report_note (report, _ ("%s: not a recognised log or batch format: skipped"), path);
       return TRUE;
     }
   if (rec == NULL)

@@ -240,6 +240,19 @@ test_errors (void)
   g_assert_nonnull (strstr (r.err, "nowhere: no such file or folder"));
   run_clear (&r);
 
+  /* a file named on the command line that is no known format: 1, named */
+  r = cli ("ingest", "--db", db, db, NULL);
+  g_assert_cmpint (r.status, ==, 0); /* the store itself is never ingested */
+  run_clear (&r);
+  {
+    g_autofree char *txt = g_build_filename (tmp_dir, "notes.txt", NULL);
+    g_assert_true (g_file_set_contents (txt, "just some notes\n", -1, NULL));
+    r = cli ("ingest", "--db", db, txt, NULL);
+    g_assert_cmpint (r.status, ==, 1);
+    g_assert_nonnull (strstr (r.err, "notes.txt: not a recognised log or batch format"));
+    run_clear (&r);
+  }
+
   /* usage: 2 */
   r = cli ("ingest", "--db", db, NULL);
   g_assert_cmpint (r.status, ==, 2);
