@@ -28,6 +28,7 @@
 #include "dw-demo.h"
 #include "dw-follower.h"
 #include "dw-store-private.h"
+#include "watch-test-util.h"
 
 #define N_APPENDS 50
 #define N_LINES   10
@@ -128,33 +129,16 @@ on_wal_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent ev
 }
 
 static gboolean
-timeout_cb (gpointer data)
+is_seen (gpointer data)
 {
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
+  return ((Bench *)data)->seen;
 }
 
-static void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, timeout_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
-/* Waits until the append is seen (at most 5 s), then lets things settle. */
+/* Waits until the append is seen (at most 5 s). */
 static void
 wait_seen (Bench *b)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add (5000, timeout_cb, &timed_out);
-
-  while (!b->seen && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (!timed_out)
-    g_source_remove (id);
+  dw_watch_test_spin_until (is_seen, b, 5000);
   if (!b->seen)
     {
       fprintf (stderr, "append of step %" G_GINT64_FORMAT " not visible after 5 s\n", b->want_step);
@@ -210,7 +194,7 @@ bench_in_process (const char *tmp)
     {
       append_lines (&b);
       wait_seen (&b);
-      spin (100 + (guint)g_random_int_range (0, 200));
+      dw_watch_test_spin (100 + (guint)g_random_int_range (0, 200));
     }
   report ("in-process", "appends of " G_STRINGIFY (N_LINES) " lines", &b);
   g_free (b.jsonl);
@@ -252,7 +236,7 @@ bench_cli (const char *tmp)
     {
       append_lines (&b);
       wait_seen (&b);
-      spin (100 + (guint)g_random_int_range (0, 200));
+      dw_watch_test_spin (100 + (guint)g_random_int_range (0, 200));
     }
   g_subprocess_send_signal (proc, SIGTERM);
   g_assert (g_subprocess_wait_check (proc, NULL, &error));
@@ -288,27 +272,10 @@ bench_demo_steps (const char *tmp)
       b.t_append = g_get_monotonic_time ();
       g_assert (dw_demo_write_step (demo, &done, &error));
       wait_seen (&b);
-      spin (100 + (guint)g_random_int_range (0, 200));
+      dw_watch_test_spin (100 + (guint)g_random_int_range (0, 200));
     }
   report ("demo-step", "steps (32x256 batch + JSONL + tfevents)", &b);
   demo_mode = FALSE;
-}
-
-static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
 }
 
 int
@@ -325,6 +292,6 @@ main (int argc, char **argv)
   bench_in_process (tmp);
   bench_cli (tmp);
   bench_demo_steps (tmp);
-  rm_rf (tmp);
+  dw_watch_test_rm_rf (tmp);
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "dw-follower.h"
 #include "dw-store-private.h"
+#include "watch-test-util.h"
 
 typedef struct
 {
@@ -92,64 +93,36 @@ fixture_set_up (Fixture *f, gconstpointer data)
 }
 
 static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
   g_clear_object (&f->follower);
   g_clear_object (&f->store);
-  rm_rf (f->dir);
+  dw_watch_test_rm_rf (f->dir);
   g_free (f->dir);
   g_ptr_array_unref (f->calls);
   g_ptr_array_unref (f->errors);
   g_free (f->fail_name);
 }
 
+typedef struct
+{
+  Fixture *f;
+  guint n_calls;
+} CallsWait;
+
 static gboolean
-timeout_cb (gpointer data)
+has_calls (gpointer data)
 {
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Runs the main loop for @ms milliseconds (events are dispatched as they come). */
-static void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-  guint id = g_timeout_add (ms, timeout_cb, &done);
-
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-  (void)id;
+  CallsWait *w = data;
+  return w->f->calls->len >= w->n_calls;
 }
 
 /* Runs the main loop until @n_calls ingest calls happened, at most @ms milliseconds. */
 static void
 spin_until_calls (Fixture *f, guint n_calls, guint ms)
 {
-  gboolean done = FALSE;
-  guint id = g_timeout_add (ms, timeout_cb, &done);
-
-  while (!done && f->calls->len < n_calls)
-    g_main_context_iteration (NULL, TRUE);
-  if (!done)
-    g_source_remove (id);
+  CallsWait w = { f, n_calls };
+  dw_watch_test_spin_until (has_calls, &w, ms);
 }
 
 static void
@@ -210,7 +183,7 @@ test_existing (Fixture *f, gconstpointer data)
   g_assert_cmpstr (f->calls->pdata[2], ==, "metrics.jsonl 21");
   g_assert_cmpuint (f->n_flushed, ==, 1);
   /* Nothing changed: the loop stays quiet. */
-  spin (300);
+  dw_watch_test_spin (300);
   g_assert_cmpuint (f->calls->len, ==, 3);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
@@ -227,7 +200,7 @@ test_burst (Fixture *f, gconstpointer data)
   for (int i = 0; i < 20; i++)
     append (a, "{\"step\":1,\"data\":{\"x\":1.0}}\n"); /* 28 bytes */
   spin_until_calls (f, 1, 2000);
-  spin (300); /* nothing more must come */
+  dw_watch_test_spin (300); /* nothing more must come */
   /* 20 appends within a few ms: one call (two or three only if the machine stalled for more
    * than the 100 ms quiet period in the middle of the burst), the last with the whole file */
   g_assert_cmpuint (f->calls->len, >=, 1);
@@ -251,7 +224,7 @@ test_continuous (Fixture *f, gconstpointer data)
   for (int i = 0; i < 30; i++) /* one line every 50 ms for 1.5 s */
     {
       append (a, "{\"step\":1,\"data\":{\"x\":1.0}}\n");
-      spin (50);
+      dw_watch_test_spin (50);
     }
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 1500 * 1000);
   spin_until_calls (f, f->calls->len + 1, 1000);
@@ -278,7 +251,7 @@ test_new_folder_and_rename (Fixture *f, gconstpointer data)
   g_assert_true (g_file_set_contents (b1, "0123456789", 10, &error));
   g_assert_no_error (error);
   spin_until_calls (f, 1, 2000);
-  spin (300);
+  dw_watch_test_spin (300);
   g_assert_cmpuint (f->calls->len, ==, 1);
   g_assert_cmpstr (f->calls->pdata[0], ==, "batches/step_000001.safetensors 10");
 
@@ -289,7 +262,7 @@ test_new_folder_and_rename (Fixture *f, gconstpointer data)
   b2 = path_in (f, "batches/rank1/late/step_000002.safetensors");
   append (b2, "abc");
   spin_until_calls (f, 2, 2000);
-  spin (300);
+  dw_watch_test_spin (300);
   g_assert_cmpuint (f->calls->len, ==, 2);
   g_assert_cmpstr (f->calls->pdata[1], ==, "batches/rank1/late/step_000002.safetensors 3");
   /* ...and then followed: an append is seen. */
@@ -317,7 +290,7 @@ test_deleted (Fixture *f, gconstpointer data)
   t = path_in (f, "scratch.tmp");
   append (t, "x");
   g_assert_cmpint (g_unlink (t), ==, 0);
-  spin (400);
+  dw_watch_test_spin (400);
   g_assert_cmpuint (f->calls->len, ==, 1);
   append (a, "{\"step\":1,\"data\":{\"y\":2}}\n");
   spin_until_calls (f, 2, 2000);
@@ -354,7 +327,7 @@ test_error_settles (Fixture *f, gconstpointer data)
   n_calls = f->calls->len;
   expected = g_strdup_printf ("%s: offset 8: truncated record (4 bytes)", b);
   g_assert_cmpstr (f->errors->pdata[0], ==, expected);
-  spin (1500);
+  dw_watch_test_spin (1500);
   g_assert_cmpuint (f->calls->len, ==, n_calls);
   g_assert_cmpuint (f->errors->len, ==, 1);
 
@@ -404,7 +377,7 @@ test_slices (Fixture *f, gconstpointer data)
   g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, n_files);
   g_timeout_add (150, note_tick, f); /* due while the queue is being ingested */
   spin_until_calls (f, n_files + 1, 5000);
-  spin (200);
+  dw_watch_test_spin (200);
   g_assert_cmpuint (f->calls->len, ==, n_files + 1);
   g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
   g_assert_cmpuint (f->n_flushed, >=, 3);
@@ -461,7 +434,7 @@ test_store_inside (Fixture *f, gconstpointer data)
   g_assert_true (dw_store_commit (f->store, &error));
   append (other, "x");
   spin_until_calls (f, 1, 2000);
-  spin (300);
+  dw_watch_test_spin (300);
   g_assert_cmpuint (f->calls->len, ==, 1);
   g_assert_cmpstr (f->calls->pdata[0], ==, "notes.txt 1");
 }

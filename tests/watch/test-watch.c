@@ -25,6 +25,7 @@
 #include "dw-health.h"
 #include "dw-ingester.h"
 #include "dw-store-private.h"
+#include "watch-test-util.h"
 
 typedef struct
 {
@@ -80,49 +81,15 @@ open_follower (Fixture *f)
 }
 
 static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
   g_clear_object (&f->follower);
   g_clear_object (&f->store);
-  rm_rf (f->dir);
+  dw_watch_test_rm_rf (f->dir);
   g_free (f->dir);
   g_free (f->run);
   g_free (f->db);
   g_ptr_array_unref (f->errors);
-}
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *)data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-static void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, timeout_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
 }
 
 /* What a clean ingest of @path (folder or file) into a fresh store gives. */
@@ -237,10 +204,10 @@ test_live_demo (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       steps++;
       /* from back-to-back steps to steps slower than the quiet period */
-      spin ((guint)g_test_rand_int_range (0, 120));
+      dw_watch_test_spin ((guint)g_test_rand_int_range (0, 120));
     }
   g_assert_cmpuint (steps, ==, 40);
-  spin (800); /* max-delay 200 ms: everything is in by then */
+  dw_watch_test_spin (800); /* max-delay 200 ms: everything is in by then */
   g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
   live = dump_of (f->store);
   clean = clean_dump (f->dir, f->run);
@@ -298,9 +265,9 @@ test_jsonl_pieces (Fixture *f, gconstpointer data)
       gsize n = MIN (piece, partial_at - pos);
       write_all (path, all->str + pos, n, O_APPEND);
       pos += n;
-      spin ((guint)g_test_rand_int_range (0, 60));
+      dw_watch_test_spin ((guint)g_test_rand_int_range (0, 60));
     }
-  spin (500);
+  dw_watch_test_spin (500);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 30);
@@ -312,7 +279,7 @@ test_jsonl_pieces (Fixture *f, gconstpointer data)
   }
   g_assert_cmpuint (f->errors->len, ==, 0);
   write_all (path, all->str + pos, all->len - pos, O_APPEND);
-  spin (500);
+  dw_watch_test_spin (500);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 60);
@@ -352,9 +319,9 @@ test_rewrite (Fixture *f, gconstpointer data)
 
   /* shrinks: 10 lines → 4 other lines, then grows by 2 */
   write_all (path, second->str, second->len, O_TRUNC);
-  spin (500);
+  dw_watch_test_spin (500);
   write_all (path, third->str, third->len, O_APPEND);
-  spin (500);
+  dw_watch_test_spin (500);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 10);
@@ -366,7 +333,7 @@ test_rewrite (Fixture *f, gconstpointer data)
 
   /* rewritten in one go, longer than before: only the first bytes tell */
   write_all (path, fourth->str, fourth->len, O_TRUNC);
-  spin (500);
+  dw_watch_test_spin (500);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 12);
@@ -375,7 +342,7 @@ test_rewrite (Fixture *f, gconstpointer data)
   }
 
   g_assert_cmpint (g_unlink (path), ==, 0);
-  spin (400);
+  dw_watch_test_spin (400);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 12);
@@ -405,10 +372,10 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   dw_follower_flush (f->follower);
   g_assert_cmpint (g_mkdir (b, 0755), ==, 0);
   write_all (b_log, lines->str, 40, O_TRUNC); /* a partial first line */
-  spin (300);
+  dw_watch_test_spin (300);
   write_all (b_log, lines->str + 40, lines->len - 40, O_APPEND);
   write_all (a_log, lines->str, lines->len, O_APPEND); /* a restart of exp-a */
-  spin (600);
+  dw_watch_test_spin (600);
   {
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
     g_auto (GStrv) names = NULL;
@@ -454,10 +421,10 @@ test_half_written_batch (Fixture *f, gconstpointer data)
   dw_follower_flush (f->follower);
 
   write_all (b2, contents, 5000, O_TRUNC);
-  spin (400);
+  dw_watch_test_spin (400);
   g_assert_cmpuint (f->errors->len, ==, 0);
   write_all (b2, contents + 5000, len - 5000, O_APPEND);
-  spin (1500);
+  dw_watch_test_spin (1500);
   g_assert_cmpuint (f->errors->len, ==, 0);
   {
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
@@ -471,16 +438,16 @@ test_half_written_batch (Fixture *f, gconstpointer data)
 
   start = g_get_monotonic_time ();
   write_all (b3, contents, 5000, O_TRUNC);
-  spin (600);
+  dw_watch_test_spin (600);
   g_assert_cmpuint (f->errors->len, ==, 0); /* still fresh: maybe being written */
   while (f->errors->len == 0 && g_get_monotonic_time () - start < 4 * G_USEC_PER_SEC)
-    spin (50);
+    dw_watch_test_spin (50);
   g_assert_cmpuint (f->errors->len, ==, 1);
   g_assert_cmpint (g_get_monotonic_time () - start, >=, 900 * 1000);
   expected = g_strdup_printf ("%s: ", b3);
   g_assert_true (g_str_has_prefix (f->errors->pdata[0], expected));
   g_assert_nonnull (strstr (f->errors->pdata[0], "offset 5000"));
-  spin (1500);
+  dw_watch_test_spin (1500);
   g_assert_cmpuint (f->errors->len, ==, 1);
 }
 
@@ -504,7 +471,7 @@ test_garbage (Fixture *f, gconstpointer data)
   garbage_at = a->len;
   write_all (path, "{\"step\": 4, \"data\": {oops\n", 26, O_APPEND);
   write_all (path, b->str, b->len, O_APPEND);
-  spin (500);
+  dw_watch_test_spin (500);
   {
     g_autoptr (DwSeries) s = series (f->store, "actor/pg_loss");
     g_assert_cmpuint (s->n, ==, 5);
@@ -598,18 +565,25 @@ lines_contain (GPtrArray *lines, const char *needle)
   return FALSE;
 }
 
+typedef struct
+{
+  GPtrArray *lines;
+  const char *needle;
+} LineWait;
+
+static gboolean
+has_line (gpointer data)
+{
+  LineWait *w = data;
+  return lines_contain (w->lines, w->needle);
+}
+
 /* Spins until @lines holds a line containing @needle (TRUE) or @ms passed (FALSE). */
 static gboolean
 wait_line (GPtrArray *lines, const char *needle, guint ms)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add (ms, timeout_cb, &timed_out);
-
-  while (!timed_out && !lines_contain (lines, needle))
-    g_main_context_iteration (NULL, TRUE);
-  if (!timed_out)
-    g_source_remove (id);
-  return !timed_out;
+  LineWait w = { lines, needle };
+  return dw_watch_test_spin_until (has_line, &w, ms);
 }
 
 static void
@@ -625,7 +599,7 @@ static void
 cli_clear (Cli *c)
 {
   /* let the readers see EOF */
-  spin (50);
+  dw_watch_test_spin (50);
   g_clear_object (&c->out);
   g_clear_object (&c->err);
   g_clear_object (&c->proc);
@@ -661,11 +635,29 @@ caught_up (const char *db, gint64 last_step, guint n_batches)
   return files != NULL;
 }
 
-static void
-on_wal_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent event,
-                gboolean *changed)
+typedef struct
 {
-  *changed = TRUE;
+  const char *db;
+  gint64 last_step;
+  guint n_batches;
+  gboolean changed;
+} CatchUp;
+
+static void
+on_wal_changed (GFileMonitor *m, GFile *file, GFile *other, GFileMonitorEvent event, CatchUp *c)
+{
+  c->changed = TRUE;
+}
+
+static gboolean
+has_caught_up (gpointer data)
+{
+  CatchUp *c = data;
+
+  if (!c->changed)
+    return FALSE;
+  c->changed = FALSE;
+  return caught_up (c->db, c->last_step, c->n_batches);
 }
 
 /* Waits (checking whenever the store's WAL changes, no polling) until a `watch` process has
@@ -676,25 +668,13 @@ wait_caught_up (const char *db, gint64 last_step, guint n_batches, guint ms)
   g_autofree char *wal = g_strconcat (db, "-wal", NULL);
   g_autoptr (GFile) file = g_file_new_for_path (wal);
   g_autoptr (GFileMonitor) monitor = g_file_monitor_file (file, G_FILE_MONITOR_NONE, NULL, NULL);
-  gboolean changed = TRUE, timed_out = FALSE, ok = FALSE;
-  guint id;
+  CatchUp c = { db, last_step, n_batches, TRUE };
+  gboolean ok;
 
   g_assert_nonnull (monitor);
-  g_signal_connect (monitor, "changed", G_CALLBACK (on_wal_changed), &changed);
-  id = g_timeout_add (ms, timeout_cb, &timed_out);
-  while (!timed_out)
-    {
-      if (changed)
-        {
-          changed = FALSE;
-          if ((ok = caught_up (db, last_step, n_batches)))
-            break;
-        }
-      g_main_context_iteration (NULL, TRUE);
-    }
-  if (!timed_out)
-    g_source_remove (id);
-  g_signal_handlers_disconnect_by_data (monitor, &changed);
+  g_signal_connect (monitor, "changed", G_CALLBACK (on_wal_changed), &c);
+  ok = dw_watch_test_spin_until (has_caught_up, &c, ms);
+  g_signal_handlers_disconnect_by_data (monitor, &c);
   return ok;
 }
 
@@ -741,7 +721,7 @@ test_cli_live (Fixture *f, gconstpointer data)
       g_assert_true (dw_demo_write_step (demo, &done, &error));
       g_assert_no_error (error);
       written++;
-      spin (25);
+      dw_watch_test_spin (25);
       if (warned_at == 0 && lines_contain (c.out_lines, needle))
         warned_at = written;
     }
@@ -765,7 +745,7 @@ test_cli_live (Fixture *f, gconstpointer data)
     {
       g_assert_true (dw_demo_write_step (demo, &done, &error));
       written++;
-      spin (5);
+      dw_watch_test_spin (5);
     }
   g_assert_cmpuint (written, ==, steps);
   /* SIGTERM stops between two files, leaving what is still queued to the next run: wait until
@@ -822,7 +802,7 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
           for (guint k = 0; k < n && !done; k++, written++)
             g_assert_true (dw_demo_write_step (demo, &done, &error));
           cli_start_env (&c, f->db, f->run, FALSE, "1024");
-          spin ((guint)g_test_rand_int_range (20, 300));
+          dw_watch_test_spin ((guint)g_test_rand_int_range (20, 300));
           caught_up_before = lines_contain (c.err_lines, "following 1 path");
         }
       else
@@ -833,9 +813,9 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
           for (guint k = 0; k < n && !done; k++, written++)
             {
               g_assert_true (dw_demo_write_step (demo, &done, &error));
-              spin ((guint)g_test_rand_int_range (0, 80));
+              dw_watch_test_spin ((guint)g_test_rand_int_range (0, 80));
             }
-          spin ((guint)g_test_rand_int_range (0, 200));
+          dw_watch_test_spin ((guint)g_test_rand_int_range (0, 200));
           caught_up_before = TRUE;
         }
       g_assert_no_error (error);
@@ -936,7 +916,7 @@ test_cli_text (Fixture *f, gconstpointer data)
     out = g_strdup (got->str);
   }
   g_assert_cmpstr (out, ==, expected->str);
-  spin (50);
+  dw_watch_test_spin (50);
 }
 
 /* Usage and input errors: exit codes 2 and 1, messages naming the path. */
