@@ -487,7 +487,9 @@ read_at (int fd, const char *path, goffset offset, guint8 *buf, gsize n, GError 
       if (r <= 0)
         {
           int saved = errno;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (r < 0 ? saved : EIO),
+          /* PARTIAL_INPUT: the file shrank under us (a writer truncating it) */
+          g_set_error (error, G_IO_ERROR,
+                       r < 0 ? g_io_error_from_errno (saved) : G_IO_ERROR_PARTIAL_INPUT,
                        _ ("%s: cannot read at byte offset %" PRId64 ": %s"), path,
                        (gint64)(offset + (goffset)done),
                        r < 0 ? g_strerror (saved) : _ ("the file shrank while being read"));
@@ -988,12 +990,25 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
     root = run_root != NULL ? g_canonicalize_filename (run_root, NULL)
                             : dw_ingest_run_root_for_file (path, format);
   if (format == DW_FORMAT_MLFLOW_SQLITE)
-    ok = ingest_mlflow (self, path, &st, rec, root, report, error);
+    ok = ingest_mlflow (self, path, &st, rec, root, report, &err);
   else if (is_batch_format (format))
-    ok = ingest_batch (self, path, fd, &st, format, rec, root, report, error);
+    ok = ingest_batch (self, path, fd, &st, format, rec, root, report, &err);
   else
-    ok = ingest_log (self, path, fd, &st, format, rec, root, report, error);
+    ok = ingest_log (self, path, fd, &st, format, rec, root, report, &err);
   close (fd);
+  if (!ok)
+    {
+      if (!g_error_matches (err, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+        {
+          g_propagate_error (error, err);
+          return FALSE;
+        }
+      /* truncated while being read (a restarting writer): what was committed is consistent;
+       * the next ingest sees the shorter file and reads it again */
+      report_note (report, _ ("%s (read again on the next ingest)"), err->message);
+      g_error_free (err);
+      return TRUE;
+    }
   if (ok && rec->id != 0 && report != NULL)
     {
       report->n_files++;
