@@ -196,6 +196,14 @@ enum
 
 static GParamSpec *properties[N_PROPS];
 
+enum
+{
+  SIGNAL_EVALUATED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
 static void schedule_evaluation (DwTuneView *self);
 static void sync_controls (DwTuneView *self);
 static void update_grammar (DwTuneView *self);
@@ -1297,6 +1305,7 @@ set_result (DwTuneView *self, DwWhatifRunResult *res)
   gtk_widget_queue_draw (GTK_WIDGET (self->length_area));
   gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));
   update_status (self);
+  g_signal_emit (self, signals[SIGNAL_EVALUATED], 0, !res->any_approximate);
 }
 
 static void
@@ -2212,6 +2221,18 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
     = g_param_spec_int64 ("run-id", NULL, NULL, 0, G_MAXINT64, 0,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * DwTuneView::evaluated:
+   * @self: the view
+   * @exact: whether every value is exact (FALSE: some are approximate, the exact pass runs)
+   *
+   * Emitted when a new evaluation of the run is shown: at most once per frame for the changes
+   * made during it, and again when the exact pass replaces approximate values.
+   */
+  signals[SIGNAL_EVALUATED]
+    = g_signal_new ("evaluated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                    G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
 
   g_type_ensure (DW_TYPE_CHART);
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-tune-view.ui");
