@@ -11,6 +11,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dw-chart.h"
@@ -280,7 +281,11 @@ test_tune_view (void)
 {
   g_autoptr (GError) error = NULL;
   GtkWidget *window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (window), 1500, 1100);
+  int width = 1500, height = 1100;
+  const char *size = g_getenv ("DW_TUNE_VIEW_PNG_SIZE"); /* "WxH", to look at all of it */
+  if (size)
+    sscanf (size, "%dx%d", &width, &height);
+  gtk_window_set_default_size (GTK_WINDOW (window), width, height);
   GtkWidget *w = dw_tune_view_new ();
   DwTuneView *view = DW_TUNE_VIEW (w);
   gtk_window_set_child (GTK_WINDOW (window), w);
