@@ -15,6 +15,7 @@
 #include "dw-health.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
+#include "dw-store-private.h"
 
 #define MAX_TAG_CARDS 60
 #define CARD_HEIGHT   220
@@ -61,6 +62,7 @@ typedef struct
   GHashTable *last_step; /* "RUN\tSOURCE" → gint64*: the last step read */
   gsize n_points;
   gboolean always;
+  gboolean pending; /* its first load is in the worker */
 } CardEntry;
 
 typedef struct
@@ -90,6 +92,8 @@ struct _DwMonitorView
   GPtrArray *tag_groups; /* GtkWidget* of the tag groups, in groups_box */
 
   gboolean syncing_cursor;
+  gboolean loading;
+  guint generation;
   DwChartCard *current; /* not owned: cleared when the cards are rebuilt */
 };
 
@@ -100,6 +104,7 @@ enum
   PROP_0,
   PROP_SMOOTHING,
   PROP_X_MODE,
+  PROP_LOADING,
   N_PROPS
 };
 
@@ -158,63 +163,80 @@ source_title (const char *source)
   return m != NULL ? _ (m->title) : source;
 }
 
-/* Reads the points of (@c, @r) stored after what was read before; returns how many. */
+/* Appends @s (the points of source @i of card @c in run @r, read after what was read before);
+ * returns how many. */
 static gsize
-load_card_run (DwMonitorView *self, CardEntry *c, RunEntry *r)
+append_series (DwMonitorView *self, CardEntry *c, RunEntry *r, guint i, const DwSeries *s)
 {
   DwChart *chart = dw_chart_card_get_chart (c->card);
   guint n_sources = g_strv_length (c->sources);
+  g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "\t%s", r->info->id, c->sources[i]);
+  gint64 *last = g_hash_table_lookup (c->last_step, key);
+  DwPlotSeries *ps;
+
+  if (s == NULL || s->n == 0)
+    return 0;
+  ps = dw_chart_get_series (chart, key);
+  if (ps == NULL)
+    {
+      g_autofree char *label = NULL;
+      GdkRGBA color;
+
+      shade (&r->color, i, &color);
+      if (n_sources > 1)
+        label = g_strdup_printf ("%s · %s", r->info->name, source_title (c->sources[i]));
+      else
+        label = g_strdup (r->info->name);
+      ps = dw_chart_add_series (chart, key, label, &color);
+    }
+  dw_plot_series_append (ps, s->steps, s->wall_times, s->values, s->n);
+  for (gsize j = 0; j < s->n_restarts; j++)
+    if (last == NULL || s->restart_steps[j] > *last)
+      dw_plot_series_add_restart (ps, s->restart_steps[j]);
+  if (last == NULL)
+    {
+      last = g_new (gint64, 1);
+      g_hash_table_insert (c->last_step, g_steal_pointer (&key), last);
+    }
+  *last = s->steps[s->n - 1];
+  c->n_points += s->n;
+  dw_chart_data_changed (chart);
+  return s->n;
+}
+
+static gint64
+last_read_step (CardEntry *c, gint64 run_id, const char *source)
+{
+  g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "\t%s", run_id, source);
+  gint64 *last = g_hash_table_lookup (c->last_step, key);
+
+  return last ? *last : G_MININT64;
+}
+
+/* Reads the series of @source, NULL when the run did not log it (or on error, warned). */
+static DwSeries *
+read_series (DwStore *store, gint64 run_id, const char *source, gint64 after)
+{
+  g_autoptr (GError) error = NULL;
+  DwSeries *s = dw_store_get_series (store, run_id, source, after, &error);
+
+  if (s == NULL && !g_error_matches (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND))
+    g_warning ("Reading %s of run %" G_GINT64_FORMAT ": %s", source, run_id, error->message);
+  return s;
+}
+
+/* Reads (here, synchronously) and appends the points of (@c, @r) stored after what was read
+ * before; returns how many. Live appends are small: the main thread does them. */
+static gsize
+load_card_run (DwMonitorView *self, CardEntry *c, RunEntry *r)
+{
   gsize added = 0;
 
-  for (guint i = 0; i < n_sources; i++)
+  for (guint i = 0; c->sources[i] != NULL; i++)
     {
-      g_autofree char *key
-        = g_strdup_printf ("%" G_GINT64_FORMAT "\t%s", r->info->id, c->sources[i]);
-      gint64 *last = g_hash_table_lookup (c->last_step, key);
-      g_autoptr (GError) error = NULL;
-      g_autoptr (DwSeries) s = NULL;
-      DwPlotSeries *ps;
-
-      s = dw_store_get_series (self->store, r->info->id, c->sources[i], last ? *last : G_MININT64,
-                               &error);
-      if (s == NULL)
-        {
-          if (!g_error_matches (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND))
-            g_warning ("Reading %s of run %s: %s", c->sources[i], r->info->name, error->message);
-          continue;
-        }
-      if (s->n == 0)
-        continue;
-
-      ps = dw_chart_get_series (chart, key);
-      if (ps == NULL)
-        {
-          g_autofree char *label = NULL;
-          GdkRGBA color;
-
-          shade (&r->color, i, &color);
-          if (n_sources > 1)
-            label = g_strdup_printf ("%s · %s", r->info->name, source_title (c->sources[i]));
-          else
-            label = g_strdup (r->info->name);
-          ps = dw_chart_add_series (chart, key, label, &color);
-        }
-      dw_plot_series_append (ps, s->steps, s->wall_times, s->values, s->n);
-      for (gsize j = 0; j < s->n_restarts; j++)
-        if (last == NULL || s->restart_steps[j] > *last)
-          dw_plot_series_add_restart (ps, s->restart_steps[j]);
-      if (last == NULL)
-        {
-          last = g_new (gint64, 1);
-          g_hash_table_insert (c->last_step, g_steal_pointer (&key), last);
-        }
-      *last = s->steps[s->n - 1];
-      added += s->n;
-    }
-  if (added > 0)
-    {
-      c->n_points += added;
-      dw_chart_data_changed (chart);
+      g_autoptr (DwSeries) s = read_series (self->store, r->info->id, c->sources[i],
+                                            last_read_step (c, r->info->id, c->sources[i]));
+      added += append_series (self, c, r, i, s);
     }
   return added;
 }
@@ -409,13 +431,9 @@ add_references (DwMonitorView *self, CardEntry *c)
 }
 
 static void
-finish_card (DwMonitorView *self, CardEntry *c)
+finish_card_state (DwMonitorView *self, CardEntry *c)
 {
-  gsize n = 0;
-
-  for (guint i = 0; i < self->runs->len; i++)
-    n += load_card_run (self, c, g_ptr_array_index (self->runs, i));
-  if (n == 0 && c->always)
+  if (c->n_points == 0 && c->always)
     dw_chart_card_set_empty_text (c->card, self->runs->len > 1
                                              ? _ ("Not logged by the selected runs")
                                              : _ ("Not logged by this run"));
@@ -425,12 +443,21 @@ finish_card (DwMonitorView *self, CardEntry *c)
 }
 
 static void
+finish_card (DwMonitorView *self, CardEntry *c)
+{
+  for (guint i = 0; i < self->runs->len; i++)
+    load_card_run (self, c, g_ptr_array_index (self->runs, i));
+  finish_card_state (self, c);
+}
+
+static void
 add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, guint n_specs,
                 guint max_per_line)
 {
   GtkWidget *group = add_group (self, title, max_per_line);
-  guint shown = 0;
+  gboolean any_always = FALSE;
 
+  /* Cards of metrics that may not be logged stay hidden until the load says they are. */
   for (guint i = 0; i < n_specs; i++)
     {
       const CardSpec *spec = &specs[i];
@@ -439,18 +466,160 @@ add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, g
       CardEntry *c = add_card (self, group, spec->id, ctitle, NULL, spec->metrics, spec->always);
 
       add_references (self, c);
-      finish_card (self, c);
-      if (c->n_points == 0 && !spec->always)
+      c->pending = TRUE;
+      if (!spec->always)
+        gtk_widget_set_visible (gtk_widget_get_parent (GTK_WIDGET (c->card)), FALSE);
+      any_always |= spec->always;
+    }
+  gtk_widget_set_visible (group, any_always);
+}
+
+/* ---------------------------------------------------------------- loading in a worker */
+
+typedef struct
+{
+  CardEntry *card; /* valid while the generation is current */
+  RunEntry *run;
+  guint source_index;
+  gint64 run_id;
+  char *source;
+  DwSeries *series; /* read by the worker */
+} LoadRequest;
+
+typedef struct
+{
+  char *db_path;
+  guint generation;
+  GPtrArray *requests;
+} LoadJob;
+
+static void
+load_request_free (gpointer data)
+{
+  LoadRequest *q = data;
+
+  g_free (q->source);
+  g_clear_pointer (&q->series, dw_series_free);
+  g_free (q);
+}
+
+static void
+load_job_free (gpointer data)
+{
+  LoadJob *job = data;
+
+  g_free (job->db_path);
+  g_ptr_array_unref (job->requests);
+  g_free (job);
+}
+
+/* Reads every requested series through its own store connection (SQLite WAL: readers do not
+ * block each other), so a run with millions of points never freezes the window. */
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  LoadJob *job = task_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
+
+  if (store == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  for (guint i = 0; i < job->requests->len; i++)
+    {
+      LoadRequest *q = g_ptr_array_index (job->requests, i);
+      q->series = read_series (store, q->run_id, q->source, G_MININT64);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+remove_card (DwMonitorView *self, CardEntry *c)
+{
+  GtkWidget *child = gtk_widget_get_parent (GTK_WIDGET (c->card));
+  GtkWidget *flow = gtk_widget_get_parent (child);
+  GtkWidget *group = gtk_widget_get_parent (flow);
+
+  gtk_flow_box_remove (GTK_FLOW_BOX (flow), child);
+  g_ptr_array_remove (self->cards, c);
+  if (gtk_widget_get_first_child (flow) == NULL)
+    gtk_box_remove (self->groups_box, group);
+}
+
+static void
+on_load_done (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+  DwMonitorView *self = DW_MONITOR_VIEW (object);
+  LoadJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+
+  if (job->generation != self->generation)
+    return; /* the runs changed meanwhile: a newer load is on its way */
+  self->loading = FALSE;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    g_warning ("Loading the charts: %s", error->message);
+  for (guint i = 0; i < job->requests->len; i++)
+    {
+      LoadRequest *q = g_ptr_array_index (job->requests, i);
+      append_series (self, q->card, q->run, q->source_index, q->series);
+    }
+  for (guint i = self->cards->len; i > 0; i--)
+    {
+      CardEntry *c = g_ptr_array_index (self->cards, i - 1);
+
+      if (!c->pending)
+        continue;
+      c->pending = FALSE;
+      if (c->n_points == 0 && !c->always)
         {
-          GtkWidget *flow = g_object_get_data (G_OBJECT (group), "dw-flow");
-          gtk_flow_box_remove (GTK_FLOW_BOX (flow), gtk_widget_get_parent (GTK_WIDGET (c->card)));
-          g_ptr_array_remove (self->cards, c);
+          remove_card (self, c);
           continue;
         }
-      shown++;
+      gtk_widget_set_visible (gtk_widget_get_parent (GTK_WIDGET (c->card)), TRUE);
+      gtk_widget_set_visible (gtk_widget_get_parent (gtk_widget_get_parent (
+                                gtk_widget_get_parent (GTK_WIDGET (c->card)))),
+                              TRUE);
+      finish_card_state (self, c);
     }
-  if (shown == 0)
-    gtk_box_remove (self->groups_box, group);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADING]);
+}
+
+static void
+start_load (DwMonitorView *self)
+{
+  g_autoptr (GTask) task = NULL;
+  LoadJob *job = g_new0 (LoadJob, 1);
+
+  job->db_path = g_strdup (dw_store_get_path (self->store));
+  job->generation = self->generation;
+  job->requests = g_ptr_array_new_with_free_func (load_request_free);
+  for (guint i = 0; i < self->cards->len; i++)
+    {
+      CardEntry *c = g_ptr_array_index (self->cards, i);
+
+      if (!c->pending)
+        continue;
+      for (guint j = 0; j < self->runs->len; j++)
+        for (guint k = 0; c->sources[k] != NULL; k++)
+          {
+            LoadRequest *q = g_new0 (LoadRequest, 1);
+
+            q->card = c;
+            q->run = g_ptr_array_index (self->runs, j);
+            q->run_id = q->run->info->id;
+            q->source_index = k;
+            q->source = g_strdup (c->sources[k]);
+            g_ptr_array_add (job->requests, q);
+          }
+    }
+  self->loading = TRUE;
+  task = g_task_new (self, NULL, on_load_done, NULL);
+  g_task_set_task_data (task, job, load_job_free);
+  g_task_set_name (task, "dw-monitor-load");
+  g_task_run_in_thread (task, load_thread);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADING]);
 }
 
 static void
@@ -557,6 +726,12 @@ rebuild (DwMonitorView *self)
   GtkWidget *child;
 
   self->current = NULL;
+  self->generation++;
+  if (self->loading)
+    {
+      self->loading = FALSE;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADING]);
+    }
   g_ptr_array_set_size (self->tag_groups, 0);
   g_ptr_array_set_size (self->cards, 0);
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->groups_box))) != NULL)
@@ -569,6 +744,7 @@ rebuild (DwMonitorView *self)
   add_spec_group (self, _ ("Rollout–training mismatch"), mismatch_cards,
                   G_N_ELEMENTS (mismatch_cards), 3);
   add_spec_group (self, _ ("Training"), training_cards, G_N_ELEMENTS (training_cards), 4);
+  start_load (self);
   build_tag_cards (self);
 }
 
@@ -642,6 +818,7 @@ dw_monitor_view_dispose (GObject *object)
 {
   DwMonitorView *self = DW_MONITOR_VIEW (object);
 
+  self->generation++; /* a load still running is dropped when it comes back */
   g_clear_pointer (&self->box, gtk_widget_unparent);
   g_clear_object (&self->settings);
   G_OBJECT_CLASS (dw_monitor_view_parent_class)->dispose (object);
@@ -673,6 +850,9 @@ dw_monitor_view_get_property (GObject *object, guint prop_id, GValue *value, GPa
       break;
     case PROP_X_MODE:
       g_value_set_int (value, dw_monitor_view_get_x_mode (self));
+      break;
+    case PROP_LOADING:
+      g_value_set_boolean (value, self->loading);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -730,6 +910,9 @@ dw_monitor_view_class_init (DwMonitorViewClass *klass)
   properties[PROP_X_MODE]
     = g_param_spec_int ("x-mode", NULL, NULL, DW_X_STEP, DW_X_WALL, DW_X_STEP,
                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LOADING]
+    = g_param_spec_boolean ("loading", NULL, NULL, FALSE,
+                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (DW_TYPE_CHART_CARD);
@@ -824,12 +1007,13 @@ dw_monitor_view_get_n_runs (DwMonitorView *self)
 }
 
 void
-dw_monitor_view_add_events (DwMonitorView *self, gint64 run_id, GPtrArray *events)
+dw_monitor_view_set_events (DwMonitorView *self, gint64 run_id, GPtrArray *events)
 {
   g_return_if_fail (DW_IS_MONITOR_VIEW (self));
-  if (events == NULL || events->len == 0)
-    return;
-  for (guint i = 0; i < events->len; i++)
+  for (guint i = self->events->len; i > 0; i--)
+    if (((EventEntry *)g_ptr_array_index (self->events, i - 1))->run_id == run_id)
+      g_ptr_array_remove_index (self->events, i - 1);
+  for (guint i = 0; events != NULL && i < events->len; i++)
     {
       EventEntry *e = g_new0 (EventEntry, 1);
 
@@ -854,6 +1038,8 @@ dw_monitor_view_refresh (DwMonitorView *self)
       CardEntry *c = g_ptr_array_index (self->cards, i);
       gsize n = 0;
 
+      if (c->pending)
+        continue; /* its first read, in the worker, will include these points */
       for (guint j = 0; j < self->runs->len; j++)
         n += load_card_run (self, c, g_ptr_array_index (self->runs, j));
       if (n > 0)
@@ -1021,4 +1207,11 @@ dw_monitor_view_focus_tag_entry (DwMonitorView *self)
 {
   g_return_if_fail (DW_IS_MONITOR_VIEW (self));
   gtk_widget_grab_focus (GTK_WIDGET (self->tag_entry));
+}
+
+gboolean
+dw_monitor_view_is_loading (DwMonitorView *self)
+{
+  g_return_val_if_fail (DW_IS_MONITOR_VIEW (self), FALSE);
+  return self->loading;
 }

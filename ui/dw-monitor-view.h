@@ -26,9 +26,9 @@ void dw_monitor_view_set_store (DwMonitorView *self, DwStore *store);
 /* Shows @runs (DwRunInfo*, copied), reading their series from the store. */
 void dw_monitor_view_set_runs (DwMonitorView *self, GPtrArray *runs);
 guint dw_monitor_view_get_n_runs (DwMonitorView *self);
-/* Health events (DwHealthEvent*, copied) of a shown run, marked on the charts at their first step.
- */
-void dw_monitor_view_add_events (DwMonitorView *self, gint64 run_id, GPtrArray *events);
+/* Health events (DwHealthEvent*, copied) of a shown run, marked on the charts at their first
+ * step; they replace the run's previous events. */
+void dw_monitor_view_set_events (DwMonitorView *self, gint64 run_id, GPtrArray *events);
 
 /* Appends the points stored since the last read for every shown run (a live run grew) without
  * re-reading nor re-summarising what is shown. Returns the number of new points. */
@@ -54,6 +54,8 @@ void dw_monitor_view_focus_tag_entry (DwMonitorView *self);
 /* Cards in display order (DwChartCard*, transfer container), and by id ("is_mean", "tag:NAME"). */
 GPtrArray *dw_monitor_view_get_cards (DwMonitorView *self);
 DwChartCard *dw_monitor_view_find_card (DwMonitorView *self, const char *id);
+/* TRUE while the shown runs' series are being read ("loading" property). */
+gboolean dw_monitor_view_is_loading (DwMonitorView *self);
 /* Points currently plotted over all cards (for start-up readiness and tests). */
 gsize dw_monitor_view_get_n_points (DwMonitorView *self);
 

@@ -19,6 +19,7 @@
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
+#include "dw-store-private.h"
 #include "dw-tune-view.h"
 #include "dw-window.h"
 
@@ -29,8 +30,9 @@ typedef struct
 {
   gint64 run_id;
   gint64 last_step;
-  gint64 seen_growth_us; /* monotonic time new points were last seen, 0: never */
-  DwHealthMonitor *monitor;
+  gint64 seen_growth_us;    /* monotonic time new points were last seen, 0: never */
+  DwHealthMonitor *monitor; /* NULL until its first evaluation (in a worker) is back */
+  gboolean evaluating;
 } RunState;
 
 struct _DwWindow
@@ -55,6 +57,7 @@ struct _DwWindow
   GHashTable *run_states; /* run id → RunState* */
   GArray *shown;          /* gint64 run ids shown, selection order */
   guint n_ingesting;
+  guint n_evaluating;
   guint refresh_id;
   guint n_refreshes;
   gboolean updating_list;
@@ -103,7 +106,6 @@ run_state (DwWindow *self, gint64 run_id)
       st = g_new0 (RunState, 1);
       st->run_id = run_id;
       st->last_step = G_MININT64;
-      st->monitor = dw_health_monitor_new ();
       g_hash_table_insert (self->run_states, &st->run_id, st);
     }
   return st;
@@ -134,11 +136,89 @@ static GPtrArray *
 poll_health (DwWindow *self, RunState *st)
 {
   g_autoptr (GError) error = NULL;
-  GPtrArray *fired = dw_health_monitor_poll_run (st->monitor, self->store, st->run_id, &error);
+  GPtrArray *fired;
+
+  if (st->monitor == NULL)
+    return NULL;
+  fired = dw_health_monitor_poll_run (st->monitor, self->store, st->run_id, &error);
 
   if (fired == NULL)
     g_warning ("Health rules on run %" G_GINT64_FORMAT ": %s", st->run_id, error->message);
   return fired;
+}
+
+typedef struct
+{
+  char *db_path;
+  gint64 run_id;
+  DwHealthMonitor *monitor;
+} HealthJob;
+
+static void
+health_job_free (gpointer data)
+{
+  HealthJob *job = data;
+
+  g_free (job->db_path);
+  g_clear_pointer (&job->monitor, dw_health_monitor_free);
+  g_free (job);
+}
+
+/* The first evaluation reads every ruled series of the run: in a worker with its own store
+ * connection; the monitor then moves to the main thread for the live increments. */
+static void
+health_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  HealthJob *job = task_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
+  g_autoptr (GPtrArray) fired = NULL;
+
+  if (store != NULL)
+    fired = dw_health_monitor_poll_run (job->monitor, store, job->run_id, &error);
+  if (fired == NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+static void show_health (DwWindow *self);
+
+static void
+on_health_done (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+  DwWindow *self = DW_WINDOW (object);
+  HealthJob *job = g_task_get_task_data (G_TASK (result));
+  RunState *st = run_state (self, job->run_id);
+  g_autoptr (GError) error = NULL;
+
+  st->evaluating = FALSE;
+  self->n_evaluating--;
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      g_warning ("Health rules on run %" G_GINT64_FORMAT ": %s", job->run_id, error->message);
+      return;
+    }
+  st->monitor = g_steal_pointer (&job->monitor);
+  if (gtk_widget_in_destruction (GTK_WIDGET (self)))
+    return;
+  show_health (self);
+}
+
+static void
+evaluate_health_async (DwWindow *self, RunState *st)
+{
+  g_autoptr (GTask) task = g_task_new (self, NULL, on_health_done, NULL);
+  HealthJob *job = g_new0 (HealthJob, 1);
+
+  job->db_path = g_strdup (dw_store_get_path (self->store));
+  job->run_id = st->run_id;
+  job->monitor = dw_health_monitor_new ();
+  st->evaluating = TRUE;
+  self->n_evaluating++;
+  g_task_set_task_data (task, job, health_job_free);
+  g_task_set_name (task, "dw-health");
+  g_task_run_in_thread (task, health_thread);
 }
 
 static void
@@ -150,8 +230,12 @@ show_health (DwWindow *self)
       gint64 id = g_array_index (self->shown, gint64, i);
       RunState *st = run_state (self, id);
       DwRunRow *row = find_row (self, id);
-      g_autoptr (GPtrArray) events = dw_health_monitor_get_events (st->monitor);
+      g_autoptr (GPtrArray) events = NULL;
       guint n_warn = 0, n_crit = 0;
+
+      if (st->monitor == NULL)
+        continue;
+      events = dw_health_monitor_get_events (st->monitor);
 
       for (guint j = 0; j < events->len; j++)
         {
@@ -163,7 +247,7 @@ show_health (DwWindow *self)
         dw_run_row_set_health (row, n_warn, n_crit);
       dw_health_panel_add_events (self->health_panel, id,
                                   row ? dw_run_row_get_info (row)->name : "", events);
-      dw_monitor_view_add_events (self->monitor_view, id, events);
+      dw_monitor_view_set_events (self->monitor_view, id, events);
     }
   update_health_badge (self);
 }
@@ -203,10 +287,11 @@ show_selected (DwWindow *self)
     {
       const DwRunInfo *info = g_ptr_array_index (infos, i);
       RunState *st = run_state (self, info->id);
-      g_autoptr (GPtrArray) fired = poll_health (self, st);
 
       if (st->last_step == G_MININT64)
         st->last_step = info->last_step;
+      if (st->monitor == NULL && !st->evaluating)
+        evaluate_health_async (self, st);
     }
   show_health (self);
 
@@ -593,6 +678,8 @@ on_ingest_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
 
   self->n_ingesting--;
+  if (gtk_widget_in_destruction (GTK_WIDGET (self)))
+    return;
   g_debug ("ingest done: %u runs, %u errors, %u problems", job->run_ids->len, job->errors->len,
            job->problems->len);
   if (!g_task_propagate_boolean (G_TASK (result), &error))
@@ -988,14 +1075,16 @@ gboolean
 dw_window_is_ready (DwWindow *self)
 {
   g_return_val_if_fail (DW_IS_WINDOW (self), FALSE);
-  if (self->n_ingesting > 0 || gtk_stack_get_transition_running (self->main_stack))
+  if (self->n_ingesting > 0 || self->n_evaluating > 0
+      || dw_monitor_view_is_loading (self->monitor_view)
+      || gtk_stack_get_transition_running (self->main_stack))
     return FALSE;
   if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->view_stack), "tune") == 0
       && self->shown->len > 0
       && (dw_tune_view_get_busy (self->tune_view)
           || dw_tune_view_get_result (self->tune_view) == NULL))
     return FALSE;
-  return self->shown->len == 0 || dw_monitor_view_get_n_points (self->monitor_view) > 0;
+  return TRUE;
 }
 
 GtkWidget *
