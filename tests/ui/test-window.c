@@ -281,6 +281,23 @@ test_overlay_shared_cursor (Fixture *fx, gconstpointer user_data)
   text = dw_chart_dup_hover_text (is_mean);
   g_assert_nonnull (strstr (text, "alpha: "));
   g_assert_nonnull (strstr (text, "beta: "));
+
+  /* Smoothing and the x axis apply to every card; a new x axis drops the cursor and zoom. */
+  dw_monitor_view_set_smoothing (monitor (fx), 0.9);
+  g_assert_cmpfloat (dw_chart_get_smoothing (is_mean), ==, 0.9);
+  g_assert_cmpfloat (dw_chart_get_smoothing (ess), ==, 0.9);
+  dw_monitor_view_set_x_mode (monitor (fx), DW_X_WALL);
+  g_assert_cmpint (dw_chart_get_x_mode (is_mean), ==, DW_X_WALL);
+  g_assert_cmpint (dw_chart_get_x_mode (ess), ==, DW_X_WALL);
+  g_assert_true (isnan (dw_chart_get_cursor_x (is_mean)));
+  iterate_ms (50);
+  dw_chart_get_view (is_mean, &x0, &x1, NULL, NULL);
+  g_assert_cmpfloat (x0, <=, 1.7e9 + 10.0);
+  g_assert_cmpfloat (x1, >=, 1.7e9 + 10.0 * N_ALPHA);
+
+  /* Both are settings (shared by the next tests' windows in this process): restore them. */
+  dw_monitor_view_set_x_mode (monitor (fx), DW_X_STEP);
+  dw_monitor_view_set_smoothing (monitor (fx), 0.6);
 }
 
 static void
