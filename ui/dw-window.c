@@ -50,6 +50,7 @@ struct _DwWindow
   DwMonitorView *monitor_view;
   DwHealthPanel *health_panel;
   DwTuneView *tune_view;
+  GMenu *recent_section;
 
   GSettings *settings;
   DwStore *store;
@@ -794,6 +795,52 @@ open_folder_action (GtkWidget *widget, const char *action_name, GVariant *parame
 }
 
 static void
+open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwWindow *self = DW_WINDOW (widget);
+  const char *path = g_variant_get_string (parameter, NULL);
+  const char *paths[] = { path, NULL };
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      /* TRANSLATORS: a recent run folder was moved or deleted; %s is its path */
+      g_autofree char *text = g_strdup_printf (_ ("%s no longer exists"), path);
+      toast (self, text);
+      return;
+    }
+  dw_window_ingest_paths (self, paths);
+}
+
+/* "Open Recent" in the primary menu, from the recent-runs setting. */
+static void
+update_recent_menu (DwWindow *self)
+{
+  g_auto (GStrv) recent = NULL;
+  g_autoptr (GMenu) submenu = NULL;
+
+  g_menu_remove_all (self->recent_section);
+  if (self->settings == NULL)
+    return;
+  recent = g_settings_get_strv (self->settings, "recent-runs");
+  if (recent[0] == NULL)
+    return;
+  submenu = g_menu_new ();
+  for (guint i = 0; recent[i] != NULL; i++)
+    {
+      g_autofree char *base = g_path_get_basename (recent[i]);
+      g_auto (GStrv) parts = g_strsplit (base, "_", -1);
+      /* Underscores would be read as mnemonics. */
+      g_autofree char *label = g_strjoinv ("__", parts);
+      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
+
+      g_menu_item_set_action_and_target_value (item, "win.open-recent",
+                                               g_variant_new_string (recent[i]));
+      g_menu_append_item (submenu, item);
+    }
+  g_menu_append_submenu (self->recent_section, _ ("Open _Recent"), G_MENU_MODEL (submenu));
+}
+
+static void
 load_demo_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   dw_window_load_demo (DW_WINDOW (widget), NULL);
@@ -985,10 +1032,12 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, monitor_view);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, health_panel);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, tune_view);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, recent_section);
 
   /* Names and accelerators: /work/notes/shortcuts.md (accels are set in dw-application.c). */
   gtk_widget_class_install_action (widget_class, "win.open-folder", NULL, open_folder_action);
   gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, load_demo_action);
+  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
   gtk_widget_class_install_action (widget_class, "win.show-runs", NULL, show_runs_action);
   gtk_widget_class_install_action (widget_class, "win.view", "s", view_action);
   gtk_widget_class_install_action (widget_class, "win.log-scale", NULL, log_scale_action);
@@ -1049,6 +1098,10 @@ dw_window_new (GtkApplication *app, DwStore *store, gboolean restore_state)
       g_settings_bind (self->settings, "window-maximized", self, "maximized",
                        G_SETTINGS_BIND_DEFAULT);
     }
+  if (self->settings != NULL)
+    g_signal_connect_object (self->settings, "changed::recent-runs",
+                             G_CALLBACK (update_recent_menu), self, G_CONNECT_SWAPPED);
+  update_recent_menu (self);
   if (self->settings != NULL)
     g_signal_connect_object (self->settings, "changed::refresh-interval",
                              G_CALLBACK (start_refresh_timer), self, G_CONNECT_SWAPPED);

@@ -538,6 +538,61 @@ test_empty_store_and_demo (Fixture *fx, gconstpointer user_data)
     1);
 }
 
+/* Open a run folder that is still being written: it is ingested, remembered as recent, and
+ * followed: the steps the trainer writes afterwards reach the charts. */
+static void
+test_open_folder_live (Fixture *fx, gconstpointer user_data)
+{
+  g_autofree char *run = g_build_filename (fx->dir, "live-run", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwDemo) demo = dw_demo_new (run, DW_DEMO_HEALTHY, 40, 7, &error);
+  g_autoptr (GSettings) settings = g_settings_new (APP_ID);
+  g_auto (GStrv) recent = NULL;
+  const char *paths[] = { run, NULL };
+  gboolean done = FALSE;
+  DwChart *chart;
+  DwPlotSeries *ps;
+  gint64 until;
+  gint64 run_id;
+
+  g_assert_no_error (error);
+  g_settings_set_strv (settings, "recent-runs", NULL);
+  for (guint i = 0; i < 20; i++)
+    {
+      g_assert_true (dw_demo_write_step (demo, &done, &error));
+      g_assert_no_error (error);
+    }
+  dw_window_ingest_paths (fx->window, paths);
+  g_assert_true (wait_ready (fx->window, 60000));
+  recent = g_settings_get_strv (settings, "recent-runs");
+  g_assert_cmpstr (recent[0], ==, run);
+
+  run_id = dw_run_row_get_run_id (
+    DW_RUN_ROW (gtk_list_box_get_row_at_index (dw_window_get_run_list (fx->window), 0)));
+  chart = chart_of (fx, "is_mean");
+  {
+    g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "\tis_mean", run_id);
+    ps = dw_chart_get_series (chart, key);
+  }
+  g_assert_nonnull (ps);
+  g_assert_cmpuint (dw_plot_series_get_length (ps), ==, 20);
+
+  /* The trainer goes on: five more steps. */
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (dw_demo_write_step (demo, &done, &error));
+  until = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (dw_plot_series_get_length (ps) < 25 && g_get_monotonic_time () < until)
+    iterate_ms (50);
+  g_assert_cmpuint (dw_plot_series_get_length (ps), ==, 25);
+  g_assert_cmpint (dw_plot_series_get_steps (ps)[24], ==, 25);
+  g_assert_true (g_str_has_prefix (dw_window_get_live_text (fx->window), "live · last point "));
+
+  /* Open Recent on a folder that is gone is refused (the toast says so), nothing changes. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fx->window), "win.open-recent", "s",
+                                             "/nonexistent/run"));
+  g_assert_true (dw_window_is_ready (fx->window));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -556,5 +611,7 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/Dw/Window/empty-store-demo", Fixture, "empty", fixture_setup,
               test_empty_store_and_demo, fixture_teardown);
+  g_test_add ("/Dw/Window/open-folder-live", Fixture, "empty", fixture_setup, test_open_folder_live,
+              fixture_teardown);
   return g_test_run ();
 }
