@@ -388,14 +388,16 @@ flush_points (FeedCtx *c)
 {
   if (c->error == NULL && c->pending->len > 0)
     {
+      DwPointRow *rows = (DwPointRow *)(void *)c->pending->data;
+
       g_array_sort (c->pending, cmp_pending);
+      /* compact in place: a DwPointRow is a Pending without its seq */
       for (guint i = 0; i < c->pending->len; i++)
         {
-          const Pending *p = &g_array_index (c->pending, Pending, i);
-          if (!dw_store_put_point (c->self->store, c->run_id, p->tag_id, p->step, p->wall_time,
-                                   p->value, &c->error))
-            break;
+          const Pending p = g_array_index (c->pending, Pending, i);
+          rows[i] = (DwPointRow){ p.tag_id, p.step, p.wall_time, p.value };
         }
+      dw_store_put_points (c->self->store, c->run_id, rows, c->pending->len, &c->error);
     }
   g_array_set_size (c->pending, 0);
 }

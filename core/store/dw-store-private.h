@@ -56,6 +56,17 @@ void dw_store_set_source_rank (DwStore *self, int rank);
  * kept. */
 gboolean dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step,
                              double wall_time, double value, GError **error);
+/* The same for @n points of one run, in order (a later row of the same (tag, step) wins);
+ * several times fewer SQLite calls per point. */
+typedef struct
+{
+  gint64 tag_id;
+  gint64 step;
+  double wall_time;
+  double value;
+} DwPointRow;
+gboolean dw_store_put_points (DwStore *self, gint64 run_id, const DwPointRow *rows, gsize n,
+                              GError **error);
 /* Records that a restart (steps going back / overlapping a previous file) was seen at @step. */
 gboolean dw_store_add_restart (DwStore *self, gint64 run_id, gint64 step, const char *source,
                                GError **error);

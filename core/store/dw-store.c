@@ -41,6 +41,7 @@ G_DEFINE_QUARK (dw - store - error - quark, dw_store_error)
 typedef enum
 {
   STMT_PUT_POINT,
+  STMT_PUT_POINTS, /* PUT_POINTS_ROWS rows per statement */
   STMT_GET_TAG,
   STMT_INSERT_TAG,
   STMT_FLUSH_RUN,
@@ -53,6 +54,7 @@ static const char *const stmt_sql[N_STMTS] = {
                      "wall_time = excluded.wall_time, value = excluded.value, "
                      "special = excluded.special, rank = excluded.rank "
                      "WHERE excluded.rank >= points.rank",
+  [STMT_PUT_POINTS] = NULL, /* built by put_points_sql () */
   [STMT_GET_TAG] = "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2",
   [STMT_INSERT_TAG]
   = "INSERT INTO tags (run_id, name, canonical, step_key) VALUES (?1, ?2, ?3, ?4)",
@@ -258,10 +260,33 @@ prepare (DwStore *self, const char *sql, GError **error)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
+#define PUT_POINTS_ROWS 32
+
+/* STMT_PUT_POINT with PUT_POINTS_ROWS rows of VALUES: one statement step per 32 points. */
+static char *
+put_points_sql (void)
+{
+  const char *one = stmt_sql[STMT_PUT_POINT];
+  const char *values = strstr (one, "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  const char *rest = values + strlen ("VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  GString *sql = g_string_new_len (one, values - one);
+
+  g_string_append (sql, "VALUES ");
+  for (int r = 0; r < PUT_POINTS_ROWS; r++)
+    g_string_append (sql, r ? ", (?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?)");
+  g_string_append (sql, rest);
+  return g_string_free (sql, FALSE);
+}
+
 static sqlite3_stmt *
 cached (DwStore *self, StmtId id, GError **error)
 {
-  if (self->stmts[id] == NULL)
+  if (self->stmts[id] == NULL && id == STMT_PUT_POINTS)
+    {
+      g_autofree char *sql = put_points_sql ();
+      self->stmts[id] = prepare (self, sql, error);
+    }
+  else if (self->stmts[id] == NULL)
     self->stmts[id] = prepare (self, stmt_sql[id], error);
   else
     sqlite3_reset (self->stmts[id]);
@@ -843,40 +868,29 @@ run_acc (DwStore *self, gint64 run_id)
   return acc;
 }
 
-gboolean
-dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, double wall_time,
-                    double value, GError **error)
+static void
+bind_point (DwStore *self, sqlite3_stmt *stmt, int base, gint64 tag_id, gint64 step,
+            double wall_time, double value)
 {
-  sqlite3_stmt *stmt = self->stmts[STMT_PUT_POINT];
-  RunAcc *acc;
-  int rc;
-
-  if (G_UNLIKELY (stmt == NULL))
-    {
-      if (!check_writable (self, error) || (stmt = cached (self, STMT_PUT_POINT, error)) == NULL)
-        return FALSE;
-    }
-  sqlite3_bind_int64 (stmt, 1, tag_id);
-  sqlite3_bind_int64 (stmt, 2, step);
+  sqlite3_bind_int64 (stmt, base + 1, tag_id);
+  sqlite3_bind_int64 (stmt, base + 2, step);
   if (isnan (wall_time))
-    sqlite3_bind_null (stmt, 3);
+    sqlite3_bind_null (stmt, base + 3);
   else
-    sqlite3_bind_double (stmt, 3, wall_time);
+    sqlite3_bind_double (stmt, base + 3, wall_time);
   if (isnan (value))
-    sqlite3_bind_null (stmt, 4);
+    sqlite3_bind_null (stmt, base + 4);
   else
-    sqlite3_bind_double (stmt, 4, value);
-  sqlite3_bind_int (stmt, 5, isnan (value) ? 1 : (value == 0.0 && signbit (value)) ? 2 : 0);
-  sqlite3_bind_int (stmt, 6, self->rank);
-  rc = sqlite3_step (stmt);
-  sqlite3_reset (stmt);
-  if (G_UNLIKELY (rc != SQLITE_DONE))
-    {
-      set_error (self, error, rc, "storing a point");
-      return FALSE;
-    }
+    sqlite3_bind_double (stmt, base + 4, value);
+  sqlite3_bind_int (stmt, base + 5, isnan (value) ? 1 : (value == 0.0 && signbit (value)) ? 2 : 0);
+  sqlite3_bind_int (stmt, base + 6, self->rank);
+}
 
-  acc = run_acc (self, run_id);
+static void
+account_point (DwStore *self, gint64 run_id, gint64 step, double wall_time)
+{
+  RunAcc *acc = run_acc (self, run_id);
+
   if (step < acc->first_step)
     acc->first_step = step;
   if (step > acc->last_step)
@@ -888,6 +902,65 @@ dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, do
       if (isnan (acc->last_wall) || wall_time > acc->last_wall)
         acc->last_wall = wall_time;
     }
+}
+
+gboolean
+dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, double wall_time,
+                    double value, GError **error)
+{
+  sqlite3_stmt *stmt = self->stmts[STMT_PUT_POINT];
+  int rc;
+
+  if (G_UNLIKELY (stmt == NULL))
+    {
+      if (!check_writable (self, error) || (stmt = cached (self, STMT_PUT_POINT, error)) == NULL)
+        return FALSE;
+    }
+  bind_point (self, stmt, 0, tag_id, step, wall_time, value);
+  rc = sqlite3_step (stmt);
+  sqlite3_reset (stmt);
+  if (G_UNLIKELY (rc != SQLITE_DONE))
+    {
+      set_error (self, error, rc, "storing a point");
+      return FALSE;
+    }
+  account_point (self, run_id, step, wall_time);
+  return TRUE;
+}
+
+gboolean
+dw_store_put_points (DwStore *self, gint64 run_id, const DwPointRow *rows, gsize n, GError **error)
+{
+  sqlite3_stmt *stmt = self->stmts[STMT_PUT_POINTS];
+  gsize i = 0;
+
+  if (n >= PUT_POINTS_ROWS && G_UNLIKELY (stmt == NULL))
+    {
+      if (!check_writable (self, error) || (stmt = cached (self, STMT_PUT_POINTS, error)) == NULL)
+        return FALSE;
+    }
+  /* rows are written in order, so a later row of the same (tag, step) wins as with put_point */
+  for (; i + PUT_POINTS_ROWS <= n; i += PUT_POINTS_ROWS)
+    {
+      int rc;
+      for (int r = 0; r < PUT_POINTS_ROWS; r++)
+        {
+          const DwPointRow *p = &rows[i + (gsize)r];
+          bind_point (self, stmt, r * 6, p->tag_id, p->step, p->wall_time, p->value);
+          account_point (self, run_id, p->step, p->wall_time);
+        }
+      rc = sqlite3_step (stmt);
+      sqlite3_reset (stmt);
+      if (G_UNLIKELY (rc != SQLITE_DONE))
+        {
+          set_error (self, error, rc, "storing points");
+          return FALSE;
+        }
+    }
+  for (; i < n; i++)
+    if (!dw_store_put_point (self, run_id, rows[i].tag_id, rows[i].step, rows[i].wall_time,
+                             rows[i].value, error))
+      return FALSE;
   return TRUE;
 }
 

@@ -628,6 +628,56 @@ test_files_and_dump (Fixture *f, gconstpointer data)
                    "# diagnostics\nr\t/x/metrics.jsonl\t77\tbad line\n");
 }
 
+/* dw_store_put_points (32 rows per statement, then one by one) stores exactly what the same
+ * points through dw_store_put_point store: later rows of a (tag, step) win across statement
+ * boundaries, NaN / -0.0 / inf kept, the run's steps and wall times accounted. */
+static void
+test_put_points (Fixture *f, gconstpointer data)
+{
+  g_autofree char *other = g_build_filename (f->dir, "other.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) a = dw_store_open (f->path, &error);
+  g_autoptr (DwStore) b = dw_store_open (other, &error);
+  g_autofree char *da = NULL, *db = NULL;
+  DwPointRow rows[75];
+  gint64 ta, tb, ra, rb;
+
+  (void)data;
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      /* steps repeat every 40 rows: rows 40..74 overwrite 0..34, some across statements */
+      double v = i == 43 ? NAN : i == 47 ? -0.0 : i == 69 ? INFINITY : i * 0.25;
+      rows[i] = (DwPointRow){ 0, (gint64)(i % 40), i % 5 ? 1000.0 + i : NAN, v };
+    }
+  g_assert_true (dw_store_begin (a, &error) && dw_store_begin (b, &error));
+  ra = dw_store_ensure_run (a, "r", "verl", "/x", &error);
+  rb = dw_store_ensure_run (b, "r", "verl", "/x", &error);
+  ta = dw_store_ensure_tag (a, ra, "t", NULL, &error);
+  tb = dw_store_ensure_tag (b, rb, "t", NULL, &error);
+  for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      rows[i].tag_id = ta;
+      g_assert_true (
+        dw_store_put_point (a, ra, ta, rows[i].step, rows[i].wall_time, rows[i].value, &error));
+      rows[i].tag_id = tb;
+    }
+  g_assert_true (dw_store_put_points (b, rb, rows, G_N_ELEMENTS (rows), &error));
+  g_assert_no_error (error);
+  g_assert_true (dw_store_commit (a, &error) && dw_store_commit (b, &error));
+  da = dw_store_dump (a, &error);
+  db = dw_store_dump (b, &error);
+  g_assert_cmpstr (da, ==, db);
+  {
+    g_autoptr (DwSeries) s = dw_store_get_series (b, rb, "t", G_MININT64, &error);
+    g_assert_cmpuint (s->n, ==, 40);
+    g_assert_cmpfloat (s->values[0], ==, 40 * 0.25); /* row 40 replaced row 0 */
+    g_assert_cmpfloat (s->values[39], ==, 39 * 0.25);
+    g_assert_true (isnan (s->values[3]));
+    g_assert_true (s->values[7] == 0.0 && signbit (s->values[7]));
+    g_assert_true (isinf (s->values[29]) && s->values[29] > 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -645,6 +695,7 @@ main (int argc, char **argv)
   ADD ("full", test_full);
   ADD ("read-only", test_read_only);
   ADD ("files-and-dump", test_files_and_dump);
+  ADD ("put-points", test_put_points);
 #undef ADD
   return g_test_run ();
 }
