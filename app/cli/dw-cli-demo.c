@@ -1,4 +1,5 @@
-/* dw-cli-demo.c — `driftwatch-cli demo OUTDIR [--scenario healthy|collapse] [--steps N]`
+/* dw-cli-demo.c — `driftwatch-cli demo OUTDIR [--scenario healthy|collapse] [--steps N]
+ *                  [--ingest [--db FILE]]`
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -11,6 +12,7 @@
 
 #include "dw-cli.h"
 #include "dw-demo.h"
+#include "dw-ingester.h"
 
 int dw_cli_demo (int argc, char **argv);
 
@@ -20,7 +22,13 @@ dw_cli_demo (int argc, char **argv)
   g_autofree char *scenario_name = NULL;
   gint steps = DW_DEMO_DEFAULT_STEPS, interval_ms = 0;
   gint64 seed = 1;
+  gboolean ingest = FALSE;
+  g_autofree char *db = NULL;
   GOptionEntry entries[] = {
+    { "ingest", 0, 0, G_OPTION_ARG_NONE, &ingest,
+      N_ ("Also ingest the written run into the store (with --interval: as it grows)"), NULL },
+    { "db", 'd', 0, G_OPTION_ARG_FILENAME, &db,
+      N_ ("Store file for --ingest (default: the user's store)"), "FILE" },
     { "scenario", 0, 0, G_OPTION_ARG_STRING, &scenario_name,
       N_ ("healthy or collapse (default healthy)"), "NAME" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, N_ ("Training steps to write (default 200)"), "N" },
@@ -35,6 +43,8 @@ dw_cli_demo (int argc, char **argv)
   g_autoptr (DwDemo) demo = NULL;
   DwDemoScenario scenario = DW_DEMO_HEALTHY;
   gboolean done = FALSE;
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwIngester) ingester = NULL;
 
   g_option_context_add_main_entries (ctx, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (ctx, &argc, &argv, &error) || argc != 2)
@@ -58,9 +68,27 @@ dw_cli_demo (int argc, char **argv)
       dw_cli_error ("demo", "%s", error->message);
       return 1;
     }
+  if (ingest)
+    {
+      g_autofree char *path = db ? g_strdup (db) : dw_cli_default_db_path ();
+      store = dw_store_open (path, &error);
+      if (store == NULL)
+        {
+          dw_cli_error ("demo", "%s", error->message);
+          return 1;
+        }
+      ingester = dw_ingester_new (store);
+    }
   while (!done)
     {
       if (!dw_demo_write_step (demo, &done, &error))
+        {
+          dw_cli_error ("demo", "%s", error->message);
+          return 1;
+        }
+      /* live: ingest after every step; all at once: after the last */
+      if (ingester != NULL && (interval_ms > 0 || done)
+          && !dw_ingester_ingest_path (ingester, argv[1], NULL, &error))
         {
           dw_cli_error ("demo", "%s", error->message);
           return 1;

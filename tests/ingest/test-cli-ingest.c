@@ -280,6 +280,36 @@ test_errors (void)
   run_clear (&r);
 }
 
+/* `demo OUT --ingest` leaves the run in the store, equal to `demo` then `ingest`. */
+static void
+test_demo_ingest (void)
+{
+  g_autofree char *out = g_build_filename (tmp_dir, "demo-ingest", "run", NULL);
+  g_autofree char *db = g_build_filename (tmp_dir, "demo-ingest", "a.db", NULL);
+  g_autofree char *db2 = g_build_filename (tmp_dir, "demo-ingest", "b.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *d1 = NULL, *d2 = NULL;
+  Run r;
+
+  r = cli ("demo", out, "--steps", "4", "--scenario", "collapse", "--ingest", "--db", db, NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  r = cli ("ingest", "--db", db2, out, NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  {
+    g_autoptr (DwStore) a = dw_store_open_read_only (db, &error);
+    g_autoptr (DwStore) b = dw_store_open_read_only (db2, &error);
+    g_autoptr (DwRunInfo) run = dw_store_find_run (a, "run", &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (run->last_step, ==, 4);
+    g_assert_cmpint (run->n_batches, ==, 4);
+    d1 = dw_store_dump (a, &error);
+    d2 = dw_store_dump (b, &error);
+  }
+  g_assert_cmpstr (d1, ==, d2);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -292,6 +322,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli-ingest/demo-roundtrip", test_demo_roundtrip);
   g_test_add_func ("/cli-ingest/non-finite", test_non_finite);
   g_test_add_func ("/cli-ingest/errors", test_errors);
+  g_test_add_func ("/cli-ingest/demo-ingest", test_demo_ingest);
   rc = g_test_run ();
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);
