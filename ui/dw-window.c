@@ -12,6 +12,7 @@
 
 #include <glib/gi18n.h>
 
+#include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-follower.h"
 #include "dw-health-panel.h"
@@ -570,12 +571,22 @@ ingest_job_free (IngestJob *job)
   g_free (job);
 }
 
+static void ingest_thread_body (GTask *task, IngestJob *job);
+
 /* Runs in a worker thread with its own store connection (SQLite WAL: the window keeps reading
  * while the worker writes). */
 static void
 ingest_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
-  IngestJob *job = task_data;
+  ingest_thread_body (task, task_data);
+  /* The demo writer and batch ingest run the correction kernels, which keep a per-thread
+   * workspace: pool threads come and go, so give it back before this one is reused or exits. */
+  dw_correction_release_workspace ();
+}
+
+static void
+ingest_thread_body (GTask *task, IngestJob *job)
+{
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
   g_autoptr (DwIngester) ingester = NULL;
