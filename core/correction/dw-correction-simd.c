@@ -21,12 +21,9 @@
 static inline float
 clampf_nan (float x, float lo, float hi)
 {
-  /* torch.clamp: NaN stays NaN */
-  if (x < lo)
-    return lo;
-  if (x > hi)
-    return hi;
-  return x;
+  /* torch.clamp / np.clip: min(max(x, lo), hi) (all hi when lo > hi); NaN stays NaN */
+  const float y = x < lo ? lo : x;
+  return y > hi ? hi : y;
 }
 
 static inline double
@@ -499,9 +496,10 @@ row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, 
           d_sw = acc_pd (d_sw, _mm256_and_ps (W, V));
           f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, V), one));
           f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, V), one));
-          /* CLAMP (W, c, C) as the reference path computes it: below c → c, else above C → C
-           * (differs from min(max(W, c), C) only when c > C, i.e. thresholds below 1) */
-          const __m256 U = _mm256_blendv_ps (Wt, cv, lt);
+          /* CLAMP (W, c, C) as the reference path computes it: min(max(W, c), C) — when c > C
+           * (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
+          const __m256 Y = _mm256_blendv_ps (W, cv, lt);
+          const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
           d_su = acc_pd (d_su, _mm256_and_ps (U, V));
           d_su2 = acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), V));
           if (BN)

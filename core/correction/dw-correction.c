@@ -684,12 +684,10 @@ EXP (const Ctx *c, double x)
 static inline double
 CLAMP (double x, double lo, double hi)
 {
-  /* torch.clamp: NaN stays NaN */
-  if (x < lo)
-    return lo;
-  if (x > hi)
-    return hi;
-  return x;
+  /* torch.clamp / np.clip: min(max(x, lo), hi), so every non-NaN value becomes hi when lo > hi
+   * (e.g. the [1/C, C] std/ESS clamp for rollout_is_threshold < 1); NaN stays NaN */
+  const double y = x < lo ? lo : x;
+  return y > hi ? hi : y;
 }
 
 /* NaN-propagating max / min (torch.max) */

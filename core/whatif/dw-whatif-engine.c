@@ -169,11 +169,10 @@ EXP (const DwWhatifStep *s, double x)
 static inline double
 CLAMPD (double x, double lo, double hi)
 {
-  if (x < lo)
-    return lo;
-  if (x > hi)
-    return hi;
-  return x;
+  /* torch.clamp / np.clip: min(max(x, lo), hi), so hi for every value when lo > hi (as
+   * dw-correction.c CLAMP); NaN stays NaN */
+  const double y = x < lo ? lo : x;
+  return y > hi ? hi : y;
 }
 
 static inline double
@@ -1082,7 +1081,9 @@ make_plan (const DwConfig *config, Plan *p, DwCorrectionError *error)
 /* ------------------------------------------------------------------------------------------ */
 /* token-level queries                                                                         */
 
-/* Σ CLAMP(w, lo, hi) and Σ R(u²) over valid tokens, #(w > hi), #(w < lo), #(lo ≤ w ≤ hi) */
+/* Σ CLAMP(w, lo, hi) and Σ R(u²) over valid tokens, #(w > hi), #(w < lo), #(lo ≤ w ≤ hi);
+ * CLAMP is min(max(w, lo), hi): every token contributes hi when lo > hi (the counts keep their
+ * meaning with the given bounds, as dw-correction.c counts them) */
 typedef struct
 {
   double su, su2, n_hi, n_lo, n_kept;
@@ -1094,12 +1095,14 @@ clamp_w (const DwWhatifStep *s, double lo, double hi, ClampW *c)
   const gsize N = s->n_tok;
   gsize nb = first_false (s, Q_W, OP_LT, lo, 0, N);    /* prefix w < lo */
   gsize na = N - first_true (s, Q_W, OP_GT, hi, 0, N); /* suffix w > hi */
-  gsize hi_start = MAX (nb, N - na);
-  DD su = range_sum (s, Q_W, nb, hi_start), su2 = range_sum (s, Q_W2, nb, hi_start);
-  if (nb > 0)
+  gsize lo_end = nb, hi_start = MAX (nb, N - na);
+  if (lo > hi)
+    lo_end = hi_start = 0;
+  DD su = range_sum (s, Q_W, lo_end, hi_start), su2 = range_sum (s, Q_W2, lo_end, hi_start);
+  if (lo_end > 0)
     {
-      su = dd_add_d (su, lo * (double)nb);
-      su2 = dd_add_d (su2, R (s, lo * lo) * (double)nb);
+      su = dd_add_d (su, lo * (double)lo_end);
+      su2 = dd_add_d (su2, R (s, lo * lo) * (double)lo_end);
     }
   if (N > hi_start)
     {
@@ -1146,11 +1149,17 @@ tok_k1 (const DwWhatifStep *s, double lo, double hi, TokOpt *o)
   gsize below_start = N - n_below;
   gsize hi_end = MIN (n_above, below_start);
   gsize mid_a = n_above, mid_b = MAX (n_above, below_start);
-  DD su = dd_neg (range_sum (s, Q_LS, mid_a, mid_b)), su2 = range_sum (s, Q_LS2, mid_a, mid_b);
-  if (n_below > 0)
+  gsize n_lo_c = n_below; /* tokens clamped to lo */
+  if (lo > hi)            /* min(max(x, lo), hi) = hi for every token */
     {
-      su = dd_add_d (su, lo * (double)n_below);
-      su2 = dd_add_d (su2, R (s, lo * lo) * (double)n_below);
+      hi_end = mid_a = mid_b = N;
+      n_lo_c = 0;
+    }
+  DD su = dd_neg (range_sum (s, Q_LS, mid_a, mid_b)), su2 = range_sum (s, Q_LS2, mid_a, mid_b);
+  if (n_lo_c > 0)
+    {
+      su = dd_add_d (su, lo * (double)n_lo_c);
+      su2 = dd_add_d (su2, R (s, lo * lo) * (double)n_lo_c);
     }
   if (hi_end > 0)
     {

@@ -167,6 +167,110 @@ test_worked_clamp_order (void)
   dw_batch_free (b);
 }
 
+/* Thresholds whose lower clamp bound exceeds the upper one: torch.clamp(x, min=lo, max=hi) and
+ * np.clip are min(max(x, lo), hi), so every value becomes hi. rollout_is_threshold C = 0.5 makes
+ * the std/ESS clamp [1/C, C] = [2, 0.5] (§2.2), a k1 spec "2.0_0.5" the RS std clamp
+ * [log 2, log 0.5] (§2.4), slime clip with L = 3 > U = 0.5 the weights themselves (§6). The
+ * ratios below mix values under both bounds, between them and above both, so a clamp that sends
+ * values below lo to lo gives a spread (std > 0) where the spec gives a constant. */
+static void
+test_worked_threshold_below_one (void)
+{
+  /* row 0: ratios 0.1, 0.25, 3 (product 0.075, mean k1 = 0.863 > log 2); row 1: 3, 1.9, padding
+   * (product 5.7, mean k1 = −0.870 < log 0.5) */
+  const double r[6] = { 0.1, 0.25, 3.0, 3.0, 1.9, 1.0 }, m[6] = { 1, 1, 1, 1, 1, 0 };
+  const double N = 5, eps = 1e-8;
+  double old[6], roll[6];
+  for (int i = 0; i < 6; i++)
+    roll[i] = -2, old[i] = -2 + log (r[i]);
+  const DwDType lps[] = { DW_DTYPE_F32, DW_DTYPE_F64 };
+  const char *levels[] = { "token", "sequence" };
+  for (gsize d = 0; d < G_N_ELEMENTS (lps); d++)
+    for (gsize lv = 0; lv < G_N_ELEMENTS (levels); lv++)
+      {
+        DwBatch *b = batch_from (2, 3, lps[d], DW_DTYPE_I64, old, roll, m);
+        DwConfig c;
+        DwCorrectionResult res;
+        DwCorrectionError e;
+        dw_config_init (&c, DW_GEN_VERL);
+        set_s (&c, "rollout_is", levels[lv]);
+        set_f (&c, "rollout_is_threshold", 0.5);
+        set_s (&c, "rollout_rs", "token_k1,seq_mean_k1");
+        set_s (&c, "rollout_rs_threshold", "2.0_0.5");
+        g_assert_true (dw_correction_run (b, &c, &res, &e));
+        /* u = hi for each of the N valid tokens: MMEAN(u) = hi·N/(N + ε), MMEAN(u²) = hi²·N/(N + ε)
+         * give var = hi²·N·ε/(N + ε)² and ESS = 1/MMEAN((u/(ū + ε))²) = (ū + ε)²·(N + ε)/(hi²·N).
+         * In float32 N + ε rounds to N and each MMEAN is R(R(Σ)/N): for hi = 0.5 ū = hi
+         * exactly, var = 0, ESS = 1; for hi = R(log 0.5) the float32 sums N·hi, N·R(hi²) round. */
+        const double is_hi = 0.5, rs_hi = fabs ((double)(float)log (0.5));
+        const char *std_keys[]
+          = { "rollout_corr/rollout_is_std", "rollout_corr/rollout_rs_token_k1_std",
+              "rollout_corr/rollout_rs_seq_mean_k1_std" };
+        const double his[] = { is_hi, rs_hi, rs_hi };
+        for (gsize k = 0; k < G_N_ELEMENTS (std_keys); k++)
+          {
+            const double got = metric (&res, std_keys[k]);
+            if (lps[d] == DW_DTYPE_F32)
+              {
+                const double h = his[k], h2 = (float)(h * h);
+                const double mc = (float)((double)(float)(N * h) / N);
+                const double m2 = (float)((double)(float)(N * h2) / N);
+                const double var = (float)(m2 - (double)(float)(mc * mc));
+                g_assert_cmpfloat (got, ==, sqrt (fmax (var, 0.0)));
+                if (k == 0)
+                  g_assert_cmpfloat (got, ==, 0.0);
+              }
+            else
+              {
+                const double want = his[k] * sqrt (N * eps) / (N + eps);
+                if (!(fabs (got - want) <= 1e-6 * want))
+                  g_error ("%s %s %s = %.9g, want %.9g", dw_dtype_name (lps[d]), levels[lv],
+                           std_keys[k], got, want);
+              }
+          }
+        const double ess = metric (&res, "rollout_corr/rollout_is_eff_sample_size");
+        if (lps[d] == DW_DTYPE_F32)
+          g_assert_cmpfloat (ess, ==, 1.0);
+        else
+          {
+            const double ub = is_hi * N / (N + eps) + eps;
+            const double want = ub * ub * (N + eps) / (is_hi * is_hi * N);
+            g_assert_cmpfloat (fabs (ess - want), <=, 1e-12);
+          }
+        /* the counts keep their meaning with the given bounds: ratio > C = 0.5 and < 1/C = 2 */
+        if (lv == 0)
+          {
+            g_assert_cmpfloat_with_epsilon (
+              metric (&res, "rollout_corr/rollout_is_ratio_fraction_high"), 3 / (N + eps), 1e-7);
+            g_assert_cmpfloat_with_epsilon (
+              metric (&res, "rollout_corr/rollout_is_ratio_fraction_low"), 3 / (N + eps), 1e-7);
+          }
+        /* verl accepts lower > upper for k1 (§2.3.2): every token is rejected */
+        g_assert_cmpfloat_with_epsilon (metric (&res, "rollout_corr/rollout_rs_masked_fraction"),
+                                        N / (N + eps), 1e-7);
+        for (int i = 0; i < 6; i++)
+          g_assert_cmpfloat (mask_at (&res, i), ==, 0);
+        dw_correction_result_clear (&res);
+
+        /* slime clip mode, L = 3 > U = 0.5: w = clamp(w, L, U)·m = U on every valid token */
+        dw_config_init (&c, DW_GEN_SLIME);
+        set_s (&c, "tis_level", levels[lv]);
+        set_s (&c, "tis_mode", "clip");
+        set_f (&c, "tis_lower_bound", 3.0);
+        set_f (&c, "tis_upper_bound", 0.5);
+        DwValue no = dw_value_bool (FALSE);
+        g_assert_true (dw_config_set (&c, "tis_batch_normalize", &no));
+        g_assert_true (dw_correction_run (b, &c, &res, &e));
+        g_assert_nonnull (res.weights);
+        for (int i = 0; i < 6; i++)
+          g_assert_cmpfloat (weight_at (&res, i), ==, 0.5 * m[i]);
+        /* per-sample means of the bounded weight, averaged over the 2 samples */
+        g_assert_cmpfloat_with_epsilon (metric (&res, "mis_tis_weight_after_bound"), 0.5, 1e-7);
+        dw_correction_result_clear (&res);
+        dw_batch_free (b);
+      }
+}
+
 /* §10.2 on the tiny batch, for every mask dtype: same metrics, HEAD keeps the mask dtype */
 static const double tiny_old[12]
   = { -0.5, -1.0, -0.2, -2.0, -0.1, -0.3, -4.0, -0.7, -1.0, -1.0, -1.0, -1.0 };
@@ -365,6 +469,18 @@ test_random_vs_oracle (void)
       "{\"use_tis\": true, \"use_rs\": true, \"tis_level\": \"sequence\", \"rs_level\": "
       "\"geometric\", \"tis_mode\": \"clip\", \"tis_upper_bound\": 2.0, \"rs_veto_threshold\": "
       "0.001, \"tis_batch_normalize\": true}" },
+    /* lower clamp bounds above the upper ones (torch.clamp / np.clip give the upper bound) */
+    { "verl", DW_GEN_VERL,
+      "{\"rollout_is\": \"token\", \"rollout_is_threshold\": 0.5, \"rollout_rs\": "
+      "\"token_k1,seq_sum_k1,seq_mean_k1\", \"rollout_rs_threshold\": "
+      "\"2.0_0.5,1.5_0.9,1.2_0.8\"}" },
+    { "verl", DW_GEN_VERL, "{\"rollout_is\": \"sequence\", \"rollout_is_threshold\": 0.7}" },
+    { "verl-0.7", DW_GEN_VERL_0_7,
+      "{\"rollout_is\": \"token\", \"rollout_is_threshold\": 0.4, \"rollout_rs\": "
+      "\"sequence\", \"rollout_rs_threshold\": 0.8, \"rollout_rs_threshold_lower\": 1.5}" },
+    { "slime", DW_GEN_SLIME,
+      "{\"use_tis\": true, \"tis_level\": \"token\", \"tis_mode\": \"clip\", "
+      "\"tis_lower_bound\": 3.0, \"tis_upper_bound\": 0.5, \"tis_batch_normalize\": false}" },
   };
   g_autofree char *dir = g_dir_make_tmp ("dw-oracle-XXXXXX", NULL);
   g_autofree char *raw = g_build_filename (dir, "b.raw", NULL);
@@ -475,6 +591,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/correction/worked/k1-inverts", test_worked_k1_inverts);
   g_test_add_func ("/correction/worked/clamp-order", test_worked_clamp_order);
+  g_test_add_func ("/correction/worked/threshold-below-one", test_worked_threshold_below_one);
   g_test_add_func ("/correction/mask-dtypes", test_mask_dtypes);
   g_test_add_func ("/correction/f64-vs-f32", test_f64_vs_f32);
   g_test_add_func ("/correction/extremes", test_extremes);

@@ -223,13 +223,16 @@ test_presets_and_options (void)
   {
     const char *is, *rs, *thr;
     gboolean bn;
+    double is_thr; /* rollout_is_threshold, 0: the default */
   } extra[] = {
-    { "token", "token_k1,token_k2,token_k3", "0.8_1.25,0.02,0.01", TRUE },
-    { "sequence", "seq_max_k2,seq_max_k3,seq_sum_k2,seq_sum_k3", "0.5", TRUE },
-    { "token", "seq_sum_k1,seq_mean_k2,token_k3", "0.5_inf,inf,inf", FALSE },
-    { NULL, "token_k1", "0.999_1.001", FALSE },
-    /* lower bound above the upper one: the metric clamps see lo > hi */
-    { "token", "token_k1,seq_mean_k1", "2.0_0.5", FALSE },
+    { "token", "token_k1,token_k2,token_k3", "0.8_1.25,0.02,0.01", TRUE, 0 },
+    { "sequence", "seq_max_k2,seq_max_k3,seq_sum_k2,seq_sum_k3", "0.5", TRUE, 0 },
+    { "token", "seq_sum_k1,seq_mean_k2,token_k3", "0.5_inf,inf,inf", FALSE, 0 },
+    { NULL, "token_k1", "0.999_1.001", FALSE, 0 },
+    /* lower bounds above the upper ones (C < 1: c = 1/C > C): the metric clamps see lo > hi and
+     * give hi for every value (torch.clamp) */
+    { "token", "token_k1,seq_mean_k1", "2.0_0.5", FALSE, 0.5 },
+    { "sequence", "seq_sum_k1,token_k1", "1.5_0.9,1.2_0.8", TRUE, 0.7 },
   };
   const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32, DW_DTYPE_U8, DW_DTYPE_F64 };
   const size_t shapes[][2] = { { 5, 37 }, { 3, 8 }, { 4, 3 }, { 2, 64 }, { 6, 129 } };
@@ -261,9 +264,9 @@ test_presets_and_options (void)
           g_assert_true (dw_config_set (&c, "rollout_is_batch_normalize", &bn));
           set_s (&c, "rollout_rs", extra[k].rs);
           set_s (&c, "rollout_rs_threshold", extra[k].thr);
-          if (k == G_N_ELEMENTS (extra) - 1)
+          if (extra[k].is_thr > 0)
             {
-              DwValue thr = dw_value_float (0.5); /* C < 1: c = 1/C > C */
+              DwValue thr = dw_value_float (extra[k].is_thr);
               g_assert_true (dw_config_set (&c, "rollout_is_threshold", &thr));
             }
           g_snprintf (what, sizeof what, "seed %u extra %" G_GSIZE_FORMAT, seed, k);

@@ -205,6 +205,10 @@ grid_verl_head (ConfigFn fn, gpointer data)
     { "token_k1,token_k3", "0.8_1.25,0.05" },
     { "seq_sum_k1,seq_max_k3,token_k2", "0.5_2.0, 1, 0.1" },
     { "seq_mean_k1,seq_mean_k1", "0.999_1.001" },
+    /* lower above upper: every clamped k1 value is the upper bound (torch.clamp) */
+    { "seq_mean_k1", "1.2_0.8" },
+    { "seq_sum_k1", "2.0_0.5" },
+    { "token_k1,seq_mean_k1", "2.0_0.5" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (rs); i++)
     for (int is = 0; is < 2; is++)
@@ -280,7 +284,7 @@ grid_verl_g1 (ConfigFn fn, gpointer data)
 {
   const char *levels[] = { "token", "sequence", "geometric" };
   const char *modes[] = { "truncate", "mask" };
-  const double thr[] = { NAN, 2.0, 1.5, 1.001 };
+  const double thr[] = { NAN, 2.0, 1.5, 1.001, 0.8 }; /* 0.8: default lower 1.25 > upper */
   const double lo[] = { NAN, 0.5, 0.999 };
   const double veto[] = { NAN, 1e-4, 0.5 };
   for (guint a = 0; a < G_N_ELEMENTS (levels); a++)
@@ -479,6 +483,103 @@ test_large (void)
               stats.metrics, stats.identical, stats.within_ulp, stats.approximate);
 }
 
+/* std and ESS of a clamped statistic that is the constant @hi on all @N valid tokens, in float32
+ * (spec §2.2/§2.4: MMEAN = R(Σ)/R(N + 1e-8), var = R(MMEAN(u²) − R(MMEAN(u)²)),
+ * ESS = 1/MMEAN((u/R(ū + 1e-8))²)); 0 and 1 whenever N·hi and N·hi² are exact in float32 */
+static void
+const_std_ess (double hi, double N, double *std, double *ess)
+{
+  const double cnt = (float)((double)(float)N + 1e-8), h2 = (float)(hi * hi);
+  const double mc = (float)((double)(float)(N * hi) / cnt);
+  const double m2 = (float)((double)(float)(N * h2) / cnt);
+  const double var = (float)(m2 - (double)(float)(mc * mc));
+  const double d = (float)(mc + 1e-8);
+  *std = N > 1 ? sqrt (fmax (var, 0.0)) : 0.0;
+  *ess = 1.0 / (double)(float)((double)(float)(N * h2 / (d * d)) / cnt);
+}
+
+/* IS threshold / k1 spec below 1 (the Tune view's slider dragged under 1): the metric clamp
+ * [lo, hi] has lo > hi and gives hi for every value (torch.clamp = min(max(x, lo), hi)), so the
+ * clamped values are one constant, whatever the ratios (which here straddle both bounds): the
+ * engine must give the std/ESS of a constant, and the same as dw_correction_run. */
+static void
+test_threshold_below_one (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (1123);
+  memset (&stats, 0, sizeof stats);
+  for (int k = 0; k < 4; k++)
+    {
+      DwBatch *b
+        = random_batch (r, 12, 150, DW_DTYPE_F32, k % 2 ? DW_DTYPE_BOOL : DW_DTYPE_I64, 5.0);
+      double N = 0;
+      for (gsize i = 0; i < b->rows * b->cols; i++)
+        N += dw_batch_mask_value (b, i) != 0;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwWhatifStep) step = dw_whatif_step_new (b, k, &error);
+      g_assert_no_error (error);
+      const char *levels[] = { "token", "sequence" };
+      const double thr[] = { 0.5, 0.8, 0.99 };
+      for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
+        for (guint ti = 0; ti < G_N_ELEMENTS (thr); ti++)
+          {
+            DwConfig c;
+            dw_config_init (&c, DW_GEN_VERL);
+            with (&c, "rollout_is", dw_value_str (levels[li]));
+            with (&c, "rollout_is_threshold", dw_value_float (thr[ti]));
+            with (&c, "rollout_rs", dw_value_str ("token_k1,seq_mean_k1,seq_sum_k1"));
+            with (&c, "rollout_rs_threshold", dw_value_str ("2.0_0.5,1.5_0.9,3_0.2"));
+            DwWhatifStepResult got;
+            g_assert_true (dw_whatif_step_evaluate (step, &c, &got));
+            g_assert_false (got.pending);
+            const struct
+            {
+              const char *key;
+              double hi; /* the upper clamp bound, float32 */
+            } cs[] = {
+              { "rollout_corr/rollout_is", (float)thr[ti] },
+              { "rollout_corr/rollout_rs_token_k1", (float)log (0.5) },
+              { "rollout_corr/rollout_rs_seq_mean_k1", (float)log (0.9) },
+              { "rollout_corr/rollout_rs_seq_sum_k1", (float)log (0.2) },
+            };
+            for (guint z = 0; z < G_N_ELEMENTS (cs); z++)
+              {
+                double want_std, want_ess;
+                const_std_ess (cs[z].hi, N, &want_std, &want_ess);
+                g_autofree char *ks = g_strdup_printf ("%s_std", cs[z].key);
+                const double *v = dw_whatif_step_result_get (&got, ks, NULL);
+                g_assert_nonnull (v);
+                if (*v != want_std)
+                  g_error ("batch %d %s %g: %s = %.9g, want %.9g", k, levels[li], thr[ti], ks, *v,
+                           want_std);
+                if (z == 0)
+                  {
+                    const double *e = dw_whatif_step_result_get (
+                      &got, "rollout_corr/rollout_is_eff_sample_size", NULL);
+                    g_assert_nonnull (e);
+                    g_assert_cmpfloat (*e, ==, want_ess);
+                    if (thr[ti] == 0.5) /* N·0.5 and N·0.25 are exact */
+                      g_assert_true (want_std == 0.0 && want_ess == 1.0);
+                  }
+              }
+            if (li == 0)
+              {
+                /* the ratios straddle the lower bound 1/C: a clamp sending values below it to it
+                 * would give a spread */
+                const double *fl = dw_whatif_step_result_get (
+                  &got, "rollout_corr/rollout_is_ratio_fraction_low", NULL);
+                g_assert_nonnull (fl);
+                g_assert_cmpfloat (*fl, >, 0.05);
+                g_assert_cmpfloat (*fl, <, 0.95);
+              }
+            dw_whatif_step_result_clear (&got);
+            check_one ("threshold-below-one", b, step, &c);
+          }
+      dw_batch_free (b);
+    }
+  g_assert_cmpuint (stats.configs, ==, 4 * 2 * 3);
+  g_assert_cmpuint (stats.identical + stats.within_ulp, >, 0);
+}
+
 /* approximate metrics and pending steps are made exact by the exact pass */
 typedef struct
 {
@@ -598,6 +699,7 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/golden", test_golden);
   g_test_add_func ("/whatif/random", test_random);
   g_test_add_func ("/whatif/large", test_large);
+  g_test_add_func ("/whatif/threshold-below-one", test_threshold_below_one);
   g_test_add_func ("/whatif/exact-pass", test_exact_pass);
   g_test_add_func ("/whatif/histogram", test_histogram);
   return g_test_run ();
