@@ -77,9 +77,9 @@ REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
-    "watch": ["watch: file append → points in the store (in-process)"],
+    "watch": ["watch: file append → points in the store (in-process)",
+              "watch: file append → points in the store (cli)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents"],
-    "watch": ["watch: append → in the store (cli, appends of 10 lines)"],
 }
 
 
