@@ -6,6 +6,7 @@
  * multiply-adds are the explicit ones of the expf replica (the ones glibc's FMA variant makes).
  */
 #include "dw-correction-private.h"
+#include "dw-torch-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,26 +18,6 @@
 #endif
 
 #define SAFETY_F 20.0f
-
-static inline float
-clampf_nan (float x, float lo, float hi)
-{
-  /* torch.clamp / np.clip: min(max(x, lo), hi) (all hi when lo > hi); NaN stays NaN */
-  const float y = x < lo ? lo : x;
-  return y > hi ? hi : y;
-}
-
-static inline double
-nmaxd (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
-}
-
-static inline double
-nmind (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
-}
 
 static void
 row_out_init (DwRowOut *out)
@@ -55,7 +36,7 @@ row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
     {
       const float mv = in->m[t];
       const float l = in->o[t] - in->r[t];
-      const float ls = clampf_nan (l, -SAFETY_F, SAFETY_F);
+      const float ls = dw_torch_clampf (l, -SAFETY_F, SAFETY_F);
       const float e = expf (ls);
       if (in->l)
         in->l[t] = l;
@@ -83,9 +64,9 @@ row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
           out->sw += (double)x * md;
           out->fh += (x > C) * md;
           out->fl += (x < c) * md;
-          out->wmax = nmaxd (out->wmax, x);
-          out->wmin = nmind (out->wmin, x);
-          const float u = clampf_nan (x, c, C);
+          out->wmax = dw_torch_max (out->wmax, x);
+          out->wmin = dw_torch_min (out->wmin, x);
+          const float u = dw_torch_clampf (x, c, C);
           out->su += (double)u * md;
           out->su2 += (double)(u * u) * md;
           if (in->bn)
@@ -96,7 +77,7 @@ row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
           {
             const float k = j == 0 ? -ls : j == 1 ? 0.5f * (ls * ls) : (e - 1.0f) - ls;
             out->sk[j] += (double)k * md;
-            out->mk[j] = nmaxd (out->mk[j], k);
+            out->mk[j] = dw_torch_max (out->mk[j], k);
           }
     }
 }

@@ -9,6 +9,7 @@
  */
 #include "dw-correction.h"
 #include "dw-correction-private.h"
+#include "dw-torch-private.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -669,39 +670,9 @@ typedef struct
   double cnt_dt; /* R(Σ m + 1e-8): MMEAN denominator over the batch */
 } Ctx;
 
-static inline double
-R (const Ctx *c, double x)
-{
-  return c->f32 ? (double)(float)x : x;
-}
-
-static inline double
-EXP (const Ctx *c, double x)
-{
-  return c->f32 ? (double)expf ((float)x) : exp (x);
-}
-
-static inline double
-CLAMP (double x, double lo, double hi)
-{
-  /* torch.clamp / np.clip: min(max(x, lo), hi), so every non-NaN value becomes hi when lo > hi
-   * (e.g. the [1/C, C] std/ESS clamp for rollout_is_threshold < 1); NaN stays NaN */
-  const double y = x < lo ? lo : x;
-  return y > hi ? hi : y;
-}
-
-/* NaN-propagating max / min (torch.max) */
-static inline double
-nmax (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
-}
-
-static inline double
-nmin (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
-}
+/* round to / exp in the batch dtype (dw-torch-private.h) */
+#define R(c, x)   dw_torch_round ((c)->f32, (x))
+#define EXP(c, x) dw_torch_exp ((c)->f32, (x))
 
 static inline double
 LP (const void *p, bool f32, size_t i)
@@ -863,9 +834,9 @@ ratio_metrics_ex (const Ctx *c, MetricList *L, const char *pfx, const double *w,
           rw += x * mv;
           fh += (x > upr) * mv;
           fl += (x < lor) * mv;
-          mx = nmax (mx, x);
-          mn = nmin (mn, x);
-          double u = CLAMP (x, lor, upr);
+          mx = dw_torch_max (mx, x);
+          mn = dw_torch_min (mn, x);
+          double u = dw_torch_clamp (x, lor, upr);
           su += u * mv;
           su2 += R (c, u * u) * mv;
         }
@@ -973,11 +944,11 @@ ratios (const Ctx *c, Level level, const double *lrm, double *w)
 {
   for (size_t b = 0; b < c->B; b++)
     {
-      double rb = level == IS_TOKEN ? 0 : R (c, EXP (c, CLAMP (lrm[b], -SAFETY, SAFETY)));
+      double rb = level == IS_TOKEN ? 0 : R (c, EXP (c, dw_torch_clamp (lrm[b], -SAFETY, SAFETY)));
       for (size_t t = 0; t < c->T; t++)
         {
           size_t i = b * c->T + t;
-          w[i] = level == IS_TOKEN ? R (c, EXP (c, CLAMP (c->l[i], -SAFETY, SAFETY))) : rb;
+          w[i] = level == IS_TOKEN ? R (c, EXP (c, dw_torch_clamp (c->l[i], -SAFETY, SAFETY))) : rb;
         }
     }
 }
@@ -1157,7 +1128,7 @@ off_row (const Ctx *c, OffAcc *a, size_t b, double so, double sr, double sl)
   a->dmax = fmax (a->dmax, d);
   a->dmin = fmin (a->dmin, d);
   a->pr += R (c, EXP (c, d));
-  double s = CLAMP (R (c, sl), -SAFETY, SAFETY);
+  double s = dw_torch_clamp (R (c, sl), -SAFETY, SAFETY);
   a->cs += R (c, exp (2.0 * s));
 }
 
@@ -1208,8 +1179,9 @@ offpolicy_ex (const Ctx *c, MetricList *L, bool g1)
           double el = R (c, EXP (c, l));
           a.k3 += R (c, R (c, el - l) - 1.0) * mv;
           /* exp(SAFE(ℓ)) is exp(ℓ) inside the bounds: one exp per token */
-          double rho
-            = (l >= -SAFETY && l <= SAFETY) ? el : R (c, EXP (c, CLAMP (l, -SAFETY, SAFETY)));
+          double rho = (l >= -SAFETY && l <= SAFETY)
+                         ? el
+                         : R (c, EXP (c, dw_torch_clamp (l, -SAFETY, SAFETY)));
           a.chi += R (c, rho * rho) * mv;
         }
       off_row (c, &a, b, so, sr, sl);
@@ -1247,9 +1219,9 @@ rs_option_emit (const Ctx *c, MetricList *L, const DwRsBound *bd, const RsAcc *a
       {
         s += sv[b];
         cnt += 1;
-        smax = nmax (smax, sv[b]);
-        smin = nmin (smin, sv[b]);
-        dev = nmax (dev, fabs (sv[b]));
+        smax = dw_torch_max (smax, sv[b]);
+        smin = dw_torch_min (smin, sv[b]);
+        dev = dw_torch_max (dev, fabs (sv[b]));
         hh += sv[b] > up_c;
         ll += sv[b] < lo_metric;
       }
@@ -1316,7 +1288,7 @@ rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double 
       const double lo_metric = k1 ? lo_c : 0.0;
       for (size_t i = 0; i < B * T; i++)
         {
-          double ls = CLAMP (c->l[i], -SAFETY, SAFETY);
+          double ls = dw_torch_clamp (c->l[i], -SAFETY, SAFETY);
           kt[i] = k == 1   ? -ls
                   : k == 2 ? R (c, 0.5 * R (c, ls * ls))
                            : R (c, R (c, R (c, EXP (c, ls)) - 1.0) - ls);
@@ -1334,7 +1306,7 @@ rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double 
                 continue;
               any_valid = true;
               rs += kt[i] * c->m[i];
-              rmax = nmax (rmax, kt[i]);
+              rmax = dw_torch_max (rmax, kt[i]);
             }
           if (agg == DW_RS_AGG_TOKEN || agg == DW_RS_AGG_MEAN)
             sv[b] = mmean_r (c, rs, b);
@@ -1358,12 +1330,12 @@ rs_head (const Ctx *c, MetricList *L, const DwRsParsed *P, double *keep, double 
               sum_stat += x * mv;
               if (agg == DW_RS_AGG_TOKEN)
                 {
-                  mx = nmax (mx, x);
-                  mn = nmin (mn, x);
+                  mx = dw_torch_max (mx, x);
+                  mn = dw_torch_min (mn, x);
                   fh += (x > up_c) * mv;
                   fl += (x < lo_metric) * mv;
                 }
-              double u = CLAMP (x, lo_metric, up_c);
+              double u = dw_torch_clamp (x, lo_metric, up_c);
               su += u * mv;
               su2 += R (c, u * u) * mv;
               masked += (1.0 - kp) * mv;
@@ -1903,8 +1875,8 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
           ra.su2 += ro.su2;
           if (ro.n_valid)
             {
-              ra.mx = nmax (ra.mx, ro.wmax);
-              ra.mn = nmin (ra.mn, ro.wmin);
+              ra.mx = dw_torch_max (ra.mx, ro.wmax);
+              ra.mn = dw_torch_min (ra.mn, ro.wmin);
             }
           sm[b] = mmean_r (&c, ro.sw, b);
           bn_s += ro.swt;
@@ -1912,7 +1884,7 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
       else if (is_seq)
         {
           lrm[b] = R (&c, ro.sl);
-          const float wb = expf ((float)CLAMP (lrm[b], -SAFETY, SAFETY));
+          const float wb = expf ((float)dw_torch_clamp (lrm[b], -SAFETY, SAFETY));
           float *w = W + off;
           double rw = 0, rwt = 0;
           if (binary)
@@ -1928,9 +1900,9 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
                   ra.sw += x * nvd;
                   ra.fh += (x > Cr) * nvd;
                   ra.fl += (x < cr) * nvd;
-                  ra.mx = nmax (ra.mx, x);
-                  ra.mn = nmin (ra.mn, x);
-                  const double u = CLAMP (x, cr, Cr);
+                  ra.mx = dw_torch_max (ra.mx, x);
+                  ra.mn = dw_torch_min (ra.mn, x);
+                  const double u = dw_torch_clamp (x, cr, Cr);
                   ra.su += u * nvd;
                   ra.su2 += R (&c, u * u) * nvd;
                   rw = x * nvd;
@@ -1949,9 +1921,9 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
                 rw += x * mv;
                 ra.fh += (x > Cr) * mv;
                 ra.fl += (x < cr) * mv;
-                ra.mx = nmax (ra.mx, x);
-                ra.mn = nmin (ra.mn, x);
-                const double u = CLAMP (x, cr, Cr);
+                ra.mx = dw_torch_max (ra.mx, x);
+                ra.mn = dw_torch_min (ra.mn, x);
+                const double u = dw_torch_clamp (x, cr, Cr);
                 ra.su += u * mv;
                 ra.su2 += R (&c, u * u) * mv;
                 rwt += (double)w[t] * mv;
@@ -1992,7 +1964,7 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
               if (ro.n_valid)
                 {
                   a->sum_stat += sv * nvd;
-                  const double u = CLAMP (sv, lo_metric, up_c);
+                  const double u = dw_torch_clamp (sv, lo_metric, up_c);
                   a->su += u * nvd;
                   a->su2 += R (&c, u * u) * nvd;
                   a->masked += (1.0 - ks) * nvd;
@@ -2005,7 +1977,7 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
               double rs = 0;
               for (size_t t = 0; t < T; t++)
                 {
-                  const float ls = (float)CLAMP (lrow[t], -SAFETY, SAFETY);
+                  const float ls = (float)dw_torch_clamp (lrow[t], -SAFETY, SAFETY);
                   const float kt = k == 1 ? -ls : k == 2 ? 0.5f * (ls * ls) : (erow[t] - 1.0f) - ls;
                   const bool kp = k1 ? (kt <= upf && kt >= lof) : (kt <= upf);
                   keep[t] *= kp;
@@ -2014,11 +1986,11 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
                   const double mv = mf[t], x = kt;
                   rs += x * mv;
                   a->sum_stat += x * mv;
-                  a->mx = nmax (a->mx, x);
-                  a->mn = nmin (a->mn, x);
+                  a->mx = dw_torch_max (a->mx, x);
+                  a->mn = dw_torch_min (a->mn, x);
                   a->fh += (x > up_c) * mv;
                   a->fl += (x < lo_metric) * mv;
-                  const double u = CLAMP (x, lo_metric, up_c);
+                  const double u = dw_torch_clamp (x, lo_metric, up_c);
                   a->su += u * mv;
                   a->su2 += R (&c, u * u) * mv;
                   a->masked += (1.0 - kp) * mv;
@@ -2429,11 +2401,11 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
       ACC (S_PPL_RATIO, sred (mm, T, NULL, exp (mr - mt)));
       for (size_t t = 0; t < T; t++)
         {
-          double rho = exp (CLAMP (lr[t], -SAFETY, SAFETY));
+          double rho = exp (dw_torch_clamp (lr[t], -SAFETY, SAFETY));
           x[t] = rho * rho;
         }
       ACC (S_CHI2_TOKEN, sred (mm, T, NULL, sred (mm, T, x, 0) - 1.0));
-      ACC (S_CHI2_SEQ, sred (mm, T, NULL, exp (2 * CLAMP (sl, -SAFETY, SAFETY)) - 1.0));
+      ACC (S_CHI2_SEQ, sred (mm, T, NULL, exp (2 * dw_torch_clamp (sl, -SAFETY, SAFETY)) - 1.0));
       if (!use_tis)
         {
           for (size_t t = 0; t < T; t++)
@@ -2444,7 +2416,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
       for (size_t t = 0; t < T; t++)
         {
           double llr = tl == IS_TOKEN ? lr[t] : tl == IS_SEQUENCE ? sl : sl / nmax1;
-          w[t] = exp (CLAMP (llr, -SAFETY, SAFETY));
+          w[t] = exp (dw_torch_clamp (llr, -SAFETY, SAFETY));
           nm[t] = mm[t];
         }
       ACC (S_TIS_BEFORE, sred (mm, T, w, 0));
@@ -2454,7 +2426,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
             x[t] = w[t] > up;
           ACC (S_TIS_TRUNC, sred (mm, T, x, 0));
           for (size_t t = 0; t < T; t++)
-            w[t] = CLAMP (w[t], 0, up) * mm[t];
+            w[t] = dw_torch_clamp (w[t], 0, up) * mm[t];
         }
       else if (mode == 1)
         {
@@ -2465,7 +2437,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
             x[t] = w[t] > up;
           ACC (S_TIS_CLIP_HIGH, sred (mm, T, x, 0));
           for (size_t t = 0; t < T; t++)
-            w[t] = CLAMP (w[t], tlo, up) * mm[t];
+            w[t] = dw_torch_clamp (w[t], tlo, up) * mm[t];
         }
       else
         {
@@ -2487,7 +2459,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
           for (size_t t = 0; t < T; t++)
             {
               double l2 = rl == IS_TOKEN ? lr[t] : rl == IS_SEQUENCE ? sl : sl / nmax1;
-              rw[t] = exp (CLAMP (l2, -SAFETY, SAFETY));
+              rw[t] = exp (dw_torch_clamp (l2, -SAFETY, SAFETY));
             }
           for (size_t t = 0; t < T; t++)
             x[t] = rw[t] < rlo;
@@ -2550,8 +2522,8 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
             if (mm[t] != 0)
               {
                 any = true;
-                vmin = nmin (vmin, w[t]);
-                vmax = nmax (vmax, w[t]);
+                vmin = dw_torch_min (vmin, w[t]);
+                vmax = dw_torch_max (vmax, w[t]);
               }
           ACC (S_FINAL_MEAN, sred (mm, T, NULL, sred (mm, T, w, 0)));
           ACC (S_FINAL_MIN, sred (mm, T, NULL, any ? vmin : 0.0));
@@ -2675,7 +2647,7 @@ dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows)
             continue;
           double o = LP (batch->old_log_prob, f32, i), r = LP (batch->rollout_log_prob, f32, i);
           double l = f32 ? (double)(float)(o - r) : o - r;
-          double ls = CLAMP (l, -SAFETY, SAFETY);
+          double ls = dw_torch_clamp (l, -SAFETY, SAFETY);
           double k[3];
           k[0] = -ls;
           k[1] = f32 ? (double)(float)(0.5 * (float)(ls * ls)) : 0.5 * ls * ls;
@@ -2689,9 +2661,9 @@ dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows)
           for (int j = 0; j < 3; j++)
             {
               s->sum_k[j] += k[j] * mv;
-              mx[j] = nmax (mx[j], k[j]);
+              mx[j] = dw_torch_max (mx[j], k[j]);
             }
-          s->min_l = nmin (s->min_l, l);
+          s->min_l = dw_torch_min (s->min_l, l);
         }
       for (int j = 0; j < 3; j++)
         s->max_k[j] = s->n_valid ? mx[j] : 0.0;

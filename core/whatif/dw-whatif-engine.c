@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "dw-whatif-engine.h"
+#include "dw-torch-private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,38 +155,9 @@ struct _DwWhatifStep
   DwMetric *off;
 };
 
-static inline double
-R (const DwWhatifStep *s, double x)
-{
-  return s->f32 ? (double)(float)x : x;
-}
-
-static inline double
-EXP (const DwWhatifStep *s, double x)
-{
-  return s->f32 ? (double)expf ((float)x) : exp (x);
-}
-
-static inline double
-CLAMPD (double x, double lo, double hi)
-{
-  /* torch.clamp / np.clip: min(max(x, lo), hi), so hi for every value when lo > hi (as
-   * dw-correction.c CLAMP); NaN stays NaN */
-  const double y = x < lo ? lo : x;
-  return y > hi ? hi : y;
-}
-
-static inline double
-nmax (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
-}
-
-static inline double
-nmin (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
-}
+/* round to / exp in the step's dtype (dw-torch-private.h, as dw-correction.c) */
+#define R(s, x)   dw_torch_round ((s)->f32, (x))
+#define EXP(s, x) dw_torch_exp ((s)->f32, (x))
 
 static inline double
 mmean_b (const DwWhatifStep *s, double sum)
@@ -221,7 +193,7 @@ lval (const DwWhatifStep *s, gsize i)
 static inline double
 qeval (const DwWhatifStep *s, int q, double l)
 {
-  double ls = CLAMPD (l, -SAFETY, SAFETY), x;
+  double ls = dw_torch_clamp (l, -SAFETY, SAFETY), x;
   switch (q)
     {
     case Q_W:
@@ -644,25 +616,25 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
           nb += mv;
           r->nv += 1;
           r->sum_l += l * mv;
-          double ls = CLAMPD (l, -SAFETY, SAFETY);
+          double ls = dw_torch_clamp (l, -SAFETY, SAFETY);
           double w = R (s, EXP (s, ls));
           rw += w * mv;
           s->sw_tok += w * mv;
-          s->mx_w = nmax (s->mx_w, w);
-          s->mn_w = nmin (s->mn_w, w);
-          r->min_w = nmin (r->min_w, w);
-          r->max_w = nmax (r->max_w, w);
-          r->min_l = nmin (r->min_l, l);
-          r->max_l = nmax (r->max_l, l);
+          s->mx_w = dw_torch_max (s->mx_w, w);
+          s->mn_w = dw_torch_min (s->mn_w, w);
+          r->min_w = dw_torch_min (r->min_w, w);
+          r->max_w = dw_torch_max (r->max_w, w);
+          r->min_l = dw_torch_min (r->min_l, l);
+          r->max_l = dw_torch_max (r->max_l, l);
           double k[3] = { -ls, R (s, 0.5 * R (s, ls * ls)), R (s, R (s, w - 1.0) - ls) };
           for (int j = 0; j < 3; j++)
             {
               r->sum_k[j] += k[j] * mv;
               s->tok_sum_k[j] += k[j] * mv;
-              mxk[j] = nmax (mxk[j], k[j]);
-              mnk[j] = nmin (mnk[j], k[j]);
-              s->mx_k[j] = nmax (s->mx_k[j], k[j]);
-              s->mn_k[j] = nmin (s->mn_k[j], k[j]);
+              mxk[j] = dw_torch_max (mxk[j], k[j]);
+              mnk[j] = dw_torch_min (mnk[j], k[j]);
+              s->mx_k[j] = dw_torch_max (s->mx_k[j], k[j]);
+              s->mn_k[j] = dw_torch_min (s->mn_k[j], k[j]);
             }
           if (f32)
             s->lf[n_tok++] = (float)l;
@@ -678,9 +650,9 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
         }
       r->sm_tok = mmean_r (s, rw, r->n);
       r->lrm_seq = R (s, r->sum_l);
-      r->w_seq = R (s, EXP (s, CLAMPD (r->lrm_seq, -SAFETY, SAFETY)));
+      r->w_seq = R (s, EXP (s, dw_torch_clamp (r->lrm_seq, -SAFETY, SAFETY)));
       r->lrm_geo = mmean_r (s, r->sum_l, r->n);
-      r->w_geo = R (s, EXP (s, CLAMPD (r->lrm_geo, -SAFETY, SAFETY)));
+      r->w_geo = R (s, EXP (s, dw_torch_clamp (r->lrm_geo, -SAFETY, SAFETY)));
     }
   s->row_off[B] = n_tok;
   s->n_tok = n_tok;
@@ -741,7 +713,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
       if (i % BLOCK == 0)
         for (int q = 0; q < N_Q; q++)
           s->prefix[q][i / BLOCK] = acc[q];
-      double l = lval (s, i), ls = CLAMPD (l, -SAFETY, SAFETY);
+      double l = lval (s, i), ls = dw_torch_clamp (l, -SAFETY, SAFETY);
       double w = R (s, EXP (s, ls));
       double v[N_Q];
       v[Q_W] = w;
@@ -1282,7 +1254,7 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
       sw = level == L_SEQ ? s->sw_seq : s->sw_geo;
       for (gsize b = 0; b < B; b++)
         {
-          double u = CLAMPD (row_w (&s->rows[b], level), lor, upr);
+          double u = dw_torch_clamp (row_w (&s->rows[b], level), lor, upr);
           add_rep (s, &su, u, s->rows[b].nv);
           add_rep (s, &su2, R (s, u * u), s->rows[b].nv);
         }
@@ -1379,8 +1351,8 @@ head_row_keeps (const DwWhatifStep *s, const Row *r, const DwRsBound *bd, double
     {
       if (k == 1)
         {
-          double xmin = -CLAMPD (r->max_l, -SAFETY, SAFETY),
-                 xmax = -CLAMPD (r->min_l, -SAFETY, SAFETY);
+          double xmin = -dw_torch_clamp (r->max_l, -SAFETY, SAFETY),
+                 xmax = -dw_torch_clamp (r->min_l, -SAFETY, SAFETY);
           return xmin >= lo_c && xmax <= up_c;
         }
       return r->max_k[k - 1] <= up_c;
@@ -1512,7 +1484,7 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                           : agg == DW_RS_AGG_MEAN ? mmean_r (s, r->sum_k[k - 1], r->n)
                                                   : r->max_k[k - 1];
               gboolean ks = k1 ? (sv <= up_c && sv >= lo_c) : (sv <= up_c);
-              double u = CLAMPD (sv, lo_metric, up_c);
+              double u = dw_torch_clamp (sv, lo_metric, up_c);
               add_rep (s, &su, u, r->nv);
               add_rep (s, &su2, R (s, u * u), r->nv);
               if (!ks)
@@ -1538,9 +1510,9 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                                              : mmean_r (s, r->sum_k[k - 1], r->n);
           sm += sv;
           cnt += 1;
-          smax = nmax (smax, sv);
-          smin = nmin (smin, sv);
-          dev = nmax (dev, fabs (sv));
+          smax = dw_torch_max (smax, sv);
+          smin = dw_torch_min (smin, sv);
+          dev = dw_torch_max (dev, fabs (sv));
           hh += sv > up_c;
           ll += sv < lo_metric;
         }
@@ -1856,7 +1828,7 @@ dw_whatif_step_quantile (const DwWhatifStep *self, double q)
 {
   if (self->n_tok == 0 || (!self->lf && !self->ld))
     return NAN;
-  double pos = CLAMPD (q, 0, 1) * (double)(self->n_tok - 1);
+  double pos = dw_torch_clamp (q, 0, 1) * (double)(self->n_tok - 1);
   return lval (self, (gsize)llround (pos));
 }
 
