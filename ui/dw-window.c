@@ -64,6 +64,7 @@ struct _DwWindow
   guint n_refreshes;
   gboolean updating_list;
   char *live_text;
+  GPtrArray *toasts; /* texts of the toasts shown, newest last (at most MAX_TOAST_LOG) */
 };
 
 G_DEFINE_FINAL_TYPE (DwWindow, dw_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -86,12 +87,17 @@ run_state_free (gpointer data)
   g_free (st);
 }
 
+#define MAX_TOAST_LOG 64
+
 static void
 toast (DwWindow *self, const char *text)
 {
   AdwToast *t = adw_toast_new (text);
 
   g_debug ("toast: %s", text);
+  if (self->toasts->len == MAX_TOAST_LOG)
+    g_ptr_array_remove_index (self->toasts, 0);
+  g_ptr_array_add (self->toasts, g_strdup (text));
   adw_toast_set_timeout (t, 8);
   adw_toast_overlay_add_toast (self->toast_overlay, t);
 }
@@ -967,6 +973,7 @@ dw_window_finalize (GObject *object)
   g_hash_table_unref (self->run_states);
   g_array_unref (self->shown);
   g_free (self->live_text);
+  g_ptr_array_unref (self->toasts);
   G_OBJECT_CLASS (dw_window_parent_class)->finalize (object);
 }
 
@@ -1078,6 +1085,7 @@ dw_window_init (DwWindow *self)
   self->run_states = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, run_state_free);
   self->shown = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->live_text = g_strdup ("");
+  self->toasts = g_ptr_array_new_with_free_func (g_free);
   bind_window_state (self);
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
@@ -1177,4 +1185,11 @@ dw_window_get_live_text (DwWindow *self)
 {
   g_return_val_if_fail (DW_IS_WINDOW (self), NULL);
   return self->live_text;
+}
+
+GPtrArray *
+dw_window_get_toasts (DwWindow *self)
+{
+  g_return_val_if_fail (DW_IS_WINDOW (self), NULL);
+  return self->toasts;
 }

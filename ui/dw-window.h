@@ -42,5 +42,7 @@ GtkWidget *dw_window_get_health_panel (DwWindow *self);
 GtkListBox *dw_window_get_run_list (DwWindow *self);
 /* The "live · last point N s ago" text ("" when no shown run is live). */
 const char *dw_window_get_live_text (DwWindow *self);
+/* The texts of the toasts shown so far (the last 64), oldest first; transfer none. */
+GPtrArray *dw_window_get_toasts (DwWindow *self);
 
 G_END_DECLS

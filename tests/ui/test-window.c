@@ -593,6 +593,85 @@ test_open_folder_live (Fixture *fx, gconstpointer user_data)
   g_assert_true (dw_window_is_ready (fx->window));
 }
 
+/* Bad input opened in the window: every bad record is reported in a toast that names the file and
+ * the place, what is good is stored and shown, and opening the folder again stores nothing twice.
+ */
+static void
+test_bad_input_toasts (Fixture *fx, gconstpointer user_data)
+{
+  static const char good1[] = "{\"step\":1,\"data\":{\"rollout_corr/rollout_is_mean\":1.0}}\n";
+  static const char good2[] = "{\"step\":2,\"data\":{\"rollout_corr/rollout_is_mean\":1.1}}\n";
+  static const char bad[] = "this is not json\n";
+  static const char good3[] = "{\"step\":3,\"data\":{\"rollout_corr/rollout_is_mean\":1.2}}\n";
+  /* a safetensors-sized prefix whose header is not JSON */
+  static const char batch[] = "\x0a\0\0\0\0\0\0\0not json!!";
+  g_autofree char *run = g_build_filename (fx->dir, "bad-run", NULL);
+  g_autofree char *batches = g_build_filename (run, "batches", NULL);
+  g_autofree char *jsonl = g_build_filename (run, "metrics.jsonl", NULL);
+  g_autofree char *st = g_build_filename (batches, "step_000004.safetensors", NULL);
+  g_autofree char *text = g_strconcat (good1, good2, bad, good3, NULL);
+  g_autofree char *want_jsonl
+    = g_strdup_printf ("%s: byte offset %zu: verl JSONL: line is not a JSON object", jsonl,
+                       strlen (good1) + strlen (good2));
+  g_autofree char *want_batch
+    = g_strdup_printf ("%s: offset 0: not a rollout batch (npz, npy, safetensors or JSONL); starts "
+                       "with 0a 00 00 00 00 "
+                       "00 00 00",
+                       st);
+  const char *paths[] = { run, NULL };
+  GPtrArray *toasts = dw_window_get_toasts (fx->window);
+  g_autoptr (GError) error = NULL;
+  DwPlotSeries *ps;
+  gint64 run_id;
+  gboolean found = FALSE;
+
+  g_assert_cmpint (g_mkdir_with_parents (batches, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (jsonl, text, -1, &error));
+  g_assert_true (g_file_set_contents (st, batch, sizeof batch - 1, &error));
+  g_assert_no_error (error);
+
+  for (guint round = 0; round < 2; round++)
+    {
+      guint before = toasts->len;
+
+      dw_window_ingest_paths (fx->window, paths);
+      g_assert_true (wait_ready (fx->window, 60000));
+      iterate_ms (200);
+      if (round == 0)
+        {
+          /* one toast for the skipped records, naming the first with its file and place */
+          g_assert_cmpuint (toasts->len, >, before);
+          for (guint i = before; i < toasts->len; i++)
+            {
+              const char *t = g_ptr_array_index (toasts, i);
+              g_autofree char *a = g_strdup_printf ("2 bad records skipped, first: %s", want_jsonl);
+              g_autofree char *b = g_strdup_printf ("2 bad records skipped, first: %s", want_batch);
+
+              if (g_strcmp0 (t, a) == 0 || g_strcmp0 (t, b) == 0)
+                found = TRUE;
+            }
+          g_assert_true (found);
+        }
+
+      /* the good points are there, once, whatever was bad around them */
+      run_id = dw_run_row_get_run_id (
+        DW_RUN_ROW (gtk_list_box_get_row_at_index (dw_window_get_run_list (fx->window), 0)));
+      {
+        g_autofree char *key = g_strdup_printf ("%" G_GINT64_FORMAT "\tis_mean", run_id);
+        ps = dw_chart_get_series (chart_of (fx, "is_mean"), key);
+      }
+      g_assert_nonnull (ps);
+      g_assert_cmpuint (dw_plot_series_get_length (ps), ==, 3);
+      for (guint i = 0; i < 3; i++)
+        {
+          static const double want[] = { 1.0, 1.1, 1.2 };
+
+          g_assert_cmpint (dw_plot_series_get_steps (ps)[i], ==, i + 1);
+          g_assert_cmpfloat (dw_pyramid_get_values (dw_plot_series_get_raw (ps))[i], ==, want[i]);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -612,6 +691,8 @@ main (int argc, char **argv)
   g_test_add ("/Dw/Window/empty-store-demo", Fixture, "empty", fixture_setup,
               test_empty_store_and_demo, fixture_teardown);
   g_test_add ("/Dw/Window/open-folder-live", Fixture, "empty", fixture_setup, test_open_folder_live,
+              fixture_teardown);
+  g_test_add ("/Dw/Window/bad-input-toasts", Fixture, "empty", fixture_setup, test_bad_input_toasts,
               fixture_teardown);
   return g_test_run ();
 }
