@@ -16,6 +16,7 @@
 #include <inttypes.h>
 
 #include "dw-chart-private.h"
+#include "dw-csv.h"
 #include "dw-smooth.h"
 
 #define MARGIN_LEFT   56
@@ -1799,37 +1800,6 @@ dw_chart_export (DwChart *self, const char *path, DwExportFormat format, int wid
   return TRUE;
 }
 
-static void
-csv_field (GString *out, const char *text)
-{
-  if (strpbrk (text, ",\"\n\r") == NULL)
-    {
-      g_string_append (out, text);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (const char *p = text; *p; p++)
-    {
-      if (*p == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *p);
-    }
-  g_string_append_c (out, '"');
-}
-
-static void
-csv_double (GString *out, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (isnan (v))
-    g_string_append (out, "nan");
-  else if (isinf (v))
-    g_string_append (out, v > 0 ? "inf" : "-inf");
-  else
-    g_string_append (out, g_ascii_dtostr (buf, sizeof buf, v));
-}
-
 gboolean
 dw_chart_export_csv (DwChart *self, const char *path, GError **error)
 {
@@ -1849,14 +1819,14 @@ dw_chart_export_csv (DwChart *self, const char *path, GError **error)
 
       for (gsize j = 0; j < n; j++)
         {
-          csv_field (out, s->label);
+          dw_csv_field (out, s->label);
           g_string_append_printf (out, ",%" G_GINT64_FORMAT ",", steps[j]);
           if (has_wall)
-            csv_double (out, wall[j]);
+            dw_csv_number (out, wall[j]);
           g_string_append_c (out, ',');
-          csv_double (out, raw[j]);
+          dw_csv_number (out, raw[j]);
           g_string_append_c (out, ',');
-          csv_double (out, sm[j]);
+          dw_csv_number (out, sm[j]);
           g_string_append_c (out, '\n');
         }
     }

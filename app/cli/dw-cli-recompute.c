@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dw-cli.h"
+#include "dw-csv.h"
 #include "dw-config-json.h"
 #include "dw-recompute.h"
 #include "dw-store.h"
@@ -44,7 +45,7 @@ render_csv (const DwRecomputeResult *res)
   for (guint k = 0; k < keys->len; k++)
     {
       g_string_append_c (out, ',');
-      dw_cli_csv_field (out, g_ptr_array_index (keys, k));
+      dw_csv_field (out, g_ptr_array_index (keys, k));
     }
   g_string_append (out, ",error,logged_compared,logged_disagree,disagreeing_keys\n");
   for (guint i = 0; i < res->n_steps; i++)
@@ -56,14 +57,14 @@ render_csv (const DwRecomputeResult *res)
           g_string_append_c (out, ',');
           const double *v = dw_correction_result_get (&st->result, g_ptr_array_index (keys, k));
           if (v)
-            dw_cli_csv_number (out, *v);
+            dw_csv_number (out, *v);
         }
       g_string_append_c (out, ',');
       if (st->failed)
         {
           g_autofree char *e
             = g_strdup_printf ("%s: %s", dw_error_kind_name (st->error.kind), st->error.message);
-          dw_cli_csv_field (out, e);
+          dw_csv_field (out, e);
         }
       g_string_append_printf (out, ",%u,%u,", st->n_compared, st->diffs ? st->diffs->len : 0);
       g_autoptr (GString) dk = g_string_new (NULL);
@@ -72,7 +73,7 @@ render_csv (const DwRecomputeResult *res)
           DwRecomputeDiff *df = g_ptr_array_index (st->diffs, d);
           g_string_append_printf (dk, "%s%s", d ? ";" : "", df->key);
         }
-      dw_cli_csv_field (out, dk->str);
+      dw_csv_field (out, dk->str);
       g_string_append_c (out, '\n');
     }
   return out;

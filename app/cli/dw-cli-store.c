@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "dw-cli.h"
+#include "dw-csv.h"
 #include "dw-config-json.h"
 #include "dw-store-private.h"
 
@@ -274,17 +275,17 @@ append_series_csv (GString *out, const char *tag, const DwSeries *s)
     {
       if (tag != NULL)
         {
-          dw_cli_csv_field (out, tag);
+          dw_csv_field (out, tag);
           g_string_append_c (out, ',');
         }
       g_string_append_printf (out, "%" G_GINT64_FORMAT ",", s->steps[i]);
       if (tag != NULL)
         {
           if (!isnan (s->wall_times[i]))
-            dw_cli_csv_number (out, s->wall_times[i]);
+            dw_csv_number (out, s->wall_times[i]);
           g_string_append_c (out, ',');
         }
-      dw_cli_csv_number (out, s->values[i]);
+      dw_csv_number (out, s->values[i]);
       g_string_append_c (out, '\n');
     }
 }

@@ -31,49 +31,6 @@ dw_cli_error (const char *command, const char *format, ...)
   fprintf (stderr, "driftwatch-cli %s: %s\n", command, message);
 }
 
-void
-dw_cli_csv_number (GString *out, double v)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-
-  if (isnan (v))
-    g_string_append (out, "nan");
-  else if (isinf (v))
-    g_string_append (out, v > 0 ? "inf" : "-inf");
-  else
-    {
-      /* the shortest of %.15g…%.17g that reads back as the same double (0.355, not
-       * 0.35499999999999998) */
-      for (int digits = 15; digits <= 17; digits++)
-        {
-          char fmt[8];
-          g_snprintf (fmt, sizeof fmt, "%%.%dg", digits);
-          g_ascii_formatd (buf, sizeof buf, fmt, v);
-          if (digits == 17 || g_ascii_strtod (buf, NULL) == v)
-            break;
-        }
-      g_string_append (out, buf);
-    }
-}
-
-void
-dw_cli_csv_field (GString *out, const char *s)
-{
-  if (strpbrk (s, ",\"\n\r") == NULL)
-    {
-      g_string_append (out, s);
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (const char *p = s; *p; p++)
-    {
-      if (*p == '"')
-        g_string_append_c (out, '"');
-      g_string_append_c (out, *p);
-    }
-  g_string_append_c (out, '"');
-}
-
 int dw_cli_version (int argc, char **argv);
 
 int

@@ -28,9 +28,5 @@ extern const DwCliCommand dw_cli_commands[];
 char *dw_cli_default_db_path (void);
 /* Print "driftwatch-cli NAME: MESSAGE" to stderr. */
 void dw_cli_error (const char *command, const char *format, ...) G_GNUC_PRINTF (2, 3);
-/* CSV output: a number at full resolution (shortest round-trip; nan, inf, -inf), a field quoted
- * when needed. */
-void dw_cli_csv_number (GString *out, double v);
-void dw_cli_csv_field (GString *out, const char *s);
 
 G_END_DECLS

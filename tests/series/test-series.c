@@ -12,6 +12,7 @@
 
 #include <glib.h>
 
+#include "dw-csv.h"
 #include "dw-plot-series.h"
 #include "dw-pyramid.h"
 #include "dw-smooth.h"
@@ -336,6 +337,84 @@ test_plot_series_smoothing (void)
   g_assert_true (dw_plot_series_get_smoothed (once) == dw_plot_series_get_raw (once));
 }
 
+/* CSV fields: RFC 4180 quoting only where needed; numbers: shortest round-trip, C locale. */
+static void
+test_csv (void)
+{
+  static const struct
+  {
+    const char *in, *want;
+  } fields[] = {
+    { "", "" },
+    { "run a", "run a" },
+    { "a,b", "\"a,b\"" },
+    { "say \"hi\"", "\"say \"\"hi\"\"\"" },
+    { "\"", "\"\"\"\"" },
+    { "two\nlines", "\"two\nlines\"" },
+    { "cr\rhere", "\"cr\rhere\"" },
+    { "ünïcode;tab\t", "ünïcode;tab\t" },
+  };
+  static const struct
+  {
+    double in;
+    const char *want;
+  } numbers[] = {
+    { 0.0, "0" },
+    { 1.0, "1" },
+    { -1.5, "-1.5" },
+    { 0.355, "0.355" },
+    { 0.1 + 0.2, "0.30000000000000004" },
+    { 1e-300, "1e-300" },
+    { 1700000000.0, "1700000000" },
+    { INFINITY, "inf" },
+    { -INFINITY, "-inf" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+    {
+      g_autoptr (GString) out = g_string_new ("x,");
+
+      dw_csv_field (out, fields[i].in);
+      g_assert_cmpstr (out->str + 2, ==, fields[i].want);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (numbers); i++)
+    {
+      g_autoptr (GString) out = g_string_new (NULL);
+
+      dw_csv_number (out, numbers[i].in);
+      g_assert_cmpstr (out->str, ==, numbers[i].want);
+      g_assert_true (g_ascii_strtod (out->str, NULL) == numbers[i].in);
+    }
+  {
+    g_autoptr (GString) out = g_string_new (NULL);
+
+    dw_csv_number (out, NAN);
+    dw_csv_number (out, -NAN);
+    g_assert_cmpstr (out->str, ==, "nannan");
+  }
+  /* every double reads back exactly */
+  {
+    g_autoptr (GRand) rand = g_rand_new_with_seed (7);
+
+    for (guint i = 0; i < 10000; i++)
+      {
+        union
+        {
+          guint64 u;
+          double d;
+        } x;
+        g_autoptr (GString) out = g_string_new (NULL);
+
+        x.u = ((guint64)g_rand_int (rand) << 32) | g_rand_int (rand);
+        if (!isfinite (x.d))
+          continue;
+        dw_csv_number (out, x.d);
+        g_assert_true (g_ascii_strtod (out->str, NULL) == x.d);
+        g_assert_null (strchr (out->str, ','));
+      }
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -348,5 +427,6 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Series/quantile-bounds", test_quantile_bounds);
   g_test_add_func ("/Dw/Series/plot-series-restart", test_plot_series_restart);
   g_test_add_func ("/Dw/Series/plot-series-smoothing", test_plot_series_smoothing);
+  g_test_add_func ("/Dw/Series/csv", test_csv);
   return g_test_run ();
 }
