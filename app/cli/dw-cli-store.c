@@ -42,6 +42,7 @@ args_clear (Args *a)
   g_free (a->tag);
   g_free (a->format);
 }
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Args, args_clear)
 
 /* Parses the common options; @want_run / @want_tag make them required. Returns 0 or the exit
  * code. */
@@ -136,7 +137,7 @@ status_name (DwRunStatus s)
 int
 dw_cli_runs (int argc, char **argv)
 {
-  Args a = { "runs" };
+  g_auto (Args) a = { "runs" };
   g_autoptr (DwStore) store = NULL;
   g_autoptr (GPtrArray) runs = NULL;
   g_autoptr (GError) error = NULL;
@@ -154,10 +155,7 @@ dw_cli_runs (int argc, char **argv)
         }
     }
   if (rc != 0)
-    {
-      args_clear (&a);
-      return rc;
-    }
+    return rc;
   g_ptr_array_set_free_func (runs, (GDestroyNotify)dw_run_info_free);
   if (a.json)
     g_string_append (out, "[");
@@ -206,23 +204,28 @@ dw_cli_runs (int argc, char **argv)
   if (a.json)
     g_string_append (out, runs->len ? "\n]\n" : "]\n");
   write_out (out);
-  args_clear (&a);
   return 0;
 }
 
-/* ---- tags ------------------------------------------------------------------------------- */
+/* ---- tags / export: commands on the tags of one run -------------------------------------- */
 
-int
-dw_cli_tags (int argc, char **argv)
+/* Writes the output of a command on the tags of @run into @out; returns the exit code. */
+typedef int (*TagsFunc) (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags,
+                         GString *out);
+
+/* Parses the options (--run required), opens the store, finds the run and lists its tags, then
+ * lets @func write the output. */
+static int
+run_tags_command (int argc, char **argv, const char *command, const char *text, const char *usage,
+                  gboolean text_format, TagsFunc func)
 {
-  Args a = { "tags" };
+  g_auto (Args) a = { command };
   g_autoptr (DwStore) store = NULL;
   g_autoptr (DwRunInfo) run = NULL;
   g_autoptr (GPtrArray) tags = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) out = g_string_new (NULL);
-  int rc = parse (&a, argc, argv, TRUE, FALSE, _ ("— list the tags of a stored run"),
-                  _ ("usage: tags --run R [--db FILE] [--format text|json]"), TRUE);
+  int rc = parse (&a, argc, argv, TRUE, FALSE, text, usage, text_format);
 
   if (rc == 0 && (store = open_store (&a, &rc)) != NULL && (run = find_run (&a, store, &rc)))
     {
@@ -234,17 +237,23 @@ dw_cli_tags (int argc, char **argv)
         }
     }
   if (rc != 0)
-    {
-      args_clear (&a);
-      return rc;
-    }
+    return rc;
   g_ptr_array_set_free_func (tags, (GDestroyNotify)dw_tag_info_free);
-  if (a.json)
+  rc = func (&a, store, run, tags, out);
+  if (rc == 0)
+    write_out (out);
+  return rc;
+}
+
+static int
+write_tags (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GString *out)
+{
+  if (a->json)
     g_string_append (out, "[");
   for (guint i = 0; i < tags->len; i++)
     {
       DwTagInfo *t = tags->pdata[i];
-      if (a.json)
+      if (a->json)
         {
           g_string_append_printf (out, "%s\n  {\"name\": ", i ? "," : "");
           dw_json_append_string (out, t->name);
@@ -259,11 +268,17 @@ dw_cli_tags (int argc, char **argv)
         g_string_append_printf (out, "%s\t%s\t%" G_GINT64_FORMAT "\n", t->name,
                                 t->canonical ? t->canonical : "-", t->n_points);
     }
-  if (a.json)
+  if (a->json)
     g_string_append (out, tags->len ? "\n]\n" : "]\n");
-  write_out (out);
-  args_clear (&a);
   return 0;
+}
+
+int
+dw_cli_tags (int argc, char **argv)
+{
+  return run_tags_command (argc, argv, "tags", _ ("— list the tags of a stored run"),
+                           _ ("usage: tags --run R [--db FILE] [--format text|json]"), TRUE,
+                           write_tags);
 }
 
 /* ---- series / export -------------------------------------------------------------------- */
@@ -324,7 +339,7 @@ append_series_json (GString *out, const char *tag, const DwSeries *s)
 int
 dw_cli_series (int argc, char **argv)
 {
-  Args a = { "series" };
+  g_auto (Args) a = { "series" };
   g_autoptr (DwStore) store = NULL;
   g_autoptr (DwRunInfo) run = NULL;
   g_autoptr (DwSeries) s = NULL;
@@ -343,10 +358,7 @@ dw_cli_series (int argc, char **argv)
         }
     }
   if (rc != 0)
-    {
-      args_clear (&a);
-      return rc;
-    }
+    return rc;
   if (a.json)
     {
       append_series_json (out, a.tag, s);
@@ -358,38 +370,13 @@ dw_cli_series (int argc, char **argv)
       append_series_csv (out, NULL, s);
     }
   write_out (out);
-  args_clear (&a);
   return 0;
 }
 
-int
-dw_cli_export (int argc, char **argv)
+static int
+write_export (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GString *out)
 {
-  Args a = { "export" };
-  g_autoptr (DwStore) store = NULL;
-  g_autoptr (DwRunInfo) run = NULL;
-  g_autoptr (GPtrArray) tags = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GString) out = g_string_new (NULL);
-  int rc = parse (&a, argc, argv, TRUE, FALSE, _ ("— every series of a stored run"),
-                  _ ("usage: export --run R [--db FILE] [--format csv|json]"), FALSE);
-
-  if (rc == 0 && (store = open_store (&a, &rc)) != NULL && (run = find_run (&a, store, &rc)))
-    {
-      tags = dw_store_list_tags (store, run->id, &error);
-      if (tags == NULL)
-        {
-          dw_cli_error (a.command, "%s", error->message);
-          rc = 1;
-        }
-    }
-  if (rc != 0)
-    {
-      args_clear (&a);
-      return rc;
-    }
-  g_ptr_array_set_free_func (tags, (GDestroyNotify)dw_tag_info_free);
-  if (a.json)
+  if (a->json)
     {
       g_string_append_printf (out, "{\"run\": ");
       dw_json_append_string (out, run->name);
@@ -402,14 +389,14 @@ dw_cli_export (int argc, char **argv)
   for (guint i = 0; i < tags->len; i++)
     {
       DwTagInfo *t = tags->pdata[i];
+      g_autoptr (GError) error = NULL;
       g_autoptr (DwSeries) s = dw_store_get_series (store, run->id, t->name, G_MININT64, &error);
       if (s == NULL)
         {
-          dw_cli_error (a.command, "%s", error->message);
-          args_clear (&a);
+          dw_cli_error (a->command, "%s", error->message);
           return 1;
         }
-      if (a.json)
+      if (a->json)
         {
           g_string_append (out, i ? ",\n  " : "\n  ");
           append_series_json (out, t->name, s);
@@ -422,9 +409,15 @@ dw_cli_export (int argc, char **argv)
           g_string_truncate (out, 0);
         }
     }
-  if (a.json)
+  if (a->json)
     g_string_append (out, tags->len ? "\n]}\n" : "]}\n");
-  write_out (out);
-  args_clear (&a);
   return 0;
+}
+
+int
+dw_cli_export (int argc, char **argv)
+{
+  return run_tags_command (argc, argv, "export", _ ("— every series of a stored run"),
+                           _ ("usage: export --run R [--db FILE] [--format csv|json]"), FALSE,
+                           write_export);
 }
