@@ -46,7 +46,8 @@ typedef struct
 {
   gint64 step;
   DwMarkerSeverity severity;
-  char *label;
+  char *title;         /* full text, in the hover read-out */
+  gboolean show_label; /* also written in the band above the plot, when it fits */
 } Marker;
 
 /* Colours of one drawing: the widget's (theme-dependent) or an export's (always light). */
@@ -108,6 +109,7 @@ struct _DwChart
   DwColumn *columns;
 
   guint n_nonfinite, n_clipped, n_restarts;
+  GString *band_labels; /* the marker labels of the last drawing, one a line */
 };
 
 G_DEFINE_FINAL_TYPE (DwChart, dw_chart, GTK_TYPE_WIDGET)
@@ -151,7 +153,7 @@ marker_free (gpointer data)
 {
   Marker *m = data;
 
-  g_free (m->label);
+  g_free (m->title);
   g_free (m);
 }
 
@@ -362,13 +364,10 @@ make_frame (DwChart *self, Frame *f, int width, int height)
     }
   f->px = MARGIN_LEFT;
   f->py = MARGIN_TOP;
-  /* Marker labels get a band of their own above the plot, so they never hide data. */
-  for (guint i = 0; i < self->markers->len; i++)
-    if (((Marker *)g_ptr_array_index (self->markers, i))->label != NULL)
-      {
-        f->py += MARKER_BAND;
-        break;
-      }
+  /* Markers get a band of their own above the plot for their flags and labels, so they never
+   * hide data; every chart with markers has it, so plots of a row of cards stay aligned. */
+  if (self->markers->len > 0)
+    f->py += MARKER_BAND;
   f->pw = MAX (width - MARGIN_LEFT - MARGIN_RIGHT, 10);
   f->ph = MAX (height - f->py - MARGIN_BOTTOM, 10);
 }
@@ -913,38 +912,60 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
     }
   cairo_restore (cr);
 
-  /* Labels in the band above the plot, from the flag rightwards when they fit, else leftwards,
-   * ellipsized to the room there is. */
-  for (guint i = 0; i < self->markers->len; i++)
-    {
-      Marker *m = g_ptr_array_index (self->markers, i);
-      const GdkRGBA *c = m->severity == DW_MARKER_CRITICAL  ? &st->error
-                         : m->severity == DW_MARKER_WARNING ? &st->warning
-                                                            : &st->fg;
-      double x = round (fx (f, x_of_step (self, m->step))) + 0.5;
-      g_autoptr (PangoLayout) layout = NULL;
-      double room_right, room_left;
-      gboolean left;
-      int w, h;
+  /* Labels in the band above the plot: never clipped or ellipsized. The full title when the
+   * band has room for it (from the flag rightwards, shifted left where the band ends; bold, else
+   * regular weight), else the short "step N"; a label that would overlap an earlier one is left
+   * out. The hover read-out always has the full text. */
+  g_string_truncate (self->band_labels, 0);
+  {
+    double taken_l[8], taken_r[8];
+    guint n_taken = 0;
 
-      if (m->label == NULL || !isfinite (x) || x < f->px || x > f->px + f->pw)
-        continue;
-      layout = make_layout (cr, st, m->label, 0.75, TRUE);
-      room_right = f->px + f->pw - x;
-      room_left = x - 4;
-      pango_layout_get_pixel_size (layout, &w, &h);
-      left = w > room_right && room_left > room_right;
-      if (w > (left ? room_left : room_right))
-        {
-          pango_layout_set_width (layout,
-                                  (int)MAX (left ? room_left : room_right, 0) * PANGO_SCALE);
-          pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
-          pango_layout_get_pixel_size (layout, &w, &h);
-        }
-      set_color (cr, c, 1);
-      cairo_move_to (cr, round (left ? x - w : x - 0.5), round (f->py - MARKER_BAND + 1));
-      pango_cairo_show_layout (cr, layout);
-    }
+    for (guint i = 0; i < self->markers->len; i++)
+      {
+        Marker *m = g_ptr_array_index (self->markers, i);
+        const GdkRGBA *c = m->severity == DW_MARKER_CRITICAL  ? &st->error
+                           : m->severity == DW_MARKER_WARNING ? &st->warning
+                                                              : &st->fg;
+        double x = round (fx (f, x_of_step (self, m->step))) + 0.5;
+        g_autofree char *short_text = NULL;
+        const char *texts[3];
+
+        if (!m->show_label || m->title == NULL || !isfinite (x) || x < f->px || x > f->px + f->pw
+            || n_taken == G_N_ELEMENTS (taken_l))
+          continue;
+        /* TRANSLATORS: short label of a health marker on a chart when its title does not fit */
+        short_text = g_strdup_printf (_ ("step %" PRId64), m->step);
+        /* The title in bold, in regular weight (narrower), then the short text in bold. */
+        texts[0] = texts[1] = m->title;
+        texts[2] = short_text;
+        for (guint k = 0; k < G_N_ELEMENTS (texts); k++)
+          {
+            g_autoptr (PangoLayout) layout = make_layout (cr, st, texts[k], 0.75, k != 1);
+            double right = f->px + f->pw, lx;
+            gboolean free_room = TRUE;
+            int w, h;
+
+            pango_layout_get_pixel_size (layout, &w, &h);
+            if (w > right - 2)
+              continue;
+            lx = MAX (2, MIN (round (x - 0.5), right - w));
+            for (guint t = 0; t < n_taken; t++)
+              if (lx < taken_r[t] + 6 && lx + w + 6 > taken_l[t])
+                free_room = FALSE;
+            if (!free_room)
+              continue;
+            taken_l[n_taken] = lx;
+            taken_r[n_taken++] = lx + w;
+            set_color (cr, c, 1);
+            cairo_move_to (cr, lx, round (f->py - MARKER_BAND + 1));
+            pango_cairo_show_layout (cr, layout);
+            g_string_append_printf (self->band_labels, "%s%s", self->band_labels->len ? "\n" : "",
+                                    texts[k]);
+            break;
+          }
+      }
+  }
 }
 
 static void
@@ -987,6 +1008,39 @@ dw_chart_draw_frame (DwChart *self, cairo_t *cr, int width, int height)
 
 /* ---------------------------------------------------------------- hover overlay */
 
+/* The health markers within a few pixels of the cursor, with their full titles. */
+static void
+hover_marker_rows (DwChart *self, double x, GPtrArray *rows)
+{
+  int width = gtk_widget_get_width (self->data_layer);
+  int height = gtk_widget_get_height (self->data_layer);
+  Frame f;
+
+  if (self->markers->len == 0 || width <= 0 || height <= 0)
+    return;
+  make_frame (self, &f, width, height);
+  for (guint i = 0; i < self->markers->len; i++)
+    {
+      Marker *m = g_ptr_array_index (self->markers, i);
+      double mx = fx (&f, x_of_step (self, m->step));
+
+      if (m->title == NULL || !isfinite (mx) || fabs (mx - fx (&f, x)) > 6)
+        continue;
+      if (m->severity == DW_MARKER_CRITICAL)
+        /* TRANSLATORS: hover read-out of a health marker: training step, rule title */
+        g_ptr_array_add (
+          rows, g_strdup_printf (_ ("Critical from step %" PRId64 ": %s"), m->step, m->title));
+      else if (m->severity == DW_MARKER_WARNING)
+        /* TRANSLATORS: hover read-out of a health marker: training step, rule title */
+        g_ptr_array_add (
+          rows, g_strdup_printf (_ ("Warning from step %" PRId64 ": %s"), m->step, m->title));
+      else
+        /* TRANSLATORS: hover read-out of a health marker: training step, rule title */
+        g_ptr_array_add (rows,
+                         g_strdup_printf (_ ("From step %" PRId64 ": %s"), m->step, m->title));
+    }
+}
+
 static GPtrArray *
 hover_rows (DwChart *self, double x)
 {
@@ -1014,6 +1068,7 @@ hover_rows (DwChart *self, double x)
         g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s at step %" PRId64), s->label, rv,
                                                 dw_plot_series_get_steps (s->data)[j]));
     }
+  hover_marker_rows (self, x, rows);
   return rows;
 }
 
@@ -1268,6 +1323,7 @@ dw_chart_finalize (GObject *object)
   g_ptr_array_unref (self->series);
   g_ptr_array_unref (self->thresholds);
   g_ptr_array_unref (self->markers);
+  g_string_free (self->band_labels, TRUE);
   g_free (self->columns);
   G_OBJECT_CLASS (dw_chart_parent_class)->finalize (object);
 }
@@ -1378,6 +1434,7 @@ dw_chart_init (DwChart *self)
   self->series = g_ptr_array_new_with_free_func (chart_series_free);
   self->thresholds = g_ptr_array_new_with_free_func (threshold_free);
   self->markers = g_ptr_array_new_with_free_func (marker_free);
+  self->band_labels = g_string_new (NULL);
   self->ignore_outliers = TRUE;
   self->cursor_x = NAN;
   self->band_lo = self->band_hi = NAN;
@@ -1651,7 +1708,8 @@ dw_chart_set_band (DwChart *self, double lo, double hi)
 }
 
 void
-dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, const char *label)
+dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, const char *title,
+                     gboolean show_label)
 {
   Marker *m;
 
@@ -1659,7 +1717,8 @@ dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, cons
   m = g_new0 (Marker, 1);
   m->step = step;
   m->severity = severity;
-  m->label = g_strdup (label);
+  m->title = g_strdup (title);
+  m->show_label = show_label;
   g_ptr_array_add (self->markers, m);
   queue_all (self);
 }
@@ -1724,6 +1783,13 @@ dw_chart_get_marker_counts (DwChart *self, guint *n_nonfinite, guint *n_clipped,
   *n_nonfinite = self->n_nonfinite;
   *n_clipped = self->n_clipped;
   *n_restarts = self->n_restarts;
+}
+
+char *
+dw_chart_dup_marker_labels (DwChart *self)
+{
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  return g_strdup (self->band_labels->str);
 }
 
 GtkWidget *

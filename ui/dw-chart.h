@@ -69,7 +69,10 @@ void dw_chart_data_changed (DwChart *self);
 void dw_chart_add_threshold (DwChart *self, double value, DwThresholdKind kind, const char *label);
 /* The acceptable band [lo, hi], shaded. */
 void dw_chart_set_band (DwChart *self, double lo, double hi);
-void dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, const char *label);
+/* A health marker at @step; @title is in the hover read-out, and written above the plot when
+ * @show_label and there is room (else "step N"). */
+void dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, const char *title,
+                          gboolean show_label);
 void dw_chart_clear_markers (DwChart *self);
 
 /* The visible data range (after zoom or automatic bounds). */
@@ -82,6 +85,8 @@ gboolean dw_chart_is_zoomed (DwChart *self);
 void dw_chart_hover (DwChart *self, double x, double y);
 char *dw_chart_dup_hover_text (DwChart *self);
 /* Counts of what the last data draw marked (for tests). */
+/* The marker labels written above the plot at the last drawing, one a line ("" when none). */
+char *dw_chart_dup_marker_labels (DwChart *self);
 void dw_chart_get_marker_counts (DwChart *self, guint *n_nonfinite, guint *n_clipped,
                                  guint *n_restarts);
 

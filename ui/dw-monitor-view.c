@@ -247,13 +247,14 @@ card_has_source (CardEntry *c, const char *source)
   return source != NULL && g_strv_contains ((const char *const *)c->sources, source);
 }
 
-/* Markers at the first step each health rule fired: the card's own metrics' events, plus the
- * run's first warning on every card, so the start of a collapse lines up across the grid. */
+/* Markers at the first step each health rule fired: the card's own metrics' events, labelled,
+ * plus the run's first warning on every card, so the start of a collapse lines up across the
+ * grid; that one is only a line with its flag there (a rule of another metric written on this
+ * card reads as if it were about this metric), its title in the hover read-out. */
 static void
 apply_markers (DwMonitorView *self, CardEntry *c)
 {
   DwChart *chart = dw_chart_card_get_chart (c->card);
-  gboolean labelled = FALSE;
 
   dw_chart_clear_markers (chart);
   for (guint i = 0; i < self->runs->len; i++)
@@ -273,18 +274,15 @@ apply_markers (DwMonitorView *self, CardEntry *c)
           if (card_has_source (c, e->event->metric) || card_has_source (c, e->event->tag))
             {
               dw_chart_add_marker (chart, e->event->first_step,
-                                   (DwMarkerSeverity)e->event->severity,
-                                   labelled ? NULL : _ (e->event->title));
-              labelled = TRUE;
+                                   (DwMarkerSeverity)e->event->severity, _ (e->event->title), TRUE);
             }
         }
       if (first != NULL && !card_has_source (c, first->event->metric)
           && !card_has_source (c, first->event->tag))
         {
           dw_chart_add_marker (chart, first->event->first_step,
-                               (DwMarkerSeverity)first->event->severity,
-                               labelled ? NULL : _ (first->event->title));
-          labelled = TRUE;
+                               (DwMarkerSeverity)first->event->severity, _ (first->event->title),
+                               FALSE);
         }
     }
 }

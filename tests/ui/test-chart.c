@@ -70,7 +70,7 @@ fixture_setup (Fixture *fx, gconstpointer data)
 {
   fx->tmpdir = g_dir_make_tmp ("dw-test-chart-XXXXXX", NULL);
   fx->window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (fx->window), 800, 400);
+  gtk_window_set_default_size (GTK_WINDOW (fx->window), data ? GPOINTER_TO_INT (data) : 800, 400);
   fx->chart = DW_CHART (dw_chart_new ());
   dw_chart_set_title (fx->chart, "IS weight mean");
   gtk_window_set_child (GTK_WINDOW (fx->window), GTK_WIDGET (fx->chart));
@@ -118,6 +118,57 @@ test_draw_markers (Fixture *fx, gconstpointer data)
   g_assert_cmpfloat (y1, >, 50);
   dw_chart_get_marker_counts (fx->chart, &nonfinite, &clipped, &restarts);
   g_assert_cmpuint (clipped, ==, 0);
+}
+
+#define KL_TITLE  "|KL| between rollout and training above 0.1"
+#define ESS_TITLE "Effective sample size below 0.3"
+
+/* Pixel column of @step: the plot spans x = 0..849 over pixels 56..width-14. */
+static double
+column_of (Fixture *fx, gint64 step)
+{
+  return 56 + (step / 849.0) * (gtk_widget_get_width (GTK_WIDGET (fx->chart)) - 56 - 14);
+}
+
+/* Marker labels are written whole or not at all: the title where the band has room, one label
+ * per place; a marker without a label, or a label left out, still has its title in the hover
+ * read-out. */
+static void
+test_marker_labels (Fixture *fx, gconstpointer data)
+{
+  g_autofree char *labels = NULL;
+  g_autofree char *text = NULL;
+
+  dw_chart_add_marker (fx->chart, 400, DW_MARKER_WARNING, ESS_TITLE, TRUE);
+  dw_chart_add_marker (fx->chart, 405, DW_MARKER_WARNING, KL_TITLE, TRUE);
+  dw_chart_add_marker (fx->chart, 100, DW_MARKER_CRITICAL, "Non-finite value", FALSE);
+  wait_frames (fx, 4);
+  labels = dw_chart_dup_marker_labels (fx->chart);
+  /* The second label (and its short form) would overlap the first: left out. */
+  g_assert_cmpstr (labels, ==, ESS_TITLE);
+
+  dw_chart_hover (fx->chart, column_of (fx, 100), 100);
+  text = dw_chart_dup_hover_text (fx->chart);
+  g_assert_cmpstr (text, ==, "run a: 1.1 at step 100\nCritical from step 100: Non-finite value");
+  g_clear_pointer (&text, g_free);
+  dw_chart_hover (fx->chart, column_of (fx, 403), 100);
+  text = dw_chart_dup_hover_text (fx->chart);
+  g_assert_cmpstr (text, ==,
+                   "run a: 1.403 at step 403\nWarning from step 400: " ESS_TITLE
+                   "\nWarning from step 405: " KL_TITLE);
+}
+
+/* In a chart 240 px wide the long title does not fit anywhere in the band: the short label. */
+static void
+test_marker_labels_narrow (Fixture *fx, gconstpointer data)
+{
+  g_autofree char *labels = NULL;
+
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (fx->chart)), ==, 240);
+  dw_chart_add_marker (fx->chart, 400, DW_MARKER_WARNING, KL_TITLE, TRUE);
+  wait_frames (fx, 4);
+  labels = dw_chart_dup_marker_labels (fx->chart);
+  g_assert_cmpstr (labels, ==, "step 400");
 }
 
 static void
@@ -251,6 +302,10 @@ main (int argc, char **argv)
   adw_init ();
   g_test_add ("/Dw/Chart/markers", Fixture, NULL, fixture_setup, test_draw_markers,
               fixture_teardown);
+  g_test_add ("/Dw/Chart/marker-labels", Fixture, NULL, fixture_setup, test_marker_labels,
+              fixture_teardown);
+  g_test_add ("/Dw/Chart/marker-labels-narrow", Fixture, GINT_TO_POINTER (240), fixture_setup,
+              test_marker_labels_narrow, fixture_teardown);
   g_test_add ("/Dw/Chart/hover", Fixture, NULL, fixture_setup, test_hover_redraws_overlay_only,
               fixture_teardown);
   g_test_add ("/Dw/Chart/log-zoom", Fixture, NULL, fixture_setup, test_log_scale_and_zoom,
