@@ -26,6 +26,7 @@ struct _DwRunRow
   GdkRGBA color;
   guint n_warnings;
   guint n_critical;
+  guint n_at_end;
 };
 
 G_DEFINE_FINAL_TYPE (DwRunRow, dw_run_row, GTK_TYPE_LIST_BOX_ROW)
@@ -156,8 +157,9 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   gtk_label_set_label (self->detail_label, detail);
 
   status = info->status;
-  /* A finished run on which a critical rule fired (NaN, …) is shown as collapsed. */
-  if (status == DW_RUN_STATUS_FINISHED && self->n_critical > 0)
+  /* A finished run on which a critical rule fired (NaN, …), or that ended with health rules
+   * still firing (its training went off and never came back), is shown as collapsed. */
+  if (status == DW_RUN_STATUS_FINISHED && (self->n_critical > 0 || self->n_at_end > 0))
     status = DW_RUN_STATUS_COLLAPSED;
   switch (status)
     {
@@ -176,6 +178,20 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
       break;
     }
   gtk_label_set_label (self->state_label, state);
+  if (status == DW_RUN_STATUS_COLLAPSED && self->n_at_end > 0)
+    {
+      g_autofree char *why = g_strdup_printf (
+        /* TRANSLATORS: tooltip of the "collapsed" badge of a run in the sidebar */
+        ngettext ("%u health rule was still firing at the end of the run",
+                  "%u health rules were still firing at the end of the run", self->n_at_end),
+        self->n_at_end);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label), why);
+    }
+  else if (status == DW_RUN_STATUS_COLLAPSED)
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
+                                 _ ("A critical health rule fired on this run"));
+  else
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label), NULL);
   for (guint i = 0; i < G_N_ELEMENTS (state_classes); i++)
     gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), state_classes[i]);
   gtk_widget_add_css_class (GTK_WIDGET (self->state_label),
@@ -183,8 +199,15 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   gtk_widget_queue_draw (GTK_WIDGET (self->swatch));
 }
 
+const char *
+dw_run_row_get_state_text (DwRunRow *self)
+{
+  g_return_val_if_fail (DW_IS_RUN_ROW (self), NULL);
+  return gtk_label_get_label (self->state_label);
+}
+
 void
-dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical)
+dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical, guint n_at_end)
 {
   g_autofree char *tooltip = NULL;
   g_autoptr (DwRunInfo) info = NULL;
@@ -192,6 +215,7 @@ dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical)
   g_return_if_fail (DW_IS_RUN_ROW (self));
   self->n_warnings = n_warnings;
   self->n_critical = n_critical;
+  self->n_at_end = n_at_end;
   if (n_warnings + n_critical > 0)
     tooltip = g_strdup_printf (
       /* TRANSLATORS: tooltip of the warning icon of a run in the sidebar */

@@ -20,7 +20,11 @@ const DwRunInfo *dw_run_row_get_info (DwRunRow *self);
 /* Replaces the shown information (a follower appended, health changed the state). */
 void dw_run_row_update (DwRunRow *self, const DwRunInfo *info);
 /* Health of the run: a warning icon, and "collapsed" for a finished run with critical events. */
-void dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical);
+/* @n_at_end: how many warning or critical rules were still firing at the last point of their
+ * series; a finished run with any of them (or any critical event) is shown as collapsed. */
+void dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical, guint n_at_end);
+/* The text of the state badge: "live", "finished" or "collapsed" (translated). */
+const char *dw_run_row_get_state_text (DwRunRow *self);
 void dw_run_row_get_color (DwRunRow *self, GdkRGBA *color);
 
 /* The colour of run @run_id: stable across sessions and selections. */

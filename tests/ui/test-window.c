@@ -533,6 +533,31 @@ test_empty_store_and_demo (Fixture *fx, gconstpointer user_data)
       first_warning = MIN (first_warning, ((DwHealthEvent *)events->pdata[i])->first_step);
   }
   g_assert_cmpint (first_warning, <, dw_demo_collapse_step (DW_DEMO_DEFAULT_STEPS));
+
+  /* The demo run is finished, and it ended collapsed: its drift rules still fire at its last
+   * step. The badge says so, in the error style. */
+  g_assert_cmpint (dw_run_row_get_info (row)->status, ==, DW_RUN_STATUS_FINISHED);
+  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "collapsed");
+  {
+    GtkWidget *badge = NULL;
+
+    for (GtkWidget *w = GTK_WIDGET (row); w != NULL && badge == NULL;)
+      {
+        if (GTK_IS_LABEL (w) && gtk_widget_has_css_class (w, "run-state"))
+          badge = w;
+        else if (gtk_widget_get_first_child (w) != NULL)
+          w = gtk_widget_get_first_child (w);
+        else
+          {
+            while (w != GTK_WIDGET (row) && gtk_widget_get_next_sibling (w) == NULL)
+              w = gtk_widget_get_parent (w);
+            w = w == GTK_WIDGET (row) ? NULL : gtk_widget_get_next_sibling (w);
+          }
+      }
+    g_assert_nonnull (badge);
+    g_assert_true (gtk_widget_has_css_class (badge, "collapsed"));
+    g_assert_false (gtk_widget_has_css_class (badge, "finished"));
+  }
   g_assert_cmpuint (
     dw_health_panel_get_n_events (DW_HEALTH_PANEL (dw_window_get_health_panel (fx->window))), >=,
     1);
