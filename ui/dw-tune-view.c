@@ -2008,6 +2008,25 @@ preset_item_bind (GtkSignalListItemFactory *factory, GtkListItem *item, DwTuneVi
   gtk_label_set_text (GTK_LABEL (desc), info ? info->description : "");
 }
 
+/* The selected preset beside the row title: whole, never ellipsized (the title and the
+ * description subtitle wrap to make room). */
+static void
+preset_value_setup (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_NONE);
+  gtk_label_set_xalign (GTK_LABEL (label), 1);
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+preset_value_bind (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data)
+{
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)),
+                      gtk_string_object_get_string (gtk_list_item_get_item (item)));
+}
+
 static void
 build_controls (DwTuneView *self)
 {
@@ -2025,6 +2044,13 @@ build_controls (DwTuneView *self)
   g_signal_connect (factory, "setup", G_CALLBACK (preset_item_setup), self);
   g_signal_connect (factory, "bind", G_CALLBACK (preset_item_bind), self);
   adw_combo_row_set_list_factory (self->preset_row, factory);
+  {
+    g_autoptr (GtkListItemFactory) value = gtk_signal_list_item_factory_new ();
+
+    g_signal_connect (value, "setup", G_CALLBACK (preset_value_setup), NULL);
+    g_signal_connect (value, "bind", G_CALLBACK (preset_value_bind), NULL);
+    adw_combo_row_set_factory (self->preset_row, value);
+  }
 
   self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
                                       1e4, 2.0, on_is_threshold_changed, NULL);
