@@ -7,30 +7,14 @@
 #include <math.h>
 #include <string.h>
 
-static int
-run_cli (const char *const *args, char **out, char **err)
-{
-  const char *cli = g_getenv ("DW_CLI");
-  g_assert_nonnull (cli);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer)cli);
-  for (const char *const *a = args; *a; a++)
-    g_ptr_array_add (argv, (gpointer)*a);
-  g_ptr_array_add (argv, NULL);
-  int status;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
-                               err, &status, &error));
-  g_assert_true (WIFEXITED (status));
-  return WEXITSTATUS (status);
-}
+#include "dw-test-cli.h"
 
 static void
 test_presets_json (void)
 {
   g_autofree char *out = NULL, *err = NULL;
   const char *args[] = { "presets", "--generation", "verl", NULL };
-  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
   g_autoptr (JsonParser) p = json_parser_new ();
   g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
   JsonObject *o = json_node_get_object (json_parser_get_root (p));
@@ -58,21 +42,21 @@ test_usage_errors (void)
 {
   g_autofree char *out = NULL, *err = NULL;
   const char *a1[] = { "metrics", "x.npz", "--generation", "verl-9", "--preset", "disabled", NULL };
-  g_assert_cmpint (run_cli (a1, &out, &err), ==, 2);
+  g_assert_cmpint (dw_test_run_cli (a1, NULL, &out, &err), ==, 2);
   g_assert_nonnull (strstr (err, "verl-9"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
   const char *a2[] = { "metrics", "x.npz", "--preset", "no_such_preset", NULL };
-  g_assert_cmpint (run_cli (a2, &out, &err), ==, 2);
+  g_assert_cmpint (dw_test_run_cli (a2, NULL, &out, &err), ==, 2);
   g_assert_nonnull (strstr (err, "no_such_preset"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
   const char *a3[] = { "metrics", "x.npz", "--config", "{\"rollout_is\": ", NULL };
-  g_assert_cmpint (run_cli (a3, &out, &err), ==, 2);
+  g_assert_cmpint (dw_test_run_cli (a3, NULL, &out, &err), ==, 2);
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
   const char *a4[] = { "metrics", "x.npz", "--preset", "disabled", "--set", "novalue", NULL };
-  g_assert_cmpint (run_cli (a4, &out, &err), ==, 2);
+  g_assert_cmpint (dw_test_run_cli (a4, NULL, &out, &err), ==, 2);
   g_assert_nonnull (strstr (err, "KEY=VALUE"));
 }
 
@@ -81,7 +65,7 @@ test_unreadable_input (void)
 {
   g_autofree char *out = NULL, *err = NULL;
   const char *a[] = { "metrics", "/nonexistent/dir/step_1.npz", "--preset", "disabled", NULL };
-  g_assert_cmpint (run_cli (a, &out, &err), ==, 1);
+  g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
   g_assert_nonnull (strstr (err, "/nonexistent/dir/step_1.npz"));
 }
 
@@ -121,7 +105,7 @@ test_metrics_samples (void)
       g_autofree char *path = g_build_filename (dir, exact[f], NULL);
       g_autofree char *out = NULL, *err = NULL;
       const char *a[] = { "metrics", path, "--config", cfg, NULL };
-      g_assert_cmpint (run_cli (a, &out, &err), ==, 0);
+      g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
       g_autoptr (JsonParser) p = json_parser_new ();
       JsonObject *got = json_node_get_object (parse_member (p, out, "metrics"));
       g_assert_cmpuint (json_object_get_size (got), ==, json_object_get_size (expected));
@@ -148,7 +132,7 @@ test_metrics_samples (void)
   g_autofree char *bf16 = g_build_filename (dir, "step_000001_bf16.safetensors", NULL);
   g_autofree char *out = NULL, *err = NULL;
   const char *a[] = { "metrics", bf16, "--config", cfg, NULL };
-  g_assert_cmpint (run_cli (a, &out, &err), ==, 0);
+  g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
   g_assert_nonnull (strstr (err, bf16));
   g_assert_nonnull (strstr (err, "bfloat16"));
   g_autoptr (JsonParser) p = json_parser_new ();
@@ -159,7 +143,7 @@ test_metrics_samples (void)
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
   const char *b[] = { "metrics", npy, "--config", cfg, NULL };
-  g_assert_cmpint (run_cli (b, &out, &err), ==, 1);
+  g_assert_cmpint (dw_test_run_cli (b, NULL, &out, &err), ==, 1);
   g_assert_nonnull (strstr (err, npy));
   g_assert_nonnull (strstr (err, "rollout_log_prob"));
 }
@@ -178,7 +162,7 @@ test_truncated_input (void)
   g_assert_true (g_file_set_contents (path, data, (gssize)(len / 2), NULL));
   g_autofree char *out = NULL, *err = NULL;
   const char *a[] = { "metrics", path, "--preset", "disabled", NULL };
-  g_assert_cmpint (run_cli (a, &out, &err), ==, 1);
+  g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
   g_assert_nonnull (strstr (err, path));
   g_assert_cmpstr (out, ==, "");
   g_unlink (path);
@@ -198,7 +182,7 @@ test_metrics_golden (void)
                       "--set",    "rollout_rs=token_k1",
                       "--set",    "rollout_rs_threshold=0.6_1.4",
                       "--arrays", NULL };
-  int rc = run_cli (a, &out, &err);
+  int rc = dw_test_run_cli (a, NULL, &out, &err);
   g_assert_cmpint (rc, ==, 0);
   g_autoptr (JsonParser) p = json_parser_new ();
   g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
@@ -224,7 +208,7 @@ test_config_error_json (void)
                       "--set",    "rollout_rs=seq_sum_k1",
                       "--set",    "rollout_rs_threshold=0",
                       NULL };
-  int rc = run_cli (a, &out, &err);
+  int rc = dw_test_run_cli (a, NULL, &out, &err);
   g_assert_cmpint (rc, ==, 2);
   g_autoptr (JsonParser) p = json_parser_new ();
   g_assert_true (json_parser_load_from_data (p, out, -1, NULL));

@@ -10,6 +10,7 @@
 #include "dw-config-export.h"
 #include "dw-config-json.h"
 #include "dw-correction.h"
+#include "dw-test-cli.h"
 
 static void
 assert_config_equal (const DwConfig *a, const DwConfig *b)
@@ -468,29 +469,6 @@ test_scalar_types (void)
 /* ------------------------------------------------------------------------------------------ */
 /* CLI */
 
-static int
-run_cli (const char *const *args, const char *input, char **out, char **err)
-{
-  const char *cli = g_getenv ("DW_CLI");
-  g_assert_nonnull (cli);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer)cli);
-  for (const char *const *a = args; *a; a++)
-    g_ptr_array_add (argv, (gpointer)*a);
-  g_ptr_array_add (argv, NULL);
-  g_autoptr (GSubprocessLauncher) l
-    = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE
-                                 | G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) p
-    = g_subprocess_launcher_spawnv (l, (const char *const *)argv->pdata, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, input ? input : "", NULL, out, err, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (p));
-  return g_subprocess_get_exit_status (p);
-}
-
 static void
 test_cli (void)
 {
@@ -500,13 +478,13 @@ test_cli (void)
     g_autofree char *out = NULL, *err = NULL;
     const char *a[]
       = { "export-config", "--preset", "decoupled_geo_rs", "--to", "verl", "-o", file, NULL };
-    g_assert_cmpint (run_cli (a, NULL, &out, &err), ==, 0);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==, "");
   }
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[] = { "import-config", "--from", "verl", "--format", "yaml", file, NULL };
-    g_assert_cmpint (run_cli (a, NULL, &out, &err), ==, 0);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==,
                      "{\"rollout_is\": null, \"rollout_is_threshold\": 2.0, "
                      "\"rollout_is_batch_normalize\": false, \"rollout_rs\": \"seq_mean_k1\", "
@@ -521,13 +499,13 @@ test_cli (void)
       = { "export-config", "--config", "{\"preset\": \"mis_yaml\", \"use_rs\": false}",
           "--to",          "slime",    "--format",
           "args",          NULL };
-    g_assert_cmpint (run_cli (a, NULL, &sh, &e2), ==, 0);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &sh, &e2), ==, 0);
     g_assert_nonnull (strstr (sh, "--use-tis --custom-config-path mis.yaml "
                                   "--custom-tis-function-path "
                                   "examples.train_infer_mismatch_helper.mis."
                                   "compute_mis_weights_with_cp"));
     const char *b[] = { "import-config", "-", NULL };
-    g_assert_cmpint (run_cli (b, sh, &out, &err), ==, 0);
+    g_assert_cmpint (dw_test_run_cli (b, sh, &out, &err), ==, 0);
     g_assert_nonnull (strstr (out, "\"use_rs\": false"));
     g_assert_cmpstr (err, ==, "driftwatch-cli import-config: reading <stdin> as slime args\n");
   }
@@ -582,7 +560,7 @@ test_cli (void)
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *out = NULL, *err = NULL;
-      int st = run_cli (bad[i].args, bad[i].input, &out, &err);
+      int st = dw_test_run_cli (bad[i].args, bad[i].input, &out, &err);
       if (st != bad[i].status || !strstr (err, bad[i].err_contains))
         g_error ("case %" G_GSIZE_FORMAT ": status %d, stderr %s", i, st, err);
       g_assert_cmpstr (out, ==, "");

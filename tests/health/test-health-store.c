@@ -11,6 +11,7 @@
 #include "dw-health.h"
 #include "dw-log-reader.h"
 #include "dw-store-private.h"
+#include "dw-test-cli.h"
 
 #define DEMO_STEPS 200
 
@@ -237,24 +238,6 @@ test_tag_choice (Fixture *f, gconstpointer data)
   g_assert_cmpint (e->last_step, ==, 6);
 }
 
-static int
-run_cli (const char *const *args, char **out, char **err)
-{
-  const char *cli = g_getenv ("DW_CLI");
-  g_assert_nonnull (cli);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer)cli);
-  for (const char *const *a = args; *a; a++)
-    g_ptr_array_add (argv, (gpointer)*a);
-  g_ptr_array_add (argv, NULL);
-  int status;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
-                               err, &status, &error));
-  g_assert_true (WIFEXITED (status));
-  return WEXITSTATUS (status);
-}
-
 static void
 test_cli (Fixture *f, gconstpointer data)
 {
@@ -267,7 +250,7 @@ test_cli (Fixture *f, gconstpointer data)
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[] = { "check", "--run", "collapse", "--db", f->db, "--format", "json", NULL };
-    g_assert_cmpint (run_cli (a, &out, &err), ==, 1);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
     g_autoptr (JsonParser) p = json_parser_new ();
     g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
     JsonObject *o = json_node_get_object (json_parser_get_root (p));
@@ -283,14 +266,14 @@ test_cli (Fixture *f, gconstpointer data)
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[] = { "check", "--run", rh_s, "--db", f->db, NULL };
-    g_assert_cmpint (run_cli (a, &out, &err), ==, 0);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_autofree char *expect = g_strdup_printf ("Run “healthy” (id %s): healthy\n", rh_s);
     g_assert_cmpstr (out, ==, expect);
   }
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[] = { "check", "--run", "collapse", "--db", f->db, "--format", "text", NULL };
-    g_assert_cmpint (run_cli (a, &out, &err), ==, 1);
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
     g_assert_true (g_str_has_prefix (out, "Run “collapse” (id "));
     g_assert_nonnull (strstr (out, "\nWARNING  step"));
     g_assert_nonnull (strstr (out, "    Try: "));
@@ -313,7 +296,7 @@ test_cli (Fixture *f, gconstpointer data)
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *out = NULL, *err = NULL;
-      int st = run_cli (bad[i].args, &out, &err);
+      int st = dw_test_run_cli (bad[i].args, NULL, &out, &err);
       if (st != bad[i].status || !strstr (err, bad[i].err))
         g_error ("case %" G_GSIZE_FORMAT ": status %d, stderr %s", i, st, err);
     }

@@ -10,6 +10,7 @@
 
 #include "dw-demo.h"
 #include "dw-store-private.h"
+#include "dw-test-cli.h"
 
 static char *tmp_dir;
 
@@ -31,21 +32,16 @@ run_clear (Run *r)
 static Run
 cli (const char *first, ...)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
   Run r = { 0 };
   va_list ap;
 
-  g_ptr_array_add (argv, (char *)g_getenv ("DW_CLI"));
   va_start (ap, first);
   for (const char *a = first; a != NULL; a = va_arg (ap, const char *))
-    g_ptr_array_add (argv, (char *)a);
+    g_ptr_array_add (args, (char *)a);
   va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                               &r.out, &r.err, &r.status, &error));
-  g_assert_no_error (error);
-  r.status = WIFEXITED (r.status) ? WEXITSTATUS (r.status) : -1;
+  g_ptr_array_add (args, NULL);
+  r.status = dw_test_run_cli ((const char *const *)args->pdata, NULL, &r.out, &r.err);
   return r;
 }
 

@@ -25,6 +25,7 @@
 #include "dw-health.h"
 #include "dw-ingester.h"
 #include "dw-store-private.h"
+#include "dw-test-cli.h"
 #include "watch-test-util.h"
 
 typedef struct
@@ -923,27 +924,17 @@ test_cli_text (Fixture *f, gconstpointer data)
 static void
 test_cli_errors (Fixture *f, gconstpointer data)
 {
-  const char *cli = g_getenv ("DW_CLI");
   g_autofree char *out = NULL, *err = NULL;
   g_autofree char *nowhere = g_build_filename (f->dir, "nowhere", NULL);
   g_autofree char *expected = NULL;
-  g_autoptr (GError) error = NULL;
-  int status = 0;
-  const char *argv_usage[] = { cli, "watch", "--db", f->db, NULL };
-  const char *argv_missing[] = { cli, "watch", nowhere, "--db", f->db, NULL };
+  const char *argv_usage[] = { "watch", "--db", f->db, NULL };
+  const char *argv_missing[] = { "watch", nowhere, "--db", f->db, NULL };
 
-  g_assert_true (g_spawn_sync (NULL, (char **)argv_usage, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                               &err, &status, &error));
-  g_assert_no_error (error);
-  g_assert_true (WIFEXITED (status));
-  g_assert_cmpint (WEXITSTATUS (status), ==, 2);
+  g_assert_cmpint (dw_test_run_cli (argv_usage, NULL, &out, &err), ==, 2);
   g_assert_cmpstr (err, ==, "driftwatch-cli watch: usage: watch DIR… [--db FILE] [--json]\n");
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
-  g_assert_true (g_spawn_sync (NULL, (char **)argv_missing, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                               &err, &status, &error));
-  g_assert_no_error (error);
-  g_assert_cmpint (WEXITSTATUS (status), ==, 1);
+  g_assert_cmpint (dw_test_run_cli (argv_missing, NULL, &out, &err), ==, 1);
   expected = g_strdup_printf ("driftwatch-cli watch: %s: No such file or directory\n", nowhere);
   g_assert_cmpstr (err, ==, expected);
   g_assert_cmpstr (out, ==, "");

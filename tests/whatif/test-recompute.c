@@ -19,6 +19,7 @@
 #include "dw-recompute.h"
 #include "dw-store-private.h"
 #include "dw-store.h"
+#include "dw-test-cli.h"
 
 #define N_STEPS 16
 
@@ -215,24 +216,6 @@ test_agree_rule (void)
 /* ------------------------------------------------------------------------------------------ */
 /* CLI                                                                                          */
 
-static int
-run_cli (const char *const *args, char **out, char **err)
-{
-  const char *cli = g_getenv ("DW_CLI");
-  g_assert_nonnull (cli);
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, (gpointer)cli);
-  for (const char *const *a = args; *a; a++)
-    g_ptr_array_add (argv, (gpointer)*a);
-  g_ptr_array_add (argv, NULL);
-  int status;
-  g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_sync (NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
-                               err, &status, &error));
-  g_assert_no_error (error);
-  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
-}
-
 static double
 json_num (JsonNode *n)
 {
@@ -260,7 +243,7 @@ test_cli_json (void)
       g_autofree char *out = NULL, *err = NULL;
       const char *args[] = { "recompute", "--db", fx.db,          "--run",       "demo-collapse",
                              "--preset",  preset, "--generation", presets[k][0], NULL };
-      g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+      g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
       g_autoptr (JsonParser) p = json_parser_new ();
       g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
       JsonObject *root = json_node_get_object (json_parser_get_root (p));
@@ -274,7 +257,7 @@ test_cli_json (void)
           g_autofree char *mout = NULL, *merr = NULL;
           const char *margs[]
             = { "metrics", path, "--preset", preset, "--generation", presets[k][0], NULL };
-          g_assert_cmpint (run_cli (margs, &mout, &merr), ==, 0);
+          g_assert_cmpint (dw_test_run_cli (margs, NULL, &mout, &merr), ==, 0);
           g_autoptr (JsonParser) mp = json_parser_new ();
           g_assert_true (json_parser_load_from_data (mp, mout, -1, NULL));
           JsonObject *mm = json_object_get_object_member (
@@ -308,7 +291,7 @@ test_cli_csv_and_errors (void)
         "--format",
         "csv",
         NULL };
-  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
   g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, N_STEPS + 2); /* header, rows, final "" */
   g_assert_true (g_str_has_prefix (lines[0], "step,rollout_corr/chi2_seq,"));
@@ -344,7 +327,7 @@ test_cli_csv_and_errors (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *o = NULL, *e = NULL;
-      g_assert_cmpint (run_cli (bad[i].args, &o, &e), ==, bad[i].code);
+      g_assert_cmpint (dw_test_run_cli (bad[i].args, NULL, &o, &e), ==, bad[i].code);
       if (!strstr (e, bad[i].msg))
         g_error ("case %u: stderr '%s' lacks '%s'", i, e, bad[i].msg);
     }
