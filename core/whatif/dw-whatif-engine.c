@@ -22,6 +22,8 @@
 #define SAFETY 20.0
 #define EPS    1e-8
 #define BLOCK  64
+/* cut values of the row count table (see row_count_cut) */
+#define N_CUT 64
 
 G_DEFINE_QUARK (dw - whatif - error - quark, dw_whatif_error)
 
@@ -136,6 +138,11 @@ struct _DwWhatifStep
   float *rf;
   double *rd;
   gsize *row_off;
+  /* row count table: cut_v[c] = the ℓ at sorted position c·N/N_CUT, cut_cnt[c·B + b] = tokens of
+   * row b with ℓ < cut_v[c] (c = N_CUT: all of the row's tokens); NULL when a row may hold more
+   * than 65535 tokens */
+  double cut_v[N_CUT];
+  guint16 *cut_cnt;
   /* per-row sorted k3 values, built on first need (token_k3 combined with sequence options) */
   GMutex row_k3_lock;
   float *row_k3f;
@@ -357,6 +364,93 @@ row_count_between (const DwWhatifStep *s, gsize b, double lo, double hi)
         y = m;
     }
   return x - first;
+}
+
+/* The count table turns a row count into a search over one short window of the row: tokens below
+ * cut_v[c] ≤ x are counted by the table, tokens from cut_v[c + 1] > x on are not, and the row's
+ * tokens between the two cuts (about row length / N_CUT) are searched. The window's position comes
+ * from the table without probing the row, so the rows' windows are fetched independently of one
+ * another rather than by a chain of dependent probes. */
+
+/* the largest c with cut_v[c] ≤ x, or −1 */
+static int
+cut_index (const DwWhatifStep *s, double x)
+{
+  int lo = 0, hi = N_CUT;
+  while (lo < hi)
+    {
+      int m = (lo + hi) / 2;
+      if (s->cut_v[m] <= x)
+        lo = m + 1;
+      else
+        hi = m;
+    }
+  return lo - 1;
+}
+
+/* tokens of row @b with ℓ < x (@le: ℓ ≤ x), @c = cut_index (s, x) */
+static gsize
+row_count_cut (const DwWhatifStep *s, gsize b, int c, double x, gboolean le)
+{
+  if (c < 0)
+    return 0;
+  const gsize base = s->row_off[b];
+  gsize lo = s->cut_cnt[(gsize)c * s->B + b], hi = s->cut_cnt[(gsize)(c + 1) * s->B + b];
+  while (lo < hi)
+    {
+      gsize m = lo + (hi - lo) / 2;
+      double v = row_value (s, base + m);
+      if (le ? v <= x : v < x)
+        lo = m + 1;
+      else
+        hi = m;
+    }
+  return lo;
+}
+
+/* fetches the window row_count_cut (s, b, c, …) will search */
+static inline void
+row_count_prefetch (const DwWhatifStep *s, gsize b, int c)
+{
+  if (c < 0)
+    return;
+  const gsize base = s->row_off[b];
+  gsize lo = s->cut_cnt[(gsize)c * s->B + b], hi = s->cut_cnt[(gsize)(c + 1) * s->B + b];
+  if (hi <= lo)
+    return;
+  if (s->f32)
+    {
+      __builtin_prefetch (&s->rf[base + lo]);
+      __builtin_prefetch (&s->rf[base + hi - 1]);
+    }
+  else
+    {
+      __builtin_prefetch (&s->rd[base + lo]);
+      __builtin_prefetch (&s->rd[base + hi - 1]);
+    }
+}
+
+static void
+build_cut_table (DwWhatifStep *s)
+{
+  const gsize B = s->B, N = s->n_tok;
+  if (s->T > G_MAXUINT16 || N == 0)
+    return;
+  for (int c = 0; c < N_CUT; c++)
+    s->cut_v[c] = lval (s, (gsize)c * N / N_CUT);
+  s->cut_cnt = g_new (guint16, (N_CUT + 1) * B);
+  for (gsize b = 0; b < B; b++)
+    {
+      const gsize a = s->row_off[b], e = s->row_off[b + 1];
+      gsize i = a;
+      for (int c = 0; c < N_CUT; c++)
+        {
+          while (i < e && row_value (s, i) < s->cut_v[c])
+            i++;
+          s->cut_cnt[(gsize)c * B + b] = (guint16)(i - a);
+        }
+      s->cut_cnt[(gsize)N_CUT * B + b] = (guint16)(e - a);
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -699,6 +793,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
                cmp_double);
       qsort (s->ld, n_tok, sizeof (double), cmp_double);
     }
+  build_cut_table (s);
   /* block prefix sums, shapes */
   s->n_blocks = n_tok / BLOCK;
   double *k2 = g_new (double, n_tok ? n_tok : 1), *k3 = g_new (double, n_tok ? n_tok : 1);
@@ -763,6 +858,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->rf);
   g_free (self->rd);
   g_free (self->row_off);
+  g_free (self->cut_cnt);
   g_free (self->row_k3f);
   g_free (self->row_k3d);
   g_mutex_clear (&self->row_k3_lock);
@@ -788,6 +884,8 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   m += (self->rf || self->rd ? 2 : 1) * self->n_tok
        * (self->f32 ? sizeof (float) : sizeof (double));
   m += (self->B + 1) * sizeof (gsize);
+  if (self->cut_cnt)
+    m += (N_CUT + 1) * self->B * sizeof (guint16);
   const gsize vsize = self->f32 ? sizeof (float) : sizeof (double);
   for (const Shape *sh = &self->shape_k2; sh; sh = sh == &self->shape_k2 ? &self->shape_k3 : NULL)
     m += sh->core_n * vsize + 2 * (sh->core_n / BLOCK + 2) * sizeof (DD);
@@ -1579,7 +1677,12 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                      : any_tok       ? (double)(N - (kept_any ? ib - ia : 0))
                                      : 0.0;
   double lo_v = kept_any ? lval (s, ia) : 0, hi_v = kept_any ? lval (s, ib - 1) : 0;
+  const int c_lo = s->cut_cnt ? cut_index (s, lo_v) : 0,
+            c_hi = s->cut_cnt ? cut_index (s, hi_v) : 0;
   masked = out_total;
+  /* rows whose kept tokens are counted with the count table, prefetched a few rows ahead: the
+   * windows are scattered over the step's arrays and almost never in cache */
+  gsize *need = g_new (gsize, B ? B : 1), n_need = 0;
   for (gsize b = 0; b < B; b++)
     {
       const Row *r = &s->rows[b];
@@ -1594,12 +1697,39 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
             out_b = r->nv - (double)row_kept_k23 (s, b, single_k, single_up, &single);
           else if (trej[b])
             {
-              out_b = kept_any ? r->nv - (double)row_count_between (s, b, lo_v, hi_v) : r->nv;
               approx |= tok_approx;
+              if (kept_any && s->cut_cnt)
+                {
+                  need[n_need++] = b; /* adds its kept tokens below */
+                  continue;
+                }
+              out_b = r->nv - (kept_any ? (double)row_count_between (s, b, lo_v, hi_v) : 0.0);
             }
           masked += r->nv - out_b;
         }
     }
+  enum
+  {
+    AHEAD = 8
+  };
+  for (gsize j = 0; j < MIN (n_need, AHEAD); j++)
+    {
+      row_count_prefetch (s, need[j], c_hi);
+      row_count_prefetch (s, need[j], c_lo);
+    }
+  for (gsize j = 0; j < n_need; j++)
+    {
+      if (j + AHEAD < n_need)
+        {
+          row_count_prefetch (s, need[j + AHEAD], c_hi);
+          row_count_prefetch (s, need[j + AHEAD], c_lo);
+        }
+      const gsize b = need[j];
+      gsize n_le = row_count_cut (s, b, c_hi, hi_v, TRUE);
+      gsize n_lt = row_count_cut (s, b, c_lo, lo_v, FALSE);
+      masked += (double)(n_le > n_lt ? n_le - n_lt : 0);
+    }
+  g_free (need);
   gboolean was = L->approx_now;
   L->approx_now |= approx;
   put (L, "rollout_rs_masked_fraction", mmean_b (s, masked));
@@ -1850,7 +1980,8 @@ typedef struct
   DwWhatifEngine *engine;
   const Plan *plan;
   DwWhatifRunResult *res;
-  guint start, end;
+  gint *next; /* steps are taken one at a time: later steps cost more, and a thread that the
+               * system holds back must not hold back half of the run */
   GMutex *lock;
   GCond *cond;
   guint *remaining;
@@ -1861,8 +1992,11 @@ chunk_run (gpointer data, gpointer user_data)
 {
   Chunk *c = data;
   (void)user_data;
-  for (guint i = c->start; i < c->end; i++)
+  for (;;)
     {
+      guint i = (guint)g_atomic_int_add (c->next, 1);
+      if (i >= c->res->n_steps)
+        break;
       const DwWhatifStep *s = g_ptr_array_index (c->engine->steps, i);
       DwWhatifStepResult *r = &c->res->results[i];
       if (s->empty)
@@ -2092,13 +2226,10 @@ dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError 
       g_mutex_init (&lock);
       g_cond_init (&cond);
       guint remaining = nt;
+      gint next = 0;
       Chunk *chunks = g_new0 (Chunk, nt);
       for (guint t = 0; t < nt; t++)
-        {
-          chunks[t]
-            = (Chunk){ self,  &plan, res,       res->n_steps * t / nt, res->n_steps * (t + 1) / nt,
-                       &lock, &cond, &remaining };
-        }
+        chunks[t] = (Chunk){ self, &plan, res, &next, &lock, &cond, &remaining };
       /* the calling thread takes the last chunk itself */
       g_mutex_lock (&lock);
       for (guint t = 0; t + 1 < nt; t++)

@@ -7,6 +7,8 @@
  * of a full recompute (dw_correction_run on every step), and the time of a slider move (every
  * step re-evaluated from the statistics) for several kinds of threshold, p50/p95 over the moves.
  * Spot checks that moved values equal dw_correction_run. Usage: bench-whatif [STEPS [ROWS COLS]].
+ * Environment: DW_BENCH_MOVES=1 prints every move (wall and CPU ms); DW_BENCH_SLIDERS=0,2 runs
+ * only those sliders (0-based, in the order printed); DW_BENCH_REPEAT=N runs the sliders N times.
  */
 #include <math.h>
 #include <stdio.h>
@@ -261,32 +263,45 @@ main (int argc, char **argv)
     { "verl-0.7 geometric RS bound + veto (sequence IS)", sl_geo_veto },
   };
   const guint moves = 40;
-  double all[4 * 40], all_cpu[4 * 40];
+  const char *only = g_getenv ("DW_BENCH_SLIDERS");
+  const gboolean verbose = g_strcmp0 (g_getenv ("DW_BENCH_MOVES"), "1") == 0;
+  const guint repeat
+    = MAX (1, g_getenv ("DW_BENCH_REPEAT") ? atoi (g_getenv ("DW_BENCH_REPEAT")) : 1);
+  double *all = g_new (double, G_N_ELEMENTS (sliders) * moves * repeat);
+  double *all_cpu = g_new (double, G_N_ELEMENTS (sliders) * moves * repeat);
+  double *t = g_new (double, moves *repeat), *tc = g_new (double, moves *repeat);
   guint n_all = 0;
   guint64 bad = 0;
   for (guint s = 0; s < G_N_ELEMENTS (sliders); s++)
     {
-      double t[40];
-      guint approx_moves = 0;
-      for (guint i = 0; i < moves; i++)
-        {
-          DwConfig c;
-          sliders[s].fn (&c, i, moves);
-          double cpu0 = process_cpu_ms ();
-          gint64 a = g_get_monotonic_time ();
-          DwWhatifRunResult *res = dw_whatif_engine_evaluate (e, &c, NULL);
-          t[i] = (g_get_monotonic_time () - a) / 1e3;
-          all_cpu[n_all] = process_cpu_ms () - cpu0;
-          all[n_all++] = t[i];
-          approx_moves += res->any_approximate;
-          if (i % 13 == 5)
-            bad += spot_check (e, &c, res);
-          dw_whatif_run_result_free (res);
-        }
-      double p50 = pct (t, moves, 0.5), p95 = pct (t, moves, 0.95);
+      char idx[4];
+      g_snprintf (idx, sizeof idx, "%u", s);
+      if (only && !strstr (only, idx))
+        continue;
+      guint approx_moves = 0, n = 0;
+      for (guint rep = 0; rep < repeat; rep++)
+        for (guint i = 0; i < moves; i++, n++)
+          {
+            DwConfig c;
+            sliders[s].fn (&c, i, moves);
+            double cpu0 = process_cpu_ms ();
+            gint64 a = g_get_monotonic_time ();
+            DwWhatifRunResult *res = dw_whatif_engine_evaluate (e, &c, NULL);
+            t[n] = (g_get_monotonic_time () - a) / 1e3;
+            tc[n] = all_cpu[n_all] = process_cpu_ms () - cpu0;
+            all[n_all++] = t[n];
+            if (verbose)
+              printf ("  move %u.%u: %.2f ms wall, %.2f ms cpu\n", s, i, t[n], tc[n]);
+            approx_moves += rep == 0 && res->any_approximate;
+            if (rep == 0 && i % 13 == 5)
+              bad += spot_check (e, &c, res);
+            dw_whatif_run_result_free (res);
+          }
+      double p50 = pct (t, n, 0.5), p95 = pct (t, n, 0.95);
       printf ("slider move, %s: p50 %.2f ms, p95 %.2f ms (all %u steps; %u of %u moves had an "
-              "approximate metric)\n",
-              sliders[s].name, p50, p95, N_STEPS, approx_moves, moves);
+              "approximate metric; cpu p50 %.2f ms, p95 %.2f ms)\n",
+              sliders[s].name, p50, p95, N_STEPS, approx_moves, moves, pct (tc, n, 0.5),
+              pct (tc, n, 0.95));
     }
   printf ("slider move, all kinds: p50 %.2f ms, p95 %.2f ms\n", pct (all, n_all, 0.5),
           pct (all, n_all, 0.95));
@@ -321,5 +336,9 @@ main (int argc, char **argv)
   g_free (g.steps);
   g_free (g.precompute_ms);
   g_free (th);
+  g_free (all);
+  g_free (all_cpu);
+  g_free (t);
+  g_free (tc);
   return bad ? 1 : 0;
 }
