@@ -10,6 +10,7 @@
 #include <adwaita.h>
 
 #include "dw-chart.h"
+#include "dw-ui-test-util.h"
 
 static double
 median (double *v, guint n)
@@ -42,18 +43,6 @@ random_walk (DwPlotSeries *s, gsize n, guint seed)
     }
   v[n / 3] = 40; /* one spike the envelope must show */
   dw_plot_series_append (s, steps, wall, v, n);
-}
-
-static long
-rss_kb (void)
-{
-  g_autofree char *status = NULL;
-  const char *p;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  p = strstr (status, "VmRSS:");
-  return p ? atol (p + 6) : -1;
 }
 
 int
@@ -113,7 +102,7 @@ main (int argc, char **argv)
   cairo_surface_destroy (surface);
   g_object_unref (chart);
 
-  rss0 = rss_kb ();
+  rss0 = dw_ui_test_rss_kb ();
   for (guint i = 0; i < 10; i++)
     {
       DwPlotSeries *s = dw_plot_series_new (0.6);
@@ -121,7 +110,7 @@ main (int argc, char **argv)
       bytes += dw_plot_series_get_memory (s);
       g_ptr_array_add (many, s);
     }
-  rss1 = rss_kb ();
+  rss1 = dw_ui_test_rss_kb ();
   printf ("memory, 10 series x 1M points (steps, 3 x-modes, raw + EMA with pyramids): %.0f MB "
           "accounted, RSS +%.0f MB\n",
           bytes / 1048576.0, (rss1 - rss0) / 1024.0);

@@ -14,6 +14,7 @@
 #include "dw-monitor-view.h"
 #include "dw-store-private.h"
 #include "dw-window.h"
+#include "dw-ui-test-util.h"
 
 #define N_RUNS  100
 #define N_STEPS 500
@@ -51,18 +52,6 @@ on_after_paint (GdkFrameClock *clock, Startup *st)
       && dw_monitor_view_get_n_points (DW_MONITOR_VIEW (dw_window_get_monitor_view (st->window)))
            > 0)
     st->first_data = now;
-}
-
-static long
-rss_kb (void)
-{
-  g_autofree char *status = NULL;
-  const char *p;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
-    return -1;
-  p = strstr (status, "VmRSS:");
-  return p ? atol (p + 6) : -1;
 }
 
 /* Opens a window on @store and returns the time (ms) to its first frame with chart data; the
@@ -181,12 +170,12 @@ main (int argc, char **argv)
   fill_runs (store, 1, 1000000, 1, 2);
   printf ("store: 1 run x 1 tag x 1000000 steps written in %.1f s\n",
           (g_get_monotonic_time () - t) / 1e6);
-  rss0 = rss_kb ();
+  rss0 = dw_ui_test_rss_kb ();
   {
     double shell_ms, ms = time_startup (store, &shell_ms);
     printf ("open a run with a 1 M-point series to its first drawn frame: %.0f ms\n", ms);
   }
-  rss1 = rss_kb ();
+  rss1 = dw_ui_test_rss_kb ();
   printf ("RSS after showing and closing it: +%.0f MB\n", (rss1 - rss0) / 1024.0);
   g_clear_object (&store);
 

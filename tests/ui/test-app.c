@@ -11,15 +11,9 @@
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-ui-test-util.h"
 
 static DwApplication *app;
-
-static void
-iterate (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
 
 static void
 collect_shortcuts (GtkWidget *widget, GPtrArray *out)
@@ -41,21 +35,6 @@ canonical_accel (const char *accel)
   g_assert_true (gtk_accelerator_parse (accel, &key, &mods));
   g_assert_cmpuint (key, !=, 0);
   return gtk_accelerator_name (key, mods);
-}
-
-static GtkWindow *
-find_toplevel (GType type)
-{
-  GListModel *toplevels = gtk_window_get_toplevels (); /* transfer none */
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr (GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (G_TYPE_CHECK_INSTANCE_TYPE (window, type))
-        return window;
-    }
-  return NULL;
 }
 
 static void
@@ -148,8 +127,8 @@ test_about (void)
   GtkWindow *about;
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
-  iterate ();
-  about = find_toplevel (ADW_TYPE_ABOUT_WINDOW);
+  dw_ui_test_iterate ();
+  about = dw_ui_test_find_toplevel (ADW_TYPE_ABOUT_WINDOW);
   g_assert_nonnull (about);
   g_assert_cmpstr (adw_about_window_get_version (ADW_ABOUT_WINDOW (about)), ==, PACKAGE_VERSION);
   g_assert_cmpstr (adw_about_window_get_application_icon (ADW_ABOUT_WINDOW (about)), ==, APP_ID);
@@ -174,8 +153,8 @@ test_preferences_bound_to_settings (void)
   g_settings_set_enum (settings, "x-axis", 2);
   g_settings_set_double (settings, "smoothing", 0.25);
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
-  iterate ();
-  prefs = find_toplevel (DW_TYPE_PREFERENCES_WINDOW);
+  dw_ui_test_iterate ();
+  prefs = dw_ui_test_find_toplevel (DW_TYPE_PREFERENCES_WINDOW);
   g_assert_nonnull (prefs);
   g_assert_true (dw_preferences_window_get_settings (DW_PREFERENCES_WINDOW (prefs)) == settings);
 
@@ -237,10 +216,10 @@ test_quit_closes_windows (void)
 
   g_signal_connect (window, "close-request", G_CALLBACK (count_close_request), &close_requests);
   gtk_window_present (GTK_WINDOW (window));
-  iterate ();
+  dw_ui_test_iterate ();
   g_assert_nonnull (gtk_application_get_windows (GTK_APPLICATION (app)));
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  iterate ();
+  dw_ui_test_iterate ();
   g_assert_cmpuint (close_requests, ==, 1);
   g_assert_null (gtk_application_get_windows (GTK_APPLICATION (app)));
 }

@@ -13,30 +13,9 @@
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-ui-test-util.h"
 
 static DwApplication *app;
-
-static void
-iterate (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
-
-static GtkWindow *
-find_toplevel (GType type)
-{
-  GListModel *toplevels = gtk_window_get_toplevels (); /* transfer none */
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr (GtkWindow) window = g_list_model_get_item (toplevels, i);
-
-      if (G_TYPE_CHECK_INSTANCE_TYPE (window, type))
-        return window;
-    }
-  return NULL;
-}
 
 static void
 collect_labels (GtkWidget *widget, GString *out)
@@ -64,8 +43,8 @@ test_preferences_window (void)
   g_autoptr (GString) labels = g_string_new (NULL);
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
-  iterate ();
-  prefs = find_toplevel (DW_TYPE_PREFERENCES_WINDOW);
+  dw_ui_test_iterate ();
+  prefs = dw_ui_test_find_toplevel (DW_TYPE_PREFERENCES_WINDOW);
   g_assert_nonnull (prefs);
   g_assert_cmpstr (gtk_window_get_title (prefs), ==, "Einstellungen");
   collect_labels (GTK_WIDGET (prefs), labels);
@@ -97,8 +76,8 @@ test_about_credits (void)
   GtkWindow *about;
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "about", NULL);
-  iterate ();
-  about = find_toplevel (ADW_TYPE_ABOUT_WINDOW);
+  dw_ui_test_iterate ();
+  about = dw_ui_test_find_toplevel (ADW_TYPE_ABOUT_WINDOW);
   g_assert_nonnull (about);
   /* Translators replace the msgid "translator-credits" with their names. */
   g_assert_cmpstr (adw_about_window_get_translator_credits (ADW_ABOUT_WINDOW (about)), !=,
