@@ -110,6 +110,24 @@ enum
   N_SO
 };
 
+/* per-row columns (struct of arrays: the row loops of an evaluation read a few contiguous
+ * doubles per row instead of a 184-byte Row): the N_SO row statistics, then these */
+enum
+{
+  C_N = N_SO, /* Row.n */
+  C_NV,       /* Row.nv */
+  C_X1MIN,    /* −clamp(max ℓ), −clamp(min ℓ): the row's extremes of k1 = −ℓ̃ */
+  C_X1MAX,
+  N_COL
+};
+
+/* statistics of a row statistic over the valid rows (n > 0), in row order as ev_rs_head sums
+ * them: they do not depend on a threshold */
+typedef struct
+{
+  double sum, cnt, max, min, dev, s2;
+} RowStat;
+
 typedef struct
 {
   gsize end_left;    /* [0, end_left): non-increasing */
@@ -153,6 +171,8 @@ struct _DwWhatifStep
   Shape shape_k2, shape_k3;
   double neg_k3_sum, neg_k3_sq; /* Σ over k3 < 0 of k3 and of R(k3²) (clamped to 0 by RS std) */
   Row *rows;
+  double *col; /* [N_COL][B] */
+  RowStat so_stat[N_SO];
   double sw_tok, sw_seq, sw_geo;
   double tok_sum_k[3];
   double seq_sum_stat[N_SO];
@@ -754,6 +774,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   s->cnt_dt = R (s, R (s, N) + EPS);
   s->empty = n_tok == 0;
   /* sums over tokens of row-constant values, in token order (as dw-correction.c adds them) */
+  s->col = g_new (double, N_COL *(B ? B : 1));
   for (gsize b = 0; b < B; b++)
     {
       Row *r = &s->rows[b];
@@ -765,6 +786,12 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
         }
       sv[SO_MAX_K2] = r->max_k[1];
       sv[SO_MAX_K3] = r->max_k[2];
+      for (int o = 0; o < N_SO; o++)
+        s->col[o * B + b] = sv[o];
+      s->col[C_N * B + b] = r->n;
+      s->col[C_NV * B + b] = r->nv;
+      s->col[C_X1MIN * B + b] = -dw_torch_clamp (r->max_l, -SAFETY, SAFETY);
+      s->col[C_X1MAX * B + b] = -dw_torch_clamp (r->min_l, -SAFETY, SAFETY);
       double rs = 0, rg = 0;
       for (gsize t = 0; t < (gsize)r->nv; t++)
         {
@@ -777,6 +804,28 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
         }
       r->sm_seq = mmean_r (s, rs, r->n);
       r->sm_geo = mmean_r (s, rg, r->n);
+    }
+  for (int o = 0; o < N_SO; o++)
+    {
+      RowStat *st = &s->so_stat[o];
+      const double *v = s->col + o * B, *n = s->col + C_N * B;
+      st->sum = st->cnt = st->s2 = 0;
+      st->max = st->dev = -INFINITY;
+      st->min = INFINITY;
+      for (gsize b = 0; b < B; b++)
+        {
+          if (!(n[b] > 0))
+            continue;
+          st->sum += v[b];
+          st->cnt += 1;
+          st->max = dw_torch_max (st->max, v[b]);
+          st->min = dw_torch_min (st->min, v[b]);
+          st->dev = dw_torch_max (st->dev, fabs (v[b]));
+        }
+      double mean = st->cnt > 0 ? st->sum / st->cnt : 0.0;
+      for (gsize b = 0; b < B; b++)
+        if (n[b] > 0)
+          st->s2 += (v[b] - mean) * (v[b] - mean);
     }
   if (!s->fast || s->empty)
     return s;
@@ -867,6 +916,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   shape_clear (&self->shape_k2);
   shape_clear (&self->shape_k3);
   g_free (self->rows);
+  g_free (self->col);
   g_free (self->off);
   g_free (self);
 }
@@ -881,6 +931,7 @@ gsize
 dw_whatif_step_get_memory (const DwWhatifStep *self)
 {
   gsize m = sizeof *self + self->B * sizeof (Row) + self->n_off * sizeof (DwMetric);
+  m += N_COL * self->B * sizeof (double);
   m += (self->rf || self->rd ? 2 : 1) * self->n_tok
        * (self->f32 ? sizeof (float) : sizeof (double));
   m += (self->B + 1) * sizeof (gsize);
@@ -1437,30 +1488,6 @@ ev_is_bn (const DwWhatifStep *s, ML *L, const Plan *p)
   put (L, "rollout_is_batch_norm_factor", mu > 1e-8 ? mu : 1.0);
 }
 
-/* per-row keep of one HEAD option: TRUE when no valid token of the row is rejected */
-static gboolean
-head_row_keeps (const DwWhatifStep *s, const Row *r, const DwRsBound *bd, double lo_c, double up_c)
-{
-  const int k = dw_rs_option_k (bd->option);
-  const DwRsAgg agg = dw_rs_option_agg (bd->option);
-  if (r->nv == 0)
-    return TRUE;
-  if (agg == DW_RS_AGG_TOKEN)
-    {
-      if (k == 1)
-        {
-          double xmin = -dw_torch_clamp (r->max_l, -SAFETY, SAFETY),
-                 xmax = -dw_torch_clamp (r->min_l, -SAFETY, SAFETY);
-          return xmin >= lo_c && xmax <= up_c;
-        }
-      return r->max_k[k - 1] <= up_c;
-    }
-  double sv = agg == DW_RS_AGG_SUM    ? R (s, r->sum_k[k - 1])
-              : agg == DW_RS_AGG_MEAN ? mmean_r (s, r->sum_k[k - 1], r->n)
-                                      : r->max_k[k - 1];
-  return k == 1 ? (sv <= up_c && sv >= lo_c) : sv <= up_c;
-}
-
 static int
 cmp_float (const void *a, const void *b)
 {
@@ -1516,9 +1543,8 @@ static void
 ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
 {
   const gsize B = s->B, N = s->n_tok;
-  gsize n_valid_rows = 0;
-  for (gsize b = 0; b < B; b++)
-    n_valid_rows += s->rows[b].n > 0;
+  const gsize n_valid_rows = (gsize)s->so_stat[0].cnt;
+  const double *col_n = s->col + C_N * B, *col_nv = s->col + C_NV * B;
   guint8 *srej = g_new0 (guint8, B ? B : 1), *trej = g_new0 (guint8, B ? B : 1);
   gsize ia = 0, ib = N; /* intersection of the token options' kept sets */
   gboolean any_tok = FALSE, tok_approx = FALSE;
@@ -1562,12 +1588,19 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
           ib = MIN (ib, o.kept_b);
           tok_approx |= o.approx;
           opt_approx = FALSE; /* the option's own metrics are exact */
+          /* a row keeps all its tokens when its extremes are within the bounds */
+          const double *x1 = s->col + C_X1MIN * B, *x2 = s->col + C_X1MAX * B;
+          const double *mk = k1 ? NULL : s->col + (SO_MAX_K2 + k - 2) * B;
           for (gsize b = 0; b < B; b++)
-            if (!head_row_keeps (s, &s->rows[b], bd, lo_c, up_c))
-              {
-                trej[b] = 1;
-                seq_masked += s->rows[b].n > 0;
-              }
+            {
+              gboolean keeps
+                = col_nv[b] == 0 || (k1 ? x1[b] >= lo_c && x2[b] <= up_c : mk[b] <= up_c);
+              if (!keeps)
+                {
+                  trej[b] = 1;
+                  seq_masked += col_n[b] > 0;
+                }
+            }
         }
       else
         {
@@ -1575,20 +1608,18 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                    : agg == DW_RS_AGG_MEAN ? SO_MEAN_K1 + k - 1
                                            : SO_MAX_K2 + k - 2;
           sum_stat = s->seq_sum_stat[so];
+          const double *v = s->col + so * B;
           for (gsize b = 0; b < B; b++)
             {
-              const Row *r = &s->rows[b];
-              double sv = agg == DW_RS_AGG_SUM    ? R (s, r->sum_k[k - 1])
-                          : agg == DW_RS_AGG_MEAN ? mmean_r (s, r->sum_k[k - 1], r->n)
-                                                  : r->max_k[k - 1];
+              const double sv = v[b];
               gboolean ks = k1 ? (sv <= up_c && sv >= lo_c) : (sv <= up_c);
               double u = dw_torch_clamp (sv, lo_metric, up_c);
-              add_rep (s, &su, u, r->nv);
-              add_rep (s, &su2, R (s, u * u), r->nv);
+              add_rep (s, &su, u, col_nv[b]);
+              add_rep (s, &su2, R (s, u * u), col_nv[b]);
               if (!ks)
                 {
-                  masked += r->nv;
-                  if (r->n > 0)
+                  masked += col_nv[b];
+                  if (col_n[b] > 0)
                     {
                       seq_masked += 1;
                       srej[b] = 1;
@@ -1596,35 +1627,21 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                 }
             }
         }
-      /* row values over valid rows */
-      double sm = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
+      /* row values over valid rows: only the counts beyond the bounds depend on them */
+      const int so_row = agg == DW_RS_AGG_SUM   ? SO_SUM_K1 + k - 1
+                         : agg == DW_RS_AGG_MAX ? SO_MAX_K2 + k - 2
+                                                : SO_MEAN_K1 + k - 1;
+      const RowStat *st = &s->so_stat[so_row];
+      const double *rv = s->col + so_row * B;
+      const double cnt = st->cnt, smax = st->max, smin = st->min, dev = st->dev, s2 = st->s2;
+      const double mean = cnt > 0 ? st->sum / cnt : 0.0;
+      double hh = 0, ll = 0;
       for (gsize b = 0; b < B; b++)
-        {
-          const Row *r = &s->rows[b];
-          if (!(r->n > 0))
-            continue;
-          double sv = agg == DW_RS_AGG_SUM   ? R (s, r->sum_k[k - 1])
-                      : agg == DW_RS_AGG_MAX ? r->max_k[k - 1]
-                                             : mmean_r (s, r->sum_k[k - 1], r->n);
-          sm += sv;
-          cnt += 1;
-          smax = dw_torch_max (smax, sv);
-          smin = dw_torch_min (smin, sv);
-          dev = dw_torch_max (dev, fabs (sv));
-          hh += sv > up_c;
-          ll += sv < lo_metric;
-        }
-      double mean = cnt > 0 ? sm / cnt : 0.0, s2 = 0;
-      for (gsize b = 0; b < B; b++)
-        {
-          const Row *r = &s->rows[b];
-          if (!(r->n > 0))
-            continue;
-          double sv = agg == DW_RS_AGG_SUM   ? R (s, r->sum_k[k - 1])
-                      : agg == DW_RS_AGG_MAX ? r->max_k[k - 1]
-                                             : mmean_r (s, r->sum_k[k - 1], r->n);
-          s2 += (sv - mean) * (sv - mean);
-        }
+        if (col_n[b] > 0)
+          {
+            hh += rv[b] > up_c;
+            ll += rv[b] < lo_metric;
+          }
       putf (L, mmean_b (s, sum_stat), "%s_mean", pf);
       if (agg != DW_RS_AGG_TOKEN && cnt > 0)
         {
@@ -1685,8 +1702,8 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
   gsize *need = g_new (gsize, B ? B : 1), n_need = 0;
   for (gsize b = 0; b < B; b++)
     {
-      const Row *r = &s->rows[b];
-      gboolean rej = r->nv > 0 && (srej[b] || trej[b]);
+      const double nv = col_nv[b];
+      gboolean rej = nv > 0 && (srej[b] || trej[b]);
       rows_rej += rej;
       if (row_rej_out)
         row_rej_out[b] = rej;
@@ -1694,7 +1711,7 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
         {
           double out_b = 0;
           if (trej[b] && n_tok_opts == 1 && single.approx)
-            out_b = r->nv - (double)row_kept_k23 (s, b, single_k, single_up, &single);
+            out_b = nv - (double)row_kept_k23 (s, b, single_k, single_up, &single);
           else if (trej[b])
             {
               approx |= tok_approx;
@@ -1703,9 +1720,9 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
                   need[n_need++] = b; /* adds its kept tokens below */
                   continue;
                 }
-              out_b = r->nv - (kept_any ? (double)row_count_between (s, b, lo_v, hi_v) : 0.0);
+              out_b = nv - (kept_any ? (double)row_count_between (s, b, lo_v, hi_v) : 0.0);
             }
-          masked += r->nv - out_b;
+          masked += nv - out_b;
         }
     }
   enum
