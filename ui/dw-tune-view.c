@@ -247,27 +247,11 @@ value_as_double (const DwValue *v, double *out)
     }
 }
 
+/* a config key's Python truth value; absent keys are false */
 static gboolean
 value_truthy (const DwValue *v)
 {
-  if (!v)
-    return FALSE;
-  switch (v->kind)
-    {
-    case DW_VALUE_BOOL:
-      return v->b;
-    case DW_VALUE_INT:
-      return v->i != 0;
-    case DW_VALUE_FLOAT:
-      return v->f != 0;
-    case DW_VALUE_STR:
-      return v->s[0] != '\0';
-    case DW_VALUE_OTHER:
-      return TRUE;
-    case DW_VALUE_NONE:
-    default:
-      return FALSE;
-    }
+  return v != NULL && dw_value_truthy (v);
 }
 
 static void

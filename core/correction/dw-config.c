@@ -143,6 +143,48 @@ dw_value_str (const char *s)
   return v;
 }
 
+DwValue
+dw_config_get_or (const DwConfig *config, const char *key, DwValue def)
+{
+  const DwValue *v = dw_config_get (config, key);
+  return v ? *v : def;
+}
+
+double
+dw_value_number (const DwValue *value)
+{
+  switch (value->kind)
+    {
+    case DW_VALUE_BOOL:
+      return value->b ? 1.0 : 0.0;
+    case DW_VALUE_INT:
+      return (double)value->i;
+    case DW_VALUE_FLOAT:
+      return value->f;
+    default:
+      return NAN;
+    }
+}
+
+bool
+dw_value_truthy (const DwValue *value)
+{
+  switch (value->kind)
+    {
+    case DW_VALUE_BOOL:
+      return value->b;
+    case DW_VALUE_INT:
+      return value->i != 0;
+    case DW_VALUE_FLOAT:
+      return value->f != 0;
+    case DW_VALUE_STR:
+    case DW_VALUE_OTHER:
+      return value->s[0] != '\0';
+    default:
+      return false;
+    }
+}
+
 char *
 dw_value_to_python_str (const DwValue *value, char *buf, size_t size)
 {

@@ -76,11 +76,20 @@ extern "C"
   /* The value of @key, or NULL when the key was not given (the generation's default applies). */
   const DwValue *dw_config_get (const DwConfig *config, const char *key);
 
+  /* The value of @key, or @def when the key was not given. */
+  DwValue dw_config_get_or (const DwConfig *config, const char *key, DwValue def);
+
   DwValue dw_value_none (void);
   DwValue dw_value_bool (bool b);
   DwValue dw_value_int (int64_t i);
   DwValue dw_value_float (double f);
   DwValue dw_value_str (const char *s);
+
+  /* A bool, int or float as a double (False/True as 0/1); NAN for any other kind. */
+  double dw_value_number (const DwValue *value);
+  /* Python's bool() of the value: None and False, 0, 0.0 and "" are false (a list or dict by its
+   * rendering, so always true). */
+  bool dw_value_truthy (const DwValue *value);
 
   /* Python's str() of the value into @buf ("None", "True", "2", "2.0", "1e-05", "inf", the string
    * itself). Returns @buf. */

@@ -953,22 +953,6 @@ ratios (const Ctx *c, Level level, const double *lrm, double *w)
     }
 }
 
-static double
-num_value (const DwValue *v)
-{
-  switch (v->kind)
-    {
-    case DW_VALUE_BOOL:
-      return v->b ? 1.0 : 0.0;
-    case DW_VALUE_INT:
-      return (double)v->i;
-    case DW_VALUE_FLOAT:
-      return v->f;
-    default:
-      return NAN;
-    }
-}
-
 static bool
 is_num (const DwValue *v)
 {
@@ -995,14 +979,6 @@ py_type_name (const DwValue *v)
     }
 }
 
-/* config value with a default */
-static DwValue
-cfg (const DwConfig *config, const char *key, DwValue def)
-{
-  const DwValue *v = dw_config_get (config, key);
-  return v ? *v : def;
-}
-
 static bool
 check_is (const DwValue *level, const DwValue *thr, bool allow_geometric, Level *out,
           DwCorrectionError *error)
@@ -1025,7 +1001,7 @@ check_is (const DwValue *level, const DwValue *thr, bool allow_geometric, Level 
   if (!is_num (thr))
     return set_error (error, DW_ERROR_TYPE,
                       "'<=' not supported between instances of '%s' and 'int'", py_type_name (thr));
-  if (num_value (thr) <= 0)
+  if (dw_value_number (thr) <= 0)
     return set_error (error, DW_ERROR_VALUE, "rollout_is_threshold must be positive, got %s.",
                       dw_value_to_python_str (thr, buf, sizeof buf));
   return true;
@@ -1473,25 +1449,6 @@ typedef struct
 } Plan;
 
 static bool
-truthy (const DwValue *v)
-{
-  switch (v->kind)
-    {
-    case DW_VALUE_BOOL:
-      return v->b;
-    case DW_VALUE_INT:
-      return v->i != 0;
-    case DW_VALUE_FLOAT:
-      return v->f != 0;
-    case DW_VALUE_STR:
-    case DW_VALUE_OTHER:
-      return v->s[0] != '\0';
-    default:
-      return false;
-    }
-}
-
-static bool
 plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
 {
   memset (p, 0, sizeof *p);
@@ -1499,23 +1456,23 @@ plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
   char buf[DW_VALUE_STR_MAX];
   if (dw_config_get (config, "preset"))
     return set_error (error, DW_ERROR_VALUE, "preset must be resolved before running.");
-  DwValue lvl = cfg (config, "rollout_is", dw_value_none ());
-  DwValue thr = cfg (config, "rollout_is_threshold", dw_value_float (2.0));
+  DwValue lvl = dw_config_get_or (config, "rollout_is", dw_value_none ());
+  DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_float (2.0));
   if (lvl.kind != DW_VALUE_NONE && thr.kind != DW_VALUE_NONE)
     {
       if (!check_is (&lvl, &thr, false, &p->is_level, error))
         return false;
       p->is_on = true;
-      p->is_thr = num_value (&thr);
-      DwValue bn = cfg (config, "rollout_is_batch_normalize", dw_value_bool (false));
-      p->bn = truthy (&bn);
+      p->is_thr = dw_value_number (&thr);
+      DwValue bn = dw_config_get_or (config, "rollout_is_batch_normalize", dw_value_bool (false));
+      p->bn = dw_value_truthy (&bn);
     }
-  DwValue rs = cfg (config, "rollout_rs", dw_value_none ());
+  DwValue rs = dw_config_get_or (config, "rollout_rs", dw_value_none ());
   if (gen == DW_GEN_VERL)
     {
       if (rs.kind != DW_VALUE_NONE)
         {
-          DwValue rt = cfg (config, "rollout_rs_threshold", dw_value_none ());
+          DwValue rt = dw_config_get_or (config, "rollout_rs_threshold", dw_value_none ());
           if (!dw_rs_parse (&rs, &rt, &p->rs, error))
             return false;
           p->rs_on = true;
@@ -1525,7 +1482,7 @@ plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
   /* G2 */
   if (rs.kind != DW_VALUE_NONE)
     {
-      DwValue up = cfg (config, "rollout_rs_threshold", dw_value_float (2.0));
+      DwValue up = dw_config_get_or (config, "rollout_rs_threshold", dw_value_float (2.0));
       if (up.kind == DW_VALUE_NONE)
         return set_error (error, DW_ERROR_VALUE,
                           "rollout_rs_threshold must be explicitly provided when rollout_rs is "
@@ -1544,8 +1501,8 @@ plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
       if (!is_num (&up))
         return set_error (error, DW_ERROR_TYPE, "rollout_rs_threshold must be numeric, got %s.",
                           py_type_name (&up));
-      p->rs_up = num_value (&up);
-      DwValue lo = cfg (config, "rollout_rs_threshold_lower", dw_value_none ());
+      p->rs_up = dw_value_number (&up);
+      DwValue lo = dw_config_get_or (config, "rollout_rs_threshold_lower", dw_value_none ());
       if (lo.kind == DW_VALUE_NONE)
         {
           if (p->rs_up == 0)
@@ -1557,22 +1514,22 @@ plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
                           "rollout_rs_threshold_lower must be numeric, got %s.",
                           py_type_name (&lo));
       else
-        p->rs_lo = num_value (&lo);
+        p->rs_lo = dw_value_number (&lo);
       p->rs_on = true;
     }
-  DwValue veto = cfg (config, "rollout_token_veto_threshold", dw_value_none ());
+  DwValue veto = dw_config_get_or (config, "rollout_token_veto_threshold", dw_value_none ());
   if (veto.kind != DW_VALUE_NONE)
     {
       if (!is_num (&veto))
         return set_error (error, DW_ERROR_TYPE,
                           "'<=' not supported between instances of '%s' and 'int'",
                           py_type_name (&veto));
-      if (num_value (&veto) <= 0)
+      if (dw_value_number (&veto) <= 0)
         return set_error (error, DW_ERROR_VALUE,
                           "rollout_token_veto_threshold must be positive, got %s.",
                           dw_value_to_python_str (&veto, buf, sizeof buf));
       p->veto_on = true;
-      p->veto = num_value (&veto);
+      p->veto = dw_value_number (&veto);
     }
   return true;
 }
@@ -2090,11 +2047,11 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
   const size_t B = c->B, T = c->T, BT = B * T;
   char buf[DW_VALUE_STR_MAX];
   MetricList L = { .prefix = "mismatch/" };
-  DwValue lvl = cfg (config, "rollout_is_level", dw_value_str ("token"));
-  DwValue mode = cfg (config, "rollout_is_mode", dw_value_str ("truncate"));
-  DwValue thr = cfg (config, "rollout_is_threshold", dw_value_none ());
-  DwValue lov = cfg (config, "rollout_is_threshold_lower", dw_value_none ());
-  DwValue veto = cfg (config, "rollout_is_veto_threshold", dw_value_none ());
+  DwValue lvl = dw_config_get_or (config, "rollout_is_level", dw_value_str ("token"));
+  DwValue mode = dw_config_get_or (config, "rollout_is_mode", dw_value_str ("truncate"));
+  DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_none ());
+  DwValue lov = dw_config_get_or (config, "rollout_is_threshold_lower", dw_value_none ());
+  DwValue veto = dw_config_get_or (config, "rollout_is_veto_threshold", dw_value_none ());
   if (thr.kind == DW_VALUE_NONE)
     {
       /* nothing computed: no weights, the mask unchanged */
@@ -2115,8 +2072,8 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
     return set_error (error, DW_ERROR_VALUE,
                       "Invalid rollout_is_mode: %s. Must be 'truncate' or 'mask'.",
                       dw_value_to_python_str (&mode, buf, sizeof buf));
-  double up = num_value (&thr);
-  double lo = lov.kind == DW_VALUE_NONE ? 1.0 / up : num_value (&lov);
+  double up = dw_value_number (&thr);
+  double lo = lov.kind == DW_VALUE_NONE ? 1.0 / up : dw_value_number (&lov);
   bool veto_on = veto.kind != DW_VALUE_NONE;
   if (veto_on && !is_num (&veto))
     return set_error (error, DW_ERROR_TYPE, "rollout_is_veto_threshold must be numeric.");
@@ -2163,7 +2120,7 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
   double vetoed = 0, cat = 0;
   if (veto_on)
     {
-      const double lv = (float)log ((float)num_value (&veto));
+      const double lv = (float)log ((float)dw_value_number (&veto));
       for (size_t b = 0; b < B; b++)
         {
           bool has = false;
@@ -2304,10 +2261,10 @@ slime_level (const DwValue *v, Level *out, DwCorrectionError *error)
 static double
 slime_num (const DwConfig *config, const char *key, double def, bool *is_none)
 {
-  DwValue v = cfg (config, key, is_none ? dw_value_none () : dw_value_float (def));
+  DwValue v = dw_config_get_or (config, key, is_none ? dw_value_none () : dw_value_float (def));
   if (is_none)
     *is_none = v.kind == DW_VALUE_NONE;
-  return is_num (&v) ? num_value (&v) : def;
+  return is_num (&v) ? dw_value_number (&v) : def;
 }
 
 static bool
@@ -2316,13 +2273,14 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
   const size_t B = c->B, T = c->T, BT = B * T;
   const DwBatch *bt = c->batch;
   char buf[DW_VALUE_STR_MAX];
-  DwValue v_use_tis = cfg (config, "use_tis", dw_value_bool (true));
-  DwValue v_use_rs = cfg (config, "use_rs", dw_value_bool (false));
-  DwValue v_tl = cfg (config, "tis_level", dw_value_str ("token"));
-  DwValue v_rl = cfg (config, "rs_level", dw_value_str ("token"));
-  DwValue v_mode = cfg (config, "tis_mode", dw_value_str ("truncate"));
-  DwValue v_bn = cfg (config, "tis_batch_normalize", dw_value_bool (false));
-  bool use_tis = truthy (&v_use_tis), use_rs = truthy (&v_use_rs), bn = truthy (&v_bn);
+  DwValue v_use_tis = dw_config_get_or (config, "use_tis", dw_value_bool (true));
+  DwValue v_use_rs = dw_config_get_or (config, "use_rs", dw_value_bool (false));
+  DwValue v_tl = dw_config_get_or (config, "tis_level", dw_value_str ("token"));
+  DwValue v_rl = dw_config_get_or (config, "rs_level", dw_value_str ("token"));
+  DwValue v_mode = dw_config_get_or (config, "tis_mode", dw_value_str ("truncate"));
+  DwValue v_bn = dw_config_get_or (config, "tis_batch_normalize", dw_value_bool (false));
+  bool use_tis = dw_value_truthy (&v_use_tis), use_rs = dw_value_truthy (&v_use_rs),
+       bn = dw_value_truthy (&v_bn);
   Level tl = IS_TOKEN, rl = IS_TOKEN;
   int mode = 0;
   bool tlo_none, rlo_none, rup_none, veto_none;

@@ -1077,48 +1077,6 @@ typedef struct
   gboolean nothing; /* verl-0.6 with threshold None: no metrics at all */
 } Plan;
 
-static double
-num_value (const DwValue *v)
-{
-  switch (v->kind)
-    {
-    case DW_VALUE_BOOL:
-      return v->b ? 1.0 : 0.0;
-    case DW_VALUE_INT:
-      return (double)v->i;
-    case DW_VALUE_FLOAT:
-      return v->f;
-    default:
-      return NAN;
-    }
-}
-
-static gboolean
-truthy (const DwValue *v)
-{
-  switch (v->kind)
-    {
-    case DW_VALUE_BOOL:
-      return v->b;
-    case DW_VALUE_INT:
-      return v->i != 0;
-    case DW_VALUE_FLOAT:
-      return v->f != 0;
-    case DW_VALUE_STR:
-    case DW_VALUE_OTHER:
-      return v->s[0] != '\0';
-    default:
-      return FALSE;
-    }
-}
-
-static DwValue
-get (const DwConfig *config, const char *key, DwValue def)
-{
-  const DwValue *v = dw_config_get (config, key);
-  return v ? *v : def;
-}
-
 static Level
 level_of (const DwValue *v)
 {
@@ -1140,11 +1098,11 @@ make_plan (const DwConfig *config, Plan *p, DwCorrectionError *error)
     return TRUE;
   if (p->gen == DW_GEN_VERL_0_6)
     {
-      DwValue lvl = get (config, "rollout_is_level", dw_value_str ("token"));
-      DwValue mode = get (config, "rollout_is_mode", dw_value_str ("truncate"));
-      DwValue thr = get (config, "rollout_is_threshold", dw_value_none ());
-      DwValue lov = get (config, "rollout_is_threshold_lower", dw_value_none ());
-      DwValue veto = get (config, "rollout_is_veto_threshold", dw_value_none ());
+      DwValue lvl = dw_config_get_or (config, "rollout_is_level", dw_value_str ("token"));
+      DwValue mode = dw_config_get_or (config, "rollout_is_mode", dw_value_str ("truncate"));
+      DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_none ());
+      DwValue lov = dw_config_get_or (config, "rollout_is_threshold_lower", dw_value_none ());
+      DwValue veto = dw_config_get_or (config, "rollout_is_veto_threshold", dw_value_none ());
       if (thr.kind == DW_VALUE_NONE)
         {
           p->nothing = TRUE;
@@ -1152,29 +1110,29 @@ make_plan (const DwConfig *config, Plan *p, DwCorrectionError *error)
         }
       p->is_on = TRUE;
       p->is_level = level_of (&lvl);
-      p->is_thr = num_value (&thr);
-      p->is_lo = lov.kind == DW_VALUE_NONE ? 1.0 / p->is_thr : num_value (&lov);
+      p->is_thr = dw_value_number (&thr);
+      p->is_lo = lov.kind == DW_VALUE_NONE ? 1.0 / p->is_thr : dw_value_number (&lov);
       p->mask_mode = mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0;
       p->veto_on = veto.kind != DW_VALUE_NONE;
-      p->veto = num_value (&veto);
+      p->veto = dw_value_number (&veto);
       return TRUE;
     }
-  DwValue lvl = get (config, "rollout_is", dw_value_none ());
-  DwValue thr = get (config, "rollout_is_threshold", dw_value_float (2.0));
+  DwValue lvl = dw_config_get_or (config, "rollout_is", dw_value_none ());
+  DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_float (2.0));
   if (lvl.kind != DW_VALUE_NONE && thr.kind != DW_VALUE_NONE)
     {
       p->is_on = TRUE;
       p->is_level = level_of (&lvl);
-      p->is_thr = num_value (&thr);
-      DwValue bn = get (config, "rollout_is_batch_normalize", dw_value_bool (FALSE));
-      p->bn = truthy (&bn);
+      p->is_thr = dw_value_number (&thr);
+      DwValue bn = dw_config_get_or (config, "rollout_is_batch_normalize", dw_value_bool (FALSE));
+      p->bn = dw_value_truthy (&bn);
     }
-  DwValue rs = get (config, "rollout_rs", dw_value_none ());
+  DwValue rs = dw_config_get_or (config, "rollout_rs", dw_value_none ());
   if (p->gen == DW_GEN_VERL)
     {
       if (rs.kind != DW_VALUE_NONE)
         {
-          DwValue rt = get (config, "rollout_rs_threshold", dw_value_none ());
+          DwValue rt = dw_config_get_or (config, "rollout_rs_threshold", dw_value_none ());
           if (!dw_rs_parse (&rs, &rt, &p->rs, error))
             return FALSE;
           p->rs_on = TRUE;
@@ -1183,18 +1141,18 @@ make_plan (const DwConfig *config, Plan *p, DwCorrectionError *error)
     }
   if (rs.kind != DW_VALUE_NONE)
     {
-      DwValue up = get (config, "rollout_rs_threshold", dw_value_float (2.0));
-      DwValue lo = get (config, "rollout_rs_threshold_lower", dw_value_none ());
+      DwValue up = dw_config_get_or (config, "rollout_rs_threshold", dw_value_float (2.0));
+      DwValue lo = dw_config_get_or (config, "rollout_rs_threshold_lower", dw_value_none ());
       p->rs_on = TRUE;
       p->rs_level = level_of (&rs);
-      p->rs_up = num_value (&up);
-      p->rs_lo = lo.kind == DW_VALUE_NONE ? 1.0 / p->rs_up : num_value (&lo);
+      p->rs_up = dw_value_number (&up);
+      p->rs_lo = lo.kind == DW_VALUE_NONE ? 1.0 / p->rs_up : dw_value_number (&lo);
     }
-  DwValue veto = get (config, "rollout_token_veto_threshold", dw_value_none ());
+  DwValue veto = dw_config_get_or (config, "rollout_token_veto_threshold", dw_value_none ());
   if (veto.kind != DW_VALUE_NONE)
     {
       p->veto_on = TRUE;
-      p->veto = num_value (&veto);
+      p->veto = dw_value_number (&veto);
     }
   return TRUE;
 }

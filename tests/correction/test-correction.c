@@ -585,6 +585,42 @@ test_random_vs_oracle (void)
   g_assert_cmpuint (n_cmp, >, 100);
 }
 
+/* Config value helpers shared by the correction plan, the what-if engine and the tune view. */
+static void
+test_config_values (void)
+{
+  DwConfig c;
+  DwValue other = dw_value_none ();
+
+  other.kind = DW_VALUE_OTHER;
+  snprintf (other.s, sizeof other.s, "[]");
+  g_assert_false (dw_value_truthy (&(DwValue){ 0 }));
+  g_assert_false (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_BOOL, .b = false }));
+  g_assert_true (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_BOOL, .b = true }));
+  g_assert_false (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_INT, .i = 0 }));
+  g_assert_true (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_INT, .i = -3 }));
+  g_assert_false (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_FLOAT, .f = -0.0 }));
+  g_assert_true (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_FLOAT, .f = NAN }));
+  g_assert_false (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_STR, .s = "" }));
+  g_assert_true (dw_value_truthy (&(DwValue){ .kind = DW_VALUE_STR, .s = "False" }));
+  g_assert_true (dw_value_truthy (&other));
+
+  g_assert_cmpfloat (dw_value_number (&(DwValue){ .kind = DW_VALUE_BOOL, .b = true }), ==, 1.0);
+  g_assert_cmpfloat (dw_value_number (&(DwValue){ .kind = DW_VALUE_INT, .i = -7 }), ==, -7.0);
+  g_assert_cmpfloat (dw_value_number (&(DwValue){ .kind = DW_VALUE_FLOAT, .f = 0.25 }), ==, 0.25);
+  g_assert_true (isnan (dw_value_number (&(DwValue){ .kind = DW_VALUE_STR, .s = "2" })));
+  g_assert_true (isnan (dw_value_number (&(DwValue){ 0 })));
+
+  dw_config_init (&c, DW_GEN_VERL);
+  g_assert_true (
+    dw_config_set (&c, "rollout_is_threshold", &(DwValue){ .kind = DW_VALUE_INT, .i = 3 }));
+  g_assert_cmpint (dw_config_get_or (&c, "rollout_is_threshold", dw_value_float (2.0)).kind, ==,
+                   DW_VALUE_INT);
+  g_assert_cmpint (dw_config_get_or (&c, "rollout_is_threshold", dw_value_float (2.0)).i, ==, 3);
+  g_assert_cmpfloat (dw_config_get_or (&c, "rollout_rs_threshold", dw_value_float (2.0)).f, ==,
+                     2.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -593,6 +629,7 @@ main (int argc, char **argv)
   g_test_add_func ("/correction/worked/clamp-order", test_worked_clamp_order);
   g_test_add_func ("/correction/worked/threshold-below-one", test_worked_threshold_below_one);
   g_test_add_func ("/correction/mask-dtypes", test_mask_dtypes);
+  g_test_add_func ("/correction/config-values", test_config_values);
   g_test_add_func ("/correction/f64-vs-f32", test_f64_vs_f32);
   g_test_add_func ("/correction/extremes", test_extremes);
   g_test_add_func ("/correction/check-config", test_check_config);
