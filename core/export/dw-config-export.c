@@ -301,89 +301,84 @@ has_control (const char *s)
   return FALSE;
 }
 
-static void
-append_yaml_value (GString *out, const DwValue *v)
+/* None, bools, ints and floats, written alike in YAML and Hydra overrides (floats as
+ * append_float); FALSE, writing nothing, for strings. */
+static gboolean
+append_scalar_value (GString *out, const DwValue *v, gboolean yaml)
 {
   switch (v->kind)
     {
     case DW_VALUE_NONE:
       g_string_append (out, "null");
-      break;
+      return TRUE;
     case DW_VALUE_BOOL:
       g_string_append (out, v->b ? "true" : "false");
-      break;
+      return TRUE;
     case DW_VALUE_INT:
       g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64)v->i);
-      break;
+      return TRUE;
     case DW_VALUE_FLOAT:
-      append_float (out, v->f, TRUE);
-      break;
+      append_float (out, v->f, yaml);
+      return TRUE;
     default:
-      {
-        DwValue back;
-        /* plain only when it reads back as this very string under both resolvers */
-        double num;
-        if (regex_match ("^[A-Za-z_][A-Za-z0-9_.,-]*$", v->s) && !dw_python_float (v->s, &num)
-            && resolve_yaml_plain (v->s, TRUE, &back) && back.kind == DW_VALUE_STR
-            && resolve_yaml_plain (v->s, FALSE, &back) && back.kind == DW_VALUE_STR)
-          g_string_append (out, v->s);
-        else if (has_control (v->s))
-          {
-            /* double-quoted: the only YAML style that keeps newlines and tabs as they are */
-            g_string_append_c (out, '"');
-            for (const unsigned char *p = (const unsigned char *)v->s; *p; p++)
-              {
-                if (*p == '"' || *p == '\\')
-                  g_string_append_printf (out, "\\%c", *p);
-                else if (*p < 0x20 || *p == 0x7f)
-                  g_string_append_printf (out, "\\x%02x", *p);
-                else
-                  g_string_append_c (out, (char)*p);
-              }
-            g_string_append_c (out, '"');
-          }
-        else
-          {
+      return FALSE;
+    }
+}
+
+static void
+append_yaml_value (GString *out, const DwValue *v)
+{
+  DwValue back;
+  double num;
+
+  if (append_scalar_value (out, v, TRUE))
+    return;
+  /* plain only when it reads back as this very string under both resolvers */
+  if (regex_match ("^[A-Za-z_][A-Za-z0-9_.,-]*$", v->s) && !dw_python_float (v->s, &num)
+      && resolve_yaml_plain (v->s, TRUE, &back) && back.kind == DW_VALUE_STR
+      && resolve_yaml_plain (v->s, FALSE, &back) && back.kind == DW_VALUE_STR)
+    g_string_append (out, v->s);
+  else if (has_control (v->s))
+    {
+      /* double-quoted: the only YAML style that keeps newlines and tabs as they are */
+      g_string_append_c (out, '"');
+      for (const unsigned char *p = (const unsigned char *)v->s; *p; p++)
+        {
+          if (*p == '"' || *p == '\\')
+            g_string_append_printf (out, "\\%c", *p);
+          else if (*p < 0x20 || *p == 0x7f)
+            g_string_append_printf (out, "\\x%02x", *p);
+          else
+            g_string_append_c (out, (char)*p);
+        }
+      g_string_append_c (out, '"');
+    }
+  else
+    {
+      g_string_append_c (out, '\'');
+      for (const char *p = v->s; *p; p++)
+        {
+          if (*p == '\'')
             g_string_append_c (out, '\'');
-            for (const char *p = v->s; *p; p++)
-              {
-                if (*p == '\'')
-                  g_string_append_c (out, '\'');
-                g_string_append_c (out, *p);
-              }
-            g_string_append_c (out, '\'');
-          }
-      }
+          g_string_append_c (out, *p);
+        }
+      g_string_append_c (out, '\'');
     }
 }
 
 static void
 append_hydra_value (GString *out, const DwValue *v)
 {
-  switch (v->kind)
+  if (append_scalar_value (out, v, FALSE))
+    return;
+  g_string_append_c (out, '\'');
+  for (const char *p = v->s; *p; p++)
     {
-    case DW_VALUE_NONE:
-      g_string_append (out, "null");
-      break;
-    case DW_VALUE_BOOL:
-      g_string_append (out, v->b ? "true" : "false");
-      break;
-    case DW_VALUE_INT:
-      g_string_append_printf (out, "%" G_GINT64_FORMAT, (gint64)v->i);
-      break;
-    case DW_VALUE_FLOAT:
-      append_float (out, v->f, FALSE);
-      break;
-    default:
-      g_string_append_c (out, '\'');
-      for (const char *p = v->s; *p; p++)
-        {
-          if (*p == '\'' || *p == '\\')
-            g_string_append_c (out, '\\');
-          g_string_append_c (out, *p);
-        }
-      g_string_append_c (out, '\'');
+      if (*p == '\'' || *p == '\\')
+        g_string_append_c (out, '\\');
+      g_string_append_c (out, *p);
     }
+  g_string_append_c (out, '\'');
 }
 
 /* Shell word for an override: bare when safe, "…" when that needs no escapes, else '…'. */
