@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dw-canonical.h"
+#include "dw-smooth.h"
 
 #define DRIFT_NONE          \
   {                         \
@@ -247,45 +248,11 @@ event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64
 /* ------------------------------------------------------------------------------------------ */
 /* robust statistics                                                                            */
 
-/* k-th smallest of a[0..n) (reorders a so that a[0..k) ≤ a[k] ≤ a(k..n); Hoare partition). */
-static double
-select_kth (double *a, gsize n, gsize k)
-{
-  gssize lo = 0, hi = (gssize)n - 1, kk = (gssize)k;
-  while (lo < hi)
-    {
-      double pivot = a[lo + (hi - lo) / 2];
-      gssize i = lo, j = hi;
-      while (i <= j)
-        {
-          while (a[i] < pivot)
-            i++;
-          while (a[j] > pivot)
-            j--;
-          if (i <= j)
-            {
-              double t = a[i];
-              a[i] = a[j];
-              a[j] = t;
-              i++;
-              j--;
-            }
-        }
-      if (kk <= j)
-        hi = j;
-      else if (kk >= i)
-        lo = i;
-      else
-        break;
-    }
-  return a[k];
-}
-
 /* Median of a[0..n) (reorders a; the mean of the two middle values for even n). */
 static double
 median_inplace (double *a, gsize n)
 {
-  double hi = select_kth (a, n, n / 2);
+  double hi = dw_select_kth (a, n, n / 2);
   if (n % 2)
     return hi;
   double lo = a[0];

@@ -91,9 +91,8 @@ dw_ema_smooth (const double *values, gsize n, double weight, double *out)
   dw_ema_append (&state, values, n, out);
 }
 
-/* Hoare-style quickselect: places the k-th smallest at a[k]. */
-static double
-select_kth (double *a, gsize n, gsize k)
+double
+dw_select_kth (double *a, gsize n, gsize k)
 {
   gsize lo = 0, hi = n - 1;
 
@@ -147,7 +146,7 @@ dw_quantile_bounds (const double *values, gsize n, double lo_q, double hi_q, dou
       *out_hi = MAX (a[0], a[m - 1]);
       return TRUE;
     }
-  *out_lo = select_kth (a, m, (gsize)ceil ((m - 1) * lo_q));
-  *out_hi = select_kth (a, m, (gsize)floor ((m - 1) * hi_q));
+  *out_lo = dw_select_kth (a, m, (gsize)ceil ((m - 1) * lo_q));
+  *out_hi = dw_select_kth (a, m, (gsize)floor ((m - 1) * hi_q));
   return TRUE;
 }

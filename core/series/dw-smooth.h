@@ -28,6 +28,10 @@ gboolean dw_ema_append (DwEmaState *state, const double *values, gsize n, double
 /* The whole series at once (exact TensorBoard classicSmoothing). */
 void dw_ema_smooth (const double *values, gsize n, double weight, double *out);
 
+/* The k-th smallest of @a[0..@n), k < n > 0, by Hoare-style quickselect (O(n)): reorders @a so
+ * that a[0..k) ≤ a[k] ≤ a(k..n) and returns a[k]. */
+double dw_select_kth (double *a, gsize n, gsize k);
+
 /* TensorBoard's "ignore outliers": over the finite values of @values[lo..hi), sorted, returns
  * sorted[ceil((n-1)*0.05)] and sorted[floor((n-1)*0.95)] when n > 2, else min and max.
  * Selection, not a sort (O(n)). Returns FALSE when there is no finite value. */
