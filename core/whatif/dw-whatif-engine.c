@@ -1446,11 +1446,58 @@ ev_is_bn (const DwWhatifStep *s, ML *L, const Plan *p)
   put (L, "rollout_is_batch_norm_factor", mu > 1e-8 ? mu : 1.0);
 }
 
-static int
-cmp_float (const void *a, const void *b)
+/* insertion sort of @v that gives up (FALSE, @v still a permutation) after @budget moves */
+static gboolean
+insertion_sort_budget (double *v, gsize n, gsize budget)
 {
-  float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
+  gsize moves = 0;
+  for (gsize i = 1; i < n; i++)
+    {
+      double x = v[i];
+      gsize j = i;
+      while (j > 0 && v[j - 1] > x)
+        {
+          v[j] = v[j - 1];
+          j--;
+          if (++moves > budget)
+            {
+              v[j] = x;
+              return FALSE;
+            }
+        }
+      v[j] = x;
+    }
+  return TRUE;
+}
+
+/* the k values (quantity @q) of row @r sorted into @out, @tmp a buffer of the row's length. k is
+ * non-increasing in ℓ below 0 and non-decreasing above, but for rounding noise near 0: the two
+ * runs (the first reversed) are nearly sorted, so they are finished by insertion sort and merged
+ * in linear time; a row whose runs are far from sorted is sorted with qsort */
+static void
+row_sort_k (const DwWhatifStep *s, int q, gsize r, double *tmp, double *out)
+{
+  const gsize a = s->row_off[r], n = s->row_off[r + 1] - a;
+  gsize m = 0;
+  while (m < n && row_value (s, a + m) < 0)
+    m++;
+  for (gsize j = 0; j < m; j++)
+    tmp[j] = qeval (s, q, row_value (s, a + m - 1 - j));
+  for (gsize j = m; j < n; j++)
+    tmp[j] = qeval (s, q, row_value (s, a + j));
+  if (!insertion_sort_budget (tmp, m, 8 * n) || !insertion_sort_budget (tmp + m, n - m, 8 * n))
+    {
+      memcpy (out, tmp, n * sizeof (double));
+      qsort (out, n, sizeof (double), cmp_double);
+      return;
+    }
+  gsize i = 0, j = m, o = 0;
+  while (i < m && j < n)
+    out[o++] = tmp[j] < tmp[i] ? tmp[j++] : tmp[i++];
+  while (i < m)
+    out[o++] = tmp[i++];
+  while (j < n)
+    out[o++] = tmp[j++];
 }
 
 /* tokens of row @b with k ≤ up, for a k2/k3 option whose kept set is not an interval of sorted
@@ -1464,24 +1511,31 @@ row_kept_k23 (const DwWhatifStep *cs, gsize b, int k, double up, const TokOpt *o
   g_mutex_lock (&s->row_k3_lock);
   if (!s->row_k3f && !s->row_k3d)
     {
+      gsize max_len = 0;
+      for (gsize r = 0; r < s->B; r++)
+        max_len = MAX (max_len, s->row_off[r + 1] - s->row_off[r]);
+      double *tmp = g_new (double, max_len ? max_len : 1);
       if (s->f32)
         {
-          s->row_k3f = g_new (float, s->n_tok ? s->n_tok : 1);
-          for (gsize i = 0; i < s->n_tok; i++)
-            s->row_k3f[i] = (float)qeval (s, q, s->rf[i]);
+          double *out = g_new (double, max_len ? max_len : 1);
+          float *kv = g_new (float, s->n_tok ? s->n_tok : 1);
           for (gsize r = 0; r < s->B; r++)
-            qsort (s->row_k3f + s->row_off[r], s->row_off[r + 1] - s->row_off[r], sizeof (float),
-                   cmp_float);
+            {
+              row_sort_k (s, q, r, tmp, out);
+              for (gsize j = s->row_off[r]; j < s->row_off[r + 1]; j++)
+                kv[j] = (float)out[j - s->row_off[r]]; /* float32 values: exact */
+            }
+          g_free (out);
+          s->row_k3f = kv;
         }
       else
         {
-          s->row_k3d = g_new (double, s->n_tok ? s->n_tok : 1);
-          for (gsize i = 0; i < s->n_tok; i++)
-            s->row_k3d[i] = qeval (s, q, s->rd[i]);
+          double *kv = g_new (double, s->n_tok ? s->n_tok : 1);
           for (gsize r = 0; r < s->B; r++)
-            qsort (s->row_k3d + s->row_off[r], s->row_off[r + 1] - s->row_off[r], sizeof (double),
-                   cmp_double);
+            row_sort_k (s, q, r, tmp, kv + s->row_off[r]);
+          s->row_k3d = kv;
         }
+      g_free (tmp);
     }
   g_mutex_unlock (&s->row_k3_lock);
   gsize lo = s->row_off[b], hi = s->row_off[b + 1], start = lo;

@@ -209,6 +209,10 @@ grid_verl_head (ConfigFn fn, gpointer data)
     { "seq_mean_k1", "1.2_0.8" },
     { "seq_sum_k1", "2.0_0.5" },
     { "token_k1,seq_mean_k1", "2.0_0.5" },
+    /* rows rejected by a sequence option and a token_k3 bound (per-row sorted k3 counts) */
+    { "token_k3,seq_mean_k3", "0.001,0.01" },
+    { "token_k3,seq_mean_k3", "1e-9,0.0001" },
+    { "token_k3,seq_max_k3", "1e-7,0.5" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (rs); i++)
     for (int is = 0; is < 2; is++)
