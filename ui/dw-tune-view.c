@@ -1007,21 +1007,6 @@ canonical_key (const DwWhatifStepResult *res, const char *canonical)
   return best;
 }
 
-static gssize
-step_index (const DwSeries *s, gint64 step)
-{
-  gsize lo = 0, hi = s->n;
-  while (lo < hi)
-    {
-      gsize mid = lo + (hi - lo) / 2;
-      if (s->steps[mid] < step)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo < s->n && s->steps[lo] == step ? (gssize)lo : -1;
-}
-
 static void
 whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean *any_approx)
 {
@@ -1140,7 +1125,7 @@ update_charts_and_summary (DwTuneView *self)
             = { dw_plot_series_get_length (ls), (gint64 *)st, NULL, (double *)lv, 0, NULL };
           for (guint i = 0; i < res->n_steps; i++)
             {
-              gssize j = step_index (&tmp, res->steps[i]);
+              gssize j = dw_series_find_step (&tmp, res->steps[i]);
               if (j >= 0)
                 logged_at[i] = lv[j];
             }

@@ -1326,6 +1326,22 @@ dw_series_free (DwSeries *series)
   g_free (series);
 }
 
+gssize
+dw_series_find_step (const DwSeries *series, gint64 step)
+{
+  gsize lo = 0, hi = series->n;
+
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (series->steps[mid] < step)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < series->n && series->steps[lo] == step ? (gssize)lo : -1;
+}
+
 static double
 column_double_or_nan (sqlite3_stmt *stmt, int col)
 {

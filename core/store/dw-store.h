@@ -76,6 +76,8 @@ typedef struct
 } DwSeries;
 
 void dw_series_free (DwSeries *series);
+/* The index of @step in @series (binary search), or -1 when it has no point at that step. */
+gssize dw_series_find_step (const DwSeries *series, gint64 step);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwSeries, dw_series_free)
 
 #define DW_TYPE_STORE (dw_store_get_type ())

@@ -98,21 +98,6 @@ worker (gpointer data)
   return NULL;
 }
 
-static gssize
-series_index (const DwSeries *s, gint64 step)
-{
-  gsize lo = 0, hi = s->n;
-  while (lo < hi)
-    {
-      gsize mid = lo + (hi - lo) / 2;
-      if (s->steps[mid] < step)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo < s->n && s->steps[lo] == step ? (gssize)lo : -1;
-}
-
 /* recomputed key → logged tag: the same name, else the only logged tag of the same canonical
  * metric when only one recomputed key maps to that canonical metric */
 static GHashTable *
@@ -198,7 +183,7 @@ compare_logged (DwStore *store, DwRecomputeResult *res, double rtol, double atol
                 return FALSE;
               g_hash_table_insert (series, g_strdup (tag), s);
             }
-          gssize idx = series_index (s, st->step);
+          gssize idx = dw_series_find_step (s, st->step);
           if (idx < 0)
             continue;
           st->n_compared++;

@@ -678,6 +678,23 @@ test_put_points (Fixture *f, gconstpointer data)
   }
 }
 
+/* dw_series_find_step: every stored step found at its index, gaps and out-of-range steps not. */
+static void
+test_series_find_step (void)
+{
+  gint64 steps[] = { -5, 0, 1, 4, 9, 10, 100 };
+  DwSeries s = { G_N_ELEMENTS (steps), steps };
+  DwSeries empty = { 0 };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (steps); i++)
+    g_assert_cmpint (dw_series_find_step (&s, steps[i]), ==, (gssize)i);
+  g_assert_cmpint (dw_series_find_step (&s, -6), ==, -1);
+  g_assert_cmpint (dw_series_find_step (&s, 2), ==, -1);
+  g_assert_cmpint (dw_series_find_step (&s, 99), ==, -1);
+  g_assert_cmpint (dw_series_find_step (&s, 101), ==, -1);
+  g_assert_cmpint (dw_series_find_step (&empty, 0), ==, -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -697,5 +714,6 @@ main (int argc, char **argv)
   ADD ("files-and-dump", test_files_and_dump);
   ADD ("put-points", test_put_points);
 #undef ADD
+  g_test_add_func ("/store/series-find-step", test_series_find_step);
   return g_test_run ();
 }
