@@ -153,24 +153,31 @@ with (DwConfig *c, const char *key, DwValue v)
   g_assert_true (dw_config_set (c, key, &v));
 }
 
+/* rollout_is off, then every level × threshold × batch-normalize */
 static void
-grid_verl_head (ConfigFn fn, gpointer data)
+grid_is (DwGeneration gen, const double *thr, gsize n_thr, ConfigFn fn, gpointer data)
 {
   const char *levels[] = { NULL, "token", "sequence" };
-  const double thr[] = { 2.0, 0.5, 1.0, 1.5, 5.0, 100.0, INFINITY };
   for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
-    for (guint ti = 0; ti < G_N_ELEMENTS (thr); ti++)
+    for (guint ti = 0; ti < n_thr; ti++)
       for (int bn = 0; bn < 2; bn++)
         {
           if (!levels[li] && (ti > 0 || bn))
             continue;
           DwConfig c;
-          dw_config_init (&c, DW_GEN_VERL);
+          dw_config_init (&c, gen);
           with (&c, "rollout_is", levels[li] ? dw_value_str (levels[li]) : dw_value_none ());
           with (&c, "rollout_is_threshold", dw_value_float (thr[ti]));
           with (&c, "rollout_is_batch_normalize", dw_value_bool (bn));
           fn (&c, data);
         }
+}
+
+static void
+grid_verl_head (ConfigFn fn, gpointer data)
+{
+  const double thr[] = { 2.0, 0.5, 1.0, 1.5, 5.0, 100.0, INFINITY };
+  grid_is (DW_GEN_VERL, thr, G_N_ELEMENTS (thr), fn, data);
   const struct
   {
     const char *opts, *thr;
@@ -240,21 +247,8 @@ grid_verl_head (ConfigFn fn, gpointer data)
 static void
 grid_verl_g2 (DwGeneration gen, ConfigFn fn, gpointer data)
 {
-  const char *levels[] = { NULL, "token", "sequence" };
   const double thr[] = { 2.0, 0.7, 1.5, 10.0 };
-  for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
-    for (guint ti = 0; ti < G_N_ELEMENTS (thr); ti++)
-      for (int bn = 0; bn < 2; bn++)
-        {
-          if (!levels[li] && (ti > 0 || bn))
-            continue;
-          DwConfig c;
-          dw_config_init (&c, gen);
-          with (&c, "rollout_is", levels[li] ? dw_value_str (levels[li]) : dw_value_none ());
-          with (&c, "rollout_is_threshold", dw_value_float (thr[ti]));
-          with (&c, "rollout_is_batch_normalize", dw_value_bool (bn));
-          fn (&c, data);
-        }
+  grid_is (gen, thr, G_N_ELEMENTS (thr), fn, data);
   const char *rsl[] = { "token", "sequence", "geometric" };
   const double up[] = { 1.001, 1.5, 2.0, 5.0 };
   const double lo[] = { NAN, 0.5, 0.999, 0.9 };
