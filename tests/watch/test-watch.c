@@ -121,10 +121,22 @@ clean_dump (const char *dir, const char *path)
   return dump;
 }
 
-/* Equal dumps; otherwise fails showing the first differing line only (dumps are megabytes). */
-static void
-assert_same_dump (const char *live, const char *clean)
+static char *
+dump_of (DwStore *store)
 {
+  g_autoptr (GError) error = NULL;
+  char *dump = dw_store_dump (store, &error);
+
+  g_assert_no_error (error);
+  return dump;
+}
+
+/* @store's dump equals a clean ingest of @path; otherwise fails showing the first differing
+ * line only (dumps are megabytes). */
+static void
+assert_like_clean_ingest (DwStore *store, const char *dir, const char *path)
+{
+  g_autofree char *live = dump_of (store), *clean = clean_dump (dir, path);
   g_auto (GStrv) a = NULL, b = NULL;
   guint i;
 
@@ -137,16 +149,6 @@ assert_same_dump (const char *live, const char *clean)
   g_test_message ("live and clean stores differ at dump line %u", i + 1);
   g_assert_cmpstr (a[i], ==, b[i]);
   g_assert_not_reached ();
-}
-
-static char *
-dump_of (DwStore *store)
-{
-  g_autoptr (GError) error = NULL;
-  char *dump = dw_store_dump (store, &error);
-
-  g_assert_no_error (error);
-  return dump;
 }
 
 static void
@@ -189,7 +191,6 @@ test_live_demo (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwDemo) demo = NULL;
-  g_autofree char *live = NULL, *clean = NULL;
   gboolean done = FALSE;
   guint steps = 0;
 
@@ -210,9 +211,7 @@ test_live_demo (Fixture *f, gconstpointer data)
   g_assert_cmpuint (steps, ==, 40);
   dw_watch_test_spin (800); /* max-delay 200 ms: everything is in by then */
   g_assert_cmpuint (dw_follower_get_n_pending (f->follower), ==, 0);
-  live = dump_of (f->store);
-  clean = clean_dump (f->dir, f->run);
-  assert_same_dump (live, clean);
+  assert_like_clean_ingest (f->store, f->dir, f->run);
   g_assert_cmpuint (f->errors->len, ==, 0);
   g_assert_cmpuint (f->n_ingested, >, 0);
   {
@@ -249,7 +248,6 @@ test_jsonl_pieces (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autofree char *path = g_build_filename (f->run, "metrics.jsonl", NULL);
   g_autoptr (GString) all = jsonl_lines (1, 60, 0.25);
-  g_autofree char *live = NULL, *clean = NULL;
   gsize pos = 0, partial_at;
 
   write_all (path, "", 0, O_TRUNC);
@@ -287,9 +285,7 @@ test_jsonl_pieces (Fixture *f, gconstpointer data)
     g_assert_cmpint (s->steps[59], ==, 60);
     g_assert_cmpfloat (s->values[59], ==, 15.0);
   }
-  live = dump_of (f->store);
-  clean = clean_dump (f->dir, f->run);
-  assert_same_dump (live, clean);
+  assert_like_clean_ingest (f->store, f->dir, f->run);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
@@ -363,7 +359,6 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   g_autofree char *a_log = g_build_filename (a, "metrics.jsonl", NULL);
   g_autofree char *b_log = g_build_filename (b, "metrics.jsonl", NULL);
   g_autoptr (GString) lines = jsonl_lines (1, 5, 0.5);
-  g_autofree char *live = NULL, *clean = NULL;
 
   g_assert_cmpint (g_mkdir_with_parents (a, 0755), ==, 0);
   write_all (a_log, lines->str, lines->len, O_TRUNC);
@@ -389,9 +384,7 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
     g_assert_cmpstr (names[0], ==, "exp-a");
     g_assert_cmpstr (names[1], ==, "exp-b");
   }
-  live = dump_of (f->store);
-  clean = clean_dump (f->dir, parent);
-  assert_same_dump (live, clean);
+  assert_like_clean_ingest (f->store, f->dir, parent);
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
@@ -703,7 +696,6 @@ test_cli_live (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwDemo) demo = NULL;
-  g_autofree char *live = NULL, *clean = NULL;
   Cli c = { 0 };
   const guint steps = 200;
   const gint64 collapse = dw_demo_collapse_step (steps);
@@ -765,9 +757,7 @@ test_cli_live (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (dw_store_check_integrity (f->store, &error));
   g_assert_no_error (error);
-  live = dump_of (f->store);
-  clean = clean_dump (f->dir, f->run);
-  assert_same_dump (live, clean);
+  assert_like_clean_ingest (f->store, f->dir, f->run);
   {
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, &error);
     g_assert_cmpuint (runs->len, ==, 1);
@@ -783,7 +773,6 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwDemo) demo = NULL;
-  g_autofree char *live = NULL, *clean = NULL;
   const guint steps = 60;
   gboolean done = FALSE;
   guint written = 0;
@@ -843,9 +832,7 @@ test_cli_kill9 (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_true (dw_store_check_integrity (f->store, &error));
   g_assert_no_error (error);
-  live = dump_of (f->store);
-  clean = clean_dump (f->dir, f->run);
-  assert_same_dump (live, clean);
+  assert_like_clean_ingest (f->store, f->dir, f->run);
 }
 
 /* Text output on a finished collapse run and a second folder: what watch prints after its
