@@ -43,6 +43,17 @@ typedef struct
 } Watch;
 
 static void
+watch_clear (Watch *w)
+{
+  g_clear_object (&w->follower);
+  g_clear_object (&w->store);
+  g_hash_table_unref (w->monitors);
+  g_hash_table_unref (w->dirty);
+  g_hash_table_unref (w->live);
+  g_main_loop_unref (w->loop);
+}
+
+static void
 print_line (FILE *out, GString *text)
 {
   fputs (text->str, out);
@@ -240,12 +251,7 @@ dw_cli_watch (int argc, char **argv)
     if (!dw_follower_add_path (w.follower, argv[i], &error))
       {
         dw_cli_error ("watch", "%s", error->message);
-        g_clear_object (&w.follower);
-        g_clear_object (&w.store);
-        g_hash_table_unref (w.monitors);
-        g_hash_table_unref (w.dirty);
-        g_hash_table_unref (w.live);
-        g_main_loop_unref (w.loop);
+        watch_clear (&w);
         return 1;
       }
 
@@ -267,11 +273,6 @@ dw_cli_watch (int argc, char **argv)
 
   g_source_remove (sigint_id);
   g_source_remove (sigterm_id);
-  g_clear_object (&w.follower);
-  g_clear_object (&w.store);
-  g_hash_table_unref (w.monitors);
-  g_hash_table_unref (w.dirty);
-  g_hash_table_unref (w.live);
-  g_main_loop_unref (w.loop);
+  watch_clear (&w);
   return 0;
 }
