@@ -852,6 +852,21 @@ x_of_step (DwChart *self, gint64 step)
                                    self->x_mode, step);
 }
 
+static const GdkRGBA *
+marker_color (const Marker *m, const Style *st)
+{
+  return m->severity == DW_MARKER_CRITICAL  ? &st->error
+         : m->severity == DW_MARKER_WARNING ? &st->warning
+                                            : &st->fg;
+}
+
+/* the pixel-centred x of a health marker's line (NAN or outside the plot when not shown) */
+static double
+marker_x (DwChart *self, const Frame *f, const Marker *m)
+{
+  return round (fx (f, x_of_step (self, m->step))) + 0.5;
+}
+
 static void
 draw_vmarkers (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
 {
@@ -892,10 +907,8 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
   for (guint i = 0; i < self->markers->len; i++)
     {
       Marker *m = g_ptr_array_index (self->markers, i);
-      const GdkRGBA *c = m->severity == DW_MARKER_CRITICAL  ? &st->error
-                         : m->severity == DW_MARKER_WARNING ? &st->warning
-                                                            : &st->fg;
-      double x = round (fx (f, x_of_step (self, m->step))) + 0.5;
+      const GdkRGBA *c = marker_color (m, st);
+      double x = marker_x (self, f, m);
 
       if (!isfinite (x) || x < f->px || x > f->px + f->pw)
         continue;
@@ -924,10 +937,8 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
     for (guint i = 0; i < self->markers->len; i++)
       {
         Marker *m = g_ptr_array_index (self->markers, i);
-        const GdkRGBA *c = m->severity == DW_MARKER_CRITICAL  ? &st->error
-                           : m->severity == DW_MARKER_WARNING ? &st->warning
-                                                              : &st->fg;
-        double x = round (fx (f, x_of_step (self, m->step))) + 0.5;
+        const GdkRGBA *c = marker_color (m, st);
+        double x = marker_x (self, f, m);
         g_autofree char *short_text = NULL;
         const char *texts[3];
 
