@@ -56,11 +56,8 @@ dw_cli_export_config (int argc, char **argv)
     }
   DwGeneration gen;
   DwExportFormat fmt = DW_EXPORT_FORMAT_YAML;
-  if (!dw_generation_from_name (to, &gen))
-    {
-      dw_cli_error ("export-config", _ ("unknown generation '%s'"), to);
-      return 2;
-    }
+  if (!dw_cli_parse_generation ("export-config", to, &gen))
+    return 2;
   if (format && !dw_export_format_from_name (format, &fmt))
     {
       dw_cli_error ("export-config", _ ("unknown format '%s' (yaml, hydra or args)"), format);
@@ -146,11 +143,8 @@ dw_cli_import_config (int argc, char **argv)
   DwGeneration gen;
   DwExportFormat fmt;
   dw_config_import_detect (text, len, &gen, &fmt);
-  if (from && !dw_generation_from_name (from, &gen))
-    {
-      dw_cli_error ("import-config", _ ("unknown generation '%s'"), from);
-      return 2;
-    }
+  if (!dw_cli_parse_generation ("import-config", from, &gen))
+    return 2;
   if (format && !dw_export_format_from_name (format, &fmt))
     {
       dw_cli_error ("import-config", _ ("unknown format '%s' (yaml, hydra or args)"), format);

@@ -61,11 +61,8 @@ dw_cli_metrics (int argc, char **argv)
       return 2;
     }
   DwGeneration gen = DW_GEN_VERL;
-  if (generation && !dw_generation_from_name (generation, &gen))
-    {
-      dw_cli_error ("metrics", _ ("unknown generation '%s'"), generation);
-      return 2;
-    }
+  if (!dw_cli_parse_generation ("metrics", generation, &gen))
+    return 2;
   DwConfig config;
   dw_config_init (&config, gen);
   if (preset)

@@ -56,11 +56,8 @@ dw_cli_presets (int argc, char **argv)
   if (generation)
     {
       DwGeneration gen;
-      if (!dw_generation_from_name (generation, &gen))
-        {
-          dw_cli_error ("presets", _ ("unknown generation '%s'"), generation);
-          return 2;
-        }
+      if (!dw_cli_parse_generation ("presets", generation, &gen))
+        return 2;
       append_generation (out, gen);
     }
   else

@@ -168,11 +168,8 @@ dw_cli_recompute (int argc, char **argv)
       return 2;
     }
   DwGeneration gen = DW_GEN_VERL;
-  if (generation && !dw_generation_from_name (generation, &gen))
-    {
-      dw_cli_error ("recompute", _ ("unknown generation '%s'"), generation);
-      return 2;
-    }
+  if (!dw_cli_parse_generation ("recompute", generation, &gen))
+    return 2;
   DwConfig config;
   dw_config_init (&config, gen);
   if (preset)

@@ -31,6 +31,15 @@ dw_cli_error (const char *command, const char *format, ...)
   fprintf (stderr, "driftwatch-cli %s: %s\n", command, message);
 }
 
+gboolean
+dw_cli_parse_generation (const char *command, const char *name, DwGeneration *gen)
+{
+  if (name == NULL || dw_generation_from_name (name, gen))
+    return TRUE;
+  dw_cli_error (command, _ ("unknown generation '%s'"), name);
+  return FALSE;
+}
+
 int dw_cli_version (int argc, char **argv);
 
 int

@@ -10,6 +10,8 @@
 
 #include <glib.h>
 
+#include "dw-config.h"
+
 G_BEGIN_DECLS
 
 typedef int (*DwCliFunc) (int argc, char **argv);
@@ -28,5 +30,8 @@ extern const DwCliCommand dw_cli_commands[];
 char *dw_cli_default_db_path (void);
 /* Print "driftwatch-cli NAME: MESSAGE" to stderr. */
 void dw_cli_error (const char *command, const char *format, ...) G_GNUC_PRINTF (2, 3);
+/* Parses a --generation value into @gen (@name NULL: @gen unchanged). An unknown name is reported
+ * as "unknown generation 'NAME'" and gives FALSE (exit code 2). */
+gboolean dw_cli_parse_generation (const char *command, const char *name, DwGeneration *gen);
 
 G_END_DECLS
