@@ -462,6 +462,28 @@ fail:
   return FALSE;
 }
 
+/* Switching a rollback-journal file to WAL needs an exclusive lock. When two processes open a new
+ * store at once, each holding a shared lock while asking for the exclusive one, SQLite breaks the
+ * deadlock by returning SQLITE_BUSY at once, without calling the busy handler; so retry here, up to
+ * the busy timeout like every other lock wait. */
+static gboolean
+switch_to_wal (DwStore *self, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64)self->busy_timeout_ms * 1000;
+  int rc;
+
+  while ((rc = sqlite3_exec (self->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL)) != SQLITE_OK
+         && ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+         && g_get_monotonic_time () < deadline)
+    g_usleep (5000 + g_random_int_range (0, 10000));
+  if (rc != SQLITE_OK)
+    {
+      set_error (self, error, rc, "switching to WAL");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 open_db (DwStore *self, GError **error)
 {
@@ -542,7 +564,7 @@ open_db (DwStore *self, GError **error)
       return exec (self, "PRAGMA foreign_keys = ON", "configuring", error);
     }
 
-  if (!exec (self, "PRAGMA journal_mode = WAL", "switching to WAL", error)
+  if (!switch_to_wal (self, error)
       || !exec (self, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring",
                 error))
     return FALSE;
