@@ -110,6 +110,13 @@ enum
   N_SO
 };
 
+typedef enum
+{
+  L_TOKEN,
+  L_SEQ,
+  L_GEO
+} Level;
+
 /* per-row columns (struct of arrays: the row loops of an evaluation read a few contiguous
  * doubles per row instead of a 184-byte Row): the N_SO row statistics, then these */
 enum
@@ -118,8 +125,22 @@ enum
   C_NV,       /* Row.nv */
   C_X1MIN,    /* −clamp(max ℓ), −clamp(min ℓ): the row's extremes of k1 = −ℓ̃ */
   C_X1MAX,
+  C_SM_TOK, /* Row.sm_tok, sm_seq, sm_geo: row means of the IS weight per level (Level order) */
+  C_SM_SEQ,
+  C_SM_GEO,
+  C_W_SEQ, /* Row.w_seq, w_geo */
+  C_W_GEO,
+  C_LRM_SEQ, /* Row.lrm_seq, lrm_geo */
+  C_LRM_GEO,
   N_COL
 };
+
+/* threshold-free statistics of the rows' weight means of one level over all rows (as ev_ratio
+ * sums them), and the extremes of the rows' log-ratio (sequence and geometric levels) */
+typedef struct
+{
+  double mean, s2, max, min, dev, lmax, lmin;
+} LevelStat;
 
 /* statistics of a row statistic over the valid rows (n > 0), in row order as ev_rs_head sums
  * them: they do not depend on a threshold */
@@ -173,6 +194,7 @@ struct _DwWhatifStep
   Row *rows;
   double *col; /* [N_COL][B] */
   RowStat so_stat[N_SO];
+  LevelStat lv_stat[3];
   double sw_tok, sw_seq, sw_geo;
   double tok_sum_k[3];
   double seq_sum_stat[N_SO];
@@ -804,6 +826,42 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
         }
       r->sm_seq = mmean_r (s, rs, r->n);
       r->sm_geo = mmean_r (s, rg, r->n);
+      s->col[C_SM_TOK * B + b] = r->sm_tok;
+      s->col[C_SM_SEQ * B + b] = r->sm_seq;
+      s->col[C_SM_GEO * B + b] = r->sm_geo;
+      s->col[C_W_SEQ * B + b] = r->w_seq;
+      s->col[C_W_GEO * B + b] = r->w_geo;
+      s->col[C_LRM_SEQ * B + b] = r->lrm_seq;
+      s->col[C_LRM_GEO * B + b] = r->lrm_geo;
+    }
+  for (int level = 0; level < 3; level++)
+    {
+      LevelStat *st = &s->lv_stat[level];
+      const double *v = s->col + (C_SM_TOK + level) * B;
+      double sm_sum = 0;
+      for (gsize b = 0; b < B; b++)
+        sm_sum += v[b];
+      st->mean = sm_sum / (double)B;
+      st->s2 = 0;
+      st->max = st->dev = -INFINITY;
+      st->min = INFINITY;
+      for (gsize b = 0; b < B; b++)
+        {
+          st->s2 += (v[b] - st->mean) * (v[b] - st->mean);
+          st->max = fmax (st->max, v[b]);
+          st->min = fmin (st->min, v[b]);
+          st->dev = fmax (st->dev, fabs (v[b] - 1.0));
+        }
+      st->lmax = -INFINITY;
+      st->lmin = INFINITY;
+      if (level == L_TOKEN)
+        continue;
+      const double *lr = s->col + (level == L_SEQ ? C_LRM_SEQ : C_LRM_GEO) * B;
+      for (gsize b = 0; b < B; b++)
+        {
+          st->lmax = fmax (st->lmax, lr[b]);
+          st->lmin = fmin (st->lmin, lr[b]);
+        }
     }
   for (int o = 0; o < N_SO; o++)
     {
@@ -1052,13 +1110,6 @@ dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key, gbool
 
 /* ------------------------------------------------------------------------------------------ */
 /* plans (configs already validated by dw_correction_check_config)                            */
-
-typedef enum
-{
-  L_TOKEN,
-  L_SEQ,
-  L_GEO
-} Level;
 
 typedef struct
 {
@@ -1315,22 +1366,10 @@ tok_k23 (const DwWhatifStep *s, int k, double up, TokOpt *o)
 /* ------------------------------------------------------------------------------------------ */
 /* evaluation                                                                                  */
 
-static const double *
-row_sm (const Row *r, Level level)
-{
-  return level == L_TOKEN ? &r->sm_tok : level == L_SEQ ? &r->sm_seq : &r->sm_geo;
-}
-
 static double
 row_w (const Row *r, Level level)
 {
   return level == L_SEQ ? r->w_seq : r->w_geo;
-}
-
-static double
-row_lrm (const Row *r, Level level)
-{
-  return level == L_SEQ ? r->lrm_seq : r->lrm_geo;
 }
 
 /* dw-correction.c ratio_metrics_ex on the statistics */
@@ -1359,23 +1398,24 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
   else
     {
       sw = level == L_SEQ ? s->sw_seq : s->sw_geo;
+      const double *w = s->col + (level == L_SEQ ? C_W_SEQ : C_W_GEO) * B;
+      const double *lrm = s->col + (level == L_SEQ ? C_LRM_SEQ : C_LRM_GEO) * B;
+      const double *nv = s->col + C_NV * B, *n = s->col + C_N * B;
       for (gsize b = 0; b < B; b++)
         {
-          double u = dw_torch_clamp (row_w (&s->rows[b], level), lor, upr);
-          add_rep (s, &su, u, s->rows[b].nv);
-          add_rep (s, &su2, R (s, u * u), s->rows[b].nv);
+          double u = dw_torch_clamp (w[b], lor, upr);
+          add_rep (s, &su, u, nv[b]);
+          add_rep (s, &su2, R (s, u * u), nv[b]);
         }
       putf (L, mmean_b (s, sw), "%s_mean", pfx);
-      double lmax = -INFINITY, lmin = INFINITY, h = 0, lo_n = 0;
+      const double lmax = s->lv_stat[level].lmax, lmin = s->lv_stat[level].lmin;
+      double h = 0, lo_n = 0;
       const double lu = (float)log ((float)up), ll = (float)log ((float)lo);
       for (gsize b = 0; b < B; b++)
         {
-          double lr = row_lrm (&s->rows[b], level);
-          lmax = fmax (lmax, lr);
-          lmin = fmin (lmin, lr);
-          double wgt = geo_tw ? s->rows[b].n : 1.0;
-          h += (lr > lu) * wgt;
-          lo_n += (lr < ll) * wgt;
+          double wgt = geo_tw ? n[b] : 1.0;
+          h += (lrm[b] > lu) * wgt;
+          lo_n += (lrm[b] < ll) * wgt;
         }
       putf (L, R (s, EXP (s, fmin (lmax, SAFETY))), "%s_max", pfx);
       putf (L, R (s, EXP (s, lmin)), "%s_min", pfx);
@@ -1393,19 +1433,14 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
   double d = R (s, mc + EPS);
   putf (L, 1.0 / mmean_b (s, su2 / (d * d)), "%s_eff_sample_size", pfx);
   L->approx_now = was;
-  double sm_sum = 0, s2 = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll2 = 0;
-  for (gsize b = 0; b < B; b++)
-    sm_sum += *row_sm (&s->rows[b], level);
-  double mean = sm_sum / (double)B;
+  const LevelStat *st = &s->lv_stat[level];
+  const double mean = st->mean, s2 = st->s2, smax = st->max, smin = st->min, dev = st->dev;
+  const double *sm = s->col + (C_SM_TOK + level) * B;
+  double hh = 0, ll2 = 0;
   for (gsize b = 0; b < B; b++)
     {
-      double v = *row_sm (&s->rows[b], level);
-      s2 += (v - mean) * (v - mean);
-      smax = fmax (smax, v);
-      smin = fmin (smin, v);
-      dev = fmax (dev, fabs (v - 1.0));
-      hh += v > upr;
-      ll2 += v < lor;
+      hh += sm[b] > upr;
+      ll2 += sm[b] < lor;
     }
   putf (L, mean, "%s_seq_mean", pfx);
   putf (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, "%s_seq_std", pfx);
