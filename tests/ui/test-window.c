@@ -697,6 +697,89 @@ test_bad_input_toasts (Fixture *fx, gconstpointer user_data)
     }
 }
 
+static guint
+count_cards (GtkWidget *widget)
+{
+  guint n = DW_IS_CHART_CARD (widget) && gtk_widget_is_visible (widget);
+
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    n += count_cards (c);
+  return n;
+}
+
+typedef struct
+{
+  GHashTable *cards; /* DwChartCard* that held the focus */
+  gboolean ring;     /* a card showed :focus-within while its menu button had the focus */
+  guint n_scales, n_buttons, n_switches;
+  gboolean entry, run_row;
+} FocusTour;
+
+/* Presses Tab until the focus comes back to where it started (at most 600 times). */
+static void
+tab_around (Fixture *fx, FocusTour *t)
+{
+  GtkWidget *first = NULL;
+
+  gtk_window_set_focus_visible (GTK_WINDOW (fx->window), TRUE);
+  for (guint i = 0; i < 600; i++)
+    {
+      GtkWidget *focus, *card;
+
+      if (!gtk_widget_child_focus (GTK_WIDGET (fx->window), GTK_DIR_TAB_FORWARD))
+        gtk_widget_child_focus (GTK_WIDGET (fx->window), GTK_DIR_TAB_FORWARD);
+      iterate_ms (2);
+      focus = gtk_root_get_focus (GTK_ROOT (fx->window));
+      if (focus == NULL)
+        continue;
+      if (focus == first)
+        break;
+      if (first == NULL)
+        first = focus;
+      t->n_scales += GTK_IS_SCALE (focus);
+      t->n_switches += GTK_IS_SWITCH (focus);
+      t->n_buttons += GTK_IS_BUTTON (focus);
+      t->entry |= gtk_widget_get_ancestor (focus, GTK_TYPE_SEARCH_ENTRY) != NULL;
+      t->run_row |= DW_IS_RUN_ROW (focus);
+      card = gtk_widget_get_ancestor (focus, DW_TYPE_CHART_CARD);
+      if (card != NULL)
+        {
+          g_hash_table_add (t->cards, card);
+          t->ring |= (gtk_widget_get_state_flags (card) & GTK_STATE_FLAG_FOCUS_WITHIN) != 0;
+        }
+    }
+}
+
+/* Tab alone reaches the run list, the toolbar (tag search, smoothing slider), every card (its
+ * menu button; the card shows its focus ring through :focus-within) and, on the Tune page,
+ * sliders, switches and buttons. */
+static void
+test_keyboard_focus (Fixture *fx, gconstpointer user_data)
+{
+  g_autoptr (GHashTable) cards = g_hash_table_new (NULL, NULL);
+  FocusTour monitor_tour = { cards }, tune_tour = { cards };
+  guint n_cards;
+
+  select_runs (fx, fx->alpha, 0);
+  n_cards = count_cards (dw_window_get_monitor_view (fx->window));
+  g_assert_cmpuint (n_cards, >=, 4);
+  tab_around (fx, &monitor_tour);
+  g_assert_true (monitor_tour.run_row);
+  g_assert_true (monitor_tour.entry);
+  g_assert_cmpuint (monitor_tour.n_scales, ==, 1);
+  g_assert_true (monitor_tour.ring);
+  g_assert_cmpuint (g_hash_table_size (cards), ==, n_cards);
+
+  dw_window_set_view (fx->window, "tune");
+  iterate_ms (300);
+  g_hash_table_remove_all (cards);
+  tab_around (fx, &tune_tour);
+  g_assert_cmpuint (tune_tour.n_scales, >=, 1);
+  g_assert_cmpuint (tune_tour.n_switches, >=, 1);
+  g_assert_cmpuint (tune_tour.n_buttons, >=, 3);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -704,6 +787,8 @@ main (int argc, char **argv)
   adw_init ();
 
   g_test_add ("/Dw/Window/open-run", Fixture, NULL, fixture_setup, test_open_run, fixture_teardown);
+  g_test_add ("/Dw/Window/keyboard-focus", Fixture, NULL, fixture_setup, test_keyboard_focus,
+              fixture_teardown);
   g_test_add ("/Dw/Window/overlay-shared-cursor", Fixture, NULL, fixture_setup,
               test_overlay_shared_cursor, fixture_teardown);
   g_test_add ("/Dw/Window/log-scale-zoom", Fixture, NULL, fixture_setup, test_log_scale_and_zoom,
