@@ -1041,49 +1041,54 @@ typedef struct
   gboolean approx_now;
 } ML;
 
+/* appends the metric prefix + @a + @b (cut to the key size, like snprintf) */
 static void
-put (ML *l, const char *name, double value)
+put3 (ML *l, double value, const char *a, const char *b)
 {
   Entry e;
-  g_snprintf (e.m.key, sizeof e.m.key, "%s%s", l->prefix, name);
+  const char *parts[3] = { l->prefix, a, b };
+  gsize n = 0;
+  for (int i = 0; i < 3; i++)
+    for (const char *c = parts[i]; *c && n + 1 < sizeof e.m.key; c++)
+      e.m.key[n++] = *c;
+  e.m.key[n] = '\0';
   e.m.value = value;
   e.approx = l->approx_now;
   g_array_append_val (l->e, e);
 }
 
-G_GNUC_PRINTF (3, 4)
 static void
-putf (ML *l, double value, const char *fmt, ...)
+put (ML *l, const char *name, double value)
 {
-  char name[DW_METRIC_KEY_MAX];
-  va_list ap;
-  va_start (ap, fmt);
-  g_vsnprintf (name, sizeof name, fmt, ap);
-  va_end (ap);
-  put (l, name, value);
+  put3 (l, value, name, "");
 }
 
 static int
-entry_cmp (const void *a, const void *b)
+entry_ptr_cmp (const void *a, const void *b)
 {
-  return strcmp (((const Entry *)a)->m.key, ((const Entry *)b)->m.key);
+  return strcmp ((*(const Entry *const *)a)->m.key, (*(const Entry *const *)b)->m.key);
 }
 
 static void
 ml_finish (ML *l, DwWhatifStepResult *out)
 {
-  g_array_sort (l->e, entry_cmp);
+  /* sorted through pointers: an Entry is ~100 bytes */
   gsize n = l->e->len;
+  const Entry **order = g_new (const Entry *, n ? n : 1);
+  for (gsize i = 0; i < n; i++)
+    order[i] = &g_array_index (l->e, Entry, i);
+  qsort (order, n, sizeof *order, entry_ptr_cmp);
   out->result.n_metrics = n;
   out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
   out->approximate = g_new0 (guint8, n ? n : 1);
   for (gsize i = 0; i < n; i++)
     {
-      Entry *e = &g_array_index (l->e, Entry, i);
+      const Entry *e = order[i];
       out->result.metrics[i] = e->m;
       out->approximate[i] = e->approx;
       out->any_approximate |= e->approx;
     }
+  g_free (order);
   g_array_free (l->e, TRUE);
 }
 
@@ -1389,11 +1394,11 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
       su2 = c.su2;
       sw = s->sw_tok;
       L->approx_now |= !s->w_monotone;
-      putf (L, mmean_b (s, sw), "%s_mean", pfx);
-      putf (L, s->mx_w, "%s_max", pfx);
-      putf (L, s->mn_w, "%s_min", pfx);
-      putf (L, mmean_b (s, c.n_hi), "%s_ratio_fraction_high", pfx);
-      putf (L, mmean_b (s, c.n_lo), "%s_ratio_fraction_low", pfx);
+      put3 (L, mmean_b (s, sw), pfx, "_mean");
+      put3 (L, s->mx_w, pfx, "_max");
+      put3 (L, s->mn_w, pfx, "_min");
+      put3 (L, mmean_b (s, c.n_hi), pfx, "_ratio_fraction_high");
+      put3 (L, mmean_b (s, c.n_lo), pfx, "_ratio_fraction_low");
     }
   else
     {
@@ -1407,7 +1412,7 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
           add_rep (s, &su, u, nv[b]);
           add_rep (s, &su2, R (s, u * u), nv[b]);
         }
-      putf (L, mmean_b (s, sw), "%s_mean", pfx);
+      put3 (L, mmean_b (s, sw), pfx, "_mean");
       const double lmax = s->lv_stat[level].lmax, lmin = s->lv_stat[level].lmin;
       double h = 0, lo_n = 0;
       const double lu = (float)log ((float)up), ll = (float)log ((float)lo);
@@ -1417,21 +1422,21 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
           h += (lrm[b] > lu) * wgt;
           lo_n += (lrm[b] < ll) * wgt;
         }
-      putf (L, R (s, EXP (s, fmin (lmax, SAFETY))), "%s_max", pfx);
-      putf (L, R (s, EXP (s, lmin)), "%s_min", pfx);
-      putf (L, geo_tw ? mmean_b (s, h) : h / (double)B, "%s_ratio_fraction_high", pfx);
-      putf (L, geo_tw ? mmean_b (s, lo_n) : lo_n / (double)B, "%s_ratio_fraction_low", pfx);
+      put3 (L, R (s, EXP (s, fmin (lmax, SAFETY))), pfx, "_max");
+      put3 (L, R (s, EXP (s, lmin)), pfx, "_min");
+      put3 (L, geo_tw ? mmean_b (s, h) : h / (double)B, pfx, "_ratio_fraction_high");
+      put3 (L, geo_tw ? mmean_b (s, lo_n) : lo_n / (double)B, pfx, "_ratio_fraction_low");
     }
   double mc = mmean_b (s, su);
   if (s->N > 1)
     {
       double var = R (s, mmean_b (s, su2) - R (s, mc * mc));
-      putf (L, sqrt (fmax (var, 0.0)), "%s_std", pfx);
+      put3 (L, sqrt (fmax (var, 0.0)), pfx, "_std");
     }
   else
-    putf (L, 0.0, "%s_std", pfx);
+    put3 (L, 0.0, pfx, "_std");
   double d = R (s, mc + EPS);
-  putf (L, 1.0 / mmean_b (s, su2 / (d * d)), "%s_eff_sample_size", pfx);
+  put3 (L, 1.0 / mmean_b (s, su2 / (d * d)), pfx, "_eff_sample_size");
   L->approx_now = was;
   const LevelStat *st = &s->lv_stat[level];
   const double mean = st->mean, s2 = st->s2, smax = st->max, smin = st->min, dev = st->dev;
@@ -1442,13 +1447,13 @@ ev_ratio (const DwWhatifStep *s, ML *L, const char *pfx, Level level, double up,
       hh += sm[b] > upr;
       ll2 += sm[b] < lor;
     }
-  putf (L, mean, "%s_seq_mean", pfx);
-  putf (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, "%s_seq_std", pfx);
-  putf (L, smax, "%s_seq_max", pfx);
-  putf (L, smin, "%s_seq_min", pfx);
-  putf (L, dev, "%s_seq_max_deviation", pfx);
-  putf (L, hh / (double)B, "%s_seq_fraction_high", pfx);
-  putf (L, ll2 / (double)B, "%s_seq_fraction_low", pfx);
+  put3 (L, mean, pfx, "_seq_mean");
+  put3 (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, pfx, "_seq_std");
+  put3 (L, smax, pfx, "_seq_max");
+  put3 (L, smin, pfx, "_seq_min");
+  put3 (L, dev, pfx, "_seq_max_deviation");
+  put3 (L, hh / (double)B, pfx, "_seq_fraction_high");
+  put3 (L, ll2 / (double)B, pfx, "_seq_fraction_low");
 }
 
 static void
@@ -1689,46 +1694,46 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
             hh += rv[b] > up_c;
             ll += rv[b] < lo_metric;
           }
-      putf (L, mmean_b (s, sum_stat), "%s_mean", pf);
+      put3 (L, mmean_b (s, sum_stat), pf, "_mean");
       if (agg != DW_RS_AGG_TOKEN && cnt > 0)
         {
-          putf (L, smax, "%s_max", pf);
-          putf (L, smin, "%s_min", pf);
-          putf (L, hh / cnt, "%s_fraction_high", pf);
-          putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", pf);
+          put3 (L, smax, pf, "_max");
+          put3 (L, smin, pf, "_min");
+          put3 (L, hh / cnt, pf, "_fraction_high");
+          put3 (L, k1 ? ll / cnt : 0.0, pf, "_fraction_low");
         }
       else
         {
-          putf (L, s->mx_k[k - 1], "%s_max", pf);
-          putf (L, s->mn_k[k - 1], "%s_min", pf);
+          put3 (L, s->mx_k[k - 1], pf, "_max");
+          put3 (L, s->mn_k[k - 1], pf, "_min");
           L->approx_now = was | opt_approx;
-          putf (L, mmean_b (s, fh), "%s_fraction_high", pf);
+          put3 (L, mmean_b (s, fh), pf, "_fraction_high");
           L->approx_now = was;
-          putf (L, k1 ? mmean_b (s, fl) : 0.0, "%s_fraction_low", pf);
+          put3 (L, k1 ? mmean_b (s, fl) : 0.0, pf, "_fraction_low");
         }
       if (s->N > 1)
         {
           double mc = mmean_b (s, su);
           double var = R (s, mmean_b (s, su2) - R (s, mc * mc));
           L->approx_now = was | opt_approx;
-          putf (L, sqrt (fmax (var, 0.0)), "%s_std", pf);
+          put3 (L, sqrt (fmax (var, 0.0)), pf, "_std");
         }
       else
-        putf (L, 0.0, "%s_std", pf);
+        put3 (L, 0.0, pf, "_std");
       L->approx_now = was;
-      putf (L, mean, "%s_seq_mean", pf);
-      putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", pf);
-      putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", pf);
-      putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", pf);
-      putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", pf);
-      putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", pf);
+      put3 (L, mean, pf, "_seq_mean");
+      put3 (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, pf, "_seq_std");
+      put3 (L, cnt > 0 ? smax : 0.0, pf, "_seq_max");
+      put3 (L, cnt > 0 ? smin : 0.0, pf, "_seq_min");
+      put3 (L, cnt > 0 ? dev : 0.0, pf, "_seq_max_deviation");
+      put3 (L, cnt > 0 ? hh / cnt : 0.0, pf, "_seq_fraction_high");
       if (k1)
-        putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", pf);
+        put3 (L, cnt > 0 ? ll / cnt : 0.0, pf, "_seq_fraction_low");
       L->approx_now = was | opt_approx;
-      putf (L, mmean_b (s, masked), "%s_masked_fraction", pf);
+      put3 (L, mmean_b (s, masked), pf, "_masked_fraction");
       L->approx_now = was;
-      putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, "%s_seq_masked_fraction",
-            pf);
+      put3 (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0, pf,
+            "_seq_masked_fraction");
       L->approx_now = was;
     }
   /* overall: the token options keep the sorted positions [ia, ib), i.e. the raw ℓ values
@@ -1872,7 +1877,7 @@ ev_offpolicy (const DwWhatifStep *s, ML *L, gboolean g1)
       const char *k = s->off[i].key;
       if (g1 && g_str_has_prefix (k, "chi2_"))
         continue;
-      putf (L, s->off[i].value, "%s%s", g1 ? "mismatch_" : "", k);
+      put3 (L, s->off[i].value, g1 ? "mismatch_" : "", k);
     }
 }
 
@@ -1888,7 +1893,7 @@ evaluate_plan (const DwWhatifStep *s, const Plan *p, DwWhatifStepResult *out, gu
       return TRUE;
     }
   ML L = { .prefix = p->gen == DW_GEN_VERL_0_6 ? "mismatch/" : "rollout_corr/",
-           .e = g_array_new (FALSE, FALSE, sizeof (Entry)) };
+           .e = g_array_sized_new (FALSE, FALSE, sizeof (Entry), 96) };
   if (p->gen == DW_GEN_VERL_0_6)
     {
       if (!p->nothing)
