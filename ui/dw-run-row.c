@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 
+#include "dw-health.h"
 #include "dw-run-row.h"
 
 struct _DwRunRow
@@ -159,8 +160,7 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   status = info->status;
   /* A finished run on which a critical rule fired (NaN, …), or that ended with health rules
    * still firing (its training went off and never came back), is shown as collapsed. */
-  if (status == DW_RUN_STATUS_FINISHED && (self->n_critical > 0 || self->n_at_end > 0))
-    status = DW_RUN_STATUS_COLLAPSED;
+  status = dw_health_shown_status (status, self->n_critical, self->n_at_end);
   switch (status)
     {
     case DW_RUN_STATUS_LIVE:

@@ -239,23 +239,12 @@ show_health (DwWindow *self)
       RunState *st = run_state (self, id);
       DwRunRow *row = find_row (self, id);
       g_autoptr (GPtrArray) events = NULL;
-      guint n_warn = 0, n_crit = 0, n_at_end = 0;
+      guint n_warn, n_crit, n_at_end;
 
       if (st->monitor == NULL)
         continue;
       events = dw_health_monitor_get_events (st->monitor);
-
-      for (guint j = 0; j < events->len; j++)
-        {
-          const DwHealthEvent *e = g_ptr_array_index (events, j);
-
-          n_crit += e->severity == DW_HEALTH_CRITICAL;
-          n_warn += e->severity == DW_HEALTH_WARNING;
-          /* Still firing at the last point of the series it watches. */
-          if (e->severity >= DW_HEALTH_WARNING && e->tag != NULL
-              && e->last_step >= dw_health_monitor_last_step (st->monitor, e->tag))
-            n_at_end++;
-        }
+      dw_health_monitor_count (st->monitor, &n_warn, &n_crit, &n_at_end);
       if (row != NULL)
         dw_run_row_set_health (row, n_warn, n_crit, n_at_end);
       dw_health_panel_add_events (self->health_panel, id,

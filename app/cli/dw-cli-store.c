@@ -16,6 +16,7 @@
 
 #include "dw-cli.h"
 #include "dw-csv.h"
+#include "dw-health.h"
 #include "dw-config-json.h"
 #include "dw-store-private.h"
 
@@ -167,6 +168,8 @@ dw_cli_runs (int argc, char **argv)
     {
       DwRunInfo *r = runs->pdata[i];
       gboolean has_steps = r->last_step >= r->first_step && r->first_step >= 0;
+      /* as the window's badge shows it: a finished run that ended unhealthy is collapsed */
+      DwRunStatus status = dw_health_run_shown_status (store, r, NULL);
       if (a.json)
         {
           g_string_append_printf (
@@ -174,7 +177,7 @@ dw_cli_runs (int argc, char **argv)
           dw_json_append_string (out, r->name);
           g_string_append (out, ", \"framework\": ");
           dw_json_append_string (out, r->framework);
-          g_string_append_printf (out, ", \"status\": \"%s\", ", status_name (r->status));
+          g_string_append_printf (out, ", \"status\": \"%s\", ", status_name (status));
           if (has_steps)
             g_string_append_printf (
               out, "\"first_step\": %" G_GINT64_FORMAT ", \"last_step\": %" G_GINT64_FORMAT ", ",
@@ -197,7 +200,7 @@ dw_cli_runs (int argc, char **argv)
                                      : g_strdup ("—");
           g_string_append_printf (
             out, "%-5" G_GINT64_FORMAT " %-28s %-9s %-9s %-15s %7" G_GINT64_FORMAT "  %s\n", r->id,
-            r->name, r->framework, status_name (r->status), steps, r->n_batches,
+            r->name, r->framework, status_name (status), steps, r->n_batches,
             r->source ? r->source : "");
         }
     }

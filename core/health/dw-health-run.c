@@ -83,3 +83,53 @@ dw_health_check_run (DwStore *store, gint64 run_id, GError **error)
     return NULL;
   return dw_health_monitor_get_events (m);
 }
+
+void
+dw_health_monitor_count (DwHealthMonitor *monitor, guint *n_warning, guint *n_critical,
+                         guint *n_at_end)
+{
+  g_autoptr (GPtrArray) events = dw_health_monitor_get_events (monitor);
+  guint warn = 0, crit = 0, at_end = 0;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      const DwHealthEvent *e = g_ptr_array_index (events, i);
+
+      crit += e->severity == DW_HEALTH_CRITICAL;
+      warn += e->severity == DW_HEALTH_WARNING;
+      if (e->severity >= DW_HEALTH_WARNING && e->tag != NULL
+          && e->last_step >= dw_health_monitor_last_step (monitor, e->tag))
+        at_end++;
+    }
+  if (n_warning != NULL)
+    *n_warning = warn;
+  if (n_critical != NULL)
+    *n_critical = crit;
+  if (n_at_end != NULL)
+    *n_at_end = at_end;
+}
+
+DwRunStatus
+dw_health_shown_status (DwRunStatus stored, guint n_critical, guint n_at_end)
+{
+  if (stored == DW_RUN_STATUS_FINISHED && (n_critical > 0 || n_at_end > 0))
+    return DW_RUN_STATUS_COLLAPSED;
+  return stored;
+}
+
+DwRunStatus
+dw_health_run_shown_status (DwStore *store, const DwRunInfo *run, GError **error)
+{
+  g_autoptr (DwHealthMonitor) m = NULL;
+  g_autoptr (GPtrArray) fired = NULL;
+  guint n_critical, n_at_end;
+
+  if (run->status != DW_RUN_STATUS_FINISHED)
+    return run->status;
+  m = dw_health_monitor_new ();
+  fired = dw_health_monitor_poll_run (m, store, run->id, error);
+  if (fired == NULL)
+    return run->status;
+  dw_health_monitor_count (m, NULL, &n_critical, &n_at_end);
+  return dw_health_shown_status (run->status, n_critical, n_at_end);
+}

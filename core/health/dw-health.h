@@ -143,6 +143,17 @@ GPtrArray *dw_health_check_run (DwStore *store, gint64 run_id, GError **error);
 GPtrArray *dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run_id,
                                        GError **error);
 
+/* Counts @monitor's events so far: warnings, criticals, and those (of either) still firing at the
+ * last point fed of the series they watch. Each out-argument may be NULL. */
+void dw_health_monitor_count (DwHealthMonitor *monitor, guint *n_warning, guint *n_critical,
+                              guint *n_at_end);
+/* The status a run is shown with (the window's badge, `driftwatch-cli runs`): a finished run on
+ * which a critical rule fired, or that ended with a rule still firing (its training went off and
+ * never came back), is collapsed; otherwise the stored status. */
+DwRunStatus dw_health_shown_status (DwRunStatus stored, guint n_critical, guint n_at_end);
+/* dw_health_shown_status of a stored run, evaluated on its series; @stored on error. */
+DwRunStatus dw_health_run_shown_status (DwStore *store, const DwRunInfo *run, GError **error);
+
 /* Reports (for `check`, the GUI's copy button and `watch`). JSON: {"healthy": bool, "events":
  * [{rule_id, severity, metric, tag, first_step, last_step, n_steps, value, threshold, title,
  * explanation, advice}]}; text: one block per event, translated. Appended to @out. */

@@ -238,6 +238,66 @@ test_tag_choice (Fixture *f, gconstpointer data)
   g_assert_cmpint (e->last_step, ==, 6);
 }
 
+/* The shown status: a warning that stopped firing before the end leaves a finished run finished;
+ * one still firing at the last point, or any critical event, makes it collapsed; live stays live.
+ */
+static void
+test_shown_status (Fixture *f, gconstpointer data)
+{
+  const struct
+  {
+    const char *name;
+    double late; /* IS weight mean from step 11 on */
+    double nan_at;
+    DwRunStatus want;
+    guint want_at_end, want_crit;
+  } cases[] = {
+    { "recovered", 1.0, -1, DW_RUN_STATUS_FINISHED, 0, 0 },
+    { "ended-bad", 3.0, -1, DW_RUN_STATUS_COLLAPSED, 1, 0 },
+    { "nan", 1.0, 4, DW_RUN_STATUS_COLLAPSED, 0, 1 },
+  };
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      GError *error = NULL;
+      gint64 run = dw_store_ensure_run (f->store, cases[c].name, "verl", NULL, &error);
+      gint64 tag
+        = dw_store_ensure_tag (f->store, run, "rollout_corr/rollout_is_mean", NULL, &error);
+      g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+      g_autoptr (GPtrArray) fired = NULL;
+      g_autoptr (GPtrArray) runs = NULL;
+      guint n_warn, n_crit, n_at_end;
+
+      g_assert_no_error (error);
+      for (gint64 s = 1; s <= 20; s++)
+        {
+          /* out of [0.5, 2] at steps 5–6 in every case */
+          double v = s == cases[c].nan_at ? NAN
+                     : (s == 5 || s == 6) ? 2.5
+                     : s > 10             ? cases[c].late
+                                          : 1.0;
+          g_assert_true (dw_store_put_point (f->store, run, tag, s, 1.7e9 + s, v, &error));
+        }
+      fired = dw_health_monitor_poll_run (m, f->store, run, &error);
+      g_assert_no_error (error);
+      dw_health_monitor_count (m, &n_warn, &n_crit, &n_at_end);
+      g_assert_cmpuint (n_crit, ==, cases[c].want_crit);
+      g_assert_cmpuint (n_at_end, ==, cases[c].want_at_end);
+      g_assert_cmpint (dw_health_shown_status (DW_RUN_STATUS_FINISHED, n_crit, n_at_end), ==,
+                       cases[c].want);
+      g_assert_cmpint (dw_health_shown_status (DW_RUN_STATUS_LIVE, n_crit, n_at_end), ==,
+                       DW_RUN_STATUS_LIVE);
+      runs = dw_store_list_runs (f->store, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < runs->len; i++)
+        {
+          DwRunInfo *r = runs->pdata[i];
+          if (r->id == run)
+            g_assert_cmpint (dw_health_run_shown_status (f->store, r, NULL), ==, cases[c].want);
+        }
+    }
+}
+
 static void
 test_cli (Fixture *f, gconstpointer data)
 {
@@ -278,6 +338,23 @@ test_cli (Fixture *f, gconstpointer data)
     g_assert_nonnull (strstr (out, "\nWARNING  step"));
     g_assert_nonnull (strstr (out, "    Try: "));
   }
+  {
+    /* `runs` shows a finished run that ended unhealthy as collapsed, like the window's badge */
+    g_autofree char *out = NULL, *err = NULL;
+    const char *a[] = { "runs", "--db", f->db, "--format", "json", NULL };
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
+    g_autoptr (JsonParser) p = json_parser_new ();
+    g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+    JsonArray *runs = json_node_get_array (json_parser_get_root (p));
+    g_assert_cmpuint (json_array_get_length (runs), ==, 2);
+    for (guint i = 0; i < 2; i++)
+      {
+        JsonObject *r = json_array_get_object_element (runs, i);
+        const char *name = json_object_get_string_member (r, "name");
+        g_assert_cmpstr (json_object_get_string_member (r, "status"), ==,
+                         g_str_equal (name, "collapse") ? "collapsed" : "finished");
+      }
+  }
   const struct
   {
     const char *args[8];
@@ -309,6 +386,8 @@ main (int argc, char **argv)
   g_test_add ("/health-store/demo", Fixture, NULL, fixture_set_up, test_demo, fixture_tear_down);
   g_test_add ("/health-store/poll", Fixture, NULL, fixture_set_up, test_poll, fixture_tear_down);
   g_test_add ("/health-store/tag-choice", Fixture, NULL, fixture_set_up, test_tag_choice,
+              fixture_tear_down);
+  g_test_add ("/health-store/shown-status", Fixture, NULL, fixture_set_up, test_shown_status,
               fixture_tear_down);
   g_test_add ("/health-store/cli", Fixture, NULL, fixture_set_up, test_cli, fixture_tear_down);
   return g_test_run ();
