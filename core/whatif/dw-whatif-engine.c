@@ -1752,6 +1752,12 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
   /* rows whose kept tokens are counted with the count table, prefetched a few rows ahead: the
    * windows are scattered over the step's arrays and almost never in cache */
   gsize *need = g_new (gsize, B ? B : 1), n_need = 0;
+  /* Σ over those rows = (tokens in [lo_v, hi_v]) − (tokens of the rows no token option rejects,
+   * all in that range) − (kept tokens of the other rows a token option rejects): the latter
+   * rows are counted instead when they are fewer */
+  const gboolean use_cut = kept_any && s->cut_cnt && !(n_tok_opts == 1 && single.approx);
+  gsize *other = g_new (gsize, B ? B : 1), n_other = 0;
+  double nv_untouched = 0;
   for (gsize b = 0; b < B; b++)
     {
       const double nv = col_nv[b];
@@ -1759,6 +1765,10 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
       rows_rej += rej;
       if (row_rej_out)
         row_rej_out[b] = rej;
+      if (use_cut && !trej[b])
+        nv_untouched += nv;
+      else if (use_cut && !srej[b])
+        other[n_other++] = b;
       if (srej[b])
         {
           double out_b = 0;
@@ -1781,24 +1791,36 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
   {
     AHEAD = 8
   };
-  for (gsize j = 0; j < MIN (n_need, AHEAD); j++)
+  const gboolean complement = use_cut && n_other < n_need;
+  const gsize *list = complement ? other : need, n_list = complement ? n_other : n_need;
+  gsize counted = 0;
+  for (gsize j = 0; j < MIN (n_list, AHEAD); j++)
     {
-      row_count_prefetch (s, need[j], c_hi);
-      row_count_prefetch (s, need[j], c_lo);
+      row_count_prefetch (s, list[j], c_hi);
+      row_count_prefetch (s, list[j], c_lo);
     }
-  for (gsize j = 0; j < n_need; j++)
+  for (gsize j = 0; j < n_list; j++)
     {
-      if (j + AHEAD < n_need)
+      if (j + AHEAD < n_list)
         {
-          row_count_prefetch (s, need[j + AHEAD], c_hi);
-          row_count_prefetch (s, need[j + AHEAD], c_lo);
+          row_count_prefetch (s, list[j + AHEAD], c_hi);
+          row_count_prefetch (s, list[j + AHEAD], c_lo);
         }
-      const gsize b = need[j];
+      const gsize b = list[j];
       gsize n_le = row_count_cut (s, b, c_hi, hi_v, TRUE);
       gsize n_lt = row_count_cut (s, b, c_lo, lo_v, FALSE);
-      masked += (double)(n_le > n_lt ? n_le - n_lt : 0);
+      counted += n_le > n_lt ? n_le - n_lt : 0;
     }
+  if (complement)
+    {
+      const gsize in_range
+        = first_false (s, Q_RAW, OP_LE, hi_v, 0, N) - first_false (s, Q_RAW, OP_LT, lo_v, 0, N);
+      masked += (double)in_range - nv_untouched - (double)counted;
+    }
+  else
+    masked += (double)counted;
   g_free (need);
+  g_free (other);
   gboolean was = L->approx_now;
   L->approx_now |= approx;
   put (L, "rollout_rs_masked_fraction", mmean_b (s, masked));
