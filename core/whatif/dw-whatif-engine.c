@@ -1749,14 +1749,14 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
   const int c_lo = s->cut_cnt ? cut_index (s, lo_v) : 0,
             c_hi = s->cut_cnt ? cut_index (s, hi_v) : 0;
   masked = out_total;
-  /* rows whose kept tokens are counted with the count table, prefetched a few rows ahead: the
-   * windows are scattered over the step's arrays and almost never in cache */
-  gsize *need = g_new (gsize, B ? B : 1), n_need = 0;
-  /* Σ over those rows = (tokens in [lo_v, hi_v]) − (tokens of the rows no token option rejects,
-   * all in that range) − (kept tokens of the other rows a token option rejects): the latter
-   * rows are counted instead when they are fewer */
-  const gboolean use_cut = kept_any && s->cut_cnt && !(n_tok_opts == 1 && single.approx);
-  gsize *other = g_new (gsize, B ? B : 1), n_other = 0;
+  /* A row rejected by a sequence option loses its tokens the token options keep (the others are
+   * counted in out_total). Their sum over the rows a token option also rejects equals the
+   * step's kept tokens, less the tokens of the rows no token option touches (all kept), less the
+   * kept tokens of the rows only a token option rejects: whichever of the two row sets is
+   * smaller is counted. */
+  const gboolean core = n_tok_opts == 1 && single.approx;
+  gsize *both = g_new (gsize, B ? B : 1), n_both = 0;
+  gsize *tok_only = g_new (gsize, B ? B : 1), n_tok_only = 0;
   double nv_untouched = 0;
   for (gsize b = 0; b < B; b++)
     {
@@ -1765,62 +1765,72 @@ ev_rs_head (const DwWhatifStep *s, ML *L, const Plan *p, guint8 *row_rej_out)
       rows_rej += rej;
       if (row_rej_out)
         row_rej_out[b] = rej;
-      if (use_cut && !trej[b])
-        nv_untouched += nv;
-      else if (use_cut && !srej[b])
-        other[n_other++] = b;
-      if (srej[b])
+      if (!trej[b])
         {
-          double out_b = 0;
-          if (trej[b] && n_tok_opts == 1 && single.approx)
-            out_b = nv - (double)row_kept_k23 (s, b, single_k, single_up, &single);
-          else if (trej[b])
+          nv_untouched += nv;
+          if (srej[b])
+            masked += nv;
+        }
+      else if (srej[b])
+        {
+          both[n_both++] = b;
+          if (!core)
+            approx |= tok_approx;
+        }
+      else
+        tok_only[n_tok_only++] = b;
+    }
+  if (kept_any && n_both > 0)
+    {
+      const gboolean complement = n_tok_only < n_both;
+      const gsize *list = complement ? tok_only : both, n_list = complement ? n_tok_only : n_both;
+      gsize counted = 0;
+      if (core)
+        /* one k2/k3 option whose kept set is not an interval of ℓ: the rows' sorted k values */
+        for (gsize j = 0; j < n_list; j++)
+          counted += row_kept_k23 (s, list[j], single_k, single_up, &single);
+      else if (s->cut_cnt)
+        {
+          /* prefetched a few rows ahead: the windows are scattered over the step's arrays and
+           * almost never in cache */
+          enum
+          {
+            AHEAD = 8
+          };
+          for (gsize j = 0; j < MIN (n_list, AHEAD); j++)
             {
-              approx |= tok_approx;
-              if (kept_any && s->cut_cnt)
-                {
-                  need[n_need++] = b; /* adds its kept tokens below */
-                  continue;
-                }
-              out_b = nv - (kept_any ? (double)row_count_between (s, b, lo_v, hi_v) : 0.0);
+              row_count_prefetch (s, list[j], c_hi);
+              row_count_prefetch (s, list[j], c_lo);
             }
-          masked += nv - out_b;
+          for (gsize j = 0; j < n_list; j++)
+            {
+              if (j + AHEAD < n_list)
+                {
+                  row_count_prefetch (s, list[j + AHEAD], c_hi);
+                  row_count_prefetch (s, list[j + AHEAD], c_lo);
+                }
+              const gsize b = list[j];
+              gsize n_le = row_count_cut (s, b, c_hi, hi_v, TRUE);
+              gsize n_lt = row_count_cut (s, b, c_lo, lo_v, FALSE);
+              counted += n_le > n_lt ? n_le - n_lt : 0;
+            }
         }
-    }
-  enum
-  {
-    AHEAD = 8
-  };
-  const gboolean complement = use_cut && n_other < n_need;
-  const gsize *list = complement ? other : need, n_list = complement ? n_other : n_need;
-  gsize counted = 0;
-  for (gsize j = 0; j < MIN (n_list, AHEAD); j++)
-    {
-      row_count_prefetch (s, list[j], c_hi);
-      row_count_prefetch (s, list[j], c_lo);
-    }
-  for (gsize j = 0; j < n_list; j++)
-    {
-      if (j + AHEAD < n_list)
+      else
+        for (gsize j = 0; j < n_list; j++)
+          counted += row_count_between (s, list[j], lo_v, hi_v);
+      if (complement)
         {
-          row_count_prefetch (s, list[j + AHEAD], c_hi);
-          row_count_prefetch (s, list[j + AHEAD], c_lo);
+          /* the step's kept tokens: the k option's exact count, or the tokens in [lo_v, hi_v] */
+          const gsize total = core ? single.n_kept
+                                   : first_false (s, Q_RAW, OP_LE, hi_v, 0, N)
+                                       - first_false (s, Q_RAW, OP_LT, lo_v, 0, N);
+          masked += (double)total - nv_untouched - (double)counted;
         }
-      const gsize b = list[j];
-      gsize n_le = row_count_cut (s, b, c_hi, hi_v, TRUE);
-      gsize n_lt = row_count_cut (s, b, c_lo, lo_v, FALSE);
-      counted += n_le > n_lt ? n_le - n_lt : 0;
+      else
+        masked += (double)counted;
     }
-  if (complement)
-    {
-      const gsize in_range
-        = first_false (s, Q_RAW, OP_LE, hi_v, 0, N) - first_false (s, Q_RAW, OP_LT, lo_v, 0, N);
-      masked += (double)in_range - nv_untouched - (double)counted;
-    }
-  else
-    masked += (double)counted;
-  g_free (need);
-  g_free (other);
+  g_free (both);
+  g_free (tok_only);
   gboolean was = L->approx_now;
   L->approx_now |= approx;
   put (L, "rollout_rs_masked_fraction", mmean_b (s, masked));
