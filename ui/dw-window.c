@@ -244,7 +244,7 @@ show_health (DwWindow *self)
       if (st->monitor == NULL)
         continue;
       events = dw_health_monitor_get_events (st->monitor);
-      dw_health_monitor_count (st->monitor, &n_warn, &n_crit, &n_at_end);
+      dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
       if (row != NULL)
         dw_run_row_set_health (row, n_warn, n_crit, n_at_end);
       dw_health_panel_add_events (self->health_panel, id,

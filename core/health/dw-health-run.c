@@ -85,10 +85,9 @@ dw_health_check_run (DwStore *store, gint64 run_id, GError **error)
 }
 
 void
-dw_health_monitor_count (DwHealthMonitor *monitor, guint *n_warning, guint *n_critical,
-                         guint *n_at_end)
+dw_health_monitor_count (DwHealthMonitor *monitor, GPtrArray *events, guint *n_warning,
+                         guint *n_critical, guint *n_at_end)
 {
-  g_autoptr (GPtrArray) events = dw_health_monitor_get_events (monitor);
   guint warn = 0, crit = 0, at_end = 0;
 
   for (guint i = 0; i < events->len; i++)
@@ -122,6 +121,7 @@ dw_health_run_shown_status (DwStore *store, const DwRunInfo *run, GError **error
 {
   g_autoptr (DwHealthMonitor) m = NULL;
   g_autoptr (GPtrArray) fired = NULL;
+  g_autoptr (GPtrArray) events = NULL;
   guint n_critical, n_at_end;
 
   if (run->status != DW_RUN_STATUS_FINISHED)
@@ -130,6 +130,7 @@ dw_health_run_shown_status (DwStore *store, const DwRunInfo *run, GError **error
   fired = dw_health_monitor_poll_run (m, store, run->id, error);
   if (fired == NULL)
     return run->status;
-  dw_health_monitor_count (m, NULL, &n_critical, &n_at_end);
+  events = dw_health_monitor_get_events (m);
+  dw_health_monitor_count (m, events, NULL, &n_critical, &n_at_end);
   return dw_health_shown_status (run->status, n_critical, n_at_end);
 }

@@ -143,10 +143,11 @@ GPtrArray *dw_health_check_run (DwStore *store, gint64 run_id, GError **error);
 GPtrArray *dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run_id,
                                        GError **error);
 
-/* Counts @monitor's events so far: warnings, criticals, and those (of either) still firing at the
- * last point fed of the series they watch. Each out-argument may be NULL. */
-void dw_health_monitor_count (DwHealthMonitor *monitor, guint *n_warning, guint *n_critical,
-                              guint *n_at_end);
+/* Counts @events (as dw_health_monitor_get_events of @monitor returned them): warnings, criticals,
+ * and those (of either) still firing at the last point fed of the series they watch. Each
+ * out-argument may be NULL. */
+void dw_health_monitor_count (DwHealthMonitor *monitor, GPtrArray *events, guint *n_warning,
+                              guint *n_critical, guint *n_at_end);
 /* The status a run is shown with (the window's badge, `driftwatch-cli runs`): a finished run on
  * which a critical rule fired, or that ended with a rule still firing (its training went off and
  * never came back), is collapsed; otherwise the stored status. */

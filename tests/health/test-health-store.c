@@ -265,6 +265,7 @@ test_shown_status (Fixture *f, gconstpointer data)
         = dw_store_ensure_tag (f->store, run, "rollout_corr/rollout_is_mean", NULL, &error);
       g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
       g_autoptr (GPtrArray) fired = NULL;
+      g_autoptr (GPtrArray) events = NULL;
       g_autoptr (GPtrArray) runs = NULL;
       guint n_warn, n_crit, n_at_end;
 
@@ -280,7 +281,8 @@ test_shown_status (Fixture *f, gconstpointer data)
         }
       fired = dw_health_monitor_poll_run (m, f->store, run, &error);
       g_assert_no_error (error);
-      dw_health_monitor_count (m, &n_warn, &n_crit, &n_at_end);
+      events = dw_health_monitor_get_events (m);
+      dw_health_monitor_count (m, events, &n_warn, &n_crit, &n_at_end);
       g_assert_cmpuint (n_crit, ==, cases[c].want_crit);
       g_assert_cmpuint (n_at_end, ==, cases[c].want_at_end);
       g_assert_cmpint (dw_health_shown_status (DW_RUN_STATUS_FINISHED, n_crit, n_at_end), ==,
