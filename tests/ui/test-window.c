@@ -708,6 +708,19 @@ count_cards (GtkWidget *widget)
   return n;
 }
 
+/* Visible, sensitive sliders under @widget: the monitor toolbar has one, the Tune page more. */
+static guint
+count_sensitive_scales (GtkWidget *widget)
+{
+  guint n
+    = GTK_IS_SCALE (widget) && gtk_widget_is_drawable (widget) && gtk_widget_is_sensitive (widget);
+
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    n += count_sensitive_scales (c);
+  return n;
+}
+
 typedef struct
 {
   GHashTable *cards; /* DwChartCard* that held the focus */
@@ -772,7 +785,11 @@ test_keyboard_focus (Fixture *fx, gconstpointer user_data)
   g_assert_cmpuint (g_hash_table_size (cards), ==, n_cards);
 
   dw_window_set_view (fx->window, "tune");
-  iterate_ms (300);
+  /* The Tune page loads the run's batches in a thread: wait for its sliders (a loaded machine
+   * can take seconds), not for a fixed time. */
+  for (guint waited = 0; waited < 30000 && count_sensitive_scales (GTK_WIDGET (fx->window)) < 2;
+       waited += 50)
+    iterate_ms (50);
   g_hash_table_remove_all (cards);
   tab_around (fx, &tune_tour);
   g_assert_cmpuint (tune_tour.n_scales, >=, 1);
