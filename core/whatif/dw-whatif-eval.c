@@ -1,0 +1,866 @@
+/* dw-whatif-eval.c — a correction plan evaluated on the statistics of one step
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Each dw_whatif_eval_* metric group gives the keys and values the correction core gives for the
+ * same config on the same batch (ROLLOUT_CORRECTION.md §2 for verl ≥ 0.7.1, §5 for the older
+ * generations), from the statistics of dw-whatif-step.c and the queries of dw-whatif-query.c.
+ * A value that comes from an estimate is flagged approximate (see dw-whatif-engine.h).
+ */
+#include "config.h"
+
+#include "dw-whatif-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* metric lists with approximate flags                                                         */
+
+typedef struct
+{
+  DwMetric metric;
+  guint8 approximate;
+} DwWhatifEntry;
+
+typedef struct
+{
+  const char *prefix;
+  GArray *entries;      /* DwWhatifEntry */
+  gboolean approximate; /* flag of the values put now */
+} DwWhatifList;
+
+/* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
+static void
+dw_whatif_eval_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
+{
+  DwWhatifEntry entry;
+  const char *parts[3] = { list->prefix, name, suffix };
+  gsize length = 0;
+  for (int part = 0; part < 3; part++)
+    for (const char *c = parts[part]; *c && length + 1 < sizeof entry.metric.key; c++)
+      entry.metric.key[length++] = *c;
+  entry.metric.key[length] = '\0';
+  entry.metric.value = value;
+  entry.approximate = list->approximate;
+  g_array_append_val (list->entries, entry);
+}
+
+static void
+dw_whatif_eval_put (DwWhatifList *list, const char *name, double value)
+{
+  dw_whatif_eval_put3 (list, value, name, "");
+}
+
+static int
+dw_whatif_eval_entry_compare (const void *a, const void *b)
+{
+  return strcmp ((*(const DwWhatifEntry *const *)a)->metric.key,
+                 (*(const DwWhatifEntry *const *)b)->metric.key);
+}
+
+static void
+dw_whatif_eval_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
+{
+  /* sorted through pointers: an entry is ~100 bytes */
+  gsize n = list->entries->len;
+  const DwWhatifEntry **order = g_new (const DwWhatifEntry *, n ? n : 1);
+  for (gsize index = 0; index < n; index++)
+    order[index] = &g_array_index (list->entries, DwWhatifEntry, index);
+  qsort (order, n, sizeof *order, dw_whatif_eval_entry_compare);
+  out->result.n_metrics = n;
+  out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
+  out->approximate = g_new0 (guint8, n ? n : 1);
+  for (gsize index = 0; index < n; index++)
+    {
+      out->result.metrics[index] = order[index]->metric;
+      out->approximate[index] = order[index]->approximate;
+      out->any_approximate |= order[index]->approximate;
+    }
+  g_free (order);
+  g_array_free (list->entries, TRUE);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* plans (configs already validated by dw_correction_check_config)                             */
+
+struct _DwWhatifPlan
+{
+  DwGeneration generation;
+  gboolean is_on;
+  DwWhatifLevel is_level;
+  double is_upper, is_lower; /* is_lower: verl-0.6 lower bound */
+  gboolean batch_normalize;
+  gboolean mask_mode; /* verl-0.6 */
+  gboolean rs_on;
+  DwRsParsed rs;
+  DwWhatifLevel rs_level;
+  double rs_upper, rs_lower;
+  gboolean veto_on;
+  double veto;
+  gboolean nothing; /* verl-0.6 with threshold None: no metrics at all */
+};
+
+static DwWhatifLevel
+dw_whatif_eval_level_of (const DwValue *value)
+{
+  if (value->kind == DW_VALUE_STR && strcmp (value->s, "sequence") == 0)
+    return DW_WHATIF_LEVEL_SEQUENCE;
+  if (value->kind == DW_VALUE_STR && strcmp (value->s, "geometric") == 0)
+    return DW_WHATIF_LEVEL_GEOMETRIC;
+  return DW_WHATIF_LEVEL_TOKEN;
+}
+
+static void
+dw_whatif_eval_plan_verl_0_6 (const DwConfig *config, DwWhatifPlan *plan)
+{
+  DwValue level = dw_config_get_or (config, "rollout_is_level", dw_value_str ("token"));
+  DwValue mode = dw_config_get_or (config, "rollout_is_mode", dw_value_str ("truncate"));
+  DwValue threshold = dw_config_get_or (config, "rollout_is_threshold", dw_value_none ());
+  DwValue lower = dw_config_get_or (config, "rollout_is_threshold_lower", dw_value_none ());
+  DwValue veto = dw_config_get_or (config, "rollout_is_veto_threshold", dw_value_none ());
+  if (threshold.kind == DW_VALUE_NONE)
+    {
+      plan->nothing = TRUE;
+      return;
+    }
+  plan->is_on = TRUE;
+  plan->is_level = dw_whatif_eval_level_of (&level);
+  plan->is_upper = dw_value_number (&threshold);
+  plan->is_lower = lower.kind == DW_VALUE_NONE ? 1.0 / plan->is_upper : dw_value_number (&lower);
+  plan->mask_mode = mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0;
+  plan->veto_on = veto.kind != DW_VALUE_NONE;
+  plan->veto = dw_value_number (&veto);
+}
+
+static gboolean
+dw_whatif_eval_plan_fill (const DwConfig *config, DwWhatifPlan *plan, DwCorrectionError *error)
+{
+  plan->generation = config->generation;
+  if (!dw_correction_check_config (config, error))
+    return FALSE;
+  if (plan->generation == DW_GEN_SLIME)
+    return TRUE;
+  if (plan->generation == DW_GEN_VERL_0_6)
+    {
+      dw_whatif_eval_plan_verl_0_6 (config, plan);
+      return TRUE;
+    }
+  DwValue level = dw_config_get_or (config, "rollout_is", dw_value_none ());
+  DwValue threshold = dw_config_get_or (config, "rollout_is_threshold", dw_value_float (2.0));
+  if (level.kind != DW_VALUE_NONE && threshold.kind != DW_VALUE_NONE)
+    {
+      plan->is_on = TRUE;
+      plan->is_level = dw_whatif_eval_level_of (&level);
+      plan->is_upper = dw_value_number (&threshold);
+      plan->is_lower = 1.0 / plan->is_upper;
+      DwValue normalize
+        = dw_config_get_or (config, "rollout_is_batch_normalize", dw_value_bool (FALSE));
+      plan->batch_normalize = dw_value_truthy (&normalize);
+    }
+  DwValue rs = dw_config_get_or (config, "rollout_rs", dw_value_none ());
+  if (plan->generation == DW_GEN_VERL)
+    {
+      if (rs.kind == DW_VALUE_NONE)
+        return TRUE;
+      DwValue rs_threshold = dw_config_get_or (config, "rollout_rs_threshold", dw_value_none ());
+      if (!dw_rs_parse (&rs, &rs_threshold, &plan->rs, error))
+        return FALSE;
+      plan->rs_on = TRUE;
+      return TRUE;
+    }
+  if (rs.kind != DW_VALUE_NONE)
+    {
+      DwValue upper = dw_config_get_or (config, "rollout_rs_threshold", dw_value_float (2.0));
+      DwValue lower = dw_config_get_or (config, "rollout_rs_threshold_lower", dw_value_none ());
+      plan->rs_on = TRUE;
+      plan->rs_level = dw_whatif_eval_level_of (&rs);
+      plan->rs_upper = dw_value_number (&upper);
+      plan->rs_lower
+        = lower.kind == DW_VALUE_NONE ? 1.0 / plan->rs_upper : dw_value_number (&lower);
+    }
+  DwValue veto = dw_config_get_or (config, "rollout_token_veto_threshold", dw_value_none ());
+  if (veto.kind != DW_VALUE_NONE)
+    {
+      plan->veto_on = TRUE;
+      plan->veto = dw_value_number (&veto);
+    }
+  return TRUE;
+}
+
+static void
+dw_whatif_eval_fail (DwWhatifStepResult *out, const DwCorrectionError *error)
+{
+  out->failed = TRUE;
+  out->error = *error;
+}
+
+void
+dw_whatif_eval_empty_error (DwWhatifStepResult *out)
+{
+  DwCorrectionError error;
+  error.kind = DW_ERROR_VALUE;
+  g_strlcpy (error.message, "response_mask must contain at least one valid token (1).",
+             sizeof error.message);
+  dw_whatif_eval_fail (out, &error);
+}
+
+DwWhatifPlan *
+dw_whatif_eval_plan_new (const DwWhatifStep *step, const DwConfig *config, DwWhatifStepResult *out)
+{
+  DwCorrectionError error;
+  dw_correction_error_clear (&error);
+  if (dw_config_get (config, "preset"))
+    {
+      error.kind = DW_ERROR_VALUE;
+      g_strlcpy (error.message, "preset must be resolved with dw_preset_apply().",
+                 sizeof error.message);
+      dw_whatif_eval_fail (out, &error);
+      return NULL;
+    }
+  if (step && step->empty)
+    {
+      dw_whatif_eval_empty_error (out);
+      return NULL;
+    }
+  DwWhatifPlan *plan = g_new0 (DwWhatifPlan, 1);
+  if (!dw_whatif_eval_plan_fill (config, plan, &error))
+    {
+      dw_whatif_eval_fail (out, &error);
+      g_free (plan);
+      return NULL;
+    }
+  return plan;
+}
+
+void
+dw_whatif_eval_plan_free (DwWhatifPlan *plan)
+{
+  g_free (plan);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* IS ratio metrics                                                                            */
+
+/* the ratio metrics of a token-level ratio (clamped to [lower, upper] for std and ESS) */
+static void
+dw_whatif_eval_ratio_token (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                            double lower, double upper, double *sum, double *sum_sq)
+{
+  DwWhatifClamped clamped;
+  dw_whatif_query_clamp_weights (step, lower, upper, &clamped);
+  *sum = clamped.sum;
+  *sum_sq = clamped.sum_sq;
+  list->approximate |= !step->weight_monotone;
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, step->weight_sum_tok), prefix, "_mean");
+  dw_whatif_eval_put3 (list, step->max_weight, prefix, "_max");
+  dw_whatif_eval_put3 (list, step->min_weight, prefix, "_min");
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_high), prefix,
+                       "_ratio_fraction_high");
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_low), prefix,
+                       "_ratio_fraction_low");
+}
+
+/* the same for a sequence or geometric ratio (one weight per row); @token_weighted: the
+ * fractions count tokens (verl-0.6 geometric) rather than rows */
+static void
+dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                           DwWhatifLevel level, double upper, double lower, gboolean token_weighted,
+                           double *sum, double *sum_sq)
+{
+  const gsize n_rows = step->n_rows;
+  const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
+  const gboolean sequence = level == DW_WHATIF_LEVEL_SEQUENCE;
+  const double *weight
+    = dw_whatif_column (step, sequence ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO);
+  const double *log_ratio
+    = dw_whatif_column (step, sequence ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      double clamped = dw_torch_clamp (weight[row], lower_r, upper_r);
+      dw_whatif_add_repeated (step, sum, clamped, valid[row]);
+      dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, clamped * clamped), valid[row]);
+    }
+  double weight_sum = sequence ? step->weight_sum_seq : step->weight_sum_geo;
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, weight_sum), prefix, "_mean");
+
+  const double log_max = step->level_stat[level].log_max, log_min = step->level_stat[level].log_min;
+  const double log_upper = (float)log ((float)upper), log_lower = (float)log ((float)lower);
+  double n_high = 0, n_low = 0;
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      double row_weight = token_weighted ? n[row] : 1.0;
+      n_high += (log_ratio[row] > log_upper) * row_weight;
+      n_low += (log_ratio[row] < log_lower) * row_weight;
+    }
+  dw_whatif_eval_put3 (
+    list, dw_whatif_round (step, dw_whatif_exp (step, fmin (log_max, DW_WHATIF_SAFETY_BOUND))),
+    prefix, "_max");
+  dw_whatif_eval_put3 (list, dw_whatif_round (step, dw_whatif_exp (step, log_min)), prefix, "_min");
+  dw_whatif_eval_put3 (
+    list, token_weighted ? dw_whatif_mean_batch (step, n_high) : n_high / (double)n_rows, prefix,
+    "_ratio_fraction_high");
+  dw_whatif_eval_put3 (list,
+                       token_weighted ? dw_whatif_mean_batch (step, n_low) : n_low / (double)n_rows,
+                       prefix, "_ratio_fraction_low");
+}
+
+/* the per-sequence statistics of the rows' weight means (threshold-free but the fractions) */
+static void
+dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                          DwWhatifLevel level, double upper_r, double lower_r)
+{
+  const gsize n_rows = step->n_rows;
+  const DwWhatifLevelStat *stat = &step->level_stat[level];
+  const double *mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK + level);
+  double n_high = 0, n_low = 0;
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      n_high += mean[row] > upper_r;
+      n_low += mean[row] < lower_r;
+    }
+  dw_whatif_eval_put3 (list, stat->mean, prefix, "_seq_mean");
+  dw_whatif_eval_put3 (list, n_rows > 1 ? sqrt (stat->sum_sq_dev / (double)(n_rows - 1)) : 0.0,
+                       prefix, "_seq_std");
+  dw_whatif_eval_put3 (list, stat->max, prefix, "_seq_max");
+  dw_whatif_eval_put3 (list, stat->min, prefix, "_seq_min");
+  dw_whatif_eval_put3 (list, stat->max_dev, prefix, "_seq_max_deviation");
+  dw_whatif_eval_put3 (list, n_high / (double)n_rows, prefix, "_seq_fraction_high");
+  dw_whatif_eval_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
+}
+
+/* the correction core's ratio metrics of a ratio clamped to [lower, upper] */
+static void
+dw_whatif_eval_ratio (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                      DwWhatifLevel level, double upper, double lower, gboolean token_weighted)
+{
+  const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
+  double sum = 0, sum_sq = 0;
+  gboolean approximate_before = list->approximate;
+  if (level == DW_WHATIF_LEVEL_TOKEN)
+    dw_whatif_eval_ratio_token (step, list, prefix, lower_r, upper_r, &sum, &sum_sq);
+  else
+    dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &sum,
+                               &sum_sq);
+  double mean_clamped = dw_whatif_mean_batch (step, sum);
+  if (step->mask_sum > 1)
+    {
+      double variance
+        = dw_whatif_round (step, dw_whatif_mean_batch (step, sum_sq)
+                                   - dw_whatif_round (step, mean_clamped * mean_clamped));
+      dw_whatif_eval_put3 (list, sqrt (fmax (variance, 0.0)), prefix, "_std");
+    }
+  else
+    dw_whatif_eval_put3 (list, 0.0, prefix, "_std");
+  double denominator = dw_whatif_round (step, mean_clamped + DW_WHATIF_MEAN_EPSILON);
+  dw_whatif_eval_put3 (list,
+                       1.0 / dw_whatif_mean_batch (step, sum_sq / (denominator * denominator)),
+                       prefix, "_eff_sample_size");
+  list->approximate = approximate_before;
+  dw_whatif_eval_ratio_seq (step, list, prefix, level, upper_r, lower_r);
+}
+
+static void
+dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan)
+{
+  const double cap = dw_whatif_round (step, plan->is_upper);
+  double mean;
+  if (plan->is_level == DW_WHATIF_LEVEL_TOKEN)
+    {
+      gboolean approximate_before = list->approximate;
+      list->approximate |= !step->weight_monotone;
+      mean = dw_whatif_mean_batch (step, dw_whatif_query_truncated_sum (step, cap));
+      dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
+      list->approximate = approximate_before;
+      return;
+    }
+  double sum = 0, n_counted = 0;
+  const gboolean all_rows = plan->generation == DW_GEN_VERL_0_6_1;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      const DwWhatifRow *stats = &step->rows[row];
+      double weight = stats->weight_seq > cap ? cap : stats->weight_seq;
+      double row_sum = 0;
+      dw_whatif_add_repeated (step, &row_sum, weight, stats->valid);
+      double row_mean = dw_whatif_mean_row (step, row_sum, stats->n);
+      if (all_rows || stats->n > 0)
+        sum += row_mean, n_counted += 1;
+    }
+  mean = sum / fmax (n_counted, 1e-8);
+  dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* verl ≥ 0.7.1 RS options                                                                     */
+
+/* the step's RS state across options: which rows each kind of option rejects, and the token
+ * options' kept interval */
+typedef struct
+{
+  guint8 *seq_rejected, *tok_rejected; /* [n_rows] */
+  gsize kept_start, kept_end;          /* intersection of the token options' kept sets */
+  gboolean any_token, token_approx;
+  guint n_token_options;
+  double single_out, single_upper; /* the last token option: masked tokens, bound */
+  DwWhatifTokenOption single;
+  int single_k;
+} DwWhatifRsState;
+
+/* one option's values before the metrics are put */
+typedef struct
+{
+  const DwRsBound *bound;
+  int k;
+  DwRsAgg aggregation;
+  double upper, lower, lower_metric;
+  double sum_stat, sum, sum_sq, masked, seq_masked, n_high, n_low;
+} DwWhatifRsOption;
+
+static void
+dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state,
+                                DwWhatifRsOption *option)
+{
+  const gsize n_rows = step->n_rows;
+  const int k = option->k;
+  DwWhatifTokenOption token;
+  if (k == 1)
+    dw_whatif_query_token_k1 (step, option->lower, option->upper, &token);
+  else
+    dw_whatif_query_token_k23 (step, k, option->upper, &token);
+  option->sum_stat = step->tok_sum_k[k - 1];
+  option->sum = token.sum;
+  option->sum_sq = token.sum_sq;
+  option->n_high = token.n_high;
+  option->n_low = token.n_low;
+  option->masked = (double)(step->n_tokens - token.n_kept);
+  state->single_out = option->masked;
+  state->single = token;
+  state->single_k = k;
+  state->single_upper = option->upper;
+  state->n_token_options++;
+  state->any_token = TRUE;
+  state->kept_start = MAX (state->kept_start, token.kept_start);
+  state->kept_end = MIN (state->kept_end, token.kept_end);
+  state->token_approx |= token.approx;
+
+  /* a row keeps all its tokens when its extremes are within the bounds */
+  const double *k1_min = dw_whatif_column (step, DW_WHATIF_COL_K1_MIN);
+  const double *k1_max = dw_whatif_column (step, DW_WHATIF_COL_K1_MAX);
+  const double *max_k = k == 1 ? NULL : dw_whatif_column (step, DW_WHATIF_SO_MAX_K2 + k - 2);
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      gboolean keeps = valid[row] == 0
+                       || (k == 1 ? k1_min[row] >= option->lower && k1_max[row] <= option->upper
+                                  : max_k[row] <= option->upper);
+      if (!keeps)
+        {
+          state->tok_rejected[row] = 1;
+          option->seq_masked += n[row] > 0;
+        }
+    }
+}
+
+static int
+dw_whatif_eval_rs_row_statistic (int k, DwRsAgg aggregation)
+{
+  return aggregation == DW_RS_AGG_SUM   ? DW_WHATIF_SO_SUM_K1 + k - 1
+         : aggregation == DW_RS_AGG_MAX ? DW_WHATIF_SO_MAX_K2 + k - 2
+                                        : DW_WHATIF_SO_MEAN_K1 + k - 1;
+}
+
+static void
+dw_whatif_eval_rs_seq_option (const DwWhatifStep *step, DwWhatifRsState *state,
+                              DwWhatifRsOption *option)
+{
+  const int statistic = dw_whatif_eval_rs_row_statistic (option->k, option->aggregation);
+  const double *value = dw_whatif_column (step, statistic);
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  option->sum_stat = step->seq_sum_stat[statistic];
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      const double row_value = value[row];
+      gboolean keeps = option->k == 1 ? (row_value <= option->upper && row_value >= option->lower)
+                                      : (row_value <= option->upper);
+      double clamped = dw_torch_clamp (row_value, option->lower_metric, option->upper);
+      dw_whatif_add_repeated (step, &option->sum, clamped, valid[row]);
+      dw_whatif_add_repeated (step, &option->sum_sq, dw_whatif_round (step, clamped * clamped),
+                              valid[row]);
+      if (keeps)
+        continue;
+      option->masked += valid[row];
+      if (n[row] > 0)
+        {
+          option->seq_masked += 1;
+          state->seq_rejected[row] = 1;
+        }
+    }
+}
+
+/* the metrics of one option (rollout_rs_<option>_*) */
+static void
+dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
+                                  const DwWhatifRsOption *option)
+{
+  const gboolean k1 = option->k == 1;
+  const int statistic = dw_whatif_eval_rs_row_statistic (option->k, option->aggregation);
+  const DwWhatifRowStat *stat = &step->so_stat[statistic];
+  const double *row_value = dw_whatif_column (step, statistic);
+  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  const double count = stat->count;
+  const double mean = count > 0 ? stat->sum / count : 0.0;
+  char prefix[64];
+  g_snprintf (prefix, sizeof prefix, "rollout_rs_%s", dw_rs_option_name (option->bound->option));
+
+  /* row values over valid rows: only the counts beyond the bounds depend on them */
+  double n_high = 0, n_low = 0;
+  for (gsize row = 0; row < step->n_rows; row++)
+    if (n[row] > 0)
+      {
+        n_high += row_value[row] > option->upper;
+        n_low += row_value[row] < option->lower_metric;
+      }
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->sum_stat), prefix, "_mean");
+  if (option->aggregation != DW_RS_AGG_TOKEN && count > 0)
+    {
+      dw_whatif_eval_put3 (list, stat->max, prefix, "_max");
+      dw_whatif_eval_put3 (list, stat->min, prefix, "_min");
+      dw_whatif_eval_put3 (list, n_high / count, prefix, "_fraction_high");
+      dw_whatif_eval_put3 (list, k1 ? n_low / count : 0.0, prefix, "_fraction_low");
+    }
+  else
+    {
+      dw_whatif_eval_put3 (list, step->max_k[option->k - 1], prefix, "_max");
+      dw_whatif_eval_put3 (list, step->min_k[option->k - 1], prefix, "_min");
+      dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->n_high), prefix,
+                           "_fraction_high");
+      dw_whatif_eval_put3 (list, k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
+                           "_fraction_low");
+    }
+  if (step->mask_sum > 1)
+    {
+      double mean_clamped = dw_whatif_mean_batch (step, option->sum);
+      double variance
+        = dw_whatif_round (step, dw_whatif_mean_batch (step, option->sum_sq)
+                                   - dw_whatif_round (step, mean_clamped * mean_clamped));
+      dw_whatif_eval_put3 (list, sqrt (fmax (variance, 0.0)), prefix, "_std");
+    }
+  else
+    dw_whatif_eval_put3 (list, 0.0, prefix, "_std");
+  dw_whatif_eval_put3 (list, mean, prefix, "_seq_mean");
+  dw_whatif_eval_put3 (list, count > 1 ? sqrt (stat->sum_sq_dev / (count - 1)) : 0.0, prefix,
+                       "_seq_std");
+  dw_whatif_eval_put3 (list, count > 0 ? stat->max : 0.0, prefix, "_seq_max");
+  dw_whatif_eval_put3 (list, count > 0 ? stat->min : 0.0, prefix, "_seq_min");
+  dw_whatif_eval_put3 (list, count > 0 ? stat->max_dev : 0.0, prefix, "_seq_max_deviation");
+  dw_whatif_eval_put3 (list, count > 0 ? n_high / count : 0.0, prefix, "_seq_fraction_high");
+  if (k1)
+    dw_whatif_eval_put3 (list, count > 0 ? n_low / count : 0.0, prefix, "_seq_fraction_low");
+  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->masked), prefix,
+                       "_masked_fraction");
+  dw_whatif_eval_put3 (list, count > 0 ? option->seq_masked / count : 0.0, prefix,
+                       "_seq_masked_fraction");
+}
+
+/* kept tokens (ℓ in [low, high], or k ≤ upper for a single non-interval k2/k3 option) of the
+ * rows @rows */
+static gsize
+dw_whatif_eval_rs_count_kept (const DwWhatifStep *step, const DwWhatifRsState *state,
+                              gboolean single_core, const gsize *rows, gsize n_list, double low,
+                              double high)
+{
+  gsize counted = 0;
+  if (single_core)
+    {
+      for (gsize j = 0; j < n_list; j++)
+        counted
+          += dw_whatif_query_row_kept_k23 (step, rows[j], state->single_k, state->single_upper);
+      return counted;
+    }
+  if (!step->cut_count)
+    {
+      for (gsize j = 0; j < n_list; j++)
+        counted += dw_whatif_query_row_count_between (step, rows[j], low, high);
+      return counted;
+    }
+  /* prefetched a few rows ahead: the windows are scattered over the step's arrays and almost
+   * never in cache */
+  enum
+  {
+    AHEAD = 8
+  };
+  const int cut_low = dw_whatif_query_cut_index (step, low);
+  const int cut_high = dw_whatif_query_cut_index (step, high);
+  for (gsize j = 0; j < MIN (n_list, AHEAD); j++)
+    {
+      dw_whatif_query_row_prefetch (step, rows[j], cut_high);
+      dw_whatif_query_row_prefetch (step, rows[j], cut_low);
+    }
+  for (gsize j = 0; j < n_list; j++)
+    {
+      if (j + AHEAD < n_list)
+        {
+          dw_whatif_query_row_prefetch (step, rows[j + AHEAD], cut_high);
+          dw_whatif_query_row_prefetch (step, rows[j + AHEAD], cut_low);
+        }
+      gsize n_le = dw_whatif_query_row_count_cut (step, rows[j], cut_high, high, TRUE);
+      gsize n_lt = dw_whatif_query_row_count_cut (step, rows[j], cut_low, low, FALSE);
+      counted += n_le > n_lt ? n_le - n_lt : 0;
+    }
+  return counted;
+}
+
+/* Overall: the token options keep the sorted positions [kept_start, kept_end), i.e. the raw ℓ
+ * values [ℓ(kept_start), ℓ(kept_end − 1)] (keep is a function of ℓ); rows rejected by a sequence
+ * option lose all their tokens, the others the tokens outside that range. A row rejected by a
+ * sequence option loses its tokens the token options keep (the others are counted already).
+ * Their sum over the rows a token option also rejects equals the step's kept tokens, less the
+ * tokens of the rows no token option touches (all kept), less the kept tokens of the rows only a
+ * token option rejects: whichever of the two row sets is smaller is counted. */
+static void
+dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
+                           const DwWhatifRsState *state, guint8 *row_rejected)
+{
+  const gsize n_rows = step->n_rows, n = step->n_tokens;
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  gboolean approx = state->token_approx && state->n_token_options > 1;
+  const gboolean kept_any = state->any_token && state->kept_end > state->kept_start;
+  double masked = state->n_token_options == 1 ? state->single_out
+                  : state->any_token
+                    ? (double)(n - (kept_any ? state->kept_end - state->kept_start : 0))
+                    : 0.0;
+  double low = kept_any ? dw_whatif_sorted_value (step, state->kept_start) : 0;
+  double high = kept_any ? dw_whatif_sorted_value (step, state->kept_end - 1) : 0;
+  const gboolean single_core = state->n_token_options == 1 && state->single.approx;
+  g_autofree gsize *both = g_new (gsize, n_rows ? n_rows : 1);
+  g_autofree gsize *token_only = g_new (gsize, n_rows ? n_rows : 1);
+  gsize n_both = 0, n_token_only = 0;
+  double valid_untouched = 0, rows_rejected = 0;
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      gboolean rejected = valid[row] > 0 && (state->seq_rejected[row] || state->tok_rejected[row]);
+      rows_rejected += rejected;
+      if (row_rejected)
+        row_rejected[row] = rejected;
+      if (!state->tok_rejected[row])
+        {
+          valid_untouched += valid[row];
+          if (state->seq_rejected[row])
+            masked += valid[row];
+        }
+      else if (state->seq_rejected[row])
+        {
+          both[n_both++] = row;
+          if (!single_core)
+            approx |= state->token_approx;
+        }
+      else
+        token_only[n_token_only++] = row;
+    }
+  if (kept_any && n_both > 0)
+    {
+      const gboolean complement = n_token_only < n_both;
+      gsize counted
+        = dw_whatif_eval_rs_count_kept (step, state, single_core, complement ? token_only : both,
+                                        complement ? n_token_only : n_both, low, high);
+      if (complement)
+        {
+          /* the step's kept tokens: the k option's exact count, or the tokens in [low, high] */
+          const gsize total
+            = single_core
+                ? state->single.n_kept
+                : dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LE, high, 0, n)
+                    - dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, low, 0, n);
+          masked += (double)total - valid_untouched - (double)counted;
+        }
+      else
+        masked += (double)counted;
+    }
+  gboolean approximate_before = list->approximate;
+  list->approximate |= approx;
+  dw_whatif_eval_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
+  list->approximate = approximate_before; /* row decisions come from per-row extremes: exact */
+  dw_whatif_eval_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)n_rows);
+}
+
+static void
+dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan,
+                   guint8 *row_rejected)
+{
+  const gsize n_rows = step->n_rows;
+  DwWhatifRsState state = { 0 };
+  state.seq_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
+  state.tok_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
+  state.kept_end = step->n_tokens;
+  for (gsize index = 0; index < plan->rs.n; index++)
+    {
+      DwWhatifRsOption option = { .bound = &plan->rs.bounds[index] };
+      option.k = dw_rs_option_k (option.bound->option);
+      option.aggregation = dw_rs_option_agg (option.bound->option);
+      option.upper = dw_whatif_round (step, option.bound->log_upper);
+      option.lower = option.k == 1 ? dw_whatif_round (step, option.bound->log_lower) : 0.0;
+      option.lower_metric = option.lower;
+      if (option.aggregation == DW_RS_AGG_TOKEN)
+        dw_whatif_eval_rs_token_option (step, &state, &option);
+      else
+        dw_whatif_eval_rs_seq_option (step, &state, &option);
+      dw_whatif_eval_rs_option_metrics (step, list, &option);
+    }
+  dw_whatif_eval_rs_overall (step, list, &state, row_rejected);
+  g_free (state.seq_rejected);
+  g_free (state.tok_rejected);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* verl ≤ 0.7.0 RS, verl-0.6 mask mode, veto, off-policy                                       */
+
+/* masked counts of [lower ≤ ρ ≤ upper] (ROLLOUT_CORRECTION.md §5.1) */
+static void
+dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwWhatifLevel level,
+                           double upper, double lower, const char *key_masked, const char *key_seq,
+                           guint8 *row_rejected)
+{
+  const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
+  double masked = 0, rows = 0;
+  gboolean approximate_before = list->approximate;
+  if (level == DW_WHATIF_LEVEL_TOKEN)
+    {
+      DwWhatifClamped clamped;
+      dw_whatif_query_clamp_weights (step, lower_r, upper_r, &clamped);
+      masked = (double)step->n_tokens - clamped.n_kept;
+      list->approximate |= !step->weight_monotone;
+      for (gsize row = 0; row < step->n_rows; row++)
+        {
+          const DwWhatifRow *stats = &step->rows[row];
+          gboolean rejected
+            = stats->valid > 0 && !(stats->min_weight >= lower_r && stats->max_weight <= upper_r);
+          rows += rejected;
+          if (row_rejected)
+            row_rejected[row] |= rejected;
+        }
+    }
+  else
+    for (gsize row = 0; row < step->n_rows; row++)
+      {
+        const DwWhatifRow *stats = &step->rows[row];
+        double weight = level == DW_WHATIF_LEVEL_SEQUENCE ? stats->weight_seq : stats->weight_geo;
+        gboolean keep = weight >= lower_r && weight <= upper_r;
+        if (!keep)
+          masked += stats->valid;
+        rows += step->n_cols > 0 ? !keep : 0;
+        if (row_rejected)
+          row_rejected[row] |= !keep && stats->valid > 0;
+      }
+  dw_whatif_eval_put (list, key_masked, dw_whatif_mean_batch (step, masked));
+  dw_whatif_eval_put (list, key_seq, step->n_rows ? rows / (double)step->n_rows : 0.0);
+  list->approximate = approximate_before;
+}
+
+static void
+dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, double threshold,
+                     guint8 *row_rejected)
+{
+  double vetoed = 0, catastrophic = 0;
+  if (on)
+    {
+      const double log_threshold = (float)log ((float)threshold);
+      catastrophic = (double)dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT,
+                                                          log_threshold, 0, step->n_tokens);
+      for (gsize row = 0; row < step->n_rows; row++)
+        {
+          gboolean has = step->rows[row].valid > 0 && step->rows[row].min_log < log_threshold;
+          vetoed += has;
+          if (row_rejected)
+            row_rejected[row] |= has;
+        }
+    }
+  dw_whatif_eval_put (list, "rollout_is_veto_fraction", vetoed / (double)step->n_rows);
+  dw_whatif_eval_put (list, "rollout_is_catastrophic_token_fraction",
+                      dw_whatif_mean_batch (step, catastrophic));
+}
+
+/* @old_names: verl-0.6's mismatch_ keys, without chi2 */
+static void
+dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean old_names)
+{
+  for (gsize index = 0; index < step->n_offpolicy; index++)
+    {
+      const char *key = step->offpolicy[index].key;
+      if (old_names && g_str_has_prefix (key, "chi2_"))
+        continue;
+      dw_whatif_eval_put3 (list, step->offpolicy[index].value, old_names ? "mismatch_" : "", key);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* a plan on a step                                                                            */
+
+static void
+dw_whatif_eval_verl_0_6 (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan,
+                         guint8 *row_rejected)
+{
+  if (plan->nothing)
+    return;
+  dw_whatif_eval_ratio (step, list, "rollout_is", plan->is_level, plan->is_upper, plan->is_lower,
+                        plan->is_level == DW_WHATIF_LEVEL_GEOMETRIC);
+  if (plan->mask_mode)
+    dw_whatif_eval_ratio_mask (step, list, plan->is_level, plan->is_upper, plan->is_lower,
+                               "rollout_is_masked_fraction", "rollout_is_seq_masked_fraction",
+                               row_rejected);
+  dw_whatif_eval_veto (step, list, plan->veto_on, plan->veto, row_rejected);
+  dw_whatif_eval_offpolicy (step, list, TRUE);
+}
+
+void
+dw_whatif_eval_step (const DwWhatifStep *step, const DwWhatifPlan *plan, DwWhatifStepResult *out,
+                     guint8 *row_rejected)
+{
+  if (row_rejected)
+    memset (row_rejected, 0, step->n_rows);
+  if (plan->generation == DW_GEN_SLIME || !step->fast)
+    {
+      out->pending = TRUE;
+      out->any_approximate = TRUE;
+      return;
+    }
+  DwWhatifList list = {
+    .prefix = plan->generation == DW_GEN_VERL_0_6 ? "mismatch/" : "rollout_corr/",
+    .entries = g_array_sized_new (FALSE, FALSE, sizeof (DwWhatifEntry), 96),
+  };
+  if (plan->generation == DW_GEN_VERL_0_6)
+    {
+      dw_whatif_eval_verl_0_6 (step, &list, plan, row_rejected);
+      dw_whatif_eval_list_finish (&list, out);
+      return;
+    }
+  if (plan->is_on)
+    {
+      dw_whatif_eval_ratio (step, &list, "rollout_is", plan->is_level, plan->is_upper,
+                            plan->is_lower, FALSE);
+      if (plan->batch_normalize)
+        dw_whatif_eval_batch_norm (step, &list, plan);
+    }
+  if (plan->generation == DW_GEN_VERL)
+    {
+      if (plan->rs_on)
+        dw_whatif_eval_rs (step, &list, plan, row_rejected);
+    }
+  else
+    {
+      if (plan->rs_on)
+        {
+          dw_whatif_eval_ratio (step, &list, "rollout_rs", plan->rs_level, plan->rs_upper,
+                                plan->rs_lower, FALSE);
+          dw_whatif_eval_ratio_mask (step, &list, plan->rs_level, plan->rs_upper, plan->rs_lower,
+                                     "rollout_rs_masked_fraction", "rollout_rs_seq_masked_fraction",
+                                     row_rejected);
+        }
+      dw_whatif_eval_veto (step, &list, plan->veto_on, plan->veto, row_rejected);
+    }
+  dw_whatif_eval_offpolicy (step, &list, FALSE);
+  dw_whatif_eval_list_finish (&list, out);
+}
