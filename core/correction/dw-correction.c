@@ -22,423 +22,6 @@
 #define EPS    1e-8
 
 /* ------------------------------------------------------------------------------------------ */
-/* errors                                                                                      */
-
-const char *
-dw_error_kind_name (DwErrorKind kind)
-{
-  switch (kind)
-    {
-    case DW_ERROR_VALUE:
-      return "ValueError";
-    case DW_ERROR_TYPE:
-      return "TypeError";
-    case DW_ERROR_ZERO_DIVISION:
-      return "ZeroDivisionError";
-    case DW_ERROR_NONE:
-    default:
-      return NULL;
-    }
-}
-
-void
-dw_correction_error_clear (DwCorrectionError *error)
-{
-  if (error)
-    {
-      error->kind = DW_ERROR_NONE;
-      error->message[0] = '\0';
-    }
-}
-
-__attribute__ ((format (printf, 3, 4))) static bool
-set_error (DwCorrectionError *error, DwErrorKind kind, const char *fmt, ...)
-{
-  if (error)
-    {
-      va_list ap;
-      error->kind = kind;
-      va_start (ap, fmt);
-      vsnprintf (error->message, sizeof error->message, fmt, ap);
-      va_end (ap);
-    }
-  return false;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Python float() / repr()                                                                     */
-
-static bool
-is_py_space (int c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-bool
-dw_python_float (const char *s, double *out)
-{
-  if (s == NULL)
-    return false;
-  size_t len = strlen (s);
-  size_t a = 0, b = len;
-  while (a < b && is_py_space ((unsigned char)s[a]))
-    a++;
-  while (b > a && is_py_space ((unsigned char)s[b - 1]))
-    b--;
-  if (a == b || b - a > 400)
-    return false;
-  char buf[512];
-  size_t n = 0;
-  for (size_t i = a; i < b; i++)
-    {
-      char c = s[i];
-      if (c == '_')
-        {
-          /* PEP 515: only between two digits */
-          if (i == a || i + 1 >= b || !isdigit ((unsigned char)s[i - 1])
-              || !isdigit ((unsigned char)s[i + 1]))
-            return false;
-          continue;
-        }
-      buf[n++] = c;
-    }
-  buf[n] = '\0';
-  const char *p = buf;
-  bool neg = false;
-  if (*p == '+' || *p == '-')
-    neg = *p++ == '-';
-  if (strcasecmp (p, "inf") == 0 || strcasecmp (p, "infinity") == 0)
-    {
-      *out = neg ? -INFINITY : INFINITY;
-      return true;
-    }
-  if (strcasecmp (p, "nan") == 0)
-    {
-      *out = neg ? -NAN : NAN;
-      return true;
-    }
-  /* digits [. digits] [e [sign] digits], at least one mantissa digit */
-  const char *q = p;
-  size_t nd = 0;
-  while (isdigit ((unsigned char)*q))
-    q++, nd++;
-  if (*q == '.')
-    {
-      q++;
-      while (isdigit ((unsigned char)*q))
-        q++, nd++;
-    }
-  if (nd == 0)
-    return false;
-  if (*q == 'e' || *q == 'E')
-    {
-      q++;
-      if (*q == '+' || *q == '-')
-        q++;
-      if (!isdigit ((unsigned char)*q))
-        return false;
-      while (isdigit ((unsigned char)*q))
-        q++;
-    }
-  if (*q != '\0')
-    return false;
-  *out = strtod (buf, NULL);
-  return true;
-}
-
-char *
-dw_python_float_repr (double v, char *buf, size_t size)
-{
-  if (isnan (v))
-    {
-      snprintf (buf, size, "nan");
-      return buf;
-    }
-  if (isinf (v))
-    {
-      snprintf (buf, size, v > 0 ? "inf" : "-inf");
-      return buf;
-    }
-  if (v == 0)
-    {
-      snprintf (buf, size, signbit (v) ? "-0.0" : "0.0");
-      return buf;
-    }
-  char tmp[64];
-  int prec;
-  for (prec = 1; prec <= 17; prec++)
-    {
-      snprintf (tmp, sizeof tmp, "%.*e", prec - 1, v);
-      if (strtod (tmp, NULL) == v)
-        break;
-    }
-  /* tmp = [-]d[.ddd]e±XX */
-  char digits[32];
-  size_t nd = 0;
-  const char *p = tmp;
-  bool neg = false;
-  if (*p == '-')
-    neg = true, p++;
-  for (; *p && *p != 'e'; p++)
-    if (isdigit ((unsigned char)*p))
-      digits[nd++] = *p;
-  digits[nd] = '\0';
-  while (nd > 1 && digits[nd - 1] == '0')
-    digits[--nd] = '\0';
-  int exp = atoi (p + 1);
-  char out[64];
-  size_t o = 0;
-  if (neg)
-    out[o++] = '-';
-  if (exp < -4 || exp >= 16)
-    {
-      out[o++] = digits[0];
-      if (nd > 1)
-        {
-          out[o++] = '.';
-          for (size_t i = 1; i < nd; i++)
-            out[o++] = digits[i];
-        }
-      snprintf (out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs (exp));
-    }
-  else if (exp < 0)
-    {
-      out[o++] = '0';
-      out[o++] = '.';
-      for (int i = -1; i > exp; i--)
-        out[o++] = '0';
-      for (size_t i = 0; i < nd; i++)
-        out[o++] = digits[i];
-      out[o] = '\0';
-    }
-  else
-    {
-      for (int i = 0; i <= exp; i++)
-        out[o++] = (size_t)i < nd ? digits[i] : '0';
-      out[o++] = '.';
-      if ((size_t)exp + 1 < nd)
-        for (size_t i = (size_t)exp + 1; i < nd; i++)
-          out[o++] = digits[i];
-      else
-        out[o++] = '0';
-      out[o] = '\0';
-    }
-  snprintf (buf, size, "%s", out);
-  return buf;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* RS options and threshold grammar (§2.3)                                                      */
-
-static const char *const rs_names[DW_RS_N_OPTIONS] = {
-  "token_k1",    "token_k2",    "token_k3",    "seq_sum_k1", "seq_sum_k2", "seq_sum_k3",
-  "seq_mean_k1", "seq_mean_k2", "seq_mean_k3", "seq_max_k2", "seq_max_k3",
-};
-
-const char *
-dw_rs_option_name (DwRsOption opt)
-{
-  if ((int)opt < 0 || opt >= DW_RS_N_OPTIONS)
-    return NULL;
-  return rs_names[opt];
-}
-
-int
-dw_rs_option_k (DwRsOption opt)
-{
-  static const int k[DW_RS_N_OPTIONS] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3 };
-  return k[opt];
-}
-
-DwRsAgg
-dw_rs_option_agg (DwRsOption opt)
-{
-  if (opt <= DW_RS_TOKEN_K3)
-    return DW_RS_AGG_TOKEN;
-  if (opt <= DW_RS_SEQ_SUM_K3)
-    return DW_RS_AGG_SUM;
-  if (opt <= DW_RS_SEQ_MEAN_K3)
-    return DW_RS_AGG_MEAN;
-  return DW_RS_AGG_MAX;
-}
-
-static void
-strip_copy (char *dst, size_t size, const char *a, size_t len)
-{
-  while (len > 0 && is_py_space ((unsigned char)*a))
-    a++, len--;
-  while (len > 0 && is_py_space ((unsigned char)a[len - 1]))
-    len--;
-  if (len >= size)
-    len = size - 1;
-  memcpy (dst, a, len);
-  dst[len] = '\0';
-}
-
-/* Python's str.split(",") + strip + drop empties. Returns the count, or -1 if too many. */
-static int
-split_commas (const char *s, char parts[][DW_VALUE_STR_MAX], int max)
-{
-  int n = 0;
-  const char *p = s;
-  for (;;)
-    {
-      const char *c = strchr (p, ',');
-      size_t len = c ? (size_t)(c - p) : strlen (p);
-      char tmp[DW_VALUE_STR_MAX];
-      strip_copy (tmp, sizeof tmp, p, len);
-      if (tmp[0] != '\0')
-        {
-          if (n >= max)
-            return -1;
-          memcpy (parts[n++], tmp, sizeof tmp);
-        }
-      if (!c)
-        break;
-      p = c + 1;
-    }
-  return n;
-}
-
-static bool
-parse_options (const DwValue *options, DwRsParsed *out, DwCorrectionError *error)
-{
-  char buf[64];
-  if (options == NULL || options->kind != DW_VALUE_STR)
-    return set_error (error, DW_ERROR_VALUE, "rollout_rs must be a string, got %s.",
-                      options ? dw_value_to_python_str (options, buf, sizeof buf) : "None");
-  char parts[64][DW_VALUE_STR_MAX];
-  int n = split_commas (options->s, parts, 64);
-  out->n = 0;
-  for (int i = 0; i < (n < 0 ? 64 : n); i++)
-    {
-      int found = -1;
-      for (int o = 0; o < DW_RS_N_OPTIONS; o++)
-        if (strcmp (parts[i], rs_names[o]) == 0)
-          found = o;
-      if (found < 0)
-        return set_error (error, DW_ERROR_VALUE,
-                          "Invalid rollout_rs option: %s. Must be one of ['seq_max_k2', "
-                          "'seq_max_k3', 'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', "
-                          "'seq_sum_k1', 'seq_sum_k2', 'seq_sum_k3', 'token_k1', 'token_k2', "
-                          "'token_k3'].",
-                          parts[i]);
-      bool dup = false;
-      for (size_t j = 0; j < out->n; j++)
-        dup |= out->bounds[j].option == (DwRsOption)found;
-      if (!dup)
-        {
-          memset (&out->bounds[out->n], 0, sizeof out->bounds[0]);
-          out->bounds[out->n++].option = (DwRsOption)found;
-        }
-    }
-  if (out->n == 0)
-    return set_error (error, DW_ERROR_VALUE, "rollout_rs must contain at least one valid option.");
-  return true;
-}
-
-static bool
-parse_thresholds (DwRsParsed *out, const DwValue *threshold, DwCorrectionError *error)
-{
-  char local[DW_RS_N_OPTIONS + 1][DW_VALUE_STR_MAX];
-  int n;
-  if (threshold == NULL || threshold->kind == DW_VALUE_NONE)
-    return set_error (error, DW_ERROR_VALUE,
-                      "rollout_rs_threshold must be explicitly provided when rollout_rs is "
-                      "enabled. Set rollout_rs_threshold to the desired threshold value.");
-  if (threshold->kind == DW_VALUE_INT || threshold->kind == DW_VALUE_FLOAT
-      || threshold->kind == DW_VALUE_BOOL)
-    {
-      dw_value_to_python_str (threshold, local[0], sizeof local[0]);
-      n = 1;
-    }
-  else if (threshold->kind == DW_VALUE_STR)
-    {
-      n = split_commas (threshold->s, local, DW_RS_N_OPTIONS + 1);
-      if (n == 0)
-        return set_error (error, DW_ERROR_VALUE,
-                          "rollout_rs_threshold must contain at least one threshold value.");
-    }
-  else
-    return set_error (error, DW_ERROR_TYPE,
-                      "rollout_rs_threshold must be a string or numeric value specifying "
-                      "per-option thresholds.");
-  if (n != 1 && n != (int)out->n)
-    return set_error (error, DW_ERROR_VALUE,
-                      "rollout_rs_threshold expects either one threshold shared by all options "
-                      "or exactly %zu thresholds to match the provided rollout_rs options.",
-                      out->n);
-  for (size_t i = 0; i < out->n; i++)
-    {
-      DwRsBound *bd = &out->bounds[i];
-      const char *s = local[n == 1 ? 0 : i];
-      const char *opt = rs_names[bd->option];
-      if (dw_rs_option_k (bd->option) == 1)
-        {
-          double lo, up;
-          const char *us = strchr (s, '_');
-          if (us)
-            {
-              char lo_s[DW_VALUE_STR_MAX];
-              memcpy (lo_s, s, (size_t)(us - s));
-              lo_s[us - s] = '\0';
-              if (!dw_python_float (lo_s, &lo) || !dw_python_float (us + 1, &up))
-                return set_error (error, DW_ERROR_VALUE,
-                                  "Invalid numeric threshold '%s' for option '%s'.", s, opt);
-            }
-          else
-            {
-              if (!dw_python_float (s, &up))
-                return set_error (error, DW_ERROR_VALUE, "could not convert string to float: '%s'",
-                                  s);
-              if (up == 0)
-                return set_error (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
-              lo = 1.0 / up; /* float(str(1.0/up)) is exact: repr round-trips */
-            }
-          if (lo <= 0 || up <= 0)
-            return set_error (error, DW_ERROR_VALUE,
-                              "Thresholds for option '%s' must be positive, got %s.", opt, s);
-          bd->has_lower = true;
-          bd->lower = lo;
-          bd->upper = up;
-          bd->log_lower = log (lo);
-          bd->log_upper = log (up);
-        }
-      else
-        {
-          double up;
-          if (strchr (s, '_'))
-            return set_error (error, DW_ERROR_VALUE,
-                              "rollout_rs_threshold for option '%s' must provide a single upper "
-                              "bound without '_'. Received '%s'.",
-                              opt, s);
-          if (!dw_python_float (s, &up))
-            return set_error (error, DW_ERROR_VALUE,
-                              "Invalid numeric threshold '%s' for option '%s'.", s, opt);
-          if (up <= 0)
-            return set_error (error, DW_ERROR_VALUE,
-                              "Threshold for option '%s' must be positive, got %s.", opt, s);
-          bd->has_lower = false;
-          bd->lower = 0;
-          bd->upper = up;
-          bd->log_lower = 0;
-          bd->log_upper = up;
-        }
-    }
-  return true;
-}
-
-bool
-dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *out,
-             DwCorrectionError *error)
-{
-  memset (out, 0, sizeof *out);
-  if (!parse_options (options, out, error))
-    return false;
-  return parse_thresholds (out, threshold, error);
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* results and metric lists                                                                    */
 
 void
@@ -708,16 +291,16 @@ ctx_init (Ctx *c, const DwBatch *batch, DwCorrectionError *error)
   c->T = batch->cols;
   c->f32 = batch->lp_dtype == DW_DTYPE_F32;
   if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
-    return set_error (error, DW_ERROR_TYPE, "log-probs must be float32 or float64, got %s.",
-                      dw_dtype_name (batch->lp_dtype));
+    return dw_error_set (error, DW_ERROR_TYPE, "log-probs must be float32 or float64, got %s.",
+                         dw_dtype_name (batch->lp_dtype));
   size_t bt = c->B * c->T;
   if (c->T != 0 && bt / c->T != c->B)
-    return set_error (error, DW_ERROR_VALUE, "batch shape overflows.");
+    return dw_error_set (error, DW_ERROR_VALUE, "batch shape overflows.");
   c->l = ws_get (WS_L, bt * sizeof (double));
   c->m = ws_get (WS_M, bt * sizeof (double));
   c->n = ws_get (WS_N, c->B * sizeof (double));
   if (!c->l || !c->m || !c->n)
-    return set_error (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", c->B, c->T);
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", c->B, c->T);
   /* mask values: one dtype switch per batch, not per element */
   const void *mp = batch->response_mask;
 #define MASK_LOOP(TYPE)                      \
@@ -748,8 +331,8 @@ ctx_init (Ctx *c, const DwBatch *batch, DwCorrectionError *error)
     case DW_DTYPE_F64:
       MASK_LOOP (double);
     default:
-      return set_error (error, DW_ERROR_TYPE, "response_mask dtype %s is not supported.",
-                        dw_dtype_name (batch->mask_dtype));
+      return dw_error_set (error, DW_ERROR_TYPE, "response_mask dtype %s is not supported.",
+                           dw_dtype_name (batch->mask_dtype));
     }
 #undef MASK_LOOP
   if (c->f32)
@@ -780,15 +363,9 @@ ctx_init (Ctx *c, const DwBatch *batch, DwCorrectionError *error)
     }
   c->cnt_dt = R (c, R (c, c->N) + EPS);
   if (!any)
-    return set_error (error, DW_ERROR_VALUE,
-                      "response_mask must contain at least one valid token (1).");
+    return dw_error_set (error, DW_ERROR_VALUE,
+                         "response_mask must contain at least one valid token (1).");
   return true;
-}
-
-static void
-ctx_clear (Ctx *c)
-{
-  (void)c; /* buffers belong to the thread's workspace */
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -914,12 +491,7 @@ ratio_emit (const Ctx *c, MetricList *L, const char *pfx, const RatioAcc *a, con
 /* ------------------------------------------------------------------------------------------ */
 /* IS weights (§2.1); bn_mode: 0 none, 1 non-empty rows (HEAD, 2f2996b7d), 2 all rows (2c6c65cb0) */
 
-typedef enum
-{
-  IS_TOKEN,
-  IS_SEQUENCE,
-  IS_GEOMETRIC
-} Level;
+typedef DwLevel Level;
 
 /* per-row log value for sequence (MSUM) / geometric (MMEAN) levels */
 static void
@@ -934,7 +506,7 @@ row_log (const Ctx *c, Level level, double *lrm)
           if (V (c, i))
             s += c->l[i] * c->m[i];
         }
-      lrm[b] = level == IS_SEQUENCE ? R (c, s) : mmean_r (c, s, b);
+      lrm[b] = level == DW_LEVEL_SEQUENCE ? R (c, s) : mmean_r (c, s, b);
     }
 }
 
@@ -944,67 +516,15 @@ ratios (const Ctx *c, Level level, const double *lrm, double *w)
 {
   for (size_t b = 0; b < c->B; b++)
     {
-      double rb = level == IS_TOKEN ? 0 : R (c, EXP (c, dw_torch_clamp (lrm[b], -SAFETY, SAFETY)));
+      double rb
+        = level == DW_LEVEL_TOKEN ? 0 : R (c, EXP (c, dw_torch_clamp (lrm[b], -SAFETY, SAFETY)));
       for (size_t t = 0; t < c->T; t++)
         {
           size_t i = b * c->T + t;
-          w[i] = level == IS_TOKEN ? R (c, EXP (c, dw_torch_clamp (c->l[i], -SAFETY, SAFETY))) : rb;
+          w[i] = level == DW_LEVEL_TOKEN ? R (c, EXP (c, dw_torch_clamp (c->l[i], -SAFETY, SAFETY)))
+                                         : rb;
         }
     }
-}
-
-static bool
-is_num (const DwValue *v)
-{
-  return v->kind == DW_VALUE_BOOL || v->kind == DW_VALUE_INT || v->kind == DW_VALUE_FLOAT;
-}
-
-static const char *
-py_type_name (const DwValue *v)
-{
-  switch (v->kind)
-    {
-    case DW_VALUE_NONE:
-      return "NoneType";
-    case DW_VALUE_BOOL:
-      return "bool";
-    case DW_VALUE_INT:
-      return "int";
-    case DW_VALUE_FLOAT:
-      return "float";
-    case DW_VALUE_STR:
-      return "str";
-    default:
-      return "list";
-    }
-}
-
-static bool
-check_is (const DwValue *level, const DwValue *thr, bool allow_geometric, Level *out,
-          DwCorrectionError *error)
-{
-  char buf[DW_VALUE_STR_MAX];
-  if (level->kind == DW_VALUE_STR && strcmp (level->s, "token") == 0)
-    *out = IS_TOKEN;
-  else if (level->kind == DW_VALUE_STR && strcmp (level->s, "sequence") == 0)
-    *out = IS_SEQUENCE;
-  else if (allow_geometric && level->kind == DW_VALUE_STR && strcmp (level->s, "geometric") == 0)
-    *out = IS_GEOMETRIC;
-  else if (allow_geometric)
-    return set_error (error, DW_ERROR_VALUE,
-                      "Invalid rollout_is_level: %s. Must be 'token', 'sequence', or 'geometric'.",
-                      dw_value_to_python_str (level, buf, sizeof buf));
-  else
-    return set_error (error, DW_ERROR_VALUE,
-                      "Invalid rollout_is: %s. Must be one of {'sequence', 'token'}.",
-                      dw_value_to_python_str (level, buf, sizeof buf));
-  if (!is_num (thr))
-    return set_error (error, DW_ERROR_TYPE,
-                      "'<=' not supported between instances of '%s' and 'int'", py_type_name (thr));
-  if (dw_value_number (thr) <= 0)
-    return set_error (error, DW_ERROR_VALUE, "rollout_is_threshold must be positive, got %s.",
-                      dw_value_to_python_str (thr, buf, sizeof buf));
-  return true;
 }
 
 /* computes weights into @w (double [B*T]) and the IS metrics */
@@ -1012,12 +532,12 @@ static void
 is_weights (const Ctx *c, MetricList *L, Level level, double C, int bn_mode, double *w, double *lrm,
             double *sm)
 {
-  if (level != IS_TOKEN)
+  if (level != DW_LEVEL_TOKEN)
     row_log (c, level, lrm);
   ratios (c, level, lrm, w);
   for (size_t i = 0; i < c->B * c->T; i++)
     w[i] = R (c, w[i] * c->m[i]); /* NaN stays NaN on padding */
-  ratio_metrics (c, L, "rollout_is", w, level == IS_TOKEN ? NULL : lrm, C, 1.0 / C, sm);
+  ratio_metrics (c, L, "rollout_is", w, level == DW_LEVEL_TOKEN ? NULL : lrm, C, 1.0 / C, sm);
   const double Cr = R (c, C);
   for (size_t i = 0; i < c->B * c->T; i++)
     if (w[i] > Cr)
@@ -1025,7 +545,7 @@ is_weights (const Ctx *c, MetricList *L, Level level, double C, int bn_mode, dou
   if (bn_mode == 0)
     return;
   double mu;
-  if (level == IS_TOKEN)
+  if (level == DW_LEVEL_TOKEN)
     {
       double s = 0;
       for (size_t i = 0; i < c->B * c->T; i++)
@@ -1185,7 +705,7 @@ rs_option_emit (const Ctx *c, MetricList *L, const DwRsBound *bd, const RsAcc *a
   const double up_c = R (c, bd->log_upper);
   const double lo_c = k1 ? R (c, bd->log_lower) : 0.0;
   const double lo_metric = k1 ? lo_c : 0.0;
-  const char *on = rs_names[bd->option];
+  const char *on = dw_rs_option_name (bd->option);
   const double sum_stat = a->sum_stat, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx,
                mn = a->mn, masked = a->masked, seq_masked = a->seq_masked;
   /* row-value statistics over valid rows */
@@ -1391,7 +911,7 @@ emit_array (DwCorrectionResult *res, bool weights, DwDType dt, const double *v, 
 {
   void *a = result_alloc (n * dw_dtype_size (dt));
   if (!a)
-    return set_error (error, DW_ERROR_VALUE, "out of memory");
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
   if (dt == DW_DTYPE_F32)
     for (size_t i = 0; i < n; i++)
       ((float *)a)[i] = (float)v[i];
@@ -1422,7 +942,7 @@ finish (DwCorrectionResult *res, MetricList *L, DwCorrectionError *error)
   if (L->oom)
     {
       free (L->m);
-      return set_error (error, DW_ERROR_VALUE, "out of memory");
+      return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
     }
   if (L->n > 0) /* no metrics at all (G0/G1 with threshold None): L->m is NULL */
     qsort (L->m, L->n, sizeof *L->m, metric_cmp);
@@ -1432,118 +952,14 @@ finish (DwCorrectionResult *res, MetricList *L, DwCorrectionError *error)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* config checks shared by run and check_config                                                 */
-
-typedef struct
-{
-  bool is_on;
-  Level is_level;
-  double is_thr;
-  bool bn;
-  bool rs_on;
-  DwRsParsed rs;       /* HEAD */
-  Level rs_level;      /* G2 */
-  double rs_up, rs_lo; /* G2 */
-  bool veto_on;
-  double veto; /* G2 */
-} Plan;
-
-static bool
-plan_verl (const DwConfig *config, Plan *p, DwCorrectionError *error)
-{
-  memset (p, 0, sizeof *p);
-  const DwGeneration gen = config->generation;
-  char buf[DW_VALUE_STR_MAX];
-  if (dw_config_get (config, "preset"))
-    return set_error (error, DW_ERROR_VALUE, "preset must be resolved before running.");
-  DwValue lvl = dw_config_get_or (config, "rollout_is", dw_value_none ());
-  DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_float (2.0));
-  if (lvl.kind != DW_VALUE_NONE && thr.kind != DW_VALUE_NONE)
-    {
-      if (!check_is (&lvl, &thr, false, &p->is_level, error))
-        return false;
-      p->is_on = true;
-      p->is_thr = dw_value_number (&thr);
-      DwValue bn = dw_config_get_or (config, "rollout_is_batch_normalize", dw_value_bool (false));
-      p->bn = dw_value_truthy (&bn);
-    }
-  DwValue rs = dw_config_get_or (config, "rollout_rs", dw_value_none ());
-  if (gen == DW_GEN_VERL)
-    {
-      if (rs.kind != DW_VALUE_NONE)
-        {
-          DwValue rt = dw_config_get_or (config, "rollout_rs_threshold", dw_value_none ());
-          if (!dw_rs_parse (&rs, &rt, &p->rs, error))
-            return false;
-          p->rs_on = true;
-        }
-      return true;
-    }
-  /* G2 */
-  if (rs.kind != DW_VALUE_NONE)
-    {
-      DwValue up = dw_config_get_or (config, "rollout_rs_threshold", dw_value_float (2.0));
-      if (up.kind == DW_VALUE_NONE)
-        return set_error (error, DW_ERROR_VALUE,
-                          "rollout_rs_threshold must be explicitly provided when rollout_rs is "
-                          "enabled. Set rollout_rs_threshold to the desired threshold value.");
-      if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "token") == 0)
-        p->rs_level = IS_TOKEN;
-      else if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "sequence") == 0)
-        p->rs_level = IS_SEQUENCE;
-      else if (rs.kind == DW_VALUE_STR && strcmp (rs.s, "geometric") == 0)
-        p->rs_level = IS_GEOMETRIC;
-      else
-        return set_error (error, DW_ERROR_VALUE,
-                          "Invalid rollout_rs: %s. Must be one of {'sequence', 'geometric', "
-                          "'token'}.",
-                          dw_value_to_python_str (&rs, buf, sizeof buf));
-      if (!is_num (&up))
-        return set_error (error, DW_ERROR_TYPE, "rollout_rs_threshold must be numeric, got %s.",
-                          py_type_name (&up));
-      p->rs_up = dw_value_number (&up);
-      DwValue lo = dw_config_get_or (config, "rollout_rs_threshold_lower", dw_value_none ());
-      if (lo.kind == DW_VALUE_NONE)
-        {
-          if (p->rs_up == 0)
-            return set_error (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
-          p->rs_lo = 1.0 / p->rs_up;
-        }
-      else if (!is_num (&lo))
-        return set_error (error, DW_ERROR_TYPE,
-                          "rollout_rs_threshold_lower must be numeric, got %s.",
-                          py_type_name (&lo));
-      else
-        p->rs_lo = dw_value_number (&lo);
-      p->rs_on = true;
-    }
-  DwValue veto = dw_config_get_or (config, "rollout_token_veto_threshold", dw_value_none ());
-  if (veto.kind != DW_VALUE_NONE)
-    {
-      if (!is_num (&veto))
-        return set_error (error, DW_ERROR_TYPE,
-                          "'<=' not supported between instances of '%s' and 'int'",
-                          py_type_name (&veto));
-      if (dw_value_number (&veto) <= 0)
-        return set_error (error, DW_ERROR_VALUE,
-                          "rollout_token_veto_threshold must be positive, got %s.",
-                          dw_value_to_python_str (&veto, buf, sizeof buf));
-      p->veto_on = true;
-      p->veto = dw_value_number (&veto);
-    }
-  return true;
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* verl entries                                                                                 */
 
 static bool
-run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResult *res,
+run_verl (const Ctx *c, const DwPlan *plan, DwEntry entry, DwCorrectionResult *res,
           DwCorrectionError *error)
 {
   const size_t B = c->B, T = c->T, BT = B * T;
-  const DwGeneration gen = config->generation;
-  Plan p;
+  const DwPlan p = *plan;
   MetricList L = { .prefix = "rollout_corr/" };
   if (entry == DW_ENTRY_OFFPOLICY)
     {
@@ -1553,25 +969,23 @@ run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResul
       offpolicy (c, &L);
       return finish (res, &L, error);
     }
-  if (!plan_verl (config, &p, error))
-    return false;
   double *w = ws_get (WS_W, BT * sizeof (double));
   double *keep = ws_get (WS_KEEP, BT * sizeof (double));
   double *scratch = ws_get (WS_SCRATCH, (BT + 3 * B + 1) * sizeof (double));
   if (!w || !keep || !scratch)
-    return set_error (error, DW_ERROR_VALUE, "out of memory");
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
   double *lrm = scratch + BT, *sm = lrm + B;
   bool ok = true;
   if (p.is_on)
     {
-      int bn = !p.bn ? 0 : gen == DW_GEN_VERL_0_6_1 ? 2 : 1;
-      is_weights (c, &L, p.is_level, p.is_thr, bn, w, lrm, sm);
+      int bn = !p.batch_normalize ? 0 : p.bn_rows == DW_BN_ROWS_ALL ? 2 : 1;
+      is_weights (c, &L, p.is_level, p.is_upper, bn, w, lrm, sm);
       ok &= emit_array (res, true, c->batch->lp_dtype, w, BT, error);
     }
   for (size_t i = 0; i < BT; i++)
     keep[i] = 1.0;
   DwDType mdt = c->batch->mask_dtype;
-  if (gen == DW_GEN_VERL)
+  if (p.path == DW_PATH_VERL_K_OPTIONS)
     {
       if (p.rs_on)
         rs_head (c, &L, &p.rs, keep, scratch);
@@ -1583,14 +997,14 @@ run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResul
         {
           changed = true;
           double *rw = w; /* weights were already emitted */
-          if (p.rs_level != IS_TOKEN)
+          if (p.rs_level != DW_LEVEL_TOKEN)
             row_log (c, p.rs_level, lrm);
           ratios (c, p.rs_level, lrm, rw);
-          const double lo = R (c, p.rs_lo), up = R (c, p.rs_up);
+          const double lo = R (c, p.rs_lower), up = R (c, p.rs_upper);
           for (size_t i = 0; i < BT; i++)
             keep[i] = (rw[i] >= lo && rw[i] <= up) ? 1.0 : 0.0;
-          ratio_metrics (c, &L, "rollout_rs", rw, p.rs_level == IS_TOKEN ? NULL : lrm, p.rs_up,
-                         p.rs_lo, sm);
+          ratio_metrics (c, &L, "rollout_rs", rw, p.rs_level == DW_LEVEL_TOKEN ? NULL : lrm,
+                         p.rs_upper, p.rs_lower, sm);
           double masked = 0, rows = 0;
           for (size_t b = 0; b < B; b++)
             {
@@ -1602,7 +1016,7 @@ run_verl (const Ctx *c, const DwConfig *config, DwEntry entry, DwCorrectionResul
                     rm += (1.0 - keep[i]) * c->m[i];
                 }
               masked += rm;
-              if (p.rs_level == IS_TOKEN)
+              if (p.rs_level == DW_LEVEL_TOKEN)
                 rows += R (c, rm) > 0;
               else
                 rows += T > 0 ? 1.0 - keep[b * T] : 0.0;
@@ -1720,22 +1134,17 @@ fast_mask_row (DwDType dt, const void *mi, const float *keep, void *mo, size_t T
  * Returns 1 done, 0 error (set), -1 not applicable (the caller runs the reference path, which
  * also reports batch errors in verl's order). */
 static int
-run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult *res,
+run_verl_fast (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *res,
                DwCorrectionError *error)
 {
-  if (dw_correction_get_reference () || config->generation != DW_GEN_VERL
+  if (dw_correction_get_reference () || plan->generation != DW_GEN_VERL_0_7_1
       || batch->lp_dtype != DW_DTYPE_F32 || batch->mask_dtype == DW_DTYPE_BF16
       || batch->mask_dtype == DW_DTYPE_F16 || batch->mask_dtype >= DW_N_DTYPES)
     return -1;
   const size_t B = batch->rows, T = batch->cols, BT = B * T;
   if (B == 0 || T == 0 || BT / T != B)
     return -1;
-  Plan p;
-  if (!plan_verl (config, &p, error))
-    {
-      dw_correction_error_clear (error);
-      return -1;
-    }
+  const DwPlan p = *plan;
   const size_t n_opt = p.rs_on ? p.rs.n : 0;
   float *rowbuf = ws_get (WS_FAST_ROW, 4 * T * sizeof (float));
   double *bbuf = ws_get (WS_FAST_B, (4 + n_opt) * B * sizeof (double));
@@ -1745,8 +1154,8 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
   double *nb = bbuf, *lrm = bbuf + B, *sm = bbuf + 2 * B, *rowsw = bbuf + 3 * B;
   double *svs = bbuf + 4 * B;
   const size_t msz = dw_dtype_size (batch->mask_dtype);
-  const bool is_tok = p.is_on && p.is_level == IS_TOKEN;
-  const bool is_seq = p.is_on && p.is_level != IS_TOKEN;
+  const bool is_tok = p.is_on && p.is_level == DW_LEVEL_TOKEN;
+  const bool is_seq = p.is_on && p.is_level != DW_LEVEL_TOKEN;
   float *W = p.is_on ? result_alloc (BT * sizeof (float)) : NULL;
   unsigned char *MO = result_alloc (BT * msz);
   if ((p.is_on && !W) || !MO)
@@ -1767,8 +1176,8 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
   memset (&in, 0, sizeof in);
   in.T = T;
   in.is_token = is_tok;
-  in.bn = p.bn;
-  const double Cd = p.is_on ? p.is_thr : 2.0;
+  in.bn = p.batch_normalize;
+  const double Cd = p.is_on ? p.is_upper : 2.0;
   in.C = (float)Cd;
   in.c = (float)(1.0 / Cd);
   const double Cr = in.C, cr = in.c;
@@ -2005,9 +1414,9 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
   MetricList L = { .prefix = "rollout_corr/" };
   if (p.is_on)
     {
-      ratio_emit (&c, &L, "rollout_is", &ra, is_seq ? lrm : NULL, p.is_thr, 1.0 / p.is_thr, sm,
+      ratio_emit (&c, &L, "rollout_is", &ra, is_seq ? lrm : NULL, p.is_upper, 1.0 / p.is_upper, sm,
                   false);
-      if (p.bn)
+      if (p.batch_normalize)
         {
           const double mu = is_tok ? mmean_b (&c, bn_s) : bn_s / fmax (bn_nv, 1e-8);
           if (mu > 1e-8)
@@ -2042,17 +1451,11 @@ run_verl_fast (const DwBatch *batch, const DwConfig *config, DwCorrectionResult 
 /* G1 (4424616d7): mismatch_helper.compute_rollout_importance_weights (§5.7)                    */
 
 static bool
-run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrectionError *error)
+run_g1 (const Ctx *c, const DwPlan *plan, DwCorrectionResult *res, DwCorrectionError *error)
 {
   const size_t B = c->B, T = c->T, BT = B * T;
-  char buf[DW_VALUE_STR_MAX];
   MetricList L = { .prefix = "mismatch/" };
-  DwValue lvl = dw_config_get_or (config, "rollout_is_level", dw_value_str ("token"));
-  DwValue mode = dw_config_get_or (config, "rollout_is_mode", dw_value_str ("truncate"));
-  DwValue thr = dw_config_get_or (config, "rollout_is_threshold", dw_value_none ());
-  DwValue lov = dw_config_get_or (config, "rollout_is_threshold_lower", dw_value_none ());
-  DwValue veto = dw_config_get_or (config, "rollout_is_veto_threshold", dw_value_none ());
-  if (thr.kind == DW_VALUE_NONE)
+  if (plan->nothing)
     {
       /* nothing computed: no weights, the mask unchanged */
       double *m = c->m;
@@ -2060,23 +1463,10 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
         return false;
       return finish (res, &L, error);
     }
-  Level level;
-  if (!check_is (&lvl, &thr, true, &level, error))
-    return false;
-  bool mask_mode;
-  if (mode.kind == DW_VALUE_STR && strcmp (mode.s, "truncate") == 0)
-    mask_mode = false;
-  else if (mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0)
-    mask_mode = true;
-  else
-    return set_error (error, DW_ERROR_VALUE,
-                      "Invalid rollout_is_mode: %s. Must be 'truncate' or 'mask'.",
-                      dw_value_to_python_str (&mode, buf, sizeof buf));
-  double up = dw_value_number (&thr);
-  double lo = lov.kind == DW_VALUE_NONE ? 1.0 / up : dw_value_number (&lov);
-  bool veto_on = veto.kind != DW_VALUE_NONE;
-  if (veto_on && !is_num (&veto))
-    return set_error (error, DW_ERROR_TYPE, "rollout_is_veto_threshold must be numeric.");
+  const Level level = plan->is_level;
+  const bool mask_mode = plan->is_mode != DW_IS_TRUNCATE;
+  const double up = plan->is_upper, lo = plan->is_lower;
+  const bool veto_on = plan->veto_on;
   double *w = malloc ((BT ? BT : 1) * sizeof (double));
   double *keep = malloc ((BT ? BT : 1) * sizeof (double));
   double *lrm = calloc (2 * B + 1, sizeof (double));
@@ -2085,14 +1475,14 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
       free (w);
       free (keep);
       free (lrm);
-      return set_error (error, DW_ERROR_VALUE, "out of memory");
+      return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
     }
   double *sm = lrm + B;
-  if (level != IS_TOKEN)
+  if (level != DW_LEVEL_TOKEN)
     row_log (c, level, lrm);
   ratios (c, level, lrm, w);
-  ratio_metrics_ex (c, &L, "rollout_is", w, level == IS_TOKEN ? NULL : lrm, up, lo, sm,
-                    level == IS_GEOMETRIC);
+  ratio_metrics_ex (c, &L, "rollout_is", w, level == DW_LEVEL_TOKEN ? NULL : lrm, up, lo, sm,
+                    level == DW_LEVEL_GEOMETRIC);
   const double upr = R (c, up), lor = R (c, lo);
   double masked = 0, rows_rej = 0;
   for (size_t b = 0; b < B; b++)
@@ -2110,7 +1500,7 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
             rm += (1.0 - keep[i]) * c->m[i];
         }
       masked += rm;
-      rows_rej += level == IS_TOKEN ? (R (c, rm) > 0) : (T > 0 ? 1.0 - keep[b * T] : 0.0);
+      rows_rej += level == DW_LEVEL_TOKEN ? (R (c, rm) > 0) : (T > 0 ? 1.0 - keep[b * T] : 0.0);
     }
   if (mask_mode)
     {
@@ -2120,7 +1510,7 @@ run_g1 (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrect
   double vetoed = 0, cat = 0;
   if (veto_on)
     {
-      const double lv = (float)log ((float)dw_value_number (&veto));
+      const double lv = (float)log ((float)plan->veto);
       for (size_t b = 0; b < B; b++)
         {
           bool has = false;
@@ -2243,81 +1633,21 @@ sred (const double *m, size_t T, const double *x, double k)
 }
 
 static bool
-slime_level (const DwValue *v, Level *out, DwCorrectionError *error)
-{
-  char buf[DW_VALUE_STR_MAX];
-  if (v->kind == DW_VALUE_STR && strcmp (v->s, "token") == 0)
-    *out = IS_TOKEN;
-  else if (v->kind == DW_VALUE_STR && strcmp (v->s, "sequence") == 0)
-    *out = IS_SEQUENCE;
-  else if (v->kind == DW_VALUE_STR && strcmp (v->s, "geometric") == 0)
-    *out = IS_GEOMETRIC;
-  else
-    return set_error (error, DW_ERROR_VALUE, "Unsupported tis_level: %s",
-                      dw_value_to_python_str (v, buf, sizeof buf));
-  return true;
-}
-
-static double
-slime_num (const DwConfig *config, const char *key, double def, bool *is_none)
-{
-  DwValue v = dw_config_get_or (config, key, is_none ? dw_value_none () : dw_value_float (def));
-  if (is_none)
-    *is_none = v.kind == DW_VALUE_NONE;
-  return is_num (&v) ? dw_value_number (&v) : def;
-}
-
-static bool
-run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorrectionError *error)
+run_slime (const Ctx *c, const DwPlan *plan, DwCorrectionResult *res, DwCorrectionError *error)
 {
   const size_t B = c->B, T = c->T, BT = B * T;
   const DwBatch *bt = c->batch;
-  char buf[DW_VALUE_STR_MAX];
-  DwValue v_use_tis = dw_config_get_or (config, "use_tis", dw_value_bool (true));
-  DwValue v_use_rs = dw_config_get_or (config, "use_rs", dw_value_bool (false));
-  DwValue v_tl = dw_config_get_or (config, "tis_level", dw_value_str ("token"));
-  DwValue v_rl = dw_config_get_or (config, "rs_level", dw_value_str ("token"));
-  DwValue v_mode = dw_config_get_or (config, "tis_mode", dw_value_str ("truncate"));
-  DwValue v_bn = dw_config_get_or (config, "tis_batch_normalize", dw_value_bool (false));
-  bool use_tis = dw_value_truthy (&v_use_tis), use_rs = dw_value_truthy (&v_use_rs),
-       bn = dw_value_truthy (&v_bn);
-  Level tl = IS_TOKEN, rl = IS_TOKEN;
-  int mode = 0;
-  bool tlo_none, rlo_none, rup_none, veto_none;
-  double up = slime_num (config, "tis_upper_bound", 2.0, NULL);
-  double tlo = slime_num (config, "tis_lower_bound", 0, &tlo_none);
-  double rlo = slime_num (config, "rs_lower_bound", 0, &rlo_none);
-  double rup = slime_num (config, "rs_upper_bound", 0, &rup_none);
-  double veto = slime_num (config, "rs_veto_threshold", 0, &veto_none);
-  if (use_tis)
-    {
-      if (!slime_level (&v_tl, &tl, error))
-        return false;
-      if (use_rs && !slime_level (&v_rl, &rl, error))
-        return false;
-      if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "truncate") == 0)
-        mode = 0;
-      else if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "clip") == 0)
-        mode = 1;
-      else if (v_mode.kind == DW_VALUE_STR && strcmp (v_mode.s, "mask") == 0)
-        mode = 2;
-      else
-        return set_error (error, DW_ERROR_VALUE, "Unsupported tis_mode: %s",
-                          dw_value_to_python_str (&v_mode, buf, sizeof buf));
-      if (bn && tl == IS_GEOMETRIC)
-        return set_error (error, DW_ERROR_VALUE, "Unsupported tis_level: geometric");
-      if (tlo_none)
-        tlo = 1.0 / up;
-      if (rlo_none)
-        rlo = tlo;
-      if (rup_none)
-        rup = up;
-    }
+  const bool use_tis = plan->slime_use_tis, use_rs = plan->slime_use_rs, bn = plan->batch_normalize;
+  const Level tl = plan->is_level, rl = plan->rs_level;
+  const int mode = plan->is_mode == DW_IS_TRUNCATE ? 0 : plan->is_mode == DW_IS_CLAMP ? 1 : 2;
+  const bool veto_none = !plan->veto_on;
+  const double up = plan->is_upper, tlo = plan->is_lower, rlo = plan->rs_lower,
+               rup = plan->rs_upper, veto = plan->veto;
   double *W = ws_get (WS_SLIME_W, BT * sizeof (double));
   double *NM = ws_get (WS_SLIME_NM, BT * sizeof (double));
   double *tmp = ws_get (WS_SCRATCH, (3 * T + 1) * sizeof (double));
   if (!W || !NM || !tmp)
-    return set_error (error, DW_ERROR_VALUE, "out of memory");
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
   double *lr = tmp, *x = tmp + T, *rw = tmp + 2 * T;
   SlimeAcc A;
   memset (&A, 0, sizeof A);
@@ -2373,7 +1703,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
       double nmax1 = fmax (n, 1.0);
       for (size_t t = 0; t < T; t++)
         {
-          double llr = tl == IS_TOKEN ? lr[t] : tl == IS_SEQUENCE ? sl : sl / nmax1;
+          double llr = tl == DW_LEVEL_TOKEN ? lr[t] : tl == DW_LEVEL_SEQUENCE ? sl : sl / nmax1;
           w[t] = exp (dw_torch_clamp (llr, -SAFETY, SAFETY));
           nm[t] = mm[t];
         }
@@ -2416,7 +1746,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
         {
           for (size_t t = 0; t < T; t++)
             {
-              double l2 = rl == IS_TOKEN ? lr[t] : rl == IS_SEQUENCE ? sl : sl / nmax1;
+              double l2 = rl == DW_LEVEL_TOKEN ? lr[t] : rl == DW_LEVEL_SEQUENCE ? sl : sl / nmax1;
               rw[t] = exp (dw_torch_clamp (l2, -SAFETY, SAFETY));
             }
           for (size_t t = 0; t < T; t++)
@@ -2450,7 +1780,7 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
       if (bn)
         {
           double mean;
-          if (tl == IS_TOKEN)
+          if (tl == DW_LEVEL_TOKEN)
             {
               double s = 0, n = 0;
               for (size_t i = 0; i < BT; i++)
@@ -2508,6 +1838,64 @@ run_slime (const Ctx *c, const DwConfig *config, DwCorrectionResult *res, DwCorr
 /* ------------------------------------------------------------------------------------------ */
 /* entry points                                                                                 */
 
+/* the batch checks verl makes before any config check (dtype, shape, a valid token) */
+static bool
+dw_correction_check_batch (const DwBatch *batch, DwCorrectionError *error)
+{
+  Ctx context;
+  return ctx_init (&context, batch, error);
+}
+
+static bool
+dw_correction_dispatch (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
+                        DwCorrectionResult *result, DwCorrectionError *error)
+{
+  if (entry == DW_ENTRY_MASK)
+    {
+      int fast = run_verl_fast (batch, plan, result, error);
+      if (fast >= 0)
+        return fast == 1;
+    }
+  Ctx context;
+  if (!ctx_init (&context, batch, error))
+    return false;
+  result->rows = context.B;
+  result->cols = context.T;
+  if (entry == DW_ENTRY_OFFPOLICY)
+    return run_verl (&context, plan, entry, result, error);
+  if ((plan->is_on && plan->path == DW_PATH_VERL_K_OPTIONS && plan->is_metrics != DW_IS_METRICS_RAW)
+      || plan->mismatch_quantiles)
+    return dw_error_set (error, DW_ERROR_VALUE, "%s: IS is not implemented yet.",
+                         dw_generation_name (plan->generation));
+  switch (plan->path)
+    {
+    case DW_PATH_VERL_K_OPTIONS:
+    case DW_PATH_VERL_LEGACY_RS:
+      return run_verl (&context, plan, entry, result, error);
+    case DW_PATH_VERL_MISMATCH:
+      return run_g1 (&context, plan, result, error);
+    case DW_PATH_SLIME_MIS:
+      return run_slime (&context, plan, result, error);
+    default:
+      return dw_error_set (error, DW_ERROR_VALUE, "%s: path %d is not implemented.",
+                           dw_generation_name (plan->generation), (int)plan->path);
+    }
+}
+
+bool
+dw_correction_run_plan (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
+                        DwCorrectionResult *result, DwCorrectionError *error)
+{
+  dw_correction_error_clear (error);
+  dw_correction_result_init (result);
+  if (batch == NULL || plan == NULL)
+    return dw_error_set (error, DW_ERROR_VALUE, "no batch or no plan.");
+  bool ok = dw_correction_dispatch (batch, plan, entry, result, error);
+  if (!ok)
+    dw_correction_result_clear (result);
+  return ok;
+}
+
 bool
 dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry entry,
                          DwCorrectionResult *result, DwCorrectionError *error)
@@ -2515,46 +1903,26 @@ dw_correction_run_entry (const DwBatch *batch, const DwConfig *config, DwEntry e
   dw_correction_error_clear (error);
   dw_correction_result_init (result);
   if (batch == NULL || config == NULL)
-    return set_error (error, DW_ERROR_VALUE, "no batch or no config.");
+    return dw_error_set (error, DW_ERROR_VALUE, "no batch or no config.");
   if (dw_config_get (config, "preset"))
-    return set_error (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
-  if (entry == DW_ENTRY_MASK)
+    return dw_error_set (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
+  DwPlan plan;
+  if (entry == DW_ENTRY_OFFPOLICY)
     {
-      int fast = run_verl_fast (batch, config, result, error);
-      if (fast >= 0)
-        {
-          if (!fast)
-            dw_correction_result_clear (result);
-          return fast == 1;
-        }
+      /* compute_rollout_corr_metrics_from_logprobs takes no configuration */
+      memset (&plan, 0, sizeof plan);
+      plan.generation = config->generation;
+      plan.path = DW_PATH_VERL_K_OPTIONS;
     }
-  Ctx c;
-  bool ok = ctx_init (&c, batch, error);
-  if (ok)
+  else if (!dw_plan_build (config, &plan, error))
     {
-      result->rows = c.B;
-      result->cols = c.T;
-      switch (config->generation)
-        {
-        case DW_GEN_VERL:
-        case DW_GEN_VERL_0_7:
-        case DW_GEN_VERL_0_6_1:
-          ok = run_verl (&c, config, entry, result, error);
-          break;
-        case DW_GEN_VERL_0_6:
-          ok = run_g1 (&c, config, result, error);
-          break;
-        case DW_GEN_SLIME:
-          ok = run_slime (&c, config, result, error);
-          break;
-        default:
-          ok = set_error (error, DW_ERROR_VALUE, "unknown generation %d.", (int)config->generation);
-        }
+      /* verl checks the batch first: its error wins */
+      DwCorrectionError batch_error;
+      if (!dw_correction_check_batch (batch, &batch_error))
+        *error = batch_error;
+      return false;
     }
-  ctx_clear (&c);
-  if (!ok)
-    dw_correction_result_clear (result);
-  return ok;
+  return dw_correction_run_plan (batch, &plan, entry, result, error);
 }
 
 bool
@@ -2567,21 +1935,10 @@ dw_correction_run (const DwBatch *batch, const DwConfig *config, DwCorrectionRes
 bool
 dw_correction_check_config (const DwConfig *config, DwCorrectionError *error)
 {
-  dw_correction_error_clear (error);
-  DwBatch b;
-  float o = 0, r = 0;
-  uint8_t m = 1;
-  memset (&b, 0, sizeof b);
-  b.rows = b.cols = 1;
-  b.lp_dtype = b.source_lp_dtype = DW_DTYPE_F32;
-  b.mask_dtype = DW_DTYPE_U8;
-  b.old_log_prob = &o;
-  b.rollout_log_prob = &r;
-  b.response_mask = &m;
-  DwCorrectionResult res;
-  bool ok = dw_correction_run (&b, config, &res, error);
-  dw_correction_result_clear (&res);
-  return ok;
+  DwPlan plan;
+  if (config && dw_config_get (config, "preset"))
+    return dw_error_set (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
+  return dw_plan_build (config, &plan, error);
 }
 
 /* ------------------------------------------------------------------------------------------ */

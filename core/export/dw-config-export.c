@@ -94,14 +94,14 @@ dw_export_format_from_name (const char *name, DwExportFormat *out)
 const char *const *
 dw_export_accepted_keys (DwGeneration gen)
 {
-  switch (gen)
+  const DwGenerationInfo *info = dw_generation_info (gen);
+  switch (info ? info->family : DW_FAMILY_SLIME)
     {
-    case DW_GEN_VERL:
+    case DW_FAMILY_VERL_K_OPTIONS:
       return keys_head;
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
+    case DW_FAMILY_VERL_LEGACY_RS:
       return keys_g2;
-    case DW_GEN_VERL_0_6:
+    case DW_FAMILY_VERL_MISMATCH:
       return keys_g1;
     default:
       return keys_slime;
@@ -120,11 +120,12 @@ dw_export_key_accepted (DwGeneration gen, const char *key)
 const char *
 dw_export_section (DwGeneration gen)
 {
-  switch (gen)
+  const DwGenerationInfo *info = dw_generation_info (gen);
+  switch (info ? info->family : DW_FAMILY_SLIME)
     {
-    case DW_GEN_SLIME:
+    case DW_FAMILY_SLIME:
       return "";
-    case DW_GEN_VERL_0_6:
+    case DW_FAMILY_VERL_MISMATCH:
       return "algorithm";
     default:
       return "algorithm.rollout_correction";
@@ -444,7 +445,7 @@ append_yaml (GString *out, const DwConfig *config)
   const char *indent = "";
   if (gen == DW_GEN_SLIME)
     g_string_append (out, "# slime: --custom-config-path YAML for " SLIME_TIS_FUNCTION "\n");
-  else if (gen == DW_GEN_VERL_0_6)
+  else if (dw_generation_info (gen)->family == DW_FAMILY_VERL_MISMATCH)
     {
       g_string_append_printf (out, "# %s (mismatch_helper): keys under algorithm\nalgorithm:\n",
                               dw_generation_name (gen));

@@ -152,34 +152,43 @@ check_array (GString *pr, JsonObject *res, const char *name, const void *arr, Dw
     g_string_append_printf (pr, " %s inf %" G_GINT64_FORMAT ";", name, ninf);
 }
 
-static DwGeneration
-group_generation (const char *grp, gboolean *offpolicy, const char **rev)
+/* which generation (by name, as a user writes it) reproduces each golden group */
+typedef struct
 {
-  *offpolicy = FALSE;
-  if (g_str_equal (grp, "verl_HEAD_offpolicy"))
-    {
-      *offpolicy = TRUE;
-      *rev = "b178a3cd5";
-      return DW_GEN_VERL;
-    }
-  if (g_str_equal (grp, "verl_HEAD"))
-    return *rev = "b178a3cd5", DW_GEN_VERL;
-  if (g_str_equal (grp, "verl_2f2996b7d"))
-    return *rev = "2f2996b7d", DW_GEN_VERL_0_7;
-  if (g_str_equal (grp, "verl_2c6c65cb0"))
-    return *rev = "2c6c65cb0", DW_GEN_VERL_0_6_1;
-  if (g_str_equal (grp, "verl_4424616d7"))
-    return *rev = "4424616d7", DW_GEN_VERL_0_6;
-  *rev = "624b824a8";
-  return DW_GEN_SLIME;
+  const char *group;
+  const char *generation;
+  DwEntry entry;
+} GoldenGroup;
+
+static const GoldenGroup golden_groups[] = {
+  { "verl_v0.6.1", "verl-0.6.1", DW_ENTRY_MASK },
+  { "verl_v0.7.0", "verl-0.7.0", DW_ENTRY_MASK },
+  { "verl_HEAD", "verl-0.7.1", DW_ENTRY_MASK },
+  { "verl_HEAD_offpolicy", "verl-0.7.1", DW_ENTRY_OFFPOLICY },
+  { "verl_v0.9.0_offpolicy", "verl-0.9.0", DW_ENTRY_OFFPOLICY },
+  /* commits between releases, under their old names */
+  { "verl_2f2996b7d", "verl-0.7", DW_ENTRY_MASK },
+  { "verl_2c6c65cb0", "2c6c65cb0", DW_ENTRY_MASK },
+  { "verl_4424616d7", "verl-0.6", DW_ENTRY_MASK },
+  { "slime_HEAD", "slime", DW_ENTRY_MASK },
+};
+
+static const GoldenGroup *
+group_find (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (golden_groups); i++)
+    if (g_str_equal (golden_groups[i].group, name))
+      return &golden_groups[i];
+  g_assert_not_reached ();
 }
 
 static void
 run_case (JsonObject *ic, const char *grp, GString *pr)
 {
-  gboolean offp;
-  const char *rev;
-  DwGeneration gen = group_generation (grp, &offp, &rev);
+  const GoldenGroup *group = group_find (grp);
+  const gboolean offp = group->entry == DW_ENTRY_OFFPOLICY;
+  DwGeneration gen;
+  g_assert_true (dw_generation_from_name (group->generation, &gen));
   const char *file = json_object_get_string_member (ic, "file");
   g_autofree char *path = g_build_filename (golden_dir, file, NULL);
   g_autoptr (JsonParser) jp = json_parser_new ();
@@ -409,16 +418,23 @@ main (int argc, char **argv)
     g_error ("cannot read %s", ip);
   index_cases = json_object_get_array_member (
     json_node_get_object (json_parser_get_root (index_parser)), "cases");
-  static const char *groups[] = { "verl_HEAD",      "verl_HEAD_offpolicy", "verl_2f2996b7d",
-                                  "verl_2c6c65cb0", "verl_4424616d7",      "slime_HEAD" };
-  for (gsize i = 0; i < G_N_ELEMENTS (groups); i++)
+  for (gsize i = 0; i < G_N_ELEMENTS (golden_groups); i++)
     {
-      g_autofree char *tp = g_strdup_printf ("/golden/%s", groups[i]);
-      g_test_add_data_func (tp, groups[i], test_group);
+      g_autofree char *tp = g_strdup_printf ("/golden/%s", golden_groups[i].group);
+      g_test_add_data_func (tp, golden_groups[i].group, test_group);
     }
-  g_test_add_data_func ("/golden/presets/b178a3cd5", "b178a3cd5:verl", test_presets);
-  g_test_add_data_func ("/golden/presets/2f2996b7d", "2f2996b7d:verl-0.7", test_presets);
-  g_test_add_data_func ("/golden/presets/2c6c65cb0", "2c6c65cb0:verl-0.6.1", test_presets);
+  /* presets/<rev>.json against the generation that names it */
+  static const char *const preset_files[]
+    = { "v0.6.1:verl-0.6.1",    "v0.7.0:verl-0.7.0",    "v0.8.0:verl-0.8.0",
+        "v0.9.0:verl-0.9.0",    "97eac9048:verl-0.7.1", "b178a3cd5:verl-0.7.1",
+        "518bada21:verl-0.7.0", "504696245:verl-0.6.1", "2c6c65cb0:verl-0.6.1",
+        "2f2996b7d:verl-0.7" };
+  for (gsize i = 0; i < G_N_ELEMENTS (preset_files); i++)
+    {
+      g_autofree char *rev = g_strndup (preset_files[i], strcspn (preset_files[i], ":"));
+      g_autofree char *tp = g_strdup_printf ("/golden/presets/%s", rev);
+      g_test_add_data_func (tp, preset_files[i], test_presets);
+    }
   g_test_add_func ("/golden/thresholds_HEAD", test_thresholds);
   int rc = g_test_run ();
   g_hash_table_destroy (batches);

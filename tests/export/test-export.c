@@ -91,7 +91,7 @@ static void
 test_presets_round_trip (void)
 {
   guint n_cases = 0;
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
+  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
     {
       size_t n;
       const DwPresetInfo *l = dw_preset_list (g, &n);
@@ -296,12 +296,13 @@ test_import_errors (void)
                        "    rollout_token_veto_threshold: 0.0001\n",
                        DW_GEN_VERL, Y, DW_EXPORT_ERROR_KEY,
                        "in.txt:4: algorithm.rollout_correction.rollout_token_veto_threshold is not "
-                       "a key verl accepts (accepted: " HEAD_KEYS ")");
-  expect_import_error ("algorithm.rollout_correction.rollout_is='token'\n"
-                       "algorithm.rollout_correction.rollout_is_level=token\n",
-                       DW_GEN_VERL, H, DW_EXPORT_ERROR_KEY,
-                       "in.txt:2: algorithm.rollout_correction.rollout_is_level is not a key verl "
-                       "accepts (accepted: " HEAD_KEYS ")");
+                       "a key verl-0.7.1 accepts (accepted: " HEAD_KEYS ")");
+  expect_import_error (
+    "algorithm.rollout_correction.rollout_is='token'\n"
+    "algorithm.rollout_correction.rollout_is_level=token\n",
+    DW_GEN_VERL, H, DW_EXPORT_ERROR_KEY,
+    "in.txt:2: algorithm.rollout_correction.rollout_is_level is not a key verl-0.7.1 "
+    "accepts (accepted: " HEAD_KEYS ")");
   expect_import_error ("rollout_is: token\nrollout_is: sequence\n", DW_GEN_VERL, Y,
                        DW_EXPORT_ERROR_KEY,
                        "in.txt:2: algorithm.rollout_correction.rollout_is is given twice");
@@ -321,29 +322,33 @@ test_import_errors (void)
   expect_import_error ("- a\n- b\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_SYNTAX,
                        "in.txt:1: expected a mapping of config keys");
   /* what verl itself raises (the spec's errors, via dw_correction_check_config) */
-  expect_import_error ("rollout_rs: geometric\nrollout_rs_threshold: 1.001\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: Invalid rollout_rs "
-                       "option: geometric. Must be one of ['seq_max_k2', 'seq_max_k3', "
-                       "'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', 'seq_sum_k1', 'seq_sum_k2', "
-                       "'seq_sum_k3', 'token_k1', 'token_k2', 'token_k3'].");
-  expect_import_error ("rollout_rs: seq_sum_k1\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: rollout_rs_threshold "
-                       "must be explicitly provided when rollout_rs is enabled. Set "
-                       "rollout_rs_threshold to the desired threshold value.");
-  expect_import_error ("rollout_rs: token_k1\nrollout_rs_threshold: 0\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ZeroDivisionError: float division "
-                       "by zero");
-  expect_import_error ("rollout_rs: token_k1\nrollout_rs_threshold: [1, 2]\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: TypeError: rollout_rs_threshold "
-                       "must be a string or numeric value specifying per-option thresholds.");
-  expect_import_error ("python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8 \\\n"
-                       "  \"algorithm.rollout_correction.rollout_is='tokens'\"\n",
-                       DW_GEN_VERL, A, DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: Invalid rollout_is: "
-                       "tokens. Must be one of {'sequence', 'token'}.");
+  expect_import_error (
+    "rollout_rs: geometric\nrollout_rs_threshold: 1.001\n", DW_GEN_VERL, Y,
+    DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: Invalid rollout_rs "
+    "option: geometric. Must be one of ['seq_max_k2', 'seq_max_k3', "
+    "'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', 'seq_sum_k1', 'seq_sum_k2', "
+    "'seq_sum_k3', 'token_k1', 'token_k2', 'token_k3'].");
+  expect_import_error (
+    "rollout_rs: seq_sum_k1\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: rollout_rs_threshold "
+    "must be explicitly provided when rollout_rs is enabled. Set "
+    "rollout_rs_threshold to the desired threshold value.");
+  expect_import_error (
+    "rollout_rs: token_k1\nrollout_rs_threshold: 0\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ZeroDivisionError: float division "
+    "by zero");
+  expect_import_error (
+    "rollout_rs: token_k1\nrollout_rs_threshold: [1, 2]\n", DW_GEN_VERL, Y,
+    DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: TypeError: rollout_rs_threshold "
+    "must be a string or numeric value specifying per-option thresholds.");
+  expect_import_error (
+    "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8 \\\n"
+    "  \"algorithm.rollout_correction.rollout_is='tokens'\"\n",
+    DW_GEN_VERL, A, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: Invalid rollout_is: "
+    "tokens. Must be one of {'sequence', 'token'}.");
   /* slime */
   expect_import_error ("x: 1\n", DW_GEN_SLIME, H, DW_EXPORT_ERROR_FORMAT,
                        "in.txt: slime takes no Hydra overrides: use --format args or --format "
@@ -367,7 +372,8 @@ test_export_errors (void)
   g_assert_null (dw_config_export (&c, DW_EXPORT_FORMAT_YAML, &error));
   g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY);
   g_assert_cmpstr (error->message, ==,
-                   "verl does not accept the key 'rollout_is_level' (accepted: " HEAD_KEYS ")");
+                   "verl-0.7.1 does not accept the key 'rollout_is_level' (accepted: " HEAD_KEYS
+                   ")");
   g_clear_error (&error);
 
   dw_config_init (&c, DW_GEN_VERL);
@@ -375,10 +381,11 @@ test_export_errors (void)
     &c, "{\"rollout_rs\": \"token_k2\", \"rollout_rs_threshold\": \"1_2\"}", NULL));
   g_assert_null (dw_config_export (&c, DW_EXPORT_FORMAT_HYDRA, &error));
   g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED);
-  g_assert_true (g_str_has_prefix (error->message, "verl would reject this config: ValueError: "));
+  g_assert_true (
+    g_str_has_prefix (error->message, "verl-0.7.1 would reject this config: ValueError: "));
   g_clear_error (&error);
 
-  g_assert_null (dw_config_export_string ("{\"preset\": \"nope\"}", "verl", "yaml", &error));
+  g_assert_null (dw_config_export_string ("{\"preset\": \"nope\"}", "verl-0.7.1", "yaml", &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
   g_assert_null (dw_config_export_string ("{}", "verl-9", "yaml", &error));
@@ -454,7 +461,7 @@ test_scalar_types (void)
 
   /* the GUI's string functions */
   g_autofree char *y
-    = dw_config_export_string ("{\"preset\": \"decoupled_k3_rs\"}", "verl", "hydra", &error);
+    = dw_config_export_string ("{\"preset\": \"decoupled_k3_rs\"}", "verl-0.7.1", "hydra", &error);
   g_assert_no_error (error);
   g_assert_nonnull (strstr (y, "algorithm.rollout_correction.rollout_rs='seq_mean_k3'\n"));
   g_autofree char *j = dw_config_import_string (y, NULL, NULL, &error);
@@ -477,13 +484,13 @@ test_cli (void)
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[]
-      = { "export-config", "--preset", "decoupled_geo_rs", "--to", "verl", "-o", file, NULL };
+      = { "export-config", "--preset", "decoupled_geo_rs", "--to", "verl-0.7.1", "-o", file, NULL };
     g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==, "");
   }
   {
     g_autofree char *out = NULL, *err = NULL;
-    const char *a[] = { "import-config", "--from", "verl", "--format", "yaml", file, NULL };
+    const char *a[] = { "import-config", "--from", "verl-0.7.1", "--format", "yaml", file, NULL };
     g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==,
                      "{\"rollout_is\": null, \"rollout_is_threshold\": 2.0, "
@@ -517,14 +524,14 @@ test_cli (void)
     const char *err_contains;
   } bad[] = {
     { { "export-config", "--preset", "decoupled_geo_rs", NULL }, NULL, 2, "usage:" },
-    { { "export-config", "--preset", "x", "--config", "{}", "--to", "verl", NULL },
+    { { "export-config", "--preset", "x", "--config", "{}", "--to", "verl-0.7.1", NULL },
       NULL,
       2,
       "usage:" },
-    { { "export-config", "--preset", "nope", "--to", "verl", NULL },
+    { { "export-config", "--preset", "nope", "--to", "verl-0.7.1", NULL },
       NULL,
       2,
-      "Unknown preset 'nope' for verl." },
+      "Unknown preset 'nope' for verl-0.7.1." },
     { { "export-config", "--preset", "disabled", "--to", "verl-9", NULL },
       NULL,
       2,
@@ -533,26 +540,27 @@ test_cli (void)
       NULL,
       2,
       "slime takes no Hydra overrides" },
-    { { "export-config", "--preset", "disabled", "--to", "verl", "--format", "toml", NULL },
+    { { "export-config", "--preset", "disabled", "--to", "verl-0.7.1", "--format", "toml", NULL },
       NULL,
       2,
       "unknown format 'toml' (yaml, hydra or args)" },
-    { { "export-config", "--preset", "disabled", "--to", "verl", "-o", "/nonexistent/x/y", NULL },
+    { { "export-config", "--preset", "disabled", "--to", "verl-0.7.1", "-o", "/nonexistent/x/y",
+        NULL },
       NULL,
       1,
       "/nonexistent/x/y" },
     { { "import-config", "/nonexistent/file.yaml", NULL }, NULL, 1, "/nonexistent/file.yaml" },
     { { "import-config", NULL }, NULL, 2, "usage:" },
-    { { "import-config", "--from", "verl", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "-", NULL },
       "a: [\n",
       1,
       "<stdin>:2:1: YAML syntax error:" },
-    { { "import-config", "--from", "verl", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "-", NULL },
       "rollout_rs: token_k1\n",
       2,
-      "<stdin>: verl would reject this config: ValueError: rollout_rs_threshold must be "
+      "<stdin>: verl-0.7.1 would reject this config: ValueError: rollout_rs_threshold must be "
       "explicitly provided" },
-    { { "import-config", "--from", "verl", "--format", "hydra", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "--format", "hydra", "-", NULL },
       "x=1\ny\n",
       1,
       "<stdin>:2: not a Hydra override (KEY=VALUE): y" },

@@ -112,7 +112,7 @@ static void
 test_all_presets (void)
 {
   guint n_cases = 0;
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
+  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
     {
       size_t n;
       const DwPresetInfo *p = dw_preset_list ((DwGeneration)g, &n);
@@ -231,7 +231,7 @@ json_num (JsonNode *n)
 static void
 test_cli_json (void)
 {
-  const char *presets[][2] = { { "verl", "decoupled_geo_rs_token_tis" },
+  const char *presets[][2] = { { "verl-0.7.1", "decoupled_geo_rs_token_tis" },
                                { "verl-0.7", "decoupled_geo_rs" },
                                { "slime", NULL } };
   for (guint k = 0; k < G_N_ELEMENTS (presets); k++)

@@ -321,7 +321,7 @@ grid_presets (DwGeneration gen, ConfigFn fn, gpointer data)
 static void
 grid_all (ConfigFn fn, gpointer data)
 {
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
+  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
     grid_presets ((DwGeneration)g, fn, data);
   grid_verl_head (fn, data);
   grid_verl_g2 (DW_GEN_VERL_0_7, fn, data);
@@ -616,9 +616,9 @@ test_exact_pass (void)
     }
   /* token + sequence options rejecting in the same rows: masked_fraction is approximate */
   const char *configs[][3] = {
-    { "verl", "token_k1,seq_mean_k1", "0.8_1.25,0.97_1.03" },
+    { "verl-0.7.1", "token_k1,seq_mean_k1", "0.8_1.25,0.97_1.03" },
     { "slime", NULL, NULL },
-    { "verl", "token_k3", "1e-9" },
+    { "verl-0.7.1", "token_k3", "1e-9" },
   };
   for (guint k = 0; k < G_N_ELEMENTS (configs); k++)
     {
