@@ -13,6 +13,10 @@
 #include <math.h>
 #include <stdbool.h>
 
+/* verl's SAFETY_BOUND on log-ratios before exp, and the 1e-8 of its masked means */
+#define DW_TORCH_SAFETY_BOUND 20.0
+#define DW_TORCH_MEAN_EPSILON 1e-8
+
 /* round to the input dtype: float32 tensors round every intermediate result to float */
 static inline double
 dw_torch_round (bool f32, double x)

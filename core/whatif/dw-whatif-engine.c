@@ -28,7 +28,7 @@ struct _DwWhatifEngine
 typedef struct
 {
   DwWhatifEngine *engine;
-  const DwWhatifPlan *plan;
+  const DwPlan *plan;
   DwWhatifRunResult *result;
   gint *next; /* steps are taken one at a time: later steps cost more, and a thread that the
                * system holds back must not hold back half of the run */
@@ -38,7 +38,7 @@ typedef struct
 } DwWhatifShare;
 
 static void
-dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwWhatifPlan *plan,
+dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
                                  DwWhatifRunResult *result, guint index)
 {
   const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
@@ -238,8 +238,7 @@ dw_whatif_engine_result_new (DwWhatifEngine *self)
 /* evaluates @plan on every step: in the calling thread for a short run, else shared with the pool
  */
 static void
-dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwWhatifPlan *plan,
-                               DwWhatifRunResult *result)
+dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhatifRunResult *result)
 {
   guint n_shares = MIN (self->n_threads, MAX (1u, result->n_steps / 8));
   if (n_shares <= 1)
@@ -287,19 +286,18 @@ dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError 
   DwWhatifRunResult *result = dw_whatif_engine_result_new (self);
   DwWhatifStepResult probe;
   memset (&probe, 0, sizeof probe);
-  g_autoptr (DwWhatifPlan) plan = dw_whatif_eval_plan_new (NULL, config, &probe);
-  if (!plan)
+  DwPlan plan;
+  if (!dw_whatif_eval_prepare (NULL, config, &plan, &probe))
     {
       /* verl raises on every non-empty step alike (the empty-mask error comes first) */
       for (guint index = 0; index < result->n_steps; index++)
         {
           const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
-          dw_whatif_eval_plan_free (
-            dw_whatif_eval_plan_new (step, config, &result->results[index]));
+          dw_whatif_eval_prepare (step, config, &plan, &result->results[index]);
         }
       return result;
     }
-  dw_whatif_engine_evaluate_all (self, plan, result);
+  dw_whatif_engine_evaluate_all (self, &plan, result);
   for (guint index = 0; index < result->n_steps; index++)
     result->any_approximate
       |= result->results[index].any_approximate || result->results[index].pending;
@@ -345,6 +343,7 @@ dw_whatif_engine_exact_step (DwWhatifEngine *self, const DwConfig *config, gint6
       result.weights = result.mask = NULL;
       out->result = result;
       out->approximate = g_new0 (guint8, result.n_metrics ? result.n_metrics : 1);
+      out->error_bound = g_new0 (double, result.n_metrics ? result.n_metrics : 1);
     }
   else
     out->failed = TRUE;

@@ -21,13 +21,15 @@ typedef struct
 {
   DwMetric metric;
   guint8 approximate;
+  double error;
 } DwWhatifEntry;
 
 typedef struct
 {
   const char *prefix;
   GArray *entries;      /* DwWhatifEntry */
-  gboolean approximate; /* flag of the values put now */
+  gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
+  double error;         /* error bound of the value put next (reset by each put) */
 } DwWhatifList;
 
 /* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
@@ -42,7 +44,9 @@ dw_whatif_eval_put3 (DwWhatifList *list, double value, const char *name, const c
       entry.metric.key[length++] = *c;
   entry.metric.key[length] = '\0';
   entry.metric.value = value;
-  entry.approximate = list->approximate;
+  entry.approximate = list->approximate || list->error != 0;
+  entry.error = list->approximate && list->error == 0 ? NAN : list->error;
+  list->error = 0;
   g_array_append_val (list->entries, entry);
 }
 
@@ -71,10 +75,12 @@ dw_whatif_eval_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
   out->result.n_metrics = n;
   out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
   out->approximate = g_new0 (guint8, n ? n : 1);
+  out->error_bound = g_new0 (double, n ? n : 1);
   for (gsize index = 0; index < n; index++)
     {
       out->result.metrics[index] = order[index]->metric;
       out->approximate[index] = order[index]->approximate;
+      out->error_bound[index] = order[index]->error;
       out->any_approximate |= order[index]->approximate;
     }
   g_free (order);
@@ -82,111 +88,7 @@ dw_whatif_eval_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* plans (configs already validated by dw_correction_check_config)                             */
-
-struct _DwWhatifPlan
-{
-  DwGeneration generation;
-  gboolean is_on;
-  DwWhatifLevel is_level;
-  double is_upper, is_lower; /* is_lower: verl-0.6 lower bound */
-  gboolean batch_normalize;
-  gboolean mask_mode; /* verl-0.6 */
-  gboolean rs_on;
-  DwRsParsed rs;
-  DwWhatifLevel rs_level;
-  double rs_upper, rs_lower;
-  gboolean veto_on;
-  double veto;
-  gboolean nothing; /* verl-0.6 with threshold None: no metrics at all */
-};
-
-static DwWhatifLevel
-dw_whatif_eval_level_of (const DwValue *value)
-{
-  if (value->kind == DW_VALUE_STR && strcmp (value->s, "sequence") == 0)
-    return DW_WHATIF_LEVEL_SEQUENCE;
-  if (value->kind == DW_VALUE_STR && strcmp (value->s, "geometric") == 0)
-    return DW_WHATIF_LEVEL_GEOMETRIC;
-  return DW_WHATIF_LEVEL_TOKEN;
-}
-
-static void
-dw_whatif_eval_plan_verl_0_6 (const DwConfig *config, DwWhatifPlan *plan)
-{
-  DwValue level = dw_config_get_or (config, "rollout_is_level", dw_value_str ("token"));
-  DwValue mode = dw_config_get_or (config, "rollout_is_mode", dw_value_str ("truncate"));
-  DwValue threshold = dw_config_get_or (config, "rollout_is_threshold", dw_value_none ());
-  DwValue lower = dw_config_get_or (config, "rollout_is_threshold_lower", dw_value_none ());
-  DwValue veto = dw_config_get_or (config, "rollout_is_veto_threshold", dw_value_none ());
-  if (threshold.kind == DW_VALUE_NONE)
-    {
-      plan->nothing = TRUE;
-      return;
-    }
-  plan->is_on = TRUE;
-  plan->is_level = dw_whatif_eval_level_of (&level);
-  plan->is_upper = dw_value_number (&threshold);
-  plan->is_lower = lower.kind == DW_VALUE_NONE ? 1.0 / plan->is_upper : dw_value_number (&lower);
-  plan->mask_mode = mode.kind == DW_VALUE_STR && strcmp (mode.s, "mask") == 0;
-  plan->veto_on = veto.kind != DW_VALUE_NONE;
-  plan->veto = dw_value_number (&veto);
-}
-
-static gboolean
-dw_whatif_eval_plan_fill (const DwConfig *config, DwWhatifPlan *plan, DwCorrectionError *error)
-{
-  plan->generation = config->generation;
-  if (!dw_correction_check_config (config, error))
-    return FALSE;
-  if (plan->generation == DW_GEN_SLIME)
-    return TRUE;
-  if (plan->generation == DW_GEN_VERL_0_6)
-    {
-      dw_whatif_eval_plan_verl_0_6 (config, plan);
-      return TRUE;
-    }
-  DwValue level = dw_config_get_or (config, "rollout_is", dw_value_none ());
-  DwValue threshold = dw_config_get_or (config, "rollout_is_threshold", dw_value_float (2.0));
-  if (level.kind != DW_VALUE_NONE && threshold.kind != DW_VALUE_NONE)
-    {
-      plan->is_on = TRUE;
-      plan->is_level = dw_whatif_eval_level_of (&level);
-      plan->is_upper = dw_value_number (&threshold);
-      plan->is_lower = 1.0 / plan->is_upper;
-      DwValue normalize
-        = dw_config_get_or (config, "rollout_is_batch_normalize", dw_value_bool (FALSE));
-      plan->batch_normalize = dw_value_truthy (&normalize);
-    }
-  DwValue rs = dw_config_get_or (config, "rollout_rs", dw_value_none ());
-  if (plan->generation == DW_GEN_VERL)
-    {
-      if (rs.kind == DW_VALUE_NONE)
-        return TRUE;
-      DwValue rs_threshold = dw_config_get_or (config, "rollout_rs_threshold", dw_value_none ());
-      if (!dw_rs_parse (&rs, &rs_threshold, &plan->rs, error))
-        return FALSE;
-      plan->rs_on = TRUE;
-      return TRUE;
-    }
-  if (rs.kind != DW_VALUE_NONE)
-    {
-      DwValue upper = dw_config_get_or (config, "rollout_rs_threshold", dw_value_float (2.0));
-      DwValue lower = dw_config_get_or (config, "rollout_rs_threshold_lower", dw_value_none ());
-      plan->rs_on = TRUE;
-      plan->rs_level = dw_whatif_eval_level_of (&rs);
-      plan->rs_upper = dw_value_number (&upper);
-      plan->rs_lower
-        = lower.kind == DW_VALUE_NONE ? 1.0 / plan->rs_upper : dw_value_number (&lower);
-    }
-  DwValue veto = dw_config_get_or (config, "rollout_token_veto_threshold", dw_value_none ());
-  if (veto.kind != DW_VALUE_NONE)
-    {
-      plan->veto_on = TRUE;
-      plan->veto = dw_value_number (&veto);
-    }
-  return TRUE;
-}
+/* the plan                                                                                    */
 
 static void
 dw_whatif_eval_fail (DwWhatifStepResult *out, const DwCorrectionError *error)
@@ -205,38 +107,23 @@ dw_whatif_eval_empty_error (DwWhatifStepResult *out)
   dw_whatif_eval_fail (out, &error);
 }
 
-DwWhatifPlan *
-dw_whatif_eval_plan_new (const DwWhatifStep *step, const DwConfig *config, DwWhatifStepResult *out)
+gboolean
+dw_whatif_eval_prepare (const DwWhatifStep *step, const DwConfig *config, DwPlan *plan,
+                        DwWhatifStepResult *out)
 {
   DwCorrectionError error;
-  dw_correction_error_clear (&error);
-  if (dw_config_get (config, "preset"))
-    {
-      error.kind = DW_ERROR_VALUE;
-      g_strlcpy (error.message, "preset must be resolved with dw_preset_apply().",
-                 sizeof error.message);
-      dw_whatif_eval_fail (out, &error);
-      return NULL;
-    }
-  if (step && step->empty)
+  /* the trainer checks the mask before the config; an unresolved preset is ours to refuse */
+  if (step && step->empty && !dw_config_get (config, "preset"))
     {
       dw_whatif_eval_empty_error (out);
-      return NULL;
+      return FALSE;
     }
-  DwWhatifPlan *plan = g_new0 (DwWhatifPlan, 1);
-  if (!dw_whatif_eval_plan_fill (config, plan, &error))
+  if (!dw_plan_build (config, plan, &error))
     {
       dw_whatif_eval_fail (out, &error);
-      g_free (plan);
-      return NULL;
+      return FALSE;
     }
-  return plan;
-}
-
-void
-dw_whatif_eval_plan_free (DwWhatifPlan *plan)
-{
-  g_free (plan);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -245,18 +132,23 @@ dw_whatif_eval_plan_free (DwWhatifPlan *plan)
 /* the ratio metrics of a token-level ratio (clamped to [lower, upper] for std and ESS) */
 static void
 dw_whatif_eval_ratio_token (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
-                            double lower, double upper, double *sum, double *sum_sq)
+                            double lower, double upper, double *sum, double *sum_sq,
+                            double *sum_error, double *sum_sq_error)
 {
   DwWhatifClamped clamped;
   dw_whatif_query_clamp_weights (step, lower, upper, &clamped);
   *sum = clamped.sum;
   *sum_sq = clamped.sum_sq;
+  *sum_error = clamped.sum_error;
+  *sum_sq_error = clamped.sum_sq_error;
   list->approximate |= !step->weight_monotone;
   dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, step->weight_sum_tok), prefix, "_mean");
   dw_whatif_eval_put3 (list, step->max_weight, prefix, "_max");
   dw_whatif_eval_put3 (list, step->min_weight, prefix, "_min");
+  list->error = clamped.n_high_error / step->mask_count;
   dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_high), prefix,
                        "_ratio_fraction_high");
+  list->error = clamped.n_low_error / step->mask_count;
   dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_low), prefix,
                        "_ratio_fraction_low");
 }
@@ -265,12 +157,12 @@ dw_whatif_eval_ratio_token (const DwWhatifStep *step, DwWhatifList *list, const 
  * fractions count tokens (verl-0.6 geometric) rather than rows */
 static void
 dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
-                           DwWhatifLevel level, double upper, double lower, gboolean token_weighted,
+                           DwLevel level, double upper, double lower, gboolean token_weighted,
                            double *sum, double *sum_sq)
 {
   const gsize n_rows = step->n_rows;
   const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
-  const gboolean sequence = level == DW_WHATIF_LEVEL_SEQUENCE;
+  const gboolean sequence = level == DW_LEVEL_SEQUENCE;
   const double *weight
     = dw_whatif_column (step, sequence ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO);
   const double *log_ratio
@@ -310,7 +202,7 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
 /* the per-sequence statistics of the rows' weight means (threshold-free but the fractions) */
 static void
 dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
-                          DwWhatifLevel level, double upper_r, double lower_r)
+                          DwLevel level, double upper_r, double lower_r)
 {
   const gsize n_rows = step->n_rows;
   const DwWhatifLevelStat *stat = &step->level_stat[level];
@@ -331,53 +223,87 @@ dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const ch
   dw_whatif_eval_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
 }
 
-/* the correction core's ratio metrics of a ratio clamped to [lower, upper] */
+/* std and ESS of a clamped weight u from Σu and Σ R(u²) (§2.2) */
 static void
-dw_whatif_eval_ratio (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
-                      DwWhatifLevel level, double upper, double lower, gboolean token_weighted)
+dw_whatif_eval_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
+                              double *ess)
 {
-  const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
-  double sum = 0, sum_sq = 0;
-  gboolean approximate_before = list->approximate;
-  if (level == DW_WHATIF_LEVEL_TOKEN)
-    dw_whatif_eval_ratio_token (step, list, prefix, lower_r, upper_r, &sum, &sum_sq);
-  else
-    dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &sum,
-                               &sum_sq);
   double mean_clamped = dw_whatif_mean_batch (step, sum);
+  *std = 0.0;
   if (step->mask_sum > 1)
     {
       double variance
         = dw_whatif_round (step, dw_whatif_mean_batch (step, sum_sq)
                                    - dw_whatif_round (step, mean_clamped * mean_clamped));
-      dw_whatif_eval_put3 (list, sqrt (fmax (variance, 0.0)), prefix, "_std");
+      *std = sqrt (fmax (variance, 0.0));
     }
-  else
-    dw_whatif_eval_put3 (list, 0.0, prefix, "_std");
   double denominator = dw_whatif_round (step, mean_clamped + DW_WHATIF_MEAN_EPSILON);
-  dw_whatif_eval_put3 (list,
-                       1.0 / dw_whatif_mean_batch (step, sum_sq / (denominator * denominator)),
-                       prefix, "_eff_sample_size");
+  *ess = 1.0 / dw_whatif_mean_batch (step, sum_sq / (denominator * denominator));
+}
+
+/* puts <prefix>_std and <prefix>_eff_sample_size; with error bounds on the sums (a compact step),
+ * the bounds of std and ESS are their largest change over the corners of the sums' box (std²
+ * and 1/ESS are monotone in each sum) */
+static void
+dw_whatif_eval_spread (const DwWhatifStep *step, DwWhatifList *list, const char *prefix, double sum,
+                       double sum_sq, double sum_error, double sum_sq_error)
+{
+  double std, ess;
+  dw_whatif_eval_spread_values (step, sum, sum_sq, &std, &ess);
+  double std_error = 0, ess_error = 0;
+  if (sum_error != 0 || sum_sq_error != 0)
+    for (int corner = 0; corner < 4; corner++)
+      {
+        double corner_std, corner_ess;
+        dw_whatif_eval_spread_values (step, sum + (corner & 1 ? sum_error : -sum_error),
+                                      sum_sq + (corner & 2 ? sum_sq_error : -sum_sq_error),
+                                      &corner_std, &corner_ess);
+        std_error = fmax (std_error, fabs (corner_std - std));
+        ess_error = fmax (ess_error, fabs (corner_ess - ess));
+      }
+  list->error = std_error;
+  dw_whatif_eval_put3 (list, std, prefix, "_std");
+  list->error = ess_error;
+  dw_whatif_eval_put3 (list, ess, prefix, "_eff_sample_size");
+}
+
+/* the correction core's ratio metrics of a ratio clamped to [lower, upper] */
+static void
+dw_whatif_eval_ratio (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                      DwLevel level, double upper, double lower, gboolean token_weighted)
+{
+  const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
+  double sum = 0, sum_sq = 0, sum_error = 0, sum_sq_error = 0;
+  gboolean approximate_before = list->approximate;
+  if (level == DW_LEVEL_TOKEN)
+    dw_whatif_eval_ratio_token (step, list, prefix, lower_r, upper_r, &sum, &sum_sq, &sum_error,
+                                &sum_sq_error);
+  else
+    dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &sum,
+                               &sum_sq);
+  dw_whatif_eval_spread (step, list, prefix, sum, sum_sq, sum_error, sum_sq_error);
   list->approximate = approximate_before;
   dw_whatif_eval_ratio_seq (step, list, prefix, level, upper_r, lower_r);
 }
 
 static void
-dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan)
+dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan)
 {
   const double cap = dw_whatif_round (step, plan->is_upper);
   double mean;
-  if (plan->is_level == DW_WHATIF_LEVEL_TOKEN)
+  if (plan->is_level == DW_LEVEL_TOKEN)
     {
       gboolean approximate_before = list->approximate;
       list->approximate |= !step->weight_monotone;
-      mean = dw_whatif_mean_batch (step, dw_whatif_query_truncated_sum (step, cap));
+      double error;
+      mean = dw_whatif_mean_batch (step, dw_whatif_query_truncated_sum (step, cap, &error));
+      list->error = error / step->mask_count;
       dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
       list->approximate = approximate_before;
       return;
     }
   double sum = 0, n_counted = 0;
-  const gboolean all_rows = plan->generation == DW_GEN_VERL_0_6_1;
+  const gboolean all_rows = plan->bn_rows == DW_BN_ROWS_ALL;
   for (gsize row = 0; row < step->n_rows; row++)
     {
       const DwWhatifRow *stats = &step->rows[row];
@@ -390,6 +316,357 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
     }
   mean = sum / fmax (n_counted, 1e-8);
   dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* verl ≥ 0.8.0 IS: metrics of the applied weights (ROLLOUT_CORRECTION.md §2.7)                */
+
+/* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics */
+static void
+dw_whatif_eval_applied_seq (const DwWhatifStep *step, DwWhatifList *list,
+                            const DwWhatifApplied *applied, const double *row_mean,
+                            gboolean estimated)
+{
+  const gboolean approximate_before = list->approximate;
+  const gsize n_rows = step->n_rows;
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
+  double sum = 0, max = -INFINITY, min = INFINITY, max_dev = -INFINITY;
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      sum += row_mean[row];
+      max = fmax (max, row_mean[row]);
+      min = fmin (min, row_mean[row]);
+      max_dev = fmax (max_dev, fabs (row_mean[row] - 1.0));
+    }
+  const double mean = sum / (double)n_rows;
+  double sum_sq_dev = 0;
+  for (gsize row = 0; row < n_rows; row++)
+    sum_sq_dev += (row_mean[row] - mean) * (row_mean[row] - mean);
+  /* v0.9.0 compares the raw rows' means with the bounds, v0.8.0 the applied ones */
+  const double *compared
+    = applied->raw_seq_fractions ? dw_whatif_column (
+        step, applied->level == DW_LEVEL_TOKEN ? DW_WHATIF_COL_MEAN_TOK : DW_WHATIF_COL_MEAN_SEQ)
+                                 : row_mean;
+  double n_high = 0, n_low = 0;
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      n_high += compared[row] > upper_r;
+      n_low += compared[row] < lower_r;
+    }
+  list->approximate |= estimated;
+  dw_whatif_eval_put (list, "rollout_is_seq_mean", mean);
+  dw_whatif_eval_put (list, "rollout_is_seq_std",
+                      n_rows > 1 ? sqrt (sum_sq_dev / (double)(n_rows - 1)) : 0.0);
+  dw_whatif_eval_put (list, "rollout_is_seq_max", max);
+  dw_whatif_eval_put (list, "rollout_is_seq_min", min);
+  dw_whatif_eval_put (list, "rollout_is_seq_max_deviation", max_dev);
+  if (applied->raw_seq_fractions)
+    list->approximate = approximate_before;
+  dw_whatif_eval_put (list, "rollout_is_seq_fraction_high", n_high / (double)n_rows);
+  dw_whatif_eval_put (list, "rollout_is_seq_fraction_low", n_low / (double)n_rows);
+  list->approximate = approximate_before;
+}
+
+/* the batch normalisation factor of the applied weights: the token mean (@token_mean) or the
+ * mean of the non-empty rows' means (§2.1.1) */
+static void
+dw_whatif_eval_applied_batch_norm (const DwWhatifStep *step, DwWhatifList *list,
+                                   const DwWhatifApplied *applied, double token_mean,
+                                   const double *row_mean)
+{
+  double factor = token_mean;
+  if (applied->level != DW_LEVEL_TOKEN)
+    {
+      double sum = 0, n_counted = 0;
+      for (gsize row = 0; row < step->n_rows; row++)
+        if (applied->bn_all_rows || step->rows[row].n > 0)
+          sum += row_mean[row], n_counted += 1;
+      factor = sum / fmax (n_counted, 1e-8);
+    }
+  dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", factor > 1e-8 ? factor : 1.0);
+}
+
+/* the token-level sums of the applied weights and the counts beyond the bounds */
+typedef struct
+{
+  double sum, sum_sq, n_below, n_above;
+  double sum_error, sum_sq_error, n_below_error, n_above_error;
+  double max, min;
+  gboolean extremes_estimated; /* max / min are estimates without a bound (compact IcePop) */
+} DwWhatifAppliedSums;
+
+/* the same on a compact step, from the sketch */
+static void
+dw_whatif_eval_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
+                                     DwWhatifAppliedSums *out)
+{
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
+  const int weight = DW_WHATIF_Q_WEIGHT, weight_sq = DW_WHATIF_Q_WEIGHT_SQ;
+  DwWhatifSketchPart below, at_most;
+  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LT, lower_r, &below);
+  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LE, upper_r, &at_most);
+  out->n_below = below.count;
+  out->n_below_error = below.count_error;
+  out->n_above = (double)step->n_tokens - at_most.count;
+  out->n_above_error = at_most.count_error;
+  out->sum = at_most.sum[weight];
+  out->sum_sq = at_most.sum[weight_sq];
+  out->sum_error = at_most.sum_error[weight];
+  out->sum_sq_error = at_most.sum_error[weight_sq];
+  if (applied->icepop)
+    {
+      out->sum -= below.sum[weight];
+      out->sum_sq -= below.sum[weight_sq];
+      out->sum_error += below.sum_error[weight];
+      out->sum_sq_error += below.sum_error[weight_sq];
+      const gboolean some_out = out->n_below + out->n_above > 0;
+      out->max = at_most.count > below.count ? fmin (step->max_weight, upper_r) : 0.0;
+      out->min = some_out ? 0.0 : step->min_weight;
+      out->extremes_estimated = TRUE;
+      return;
+    }
+  const double upper_sq = dw_whatif_round (step, upper_r * upper_r);
+  out->sum += upper_r * out->n_above;
+  out->sum_sq += upper_sq * out->n_above;
+  out->sum_error += upper_r * at_most.count_error;
+  out->sum_sq_error += upper_sq * at_most.count_error;
+  out->max = fmin (step->max_weight, upper_r);
+  out->min = fmin (step->min_weight, upper_r);
+}
+
+/* the row means of the applied weights on a compact step: exact for a row with no token beyond
+ * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
+static void
+dw_whatif_eval_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
+                                          double *row_mean, gboolean *estimated)
+{
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
+  *estimated = FALSE;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      const DwWhatifRow *stats = &step->rows[row];
+      const double raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK)[row];
+      const gboolean high = stats->max_weight > upper_r;
+      const gboolean low = applied->icepop && stats->min_weight < lower_r;
+      if (!high && !low)
+        {
+          row_mean[row] = raw_mean;
+          continue;
+        }
+      *estimated = TRUE;
+      double sum = raw_mean * stats->n;
+      if (high)
+        sum -= applied->icepop ? stats->max_weight : stats->max_weight - upper_r;
+      if (low)
+        sum -= stats->min_weight;
+      row_mean[row] = dw_whatif_mean_row (step, sum, stats->n);
+    }
+}
+
+/* the row means of token-level applied weights: the row's tokens with w ≤ U (TIS) or
+ * L ≤ w ≤ U (IcePop) are a window of its sorted tokens, found from the ℓ where the step's
+ * sorted weights cross the bounds (@low_position, @high_position) */
+static void
+dw_whatif_eval_applied_token_rows (const DwWhatifStep *step, const DwWhatifApplied *applied,
+                                   gsize low_position, gsize high_position, double upper_r,
+                                   double *row_mean)
+{
+  const gsize n = step->n_tokens;
+  /* tokens with ℓ < high_log have w ≤ U; tokens with ℓ < low_log have w < L */
+  const double high_log
+    = high_position < n ? dw_whatif_sorted_value (step, high_position) : INFINITY;
+  const double low_log = low_position < n ? dw_whatif_sorted_value (step, low_position) : INFINITY;
+  const int high_cut = step->cut_count ? dw_whatif_query_cut_index (step, high_log) : 0;
+  const int low_cut = step->cut_count ? dw_whatif_query_cut_index (step, low_log) : 0;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      const gsize length = step->row_start[row + 1] - step->row_start[row];
+      if (step->cut_count && row + 8 < step->n_rows)
+        dw_whatif_query_row_prefetch (step, row + 8, high_cut);
+      gsize kept_end = high_position < n
+                         ? dw_whatif_query_row_count_below (step, row, high_cut, high_log)
+                         : length;
+      gsize kept_start = 0;
+      if (applied->icepop && low_position > 0)
+        kept_start = low_position < n
+                       ? dw_whatif_query_row_count_below (step, row, low_cut, low_log)
+                       : length;
+      kept_start = MIN (kept_start, kept_end);
+      double sum = dw_whatif_query_row_weight_sum (step, row, kept_start, kept_end);
+      if (!applied->icepop)
+        sum += upper_r * (double)(length - kept_end);
+      row_mean[row] = dw_whatif_mean_row (step, sum, step->rows[row].n);
+    }
+}
+
+/* token level: sums of the applied weights over the step's sorted tokens */
+static void
+dw_whatif_eval_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *applied,
+                                   DwWhatifAppliedSums *out, gsize *low_position,
+                                   gsize *high_position)
+{
+  const gsize n = step->n_tokens;
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
+  const int weight = DW_WHATIF_Q_WEIGHT;
+  /* [0, n_below): w < L; [high_position, n): w > U */
+  const gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower_r, 0, n);
+  const gsize high = dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper_r, 0, n);
+  const gsize kept_start = applied->icepop ? MIN (n_below, high) : 0;
+  DwWhatifSum total = dw_whatif_query_range_sum (step, weight, kept_start, high);
+  DwWhatifSum total_sq = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, kept_start, high);
+  out->n_below = (double)n_below;
+  out->n_above = (double)(n - high);
+  if (applied->icepop)
+    {
+      const gboolean some_out = kept_start > 0 || high < n;
+      out->max = high > kept_start
+                   ? dw_whatif_quantity (step, weight, dw_whatif_sorted_value (step, high - 1))
+                   : 0.0;
+      out->min = some_out || n == 0 ? 0.0 : step->min_weight;
+    }
+  else
+    {
+      total = dw_whatif_sum_add_value (total, upper_r * out->n_above);
+      total_sq = dw_whatif_sum_add_value (total_sq,
+                                          dw_whatif_round (step, upper_r * upper_r) * out->n_above);
+      out->max = fmin (step->max_weight, upper_r);
+      out->min = fmin (step->min_weight, upper_r);
+    }
+  out->sum = dw_whatif_sum_value (total);
+  out->sum_sq = dw_whatif_sum_value (total_sq);
+  *low_position = n_below;
+  *high_position = high;
+}
+
+/* token level: the metrics that come from the token sums, and the rows' means */
+static void
+dw_whatif_eval_applied_token (const DwWhatifStep *step, DwWhatifList *list,
+                              const DwWhatifApplied *applied, DwWhatifAppliedSums *sums,
+                              double *row_mean, gboolean *rows_estimated)
+{
+  memset (sums, 0, sizeof *sums);
+  *rows_estimated = FALSE;
+  if (step->sketch)
+    {
+      dw_whatif_eval_applied_token_sketch (step, applied, sums);
+      dw_whatif_eval_applied_token_rows_sketch (step, applied, row_mean, rows_estimated);
+    }
+  else
+    {
+      gsize low_position, high_position;
+      dw_whatif_eval_applied_token_sums (step, applied, sums, &low_position, &high_position);
+      dw_whatif_eval_applied_token_rows (step, applied, low_position, high_position,
+                                         dw_whatif_round (step, applied->upper), row_mean);
+    }
+  gboolean approximate_before = list->approximate;
+  list->approximate |= sums->extremes_estimated;
+  dw_whatif_eval_put (list, "rollout_is_max", sums->max);
+  dw_whatif_eval_put (list, "rollout_is_min", sums->min);
+  list->approximate = approximate_before;
+  if (applied->icepop)
+    {
+      list->error = (sums->n_below_error + sums->n_above_error) / step->mask_count;
+      dw_whatif_eval_put (list, "rollout_is_oob_ratio",
+                          dw_whatif_mean_batch (step, sums->n_below + sums->n_above));
+    }
+  list->error = sums->n_above_error / step->mask_count;
+  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_high",
+                      dw_whatif_mean_batch (step, sums->n_above));
+  list->error = sums->n_below_error / step->mask_count;
+  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_low",
+                      dw_whatif_mean_batch (step, sums->n_below));
+}
+
+/* sequence level: one applied weight per row */
+static void
+dw_whatif_eval_applied_rows (const DwWhatifStep *step, DwWhatifList *list,
+                             const DwWhatifApplied *applied, double *sum, double *sum_sq,
+                             double *row_mean)
+{
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
+  const double *raw = dw_whatif_column (step, DW_WHATIF_COL_WEIGHT_SEQ);
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  double n_out = 0;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      double weight;
+      if (applied->icepop)
+        {
+          gboolean inside = raw[row] >= lower_r && raw[row] <= upper_r;
+          weight = inside ? raw[row] : 0.0;
+          n_out += inside ? 0.0 : valid[row];
+        }
+      else
+        weight = raw[row] > upper_r ? upper_r : raw[row];
+      double row_sum = 0;
+      dw_whatif_add_repeated (step, &row_sum, weight, valid[row]);
+      dw_whatif_add_repeated (step, sum, weight, valid[row]);
+      dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, weight * weight), valid[row]);
+      row_mean[row] = dw_whatif_mean_row (step, row_sum, step->rows[row].n);
+    }
+  if (applied->icepop)
+    dw_whatif_eval_put (list, "rollout_is_oob_ratio", dw_whatif_mean_batch (step, n_out));
+  /* max, min and the ratio fractions come from the rows' log-ratio sums, as before v0.8.0 */
+  const DwWhatifLevelStat *stat = &step->level_stat[DW_LEVEL_SEQUENCE];
+  const double *log_ratio = dw_whatif_column (step, DW_WHATIF_COL_LOG_SEQ);
+  const double log_upper = (float)log ((float)applied->upper);
+  const double log_lower = (float)log ((float)applied->lower);
+  double n_high = 0, n_low = 0;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      n_high += log_ratio[row] > log_upper;
+      n_low += log_ratio[row] < log_lower;
+    }
+  dw_whatif_eval_put (
+    list, "rollout_is_max",
+    dw_whatif_round (step, dw_whatif_exp (step, fmin (stat->log_max, DW_WHATIF_SAFETY_BOUND))));
+  dw_whatif_eval_put (list, "rollout_is_min",
+                      dw_whatif_round (step, dw_whatif_exp (step, stat->log_min)));
+  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_high", n_high / (double)step->n_rows);
+  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_low", n_low / (double)step->n_rows);
+}
+
+/* the IS metrics of verl v0.8.0 / v0.9.0 (TIS or IcePop); FALSE when verl raises: with every
+ * applied weight zero (IcePop bounds no token falls in), the ESS's final reciprocal is Python's
+ * 1.0 / 0.0 */
+static gboolean
+dw_whatif_eval_applied (const DwWhatifStep *step, DwWhatifList *list,
+                        const DwWhatifApplied *applied)
+{
+  g_autofree double *row_mean = g_new (double, step->n_rows ? step->n_rows : 1);
+  DwWhatifAppliedSums sums = { 0 };
+  gboolean rows_estimated = FALSE;
+  gboolean approximate_before = list->approximate;
+  if (applied->level == DW_LEVEL_TOKEN)
+    {
+      list->approximate |= !step->weight_monotone;
+      dw_whatif_eval_applied_token (step, list, applied, &sums, row_mean, &rows_estimated);
+    }
+  else
+    dw_whatif_eval_applied_rows (step, list, applied, &sums.sum, &sums.sum_sq, row_mean);
+  /* std and ESS of u = clamp(w, 0, U) = w */
+  const double mean = dw_whatif_mean_batch (step, sums.sum);
+  const double denominator = dw_whatif_round (step, mean + DW_WHATIF_MEAN_EPSILON);
+  if (dw_whatif_mean_batch (step, sums.sum_sq / (denominator * denominator)) == 0.0
+      && sums.sum_sq_error == 0)
+    return FALSE;
+  list->error = sums.sum_error / step->mask_count;
+  dw_whatif_eval_put (list, "rollout_is_mean", mean);
+  dw_whatif_eval_spread (step, list, "rollout_is", sums.sum, sums.sum_sq, sums.sum_error,
+                         sums.sum_sq_error);
+  dw_whatif_eval_applied_seq (step, list, applied, row_mean, rows_estimated);
+  if (applied->batch_normalize)
+    {
+      list->error = sums.sum_error / step->mask_count;
+      dw_whatif_eval_applied_batch_norm (step, list, applied, mean, row_mean);
+    }
+  list->approximate = approximate_before;
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -688,7 +965,7 @@ dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
 }
 
 static void
-dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan,
+dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
                    guint8 *row_rejected)
 {
   const gsize n_rows = step->n_rows;
@@ -720,18 +997,19 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifP
 
 /* masked counts of [lower ≤ ρ ≤ upper] (ROLLOUT_CORRECTION.md §5.1) */
 static void
-dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwWhatifLevel level,
+dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel level,
                            double upper, double lower, const char *key_masked, const char *key_seq,
                            guint8 *row_rejected)
 {
   const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
-  double masked = 0, rows = 0;
+  double masked = 0, masked_error = 0, rows = 0;
   gboolean approximate_before = list->approximate;
-  if (level == DW_WHATIF_LEVEL_TOKEN)
+  if (level == DW_LEVEL_TOKEN)
     {
       DwWhatifClamped clamped;
       dw_whatif_query_clamp_weights (step, lower_r, upper_r, &clamped);
       masked = (double)step->n_tokens - clamped.n_kept;
+      masked_error = clamped.n_kept_error;
       list->approximate |= !step->weight_monotone;
       for (gsize row = 0; row < step->n_rows; row++)
         {
@@ -747,7 +1025,7 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwWhati
     for (gsize row = 0; row < step->n_rows; row++)
       {
         const DwWhatifRow *stats = &step->rows[row];
-        double weight = level == DW_WHATIF_LEVEL_SEQUENCE ? stats->weight_seq : stats->weight_geo;
+        double weight = level == DW_LEVEL_SEQUENCE ? stats->weight_seq : stats->weight_geo;
         gboolean keep = weight >= lower_r && weight <= upper_r;
         if (!keep)
           masked += stats->valid;
@@ -755,6 +1033,7 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwWhati
         if (row_rejected)
           row_rejected[row] |= !keep && stats->valid > 0;
       }
+  list->error = masked_error / step->mask_count;
   dw_whatif_eval_put (list, key_masked, dw_whatif_mean_batch (step, masked));
   dw_whatif_eval_put (list, key_seq, step->n_rows ? rows / (double)step->n_rows : 0.0);
   list->approximate = approximate_before;
@@ -764,12 +1043,11 @@ static void
 dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, double threshold,
                      guint8 *row_rejected)
 {
-  double vetoed = 0, catastrophic = 0;
+  double vetoed = 0, catastrophic = 0, catastrophic_error = 0;
   if (on)
     {
       const double log_threshold = (float)log ((float)threshold);
-      catastrophic = (double)dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT,
-                                                          log_threshold, 0, step->n_tokens);
+      catastrophic = dw_whatif_query_count_log_below (step, log_threshold, &catastrophic_error);
       for (gsize row = 0; row < step->n_rows; row++)
         {
           gboolean has = step->rows[row].valid > 0 && step->rows[row].min_log < log_threshold;
@@ -779,6 +1057,7 @@ dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, 
         }
     }
   dw_whatif_eval_put (list, "rollout_is_veto_fraction", vetoed / (double)step->n_rows);
+  list->error = catastrophic_error / step->mask_count;
   dw_whatif_eval_put (list, "rollout_is_catastrophic_token_fraction",
                       dw_whatif_mean_batch (step, catastrophic));
 }
@@ -799,15 +1078,16 @@ dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean
 /* ------------------------------------------------------------------------------------------ */
 /* a plan on a step                                                                            */
 
+/* mismatch_helper 4424616d7 (ROLLOUT_CORRECTION.md §5.7) */
 static void
-dw_whatif_eval_verl_0_6 (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifPlan *plan,
+dw_whatif_eval_mismatch (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
                          guint8 *row_rejected)
 {
   if (plan->nothing)
     return;
   dw_whatif_eval_ratio (step, list, "rollout_is", plan->is_level, plan->is_upper, plan->is_lower,
-                        plan->is_level == DW_WHATIF_LEVEL_GEOMETRIC);
-  if (plan->mask_mode)
+                        plan->is_level == DW_LEVEL_GEOMETRIC);
+  if (plan->is_mode == DW_IS_MASK_OUTSIDE)
     dw_whatif_eval_ratio_mask (step, list, plan->is_level, plan->is_upper, plan->is_lower,
                                "rollout_is_masked_fraction", "rollout_is_seq_masked_fraction",
                                row_rejected);
@@ -815,36 +1095,84 @@ dw_whatif_eval_verl_0_6 (const DwWhatifStep *step, DwWhatifList *list, const DwW
   dw_whatif_eval_offpolicy (step, list, TRUE);
 }
 
+/* the IS metrics of the rollout_corr helper (every generation from v0.6.1 on); FALSE when verl
+ * raises (dw_whatif_eval_applied) */
+static gboolean
+dw_whatif_eval_is (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan)
+{
+  if (plan->is_metrics != DW_IS_METRICS_RAW)
+    {
+      DwWhatifApplied applied = {
+        .level = plan->is_level,
+        .icepop = plan->is_mode == DW_IS_ZERO_OUTSIDE,
+        .raw_seq_fractions = plan->is_metrics == DW_IS_METRICS_APPLIED_RAW_SEQ,
+        .upper = plan->is_upper,
+        .lower = plan->is_lower,
+        .batch_normalize = plan->batch_normalize,
+        .bn_all_rows = plan->bn_rows == DW_BN_ROWS_ALL,
+      };
+      return dw_whatif_eval_applied (step, list, &applied);
+    }
+  dw_whatif_eval_ratio (step, list, "rollout_is", plan->is_level, plan->is_upper, plan->is_lower,
+                        FALSE);
+  if (plan->batch_normalize)
+    dw_whatif_eval_batch_norm (step, list, plan);
+  return TRUE;
+}
+
+/* whether the statistics can answer @plan on @step (else the exact pass must) */
+static gboolean
+dw_whatif_eval_supported (const DwWhatifStep *step, const DwPlan *plan)
+{
+  if (!step->fast || plan->mismatch_quantiles)
+    return FALSE;
+  switch (plan->path)
+    {
+    case DW_PATH_VERL_K_OPTIONS:
+      /* token-level RS options need the tokens a compact step no longer has */
+      for (gsize index = 0; step->sketch && plan->rs_on && index < plan->rs.n; index++)
+        if (dw_rs_option_agg (plan->rs.bounds[index].option) == DW_RS_AGG_TOKEN)
+          return FALSE;
+      return TRUE;
+    case DW_PATH_VERL_LEGACY_RS:
+    case DW_PATH_VERL_MISMATCH:
+      return TRUE;
+    default:
+      return FALSE; /* slime: per-sample reductions the statistics do not keep */
+    }
+}
+
 void
-dw_whatif_eval_step (const DwWhatifStep *step, const DwWhatifPlan *plan, DwWhatifStepResult *out,
+dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
                      guint8 *row_rejected)
 {
   if (row_rejected)
     memset (row_rejected, 0, step->n_rows);
-  if (plan->generation == DW_GEN_SLIME || !step->fast)
+  if (!dw_whatif_eval_supported (step, plan))
     {
       out->pending = TRUE;
       out->any_approximate = TRUE;
       return;
     }
   DwWhatifList list = {
-    .prefix = plan->generation == DW_GEN_VERL_0_6 ? "mismatch/" : "rollout_corr/",
+    .prefix = plan->metric_prefix,
     .entries = g_array_sized_new (FALSE, FALSE, sizeof (DwWhatifEntry), 96),
   };
-  if (plan->generation == DW_GEN_VERL_0_6)
+  if (plan->path == DW_PATH_VERL_MISMATCH)
     {
-      dw_whatif_eval_verl_0_6 (step, &list, plan, row_rejected);
+      dw_whatif_eval_mismatch (step, &list, plan, row_rejected);
       dw_whatif_eval_list_finish (&list, out);
       return;
     }
-  if (plan->is_on)
+  if (plan->is_on && !dw_whatif_eval_is (step, &list, plan))
     {
-      dw_whatif_eval_ratio (step, &list, "rollout_is", plan->is_level, plan->is_upper,
-                            plan->is_lower, FALSE);
-      if (plan->batch_normalize)
-        dw_whatif_eval_batch_norm (step, &list, plan);
+      DwCorrectionError error = { .kind = DW_ERROR_ZERO_DIVISION };
+      g_strlcpy (error.message, "float division by zero", sizeof error.message);
+      dw_whatif_eval_fail (out, &error);
+      g_array_free (list.entries, TRUE);
+      return;
     }
-  if (plan->generation == DW_GEN_VERL)
+  if (plan->path == DW_PATH_VERL_K_OPTIONS)
     {
       if (plan->rs_on)
         dw_whatif_eval_rs (step, &list, plan, row_rejected);

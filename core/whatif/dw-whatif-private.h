@@ -17,6 +17,7 @@
 #pragma once
 
 #include "dw-whatif-engine.h"
+#include "dw-plan.h"
 #include "dw-torch-private.h"
 
 #include <math.h>
@@ -24,8 +25,8 @@
 G_BEGIN_DECLS
 
 /* verl's SAFETY_BOUND on ℓ and the 1e-8 of its masked means */
-#define DW_WHATIF_SAFETY_BOUND 20.0
-#define DW_WHATIF_MEAN_EPSILON 1e-8
+#define DW_WHATIF_SAFETY_BOUND DW_TORCH_SAFETY_BOUND
+#define DW_WHATIF_MEAN_EPSILON DW_TORCH_MEAN_EPSILON
 /* tokens per block of the prefix sums */
 #define DW_WHATIF_BLOCK 64
 /* cut values of the row count table (dw_whatif_query_row_count_cut) */
@@ -88,14 +89,6 @@ typedef enum
   DW_WHATIF_Q_RAW = DW_WHATIF_N_QUANTITIES /* ℓ itself */
 } DwWhatifQuantity;
 
-/* IS / RS aggregation level (the config's "token", "sequence", "geometric") */
-typedef enum
-{
-  DW_WHATIF_LEVEL_TOKEN,
-  DW_WHATIF_LEVEL_SEQUENCE,
-  DW_WHATIF_LEVEL_GEOMETRIC
-} DwWhatifLevel;
-
 typedef struct
 {
   double n;     /* R(Σ m) */
@@ -131,7 +124,7 @@ enum
   DW_WHATIF_COL_VALID,              /* DwWhatifRow.valid */
   DW_WHATIF_COL_K1_MIN, /* −clamp(max ℓ), −clamp(min ℓ): the row's extremes of k1 = −ℓ̃ */
   DW_WHATIF_COL_K1_MAX,
-  DW_WHATIF_COL_MEAN_TOK, /* row means of the IS weight per level (DwWhatifLevel order) */
+  DW_WHATIF_COL_MEAN_TOK, /* row means of the IS weight per level (DwLevel order) */
   DW_WHATIF_COL_MEAN_SEQ,
   DW_WHATIF_COL_MEAN_GEO,
   DW_WHATIF_COL_WEIGHT_SEQ, /* DwWhatifRow.weight_seq, weight_geo */
@@ -168,6 +161,8 @@ typedef struct
   DwWhatifSum *core_prefix, *core_prefix_sq;
 } DwWhatifShape;
 
+typedef struct _DwWhatifSketch DwWhatifSketch;
+
 struct _DwWhatifStep
 {
   gint64 number; /* the training step */
@@ -184,6 +179,11 @@ struct _DwWhatifStep
   float *row_sorted_f;
   double *row_sorted_d;
   gsize *row_start;
+  /* the IS weights w of the row-sorted values, summed within each row: row_weight_sum[i] = Σ w of
+   * the row's sorted positions up to and including i (double; row b's sums are exact when
+   * row_weight_exact[b], dw_whatif_step_row_weight_sums) */
+  double *row_weight_sum;
+  guint8 *row_weight_exact;
   /* row count table: cut_value[c] = the ℓ at sorted position c·N/N_CUTS, cut_count[c·B + b] =
    * tokens of row b with ℓ < cut_value[c] (c = N_CUTS: all of the row's tokens); NULL when a row
    * may hold more than 65535 tokens */
@@ -207,6 +207,8 @@ struct _DwWhatifStep
   double tok_sum_k[3];
   double seq_sum_stat[DW_WHATIF_N_SO];
   double max_weight, min_weight, max_k[3], min_k[3];
+  /* a compact step keeps no tokens, only this description of them (dw-whatif-sketch.c) */
+  DwWhatifSketch *sketch;
   /* the 13 off-policy metrics (unprefixed keys, as dw_correction_run_entry OFFPOLICY gives) */
   gsize n_offpolicy;
   DwMetric *offpolicy;
@@ -335,12 +337,16 @@ gsize dw_whatif_query_first_false (const DwWhatifStep *step, int quantity, DwWha
 typedef struct
 {
   double sum, sum_sq, n_high, n_low, n_kept;
+  /* absolute error bounds (compact steps; 0 on a full step) */
+  double sum_error, sum_sq_error, n_high_error, n_low_error, n_kept_error;
 } DwWhatifClamped;
 
 void dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double upper,
                                     DwWhatifClamped *out);
 /* Σ_{w ≤ C} w + C·#(w > C) (truncated weights) */
-double dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap);
+double dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap, double *error);
+/* # valid tokens with ℓ < @bound, with its error bound (@error: 0 on a full step) */
+double dw_whatif_query_count_log_below (const DwWhatifStep *step, double bound, double *error);
 
 /* a token-level RS option (verl ≥ 0.7.1 k-options) on the statistics */
 typedef struct
@@ -358,9 +364,16 @@ void dw_whatif_query_token_k1 (const DwWhatifStep *step, double lower, double up
 void dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper,
                                 DwWhatifTokenOption *out);
 
+/* Σ w over the row-sorted positions [start, end) of row @row (positions relative to the row):
+ * exactly rounded */
+double dw_whatif_query_row_weight_sum (const DwWhatifStep *step, gsize row, gsize start, gsize end);
+
 /* valid tokens of row @row with low ≤ ℓ ≤ high (raw ℓ), by search in the row */
 gsize dw_whatif_query_row_count_between (const DwWhatifStep *step, gsize row, double low,
                                          double high);
+/* tokens of row @row with ℓ < x; @cut = dw_whatif_query_cut_index (x) (ignored without a cut
+ * table) */
+gsize dw_whatif_query_row_count_below (const DwWhatifStep *step, gsize row, int cut, double x);
 /* the largest c with cut_value[c] ≤ x, or −1 */
 int dw_whatif_query_cut_index (const DwWhatifStep *step, double x);
 /* tokens of row @row with ℓ < x (@inclusive: ℓ ≤ x), @cut = dw_whatif_query_cut_index (x) */
@@ -372,21 +385,49 @@ void dw_whatif_query_row_prefetch (const DwWhatifStep *step, gsize row, int cut)
 gsize dw_whatif_query_row_kept_k23 (const DwWhatifStep *step, gsize row, int k, double upper);
 
 /* ------------------------------------------------------------------------------------------ */
+/* the token sketch of a compact step (dw-whatif-sketch.c)                                     */
+
+/* the tokens where a monotone predicate holds (a prefix of the sorted order): their count and the
+ * sums of every quantity over them, each with an absolute error bound (0: exact) */
+typedef struct
+{
+  double count, count_error;
+  double sum[DW_WHATIF_N_QUANTITIES], sum_error[DW_WHATIF_N_QUANTITIES];
+  DwWhatifSum total[DW_WHATIF_N_QUANTITIES]; /* the exact part (internal) */
+  double split[DW_WHATIF_N_QUANTITIES];      /* the estimated part (internal) */
+} DwWhatifSketchPart;
+
+/* builds the sketch of a full step (before its tokens are dropped) */
+DwWhatifSketch *dw_whatif_sketch_new (const DwWhatifStep *step);
+void dw_whatif_sketch_free (DwWhatifSketch *self);
+gsize dw_whatif_sketch_get_memory (const DwWhatifSketch *self);
+/* the tokens where (quantity op bound) holds, assuming true…true false…false in sorted order */
+void dw_whatif_sketch_prefix (const DwWhatifStep *step, int quantity, DwWhatifCompare op,
+                              double bound, DwWhatifSketchPart *out);
+/* the quantile @q of ℓ (nearest rank; interpolated inside a bulk bin) */
+double dw_whatif_sketch_quantile (const DwWhatifStep *step, double q);
+
+/* ------------------------------------------------------------------------------------------ */
 /* evaluation (dw-whatif-eval.c)                                                               */
 
-/* A config turned into what the statistics need. */
-typedef struct _DwWhatifPlan DwWhatifPlan;
+/* verl ≥ 0.8.0 importance sampling: the metrics describe the applied weights */
+typedef struct
+{
+  DwLevel level;
+  gboolean icepop;            /* w = r inside [lower, upper], else 0; FALSE: w = min(r, upper) */
+  gboolean raw_seq_fractions; /* v0.9.0: seq_fraction_* from the raw rows' means */
+  double upper, lower;        /* lower: IcePop's L, else 1/U (diagnostics only) */
+  gboolean batch_normalize;
+  gboolean bn_all_rows; /* sequence batch norm averages empty rows in */
+} DwWhatifApplied;
 
-/* The plan of @config, or NULL with @out failed (verl's error for a config it rejects; a
- * "preset" key must have been resolved). @step (nullable) checks the empty-batch error first. */
-DwWhatifPlan *dw_whatif_eval_plan_new (const DwWhatifStep *step, const DwConfig *config,
-                                       DwWhatifStepResult *out);
-void dw_whatif_eval_plan_free (DwWhatifPlan *plan);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifPlan, dw_whatif_eval_plan_free)
-
+/* The plan of @config (dw_plan_build), or FALSE with @out failed: verl's error for a config it
+ * rejects, or (@step nullable) the empty-batch error, which the trainer raises first. */
+gboolean dw_whatif_eval_prepare (const DwWhatifStep *step, const DwConfig *config, DwPlan *plan,
+                                 DwWhatifStepResult *out);
 /* Evaluates @plan on @step into @out; @row_rejected (nullable, n_rows) gets the per-row outcome. */
-void dw_whatif_eval_step (const DwWhatifStep *step, const DwWhatifPlan *plan,
-                          DwWhatifStepResult *out, guint8 *row_rejected);
+void dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
+                          guint8 *row_rejected);
 /* Marks @out failed with verl's empty-mask error. */
 void dw_whatif_eval_empty_error (DwWhatifStepResult *out);
 

@@ -193,6 +193,24 @@ dw_whatif_query_row_count_cut (const DwWhatifStep *step, gsize row, int cut, dou
   return low;
 }
 
+gsize
+dw_whatif_query_row_count_below (const DwWhatifStep *step, gsize row, int cut, double x)
+{
+  if (step->cut_count)
+    return dw_whatif_query_row_count_cut (step, row, cut, x, FALSE);
+  gsize low = step->row_start[row], high = step->row_start[row + 1];
+  const gsize start = low;
+  while (low < high)
+    {
+      gsize middle = low + (high - low) / 2;
+      if (dw_whatif_row_value (step, middle) < x)
+        low = middle + 1;
+      else
+        high = middle;
+    }
+  return low - start;
+}
+
 void
 dw_whatif_query_row_prefetch (const DwWhatifStep *step, gsize row, int cut)
 {
@@ -215,13 +233,71 @@ dw_whatif_query_row_prefetch (const DwWhatifStep *step, gsize row, int cut)
     }
 }
 
+double
+dw_whatif_query_row_weight_sum (const DwWhatifStep *step, gsize row, gsize start, gsize end)
+{
+  const gsize base = step->row_start[row];
+  if (end <= start)
+    return 0.0;
+  if (step->row_weight_exact[row])
+    {
+      const double *sum = step->row_weight_sum + base;
+      return sum[end - 1] - (start > 0 ? sum[start - 1] : 0.0);
+    }
+  DwWhatifSum sum = { 0, 0 };
+  for (gsize index = base + start; index < base + end; index++)
+    sum = dw_whatif_sum_add_value (
+      sum, dw_whatif_quantity (step, DW_WHATIF_Q_WEIGHT, dw_whatif_row_value (step, index)));
+  return dw_whatif_sum_value (sum);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* token-level IS weights                                                                      */
+
+/* dw_whatif_query_clamp_weights on a compact step */
+static void
+dw_whatif_query_clamp_weights_sketch (const DwWhatifStep *step, double lower, double upper,
+                                      DwWhatifClamped *out)
+{
+  const double n = (double)step->n_tokens;
+  const int weight = DW_WHATIF_Q_WEIGHT, weight_sq = DW_WHATIF_Q_WEIGHT_SQ;
+  DwWhatifSketchPart below, at_most;
+  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LT, lower, &below);
+  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LE, upper, &at_most);
+  memset (out, 0, sizeof *out);
+  out->n_low = below.count;
+  out->n_low_error = below.count_error;
+  out->n_high = n - at_most.count;
+  out->n_high_error = at_most.count_error;
+  out->n_kept = MAX (0.0, at_most.count - below.count);
+  out->n_kept_error = below.count_error + at_most.count_error;
+  const double lower_sq = dw_whatif_round (step, lower * lower);
+  const double upper_sq = dw_whatif_round (step, upper * upper);
+  if (lower > upper) /* every token contributes upper (torch.clamp) */
+    {
+      out->sum = upper * n;
+      out->sum_sq = upper_sq * n;
+      return;
+    }
+  out->sum = lower * out->n_low + (at_most.sum[weight] - below.sum[weight]) + upper * out->n_high;
+  out->sum_sq = lower_sq * out->n_low + (at_most.sum[weight_sq] - below.sum[weight_sq])
+                + upper_sq * out->n_high;
+  out->sum_error = below.sum_error[weight] + at_most.sum_error[weight] + lower * below.count_error
+                   + upper * at_most.count_error;
+  out->sum_sq_error = below.sum_error[weight_sq] + at_most.sum_error[weight_sq]
+                      + lower_sq * below.count_error + upper_sq * at_most.count_error;
+}
 
 void
 dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double upper,
                                DwWhatifClamped *out)
 {
+  if (step->sketch)
+    {
+      dw_whatif_query_clamp_weights_sketch (step, lower, upper, out);
+      return;
+    }
+  memset (out, 0, sizeof *out);
   const gsize n = step->n_tokens;
   const int weight = DW_WHATIF_Q_WEIGHT;
   gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower, 0, n);
@@ -255,14 +331,37 @@ dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double up
 }
 
 double
-dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap)
+dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap, double *error)
 {
   const gsize n = step->n_tokens;
+  *error = 0;
+  if (step->sketch)
+    {
+      DwWhatifSketchPart at_most;
+      dw_whatif_sketch_prefix (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_LE, cap, &at_most);
+      *error = at_most.sum_error[DW_WHATIF_Q_WEIGHT] + cap * at_most.count_error;
+      return at_most.sum[DW_WHATIF_Q_WEIGHT] + cap * ((double)n - at_most.count);
+    }
   gsize start = dw_whatif_query_first_true (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_GT, cap, 0, n);
   DwWhatifSum sum = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT, 0, start);
   if (n > start)
     sum = dw_whatif_sum_add_value (sum, cap * (double)(n - start));
   return dw_whatif_sum_value (sum);
+}
+
+double
+dw_whatif_query_count_log_below (const DwWhatifStep *step, double bound, double *error)
+{
+  *error = 0;
+  if (step->sketch)
+    {
+      DwWhatifSketchPart below;
+      dw_whatif_sketch_prefix (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, bound, &below);
+      *error = below.count_error;
+      return below.count;
+    }
+  return (double)dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, bound, 0,
+                                              step->n_tokens);
 }
 
 /* ------------------------------------------------------------------------------------------ */

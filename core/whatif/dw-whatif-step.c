@@ -386,10 +386,10 @@ dw_whatif_step_row_summaries (DwWhatifStep *self)
         }
       stat->log_max = -INFINITY;
       stat->log_min = INFINITY;
-      if (level == DW_WHATIF_LEVEL_TOKEN)
+      if (level == DW_LEVEL_TOKEN)
         continue;
       const double *log_ratio = dw_whatif_column (
-        self, level == DW_WHATIF_LEVEL_SEQUENCE ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
+        self, level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
       for (gsize row = 0; row < n_rows; row++)
         {
           stat->log_max = fmax (stat->log_max, log_ratio[row]);
@@ -439,6 +439,38 @@ dw_whatif_step_sort (DwWhatifStep *self)
            self->row_start[row + 1] - self->row_start[row], sizeof (double),
            dw_whatif_step_compare_doubles);
   qsort (self->sorted_d, n, sizeof (double), dw_whatif_step_compare_doubles);
+}
+
+/* The IS weights summed within each row in row-sorted order, for the row means of weights that
+ * are truncated or zeroed beyond a bound: a window of the row's sorted tokens is the difference of
+ * two sums. In float32 the running double sum of a row is exact (and so is every difference)
+ * when the row's weights span at most 53 − 24 − ⌈log2 n⌉ binary orders of magnitude; other rows
+ * are summed token by token when asked (dw_whatif_query_row_weight_sum). */
+static void
+dw_whatif_step_row_weight_sums (DwWhatifStep *self)
+{
+  self->row_weight_sum = g_new (double, self->n_tokens ? self->n_tokens : 1);
+  self->row_weight_exact = g_new0 (guint8, self->n_rows ? self->n_rows : 1);
+  for (gsize row = 0; row < self->n_rows; row++)
+    {
+      const gsize start = self->row_start[row], end = self->row_start[row + 1];
+      double sum = 0;
+      int min_exponent = G_MAXINT, max_exponent = G_MININT;
+      for (gsize index = start; index < end; index++)
+        {
+          double weight
+            = dw_whatif_quantity (self, DW_WHATIF_Q_WEIGHT, dw_whatif_row_value (self, index));
+          int exponent;
+          frexp (weight, &exponent);
+          min_exponent = MIN (min_exponent, exponent);
+          max_exponent = MAX (max_exponent, exponent);
+          sum += weight;
+          self->row_weight_sum[index] = sum;
+        }
+      const int length_bits = (int)g_bit_storage (end - start);
+      self->row_weight_exact[row]
+        = !self->f32 || end == start || max_exponent - min_exponent + 24 + length_bits <= 53;
+    }
 }
 
 /* block prefix sums of every quantity over the sorted ℓ, and the shapes of k2 and k3 */
@@ -561,6 +593,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   dw_whatif_step_sort (self);
   dw_whatif_step_build_cut_table (self);
   dw_whatif_step_prefix_sums (self);
+  dw_whatif_step_row_weight_sums (self);
   if (!dw_whatif_step_compute_offpolicy (self, batch))
     dw_whatif_step_set_slow (self, g_strdup ("off-policy metrics failed"));
   return self;
@@ -577,6 +610,8 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->row_sorted_f);
   g_free (self->row_sorted_d);
   g_free (self->row_start);
+  g_free (self->row_weight_sum);
+  g_free (self->row_weight_exact);
   g_free (self->cut_count);
   g_free (self->row_k_f);
   g_free (self->row_k_d);
@@ -606,6 +641,8 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   bytes += (self->n_rows + 1) * sizeof (gsize);
+  if (self->row_weight_sum)
+    bytes += self->n_tokens * sizeof (double) + self->n_rows;
   if (self->cut_count)
     bytes += (DW_WHATIF_N_CUTS + 1) * self->n_rows * sizeof (guint16);
   const DwWhatifShape *shapes[2] = { &self->shape_k2, &self->shape_k3 };
@@ -675,6 +712,7 @@ dw_whatif_step_result_clear (DwWhatifStepResult *res)
 {
   dw_correction_result_clear (&res->result);
   g_free (res->approximate);
+  g_free (res->error_bound);
   memset (res, 0, sizeof *res);
 }
 
@@ -691,15 +729,24 @@ dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key, gbool
   return NULL;
 }
 
+double
+dw_whatif_step_result_get_error_bound (const DwWhatifStepResult *res, const char *key)
+{
+  for (gsize index = 0; index < res->result.n_metrics; index++)
+    if (strcmp (res->result.metrics[index].key, key) == 0)
+      return res->error_bound ? res->error_bound[index] : 0.0;
+  return NAN;
+}
+
 gboolean
 dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWhatifStepResult *out)
 {
   memset (out, 0, sizeof *out);
-  g_autoptr (DwWhatifPlan) plan = dw_whatif_eval_plan_new (self, config, out);
-  if (!plan)
+  DwPlan plan;
+  if (!dw_whatif_eval_prepare (self, config, &plan, out))
     return FALSE;
-  dw_whatif_eval_step (self, plan, out, NULL);
-  return TRUE;
+  dw_whatif_eval_step (self, &plan, out, NULL);
+  return !out->failed;
 }
 
 gboolean
@@ -710,13 +757,13 @@ dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, d
   memset (&out, 0, sizeof out);
   for (gsize row = 0; row < self->n_rows; row++)
     lengths[row] = self->rows[row].valid;
-  g_autoptr (DwWhatifPlan) plan = dw_whatif_eval_plan_new (self, config, &out);
-  if (!plan)
+  DwPlan plan;
+  if (!dw_whatif_eval_prepare (self, config, &plan, &out))
     {
       dw_whatif_step_result_clear (&out);
       return FALSE;
     }
-  dw_whatif_eval_step (self, plan, &out, rejected);
+  dw_whatif_eval_step (self, &plan, &out, rejected);
   gboolean known = !out.pending;
   dw_whatif_step_result_clear (&out);
   return known;
