@@ -466,39 +466,56 @@ dw_whatif_eval_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhat
     }
 }
 
-/* the row means of token-level applied weights: the row's tokens with w ≤ U (TIS) or
- * L ≤ w ≤ U (IcePop) are a window of its sorted tokens, found from the ℓ where the step's
- * sorted weights cross the bounds (@low_position, @high_position) */
+/* the row means of token-level applied weights. A row with no token beyond the bounds keeps
+ * its raw mean. In the others, the tokens with w ≤ U (TIS) or L ≤ w ≤ U (IcePop) are a window
+ * of the row's sorted tokens, found from the ℓ where the step's sorted weights cross the bounds
+ * (@low_position, @high_position) */
 static void
 dw_whatif_eval_applied_token_rows (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                   gsize low_position, gsize high_position, double upper_r,
-                                   double *row_mean)
+                                   gsize low_position, gsize high_position, double *row_mean)
 {
   const gsize n = step->n_tokens;
+  const double upper_r = dw_whatif_round (step, applied->upper);
+  const double lower_r = dw_whatif_round (step, applied->lower);
   /* tokens with ℓ < high_log have w ≤ U; tokens with ℓ < low_log have w < L */
   const double high_log
     = high_position < n ? dw_whatif_sorted_value (step, high_position) : INFINITY;
   const double low_log = low_position < n ? dw_whatif_sorted_value (step, low_position) : INFINITY;
   const int high_cut = step->cut_count ? dw_whatif_query_cut_index (step, high_log) : 0;
   const int low_cut = step->cut_count ? dw_whatif_query_cut_index (step, low_log) : 0;
+  const double *max_weight = dw_whatif_column (step, DW_WHATIF_COL_MAX_WEIGHT);
+  const double *min_weight = dw_whatif_column (step, DW_WHATIF_COL_MIN_WEIGHT);
+  const double *raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK);
+  const double *mask_n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  enum
+  {
+    AHEAD = 8
+  };
   for (gsize row = 0; row < step->n_rows; row++)
     {
+      const gboolean high = max_weight[row] > upper_r;
+      const gboolean low = applied->icepop && min_weight[row] < lower_r;
+      if (step->cut_count && row + AHEAD < step->n_rows)
+        {
+          if (max_weight[row + AHEAD] > upper_r)
+            dw_whatif_query_row_prefetch (step, row + AHEAD, high_cut);
+          if (applied->icepop && min_weight[row + AHEAD] < lower_r)
+            dw_whatif_query_row_prefetch (step, row + AHEAD, low_cut);
+        }
+      if (!high && !low)
+        {
+          row_mean[row] = raw_mean[row];
+          continue;
+        }
       const gsize length = step->row_start[row + 1] - step->row_start[row];
-      if (step->cut_count && row + 8 < step->n_rows)
-        dw_whatif_query_row_prefetch (step, row + 8, high_cut);
-      gsize kept_end = high_position < n
-                         ? dw_whatif_query_row_count_below (step, row, high_cut, high_log)
-                         : length;
-      gsize kept_start = 0;
-      if (applied->icepop && low_position > 0)
-        kept_start = low_position < n
-                       ? dw_whatif_query_row_count_below (step, row, low_cut, low_log)
-                       : length;
+      gsize kept_end
+        = high ? dw_whatif_query_row_count_below (step, row, high_cut, high_log) : length;
+      gsize kept_start = low ? dw_whatif_query_row_count_below (step, row, low_cut, low_log) : 0;
       kept_start = MIN (kept_start, kept_end);
       double sum = dw_whatif_query_row_weight_sum (step, row, kept_start, kept_end);
       if (!applied->icepop)
         sum += upper_r * (double)(length - kept_end);
-      row_mean[row] = dw_whatif_mean_row (step, sum, step->rows[row].n);
+      row_mean[row] = dw_whatif_mean_row (step, sum, mask_n[row]);
     }
 }
 
@@ -559,8 +576,7 @@ dw_whatif_eval_applied_token (const DwWhatifStep *step, DwWhatifList *list,
     {
       gsize low_position, high_position;
       dw_whatif_eval_applied_token_sums (step, applied, sums, &low_position, &high_position);
-      dw_whatif_eval_applied_token_rows (step, applied, low_position, high_position,
-                                         dw_whatif_round (step, applied->upper), row_mean);
+      dw_whatif_eval_applied_token_rows (step, applied, low_position, high_position, row_mean);
     }
   gboolean approximate_before = list->approximate;
   list->approximate |= sums->extremes_estimated;

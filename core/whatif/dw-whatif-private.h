@@ -131,6 +131,8 @@ enum
   DW_WHATIF_COL_WEIGHT_GEO,
   DW_WHATIF_COL_LOG_SEQ, /* DwWhatifRow.log_seq, log_geo */
   DW_WHATIF_COL_LOG_GEO,
+  DW_WHATIF_COL_MIN_WEIGHT, /* DwWhatifRow.min_weight, max_weight */
+  DW_WHATIF_COL_MAX_WEIGHT,
   DW_WHATIF_N_COLUMNS
 };
 

@@ -357,6 +357,8 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_WEIGHT_GEO, stats->weight_geo);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_LOG_SEQ, stats->log_seq);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_LOG_GEO, stats->log_geo);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MIN_WEIGHT, stats->min_weight);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MAX_WEIGHT, stats->max_weight);
 #undef DW_WHATIF_STEP_SET
     }
 }
