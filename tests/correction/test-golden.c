@@ -165,6 +165,8 @@ static const GoldenGroup golden_groups[] = {
   { "verl_v0.7.0", "verl-0.7.0", DW_ENTRY_MASK },
   { "verl_HEAD", "verl-0.7.1", DW_ENTRY_MASK },
   { "verl_HEAD_offpolicy", "verl-0.7.1", DW_ENTRY_OFFPOLICY },
+  { "verl_v0.8.0", "verl-0.8.0", DW_ENTRY_MASK },
+  { "verl_v0.9.0", "verl-0.9.0", DW_ENTRY_MASK },
   { "verl_v0.9.0_offpolicy", "verl-0.9.0", DW_ENTRY_OFFPOLICY },
   /* commits between releases, under their old names */
   { "verl_2f2996b7d", "verl-0.7", DW_ENTRY_MASK },
