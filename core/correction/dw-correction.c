@@ -37,9 +37,6 @@ dw_correction_dispatch (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
   result->cols = context.cols;
   if (entry == DW_ENTRY_OFFPOLICY)
     return dw_verl_run (&context, plan, entry, result, error);
-  if (plan->mismatch_quantiles)
-    return dw_error_set (error, DW_ERROR_VALUE, "%s: IS is not implemented yet.",
-                         dw_generation_name (plan->generation));
   switch (plan->path)
     {
     case DW_PATH_VERL_K_OPTIONS:
@@ -49,8 +46,11 @@ dw_correction_dispatch (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
       return dw_verl_mismatch_run (&context, plan, result, error);
     case DW_PATH_SLIME_MIS:
       return dw_slime_mis_run (&context, plan, result, error);
+    case DW_PATH_SLIME_VANILLA:
+    case DW_PATH_SLIME_ICEPOP:
+      return dw_slime_builtin_run (&context, plan, result, error);
     default:
-      return dw_error_set (error, DW_ERROR_VALUE, "%s: path %d is not implemented.",
+      return dw_error_set (error, DW_ERROR_VALUE, "%s: unknown correction path %d.",
                            dw_generation_name (plan->generation), (int)plan->path);
     }
 }
