@@ -18,7 +18,7 @@
 
 #include "dw-whatif-engine.h"
 #include "dw-plan.h"
-#include "dw-torch-private.h"
+#include "dw-torch.h"
 
 #include <math.h>
 
@@ -223,7 +223,7 @@ dw_whatif_column (const DwWhatifStep *step, int column)
   return step->columns + (gsize)column * step->n_rows;
 }
 
-/* round to / exp in the step's dtype (dw-torch-private.h, as dw-correction.c) */
+/* round to / exp in the step's dtype (dw-torch.h, as the correction core) */
 static inline double
 dw_whatif_round (const DwWhatifStep *step, double value)
 {
