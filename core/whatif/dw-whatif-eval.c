@@ -428,10 +428,10 @@ dw_whatif_eval_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApp
       return;
     }
   const double upper_sq = dw_whatif_round (step, upper_r * upper_r);
-  out->sum += upper_r * out->n_above;
-  out->sum_sq += upper_sq * out->n_above;
-  out->sum_error += upper_r * at_most.count_error;
-  out->sum_sq_error += upper_sq * at_most.count_error;
+  out->sum += dw_whatif_times (upper_r, out->n_above);
+  out->sum_sq += dw_whatif_times (upper_sq, out->n_above);
+  out->sum_error += dw_whatif_times (upper_r, at_most.count_error);
+  out->sum_sq_error += dw_whatif_times (upper_sq, at_most.count_error);
   out->max = fmin (step->max_weight, upper_r);
   out->min = fmin (step->min_weight, upper_r);
 }
@@ -514,7 +514,7 @@ dw_whatif_eval_applied_token_rows (const DwWhatifStep *step, const DwWhatifAppli
       kept_start = MIN (kept_start, kept_end);
       double sum = dw_whatif_query_row_weight_sum (step, row, kept_start, kept_end);
       if (!applied->icepop)
-        sum += upper_r * (double)(length - kept_end);
+        sum += dw_whatif_times (upper_r, (double)(length - kept_end));
       row_mean[row] = dw_whatif_mean_row (step, sum, mask_n[row]);
     }
 }
@@ -547,9 +547,9 @@ dw_whatif_eval_applied_token_sums (const DwWhatifStep *step, const DwWhatifAppli
     }
   else
     {
-      total = dw_whatif_sum_add_value (total, upper_r * out->n_above);
-      total_sq = dw_whatif_sum_add_value (total_sq,
-                                          dw_whatif_round (step, upper_r * upper_r) * out->n_above);
+      total = dw_whatif_sum_add_value (total, dw_whatif_times (upper_r, out->n_above));
+      total_sq = dw_whatif_sum_add_value (
+        total_sq, dw_whatif_times (dw_whatif_round (step, upper_r * upper_r), out->n_above));
       out->max = fmin (step->max_weight, upper_r);
       out->min = fmin (step->min_weight, upper_r);
     }

@@ -264,6 +264,13 @@ dw_whatif_add_repeated (const DwWhatifStep *step, double *acc, double value, dou
       *acc += value;
 }
 
+/* @value counted @times times, 0 when @times is 0 (also for an infinite bound: inf · 0 is NaN) */
+static inline double
+dw_whatif_times (double value, double times)
+{
+  return times == 0 ? 0.0 : value * times;
+}
+
 /* ℓ at sorted position @index */
 static inline double
 dw_whatif_sorted_value (const DwWhatifStep *step, gsize index)

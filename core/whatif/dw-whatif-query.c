@@ -339,8 +339,8 @@ dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap, double *err
     {
       DwWhatifSketchPart at_most;
       dw_whatif_sketch_prefix (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_LE, cap, &at_most);
-      *error = at_most.sum_error[DW_WHATIF_Q_WEIGHT] + cap * at_most.count_error;
-      return at_most.sum[DW_WHATIF_Q_WEIGHT] + cap * ((double)n - at_most.count);
+      *error = at_most.sum_error[DW_WHATIF_Q_WEIGHT] + dw_whatif_times (cap, at_most.count_error);
+      return at_most.sum[DW_WHATIF_Q_WEIGHT] + dw_whatif_times (cap, (double)n - at_most.count);
     }
   gsize start = dw_whatif_query_first_true (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_GT, cap, 0, n);
   DwWhatifSum sum = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT, 0, start);
