@@ -141,6 +141,15 @@ static const DwSchemaKey dw_schema_verl_0_7_0_keys[] = {
 };
 
 #define DW_SCHEMA_MISMATCH_KEYS                                                                \
+  { "rollout_is",                                                                              \
+    "bool",                                                                                    \
+    DW_DEFAULT_BOOL (false),                                                                   \
+    NULL,                                                                                      \
+    DW_ROLE_OTHER,                                                                             \
+    0,                                                                                         \
+    0,                                                                                         \
+    DW_SLIDER_NONE,                                                                            \
+    "AlgoConfig switch: the trainer applies the IS weights in the loss" },                     \
   { "rollout_is_level",                                                                        \
     "str",                                                                                     \
     DW_DEFAULT_STR ("token"),                                                                  \

@@ -19,57 +19,41 @@
 
 #include "dw-config-json.h"
 #include "dw-correction.h"
+#include "dw-plan.h"
+#include "dw-python.h"
+#include "dw-schema.h"
 
 G_DEFINE_QUARK (dw - export - error - quark, dw_export_error)
 
-static const char *const keys_head[] = {
-  "rollout_is",
-  "rollout_is_threshold",
-  "rollout_is_batch_normalize",
-  "rollout_rs",
-  "rollout_rs_threshold",
-  "bypass_mode",
-  "loss_type",
-  NULL,
-};
-static const char *const keys_g2[] = {
-  "rollout_is",
-  "rollout_is_threshold",
-  "rollout_rs",
-  "rollout_rs_threshold",
-  "rollout_rs_threshold_lower",
-  "rollout_token_veto_threshold",
-  "bypass_mode",
-  "use_policy_gradient",
-  "rollout_is_batch_normalize",
-  NULL,
-};
-static const char *const keys_g1[] = {
-  "rollout_is",
-  "rollout_is_threshold",
-  "rollout_is_threshold_lower",
-  "rollout_is_level",
-  "rollout_is_mode",
-  "rollout_is_veto_threshold",
-  NULL,
-};
-static const char *const keys_slime[] = {
-  "use_tis",
-  "use_rs",
-  "tis_level",
-  "rs_level",
-  "tis_mode",
-  "tis_lower_bound",
-  "tis_upper_bound",
-  "rs_lower_bound",
-  "rs_upper_bound",
-  "rs_veto_threshold",
-  "tis_batch_normalize",
-  NULL,
+/* the --custom-tis-function-path of slime's mis.py and of its built-in IcePop (load_function
+ * takes a dotted module path) */
+#define SLIME_TIS_FUNCTION    "examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp"
+#define SLIME_ICEPOP_FUNCTION "slime.backends.megatron_utils.loss.icepop_function"
+
+/* slime's built-in TIS keys are command-line flags (slime/utils/arguments.py) */
+typedef struct
+{
+  const char *key, *flag;
+  gboolean store_true; /* action="store_true": no value */
+} SlimeFlag;
+
+static const SlimeFlag slime_flags[] = {
+  { "use_tis", "--use-tis", TRUE },
+  { "tis_clip", "--tis-clip", FALSE },
+  { "tis_clip_low", "--tis-clip-low", FALSE },
+  { "calculate_per_token_loss", "--calculate-per-token-loss", TRUE },
+  { "tis_function", "--custom-tis-function-path", FALSE },
 };
 
-#define SLIME_TIS_FUNCTION "examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp"
-#define VERL_ENTRY         "python3 -m verl.trainer.main_ppo"
+static const SlimeFlag *
+slime_flag_of_key (const char *key)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (slime_flags); i++)
+    if (strcmp (slime_flags[i].key, key) == 0)
+      return &slime_flags[i];
+  return NULL;
+}
+#define VERL_ENTRY "python3 -m verl.trainer.main_ppo"
 
 static const char *const format_names[DW_N_EXPORT_FORMATS] = { "yaml", "hydra", "args" };
 
@@ -91,21 +75,26 @@ dw_export_format_from_name (const char *name, DwExportFormat *out)
   return FALSE;
 }
 
+/* the schema's key names of every generation, NULL-terminated (built once) */
 const char *const *
 dw_export_accepted_keys (DwGeneration gen)
 {
-  const DwGenerationInfo *info = dw_generation_info (gen);
-  switch (info ? info->family : DW_FAMILY_SLIME)
+  static const char *names[DW_N_GENERATIONS][DW_CONFIG_MAX_KEYS + 1];
+  static const char *none[1] = { NULL };
+  static gsize initialised;
+  if (g_once_init_enter (&initialised))
     {
-    case DW_FAMILY_VERL_K_OPTIONS:
-      return keys_head;
-    case DW_FAMILY_VERL_LEGACY_RS:
-      return keys_g2;
-    case DW_FAMILY_VERL_MISMATCH:
-      return keys_g1;
-    default:
-      return keys_slime;
+      for (int g = 0; g < DW_N_GENERATIONS; g++)
+        {
+          const DwSchema *schema = dw_schema_get ((DwGeneration)g);
+          gsize n = MIN (schema->n_keys, (gsize)DW_CONFIG_MAX_KEYS);
+          for (gsize i = 0; i < n; i++)
+            names[g][i] = schema->keys[i].name;
+          names[g][n] = NULL;
+        }
+      g_once_init_leave (&initialised, 1);
     }
+  return (int)gen >= 0 && gen < DW_N_GENERATIONS ? names[gen] : none;
 }
 
 gboolean
@@ -438,6 +427,91 @@ check_exportable (const DwConfig *config, GError **error)
   return TRUE;
 }
 
+/* whether @config (valid) runs slime's built-in TIS or IcePop rather than mis.py */
+static gboolean
+slime_builtin (const DwConfig *config)
+{
+  DwPlan plan;
+  DwCorrectionError error;
+  return config->generation == DW_GEN_SLIME && dw_plan_build (config, &plan, &error)
+         && (plan.path == DW_PATH_SLIME_VANILLA || plan.path == DW_PATH_SLIME_ICEPOP);
+}
+
+/* a slime config names only keys its path reads: the built-in paths are flags, mis.py reads
+ * mis.yaml (and --use-tis, --calculate-per-token-loss) */
+static gboolean
+check_slime_keys (const DwConfig *config, GError **error)
+{
+  const gboolean builtin = slime_builtin (config);
+  for (size_t i = 0; i < config->n_keys; i++)
+    {
+      const char *key = config->keys[i];
+      const SlimeFlag *flag = slime_flag_of_key (key);
+      if (builtin && flag == NULL)
+        {
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
+                       _ ("slime's built-in TIS has no flag for '%s' (a mis.py key): set "
+                          "tis_function to mis, or drop the key"),
+                       key);
+          return FALSE;
+        }
+      if (!builtin && (strcmp (key, "tis_clip") == 0 || strcmp (key, "tis_clip_low") == 0))
+        {
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
+                       _ ("'%s' is read only by slime's built-in TIS (%s); mis.py's bounds are "
+                          "tis_lower_bound and tis_upper_bound"),
+                       key, flag->flag);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* slime's built-in TIS / IcePop as the flags slime's argument parser takes */
+static gboolean
+append_slime_flags (GString *out, const DwConfig *config, GError **error)
+{
+  g_autoptr (GString) flags = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (slime_flags); i++)
+    {
+      const DwValue *value = dw_config_get (config, slime_flags[i].key);
+      if (value == NULL)
+        continue;
+      if (slime_flags[i].store_true)
+        {
+          if (dw_value_truthy (value))
+            g_string_append_printf (flags, "%s%s", flags->len ? " " : "", slime_flags[i].flag);
+          continue;
+        }
+      if (strcmp (slime_flags[i].key, "tis_function") == 0)
+        {
+          if (value->kind == DW_VALUE_STR && strcmp (value->s, "icepop") == 0)
+            g_string_append_printf (flags, "%s%s " SLIME_ICEPOP_FUNCTION, flags->len ? " " : "",
+                                    slime_flags[i].flag);
+          continue; /* vanilla is slime's default function */
+        }
+      if (value->kind != DW_VALUE_INT && value->kind != DW_VALUE_FLOAT)
+        {
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
+                       _ ("slime's %s takes a number (argparse type=float), not %s"),
+                       slime_flags[i].flag, value->kind == DW_VALUE_STR ? value->s : "this value");
+          return FALSE;
+        }
+      char number[64];
+      if (value->kind == DW_VALUE_INT)
+        g_snprintf (number, sizeof number, "%" G_GINT64_FORMAT, (gint64)value->i);
+      else
+        dw_python_float_repr (value->f, number, sizeof number);
+      g_string_append_printf (flags, "%s%s %s", flags->len ? " " : "", slime_flags[i].flag, number);
+    }
+  g_string_append_printf (out,
+                          "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
+                          "SLIME_TIS_ARGS=(%s)\n"
+                          "# then add \"${SLIME_TIS_ARGS[@]}\" to the slime command line\n",
+                          flags->str);
+  return TRUE;
+}
+
 static void
 append_yaml (GString *out, const DwConfig *config)
 {
@@ -463,6 +537,9 @@ append_yaml (GString *out, const DwConfig *config)
     {
       const DwValue *v = dw_config_get (config, *k);
       if (v == NULL)
+        continue;
+      /* mis.yaml holds mis.py's keys; the flags of slime's parser are not in it */
+      if (gen == DW_GEN_SLIME && slime_flag_of_key (*k) && strcmp (*k, "use_tis") != 0)
         continue;
       g_string_append_printf (out, "%s%s: ", indent, *k);
       append_yaml_value (out, v);
@@ -512,6 +589,26 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
                      config->keys[i]);
         return NULL;
       }
+  if (gen == DW_GEN_SLIME && !check_slime_keys (config, error))
+    return NULL;
+  if (slime_builtin (config))
+    {
+      if (format != DW_EXPORT_FORMAT_ARGS)
+        {
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
+                       _ ("slime's built-in TIS is set by command-line flags (--use-tis, "
+                          "--tis-clip, --tis-clip-low, --custom-tis-function-path), not a YAML "
+                          "file: use --format args"));
+          return NULL;
+        }
+      GString *flags = g_string_new (NULL);
+      if (!append_slime_flags (flags, config, error))
+        {
+          g_string_free (flags, TRUE);
+          return NULL;
+        }
+      return g_string_free (flags, FALSE);
+    }
   GString *out = g_string_new (NULL);
   if (format == DW_EXPORT_FORMAT_YAML)
     append_yaml (out, config);
@@ -529,6 +626,9 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
       const DwValue *tis = dw_config_get (config, "use_tis");
       if (tis == NULL || (tis->kind == DW_VALUE_BOOL && tis->b))
         g_string_append (out, "--use-tis ");
+      const DwValue *per_token = dw_config_get (config, "calculate_per_token_loss");
+      if (per_token && dw_value_truthy (per_token))
+        g_string_append (out, "--calculate-per-token-loss ");
       g_string_append (
         out, "--custom-config-path mis.yaml --custom-tis-function-path " SLIME_TIS_FUNCTION ")\n"
              "# then add \"${SLIME_MIS_ARGS[@]}\" to the slime command line\n");
@@ -685,6 +785,15 @@ import_yaml_mapping (Importer *im, yaml_document_t *doc, yaml_node_t *map, gbool
       /* verl-0.6 keeps its keys among the other algorithm.* settings: only rollout_* are ours */
       if (only_rollout && !g_str_has_prefix (key, "rollout_"))
         continue;
+      const SlimeFlag *flag = im->gen == DW_GEN_SLIME ? slime_flag_of_key (key) : NULL;
+      if (flag && strcmp (key, "use_tis") != 0)
+        {
+          g_autofree char *at = where (im, line);
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
+                       _ ("%s: %s is a command-line flag of slime (%s), not a mis.yaml key"), at,
+                       key, flag->flag);
+          return FALSE;
+        }
       DwValue val;
       gboolean ok = TRUE;
       if (v->type == YAML_SCALAR_NODE)
@@ -764,7 +873,7 @@ import_yaml (Importer *im, const char *text, gsize len, GError **error)
       gboolean only_rollout = FALSE;
       if (im->gen == DW_GEN_SLIME)
         ;
-      else if (im->gen == DW_GEN_VERL_0_6)
+      else if (dw_generation_info (im->gen)->family == DW_FAMILY_VERL_MISMATCH)
         {
           if (algo)
             {
@@ -817,7 +926,8 @@ import_override (Importer *im, const char *ov, gsize line, GError **error)
   if (!g_str_has_prefix (path, prefix))
     return TRUE; /* another part of the trainer's config */
   const char *key = path + strlen (prefix);
-  if (im->gen == DW_GEN_VERL_0_6 && !g_str_has_prefix (key, "rollout_"))
+  if (dw_generation_info (im->gen)->family == DW_FAMILY_VERL_MISMATCH
+      && !g_str_has_prefix (key, "rollout_"))
     return TRUE;
   DwValue v;
   gboolean too_long;
@@ -875,22 +985,183 @@ heredoc_body (const char *text)
   return NULL;
 }
 
+/* @text without the lines of its here-documents, continuations joined, comments dropped */
+static char *
+command_words_text (const char *text)
+{
+  g_autoptr (GRegex) start
+    = g_regex_new ("<<-?\\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\\1", 0, 0, NULL);
+  g_autoptr (GString) joined = g_string_new (NULL);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autofree char *delimiter = NULL;
+  for (gsize i = 0; lines[i]; i++)
+    {
+      g_autofree char *line = g_strstrip (g_strdup (lines[i]));
+      if (delimiter)
+        {
+          if (strcmp (line, delimiter) == 0)
+            g_clear_pointer (&delimiter, g_free);
+          continue;
+        }
+      g_autoptr (GMatchInfo) match = NULL;
+      if (g_regex_match (start, line, 0, &match))
+        {
+          delimiter = g_match_info_fetch (match, 2);
+          continue; /* the "cat > mis.yaml <<'EOF'" line itself */
+        }
+      if (*line == '#')
+        continue;
+      if (g_str_has_suffix (line, "\\"))
+        line[strlen (line) - 1] = ' ';
+      g_string_append_printf (joined, "%s ", line);
+    }
+  return g_strdup (joined->str);
+}
+
+/* one of slime's TIS flags with its value (@value NULL for a store_true flag) */
+static gboolean
+import_slime_flag (Importer *im, const SlimeFlag *flag, const char *value, GError **error)
+{
+  DwValue parsed;
+  double number;
+  if (flag->store_true)
+    parsed = dw_value_bool (TRUE);
+  else if (strcmp (flag->key, "tis_function") == 0)
+    {
+      const char *name = strcmp (value, SLIME_ICEPOP_FUNCTION) == 0          ? "icepop"
+                         : strcmp (value, SLIME_TIS_FUNCTION) == 0           ? "mis"
+                         : g_str_has_suffix (value, ".vanilla_tis_function") ? "vanilla"
+                                                                             : NULL;
+      if (name == NULL)
+        {
+          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
+                       _ ("%s: --custom-tis-function-path %s is a function Driftwatch cannot "
+                          "reproduce (it knows %s and %s)"),
+                       im->source, value, SLIME_ICEPOP_FUNCTION, SLIME_TIS_FUNCTION);
+          return FALSE;
+        }
+      /* mis.py is the path a config without built-in flags names: no key for it */
+      if (strcmp (name, "mis") == 0)
+        return TRUE;
+      parsed = dw_value_str (name);
+    }
+  else if (dw_python_float (value, &number))
+    parsed = dw_value_float (number);
+  else
+    {
+      /* argparse's own message */
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
+                   _ ("%s: argument %s: invalid float value: '%s'"), im->source, flag->flag, value);
+      return FALSE;
+    }
+  return import_key (im, flag->key, &parsed, 0, error);
+}
+
+/* slime's TIS flags among a command line's words; other flags belong to the rest of slime */
+static gboolean
+import_slime_flags (Importer *im, char **argv, int argc, gboolean with_yaml, gboolean *any,
+                    gboolean *mis, GError **error)
+{
+  for (int i = 0; i < argc; i++)
+    {
+      const char *word = argv[i];
+      const char *dash = strstr (word, "--");
+      if (dash == NULL || (dash != word && dash[-1] != '('))
+        continue;
+      g_autofree char *flag_name = g_strdup (dash);
+      g_strdelimit (flag_name, ")", '\0');
+      char *equals = strchr (flag_name, '=');
+      if (equals)
+        *equals = '\0';
+      const SlimeFlag *flag = NULL;
+      for (gsize f = 0; f < G_N_ELEMENTS (slime_flags); f++)
+        if (strcmp (slime_flags[f].flag, flag_name) == 0)
+          flag = &slime_flags[f];
+      if (flag == NULL)
+        {
+          if (g_str_has_prefix (flag_name, "--tis") || g_str_has_prefix (flag_name, "--use-tis"))
+            {
+              g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
+                           _ ("%s: unrecognized arguments: %s (slime's TIS flags are "
+                              "--use-tis, --tis-clip, --tis-clip-low, "
+                              "--custom-tis-function-path, --calculate-per-token-loss)"),
+                           im->source, flag_name);
+              return FALSE;
+            }
+          continue;
+        }
+      /* with mis.yaml, use_tis is the YAML's; the flag only turns slime's TIS hook on */
+      if (with_yaml && strcmp (flag->key, "use_tis") == 0)
+        continue;
+      g_autofree char *value = NULL;
+      if (!flag->store_true)
+        {
+          value = equals ? g_strdup (equals + 1) : i + 1 < argc ? g_strdup (argv[++i]) : NULL;
+          if (value)
+            g_strdelimit (value, ")", '\0');
+          if (value == NULL || *value == '\0')
+            {
+              g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
+                           _ ("%s: argument %s: expected one argument"), im->source, flag->flag);
+              return FALSE;
+            }
+        }
+      if (!import_slime_flag (im, flag, value, error))
+        return FALSE;
+      *any = TRUE;
+      *mis |= strcmp (flag->key, "tis_function") == 0 && strcmp (value, SLIME_TIS_FUNCTION) == 0;
+    }
+  return TRUE;
+}
+
+/* a slime command line: its TIS flags, and the mis.yaml here-document when there is one */
+static gboolean
+import_slime_args (Importer *im, const char *text, GError **error)
+{
+  g_autofree char *words = command_words_text (text);
+  int argc = 0;
+  g_auto (GStrv) argv = NULL;
+  g_autoptr (GError) shell_error = NULL;
+  if (strspn (words, " ") != strlen (words)
+      && !g_shell_parse_argv (words, &argc, &argv, &shell_error))
+    {
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX, _ ("%s: %s"), im->source,
+                   shell_error->message);
+      return FALSE;
+    }
+  gboolean any_flag = FALSE, mis = FALSE;
+  g_autofree char *body = heredoc_body (text);
+  if (body && !import_yaml (im, body, strlen (body), error))
+    return FALSE;
+  if (!import_slime_flags (im, argv, argc, body != NULL, &any_flag, &mis, error))
+    return FALSE;
+  const DwValue *function = dw_config_get (im->config, "tis_function");
+  if (body)
+    return TRUE;
+  if (mis || !any_flag)
+    {
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
+                   _ ("%s: no mis.yaml here-document: slime's flags only name the file "
+                      "(--custom-config-path), import that YAML with --format yaml"),
+                   im->source);
+      return FALSE;
+    }
+  /* --use-tis without --custom-tis-function-path runs vanilla_tis_function; without --tis-clip
+   * or --tis-clip-low the config must say so (it would otherwise name mis.py) */
+  if (function == NULL && !dw_config_get (im->config, "tis_clip")
+      && !dw_config_get (im->config, "tis_clip_low"))
+    {
+      DwValue vanilla = dw_value_str ("vanilla");
+      dw_config_set (im->config, "tis_function", &vanilla);
+    }
+  return TRUE;
+}
+
 static gboolean
 import_args (Importer *im, const char *text, GError **error)
 {
   if (im->gen == DW_GEN_SLIME)
-    {
-      g_autofree char *body = heredoc_body (text);
-      if (body == NULL)
-        {
-          g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
-                       _ ("%s: no mis.yaml here-document: slime's flags only name the file "
-                          "(--custom-config-path), import that YAML with --format yaml"),
-                       im->source);
-          return FALSE;
-        }
-      return import_yaml (im, body, strlen (body), error);
-    }
+    return import_slime_args (im, text, error);
   /* a shell command line: join continuations, drop comments, split into words */
   g_autoptr (GString) joined = g_string_new (NULL);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
@@ -968,7 +1239,9 @@ dw_config_import_detect (const char *text, gssize length, DwGeneration *gen, DwE
 {
   g_autofree char *t = length < 0 ? g_strdup (text) : g_strndup (text, length);
   if (strstr (t, "use_tis") || strstr (t, "tis_level") || strstr (t, "tis_upper_bound")
-      || strstr (t, "custom-config-path") || strstr (t, "rs_veto_threshold"))
+      || strstr (t, "custom-config-path") || strstr (t, "rs_veto_threshold")
+      || strstr (t, "--use-tis") || strstr (t, "--tis-clip") || strstr (t, "tis_clip")
+      || strstr (t, "custom-tis-function-path"))
     *gen = DW_GEN_SLIME;
   else if (strstr (t, "rollout_is_level") || strstr (t, "rollout_is_mode")
            || strstr (t, "rollout_is_veto_threshold") || strstr (t, "rollout_is_threshold_lower"))
@@ -978,12 +1251,13 @@ dw_config_import_detect (const char *text, gssize length, DwGeneration *gen, DwE
            || g_regex_match_simple (
              "rollout_rs\\s*[:=]\\s*['\"]?(token|sequence|geometric)['\"]?\\s*$", t,
              G_REGEX_MULTILINE, 0))
-    *gen = DW_GEN_VERL_0_7;
+    *gen = strstr (t, "use_policy_gradient") ? DW_GEN_VERL_0_6_1 : DW_GEN_VERL_0_7_0;
   else
-    *gen = DW_GEN_VERL;
+    *gen = DW_GEN_VERL_LATEST; /* the k-option keys of v0.7.1 and later: the newest reads them */
   g_autofree char *heredoc = heredoc_body (t);
+  /* a command line: a here-document, a program, or flags (also inside a bash array "=(--…") */
   if (heredoc || regex_match ("(^|\\n)\\s*(python|--[A-Za-z]|[A-Za-z0-9_./-]+\\.(py|sh)\\b)", t)
-      || strstr (t, "\\\n"))
+      || regex_match ("=\\(\\s*--[A-Za-z]", t) || strstr (t, "\\\n"))
     *format = DW_EXPORT_FORMAT_ARGS;
   else if (g_regex_match_simple ("^\\s*\\+*[A-Za-z_][A-Za-z0-9_.]*\\s*=", t, G_REGEX_MULTILINE, 0)
            && !g_regex_match_simple ("^\\s*[A-Za-z_][A-Za-z0-9_]*\\s*:", t, G_REGEX_MULTILINE, 0))
@@ -995,15 +1269,32 @@ dw_config_import_detect (const char *text, gssize length, DwGeneration *gen, DwE
 /* ------------------------------------------------------------------------------------------ */
 /* GUI entry points                                                                             */
 
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
 static gboolean
 parse_target (const char *target, const char *format, DwGeneration *gen, DwExportFormat *fmt,
               GError **error)
 {
   if (target && !dw_generation_from_name (target, gen))
     {
+      g_autoptr (GPtrArray) releases = g_ptr_array_new ();
+      for (int g = 0; g < DW_N_GENERATIONS; g++)
+        {
+          const DwGenerationInfo *info = dw_generation_info ((DwGeneration)g);
+          if (info->release && strcmp (info->framework, "verl") == 0)
+            g_ptr_array_add (releases, (gpointer)info->name);
+        }
+      g_ptr_array_sort (releases, compare_names);
+      g_ptr_array_add (releases, NULL);
+      g_autofree char *names = g_strjoinv (", ", (char **)releases->pdata);
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
-                   _ ("unknown target '%s' (verl, verl-0.7, verl-0.6.1, verl-0.6 or slime)"),
-                   target);
+                   _ ("unknown target '%s' (verl = the newest release, %s or slime; old names "
+                      "such as verl-0.7 still work)"),
+                   target, names);
       return FALSE;
     }
   if (format && !dw_export_format_from_name (format, fmt))
@@ -1019,7 +1310,7 @@ char *
 dw_config_export_string (const char *config_json, const char *target, const char *format,
                          GError **error)
 {
-  DwGeneration gen = DW_GEN_VERL;
+  DwGeneration gen = DW_GEN_VERL_LATEST;
   DwExportFormat fmt = DW_EXPORT_FORMAT_YAML;
   if (!parse_target (target, format, &gen, &fmt, error))
     return NULL;
