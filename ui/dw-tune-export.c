@@ -29,11 +29,11 @@ dw_tune_export_config (const DwConfig *config, const char *format, GError **erro
 const char *const *
 dw_tune_export_formats (DwGeneration gen)
 {
-  static const char *lists[DW_N_GENERATIONS][DW_N_EXPORT_FORMATS + 1];
+  static const char *lists[DW_N_GENERATIONS_PRE_RELEASE_NAMES][DW_N_EXPORT_FORMATS + 1];
   static gsize once = 0;
   if (g_once_init_enter (&once))
     {
-      for (int g = 0; g < DW_N_GENERATIONS; g++)
+      for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
         {
           int n = 0;
           for (int f = 0; f < DW_N_EXPORT_FORMATS; f++)

@@ -925,7 +925,7 @@ on_generation_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
   if (self->syncing)
     return;
   guint i = adw_combo_row_get_selected (row);
-  if (i < DW_N_GENERATIONS && (DwGeneration)i != self->gen)
+  if (i < DW_N_GENERATIONS_PRE_RELEASE_NAMES && (DwGeneration)i != self->gen)
     set_generation (self, (DwGeneration)i, self->preset);
 }
 
@@ -2001,7 +2001,7 @@ build_controls (DwTuneView *self)
 {
   /* generations */
   g_autoptr (GtkStringList) gens = gtk_string_list_new (NULL);
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
+  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
     gtk_string_list_append (gens, dw_generation_name ((DwGeneration)g));
   adw_combo_row_set_model (self->generation_row, G_LIST_MODEL (gens));
   gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");

@@ -30,8 +30,7 @@ dw_cli_export_config (int argc, char **argv)
       "NAME" },
     { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json,
       N_ ("Config as a JSON object (may contain \"preset\")"), "JSON" },
-    { "to", 't', 0, G_OPTION_ARG_STRING, &to, N_ ("verl, verl-0.7, verl-0.6.1, verl-0.6 or slime"),
-      "G" },
+    { "to", 't', 0, G_OPTION_ARG_STRING, &to, dw_cli_generation_help (), "G" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format, N_ ("yaml (default), hydra or args"), "F" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, N_ ("Write to FILE instead of stdout"),
       "FILE" },
@@ -103,8 +102,7 @@ dw_cli_import_config (int argc, char **argv)
 {
   g_autofree char *from = NULL, *format = NULL;
   GOptionEntry entries[] = {
-    { "from", 'f', 0, G_OPTION_ARG_STRING, &from,
-      N_ ("verl, verl-0.7, verl-0.6.1, verl-0.6 or slime (default: detected)"), "G" },
+    { "from", 'f', 0, G_OPTION_ARG_STRING, &from, dw_cli_generation_help (), "G" },
     { "format", 'F', 0, G_OPTION_ARG_STRING, &format,
       N_ ("yaml, hydra or args (default: detected)"), "F" },
     { NULL },

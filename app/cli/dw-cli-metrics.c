@@ -33,8 +33,7 @@ dw_cli_metrics (int argc, char **argv)
   gboolean arrays = FALSE;
   int repeat = 0;
   GOptionEntry entries[]
-    = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation,
-          N_ ("verl, verl-0.7, verl-0.6.1, verl-0.6 or slime (default verl)"), "G" },
+    = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation, dw_cli_generation_help (), "G" },
         { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, N_ ("Preset name"), "NAME" },
         { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json, N_ ("Config as a JSON object"),
           "JSON" },
@@ -60,7 +59,7 @@ dw_cli_metrics (int argc, char **argv)
                        "[--set KEY=VALUE]... [--arrays] [--repeat N]"));
       return 2;
     }
-  DwGeneration gen = DW_GEN_VERL;
+  DwGeneration gen = DW_GEN_VERL_LATEST;
   if (!dw_cli_parse_generation ("metrics", generation, &gen))
     return 2;
   DwConfig config;

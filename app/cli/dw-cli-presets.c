@@ -41,8 +41,7 @@ dw_cli_presets (int argc, char **argv)
 {
   g_autofree char *generation = NULL;
   GOptionEntry entries[]
-    = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation,
-          N_ ("verl, verl-0.7, verl-0.6.1, verl-0.6 or slime (default: all)"), "G" },
+    = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation, dw_cli_generation_help (), "G" },
         { NULL } };
   g_autoptr (GOptionContext) ctx = g_option_context_new (_ ("— list correction presets"));
   g_option_context_add_main_entries (ctx, entries, GETTEXT_PACKAGE);

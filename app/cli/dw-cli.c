@@ -34,10 +34,37 @@ dw_cli_error (const char *command, const char *format, ...)
 gboolean
 dw_cli_parse_generation (const char *command, const char *name, DwGeneration *gen)
 {
-  if (name == NULL || dw_generation_from_name (name, gen))
+  const char *note = NULL;
+  if (name == NULL)
     return TRUE;
-  dw_cli_error (command, _ ("unknown generation '%s'"), name);
-  return FALSE;
+  if (!dw_generation_resolve (name, gen, &note))
+    {
+      g_autoptr (GString) known = g_string_new (NULL);
+      for (int g = 0; g < DW_N_GENERATIONS; g++)
+        g_string_append_printf (known, "%s%s", g ? ", " : "", dw_generation_name (g));
+      for (const char *const *alias = dw_generation_aliases (); *alias; alias++)
+        g_string_append_printf (known, ", %s", *alias);
+      dw_cli_error (command, _ ("unknown generation '%s' (known: %s)"), name, known->str);
+      return FALSE;
+    }
+  /* an alias or a commit: say which generation it is, on stderr so JSON output stays clean */
+  if (strcmp (name, dw_generation_name (*gen)) != 0)
+    {
+      if (note)
+        dw_cli_error (command, _ ("generation '%s' resolves to %s: %s"), name,
+                      dw_generation_name (*gen), note);
+      else
+        dw_cli_error (command, _ ("generation '%s' resolves to %s"), name,
+                      dw_generation_name (*gen));
+    }
+  return TRUE;
+}
+
+const char *
+dw_cli_generation_help (void)
+{
+  return N_ ("verl-0.6.0 … verl-0.9.0, verl (= newest, verl-0.9.0) or slime; old names "
+             "verl-0.7, verl-0.6 and commit prefixes are accepted");
 }
 
 int dw_cli_version (int argc, char **argv);

@@ -32,6 +32,10 @@ char *dw_cli_default_db_path (void);
 void dw_cli_error (const char *command, const char *format, ...) G_GNUC_PRINTF (2, 3);
 /* Parses a --generation value into @gen (@name NULL: @gen unchanged). An unknown name is reported
  * as "unknown generation 'NAME'" and gives FALSE (exit code 2). */
+/* Parses --generation (canonical names, "verl", old names, commit prefixes) and tells on stderr
+ * which generation an alias resolves to. */
 gboolean dw_cli_parse_generation (const char *command, const char *name, DwGeneration *gen);
+/* The --generation help text shared by every command (untranslated; pass through _()). */
+const char *dw_cli_generation_help (void);
 
 G_END_DECLS

@@ -8,40 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dw-correction.h"
-
-static const char *const gen_names[DW_N_GENERATIONS] = {
-  "verl", "verl-0.7", "verl-0.6.1", "verl-0.6", "slime",
-};
-static const char *const gen_commits[DW_N_GENERATIONS] = {
-  "b178a3cd5", "2f2996b7d", "2c6c65cb0", "4424616d7", "624b824a8",
-};
-
-const char *
-dw_generation_name (DwGeneration gen)
-{
-  if ((int)gen < 0 || gen >= DW_N_GENERATIONS)
-    return NULL;
-  return gen_names[gen];
-}
-
-bool
-dw_generation_from_name (const char *name, DwGeneration *out)
-{
-  if (name == NULL)
-    return false;
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
-    {
-      size_t cl = strlen (name);
-      if (strcmp (name, gen_names[g]) == 0
-          || (cl >= 7 && cl <= 40 && strncmp (name, gen_commits[g], 9 < cl ? 9 : cl) == 0))
-        {
-          *out = (DwGeneration)g;
-          return true;
-        }
-    }
-  return false;
-}
+#include "dw-python.h"
 
 void
 dw_config_init (DwConfig *config, DwGeneration gen)
@@ -51,7 +18,7 @@ dw_config_init (DwConfig *config, DwGeneration gen)
 }
 
 static int
-find_key (const DwConfig *config, const char *key)
+dw_config_find_key (const DwConfig *config, const char *key)
 {
   for (size_t i = 0; i < config->n_keys; i++)
     if (strcmp (config->keys[i], key) == 0)
@@ -64,7 +31,7 @@ dw_config_set (DwConfig *config, const char *key, const DwValue *value)
 {
   if (key == NULL || value == NULL || strlen (key) >= DW_CONFIG_KEY_MAX)
     return false;
-  int i = find_key (config, key);
+  int i = dw_config_find_key (config, key);
   if (i < 0)
     {
       if (config->n_keys >= DW_CONFIG_MAX_KEYS)
@@ -79,7 +46,7 @@ dw_config_set (DwConfig *config, const char *key, const DwValue *value)
 bool
 dw_config_unset (DwConfig *config, const char *key)
 {
-  int i = find_key (config, key);
+  int i = dw_config_find_key (config, key);
   if (i < 0)
     return false;
   for (size_t j = (size_t)i; j + 1 < config->n_keys; j++)
@@ -94,7 +61,7 @@ dw_config_unset (DwConfig *config, const char *key)
 const DwValue *
 dw_config_get (const DwConfig *config, const char *key)
 {
-  int i = find_key (config, key);
+  int i = dw_config_find_key (config, key);
   return i < 0 ? NULL : &config->values[i];
 }
 

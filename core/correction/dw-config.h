@@ -17,25 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dw-generation.h"
+
 #ifdef __cplusplus
 extern "C"
 {
 #endif
-
-  typedef enum
-  {
-    DW_GEN_VERL = 0,   /* verl main (b178a3cd5): rollout_rs k-options, comma lists */
-    DW_GEN_VERL_0_7,   /* 2f2996b7d: token/sequence/geometric RS + veto, bn over non-empty rows */
-    DW_GEN_VERL_0_6_1, /* 2c6c65cb0: same vocabulary, older batch normalisation */
-    DW_GEN_VERL_0_6,   /* 4424616d7: mismatch_helper, mismatch/ prefix, rollout_is_level/mode */
-    DW_GEN_SLIME,      /* slime mis.py (624b824a8) */
-    DW_N_GENERATIONS
-  } DwGeneration;
-
-  /* "verl", "verl-0.7", "verl-0.6.1", "verl-0.6", "slime"; NULL for an invalid value. */
-  const char *dw_generation_name (DwGeneration gen);
-  /* Parses the names above (and the commit prefixes b178a3cd5, 2f2996b7d, 2c6c65cb0, 4424616d7). */
-  bool dw_generation_from_name (const char *name, DwGeneration *out);
 
   typedef enum
   {

@@ -1,13 +1,17 @@
-/* dw-correction-private.h — the fused per-row pass of the float32 fast path (not installed)
+/* dw-correction-private.h — what the correction paths share inside core/correction (not
+ * installed, not included outside this folder)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * One call reads one row of old/rollout log-probs and its mask (already converted to float) once
- * and returns every per-row sum the verl entries need, writing the token IS weights on the way.
- * Two implementations with the same results: a portable scalar one (the reference) and an
- * AVX2+FMA one for rows whose mask is binary. The AVX2 exp is glibc's expf algorithm (the FMA
- * variant glibc itself selects on AVX2+FMA CPUs), bit-identical to expf() on every float input,
- * so weights and every exp-based decision are the same as the scalar path's.
+ * The batch context every reference path reads, the metric list, the per-thread workspace, the
+ * shared metric emitters and each path's entry, and the fused per-row pass of the float32 fast
+ * path (dw-correction-simd.c): one call reads one row of old/rollout log-probs and its mask
+ * (already converted to float) once and returns every per-row sum the verl entries need,
+ * writing the token IS weights on the way. Two implementations with the same results: a
+ * portable scalar one (the reference) and an AVX2+FMA one for rows whose mask is binary. The
+ * AVX2 exp is glibc's expf algorithm (the FMA variant glibc itself selects on AVX2+FMA CPUs),
+ * bit-identical to expf() on every float input, so weights and every exp-based decision are the
+ * same as the scalar path's.
  */
 #pragma once
 
@@ -16,6 +20,183 @@
 #include <stdint.h>
 
 #include "dw-batch.h"
+#include "dw-correction.h"
+#include "dw-torch.h"
+
+/* SAFETY_BOUND of verl and slime: log-ratios are clamped to ±20 before exp (§2) */
+#define DW_SAFETY_BOUND DW_TORCH_SAFETY_BOUND
+/* verl's masked_mean adds 1e-8 to the count (§2) */
+#define DW_MASKED_MEAN_EPS DW_TORCH_MEAN_EPSILON
+
+/* ------------------------------------------------------------------------------------------ */
+/* the batch as the reference paths read it (dw-context.c)                                     */
+
+typedef struct
+{
+  size_t rows, cols; /* B, T */
+  bool f32;          /* float32 log-probs: every elementwise result is rounded to float */
+  const DwBatch *batch;
+  double *log_ratio;       /* [B*T] ℓ = old − rollout in the input dtype */
+  double *mask;            /* [B*T] mask as a number */
+  double *row_count;       /* [B] Σ m per row (in dtype) */
+  double total;            /* Σ m (double) */
+  double mean_denominator; /* R(Σ m + 1e-8): MMEAN denominator over the batch */
+} DwContext;
+
+/* round to / exp in the batch dtype */
+#define DW_ROUND(context, x) dw_torch_round ((context)->f32, (x))
+#define DW_EXP(context, x)   dw_torch_exp ((context)->f32, (x))
+
+/* element @index of a log-prob array in its dtype, as a double */
+static inline double
+dw_context_log_prob (const void *array, bool f32, size_t index)
+{
+  return f32 ? (double)((const float *)array)[index] : ((const double *)array)[index];
+}
+
+static inline bool
+dw_context_valid (const DwContext *context, size_t index)
+{
+  return context->mask[index] != 0;
+}
+
+/* MMEAN over the batch from a masked sum */
+static inline double
+dw_context_mean (const DwContext *context, double sum)
+{
+  return DW_ROUND (context, DW_ROUND (context, sum) / context->mean_denominator);
+}
+
+/* MMEAN over row @row from its masked sum */
+static inline double
+dw_context_row_mean (const DwContext *context, double sum, size_t row)
+{
+  return DW_ROUND (context, DW_ROUND (context, sum)
+                              / DW_ROUND (context, context->row_count[row] + DW_MASKED_MEAN_EPS));
+}
+
+/* The batch checks verl makes first (dtypes, shape, a valid token) and ℓ, mask values, counts. */
+bool dw_context_init (DwContext *context, const DwBatch *batch, DwCorrectionError *error);
+/* per-row log value for sequence (MSUM) / geometric (MMEAN) levels into @row_log [B] */
+void dw_context_row_log_ratio (const DwContext *context, DwLevel level, double *row_log);
+/* ratio per token: exp(SAFE(ℓ)) (token) or exp(SAFE(row_log_b)) broadcast, into @ratios [B*T] */
+void dw_context_ratios (const DwContext *context, DwLevel level, const double *row_log,
+                        double *ratios);
+
+/* ------------------------------------------------------------------------------------------ */
+/* metric lists (dw-metric-list.c) and result arrays (dw-correction-result.c)                  */
+
+typedef struct
+{
+  const char *prefix;
+  size_t n, cap;
+  DwMetric *m;
+  bool oom;
+} DwMetricList;
+
+void dw_metric_list_put (DwMetricList *list, const char *name, double value);
+void dw_metric_list_putf (DwMetricList *list, double value, const char *format, ...)
+  __attribute__ ((format (printf, 3, 4)));
+/* Sorts the list into @result (which owns it from then on); false when out of memory. */
+bool dw_metric_list_finish (DwCorrectionResult *result, DwMetricList *list,
+                            DwCorrectionError *error);
+
+/* Stores @values [n] (doubles) as the weights (or the mask) of @result in @dtype. */
+bool dw_correction_result_set_array (DwCorrectionResult *result, bool weights, DwDType dtype,
+                                     const double *values, size_t n, DwCorrectionError *error);
+
+/* ------------------------------------------------------------------------------------------ */
+/* per-thread workspace (dw-workspace.c)                                                       */
+
+enum
+{
+  DW_WORKSPACE_L,
+  DW_WORKSPACE_M,
+  DW_WORKSPACE_N,
+  DW_WORKSPACE_W,
+  DW_WORKSPACE_KEEP,
+  DW_WORKSPACE_SCRATCH,
+  DW_WORKSPACE_SLIME_W,
+  DW_WORKSPACE_SLIME_NM,
+  DW_WORKSPACE_FAST_ROW,
+  DW_WORKSPACE_FAST_B,
+  DW_WORKSPACE_RAW,
+  DW_WORKSPACE_N_SLOTS
+};
+
+/* A buffer of at least @bytes for @slot, kept for the thread's next runs. */
+void *dw_workspace_get (int slot, size_t bytes);
+/* A result array the caller owns (released with dw_workspace_free or free). */
+void *dw_workspace_alloc (size_t bytes);
+void dw_workspace_free (void *block);
+void dw_workspace_release (void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* metric emitters                                                                             */
+
+typedef struct
+{
+  double sw, fh, fl, su, su2, mx, mn;
+} DwRatioSums;
+
+/* verl's compute_is_metrics from weights @weights [B*T] (§3.3); @row_log [B] for sequence levels
+ * (NULL at token level); @row_means [B] scratch; @geometric_token_weighted: mismatch_helper's
+ * geometric fractions (§6) */
+void dw_ratio_metrics_compute (const DwContext *context, DwMetricList *list, const char *prefix,
+                               const double *weights, const double *row_log, double upper,
+                               double lower, double *row_means, bool geometric_token_weighted);
+/* the same metrics from masked sums already accumulated (the fast path) */
+void dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const char *prefix,
+                            const DwRatioSums *sums, const double *row_log, double upper,
+                            double lower, const double *row_means, bool geometric_token_weighted);
+
+typedef struct
+{
+  double kl, k3, chi;                                      /* token-level masked sums */
+  double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
+} DwOffpolicySums;
+
+void dw_offpolicy_init (DwOffpolicySums *sums);
+void dw_offpolicy_add_row (const DwContext *context, DwOffpolicySums *sums, size_t row,
+                           double sum_old, double sum_rollout, double sum_log_ratio);
+/* @mismatch: mismatch_helper's 11 keys (mismatch_ prefix, no chi2) */
+void dw_offpolicy_emit (const DwContext *context, DwMetricList *list, const DwOffpolicySums *sums,
+                        bool mismatch);
+void dw_offpolicy_compute (const DwContext *context, DwMetricList *list, bool mismatch);
+
+typedef struct
+{
+  double sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked;
+} DwRsSums;
+
+void dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const DwRsBound *bound,
+                             const DwRsSums *sums, const double *row_values, size_t n_valid_rows);
+/* k-option RS (§4.3): @keep [B*T] starts at 1 and gets the combined decision */
+void dw_verl_rs_k_options (const DwContext *context, DwMetricList *list, const DwRsParsed *parsed,
+                           double *keep, double *scratch);
+
+/* IS weights into @weights and the IS metrics (§3.1–§3.3) */
+bool dw_verl_is_weights (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                         double *weights, double *row_log, double *row_means,
+                         DwCorrectionError *error);
+
+/* ------------------------------------------------------------------------------------------ */
+/* the paths                                                                                   */
+
+bool dw_verl_run (const DwContext *context, const DwPlan *plan, DwEntry entry,
+                  DwCorrectionResult *result, DwCorrectionError *error);
+bool dw_verl_mismatch_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
+                           DwCorrectionError *error);
+bool dw_slime_mis_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
+                       DwCorrectionError *error);
+bool dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
+                           DwCorrectionError *error);
+/* 1 done, 0 error (set), -1 not applicable: the caller runs the reference path */
+int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
+                            DwCorrectionError *error);
+
+/* ------------------------------------------------------------------------------------------ */
+/* the fused per-row pass (dw-correction-simd.c)                                               */
 
 typedef struct
 {
@@ -43,19 +224,21 @@ typedef struct
   double sk[3], mk[3];
 } DwRowOut;
 
-void dw_row_pass_scalar (const DwRowIn *in, DwRowOut *out);
+void dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out);
 /* Rows whose mask values are all 0, -0 or 1 only. */
-void dw_row_pass_simd (const DwRowIn *in, DwRowOut *out);
-/* AVX2 and FMA usable (and the fast path not disabled with dw_correction_set_simd (false)). */
-bool dw_simd_enabled (void);
-void dw_correction_set_simd (bool enabled);
+void dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out);
+/* AVX2 and FMA usable (and the fast path not disabled with dw_correction_simd_set_enabled (false)).
+ */
+bool dw_correction_simd_enabled (void);
+void dw_correction_simd_set_enabled (bool enabled);
 /* Forces the reference path (ctx arrays in double) for tests: false by default. */
-void dw_correction_set_reference (bool reference);
-bool dw_correction_get_reference (void);
+void dw_correction_simd_set_reference (bool reference);
+bool dw_correction_simd_get_reference (void);
 
 /* Mask row [off, off+T) to float. Returns false when a value is not exactly a float (the fast
  * path then gives way to the reference path); *binary = every value is 0, -0 or 1. */
-bool dw_mask_row_to_float (const DwBatch *batch, size_t off, size_t T, float *mf, bool *binary);
+bool dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T, float *mf,
+                                           bool *binary);
 
 /* y[i] = expf(x[i]) through the vector path when enabled (for tests). */
-void dw_expf_array (const float *x, float *y, size_t n);
+void dw_correction_simd_expf_array (const float *x, float *y, size_t n);

@@ -20,7 +20,7 @@
 #define SAFETY_F 20.0f
 
 static void
-row_out_init (DwRowOut *out)
+dw_correction_simd_row_out_init (DwRowOut *out)
 {
   memset (out, 0, sizeof *out);
   out->wmax = out->mk[0] = out->mk[1] = out->mk[2] = -INFINITY;
@@ -29,7 +29,7 @@ row_out_init (DwRowOut *out)
 
 /* tokens [t0, T) of a row, every formula as the reference path computes it */
 static void
-row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
+dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
 {
   const float C = in->C, c = in->c;
   for (size_t t = t0; t < in->T; t++)
@@ -83,10 +83,10 @@ row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
 }
 
 void
-dw_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
+dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
 {
-  row_out_init (out);
-  row_pass_scalar_from (in, out, 0);
+  dw_correction_simd_row_out_init (out);
+  dw_correction_simd_row_pass_scalar_from (in, out, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -96,7 +96,7 @@ static int simd_state = -1; /* -1 unknown, 0 off, 1 on */
 static bool force_reference = false;
 
 bool
-dw_simd_enabled (void)
+dw_correction_simd_enabled (void)
 {
 #ifdef DW_HAVE_X86
   if (simd_state < 0)
@@ -111,21 +111,21 @@ dw_simd_enabled (void)
 }
 
 void
-dw_correction_set_simd (bool enabled)
+dw_correction_simd_set_enabled (bool enabled)
 {
   simd_state = -1;
-  if (!enabled || !dw_simd_enabled ())
+  if (!enabled || !dw_correction_simd_enabled ())
     simd_state = 0;
 }
 
 void
-dw_correction_set_reference (bool reference)
+dw_correction_simd_set_reference (bool reference)
 {
   force_reference = reference;
 }
 
 bool
-dw_correction_get_reference (void)
+dw_correction_simd_get_reference (void)
 {
   return force_reference;
 }
@@ -151,7 +151,7 @@ dw_correction_get_reference (void)
 
 #ifdef DW_HAVE_X86
 __attribute__ ((target ("avx2"))) static bool
-mask_i64_binary_avx2 (const int64_t *p, size_t T, float *mf)
+dw_correction_simd_mask_i64_avx2 (const int64_t *p, size_t T, float *mf)
 {
   size_t t = 0;
   __m256i bad = _mm256_setzero_si256 ();
@@ -179,7 +179,7 @@ mask_i64_binary_avx2 (const int64_t *p, size_t T, float *mf)
 }
 
 __attribute__ ((target ("avx2"))) static bool
-mask_u8_binary_avx2 (const uint8_t *p, size_t T, float *mf)
+dw_correction_simd_mask_u8_avx2 (const uint8_t *p, size_t T, float *mf)
 {
   size_t t = 0;
   __m256i bad = _mm256_setzero_si256 ();
@@ -203,20 +203,21 @@ mask_u8_binary_avx2 (const uint8_t *p, size_t T, float *mf)
 #endif
 
 bool
-dw_mask_row_to_float (const DwBatch *batch, size_t off, size_t T, float *mf, bool *binary)
+dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T, float *mf,
+                                      bool *binary)
 {
   bool bin = true;
 #ifdef DW_HAVE_X86
-  if (dw_simd_enabled ())
+  if (dw_correction_simd_enabled ())
     {
       if (batch->mask_dtype == DW_DTYPE_I64
-          && mask_i64_binary_avx2 ((const int64_t *)batch->response_mask + off, T, mf))
+          && dw_correction_simd_mask_i64_avx2 ((const int64_t *)batch->response_mask + off, T, mf))
         {
           *binary = true;
           return true;
         }
       if ((batch->mask_dtype == DW_DTYPE_U8 || batch->mask_dtype == DW_DTYPE_BOOL)
-          && mask_u8_binary_avx2 ((const uint8_t *)batch->response_mask + off, T, mf))
+          && dw_correction_simd_mask_u8_avx2 ((const uint8_t *)batch->response_mask + off, T, mf))
         {
           *binary = true;
           return true;
@@ -302,7 +303,7 @@ static const uint64_t exp2_tab[32] = {
 /* expf on 4 floats with |x| < 88 or NaN: glibc's algorithm (k = round(x·32/ln2), 2^(k/32) from the
  * table, cubic in r), with the fused operations of its FMA build. */
 static VT inline __m128
-exp4_core (__m128 x)
+dw_correction_simd_exp4_core (__m128 x)
 {
   const __m256d invln2n = _mm256_set1_pd (0x1.71547652b82fep+0 * 32);
   const __m256d shift = _mm256_set1_pd (0x1.8p+52);
@@ -328,18 +329,18 @@ exp4_core (__m128 x)
 }
 
 static VT inline __m256
-exp8_core (__m256 x)
+dw_correction_simd_exp8_core (__m256 x)
 {
-  __m128 lo = exp4_core (_mm256_castps256_ps128 (x));
-  __m128 hi = exp4_core (_mm256_extractf128_ps (x, 1));
+  __m128 lo = dw_correction_simd_exp4_core (_mm256_castps256_ps128 (x));
+  __m128 hi = dw_correction_simd_exp4_core (_mm256_extractf128_ps (x, 1));
   return _mm256_insertf128_ps (_mm256_castps128_ps256 (lo), hi, 1);
 }
 
 /* full-range expf, bit-identical to glibc's */
 static VT inline __m256
-exp8 (__m256 x)
+dw_correction_simd_exp8 (__m256 x)
 {
-  __m256 y = exp8_core (x);
+  __m256 y = dw_correction_simd_exp8_core (x);
   y = _mm256_blendv_ps (y, _mm256_set1_ps (INFINITY),
                         _mm256_cmp_ps (x, _mm256_set1_ps (0x1.62e42ep6f), _CMP_GT_OQ));
   y = _mm256_blendv_ps (y, _mm256_setzero_ps (),
@@ -349,17 +350,17 @@ exp8 (__m256 x)
 }
 
 static VT void
-expf_array_simd (const float *x, float *y, size_t n)
+dw_correction_simd_expf_array_avx2 (const float *x, float *y, size_t n)
 {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps (y + i, exp8 (_mm256_loadu_ps (x + i)));
+    _mm256_storeu_ps (y + i, dw_correction_simd_exp8 (_mm256_loadu_ps (x + i)));
   for (; i < n; i++)
     y[i] = expf (x[i]);
 }
 
 static VT inline double
-hsum_pd (__m256d v)
+dw_correction_simd_hsum_pd (__m256d v)
 {
   __m128d a = _mm_add_pd (_mm256_castpd256_pd128 (v), _mm256_extractf128_pd (v, 1));
   return _mm_cvtsd_f64 (_mm_add_sd (a, _mm_unpackhi_pd (a, a)));
@@ -368,7 +369,7 @@ hsum_pd (__m256d v)
 /* 8 float lanes added to a 4-lane double accumulator (the two halves are added first: one add
  * on the loop-carried chain instead of two) */
 static VT inline __m256d
-acc_pd (__m256d acc, __m256 v)
+dw_correction_simd_acc_pd (__m256d acc, __m256 v)
 {
   const __m256d lo = _mm256_cvtps_pd (_mm256_castps256_ps128 (v));
   const __m256d hi = _mm256_cvtps_pd (_mm256_extractf128_ps (v, 1));
@@ -376,7 +377,7 @@ acc_pd (__m256d acc, __m256 v)
 }
 
 static VT inline float
-hmax_ps (__m256 v)
+dw_correction_simd_hmax_ps (__m256 v)
 {
   float a[8];
   _mm256_storeu_ps (a, v);
@@ -387,7 +388,7 @@ hmax_ps (__m256 v)
 }
 
 static VT inline float
-hmin_ps (__m256 v)
+dw_correction_simd_hmin_ps (__m256 v)
 {
   float a[8];
   _mm256_storeu_ps (a, v);
@@ -407,7 +408,8 @@ hmin_ps (__m256 v)
  * flags are compile-time constants there, so unused accumulators vanish and the rest stay in
  * registers); K is a bit set of the k statistics needed (bit j: k(j+1)). */
 static VT inline __attribute__ ((always_inline)) void
-row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, const unsigned K)
+dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN,
+                                  const unsigned K)
 {
   const size_t T = in->T;
   const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
@@ -435,8 +437,8 @@ row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, 
       const __m256 L = _mm256_sub_ps (O, R);
       if (pl)
         _mm256_storeu_ps (pl + t, L);
-      const __m256 V = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
-      const int vm = _mm256_movemask_ps (V);
+      const __m256 dw_context_valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
+      const int vm = _mm256_movemask_ps (dw_context_valid);
       const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
       if (vm == 0)
         {
@@ -448,25 +450,28 @@ row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, 
               _mm256_storeu_ps (pw + t, W);
             }
           if (pe)
-            _mm256_storeu_ps (pe + t, exp8_core (LS));
+            _mm256_storeu_ps (pe + t, dw_correction_simd_exp8_core (LS));
           continue;
         }
-      const __m256 E = exp8_core (LS);
+      const __m256 E = dw_correction_simd_exp8_core (LS);
       if (pe)
         _mm256_storeu_ps (pe + t, E);
       __m256 EL = E;
-      const __m256 big
-        = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), V);
+      const __m256 big = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ),
+                                        dw_context_valid);
       if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
-        EL = _mm256_blendv_ps (E, exp8 (L), big);
+        EL = _mm256_blendv_ps (E, dw_correction_simd_exp8 (L), big);
       n_valid += (size_t)__builtin_popcount ((unsigned)vm);
-      d_so = acc_pd (d_so, _mm256_and_ps (O, V));
-      d_sr = acc_pd (d_sr, _mm256_and_ps (R, V));
-      d_sl = acc_pd (d_sl, _mm256_and_ps (L, V));
-      d_k3 = acc_pd (d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), V));
-      d_chi = acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), V));
+      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, dw_context_valid));
+      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, dw_context_valid));
+      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, dw_context_valid));
+      d_k3 = dw_correction_simd_acc_pd (
+        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), dw_context_valid));
+      d_chi
+        = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), dw_context_valid));
       if (TOK || K)
-        lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), V));
+        lnan = _mm256_or_ps (lnan,
+                             _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), dw_context_valid));
       if (TOK)
         {
           const __m256 W = _mm256_mul_ps (E, M);
@@ -474,19 +479,20 @@ row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, 
           const __m256 lt = _mm256_cmp_ps (W, cv, _CMP_LT_OQ);
           const __m256 Wt = _mm256_blendv_ps (W, Cv, gt);
           _mm256_storeu_ps (pw + t, Wt);
-          d_sw = acc_pd (d_sw, _mm256_and_ps (W, V));
-          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, V), one));
-          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, V), one));
+          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (W, dw_context_valid));
+          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, dw_context_valid), one));
+          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, dw_context_valid), one));
           /* CLAMP (W, c, C) as the reference path computes it: min(max(W, c), C) — when c > C
            * (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
           const __m256 Y = _mm256_blendv_ps (W, cv, lt);
           const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          d_su = acc_pd (d_su, _mm256_and_ps (U, V));
-          d_su2 = acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), V));
+          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, dw_context_valid));
+          d_su2 = dw_correction_simd_acc_pd (
+            d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), dw_context_valid));
           if (BN)
-            d_swt = acc_pd (d_swt, _mm256_and_ps (Wt, V));
-          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, V));
-          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, V));
+            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (Wt, dw_context_valid));
+          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, dw_context_valid));
+          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, dw_context_valid));
         }
       for (int j = 0; j < 3; j++)
         if (K & (1u << j))
@@ -494,107 +500,107 @@ row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN, 
             __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
                         : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
                                  : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d_sk[j] = acc_pd (d_sk[j], _mm256_and_ps (Kv, V));
-            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, V));
+            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, dw_context_valid));
+            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, dw_context_valid));
           }
       if (TOK && ++pending == FLUSH)
         {
           pending = 0;
-          d_fh = acc_pd (d_fh, f_fh), f_fh = zero;
-          d_fl = acc_pd (d_fl, f_fl), f_fl = zero;
+          d_fh = dw_correction_simd_acc_pd (d_fh, f_fh), f_fh = zero;
+          d_fl = dw_correction_simd_acc_pd (d_fl, f_fl), f_fl = zero;
         }
     }
-  d_fh = acc_pd (d_fh, f_fh);
-  d_fl = acc_pd (d_fl, f_fl);
-  row_out_init (out);
+  d_fh = dw_correction_simd_acc_pd (d_fh, f_fh);
+  d_fl = dw_correction_simd_acc_pd (d_fl, f_fl);
+  dw_correction_simd_row_out_init (out);
   out->n = (double)n_valid; /* binary rows: Σm = # valid */
   out->n_valid = n_valid;
-  out->so = hsum_pd (d_so);
-  out->sr = hsum_pd (d_sr);
-  out->sl = hsum_pd (d_sl);
-  out->k3kl = hsum_pd (d_k3);
-  out->chi = hsum_pd (d_chi);
+  out->so = dw_correction_simd_hsum_pd (d_so);
+  out->sr = dw_correction_simd_hsum_pd (d_sr);
+  out->sl = dw_correction_simd_hsum_pd (d_sl);
+  out->k3kl = dw_correction_simd_hsum_pd (d_k3);
+  out->chi = dw_correction_simd_hsum_pd (d_chi);
   const bool has_nan = _mm256_movemask_ps (lnan) != 0;
   if (TOK)
     {
-      out->sw = hsum_pd (d_sw);
-      out->fh = hsum_pd (d_fh);
-      out->fl = hsum_pd (d_fl);
-      out->su = hsum_pd (d_su);
-      out->su2 = hsum_pd (d_su2);
-      out->swt = hsum_pd (d_swt);
+      out->sw = dw_correction_simd_hsum_pd (d_sw);
+      out->fh = dw_correction_simd_hsum_pd (d_fh);
+      out->fl = dw_correction_simd_hsum_pd (d_fl);
+      out->su = dw_correction_simd_hsum_pd (d_su);
+      out->su2 = dw_correction_simd_hsum_pd (d_su2);
+      out->swt = dw_correction_simd_hsum_pd (d_swt);
       if (n_valid)
         {
-          out->wmax = has_nan ? NAN : hmax_ps (wmax);
-          out->wmin = has_nan ? NAN : hmin_ps (wmin);
+          out->wmax = has_nan ? NAN : dw_correction_simd_hmax_ps (wmax);
+          out->wmin = has_nan ? NAN : dw_correction_simd_hmin_ps (wmin);
         }
     }
   for (int j = 0; j < 3; j++)
     if (K & (1u << j))
       {
-        out->sk[j] = hsum_pd (d_sk[j]);
+        out->sk[j] = dw_correction_simd_hsum_pd (d_sk[j]);
         if (n_valid)
-          out->mk[j] = has_nan ? NAN : hmax_ps (kmax[j]);
+          out->mk[j] = has_nan ? NAN : dw_correction_simd_hmax_ps (kmax[j]);
       }
-  row_pass_scalar_from (in, out, t);
+  dw_correction_simd_row_pass_scalar_from (in, out, t);
 }
 
-#define ROW_PASS(NAME, TOK, BN, K)                       \
-  static VT void NAME (const DwRowIn *in, DwRowOut *out) \
-  {                                                      \
-    row_pass_body (in, out, TOK, BN, K);                 \
+#define ROW_PASS(NAME, TOK, BN, K)                          \
+  static VT void NAME (const DwRowIn *in, DwRowOut *out)    \
+  {                                                         \
+    dw_correction_simd_row_pass_body (in, out, TOK, BN, K); \
   }
 /* the presets' combinations: no IS / token IS, no k / k1 (geo RS, seq-sum RS) / k3 (k3 RS) */
-ROW_PASS (row_pass_n0, false, false, 0)
-ROW_PASS (row_pass_t0, true, false, 0)
-ROW_PASS (row_pass_n1, false, false, 1)
-ROW_PASS (row_pass_t1, true, false, 1)
-ROW_PASS (row_pass_n4, false, false, 4)
-ROW_PASS (row_pass_t4, true, false, 4)
+ROW_PASS (dw_correction_simd_row_pass_n0, false, false, 0)
+ROW_PASS (dw_correction_simd_row_pass_t0, true, false, 0)
+ROW_PASS (dw_correction_simd_row_pass_n1, false, false, 1)
+ROW_PASS (dw_correction_simd_row_pass_t1, true, false, 1)
+ROW_PASS (dw_correction_simd_row_pass_n4, false, false, 4)
+ROW_PASS (dw_correction_simd_row_pass_t4, true, false, 4)
 #undef ROW_PASS
 
 static VT void
-row_pass_any (const DwRowIn *in, DwRowOut *out, unsigned k)
+dw_correction_simd_row_pass_any (const DwRowIn *in, DwRowOut *out, unsigned k)
 {
-  row_pass_body (in, out, in->is_token, in->bn, k);
+  dw_correction_simd_row_pass_body (in, out, in->is_token, in->bn, k);
 }
 
 static void
-row_pass_simd (const DwRowIn *in, DwRowOut *out)
+dw_correction_simd_row_pass_avx2 (const DwRowIn *in, DwRowOut *out)
 {
   const unsigned k
     = (unsigned)in->need_k[0] | (unsigned)in->need_k[1] << 1 | (unsigned)in->need_k[2] << 2;
   if (!in->bn && (k == 0 || k == 1 || k == 4))
     {
       if (k == 0)
-        (in->is_token ? row_pass_t0 : row_pass_n0) (in, out);
+        (in->is_token ? dw_correction_simd_row_pass_t0 : dw_correction_simd_row_pass_n0) (in, out);
       else if (k == 1)
-        (in->is_token ? row_pass_t1 : row_pass_n1) (in, out);
+        (in->is_token ? dw_correction_simd_row_pass_t1 : dw_correction_simd_row_pass_n1) (in, out);
       else
-        (in->is_token ? row_pass_t4 : row_pass_n4) (in, out);
+        (in->is_token ? dw_correction_simd_row_pass_t4 : dw_correction_simd_row_pass_n4) (in, out);
     }
   else
-    row_pass_any (in, out, k);
+    dw_correction_simd_row_pass_any (in, out, k);
 }
 #endif
 
 void
-dw_row_pass_simd (const DwRowIn *in, DwRowOut *out)
+dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out)
 {
 #ifdef DW_HAVE_X86
-  row_pass_simd (in, out);
+  dw_correction_simd_row_pass_avx2 (in, out);
 #else
-  dw_row_pass_scalar (in, out);
+  dw_correction_simd_row_pass_scalar (in, out);
 #endif
 }
 
 void
-dw_expf_array (const float *x, float *y, size_t n)
+dw_correction_simd_expf_array (const float *x, float *y, size_t n)
 {
 #ifdef DW_HAVE_X86
-  if (dw_simd_enabled ())
+  if (dw_correction_simd_enabled ())
     {
-      expf_array_simd (x, y, n);
+      dw_correction_simd_expf_array_avx2 (x, y, n);
       return;
     }
 #endif

@@ -14,34 +14,16 @@
 
 #include "dw-batch.h"
 #include "dw-config.h"
+#include "dw-error.h"
+#include "dw-plan.h"
+#include "dw-python.h"
+#include "dw-rs.h"
+#include "dw-schema.h"
 
 #ifdef __cplusplus
 extern "C"
 {
 #endif
-
-  /* ---------------------------------------------------------------------------------------- */
-  /* Errors                                                                                   */
-
-  typedef enum
-  {
-    DW_ERROR_NONE = 0,
-    DW_ERROR_VALUE,         /* Python ValueError */
-    DW_ERROR_TYPE,          /* Python TypeError */
-    DW_ERROR_ZERO_DIVISION, /* Python ZeroDivisionError */
-  } DwErrorKind;
-
-#define DW_ERROR_MESSAGE_MAX 512
-
-  typedef struct
-  {
-    DwErrorKind kind;
-    char message[DW_ERROR_MESSAGE_MAX]; /* verl's / Python's message, without the type name */
-  } DwCorrectionError;
-
-  /* "ValueError", "TypeError", "ZeroDivisionError"; NULL for DW_ERROR_NONE. */
-  const char *dw_error_kind_name (DwErrorKind kind);
-  void dw_correction_error_clear (DwCorrectionError *error);
 
   /* ---------------------------------------------------------------------------------------- */
   /* Result                                                                                   */
@@ -96,8 +78,12 @@ extern "C"
    * largest batch seen) so that repeated runs do not fault fresh pages; this frees it. */
   void dw_correction_release_workspace (void);
 
-  /* The checks verl makes that do not depend on the batch (option names, thresholds ≤ 0, threshold
-   * grammar, types), in verl's order. For the config importer. */
+  /* Runs a plan from dw_plan_build (the configuration is checked once, not per batch). */
+  bool dw_correction_run_plan (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
+                               DwCorrectionResult *result, DwCorrectionError *error);
+
+  /* dw_plan_build without keeping the plan: the checks the trainer makes that do not depend on
+   * the batch, in its order, with its messages. */
   bool dw_correction_check_config (const DwConfig *config, DwCorrectionError *error);
 
   /* ---------------------------------------------------------------------------------------- */
@@ -119,67 +105,6 @@ extern "C"
   /* Field values of a preset as a fresh config (generation @gen). */
   bool dw_preset_config (DwGeneration gen, const char *name, DwConfig *out,
                          DwCorrectionError *error);
-
-  /* ---------------------------------------------------------------------------------------- */
-  /* RS option / threshold grammar (HEAD, §2.3.1/§2.3.2)                                      */
-
-  typedef enum
-  {
-    DW_RS_TOKEN_K1 = 0,
-    DW_RS_TOKEN_K2,
-    DW_RS_TOKEN_K3,
-    DW_RS_SEQ_SUM_K1,
-    DW_RS_SEQ_SUM_K2,
-    DW_RS_SEQ_SUM_K3,
-    DW_RS_SEQ_MEAN_K1,
-    DW_RS_SEQ_MEAN_K2,
-    DW_RS_SEQ_MEAN_K3,
-    DW_RS_SEQ_MAX_K2,
-    DW_RS_SEQ_MAX_K3,
-    DW_RS_N_OPTIONS
-  } DwRsOption;
-
-  typedef enum
-  {
-    DW_RS_AGG_TOKEN = 0,
-    DW_RS_AGG_SUM,
-    DW_RS_AGG_MEAN,
-    DW_RS_AGG_MAX,
-  } DwRsAgg;
-
-  /* "token_k1", …; NULL for an invalid value. */
-  const char *dw_rs_option_name (DwRsOption opt);
-  /* 1, 2 or 3 */
-  int dw_rs_option_k (DwRsOption opt);
-  DwRsAgg dw_rs_option_agg (DwRsOption opt);
-
-  typedef struct
-  {
-    DwRsOption option;
-    bool has_lower;   /* k1 options only */
-    double lower;     /* ratio-space lower bound (k1), as float() parsed it */
-    double upper;     /* ratio-space upper (k1) or the statistic's upper bound (k2/k3) */
-    double log_lower; /* math.log(lower) in double (k1); the comparison rounds it to float32 */
-    double log_upper; /* math.log(upper) (k1); == upper for k2/k3 */
-  } DwRsBound;
-
-  typedef struct
-  {
-    size_t n; /* deduplicated options, first occurrence order */
-    DwRsBound bounds[DW_RS_N_OPTIONS];
-  } DwRsParsed;
-
-  /* Parses rollout_rs (@options, a DwValue: must be a str) and rollout_rs_threshold (@threshold,
-   * None → ValueError) exactly as verl HEAD does, including Python's float() and str() quirks and
-   * the error types/messages. */
-  bool dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *out,
-                    DwCorrectionError *error);
-
-  /* Python float(str) semantics (whitespace, '_' between digits, inf/nan/infinity, no hex).
-   * Returns false when Python would raise ValueError. */
-  bool dw_python_float (const char *s, double *out);
-  /* Python repr() of a double ("0.5", "1e-05", "inf", "nan") into @buf. */
-  char *dw_python_float_repr (double v, char *buf, size_t size);
 
   /* ---------------------------------------------------------------------------------------- */
   /* Building blocks (shared with the what-if engine)                                          */

@@ -1,58 +1,7 @@
-/* dw-torch-private.h — torch / numpy scalar semantics shared by the correction kernels and the
- * what-if engine (not installed)
+/* dw-torch-private.h — kept for modules written before dw-torch.h was public; include dw-torch.h
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
- *
- * libc + libm only, static inline. One copy of the elementwise rules the reference
- * implementations follow, so dw-correction.c, dw-correction-simd.c and dw-whatif-engine.c cannot
- * drift apart: every value they compute must stay bit-identical to verl/slime (golden tests).
- * Callers build with -ffp-contract=off.
  */
 #pragma once
 
-#include <math.h>
-#include <stdbool.h>
-
-/* round to the input dtype: float32 tensors round every intermediate result to float */
-static inline double
-dw_torch_round (bool f32, double x)
-{
-  return f32 ? (double)(float)x : x;
-}
-
-/* torch.exp in the input dtype (expf for float32) */
-static inline double
-dw_torch_exp (bool f32, double x)
-{
-  return f32 ? (double)expf ((float)x) : exp (x);
-}
-
-/* torch.clamp / np.clip: min(max(x, lo), hi), so every non-NaN value becomes hi when lo > hi
- * (e.g. the [1/C, C] std/ESS clamp for rollout_is_threshold < 1); NaN stays NaN */
-static inline double
-dw_torch_clamp (double x, double lo, double hi)
-{
-  const double y = x < lo ? lo : x;
-  return y > hi ? hi : y;
-}
-
-/* dw_torch_clamp on float32 values */
-static inline float
-dw_torch_clampf (float x, float lo, float hi)
-{
-  const float y = x < lo ? lo : x;
-  return y > hi ? hi : y;
-}
-
-/* NaN-propagating max / min (torch.max / torch.min, unlike fmax / fmin) */
-static inline double
-dw_torch_max (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b > a ? b : a);
-}
-
-static inline double
-dw_torch_min (double a, double b)
-{
-  return isnan (a) || isnan (b) ? NAN : (b < a ? b : a);
-}
+#include "dw-torch.h"

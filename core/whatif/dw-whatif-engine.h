@@ -65,6 +65,9 @@ typedef struct
 {
   DwCorrectionResult result; /* metrics only (weights and mask are NULL), sorted by key */
   guint8 *approximate;       /* [result.n_metrics]: 1 = value from an estimate, exact pending */
+  double *error_bound;       /* [result.n_metrics]: bound on |value − exact| of an approximate
+                              * value (compact steps, docs/WHATIF.md), NAN when none is known; 0
+                              * for exact values */
   gboolean any_approximate;
   gboolean pending; /* no values at all from statistics: exact pass needed */
   gboolean failed;  /* verl/slime would raise: @error holds kind and message */
@@ -75,6 +78,8 @@ void dw_whatif_step_result_clear (DwWhatifStepResult *res);
 /* The value of @key, or NULL; @approximate (nullable) says whether it is an estimate. */
 const double *dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key,
                                          gboolean *approximate);
+/* The error bound of @key (0 for an exact value, NAN when unknown or absent). */
+double dw_whatif_step_result_get_error_bound (const DwWhatifStepResult *res, const char *key);
 
 /* Evaluates @config (a "preset" key must be resolved: dw_preset_apply()) on the statistics.
  * Fills @out (cleared first). Returns FALSE when verl/slime would raise (out->failed). */

@@ -18,9 +18,10 @@ test_presets_json (void)
   g_autoptr (JsonParser) p = json_parser_new ();
   g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
   JsonObject *o = json_node_get_object (json_parser_get_root (p));
-  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl");
+  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+  g_assert_nonnull (strstr (err, "'verl' resolves to verl-0.9.0"));
   JsonArray *a = json_object_get_array_member (o, "presets");
-  g_assert_cmpuint (json_array_get_length (a), ==, 17);
+  g_assert_cmpuint (json_array_get_length (a), ==, 19);
   gboolean seen = FALSE;
   for (guint i = 0; i < json_array_get_length (a); i++)
     {
@@ -104,7 +105,7 @@ test_metrics_samples (void)
     {
       g_autofree char *path = g_build_filename (dir, exact[f], NULL);
       g_autofree char *out = NULL, *err = NULL;
-      const char *a[] = { "metrics", path, "--config", cfg, NULL };
+      const char *a[] = { "metrics", path, "--generation", "verl-0.7.1", "--config", cfg, NULL };
       g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
       g_autoptr (JsonParser) p = json_parser_new ();
       JsonObject *got = json_node_get_object (parse_member (p, out, "metrics"));
@@ -131,7 +132,7 @@ test_metrics_samples (void)
 
   g_autofree char *bf16 = g_build_filename (dir, "step_000001_bf16.safetensors", NULL);
   g_autofree char *out = NULL, *err = NULL;
-  const char *a[] = { "metrics", bf16, "--config", cfg, NULL };
+  const char *a[] = { "metrics", bf16, "--generation", "verl-0.7.1", "--config", cfg, NULL };
   g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
   g_assert_nonnull (strstr (err, bf16));
   g_assert_nonnull (strstr (err, "bfloat16"));
@@ -176,12 +177,13 @@ test_metrics_golden (void)
   g_autofree char *batch
     = g_build_filename (g_getenv ("DW_SHARED_DIR"), "golden", "batches", "tiny.npz", NULL);
   g_autofree char *out = NULL, *err = NULL;
-  const char *a[] = { "metrics",  batch,
-                      "--config", "{\"rollout_is\": \"token\"}",
-                      "--set",    "rollout_is_threshold=2.0",
-                      "--set",    "rollout_rs=token_k1",
-                      "--set",    "rollout_rs_threshold=0.6_1.4",
-                      "--arrays", NULL };
+  const char *a[] = { "metrics",      batch,
+                      "--generation", "verl-0.7.1",
+                      "--config",     "{\"rollout_is\": \"token\"}",
+                      "--set",        "rollout_is_threshold=2.0",
+                      "--set",        "rollout_rs=token_k1",
+                      "--set",        "rollout_rs_threshold=0.6_1.4",
+                      "--arrays",     NULL };
   int rc = dw_test_run_cli (a, NULL, &out, &err);
   g_assert_cmpint (rc, ==, 0);
   g_autoptr (JsonParser) p = json_parser_new ();

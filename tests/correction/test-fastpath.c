@@ -52,7 +52,7 @@ test_expf_bits (void)
           guint32 u = (guint32)(base + (guint64)i * 61);
           memcpy (&x[i], &u, 4);
         }
-      dw_expf_array (x, y, N);
+      dw_correction_simd_expf_array (x, y, N);
       for (guint32 i = 0; i < N; i++, n++)
         {
           const float r = expf (x[i]);
@@ -68,7 +68,7 @@ test_expf_bits (void)
         88.72284f, -87.33654f, -103.97208f, -103.9721f,    0x1p-126f,     -0x1p-149f, 20.0f,
         -20.0f,    1e30f,      -1e30f,      0x1.62e42ep6f, -0x1.9fe368p6f };
   float ys[G_N_ELEMENTS (sp)];
-  dw_expf_array (sp, ys, G_N_ELEMENTS (sp));
+  dw_correction_simd_expf_array (sp, ys, G_N_ELEMENTS (sp));
   for (gsize i = 0; i < G_N_ELEMENTS (sp); i++)
     {
       const float r = expf (sp[i]);
@@ -159,11 +159,11 @@ static void
 run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res)
 {
   DwCorrectionError e;
-  dw_correction_set_reference (mode == 0);
-  dw_correction_set_simd (mode == 2);
+  dw_correction_simd_set_reference (mode == 0);
+  dw_correction_simd_set_enabled (mode == 2);
   gboolean ok = dw_correction_run (b, c, res, &e);
-  dw_correction_set_reference (FALSE);
-  dw_correction_set_simd (TRUE);
+  dw_correction_simd_set_reference (FALSE);
+  dw_correction_simd_set_enabled (TRUE);
   if (!ok)
     g_error ("mode %d: %s", mode, e.message);
 }

@@ -152,34 +152,68 @@ check_array (GString *pr, JsonObject *res, const char *name, const void *arr, Dw
     g_string_append_printf (pr, " %s inf %" G_GINT64_FORMAT ";", name, ninf);
 }
 
-static DwGeneration
-group_generation (const char *grp, gboolean *offpolicy, const char **rev)
+/* which generation (by name, as a user writes it) reproduces each golden group */
+typedef struct
 {
-  *offpolicy = FALSE;
-  if (g_str_equal (grp, "verl_HEAD_offpolicy"))
+  const char *group;
+  const char *generation;
+  DwEntry entry;
+  gboolean builtin; /* slime's built-in paths: "function" names the path, two metric sets */
+} GoldenGroup;
+
+static const GoldenGroup golden_groups[] = {
+  { "verl_v0.6.0", "verl-0.6.0", DW_ENTRY_MASK },
+  { "verl_v0.6.1", "verl-0.6.1", DW_ENTRY_MASK },
+  { "verl_v0.7.0", "verl-0.7.0", DW_ENTRY_MASK },
+  { "verl_HEAD", "verl-0.7.1", DW_ENTRY_MASK },
+  { "verl_HEAD_offpolicy", "verl-0.7.1", DW_ENTRY_OFFPOLICY },
+  { "verl_v0.8.0", "verl-0.8.0", DW_ENTRY_MASK },
+  { "verl_v0.9.0", "verl-0.9.0", DW_ENTRY_MASK },
+  { "verl_v0.9.0_offpolicy", "verl-0.9.0", DW_ENTRY_OFFPOLICY },
+  /* commits between releases, under their old names */
+  { "verl_2f2996b7d", "verl-0.7", DW_ENTRY_MASK },
+  { "verl_2c6c65cb0", "2c6c65cb0", DW_ENTRY_MASK },
+  { "verl_4424616d7", "verl-0.6", DW_ENTRY_MASK },
+  { "slime_HEAD", "slime", DW_ENTRY_MASK },
+  { "slime_HEAD_builtin", "slime", DW_ENTRY_MASK, TRUE },
+};
+
+static const GoldenGroup *
+group_find (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (golden_groups); i++)
+    if (g_str_equal (golden_groups[i].group, name))
+      return &golden_groups[i];
+  g_assert_not_reached ();
+}
+
+/* every golden metric present and close, no extra key */
+static void
+compare_metrics (GString *pr, JsonObject *gm, const DwCorrectionResult *r)
+{
+  g_autoptr (GList) keys = json_object_get_members (gm);
+  for (GList *l = keys; l; l = l->next)
     {
-      *offpolicy = TRUE;
-      *rev = "b178a3cd5";
-      return DW_GEN_VERL;
+      const double *v = dw_correction_result_get (r, l->data);
+      if (!v)
+        g_string_append_printf (pr, " missing %s;", (char *)l->data);
+      else if (!dw_test_close (json_object_get_member (gm, l->data), *v,
+                               g_str_has_suffix (l->data, "_std")))
+        g_string_append_printf (pr, " %s %.9g != %.9g;", (char *)l->data, *v,
+                                node_num (json_object_get_member (gm, l->data)));
     }
-  if (g_str_equal (grp, "verl_HEAD"))
-    return *rev = "b178a3cd5", DW_GEN_VERL;
-  if (g_str_equal (grp, "verl_2f2996b7d"))
-    return *rev = "2f2996b7d", DW_GEN_VERL_0_7;
-  if (g_str_equal (grp, "verl_2c6c65cb0"))
-    return *rev = "2c6c65cb0", DW_GEN_VERL_0_6_1;
-  if (g_str_equal (grp, "verl_4424616d7"))
-    return *rev = "4424616d7", DW_GEN_VERL_0_6;
-  *rev = "624b824a8";
-  return DW_GEN_SLIME;
+  for (size_t i = 0; i < r->n_metrics; i++)
+    if (!json_object_has_member (gm, r->metrics[i].key))
+      g_string_append_printf (pr, " extra %s;", r->metrics[i].key);
 }
 
 static void
 run_case (JsonObject *ic, const char *grp, GString *pr)
 {
-  gboolean offp;
-  const char *rev;
-  DwGeneration gen = group_generation (grp, &offp, &rev);
+  const GoldenGroup *group = group_find (grp);
+  const gboolean offp = group->entry == DW_ENTRY_OFFPOLICY;
+  DwGeneration gen;
+  g_assert_true (dw_generation_from_name (group->generation, &gen));
   const char *file = json_object_get_string_member (ic, "file");
   g_autofree char *path = g_build_filename (golden_dir, file, NULL);
   g_autoptr (JsonParser) jp = json_parser_new ();
@@ -203,6 +237,20 @@ run_case (JsonObject *ic, const char *grp, GString *pr)
           g_string_append_printf (pr, " preset: %s", e.message);
           return;
         }
+    }
+  else if (group->builtin)
+    {
+      /* the golden harness passes the function and slime's --tis-clip / --tis-clip-low */
+      const char *function = json_object_get_string_member (co, "function");
+      DwValue use_tis = dw_value_bool (TRUE);
+      DwValue chosen
+        = dw_value_str (g_str_equal (function, "icepop_function") ? "icepop" : "vanilla");
+      DwValue clip = dw_value_float (json_object_get_double_member (co, "tis_clip"));
+      DwValue clip_low = dw_value_float (json_object_get_double_member (co, "tis_clip_low"));
+      dw_config_set (&config, "use_tis", &use_tis);
+      dw_config_set (&config, "tis_function", &chosen);
+      dw_config_set (&config, "tis_clip", &clip);
+      dw_config_set (&config, "tis_clip_low", &clip_low);
     }
   else if (!dw_test_config_from_json (&config, co))
     {
@@ -232,21 +280,22 @@ run_case (JsonObject *ic, const char *grp, GString *pr)
       g_string_append_printf (pr, " unexpected %s: %s", dw_error_kind_name (e.kind), e.message);
       return;
     }
-  JsonObject *gm = json_object_get_object_member (res, "metrics");
-  g_autoptr (GList) keys = json_object_get_members (gm);
-  for (GList *l = keys; l; l = l->next)
+  compare_metrics (pr, json_object_get_object_member (res, "metrics"), &r);
+  if (group->builtin)
     {
-      const double *v = dw_correction_result_get (&r, l->data);
-      if (!v)
-        g_string_append_printf (pr, " missing %s;", (char *)l->data);
-      else if (!dw_test_close (json_object_get_member (gm, l->data), *v,
-                               g_str_has_suffix (l->data, "_std")))
-        g_string_append_printf (pr, " %s %.9g != %.9g;", (char *)l->data, *v,
-                                node_num (json_object_get_member (gm, l->data)));
+      /* --calculate-per-token-loss: the same keys reduced over tokens */
+      DwCorrectionResult per_token;
+      DwValue yes = dw_value_bool (TRUE);
+      dw_config_set (&config, "calculate_per_token_loss", &yes);
+      if (!dw_correction_run (b, &config, &per_token, &e))
+        g_string_append_printf (pr, " per token: %s", e.message);
+      else
+        {
+          compare_metrics (pr, json_object_get_object_member (res, "metrics_per_token"),
+                           &per_token);
+          dw_correction_result_clear (&per_token);
+        }
     }
-  for (size_t i = 0; i < r.n_metrics; i++)
-    if (!json_object_has_member (gm, r.metrics[i].key))
-      g_string_append_printf (pr, " extra %s;", r.metrics[i].key);
   if (!offp && json_object_has_member (res, "array_stats"))
     {
       JsonObject *st = json_object_get_object_member (res, "array_stats");
@@ -335,65 +384,126 @@ test_presets (gconstpointer data)
   g_printerr ("GOLDEN presets/%s: %zu presets match\n", parts[0], n_checked);
 }
 
-static void
-test_thresholds (void)
+/* the expected error of a grammar case, or NULL */
+static JsonObject *
+case_error (JsonObject *c)
 {
-  g_autofree char *path = g_build_filename (golden_dir, "thresholds_HEAD.json", NULL);
+  JsonNode *en = json_object_get_member (c, "error");
+  return en && !JSON_NODE_HOLDS_NULL (en) ? json_node_get_object (en) : NULL;
+}
+
+static void
+assert_same_error (JsonObject *expected, gboolean ok, const DwCorrectionError *e)
+{
+  g_assert_false (ok);
+  g_assert_cmpstr (dw_error_kind_name (e->kind), ==,
+                   json_object_get_string_member (expected, "type"));
+  g_assert_cmpstr (e->message, ==, json_object_get_string_member (expected, "message"));
+}
+
+/* the "threshold" member of a case as a DwValue with its Python type */
+static DwValue
+case_threshold (JsonObject *c)
+{
+  DwConfig tmp;
+  dw_config_init (&tmp, DW_GEN_VERL_0_9_0);
+  JsonObject *wrap = json_object_new ();
+  json_object_set_member (wrap, "t", json_node_copy (json_object_get_member (c, "threshold")));
+  g_assert_true (dw_test_config_from_json (&tmp, wrap));
+  json_object_unref (wrap);
+  return *dw_config_get (&tmp, "t");
+}
+
+/* rollout_rs + rollout_rs_threshold → parsed bounds or the error (@reject_inverted: v0.9.0) */
+static void
+check_rs_case (JsonObject *c, gboolean reject_inverted)
+{
+  JsonArray *opts = json_object_get_array_member (c, "options");
+  g_autoptr (GString) os = g_string_new (NULL);
+  for (guint j = 0; j < json_array_get_length (opts); j++)
+    g_string_append_printf (os, "%s%s", j ? "," : "", json_array_get_string_element (opts, j));
+  DwValue ov = dw_value_str (os->str), threshold = case_threshold (c);
+  DwRsParsed p;
+  DwCorrectionError e;
+  gboolean ok = dw_rs_parse_checked (&ov, &threshold, reject_inverted, &p, &e);
+  JsonObject *expected_error = case_error (c);
+  if (expected_error)
+    {
+      assert_same_error (expected_error, ok, &e);
+      return;
+    }
+  if (!ok)
+    g_error ("%s: unexpected error %s", os->str, e.message);
+  JsonObject *parsed = json_object_get_object_member (c, "parsed");
+  g_assert_cmpuint (p.n, ==, json_object_get_size (parsed));
+  for (size_t k = 0; k < p.n; k++)
+    {
+      JsonObject *bo
+        = json_object_get_object_member (parsed, dw_rs_option_name (p.bounds[k].option));
+      g_assert_nonnull (bo);
+      JsonNode *lo = json_object_get_member (bo, "lower");
+      g_assert_true (
+        num_close (node_num (json_object_get_member (bo, "upper")), p.bounds[k].upper, 0, 0));
+      if (JSON_NODE_HOLDS_NULL (lo))
+        g_assert_false (p.bounds[k].has_lower);
+      else
+        g_assert_true (num_close (node_num (lo), p.bounds[k].lower, 0, 0));
+    }
+}
+
+/* v0.8.0+ rollout_is_threshold → (upper, lower | None) or the error */
+static void
+check_is_case (JsonObject *c)
+{
+  DwValue threshold = case_threshold (c);
+  double upper, lower;
+  bool has_lower;
+  DwCorrectionError e;
+  gboolean ok = dw_plan_parse_is_threshold (&threshold, &upper, &lower, &has_lower, &e);
+  JsonObject *expected_error = case_error (c);
+  if (expected_error)
+    {
+      assert_same_error (expected_error, ok, &e);
+      return;
+    }
+  g_assert_true (ok);
+  JsonObject *parsed = json_object_get_object_member (c, "parsed");
+  g_assert_true (num_close (node_num (json_object_get_member (parsed, "upper")), upper, 0, 0));
+  JsonNode *lo = json_object_get_member (parsed, "lower");
+  g_assert_cmpint (has_lower, ==, !JSON_NODE_HOLDS_NULL (lo));
+  if (has_lower)
+    g_assert_true (num_close (node_num (lo), lower, 0, 0));
+}
+
+/* thresholds_HEAD.json (v0.7.1's RS grammar) and thresholds_v0.9.0.json (both grammars) */
+static void
+test_thresholds (gconstpointer data)
+{
+  const char *file = data;
+  const gboolean v0_9 = strstr (file, "v0.9.0") != NULL;
+  g_autofree char *path = g_build_filename (golden_dir, file, NULL);
   g_autoptr (JsonParser) jp = json_parser_new ();
   g_assert_true (json_parser_load_from_file (jp, path, NULL));
   JsonArray *cases
     = json_object_get_array_member (json_node_get_object (json_parser_get_root (jp)), "cases");
-  guint n = 0;
+  guint n_rs = 0, n_is = 0;
   for (guint i = 0; i < json_array_get_length (cases); i++)
     {
       JsonObject *c = json_array_get_object_element (cases, i);
-      JsonArray *opts = json_object_get_array_member (c, "options");
-      g_autoptr (GString) os = g_string_new (NULL);
-      for (guint j = 0; j < json_array_get_length (opts); j++)
-        g_string_append_printf (os, "%s%s", j ? "," : "", json_array_get_string_element (opts, j));
-      DwConfig tmp;
-      dw_config_init (&tmp, DW_GEN_VERL);
-      JsonObject *wrap = json_object_new ();
-      json_object_set_member (wrap, "t", json_node_copy (json_object_get_member (c, "threshold")));
-      g_assert_true (dw_test_config_from_json (&tmp, wrap));
-      json_object_unref (wrap);
-      DwValue ov = dw_value_str (os->str);
-      DwRsParsed p;
-      DwCorrectionError e;
-      gboolean ok = dw_rs_parse (&ov, dw_config_get (&tmp, "t"), &p, &e);
-      JsonNode *en = json_object_get_member (c, "error");
-      if (en && !JSON_NODE_HOLDS_NULL (en))
-        {
-          JsonObject *eo = json_node_get_object (en);
-          g_assert_false (ok);
-          g_assert_cmpstr (dw_error_kind_name (e.kind), ==,
-                           json_object_get_string_member (eo, "type"));
-          g_assert_cmpstr (e.message, ==, json_object_get_string_member (eo, "message"));
-        }
+      const char *kind = json_object_has_member (c, "kind")
+                           ? json_object_get_string_member (c, "kind")
+                           : "rollout_rs_threshold";
+      if (g_str_equal (kind, "rollout_is_threshold"))
+        check_is_case (c), n_is++;
       else
-        {
-          if (!ok)
-            g_error ("case %u: unexpected error %s", i, e.message);
-          JsonObject *parsed = json_object_get_object_member (c, "parsed");
-          g_assert_cmpuint (p.n, ==, json_object_get_size (parsed));
-          for (size_t k = 0; k < p.n; k++)
-            {
-              JsonObject *bo
-                = json_object_get_object_member (parsed, dw_rs_option_name (p.bounds[k].option));
-              g_assert_nonnull (bo);
-              JsonNode *lo = json_object_get_member (bo, "lower");
-              double up = node_num (json_object_get_member (bo, "upper"));
-              g_assert_true (num_close (up, p.bounds[k].upper, 0, 0));
-              if (JSON_NODE_HOLDS_NULL (lo))
-                g_assert_false (p.bounds[k].has_lower);
-              else
-                g_assert_true (num_close (node_num (lo), p.bounds[k].lower, 0, 0));
-            }
-        }
-      n++;
+        check_rs_case (c, v0_9), n_rs++;
     }
-  g_printerr ("GOLDEN thresholds_HEAD: %u pass\n", n);
-  g_assert_cmpuint (n, >, 30);
+  g_printerr ("GOLDEN %s: %u rollout_rs_threshold + %u rollout_is_threshold cases pass\n", file,
+              n_rs, n_is);
+  g_assert_cmpuint (n_rs + n_is, ==, json_array_get_length (cases));
+  g_assert_cmpuint (n_rs, >, 30);
+  if (v0_9)
+    g_assert_cmpuint (n_is, >, 10);
 }
 
 int
@@ -409,17 +519,25 @@ main (int argc, char **argv)
     g_error ("cannot read %s", ip);
   index_cases = json_object_get_array_member (
     json_node_get_object (json_parser_get_root (index_parser)), "cases");
-  static const char *groups[] = { "verl_HEAD",      "verl_HEAD_offpolicy", "verl_2f2996b7d",
-                                  "verl_2c6c65cb0", "verl_4424616d7",      "slime_HEAD" };
-  for (gsize i = 0; i < G_N_ELEMENTS (groups); i++)
+  for (gsize i = 0; i < G_N_ELEMENTS (golden_groups); i++)
     {
-      g_autofree char *tp = g_strdup_printf ("/golden/%s", groups[i]);
-      g_test_add_data_func (tp, groups[i], test_group);
+      g_autofree char *tp = g_strdup_printf ("/golden/%s", golden_groups[i].group);
+      g_test_add_data_func (tp, golden_groups[i].group, test_group);
     }
-  g_test_add_data_func ("/golden/presets/b178a3cd5", "b178a3cd5:verl", test_presets);
-  g_test_add_data_func ("/golden/presets/2f2996b7d", "2f2996b7d:verl-0.7", test_presets);
-  g_test_add_data_func ("/golden/presets/2c6c65cb0", "2c6c65cb0:verl-0.6.1", test_presets);
-  g_test_add_func ("/golden/thresholds_HEAD", test_thresholds);
+  /* presets/<rev>.json against the generation that names it */
+  static const char *const preset_files[]
+    = { "v0.6.1:verl-0.6.1",    "v0.7.0:verl-0.7.0",    "v0.8.0:verl-0.8.0",
+        "v0.9.0:verl-0.9.0",    "97eac9048:verl-0.7.1", "b178a3cd5:verl-0.7.1",
+        "518bada21:verl-0.7.0", "504696245:verl-0.6.1", "2c6c65cb0:verl-0.6.1",
+        "2f2996b7d:verl-0.7" };
+  for (gsize i = 0; i < G_N_ELEMENTS (preset_files); i++)
+    {
+      g_autofree char *rev = g_strndup (preset_files[i], strcspn (preset_files[i], ":"));
+      g_autofree char *tp = g_strdup_printf ("/golden/presets/%s", rev);
+      g_test_add_data_func (tp, preset_files[i], test_presets);
+    }
+  g_test_add_data_func ("/golden/thresholds_HEAD", "thresholds_HEAD.json", test_thresholds);
+  g_test_add_data_func ("/golden/thresholds_v0.9.0", "thresholds_v0.9.0.json", test_thresholds);
   int rc = g_test_run ();
   g_hash_table_destroy (batches);
   g_object_unref (index_parser);

@@ -81,9 +81,11 @@ round_trip (const DwConfig *c, const char *what)
        * using only keys HEAD also has is read as HEAD) */
       for (size_t k = 0; k < c->n_keys; k++)
         g_assert_true (dw_export_key_accepted (g, c->keys[k]));
-      if (c->generation == DW_GEN_SLIME || c->generation == DW_GEN_VERL_0_6
-          || c->generation == DW_GEN_VERL)
+      if (c->generation == DW_GEN_SLIME || c->generation == DW_GEN_VERL_0_6)
         g_assert_cmpint (g, ==, c->generation);
+      /* the k-option keys (v0.7.1 and later) are read as the newest release's */
+      if (dw_generation_info (c->generation)->family == DW_FAMILY_VERL_K_OPTIONS)
+        g_assert_cmpint (g, ==, DW_GEN_VERL_LATEST);
     }
 }
 
@@ -91,7 +93,7 @@ static void
 test_presets_round_trip (void)
 {
   guint n_cases = 0;
-  for (int g = 0; g < DW_N_GENERATIONS; g++)
+  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
     {
       size_t n;
       const DwPresetInfo *l = dw_preset_list (g, &n);
@@ -296,12 +298,13 @@ test_import_errors (void)
                        "    rollout_token_veto_threshold: 0.0001\n",
                        DW_GEN_VERL, Y, DW_EXPORT_ERROR_KEY,
                        "in.txt:4: algorithm.rollout_correction.rollout_token_veto_threshold is not "
-                       "a key verl accepts (accepted: " HEAD_KEYS ")");
-  expect_import_error ("algorithm.rollout_correction.rollout_is='token'\n"
-                       "algorithm.rollout_correction.rollout_is_level=token\n",
-                       DW_GEN_VERL, H, DW_EXPORT_ERROR_KEY,
-                       "in.txt:2: algorithm.rollout_correction.rollout_is_level is not a key verl "
-                       "accepts (accepted: " HEAD_KEYS ")");
+                       "a key verl-0.7.1 accepts (accepted: " HEAD_KEYS ")");
+  expect_import_error (
+    "algorithm.rollout_correction.rollout_is='token'\n"
+    "algorithm.rollout_correction.rollout_is_level=token\n",
+    DW_GEN_VERL, H, DW_EXPORT_ERROR_KEY,
+    "in.txt:2: algorithm.rollout_correction.rollout_is_level is not a key verl-0.7.1 "
+    "accepts (accepted: " HEAD_KEYS ")");
   expect_import_error ("rollout_is: token\nrollout_is: sequence\n", DW_GEN_VERL, Y,
                        DW_EXPORT_ERROR_KEY,
                        "in.txt:2: algorithm.rollout_correction.rollout_is is given twice");
@@ -321,29 +324,33 @@ test_import_errors (void)
   expect_import_error ("- a\n- b\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_SYNTAX,
                        "in.txt:1: expected a mapping of config keys");
   /* what verl itself raises (the spec's errors, via dw_correction_check_config) */
-  expect_import_error ("rollout_rs: geometric\nrollout_rs_threshold: 1.001\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: Invalid rollout_rs "
-                       "option: geometric. Must be one of ['seq_max_k2', 'seq_max_k3', "
-                       "'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', 'seq_sum_k1', 'seq_sum_k2', "
-                       "'seq_sum_k3', 'token_k1', 'token_k2', 'token_k3'].");
-  expect_import_error ("rollout_rs: seq_sum_k1\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: rollout_rs_threshold "
-                       "must be explicitly provided when rollout_rs is enabled. Set "
-                       "rollout_rs_threshold to the desired threshold value.");
-  expect_import_error ("rollout_rs: token_k1\nrollout_rs_threshold: 0\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ZeroDivisionError: float division "
-                       "by zero");
-  expect_import_error ("rollout_rs: token_k1\nrollout_rs_threshold: [1, 2]\n", DW_GEN_VERL, Y,
-                       DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: TypeError: rollout_rs_threshold "
-                       "must be a string or numeric value specifying per-option thresholds.");
-  expect_import_error ("python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8 \\\n"
-                       "  \"algorithm.rollout_correction.rollout_is='tokens'\"\n",
-                       DW_GEN_VERL, A, DW_EXPORT_ERROR_REJECTED,
-                       "in.txt: verl would reject this config: ValueError: Invalid rollout_is: "
-                       "tokens. Must be one of {'sequence', 'token'}.");
+  expect_import_error (
+    "rollout_rs: geometric\nrollout_rs_threshold: 1.001\n", DW_GEN_VERL, Y,
+    DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: Invalid rollout_rs "
+    "option: geometric. Must be one of ['seq_max_k2', 'seq_max_k3', "
+    "'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', 'seq_sum_k1', 'seq_sum_k2', "
+    "'seq_sum_k3', 'token_k1', 'token_k2', 'token_k3'].");
+  expect_import_error (
+    "rollout_rs: seq_sum_k1\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: rollout_rs_threshold "
+    "must be explicitly provided when rollout_rs is enabled. Set "
+    "rollout_rs_threshold to the desired threshold value.");
+  expect_import_error (
+    "rollout_rs: token_k1\nrollout_rs_threshold: 0\n", DW_GEN_VERL, Y, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ZeroDivisionError: float division "
+    "by zero");
+  expect_import_error (
+    "rollout_rs: token_k1\nrollout_rs_threshold: [1, 2]\n", DW_GEN_VERL, Y,
+    DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: TypeError: rollout_rs_threshold "
+    "must be a string or numeric value specifying per-option thresholds.");
+  expect_import_error (
+    "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8 \\\n"
+    "  \"algorithm.rollout_correction.rollout_is='tokens'\"\n",
+    DW_GEN_VERL, A, DW_EXPORT_ERROR_REJECTED,
+    "in.txt: verl-0.7.1 would reject this config: ValueError: Invalid rollout_is: "
+    "tokens. Must be one of {'sequence', 'token'}.");
   /* slime */
   expect_import_error ("x: 1\n", DW_GEN_SLIME, H, DW_EXPORT_ERROR_FORMAT,
                        "in.txt: slime takes no Hydra overrides: use --format args or --format "
@@ -351,10 +358,12 @@ test_import_errors (void)
   expect_import_error ("--custom-config-path mis.yaml\n", DW_GEN_SLIME, A, DW_EXPORT_ERROR_FORMAT,
                        "in.txt: no mis.yaml here-document: slime's flags only name the file "
                        "(--custom-config-path), import that YAML with --format yaml");
-  expect_import_error ("use_tis: true\nrollout_is: token\n", DW_GEN_SLIME, Y, DW_EXPORT_ERROR_KEY,
-                       "in.txt:2: rollout_is is not a key slime accepts (accepted: use_tis, "
-                       "use_rs, tis_level, rs_level, tis_mode, tis_lower_bound, tis_upper_bound, "
-                       "rs_lower_bound, rs_upper_bound, rs_veto_threshold, tis_batch_normalize)");
+  expect_import_error (
+    "use_tis: true\nrollout_is: token\n", DW_GEN_SLIME, Y, DW_EXPORT_ERROR_KEY,
+    "in.txt:2: rollout_is is not a key slime accepts (accepted: use_tis, tis_function, tis_clip, "
+    "tis_clip_low, calculate_per_token_loss, "
+    "use_rs, tis_level, rs_level, tis_mode, tis_lower_bound, tis_upper_bound, "
+    "rs_lower_bound, rs_upper_bound, rs_veto_threshold, tis_batch_normalize)");
 }
 
 static void
@@ -367,7 +376,8 @@ test_export_errors (void)
   g_assert_null (dw_config_export (&c, DW_EXPORT_FORMAT_YAML, &error));
   g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY);
   g_assert_cmpstr (error->message, ==,
-                   "verl does not accept the key 'rollout_is_level' (accepted: " HEAD_KEYS ")");
+                   "verl-0.7.1 does not accept the key 'rollout_is_level' (accepted: " HEAD_KEYS
+                   ")");
   g_clear_error (&error);
 
   dw_config_init (&c, DW_GEN_VERL);
@@ -375,15 +385,18 @@ test_export_errors (void)
     &c, "{\"rollout_rs\": \"token_k2\", \"rollout_rs_threshold\": \"1_2\"}", NULL));
   g_assert_null (dw_config_export (&c, DW_EXPORT_FORMAT_HYDRA, &error));
   g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED);
-  g_assert_true (g_str_has_prefix (error->message, "verl would reject this config: ValueError: "));
+  g_assert_true (
+    g_str_has_prefix (error->message, "verl-0.7.1 would reject this config: ValueError: "));
   g_clear_error (&error);
 
-  g_assert_null (dw_config_export_string ("{\"preset\": \"nope\"}", "verl", "yaml", &error));
+  g_assert_null (dw_config_export_string ("{\"preset\": \"nope\"}", "verl-0.7.1", "yaml", &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
   g_assert_null (dw_config_export_string ("{}", "verl-9", "yaml", &error));
   g_assert_cmpstr (error->message, ==,
-                   "unknown target 'verl-9' (verl, verl-0.7, verl-0.6.1, verl-0.6 or slime)");
+                   "unknown target 'verl-9' (verl = the newest release, verl-0.6.0, verl-0.6.1, "
+                   "verl-0.7.0, verl-0.7.1, verl-0.8.0, verl-0.9.0 or slime; old names such as "
+                   "verl-0.7 still work)");
 }
 
 /* value resolution: PyYAML for slime, OmegaConf (which also reads 1e-4) for verl */
@@ -444,7 +457,7 @@ test_scalar_types (void)
   dw_config_import_detect ("---\nalgorithm:\n  rollout_correction:\n    rollout_is: token\n", -1,
                            &dg, &df);
   g_assert_cmpint (df, ==, DW_EXPORT_FORMAT_YAML);
-  g_assert_cmpint (dg, ==, DW_GEN_VERL);
+  g_assert_cmpint (dg, ==, DW_GEN_VERL_LATEST);
   dw_config_import_detect ("--custom-config-path mis.yaml\n", -1, &dg, &df);
   g_assert_cmpint (df, ==, DW_EXPORT_FORMAT_ARGS);
   g_assert_cmpint (dg, ==, DW_GEN_SLIME);
@@ -454,7 +467,7 @@ test_scalar_types (void)
 
   /* the GUI's string functions */
   g_autofree char *y
-    = dw_config_export_string ("{\"preset\": \"decoupled_k3_rs\"}", "verl", "hydra", &error);
+    = dw_config_export_string ("{\"preset\": \"decoupled_k3_rs\"}", "verl-0.7.1", "hydra", &error);
   g_assert_no_error (error);
   g_assert_nonnull (strstr (y, "algorithm.rollout_correction.rollout_rs='seq_mean_k3'\n"));
   g_autofree char *j = dw_config_import_string (y, NULL, NULL, &error);
@@ -469,6 +482,159 @@ test_scalar_types (void)
 /* ------------------------------------------------------------------------------------------ */
 /* CLI */
 
+/* verl >= 0.8.0: IcePop's "lower_upper" threshold is a string in every format and comes back as
+ * one; verl v0.7.1 compares the threshold with 0 and raises on a string (its TypeError) */
+static void
+test_icepop (void)
+{
+  const DwGeneration generations[] = { DW_GEN_VERL_0_8_0, DW_GEN_VERL_0_9_0 };
+  for (gsize g = 0; g < G_N_ELEMENTS (generations); g++)
+    {
+      DwConfig c;
+      dw_config_init (&c, generations[g]);
+      g_assert_true (dw_config_merge_json (
+        &c, "{\"rollout_is\": \"token\", \"rollout_is_threshold\": \"0.5_5.0\"}", NULL));
+      round_trip (&c, "icepop");
+      g_autoptr (GError) error = NULL;
+      g_autofree char *yaml = dw_config_export (&c, DW_EXPORT_FORMAT_YAML, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (strstr (yaml, "    rollout_is_threshold: '0.5_5.0'\n"));
+      g_autofree char *hydra = dw_config_export (&c, DW_EXPORT_FORMAT_HYDRA, &error);
+      g_assert_nonnull (
+        strstr (hydra, "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n"));
+      /* the preset verl 0.8.0 added */
+      DwConfig preset;
+      g_assert_true (dw_preset_config (generations[g], "decoupled_token_icepop", &preset, NULL));
+      round_trip (&preset, "decoupled_token_icepop");
+    }
+
+  /* the same config for verl 0.7.1 */
+  g_autoptr (GError) error = NULL;
+  g_assert_null (
+    dw_config_export_string ("{\"rollout_is\": \"token\", \"rollout_is_threshold\": \"0.5_5.0\"}",
+                             "verl-0.7.1", "yaml", &error));
+  g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED);
+  g_assert_cmpstr (error->message, ==,
+                   "verl-0.7.1 would reject this config: TypeError: '<=' not supported between "
+                   "instances of 'str' and 'int'");
+  expect_import_error ("algorithm:\n  rollout_correction:\n    rollout_is: token\n"
+                       "    rollout_is_threshold: '0.5_5.0'\n",
+                       DW_GEN_VERL_0_7_1, DW_EXPORT_FORMAT_YAML, DW_EXPORT_ERROR_REJECTED,
+                       "in.txt: verl-0.7.1 would reject this config: TypeError: '<=' not "
+                       "supported between instances of 'str' and 'int'");
+  /* and verl 0.9.0's own checks of the grammar */
+  expect_import_error ("algorithm.rollout_correction.rollout_is=token\n"
+                       "algorithm.rollout_correction.rollout_is_threshold='2.0_0.5'\n",
+                       DW_GEN_VERL_0_9_0, DW_EXPORT_FORMAT_HYDRA, DW_EXPORT_ERROR_REJECTED,
+                       "in.txt: verl-0.9.0 would reject this config: ValueError: "
+                       "rollout_is_threshold lower bound must be <= upper bound.");
+  /* a pasted IcePop config is read as the newest release's */
+  DwGeneration detected;
+  DwExportFormat format;
+  dw_config_import_detect ("rollout_is: token\nrollout_is_threshold: 0.5_5.0\n", -1, &detected,
+                           &format);
+  g_assert_cmpint (detected, ==, DW_GEN_VERL_LATEST);
+}
+
+static void
+assert_slime_args (const char *json, const char *expected)
+{
+  DwConfig c;
+  dw_config_init (&c, DW_GEN_SLIME);
+  g_assert_true (dw_config_merge_json (&c, json, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *args = dw_config_export (&c, DW_EXPORT_FORMAT_ARGS, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (args, ==, expected);
+  DwConfig back;
+  g_assert_true (
+    dw_config_import (args, -1, "exported", DW_GEN_SLIME, DW_EXPORT_FORMAT_ARGS, &back, &error));
+  g_assert_no_error (error);
+  assert_config_equal (&c, &back);
+  assert_config_equal (&back, &c);
+  DwGeneration detected;
+  DwExportFormat format;
+  dw_config_import_detect (args, -1, &detected, &format);
+  g_assert_cmpint (detected, ==, DW_GEN_SLIME);
+  g_assert_cmpint (format, ==, DW_EXPORT_FORMAT_ARGS);
+}
+
+/* slime's built-in TIS and IcePop are its command-line flags (slime/utils/arguments.py) */
+static void
+test_slime_builtin (void)
+{
+  assert_slime_args ("{\"use_tis\": true, \"tis_clip\": 3.0, \"tis_clip_low\": 0.5}",
+                     "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
+                     "SLIME_TIS_ARGS=(--use-tis --tis-clip 3.0 --tis-clip-low 0.5)\n"
+                     "# then add \"${SLIME_TIS_ARGS[@]}\" to the slime command line\n");
+  assert_slime_args ("{\"use_tis\": true, \"tis_function\": \"icepop\", \"tis_clip\": 5.0, "
+                     "\"tis_clip_low\": 0.5, \"calculate_per_token_loss\": true}",
+                     "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
+                     "SLIME_TIS_ARGS=(--use-tis --tis-clip 5.0 --tis-clip-low 0.5 "
+                     "--calculate-per-token-loss --custom-tis-function-path "
+                     "slime.backends.megatron_utils.loss.icepop_function)\n"
+                     "# then add \"${SLIME_TIS_ARGS[@]}\" to the slime command line\n");
+  assert_slime_args ("{\"use_tis\": true, \"tis_function\": \"vanilla\"}",
+                     "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
+                     "SLIME_TIS_ARGS=(--use-tis)\n"
+                     "# then add \"${SLIME_TIS_ARGS[@]}\" to the slime command line\n");
+
+  /* no YAML for flags; no mis.py key in a built-in config, no built-in flag in mis.py's */
+  g_autoptr (GError) error = NULL;
+  g_assert_null (
+    dw_config_export_string ("{\"tis_function\": \"icepop\"}", "slime", "yaml", &error));
+  g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT);
+  g_clear_error (&error);
+  g_assert_null (dw_config_export_string ("{\"tis_clip\": 2.0, \"tis_mode\": \"clip\"}", "slime",
+                                          "args", &error));
+  g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY);
+  g_assert_cmpstr (error->message, ==,
+                   "slime's built-in TIS has no flag for 'tis_mode' (a mis.py key): set "
+                   "tis_function to mis, or drop the key");
+  g_clear_error (&error);
+  g_assert_null (dw_config_export_string ("{\"tis_function\": \"mis\", \"tis_clip\": 2.0}", "slime",
+                                          "args", &error));
+  g_assert_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY);
+  g_clear_error (&error);
+
+  /* import: slime's other flags are left alone, its TIS flags are checked */
+  DwConfig c;
+  g_assert_true (dw_config_import ("python3 train.py --lr 1e-6 \\\n  --use-tis --tis-clip=2.5 "
+                                   "--custom-tis-function-path "
+                                   "slime.backends.megatron_utils.loss.icepop_function\n",
+                                   -1, "run.sh", DW_GEN_SLIME, DW_EXPORT_FORMAT_ARGS, &c, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (dw_config_get (&c, "tis_function")->s, ==, "icepop");
+  g_assert_cmpfloat (dw_config_get (&c, "tis_clip")->f, ==, 2.5);
+  const struct
+  {
+    const char *text;
+    int code;
+    const char *message;
+  } bad[] = {
+    { "--use-tis --tis-clip 2 --tis-clip 3\n", DW_EXPORT_ERROR_KEY,
+      "in.txt: tis_clip is given twice" },
+    { "--use-tis --tis-clip-high 3\n", DW_EXPORT_ERROR_KEY,
+      "in.txt: unrecognized arguments: --tis-clip-high (slime's TIS flags are --use-tis, "
+      "--tis-clip, --tis-clip-low, --custom-tis-function-path, --calculate-per-token-loss)" },
+    { "--use-tis --tis-clip two\n", DW_EXPORT_ERROR_REJECTED,
+      "in.txt: argument --tis-clip: invalid float value: 'two'" },
+    { "--use-tis --tis-clip\n", DW_EXPORT_ERROR_SYNTAX,
+      "in.txt: argument --tis-clip: expected one argument" },
+    { "--use-tis --custom-tis-function-path my.module.tis\n", DW_EXPORT_ERROR_REJECTED,
+      "in.txt: --custom-tis-function-path my.module.tis is a function Driftwatch cannot "
+      "reproduce (it knows slime.backends.megatron_utils.loss.icepop_function and "
+      "examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp)" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    expect_import_error (bad[i].text, DW_GEN_SLIME, DW_EXPORT_FORMAT_ARGS, bad[i].code,
+                         bad[i].message);
+  expect_import_error ("use_tis: true\ntis_clip: 2.0\n", DW_GEN_SLIME, DW_EXPORT_FORMAT_YAML,
+                       DW_EXPORT_ERROR_KEY,
+                       "in.txt:2: tis_clip is a command-line flag of slime (--tis-clip), not a "
+                       "mis.yaml key");
+}
+
 static void
 test_cli (void)
 {
@@ -477,13 +643,13 @@ test_cli (void)
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[]
-      = { "export-config", "--preset", "decoupled_geo_rs", "--to", "verl", "-o", file, NULL };
+      = { "export-config", "--preset", "decoupled_geo_rs", "--to", "verl-0.7.1", "-o", file, NULL };
     g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==, "");
   }
   {
     g_autofree char *out = NULL, *err = NULL;
-    const char *a[] = { "import-config", "--from", "verl", "--format", "yaml", file, NULL };
+    const char *a[] = { "import-config", "--from", "verl-0.7.1", "--format", "yaml", file, NULL };
     g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
     g_assert_cmpstr (out, ==,
                      "{\"rollout_is\": null, \"rollout_is_threshold\": 2.0, "
@@ -517,14 +683,14 @@ test_cli (void)
     const char *err_contains;
   } bad[] = {
     { { "export-config", "--preset", "decoupled_geo_rs", NULL }, NULL, 2, "usage:" },
-    { { "export-config", "--preset", "x", "--config", "{}", "--to", "verl", NULL },
+    { { "export-config", "--preset", "x", "--config", "{}", "--to", "verl-0.7.1", NULL },
       NULL,
       2,
       "usage:" },
-    { { "export-config", "--preset", "nope", "--to", "verl", NULL },
+    { { "export-config", "--preset", "nope", "--to", "verl-0.7.1", NULL },
       NULL,
       2,
-      "Unknown preset 'nope' for verl." },
+      "Unknown preset 'nope' for verl-0.7.1." },
     { { "export-config", "--preset", "disabled", "--to", "verl-9", NULL },
       NULL,
       2,
@@ -533,26 +699,27 @@ test_cli (void)
       NULL,
       2,
       "slime takes no Hydra overrides" },
-    { { "export-config", "--preset", "disabled", "--to", "verl", "--format", "toml", NULL },
+    { { "export-config", "--preset", "disabled", "--to", "verl-0.7.1", "--format", "toml", NULL },
       NULL,
       2,
       "unknown format 'toml' (yaml, hydra or args)" },
-    { { "export-config", "--preset", "disabled", "--to", "verl", "-o", "/nonexistent/x/y", NULL },
+    { { "export-config", "--preset", "disabled", "--to", "verl-0.7.1", "-o", "/nonexistent/x/y",
+        NULL },
       NULL,
       1,
       "/nonexistent/x/y" },
     { { "import-config", "/nonexistent/file.yaml", NULL }, NULL, 1, "/nonexistent/file.yaml" },
     { { "import-config", NULL }, NULL, 2, "usage:" },
-    { { "import-config", "--from", "verl", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "-", NULL },
       "a: [\n",
       1,
       "<stdin>:2:1: YAML syntax error:" },
-    { { "import-config", "--from", "verl", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "-", NULL },
       "rollout_rs: token_k1\n",
       2,
-      "<stdin>: verl would reject this config: ValueError: rollout_rs_threshold must be "
+      "<stdin>: verl-0.7.1 would reject this config: ValueError: rollout_rs_threshold must be "
       "explicitly provided" },
-    { { "import-config", "--from", "verl", "--format", "hydra", "-", NULL },
+    { { "import-config", "--from", "verl-0.7.1", "--format", "hydra", "-", NULL },
       "x=1\ny\n",
       1,
       "<stdin>:2: not a Hydra override (KEY=VALUE): y" },
@@ -579,6 +746,8 @@ main (int argc, char **argv)
   g_test_add_func ("/export/import-errors", test_import_errors);
   g_test_add_func ("/export/export-errors", test_export_errors);
   g_test_add_func ("/export/scalar-types", test_scalar_types);
+  g_test_add_func ("/export/icepop", test_icepop);
+  g_test_add_func ("/export/slime-builtin", test_slime_builtin);
   g_test_add_func ("/export/cli", test_cli);
   return g_test_run ();
 }

@@ -231,9 +231,12 @@ json_num (JsonNode *n)
 static void
 test_cli_json (void)
 {
-  const char *presets[][2] = { { "verl", "decoupled_geo_rs_token_tis" },
+  const char *presets[][2] = { { "verl-0.7.1", "decoupled_geo_rs_token_tis" },
                                { "verl-0.7", "decoupled_geo_rs" },
-                               { "slime", NULL } };
+                               { "slime", NULL },
+                               /* IcePop, added in verl 0.8.0 */
+                               { "verl-0.9.0", "decoupled_token_icepop" },
+                               { "verl-0.8.0", "bypass_pg_token_icepop" } };
   for (guint k = 0; k < G_N_ELEMENTS (presets); k++)
     {
       size_t n;
@@ -265,6 +268,8 @@ test_cli_json (void)
           JsonObject *rm = json_object_get_object_member (st, "metrics");
           g_assert_cmpuint (json_object_get_size (mm), ==, json_object_get_size (rm));
           g_assert_cmpuint (json_object_get_size (mm), >, 10);
+          if (strstr (preset, "icepop"))
+            g_assert_true (json_object_has_member (rm, "rollout_corr/rollout_is_oob_ratio"));
           g_autoptr (GList) members = json_object_get_members (mm);
           for (GList *l = members; l; l = l->next)
             {

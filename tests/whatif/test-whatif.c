@@ -173,11 +173,37 @@ grid_is (DwGeneration gen, const double *thr, gsize n_thr, ConfigFn fn, gpointer
         }
 }
 
+/* verl >= 0.8.0: IcePop "lower_upper" thresholds (bounds in the bulk of the ratios, equal bounds,
+ * lower above upper, Python's digit underscores) at both levels, with and without batch norm */
 static void
-grid_verl_head (ConfigFn fn, gpointer data)
+grid_icepop (DwGeneration gen, ConfigFn fn, gpointer data)
+{
+  const char *specs[] = { "0.5_2.0", "0.8_1.25", "0.99_1.01", "0.999_1.0", "1_1",   "0.2_5",
+                          "1e-3_1e3", "1.2_0.8",  "0.5_1_2",   "2.0",       " 3 ", "0_2" };
+  const char *levels[] = { "token", "sequence" };
+  for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
+    for (guint si = 0; si < G_N_ELEMENTS (specs); si++)
+      for (int bn = 0; bn < 2; bn++)
+        {
+          DwConfig c;
+          dw_config_init (&c, gen);
+          with (&c, "rollout_is", dw_value_str (levels[li]));
+          with (&c, "rollout_is_threshold", dw_value_str (specs[si]));
+          with (&c, "rollout_is_batch_normalize", dw_value_bool (bn));
+          if (si % 3 == 1)
+            {
+              with (&c, "rollout_rs", dw_value_str ("token_k1,seq_mean_k3"));
+              with (&c, "rollout_rs_threshold", dw_value_str ("0.8_1.25,0.01"));
+            }
+          fn (&c, data);
+        }
+}
+
+static void
+grid_verl_head (DwGeneration gen, ConfigFn fn, gpointer data)
 {
   const double thr[] = { 2.0, 0.5, 1.0, 1.5, 5.0, 100.0, INFINITY };
-  grid_is (DW_GEN_VERL, thr, G_N_ELEMENTS (thr), fn, data);
+  grid_is (gen, thr, G_N_ELEMENTS (thr), fn, data);
   const struct
   {
     const char *opts, *thr;
@@ -225,7 +251,7 @@ grid_verl_head (ConfigFn fn, gpointer data)
     for (int is = 0; is < 2; is++)
       {
         DwConfig c;
-        dw_config_init (&c, DW_GEN_VERL);
+        dw_config_init (&c, gen);
         if (is)
           with (&c, "rollout_is", dw_value_str (i % 2 ? "token" : "sequence"));
         with (&c, "rollout_rs", dw_value_str (rs[i].opts));
@@ -234,11 +260,11 @@ grid_verl_head (ConfigFn fn, gpointer data)
       }
   /* verl's errors */
   DwConfig c;
-  dw_config_init (&c, DW_GEN_VERL);
+  dw_config_init (&c, gen);
   with (&c, "rollout_rs", dw_value_str ("geometric"));
   with (&c, "rollout_rs_threshold", dw_value_float (2.0));
   fn (&c, data);
-  dw_config_init (&c, DW_GEN_VERL);
+  dw_config_init (&c, gen);
   with (&c, "rollout_is", dw_value_str ("token"));
   with (&c, "rollout_is_threshold", dw_value_float (-1.0));
   fn (&c, data);
@@ -323,7 +349,12 @@ grid_all (ConfigFn fn, gpointer data)
 {
   for (int g = 0; g < DW_N_GENERATIONS; g++)
     grid_presets ((DwGeneration)g, fn, data);
-  grid_verl_head (fn, data);
+  grid_verl_head (DW_GEN_VERL_0_7_1, fn, data);
+  grid_verl_head (DW_GEN_VERL_0_8_0, fn, data);
+  grid_verl_head (DW_GEN_VERL_0_9_0, fn, data);
+  grid_icepop (DW_GEN_VERL_0_8_0, fn, data);
+  grid_icepop (DW_GEN_VERL_0_9_0, fn, data);
+  grid_verl_g2 (DW_GEN_VERL_0_7_0, fn, data);
   grid_verl_g2 (DW_GEN_VERL_0_7, fn, data);
   grid_verl_g2 (DW_GEN_VERL_0_6_1, fn, data);
   grid_verl_g1 (fn, data);
@@ -616,9 +647,9 @@ test_exact_pass (void)
     }
   /* token + sequence options rejecting in the same rows: masked_fraction is approximate */
   const char *configs[][3] = {
-    { "verl", "token_k1,seq_mean_k1", "0.8_1.25,0.97_1.03" },
+    { "verl-0.7.1", "token_k1,seq_mean_k1", "0.8_1.25,0.97_1.03" },
     { "slime", NULL, NULL },
-    { "verl", "token_k3", "1e-9" },
+    { "verl-0.7.1", "token_k3", "1e-9" },
   };
   for (guint k = 0; k < G_N_ELEMENTS (configs); k++)
     {

@@ -1,0 +1,44 @@
+/* dw-config-syntax-private.h — shared by the config exporter and importer (core/export only)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "dw-config-export.h"
+#include "dw-config.h"
+
+G_BEGIN_DECLS
+
+/* the --custom-tis-function-path of slime's mis.py and of its built-in IcePop (load_function
+ * takes a dotted module path) */
+#define DW_CONFIG_SLIME_MIS_FUNCTION \
+  "examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp"
+#define DW_CONFIG_SLIME_ICEPOP_FUNCTION "slime.backends.megatron_utils.loss.icepop_function"
+
+/* slime's built-in TIS keys are command-line flags (slime/utils/arguments.py) */
+typedef struct
+{
+  const char *key, *flag;
+  gboolean store_true; /* action="store_true": no value */
+} DwConfigSlimeFlag;
+
+extern const DwConfigSlimeFlag dw_config_syntax_slime_flags[];
+extern const gsize dw_config_syntax_n_slime_flags;
+/* the flag of a slime config key, or NULL (a mis.yaml key) */
+const DwConfigSlimeFlag *dw_config_syntax_slime_flag (const char *key);
+
+gboolean dw_config_syntax_regex_match (const char *pattern, const char *s);
+/* a YAML plain scalar as PyYAML's YAML 1.1 resolver types it (@omegaconf: as OmegaConf, which
+ * also reads "1e-4" as a float); FALSE when too long */
+gboolean dw_config_syntax_resolve_yaml_plain (const char *s, gboolean omegaconf, DwValue *v);
+/* a Hydra override value; FALSE for an unterminated quote (or *too_long) */
+gboolean dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long);
+/* the body of the first here-document (<<'EOF' / <<EOF / <<-EOF), or NULL */
+char *dw_config_syntax_heredoc_body (const char *text);
+/* the generation and format names of the GUI entry points (NULL: keep *gen / *fmt) */
+gboolean dw_config_syntax_parse_target (const char *target, const char *format, DwGeneration *gen,
+                                        DwExportFormat *fmt, GError **error);
+
+G_END_DECLS

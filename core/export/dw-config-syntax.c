@@ -1,0 +1,227 @@
+/* dw-config-syntax.c — the syntax configs are written in: YAML 1.1 / OmegaConf plain scalars,
+ * Hydra override values, shell here-documents, slime's TIS flags
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Hand-written where no Debian library parses the trainer's dialect: libyaml gives the scalar
+ * text and its style, not PyYAML's or OmegaConf's type for it, and Hydra's override grammar has
+ * no C implementation; the rules below are those resolvers' (docs/WHATIF.md, "Config
+ * export/import").
+ */
+#include "config.h"
+
+#include "dw-config-syntax-private.h"
+
+#include <glib/gi18n-lib.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-python.h"
+
+const DwConfigSlimeFlag dw_config_syntax_slime_flags[] = {
+  { "use_tis", "--use-tis", TRUE },
+  { "tis_clip", "--tis-clip", FALSE },
+  { "tis_clip_low", "--tis-clip-low", FALSE },
+  { "calculate_per_token_loss", "--calculate-per-token-loss", TRUE },
+  { "tis_function", "--custom-tis-function-path", FALSE },
+};
+const gsize dw_config_syntax_n_slime_flags = G_N_ELEMENTS (dw_config_syntax_slime_flags);
+
+gboolean
+dw_config_syntax_regex_match (const char *pattern, const char *s)
+{
+  return g_regex_match_simple (pattern, s, 0, 0);
+}
+
+/* PyYAML's float literal with the '_' digit separators removed, as float(). */
+static double
+dw_config_syntax_parse_float (const char *s)
+{
+  g_autoptr (GString) t = g_string_new (NULL);
+  for (const char *p = s; *p; p++)
+    if (*p != '_')
+      g_string_append_c (t, *p);
+  const char *q = t->str;
+  gboolean neg = *q == '-';
+  if (*q == '-' || *q == '+')
+    q++;
+  if (g_ascii_strcasecmp (q, ".inf") == 0 || g_ascii_strcasecmp (q, "inf") == 0)
+    return neg ? -INFINITY : INFINITY;
+  if (g_ascii_strcasecmp (q, ".nan") == 0 || g_ascii_strcasecmp (q, "nan") == 0)
+    return NAN;
+  return g_ascii_strtod (t->str, NULL);
+}
+
+static gboolean
+dw_config_syntax_parse_int (const char *s, DwValue *v)
+{
+  g_autoptr (GString) t = g_string_new (NULL);
+  for (const char *p = s; *p; p++)
+    if (*p != '_')
+      g_string_append_c (t, *p);
+  gint64 i;
+  if (!g_ascii_string_to_signed (t->str[0] == '+' ? t->str + 1 : t->str, 10, G_MININT64, G_MAXINT64,
+                                 &i, NULL))
+    return FALSE;
+  *v = dw_value_int (i);
+  return TRUE;
+}
+
+/* A YAML 1.1 plain scalar as PyYAML's SafeLoader resolves it; @omegaconf adds OmegaConf's float
+ * form without a '.' ("1e-4"). Returns FALSE when a string is too long for a DwValue. */
+gboolean
+dw_config_syntax_resolve_yaml_plain (const char *s, gboolean omegaconf, DwValue *v)
+{
+  if (*s == '\0' || strcmp (s, "~") == 0 || dw_config_syntax_regex_match ("^(null|Null|NULL)$", s))
+    *v = dw_value_none ();
+  else if (dw_config_syntax_regex_match ("^(true|True|TRUE|yes|Yes|YES|on|On|ON)$", s))
+    *v = dw_value_bool (TRUE);
+  else if (dw_config_syntax_regex_match ("^(false|False|FALSE|no|No|NO|off|Off|OFF)$", s))
+    *v = dw_value_bool (FALSE);
+  else if (dw_config_syntax_regex_match ("^[-+]?(0|[1-9][0-9_]*)$", s)
+           && dw_config_syntax_parse_int (s, v))
+    ;
+  else if (dw_config_syntax_regex_match ("^([-+]?[0-9][0-9_]*\\.[0-9_]*([eE][-+][0-9]+)?"
+                                         "|\\.[0-9][0-9_]*([eE][-+][0-9]+)?"
+                                         "|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN))$",
+                                         s)
+           || (omegaconf && dw_config_syntax_regex_match ("^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$", s)))
+    *v = dw_value_float (dw_config_syntax_parse_float (s));
+  else if (strlen (s) < DW_VALUE_STR_MAX)
+    *v = dw_value_str (s);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* A Hydra override value (the part after '='). Returns FALSE on an unterminated quote; *too_long
+ * when a string does not fit. */
+gboolean
+dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
+{
+  g_autofree char *s = g_strstrip (g_strdup (raw));
+  gsize n = strlen (s);
+  *too_long = FALSE;
+  if (n && (s[0] == '\'' || s[0] == '"'))
+    {
+      char q = s[0];
+      g_autoptr (GString) out = g_string_new (NULL);
+      gsize i = 1;
+      for (; i < n && s[i] != q; i++)
+        {
+          if (s[i] == '\\' && i + 1 < n && (s[i + 1] == q || s[i + 1] == '\\'))
+            i++;
+          g_string_append_c (out, s[i]);
+        }
+      if (i != n - 1)
+        return FALSE;
+      if (out->len >= DW_VALUE_STR_MAX)
+        {
+          *too_long = TRUE;
+          return FALSE;
+        }
+      *v = dw_value_str (out->str);
+      return TRUE;
+    }
+  if (n && (s[0] == '[' || s[0] == '{'))
+    {
+      *v = dw_value_none ();
+      v->kind = DW_VALUE_OTHER;
+      g_strlcpy (v->s, s, sizeof v->s);
+      return TRUE;
+    }
+  if (g_ascii_strcasecmp (s, "null") == 0)
+    *v = dw_value_none ();
+  else if (g_ascii_strcasecmp (s, "true") == 0)
+    *v = dw_value_bool (TRUE);
+  else if (g_ascii_strcasecmp (s, "false") == 0)
+    *v = dw_value_bool (FALSE);
+  else if (dw_config_syntax_regex_match ("^[-+]?(0|[1-9](_?[0-9])*)$", s)
+           && dw_config_syntax_parse_int (s, v))
+    ;
+  else if (dw_config_syntax_regex_match (
+             "^[-+]?(([0-9](_?[0-9])*)?\\.[0-9](_?[0-9])*|[0-9](_?[0-9])*\\.?)"
+             "([eE][-+]?[0-9](_?[0-9])*)?$",
+             s)
+           || dw_config_syntax_regex_match ("^[-+]?([iI][nN][fF]|[nN][aA][nN])$", s))
+    *v = dw_value_float (dw_config_syntax_parse_float (s));
+  else if (n < DW_VALUE_STR_MAX)
+    *v = dw_value_str (s);
+  else
+    {
+      *too_long = TRUE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The body of the first here-document (<<'EOF' / <<EOF / <<-EOF), or NULL. */
+char *
+dw_config_syntax_heredoc_body (const char *text)
+{
+  g_autoptr (GRegex) re
+    = g_regex_new ("<<-?\\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\\1[^\\n]*\\n", 0, 0, NULL);
+  g_autoptr (GMatchInfo) mi = NULL;
+  if (!g_regex_match (re, text, 0, &mi))
+    return NULL;
+  g_autofree char *delim = g_match_info_fetch (mi, 2);
+  int start, end;
+  g_match_info_fetch_pos (mi, 0, &start, &end);
+  GString *body = g_string_new (NULL);
+  g_auto (GStrv) lines = g_strsplit (text + end, "\n", -1);
+  for (gsize i = 0; lines[i]; i++)
+    {
+      g_autofree char *t = g_strstrip (g_strdup (lines[i]));
+      if (strcmp (t, delim) == 0)
+        return g_string_free (body, FALSE);
+      g_string_append_printf (body, "%s\n", lines[i]);
+    }
+  g_string_free (body, TRUE);
+  return NULL;
+}
+
+const DwConfigSlimeFlag *
+dw_config_syntax_slime_flag (const char *key)
+{
+  for (gsize i = 0; i < dw_config_syntax_n_slime_flags; i++)
+    if (strcmp (dw_config_syntax_slime_flags[i].key, key) == 0)
+      return &dw_config_syntax_slime_flags[i];
+  return NULL;
+}
+
+static int
+dw_config_syntax_compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+gboolean
+dw_config_syntax_parse_target (const char *target, const char *format, DwGeneration *gen,
+                               DwExportFormat *fmt, GError **error)
+{
+  if (target && !dw_generation_from_name (target, gen))
+    {
+      g_autoptr (GPtrArray) releases = g_ptr_array_new ();
+      for (int g = 0; g < DW_N_GENERATIONS; g++)
+        {
+          const DwGenerationInfo *info = dw_generation_info ((DwGeneration)g);
+          if (info->release && strcmp (info->framework, "verl") == 0)
+            g_ptr_array_add (releases, (gpointer)info->name);
+        }
+      g_ptr_array_sort (releases, dw_config_syntax_compare_names);
+      g_ptr_array_add (releases, NULL);
+      g_autofree char *names = g_strjoinv (", ", (char **)releases->pdata);
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
+                   _ ("unknown target '%s' (verl = the newest release, %s or slime; old names "
+                      "such as verl-0.7 still work)"),
+                   target, names);
+      return FALSE;
+    }
+  if (format && !dw_export_format_from_name (format, fmt))
+    {
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
+                   _ ("unknown format '%s' (yaml, hydra or args)"), format);
+      return FALSE;
+    }
+  return TRUE;
+}

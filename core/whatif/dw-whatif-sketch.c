@@ -1,0 +1,277 @@
+/* dw-whatif-sketch.c — a compact description of a step's token log-ratios
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A compact step (dw_whatif_step_new_compact) keeps every per-row statistic of a full step, so
+ * everything computed per row (sequence-level IS and RS options, the rows a veto rejects, the
+ * off-policy metrics) stays exact, but not its tokens. Its tokens are described by this sketch:
+ *
+ *   - the extreme tokens in full: the lowest and highest DW_WHATIF_SKETCH_TAIL fraction of the
+ *     sorted ℓ (at least 256, at most 16384 a side), with block prefix sums of every quantity, so
+ *     a bound that falls in a tail (where thresholds are set in practice) is answered exactly;
+ *   - the bulk between them in DW_WHATIF_SKETCH_BINS bins of equal token counts, each with its
+ *     smallest and largest ℓ and the exactly rounded sum of every quantity.
+ *
+ * A bound that falls strictly inside a bin splits that bin's tokens in an unknown way: the part
+ * below it is estimated by linear interpolation of the bound's quantity between the bin's ends,
+ * and the error of the estimate is at most max(f, 1 − f) · n_bin tokens for a count, and that
+ * many times the largest |q| at the bin's ends for a sum (every quantity is monotone or convex in
+ * ℓ, so its largest magnitude over the bin is at an end). docs/WHATIF.md states what that means
+ * for each metric.
+ */
+#include "config.h"
+
+#include "dw-whatif-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* fraction of the tokens kept in full on each side, and the number of bulk bins */
+#define DW_WHATIF_SKETCH_TAIL     0.005
+#define DW_WHATIF_SKETCH_TAIL_MIN 256
+#define DW_WHATIF_SKETCH_TAIL_MAX 16384
+#define DW_WHATIF_SKETCH_BINS     1024
+
+struct _DwWhatifSketch
+{
+  gsize n_tokens;
+  gsize n_low, n_high;
+  double *low, *high;                    /* sorted ℓ of the extreme tokens */
+  DwWhatifSum *low_prefix, *high_prefix; /* [(n / BLOCK + 1) × N_QUANTITIES] */
+  guint n_bins;
+  gsize *bin_start;             /* [n_bins + 1] sorted positions */
+  double *bin_first, *bin_last; /* [n_bins] */
+  DwWhatifSum *bin_prefix;      /* [(n_bins + 1) × N_QUANTITIES]: sums of the bins before */
+};
+
+static DwWhatifSum *
+dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n)
+{
+  const gsize n_blocks = n / DW_WHATIF_BLOCK + 1;
+  DwWhatifSum *prefix = g_new0 (DwWhatifSum, (n_blocks + 1) * DW_WHATIF_N_QUANTITIES);
+  DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
+  memset (sum, 0, sizeof sum);
+  for (gsize index = 0; index <= n; index++)
+    {
+      if (index % DW_WHATIF_BLOCK == 0)
+        memcpy (prefix + (index / DW_WHATIF_BLOCK) * DW_WHATIF_N_QUANTITIES, sum, sizeof sum);
+      if (index == n)
+        break;
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        sum[quantity] = dw_whatif_sum_add_value (
+          sum[quantity], dw_whatif_quantity (step, quantity, values[index]));
+    }
+  return prefix;
+}
+
+DwWhatifSketch *
+dw_whatif_sketch_new (const DwWhatifStep *step)
+{
+  const gsize n = step->n_tokens;
+  DwWhatifSketch *self = g_new0 (DwWhatifSketch, 1);
+  self->n_tokens = n;
+  gsize tail = (gsize)((double)n * DW_WHATIF_SKETCH_TAIL);
+  tail = CLAMP (tail, DW_WHATIF_SKETCH_TAIL_MIN, DW_WHATIF_SKETCH_TAIL_MAX);
+  self->n_low = MIN (tail, n / 2);
+  self->n_high = MIN (tail, n - self->n_low);
+  self->low = g_new (double, self->n_low ? self->n_low : 1);
+  self->high = g_new (double, self->n_high ? self->n_high : 1);
+  for (gsize index = 0; index < self->n_low; index++)
+    self->low[index] = dw_whatif_sorted_value (step, index);
+  for (gsize index = 0; index < self->n_high; index++)
+    self->high[index] = dw_whatif_sorted_value (step, n - self->n_high + index);
+  self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low);
+  self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high);
+
+  const gsize bulk_start = self->n_low, bulk_n = n - self->n_low - self->n_high;
+  self->n_bins = (guint)MIN ((gsize)DW_WHATIF_SKETCH_BINS, bulk_n);
+  self->bin_start = g_new (gsize, self->n_bins + 1);
+  self->bin_first = g_new (double, self->n_bins ? self->n_bins : 1);
+  self->bin_last = g_new (double, self->n_bins ? self->n_bins : 1);
+  self->bin_prefix = g_new0 (DwWhatifSum, (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES);
+  for (guint bin = 0; bin <= self->n_bins; bin++)
+    self->bin_start[bin] = bulk_start + (self->n_bins ? bulk_n * bin / self->n_bins : 0);
+  for (guint bin = 0; bin < self->n_bins; bin++)
+    {
+      const gsize start = self->bin_start[bin], end = self->bin_start[bin + 1];
+      self->bin_first[bin] = dw_whatif_sorted_value (step, start);
+      self->bin_last[bin] = dw_whatif_sorted_value (step, end - 1);
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        self->bin_prefix[(bin + 1) * DW_WHATIF_N_QUANTITIES + quantity]
+          = dw_whatif_sum_add (self->bin_prefix[bin * DW_WHATIF_N_QUANTITIES + quantity],
+                               dw_whatif_query_range_sum (step, quantity, start, end));
+    }
+  return self;
+}
+
+void
+dw_whatif_sketch_free (DwWhatifSketch *self)
+{
+  if (!self)
+    return;
+  g_free (self->low);
+  g_free (self->high);
+  g_free (self->low_prefix);
+  g_free (self->high_prefix);
+  g_free (self->bin_start);
+  g_free (self->bin_first);
+  g_free (self->bin_last);
+  g_free (self->bin_prefix);
+  g_free (self);
+}
+
+gsize
+dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
+{
+  const gsize tails = self->n_low + self->n_high;
+  return sizeof *self + tails * sizeof (double)
+         + (tails / DW_WHATIF_BLOCK + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
+         + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
+         + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum);
+}
+
+static inline gboolean
+dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
+                        double log_ratio)
+{
+  double value = dw_whatif_quantity (step, quantity, log_ratio);
+  switch (op)
+    {
+    case DW_WHATIF_LT:
+      return value < bound;
+    case DW_WHATIF_LE:
+      return value <= bound;
+    case DW_WHATIF_GT:
+      return value > bound;
+    default:
+      return value >= bound;
+    }
+}
+
+/* adds the first @count values of a tail (sums from its block prefix) to @out */
+static void
+dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
+                           const DwWhatifSum *prefix, gsize count, DwWhatifSketchPart *out)
+{
+  const gsize block = count / DW_WHATIF_BLOCK;
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    {
+      DwWhatifSum sum = prefix[block * DW_WHATIF_N_QUANTITIES + quantity];
+      for (gsize index = block * DW_WHATIF_BLOCK; index < count; index++)
+        sum = dw_whatif_sum_add_value (sum, dw_whatif_quantity (step, quantity, values[index]));
+      out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum);
+    }
+  out->count += (double)count;
+}
+
+/* the first index of @values (sorted, @n) where the predicate fails */
+static gsize
+dw_whatif_sketch_search (const DwWhatifStep *step, const double *values, gsize n, int quantity,
+                         DwWhatifCompare op, double bound)
+{
+  gsize low = 0, high = n;
+  while (low < high)
+    {
+      gsize middle = low + (high - low) / 2;
+      if (dw_whatif_sketch_holds (step, quantity, op, bound, values[middle]))
+        low = middle + 1;
+      else
+        high = middle;
+    }
+  return low;
+}
+
+/* bin @bin split by the predicate: interpolated share below, with its error */
+static void
+dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *self, guint bin,
+                                int quantity, double bound, DwWhatifSketchPart *out)
+{
+  const double count = (double)(self->bin_start[bin + 1] - self->bin_start[bin]);
+  const double first = dw_whatif_quantity (step, quantity, self->bin_first[bin]);
+  const double last = dw_whatif_quantity (step, quantity, self->bin_last[bin]);
+  double share = last != first ? (bound - first) / (last - first) : 0.5;
+  share = isnan (share) ? 0.5 : CLAMP (share, 0.0, 1.0);
+  const double spread = MAX (share, 1.0 - share) * count;
+  out->count += share * count;
+  out->count_error += spread;
+  for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
+    {
+      double magnitude = MAX (fabs (dw_whatif_quantity (step, summed, self->bin_first[bin])),
+                              fabs (dw_whatif_quantity (step, summed, self->bin_last[bin])));
+      const DwWhatifSum *prefix = self->bin_prefix + (gsize)bin * DW_WHATIF_N_QUANTITIES;
+      double bin_sum = dw_whatif_sum_value (dw_whatif_sum_add (
+        prefix[DW_WHATIF_N_QUANTITIES + summed], dw_whatif_sum_negate (prefix[summed])));
+      out->split[summed] += share * bin_sum;
+      out->sum_error[summed] += spread * magnitude;
+    }
+}
+
+static void
+dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifCompare op,
+                               double bound, DwWhatifSketchPart *out)
+{
+  const DwWhatifSketch *self = step->sketch;
+  memset (out, 0, sizeof *out);
+
+  /* the low tail */
+  gsize in_low = dw_whatif_sketch_search (step, self->low, self->n_low, quantity, op, bound);
+  dw_whatif_sketch_add_tail (step, self->low, self->low_prefix, in_low, out);
+  if (in_low < self->n_low)
+    return;
+
+  /* whole bins (the first bin whose last value fails is found by bisection), then the one the
+   * bound splits */
+  guint low = 0, high = self->n_bins;
+  while (low < high)
+    {
+      guint middle = low + (high - low) / 2;
+      if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_last[middle]))
+        low = middle + 1;
+      else
+        high = middle;
+    }
+  out->count += (double)(self->bin_start[low] - self->bin_start[0]);
+  for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
+    out->total[summed] = dw_whatif_sum_add (
+      out->total[summed], self->bin_prefix[(gsize)low * DW_WHATIF_N_QUANTITIES + summed]);
+  if (low < self->n_bins)
+    {
+      if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_first[low]))
+        dw_whatif_sketch_add_split_bin (step, self, low, quantity, bound, out);
+      return;
+    }
+
+  /* the high tail */
+  gsize in_high = dw_whatif_sketch_search (step, self->high, self->n_high, quantity, op, bound);
+  dw_whatif_sketch_add_tail (step, self->high, self->high_prefix, in_high, out);
+}
+
+void
+dw_whatif_sketch_prefix (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
+                         DwWhatifSketchPart *out)
+{
+  dw_whatif_sketch_prefix_parts (step, quantity, op, bound, out);
+  for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
+    out->sum[summed]
+      = dw_whatif_sum_value (dw_whatif_sum_add_value (out->total[summed], out->split[summed]));
+}
+
+double
+dw_whatif_sketch_quantile (const DwWhatifStep *step, double q)
+{
+  const DwWhatifSketch *self = step->sketch;
+  const gsize n = self->n_tokens;
+  gsize position = (gsize)llround (dw_torch_clamp (q, 0, 1) * (double)(n - 1));
+  if (position < self->n_low)
+    return self->low[position];
+  if (position >= n - self->n_high)
+    return self->high[position - (n - self->n_high)];
+  for (guint bin = 0; bin < self->n_bins; bin++)
+    if (position < self->bin_start[bin + 1])
+      {
+        double share = (double)(position - self->bin_start[bin])
+                       / (double)MAX (1, self->bin_start[bin + 1] - self->bin_start[bin] - 1);
+        return self->bin_first[bin] + share * (self->bin_last[bin] - self->bin_first[bin]);
+      }
+  return NAN;
+}

@@ -1,0 +1,772 @@
+/* dw-whatif-step.c — the sufficient statistics of one rollout batch
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every formula mirrors core/correction (which mirrors verl, ROLLOUT_CORRECTION.md §2, §5): sums
+ * that do not depend on a threshold are accumulated here in exactly the order the correction core
+ * uses (same doubles); sums that do depend on one (clamped IS weights, clamped k statistics,
+ * truncated weights) come from the sorted valid-token log-ratios and their block prefix sums in
+ * double-double (dw-whatif-query.c), i.e. the exactly rounded sum, which is what the core's double
+ * running sum gives whenever that sum is exact (float32 terms of a bounded range) and differs from
+ * it by a few double ulps otherwise.
+ */
+#include "config.h"
+
+#include "dw-whatif-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* the formatter would put spaces around the dashes of the domain string */
+// clang-format off
+G_DEFINE_QUARK (dw-whatif-error-quark, dw_whatif_error)
+// clang-format on
+
+/* ------------------------------------------------------------------------------------------ */
+/* sorting                                                                                     */
+
+static int
+dw_whatif_step_compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* the bits of a float as an unsigned key that sorts like the float */
+static inline guint32
+dw_whatif_step_float_key (float value)
+{
+  guint32 bits;
+  memcpy (&bits, &value, 4);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+static inline float
+dw_whatif_step_key_float (guint32 key)
+{
+  guint32 bits = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+  float value;
+  memcpy (&value, &bits, 4);
+  return value;
+}
+
+/* LSD radix sort, 3 passes of 11 bits: @values (row order, row b at [row_start[b],
+ * row_start[b + 1])) becomes globally sorted, and @rows gets each row's values sorted in place of
+ * the row */
+static void
+dw_whatif_step_sort_floats (float *values, gsize n, float *rows, const gsize *row_start,
+                            gsize n_rows)
+{
+  if (n == 0)
+    return;
+  guint32 *keys = g_new (guint32, n), *keys_out = g_new (guint32, n);
+  guint32 *owner = g_new (guint32, n), *owner_out = g_new (guint32, n);
+  for (gsize row = 0; row < n_rows; row++)
+    for (gsize index = row_start[row]; index < row_start[row + 1]; index++)
+      {
+        keys[index] = dw_whatif_step_float_key (values[index]);
+        owner[index] = (guint32)row;
+      }
+  for (int pass = 0; pass < 3; pass++)
+    {
+      gsize count[2049] = { 0 };
+      int shift = pass * 11;
+      for (gsize index = 0; index < n; index++)
+        count[((keys[index] >> shift) & 2047) + 1]++;
+      for (int digit = 0; digit < 2048; digit++)
+        count[digit + 1] += count[digit];
+      for (gsize index = 0; index < n; index++)
+        {
+          gsize slot = count[(keys[index] >> shift) & 2047]++;
+          keys_out[slot] = keys[index];
+          owner_out[slot] = owner[index];
+        }
+      guint32 *swap = keys;
+      keys = keys_out;
+      keys_out = swap;
+      swap = owner;
+      owner = owner_out;
+      owner_out = swap;
+    }
+  gsize *cursor = g_memdup2 (row_start, n_rows * sizeof (gsize));
+  for (gsize index = 0; index < n; index++)
+    {
+      values[index] = dw_whatif_step_key_float (keys[index]);
+      rows[cursor[owner[index]]++] = values[index];
+    }
+  g_free (cursor);
+  g_free (keys);
+  g_free (keys_out);
+  g_free (owner);
+  g_free (owner_out);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the shape of k2 / k3 over the sorted ℓ                                                      */
+
+static void
+dw_whatif_step_shape_init (const DwWhatifStep *self, const double *k, DwWhatifShape *shape)
+{
+  gsize n = self->n_tokens, end_left = 0, start_right = n;
+  if (n > 0)
+    {
+      end_left = 1;
+      while (end_left < n && k[end_left] <= k[end_left - 1])
+        end_left++;
+      start_right = n - 1;
+      while (start_right > 0 && k[start_right - 1] <= k[start_right])
+        start_right--;
+    }
+  if (end_left > start_right) /* [start_right, end_left) is constant: split there */
+    end_left = start_right;
+  shape->end_left = end_left;
+  shape->start_right = start_right;
+  shape->core_max = -INFINITY;
+  shape->core_n = start_right - end_left;
+
+  double *core = g_new (double, shape->core_n ? shape->core_n : 1);
+  for (gsize index = end_left; index < start_right; index++)
+    {
+      shape->core_max = fmax (shape->core_max, k[index]);
+      core[index - end_left] = k[index];
+    }
+  qsort (core, shape->core_n, sizeof (double), dw_whatif_step_compare_doubles);
+  if (self->f32)
+    {
+      shape->core_f = g_new (float, shape->core_n ? shape->core_n : 1);
+      for (gsize index = 0; index < shape->core_n; index++)
+        shape->core_f[index] = (float)core[index];
+      g_free (core);
+    }
+  else
+    shape->core = core;
+
+  gsize n_blocks = shape->core_n / DW_WHATIF_BLOCK + 1;
+  shape->core_prefix = g_new0 (DwWhatifSum, n_blocks + 1);
+  shape->core_prefix_sq = g_new0 (DwWhatifSum, n_blocks + 1);
+  DwWhatifSum sum = { 0, 0 }, sum_sq = { 0, 0 };
+  for (gsize index = 0; index <= shape->core_n; index++)
+    {
+      if (index % DW_WHATIF_BLOCK == 0)
+        {
+          shape->core_prefix[index / DW_WHATIF_BLOCK] = sum;
+          shape->core_prefix_sq[index / DW_WHATIF_BLOCK] = sum_sq;
+        }
+      if (index == shape->core_n)
+        break;
+      double value = shape->core_f ? (double)shape->core_f[index] : shape->core[index];
+      sum = dw_whatif_sum_add_value (sum, value);
+      sum_sq = dw_whatif_sum_add_value (sum_sq, dw_whatif_round (self, value * value));
+    }
+}
+
+static void
+dw_whatif_step_shape_clear (DwWhatifShape *shape)
+{
+  g_free (shape->core);
+  g_free (shape->core_f);
+  g_free (shape->core_prefix);
+  g_free (shape->core_prefix_sq);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* precompute                                                                                  */
+
+static void
+dw_whatif_step_build_cut_table (DwWhatifStep *self)
+{
+  const gsize n_rows = self->n_rows, n = self->n_tokens;
+  if (self->n_cols > G_MAXUINT16 || n == 0)
+    return;
+  for (int cut = 0; cut < DW_WHATIF_N_CUTS; cut++)
+    self->cut_value[cut] = dw_whatif_sorted_value (self, (gsize)cut * n / DW_WHATIF_N_CUTS);
+  self->cut_count = g_new (guint16, (DW_WHATIF_N_CUTS + 1) * n_rows);
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      const gsize start = self->row_start[row], end = self->row_start[row + 1];
+      gsize index = start;
+      for (int cut = 0; cut < DW_WHATIF_N_CUTS; cut++)
+        {
+          while (index < end && dw_whatif_row_value (self, index) < self->cut_value[cut])
+            index++;
+          self->cut_count[(gsize)cut * n_rows + row] = (guint16)(index - start);
+        }
+      self->cut_count[(gsize)DW_WHATIF_N_CUTS * n_rows + row] = (guint16)(end - start);
+    }
+}
+
+static gboolean
+dw_whatif_step_compute_offpolicy (DwWhatifStep *self, const DwBatch *batch)
+{
+  DwConfig config;
+  DwCorrectionResult result;
+  DwCorrectionError error;
+  dw_config_init (&config, DW_GEN_VERL);
+  if (!dw_correction_run_entry (batch, &config, DW_ENTRY_OFFPOLICY, &result, &error))
+    return FALSE;
+  self->n_offpolicy = result.n_metrics;
+  self->offpolicy = g_memdup2 (result.metrics, result.n_metrics * sizeof (DwMetric));
+  dw_correction_result_clear (&result);
+  return TRUE;
+}
+
+static inline double
+dw_whatif_step_log_prob_at (const void *log_probs, gboolean f32, gsize index)
+{
+  return f32 ? (double)((const float *)log_probs)[index] : ((const double *)log_probs)[index];
+}
+
+/* the first reason the fast path cannot be taken wins */
+static void
+dw_whatif_step_set_slow (DwWhatifStep *self, char *reason)
+{
+  if (self->fast)
+    {
+      self->fast = FALSE;
+      self->reason = reason;
+    }
+  else
+    g_free (reason);
+}
+
+/* one pass over the valid tokens of row @row: the row's sums and extremes, the step's token
+ * sums, and the row's log-ratios appended (row order) to the unsorted value array */
+static void
+dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
+{
+  const gboolean f32 = self->f32;
+  const gsize n_cols = self->n_cols;
+  DwWhatifRow *stats = &self->rows[row];
+  double mask_sum = 0, weight_sum = 0;
+  double max_k[3] = { -INFINITY, -INFINITY, -INFINITY },
+         min_k[3] = { INFINITY, INFINITY, INFINITY };
+  stats->min_weight = stats->min_log = INFINITY;
+  stats->max_weight = stats->max_log = -INFINITY;
+  for (gsize column = 0; column < n_cols; column++)
+    {
+      gsize index = row * n_cols + column;
+      double mask = dw_batch_mask_value (batch, index);
+      if (mask == 0)
+        continue;
+      if (mask != 1.0 && self->fast)
+        dw_whatif_step_set_slow (
+          self, g_strdup_printf ("mask value %g at row %zu, column %zu is not 0 or 1", mask, row,
+                                 column));
+      double old_lp = dw_whatif_step_log_prob_at (batch->old_log_prob, f32, index);
+      double rollout_lp = dw_whatif_step_log_prob_at (batch->rollout_log_prob, f32, index);
+      double log_ratio = f32 ? (double)((float)old_lp - (float)rollout_lp) : old_lp - rollout_lp;
+      if (isnan (log_ratio) && self->fast)
+        dw_whatif_step_set_slow (
+          self, g_strdup_printf ("NaN log-ratio at row %zu, column %zu", row, column));
+
+      mask_sum += mask;
+      stats->valid += 1;
+      stats->sum_log += log_ratio * mask;
+      double clamped = dw_torch_clamp (log_ratio, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND);
+      double weight = dw_whatif_round (self, dw_whatif_exp (self, clamped));
+      weight_sum += weight * mask;
+      self->weight_sum_tok += weight * mask;
+      self->max_weight = dw_torch_max (self->max_weight, weight);
+      self->min_weight = dw_torch_min (self->min_weight, weight);
+      stats->min_weight = dw_torch_min (stats->min_weight, weight);
+      stats->max_weight = dw_torch_max (stats->max_weight, weight);
+      stats->min_log = dw_torch_min (stats->min_log, log_ratio);
+      stats->max_log = dw_torch_max (stats->max_log, log_ratio);
+      double k[3]
+        = { -clamped, dw_whatif_round (self, 0.5 * dw_whatif_round (self, clamped * clamped)),
+            dw_whatif_round (self, dw_whatif_round (self, weight - 1.0) - clamped) };
+      for (int j = 0; j < 3; j++)
+        {
+          stats->sum_k[j] += k[j] * mask;
+          self->tok_sum_k[j] += k[j] * mask;
+          max_k[j] = dw_torch_max (max_k[j], k[j]);
+          min_k[j] = dw_torch_min (min_k[j], k[j]);
+          self->max_k[j] = dw_torch_max (self->max_k[j], k[j]);
+          self->min_k[j] = dw_torch_min (self->min_k[j], k[j]);
+        }
+      if (f32)
+        self->sorted_f[self->n_tokens++] = (float)log_ratio;
+      else
+        self->sorted_d[self->n_tokens++] = log_ratio;
+    }
+
+  stats->n = dw_whatif_round (self, mask_sum);
+  self->mask_sum += mask_sum;
+  for (int j = 0; j < 3; j++)
+    {
+      stats->max_k[j] = stats->valid > 0 ? max_k[j] : 0.0;
+      stats->min_k[j] = min_k[j];
+    }
+  stats->mean_tok = dw_whatif_mean_row (self, weight_sum, stats->n);
+  stats->log_seq = dw_whatif_round (self, stats->sum_log);
+  stats->weight_seq = dw_whatif_round (
+    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_seq, -DW_WHATIF_SAFETY_BOUND,
+                                               DW_WHATIF_SAFETY_BOUND)));
+  stats->log_geo = dw_whatif_mean_row (self, stats->sum_log, stats->n);
+  stats->weight_geo = dw_whatif_round (
+    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_geo, -DW_WHATIF_SAFETY_BOUND,
+                                               DW_WHATIF_SAFETY_BOUND)));
+}
+
+/* the per-row columns, and the sums over tokens of row-constant values in token order (as the
+ * correction core adds them) */
+static void
+dw_whatif_step_fill_columns (DwWhatifStep *self)
+{
+  const gsize n_rows = self->n_rows;
+  self->columns = g_new (double, DW_WHATIF_N_COLUMNS *(n_rows ? n_rows : 1));
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      DwWhatifRow *stats = &self->rows[row];
+      double value[DW_WHATIF_N_SO];
+      for (int j = 0; j < 3; j++)
+        {
+          value[DW_WHATIF_SO_SUM_K1 + j] = dw_whatif_round (self, stats->sum_k[j]);
+          value[DW_WHATIF_SO_MEAN_K1 + j] = dw_whatif_mean_row (self, stats->sum_k[j], stats->n);
+        }
+      value[DW_WHATIF_SO_MAX_K2] = stats->max_k[1];
+      value[DW_WHATIF_SO_MAX_K3] = stats->max_k[2];
+      double *columns = self->columns;
+#define DW_WHATIF_STEP_SET(column, v) columns[(gsize)(column)*n_rows + row] = (v)
+      for (int option = 0; option < DW_WHATIF_N_SO; option++)
+        DW_WHATIF_STEP_SET (option, value[option]);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_N, stats->n);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_VALID, stats->valid);
+      DW_WHATIF_STEP_SET (
+        DW_WHATIF_COL_K1_MIN,
+        -dw_torch_clamp (stats->max_log, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND));
+      DW_WHATIF_STEP_SET (
+        DW_WHATIF_COL_K1_MAX,
+        -dw_torch_clamp (stats->min_log, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND));
+      double row_sum_seq = 0, row_sum_geo = 0;
+      for (gsize token = 0; token < (gsize)stats->valid; token++)
+        {
+          self->weight_sum_seq += stats->weight_seq;
+          self->weight_sum_geo += stats->weight_geo;
+          row_sum_seq += stats->weight_seq;
+          row_sum_geo += stats->weight_geo;
+          for (int option = 0; option < DW_WHATIF_N_SO; option++)
+            self->seq_sum_stat[option] += value[option];
+        }
+      stats->mean_seq = dw_whatif_mean_row (self, row_sum_seq, stats->n);
+      stats->mean_geo = dw_whatif_mean_row (self, row_sum_geo, stats->n);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_TOK, stats->mean_tok);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_SEQ, stats->mean_seq);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_GEO, stats->mean_geo);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_WEIGHT_SEQ, stats->weight_seq);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_WEIGHT_GEO, stats->weight_geo);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_LOG_SEQ, stats->log_seq);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_LOG_GEO, stats->log_geo);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MIN_WEIGHT, stats->min_weight);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MAX_WEIGHT, stats->max_weight);
+#undef DW_WHATIF_STEP_SET
+    }
+}
+
+/* threshold-free statistics of the rows' weight means per level and of the RS row statistics */
+static void
+dw_whatif_step_row_summaries (DwWhatifStep *self)
+{
+  const gsize n_rows = self->n_rows;
+  for (int level = 0; level < 3; level++)
+    {
+      DwWhatifLevelStat *stat = &self->level_stat[level];
+      const double *mean = dw_whatif_column (self, DW_WHATIF_COL_MEAN_TOK + level);
+      double sum = 0;
+      for (gsize row = 0; row < n_rows; row++)
+        sum += mean[row];
+      stat->mean = sum / (double)n_rows;
+      stat->sum_sq_dev = 0;
+      stat->max = stat->max_dev = -INFINITY;
+      stat->min = INFINITY;
+      for (gsize row = 0; row < n_rows; row++)
+        {
+          stat->sum_sq_dev += (mean[row] - stat->mean) * (mean[row] - stat->mean);
+          stat->max = fmax (stat->max, mean[row]);
+          stat->min = fmin (stat->min, mean[row]);
+          stat->max_dev = fmax (stat->max_dev, fabs (mean[row] - 1.0));
+        }
+      stat->log_max = -INFINITY;
+      stat->log_min = INFINITY;
+      if (level == DW_LEVEL_TOKEN)
+        continue;
+      const double *log_ratio = dw_whatif_column (
+        self, level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
+      for (gsize row = 0; row < n_rows; row++)
+        {
+          stat->log_max = fmax (stat->log_max, log_ratio[row]);
+          stat->log_min = fmin (stat->log_min, log_ratio[row]);
+        }
+    }
+  for (int option = 0; option < DW_WHATIF_N_SO; option++)
+    {
+      DwWhatifRowStat *stat = &self->so_stat[option];
+      const double *value = dw_whatif_column (self, option);
+      const double *n = dw_whatif_column (self, DW_WHATIF_COL_N);
+      stat->sum = stat->count = stat->sum_sq_dev = 0;
+      stat->max = stat->max_dev = -INFINITY;
+      stat->min = INFINITY;
+      for (gsize row = 0; row < n_rows; row++)
+        {
+          if (!(n[row] > 0))
+            continue;
+          stat->sum += value[row];
+          stat->count += 1;
+          stat->max = dw_torch_max (stat->max, value[row]);
+          stat->min = dw_torch_min (stat->min, value[row]);
+          stat->max_dev = dw_torch_max (stat->max_dev, fabs (value[row]));
+        }
+      double mean = stat->count > 0 ? stat->sum / stat->count : 0.0;
+      for (gsize row = 0; row < n_rows; row++)
+        if (n[row] > 0)
+          stat->sum_sq_dev += (value[row] - mean) * (value[row] - mean);
+    }
+}
+
+/* the valid-token ℓ sorted globally and within each row */
+static void
+dw_whatif_step_sort (DwWhatifStep *self)
+{
+  const gsize n = self->n_tokens;
+  if (self->f32)
+    {
+      self->row_sorted_f = g_new (float, n);
+      dw_whatif_step_sort_floats (self->sorted_f, n, self->row_sorted_f, self->row_start,
+                                  self->n_rows);
+      return;
+    }
+  self->row_sorted_d = g_memdup2 (self->sorted_d, n * sizeof (double));
+  for (gsize row = 0; row < self->n_rows; row++)
+    qsort (self->row_sorted_d + self->row_start[row],
+           self->row_start[row + 1] - self->row_start[row], sizeof (double),
+           dw_whatif_step_compare_doubles);
+  qsort (self->sorted_d, n, sizeof (double), dw_whatif_step_compare_doubles);
+}
+
+/* The IS weights summed within each row in row-sorted order, for the row means of weights that
+ * are truncated or zeroed beyond a bound: a window of the row's sorted tokens is the difference of
+ * two sums. In float32 the running double sum of a row is exact (and so is every difference)
+ * when the row's weights span at most 53 − 24 − ⌈log2 n⌉ binary orders of magnitude; other rows
+ * are summed token by token when asked (dw_whatif_query_row_weight_sum). */
+static void
+dw_whatif_step_row_weight_sums (DwWhatifStep *self)
+{
+  self->row_weight_sum = g_new (double, self->n_tokens ? self->n_tokens : 1);
+  self->row_weight_exact = g_new0 (guint8, self->n_rows ? self->n_rows : 1);
+  for (gsize row = 0; row < self->n_rows; row++)
+    {
+      const gsize start = self->row_start[row], end = self->row_start[row + 1];
+      double sum = 0;
+      int min_exponent = G_MAXINT, max_exponent = G_MININT;
+      for (gsize index = start; index < end; index++)
+        {
+          double weight
+            = dw_whatif_quantity (self, DW_WHATIF_Q_WEIGHT, dw_whatif_row_value (self, index));
+          int exponent;
+          frexp (weight, &exponent);
+          min_exponent = MIN (min_exponent, exponent);
+          max_exponent = MAX (max_exponent, exponent);
+          sum += weight;
+          self->row_weight_sum[index] = sum;
+        }
+      const int length_bits = (int)g_bit_storage (end - start);
+      self->row_weight_exact[row]
+        = !self->f32 || end == start || max_exponent - min_exponent + 24 + length_bits <= 53;
+    }
+}
+
+/* block prefix sums of every quantity over the sorted ℓ, and the shapes of k2 and k3 */
+static void
+dw_whatif_step_prefix_sums (DwWhatifStep *self)
+{
+  const gsize n = self->n_tokens;
+  self->n_blocks = n / DW_WHATIF_BLOCK;
+  double *k2 = g_new (double, n ? n : 1), *k3 = g_new (double, n ? n : 1);
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    self->prefix[quantity] = g_new0 (DwWhatifSum, self->n_blocks + 1);
+  DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
+  memset (sum, 0, sizeof sum);
+  self->weight_monotone = TRUE;
+  double previous_weight = -INFINITY;
+  for (gsize index = 0; index < n; index++)
+    {
+      if (index % DW_WHATIF_BLOCK == 0)
+        for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+          self->prefix[quantity][index / DW_WHATIF_BLOCK] = sum[quantity];
+      /* dw_whatif_quantity () of every quantity, with one exp */
+      double clamped = dw_torch_clamp (dw_whatif_sorted_value (self, index),
+                                       -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND);
+      double weight = dw_whatif_round (self, dw_whatif_exp (self, clamped));
+      double value[DW_WHATIF_N_QUANTITIES];
+      value[DW_WHATIF_Q_WEIGHT] = weight;
+      value[DW_WHATIF_Q_WEIGHT_SQ] = dw_whatif_round (self, weight * weight);
+      value[DW_WHATIF_Q_LOG] = clamped;
+      value[DW_WHATIF_Q_LOG_SQ] = dw_whatif_round (self, clamped * clamped);
+      value[DW_WHATIF_Q_K2] = dw_whatif_round (self, 0.5 * value[DW_WHATIF_Q_LOG_SQ]);
+      value[DW_WHATIF_Q_K2_SQ]
+        = dw_whatif_round (self, value[DW_WHATIF_Q_K2] * value[DW_WHATIF_Q_K2]);
+      value[DW_WHATIF_Q_K3]
+        = dw_whatif_round (self, dw_whatif_round (self, weight - 1.0) - clamped);
+      value[DW_WHATIF_Q_K3_SQ]
+        = dw_whatif_round (self, value[DW_WHATIF_Q_K3] * value[DW_WHATIF_Q_K3]);
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
+      if (value[DW_WHATIF_Q_WEIGHT] < previous_weight)
+        self->weight_monotone = FALSE;
+      previous_weight = value[DW_WHATIF_Q_WEIGHT];
+      k2[index] = value[DW_WHATIF_Q_K2];
+      k3[index] = value[DW_WHATIF_Q_K3];
+      if (value[DW_WHATIF_Q_K3] < 0)
+        {
+          self->neg_k3_sum += value[DW_WHATIF_Q_K3];
+          self->neg_k3_sq += value[DW_WHATIF_Q_K3_SQ];
+        }
+    }
+  if (n % DW_WHATIF_BLOCK == 0)
+    for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+      self->prefix[quantity][n / DW_WHATIF_BLOCK] = sum[quantity];
+  dw_whatif_step_shape_init (self, k2, &self->shape_k2);
+  dw_whatif_step_shape_init (self, k3, &self->shape_k3);
+  g_free (k2);
+  g_free (k3);
+}
+
+DwWhatifStep *
+dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
+{
+  g_return_val_if_fail (batch != NULL, NULL);
+  if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
+                   "step %" G_GINT64_FORMAT ": log-probs must be float32 or float64, got %s", step,
+                   dw_dtype_name (batch->lp_dtype));
+      return NULL;
+    }
+  const gsize n_rows = batch->rows, n_cols = batch->cols;
+  if (n_cols != 0 && (n_rows * n_cols) / n_cols != n_rows)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
+                   "step %" G_GINT64_FORMAT ": batch shape overflows", step);
+      return NULL;
+    }
+
+  DwWhatifStep *self = g_new0 (DwWhatifStep, 1);
+  g_mutex_init (&self->row_k_lock);
+  self->number = step;
+  self->f32 = batch->lp_dtype == DW_DTYPE_F32;
+  self->n_rows = n_rows;
+  self->n_cols = n_cols;
+  self->fast = TRUE;
+  self->rows = g_new0 (DwWhatifRow, n_rows ? n_rows : 1);
+  gsize capacity = 0;
+  for (gsize index = 0; index < n_rows * n_cols; index++)
+    capacity += dw_batch_mask_value (batch, index) != 0;
+  if (self->f32)
+    self->sorted_f = g_new (float, capacity ? capacity : 1);
+  else
+    self->sorted_d = g_new (double, capacity ? capacity : 1);
+  for (int j = 0; j < 3; j++)
+    {
+      self->max_k[j] = -INFINITY;
+      self->min_k[j] = INFINITY;
+    }
+  self->max_weight = -INFINITY;
+  self->min_weight = INFINITY;
+
+  /* token pass, row by row (the unsorted ℓ go into sorted_f/d in row order) */
+  self->row_start = g_new0 (gsize, n_rows + 1);
+  for (gsize row = 0; row < n_rows; row++)
+    {
+      self->row_start[row] = self->n_tokens;
+      dw_whatif_step_scan_row (self, batch, row);
+    }
+  self->row_start[n_rows] = self->n_tokens;
+  self->mask_count
+    = dw_whatif_round (self, dw_whatif_round (self, self->mask_sum) + DW_WHATIF_MEAN_EPSILON);
+  self->empty = self->n_tokens == 0;
+
+  /* row pass */
+  dw_whatif_step_fill_columns (self);
+  dw_whatif_step_row_summaries (self);
+  if (!self->fast || self->empty)
+    return self;
+
+  /* the sorted values and their sums */
+  dw_whatif_step_sort (self);
+  dw_whatif_step_build_cut_table (self);
+  dw_whatif_step_prefix_sums (self);
+  dw_whatif_step_row_weight_sums (self);
+  if (!dw_whatif_step_compute_offpolicy (self, batch))
+    dw_whatif_step_set_slow (self, g_strdup ("off-policy metrics failed"));
+  return self;
+}
+
+void
+dw_whatif_step_free (DwWhatifStep *self)
+{
+  if (!self)
+    return;
+  g_free (self->reason);
+  g_free (self->sorted_f);
+  g_free (self->sorted_d);
+  g_free (self->row_sorted_f);
+  g_free (self->row_sorted_d);
+  g_free (self->row_start);
+  g_free (self->row_weight_sum);
+  g_free (self->row_weight_exact);
+  g_free (self->cut_count);
+  g_free (self->row_k_f);
+  g_free (self->row_k_d);
+  g_mutex_clear (&self->row_k_lock);
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    g_free (self->prefix[quantity]);
+  dw_whatif_step_shape_clear (&self->shape_k2);
+  dw_whatif_step_shape_clear (&self->shape_k3);
+  g_free (self->rows);
+  g_free (self->columns);
+  g_free (self->offpolicy);
+  g_free (self);
+}
+
+gint64
+dw_whatif_step_get_step (const DwWhatifStep *self)
+{
+  return self->number;
+}
+
+gsize
+dw_whatif_step_get_memory (const DwWhatifStep *self)
+{
+  const gsize value_size = self->f32 ? sizeof (float) : sizeof (double);
+  gsize bytes
+    = sizeof *self + self->n_rows * sizeof (DwWhatifRow) + self->n_offpolicy * sizeof (DwMetric);
+  bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
+  bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
+  bytes += (self->n_rows + 1) * sizeof (gsize);
+  if (self->row_weight_sum)
+    bytes += self->n_tokens * sizeof (double) + self->n_rows;
+  if (self->cut_count)
+    bytes += (DW_WHATIF_N_CUTS + 1) * self->n_rows * sizeof (guint16);
+  const DwWhatifShape *shapes[2] = { &self->shape_k2, &self->shape_k3 };
+  for (int j = 0; j < 2; j++)
+    bytes += shapes[j]->core_n * value_size
+             + 2 * (shapes[j]->core_n / DW_WHATIF_BLOCK + 2) * sizeof (DwWhatifSum);
+  if (self->row_k_f || self->row_k_d)
+    bytes += self->n_tokens * value_size;
+  if (self->prefix[0])
+    bytes += DW_WHATIF_N_QUANTITIES * (self->n_blocks + 1) * sizeof (DwWhatifSum);
+  return bytes;
+}
+
+gsize
+dw_whatif_step_get_n_tokens (const DwWhatifStep *self)
+{
+  return self->n_tokens;
+}
+
+gsize
+dw_whatif_step_get_n_rows (const DwWhatifStep *self)
+{
+  return self->n_rows;
+}
+
+gboolean
+dw_whatif_step_is_fast (const DwWhatifStep *self, const char **reason)
+{
+  if (reason)
+    *reason = self->reason;
+  return self->fast;
+}
+
+void
+dw_whatif_step_histogram (const DwWhatifStep *self, double low, double high, guint n_bins,
+                          guint64 *counts)
+{
+  memset (counts, 0, n_bins * sizeof (guint64));
+  if (n_bins == 0 || self->n_tokens == 0 || !(high > low) || (!self->sorted_f && !self->sorted_d))
+    return;
+  gsize previous = 0;
+  for (guint bin = 0; bin + 1 < n_bins; bin++)
+    {
+      double edge = low + (high - low) * (double)(bin + 1) / n_bins;
+      gsize index = dw_whatif_query_first_false (self, DW_WHATIF_Q_RAW, DW_WHATIF_LT, edge,
+                                                 previous, self->n_tokens);
+      counts[bin] = index - previous;
+      previous = index;
+    }
+  counts[n_bins - 1] = self->n_tokens - previous;
+}
+
+double
+dw_whatif_step_quantile (const DwWhatifStep *self, double q)
+{
+  if (self->n_tokens == 0 || (!self->sorted_f && !self->sorted_d))
+    return NAN;
+  double position = dw_torch_clamp (q, 0, 1) * (double)(self->n_tokens - 1);
+  return dw_whatif_sorted_value (self, (gsize)llround (position));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* evaluation (dw-whatif-eval.c does the work)                                                 */
+
+void
+dw_whatif_step_result_clear (DwWhatifStepResult *res)
+{
+  dw_correction_result_clear (&res->result);
+  g_free (res->approximate);
+  g_free (res->error_bound);
+  memset (res, 0, sizeof *res);
+}
+
+const double *
+dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key, gboolean *approximate)
+{
+  for (gsize index = 0; index < res->result.n_metrics; index++)
+    if (strcmp (res->result.metrics[index].key, key) == 0)
+      {
+        if (approximate)
+          *approximate = res->approximate && res->approximate[index];
+        return &res->result.metrics[index].value;
+      }
+  return NULL;
+}
+
+double
+dw_whatif_step_result_get_error_bound (const DwWhatifStepResult *res, const char *key)
+{
+  for (gsize index = 0; index < res->result.n_metrics; index++)
+    if (strcmp (res->result.metrics[index].key, key) == 0)
+      return res->error_bound ? res->error_bound[index] : 0.0;
+  return NAN;
+}
+
+gboolean
+dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWhatifStepResult *out)
+{
+  memset (out, 0, sizeof *out);
+  DwPlan plan;
+  if (!dw_whatif_eval_prepare (self, config, &plan, out))
+    return FALSE;
+  dw_whatif_eval_step (self, &plan, out, NULL);
+  return !out->failed;
+}
+
+gboolean
+dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, double *lengths,
+                             guint8 *rejected)
+{
+  DwWhatifStepResult out;
+  memset (&out, 0, sizeof out);
+  for (gsize row = 0; row < self->n_rows; row++)
+    lengths[row] = self->rows[row].valid;
+  DwPlan plan;
+  if (!dw_whatif_eval_prepare (self, config, &plan, &out))
+    {
+      dw_whatif_step_result_clear (&out);
+      return FALSE;
+    }
+  dw_whatif_eval_step (self, &plan, &out, rejected);
+  gboolean known = !out.pending;
+  dw_whatif_step_result_clear (&out);
+  return known;
+}
