@@ -437,8 +437,8 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       const __m256 L = _mm256_sub_ps (O, R);
       if (pl)
         _mm256_storeu_ps (pl + t, L);
-      const __m256 dw_context_valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
-      const int vm = _mm256_movemask_ps (dw_context_valid);
+      const __m256 valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
+      const int vm = _mm256_movemask_ps (valid);
       const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
       if (vm == 0)
         {
@@ -457,21 +457,19 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       if (pe)
         _mm256_storeu_ps (pe + t, E);
       __m256 EL = E;
-      const __m256 big = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ),
-                                        dw_context_valid);
+      const __m256 big
+        = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), valid);
       if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
         EL = _mm256_blendv_ps (E, dw_correction_simd_exp8 (L), big);
       n_valid += (size_t)__builtin_popcount ((unsigned)vm);
-      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, dw_context_valid));
-      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, dw_context_valid));
-      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, dw_context_valid));
+      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, valid));
+      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, valid));
+      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, valid));
       d_k3 = dw_correction_simd_acc_pd (
-        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), dw_context_valid));
-      d_chi
-        = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), dw_context_valid));
+        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
+      d_chi = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
       if (TOK || K)
-        lnan = _mm256_or_ps (lnan,
-                             _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), dw_context_valid));
+        lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), valid));
       if (TOK)
         {
           const __m256 W = _mm256_mul_ps (E, M);
@@ -479,20 +477,19 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
           const __m256 lt = _mm256_cmp_ps (W, cv, _CMP_LT_OQ);
           const __m256 Wt = _mm256_blendv_ps (W, Cv, gt);
           _mm256_storeu_ps (pw + t, Wt);
-          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (W, dw_context_valid));
-          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, dw_context_valid), one));
-          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, dw_context_valid), one));
+          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (W, valid));
+          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
+          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
           /* CLAMP (W, c, C) as the reference path computes it: min(max(W, c), C) — when c > C
            * (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
           const __m256 Y = _mm256_blendv_ps (W, cv, lt);
           const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, dw_context_valid));
-          d_su2 = dw_correction_simd_acc_pd (
-            d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), dw_context_valid));
+          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, valid));
+          d_su2 = dw_correction_simd_acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
           if (BN)
-            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (Wt, dw_context_valid));
-          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, dw_context_valid));
-          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, dw_context_valid));
+            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (Wt, valid));
+          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, valid));
+          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, valid));
         }
       for (int j = 0; j < 3; j++)
         if (K & (1u << j))
@@ -500,8 +497,8 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
             __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
                         : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
                                  : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, dw_context_valid));
-            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, dw_context_valid));
+            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, valid));
+            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, valid));
           }
       if (TOK && ++pending == FLUSH)
         {
