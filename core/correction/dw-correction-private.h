@@ -237,7 +237,9 @@ typedef struct
   const float *m;     /* [T] mask as float (exact values) */
   bool is_token;      /* token IS: write @w, accumulate the IS metric sums */
   bool bn;            /* also Σ min(w, C)·m */
-  float C, c;         /* float32 upper / lower IS thresholds */
+  bool applied;       /* v0.8.0+: the metric sums describe the applied weights (§3.6) */
+  bool icepop;        /* applied weights: x inside [c, C], else 0 (else min(x, C)) */
+  float C, c;         /* float32 upper / lower IS thresholds (c: IcePop's L, else 1/C) */
   bool need_k[3];     /* Σ k·m and max k over valid tokens, k1..k3 of SAFE(ℓ) */
   float *w;           /* [T] weights, truncated at C (is_token) */
   float *l;           /* [T] ℓ out, or NULL */
@@ -251,8 +253,10 @@ typedef struct
   double so, sr, sl;
   double k3kl; /* Σ ((exp(ℓ) − ℓ) − 1)·m, unclamped ℓ */
   double chi;  /* Σ exp(SAFE ℓ)²·m */
-  /* token IS (x = exp(SAFE ℓ)·m before truncation) */
-  double sw, fh, fl, su, su2, swt, wmax, wmin;
+  /* token IS, x = exp(SAFE ℓ)·m before truncation, a = the applied weight: sw Σx·m (applied:
+   * Σa·m), sw_raw Σx·m, fh/fl Σ[x > C]·m / Σ[x < c]·m, su/su2 of clamp(x, c, C) (applied:
+   * clamp(a, 0, C)), swt Σ min(x, C)·m (applied: Σa·m), wmax/wmin of x (applied: of a) */
+  double sw, sw_raw, fh, fl, su, su2, swt, wmax, wmin;
   double sk[3], mk[3];
 } DwRowOut;
 
