@@ -224,6 +224,8 @@ bool dw_slime_mis_run (const DwContext *context, const DwPlan *plan, DwCorrectio
 bool dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
                            DwCorrectionError *error);
 /* 1 done, 0 error (set), -1 not applicable: the caller runs the reference path */
+int dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
+                               DwCorrectionError *error);
 int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
                             DwCorrectionError *error);
 

@@ -331,11 +331,53 @@ test_presets_and_options (void)
   g_assert_cmpuint (n_icepop, ==, 10 * 8);
 }
 
+/* slime's built-in paths: the float32 row loop equals the reference path on every mask dtype */
+static void
+test_slime_builtin (void)
+{
+  const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32, DW_DTYPE_U8, DW_DTYPE_F64 };
+  static const struct
+  {
+    const char *function;
+    double clip, clip_low;
+    gboolean per_token;
+  } paths[] = { { "vanilla", 2.0, 0.0, FALSE },
+                { "vanilla", 1.5, 0.5, TRUE },
+                { "icepop", 5.0, 0.5, FALSE },
+                { "icepop", 1.25, 0.8, TRUE } };
+  guint n_cmp = 0;
+  for (guint seed = 1; seed <= 10; seed++)
+    {
+      const DwDType md = mds[seed % G_N_ELEMENTS (mds)];
+      DwBatch *b = random_batch (seed, 3 + seed % 4, 17 + 9 * seed, md, seed % 2 == 0,
+                                 seed % 4 == 3 && md != DW_DTYPE_BOOL && md != DW_DTYPE_U8);
+      for (gsize k = 0; k < G_N_ELEMENTS (paths); k++)
+        {
+          DwConfig c;
+          dw_config_init (&c, DW_GEN_SLIME);
+          set_s (&c, "tis_function", paths[k].function);
+          DwValue clip = dw_value_float (paths[k].clip), low = dw_value_float (paths[k].clip_low),
+                  per_token = dw_value_bool (paths[k].per_token);
+          g_assert_true (dw_config_set (&c, "tis_clip", &clip));
+          g_assert_true (dw_config_set (&c, "tis_clip_low", &low));
+          g_assert_true (dw_config_set (&c, "calculate_per_token_loss", &per_token));
+          char what[96];
+          g_snprintf (what, sizeof what, "seed %u slime %s %" G_GSIZE_FORMAT, seed,
+                      paths[k].function, k);
+          compare (b, &c, what);
+          n_cmp++;
+        }
+      dw_batch_free (b);
+    }
+  g_assert_cmpuint (n_cmp, ==, 40);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/fastpath/expf-bits", test_expf_bits);
   g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
+  g_test_add_func ("/fastpath/slime-builtin", test_slime_builtin);
   return g_test_run ();
 }
