@@ -122,7 +122,7 @@ test_metrics_samples (void)
               continue;
             }
           double ev = json_node_get_double (e), gv = json_node_get_double (g);
-          if (g_str_has_suffix (k->data, "_std")) /* compared as variances (spec §9.1) */
+          if (g_str_has_suffix (k->data, "_std")) /* compared as variances (§9.1) */
             g_assert_cmpfloat (fabs (ev * ev - gv * gv), <=, 1.6e-5 + 2e-5 * ev * ev);
           else
             g_assert_cmpfloat (fabs (ev - gv), <=, 2e-6 + 2e-5 * fabs (ev));
