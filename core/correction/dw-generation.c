@@ -2,8 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * libc only. The release → helper mapping is the one of ../shared/golden/README.md, summarised
- * in docs/CORRECTION.md §1.
+ * libc only. Which helper each release ships is in docs/CORRECTION.md §1.
  */
 #include "dw-generation.h"
 

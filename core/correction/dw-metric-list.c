@@ -58,7 +58,7 @@ dw_metric_list_finish (DwCorrectionResult *res, DwMetricList *L, DwCorrectionErr
       free (L->m);
       return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
     }
-  if (L->n > 0) /* no metrics at all (G0/G1 with threshold None): L->m is NULL */
+  if (L->n > 0) /* no metrics at all (mismatch_helper with threshold None): L->m is NULL */
     qsort (L->m, L->n, sizeof *L->m, dw_metric_list_compare);
   res->metrics = L->m;
   res->n_metrics = L->n;

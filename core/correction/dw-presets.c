@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The verl tables are generated from ../shared/golden/presets/<rev>.json (the values each
+ * The verl tables are generated from the golden presets file of each release (the values each
  * release's classmethods return); slime has no presets of its own: mis_yaml is the file slime
  * ships with mis.py. libc only.
  */

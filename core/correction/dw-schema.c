@@ -4,7 +4,7 @@
  *
  * libc only. Defaults are the ones the trainer uses when the key is not given: the helper's
  * keyword defaults as `cfg.get(key, default)` passes them (verl's RolloutCorrectionConfig
- * dataclass says rollout_is="sequence" but its YAML, which users run, says null: §2.4), slime's
+ * dataclass says rollout_is="sequence" but its YAML, which users run, says null: §10), slime's
  * argument defaults and mis.yaml.
  */
 #include "dw-schema.h"
