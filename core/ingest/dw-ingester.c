@@ -758,52 +758,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   return TRUE;
 }
 
-static gboolean
-ingest_mlflow (DwIngester *self, const char *path, const struct stat *st, DwFileRecord *rec,
-               const char *run_root, DwIngestReport *report, GError **error)
-{
-  g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
-  FeedCtx c
-    = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
-  gint64 last = rec->offset;
-  GError *err = NULL;
-
-  if (!dw_store_begin (self->store, error))
-    return FALSE;
-  dw_store_set_source_rank (self->store, format_rank (DW_FORMAT_MLFLOW_SQLITE));
-  if (rec->run_id == 0)
-    {
-      rec->run_id = ensure_run_for_root (self, run_root, "mlflow", &err);
-      if (rec->run_id == 0)
-        return fail_tx (self, error, err);
-      c.run_id = rec->run_id;
-    }
-  gboolean read_ok = dw_mlflow_read (path, NULL, rec->offset, on_point, on_diag, &c, &last, &err);
-
-  flush_points (&c);
-  if (!read_ok)
-    {
-      /* not MLflow after all (or unreadable): a diagnostic, the file is remembered */
-      g_clear_error (&c.error);
-      on_diag (0, err->message, &c);
-      g_clear_error (&err);
-    }
-  if (c.error != NULL)
-    return fail_tx (self, error, c.error);
-  rec->offset = last;
-  rec->format = DW_FORMAT_MLFLOW_SQLITE;
-  fill_identity (rec, st);
-  if (c.max_step > rec->max_step)
-    rec->max_step = c.max_step;
-  if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
-    return fail_tx (self, error, err);
-  if (report != NULL)
-    report->n_points += c.n_points;
-  return TRUE;
-}
-
-/* ---- databases of several runs (trackio) ------------------------------------------------- */
+/* ---- databases of several runs (trackio, MLflow's SQL store) ----------------------------- */
 
 #define DB_READ_BUDGET_MS 20000
 
@@ -812,17 +767,16 @@ typedef struct
   FeedCtx *c;
   const char *path;
   const char *framework;
-  char *project;       /* the database's stem: trackio's project */
   char *cur_key;       /* run key of c->run_id */
   GHashTable *run_ids; /* run key → gint64 run id */
   gint64 first_run;
 } MultiCtx;
 
 /* The run @run_key of the database @m->path: found by its source "<db>#<key>", else created as
- * @run_name ("<project>/<run_name>", then "… (N)" when that name is taken by another source). */
+ * @run_name ("<group>/<run_name>", then "… (N)" when that name is taken by another source). */
 static gint64
 ensure_db_run (DwIngester *self, MultiCtx *m, const char *run_key, const char *run_name,
-               GError **error)
+               const char *group, GError **error)
 {
   g_autofree char *source = g_strdup_printf ("%s#%s", m->path, run_key);
   g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
@@ -844,14 +798,15 @@ ensure_db_run (DwIngester *self, MultiCtx *m, const char *run_key, const char *r
       if (!taken)
         break;
       g_free (name);
-      name = attempt == 0 ? g_strdup_printf ("%s/%s", m->project, run_name)
-                          : g_strdup_printf ("%s/%s (%d)", m->project, run_name, attempt + 1);
+      name = attempt == 0 ? g_strdup_printf ("%s/%s", group, run_name)
+                          : g_strdup_printf ("%s/%s (%d)", group, run_name, attempt + 1);
     }
   return dw_store_ensure_run (self->store, name, m->framework, source, error);
 }
 
 static void
-on_run_point (const char *run_key, const char *run_name, const DwScalarPoint *p, gpointer user_data)
+on_run_point (const char *run_key, const char *run_name, const char *group, const DwScalarPoint *p,
+              gpointer user_data)
 {
   MultiCtx *m = user_data;
   FeedCtx *c = m->c;
@@ -861,7 +816,8 @@ on_run_point (const char *run_key, const char *run_name, const DwScalarPoint *p,
   if (G_UNLIKELY (m->cur_key == NULL || strcmp (m->cur_key, run_key) != 0))
     {
       gint64 *known = g_hash_table_lookup (m->run_ids, run_key);
-      gint64 id = known != NULL ? *known : ensure_db_run (c->self, m, run_key, run_name, &c->error);
+      gint64 id
+        = known != NULL ? *known : ensure_db_run (c->self, m, run_key, run_name, group, &c->error);
       if (id == 0)
         return;
       flush_points (c); /* the points so far belong to the previous run */
@@ -889,31 +845,30 @@ on_db_diag (goffset offset, const char *message, gpointer user_data)
     g_ptr_array_add (m->c->report->diagnostics, g_strdup (message)); /* no run to keep it in */
 }
 
-/* A trackio project database: rows after the stored id, one Driftwatch run per trackio run. */
+/* A trackio project database or an MLflow SQL store: rows after the stored id, one Driftwatch
+ * run per run of the database. */
 static gboolean
-ingest_trackio (DwIngester *self, const char *path, const struct stat *st, DwFileRecord *rec,
-                DwIngestReport *report, GError **error)
+ingest_run_db (DwIngester *self, const char *path, const struct stat *st, DwFormat format,
+               DwFileRecord *rec, DwIngestReport *report, GError **error)
 {
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GHashTable) run_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
   FeedCtx c = { self, report, path, 0, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
-  g_autofree char *root = g_strdup (path);
-  MultiCtx m = { &c, path, "trackio", dw_ingest_run_name (root), NULL, run_ids, 0 };
+  MultiCtx m = { &c, path, format_framework (format), NULL, run_ids, 0 };
   gint64 last = rec->offset;
   GError *err = NULL;
   gboolean read_ok;
 
   if (!dw_store_begin (self->store, error))
-    {
-      g_free (m.project);
-      return FALSE;
-    }
-  dw_store_set_source_rank (self->store, format_rank (DW_FORMAT_TRACKIO_SQLITE));
-  read_ok = dw_trackio_read (path, rec->offset, DB_READ_BUDGET_MS, on_run_point, on_db_diag, &m,
-                             &last, &err);
+    return FALSE;
+  dw_store_set_source_rank (self->store, format_rank (format));
+  read_ok = format == DW_FORMAT_TRACKIO_SQLITE
+              ? dw_trackio_read (path, rec->offset, DB_READ_BUDGET_MS, on_run_point, on_db_diag, &m,
+                                 &last, &err)
+              : dw_mlflow_read_runs (path, rec->offset, DB_READ_BUDGET_MS, on_run_point, on_db_diag,
+                                     &m, &last, &err);
   flush_points (&c);
-  g_free (m.project);
   g_free (m.cur_key);
   if (!read_ok)
     {
@@ -929,11 +884,11 @@ ingest_trackio (DwIngester *self, const char *path, const struct stat *st, DwFil
     {
       /* no metric row yet: nothing to remember, looked at again when it changes */
       dw_store_rollback (self->store);
-      report_note (report, _ ("%s: trackio project without metric rows yet"), path);
+      report_note (report, _ ("%s: no metric rows yet"), path);
       return TRUE;
     }
   rec->offset = last;
-  rec->format = DW_FORMAT_TRACKIO_SQLITE;
+  rec->format = format;
   fill_identity (rec, st);
   if (c.max_step > rec->max_step)
     rec->max_step = c.max_step;
@@ -1119,7 +1074,9 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
       report_note (report, _ ("%s: cannot open: %s"), path, g_strerror (saved));
       return TRUE;
     }
-  if (rec != NULL && same_identity (rec, &st) && rec->format != DW_FORMAT_TRACKIO_SQLITE)
+  /* a database in WAL mode changes in <db>-wal only: always asked for rows after the last */
+  if (rec != NULL && same_identity (rec, &st) && rec->format != DW_FORMAT_TRACKIO_SQLITE
+      && rec->format != DW_FORMAT_MLFLOW_SQLITE)
     {
       close (fd);
       if (report != NULL)
@@ -1151,10 +1108,8 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
   if (rec->run_id == 0)
     root = run_root != NULL ? g_canonicalize_filename (run_root, NULL)
                             : dw_ingest_run_root_for_file (path, format);
-  if (format == DW_FORMAT_MLFLOW_SQLITE)
-    ok = ingest_mlflow (self, path, &st, rec, root, report, &err);
-  else if (format == DW_FORMAT_TRACKIO_SQLITE)
-    ok = ingest_trackio (self, path, &st, rec, report, &err);
+  if (format == DW_FORMAT_MLFLOW_SQLITE || format == DW_FORMAT_TRACKIO_SQLITE)
+    ok = ingest_run_db (self, path, &st, format, rec, report, &err);
   else if (is_batch_format (format))
     ok = ingest_batch (self, path, fd, &st, format, rec, root, report, &err);
   else

@@ -55,17 +55,28 @@ DwFormat dw_sqlite_sniff (const char *path, char **why);
 char *dw_sqlite_main_file (const char *path);
 
 /* A point of a database that holds several runs: @run_key identifies the run inside the
- * database (trackio run_id, or run_name for trackio before run ids), @run_name is its name. */
-typedef void (*DwRunPointFunc) (const char *run_key, const char *run_name,
+ * database (trackio run_id or, before trackio had ids, run_name; MLflow run_uuid), @run_name is
+ * its name and @group what it belongs to (trackio project = the database's stem, MLflow
+ * experiment name). */
+typedef void (*DwRunPointFunc) (const char *run_key, const char *run_name, const char *group,
                                 const DwScalarPoint *point, gpointer user_data);
 
 /* trackio's per-project SQLite database ({TRACKIO_DIR}/{project}.db): rows of `metrics` after
  * @after_id in id order, each JSON value that is a number (or "NaN"/"Infinity"/"-Infinity", as
- * trackio serialises them) as a point; nested objects give "outer/inner" tags. Opened
- * read-only with a time budget of @budget_ms (0: none): when it runs out the rows read so far
- * count and *@last_id says where to resume. *@last_id gets the largest id read. */
+ * trackio serialises them) as a point; nested objects give "outer/inner" tags. */
 gboolean dw_trackio_read (const char *path, gint64 after_id, guint budget_ms,
                           DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
                           gint64 *last_id, GError **error);
+
+/* MLflow's SQLAlchemy store (verl's default sqlite:////tmp/mlruns.db): rows of `metrics` after
+ * @after_rowid in rowid order, each with its run (runs.name, experiments.name when those tables
+ * exist). is_nan=1 gives NaN; ±1.7976931348623157e308, which MLflow stores for ±inf, gives
+ * ±inf. */
+gboolean dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms,
+                              DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
+                              gint64 *last_rowid, GError **error);
+
+/* Both: opened read-only, never written; a read that takes longer than @budget_ms (0: no limit)
+ * stops with a diagnostic, the rows read so far count and *@last_* says where to resume. */
 
 G_END_DECLS

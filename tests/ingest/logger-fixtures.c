@@ -330,6 +330,77 @@ dw_fx_mlflow_log (const char *run_dir, const char *key, gint64 ts_ms, const char
   fclose (f);
 }
 
+/* ---- MLflow SQL store --------------------------------------------------------------------- */
+
+sqlite3 *
+dw_fx_mlflow_sqlite_create (const char *path)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  exec_sql (db, "CREATE TABLE experiments (experiment_id INTEGER NOT NULL, name VARCHAR(256) NOT "
+                "NULL, artifact_location VARCHAR(256), lifecycle_stage VARCHAR(32), creation_time "
+                "BIGINT, last_update_time BIGINT, CONSTRAINT experiment_pk PRIMARY KEY "
+                "(experiment_id), UNIQUE (name))");
+  exec_sql (db, "CREATE TABLE runs (run_uuid VARCHAR(32) NOT NULL, name VARCHAR(250), source_type "
+                "VARCHAR(20), source_name VARCHAR(500), entry_point_name VARCHAR(50), user_id "
+                "VARCHAR(256), status VARCHAR(9), start_time BIGINT, end_time BIGINT, "
+                "source_version VARCHAR(50), lifecycle_stage VARCHAR(20), artifact_uri "
+                "VARCHAR(200), experiment_id INTEGER, deleted_time BIGINT, CONSTRAINT run_pk "
+                "PRIMARY KEY (run_uuid), FOREIGN KEY(experiment_id) REFERENCES experiments "
+                "(experiment_id))");
+  exec_sql (db, "CREATE TABLE metrics (key VARCHAR(250) NOT NULL, value FLOAT NOT NULL, timestamp "
+                "BIGINT NOT NULL, run_uuid VARCHAR(32) NOT NULL, step BIGINT DEFAULT '0' NOT "
+                "NULL, is_nan BOOLEAN DEFAULT '0' NOT NULL, CONSTRAINT metric_pk PRIMARY KEY "
+                "(key, timestamp, step, run_uuid, value, is_nan), FOREIGN KEY(run_uuid) "
+                "REFERENCES runs (run_uuid))");
+  exec_sql (db, "CREATE TABLE latest_metrics (key VARCHAR(250) NOT NULL, value FLOAT NOT NULL, "
+                "timestamp BIGINT, step BIGINT NOT NULL, is_nan BOOLEAN NOT NULL, run_uuid "
+                "VARCHAR(32) NOT NULL, CONSTRAINT latest_metric_pk PRIMARY KEY (key, run_uuid))");
+  exec_sql (db, "INSERT INTO experiments VALUES (0, 'Default', './mlruns/0', 'active', "
+                "1767225600000, 1767225600000)");
+  return db;
+}
+
+void
+dw_fx_mlflow_sqlite_run (sqlite3 *db, int exp_id, const char *exp_name, const char *run_uuid,
+                         const char *run_name)
+{
+  g_autofree char *e = g_strdup_printf (
+    "INSERT OR IGNORE INTO experiments VALUES (%d, '%s', './mlruns/%d', 'active', "
+    "1767225600000, 1767225600000)",
+    exp_id, exp_name, exp_id);
+  g_autofree char *r = g_strdup_printf (
+    "INSERT INTO runs VALUES ('%s', '%s', 'UNKNOWN', '', '', 'verl', 'RUNNING', 1767225600000, "
+    "NULL, '', 'active', './mlruns/%d/%s/artifacts', %d, NULL)",
+    run_uuid, run_name, exp_id, run_uuid, exp_id);
+  exec_sql (db, e);
+  exec_sql (db, r);
+}
+
+void
+dw_fx_mlflow_sqlite_log (sqlite3 *db, const char *run_uuid, const char *key, double value,
+                         gint64 ts_ms, gint64 step)
+{
+  sqlite3_stmt *st = NULL;
+  gboolean is_nan = isnan (value);
+  double stored = is_nan ? 0.0 : isinf (value) ? (value > 0 ? G_MAXDOUBLE : -G_MAXDOUBLE) : value;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "INSERT INTO metrics (key, value, timestamp, run_uuid, "
+                                       "step, is_nan) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                                       -1, &st, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_bind_text (st, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_double (st, 2, stored);
+  sqlite3_bind_int64 (st, 3, ts_ms);
+  sqlite3_bind_text (st, 4, run_uuid, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 5, step);
+  sqlite3_bind_int (st, 6, is_nan);
+  g_assert_cmpint (sqlite3_step (st), ==, SQLITE_DONE);
+  sqlite3_finalize (st);
+}
+
 char *
 dw_fx_py_repr (double v)
 {

@@ -56,6 +56,16 @@ char *dw_fx_mlflow_run (const char *mlruns, const char *exp_id, const char *exp_
 void dw_fx_mlflow_log (const char *run_dir, const char *key, gint64 ts_ms, const char *value,
                        gint64 step, gboolean terminated);
 
+/* ---- MLflow SQL store (verl's default sqlite:////tmp/mlruns.db) ------------------------- */
+/* The tables of MLflow's SQLAlchemy store that hold runs and metrics (experiments, runs,
+ * metrics, latest_metrics; columns and keys of mlflow/store/tracking/dbmodels/models.py). */
+sqlite3 *dw_fx_mlflow_sqlite_create (const char *path);
+void dw_fx_mlflow_sqlite_run (sqlite3 *db, int exp_id, const char *exp_name, const char *run_uuid,
+                              const char *run_name);
+/* SqlAlchemyStore._log_metrics: NaN → value 0, is_nan 1; ±inf → ±1.7976931348623157e308. */
+void dw_fx_mlflow_sqlite_log (sqlite3 *db, const char *run_uuid, const char *key, double value,
+                              gint64 ts_ms, gint64 step);
+
 /* Python's repr() of a float (what str(float) prints): shortest round-trip digits. */
 char *dw_fx_py_repr (double v);
 

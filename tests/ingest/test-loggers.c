@@ -532,37 +532,79 @@ test_mlflow_file_lines (void)
   points_clear (&p);
 }
 
-/* verl's default MLflow URI is sqlite:////tmp/mlruns.db: `driftwatch-cli ingest` of a file of
- * that name (MLflow's SQLAlchemy schema) stores its points. */
+/* verl's default MLflow URI is sqlite:////tmp/mlruns.db, shared by every verl run on the node:
+ * `driftwatch-cli ingest` of a store of that name gives one run per MLflow run, named as verl
+ * named it (experiment_name), with MLflow's NaN (is_nan) and ±inf (±DBL_MAX) turned back. */
 static void
 test_mlflow_tmp_db (Fixture *f, gconstpointer data)
 {
-  g_autofree char *src = g_build_filename (g_getenv ("DW_TEST_DATA"), "ingest", "mlflow.db", NULL);
   g_autofree char *dst = g_build_filename (f->dir, "mlruns.db", NULL);
   g_autofree char *store = g_build_filename (f->dir, "cli.db", NULL);
-  g_autofree char *contents = NULL, *out = NULL, *err = NULL;
-  gsize len = 0;
+  g_autofree char *out = NULL, *err = NULL, *head = NULL;
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (12);
   const char *args[] = { "ingest", dst, "--db", store, NULL };
+  const char *const runs[][2] = { { "a1b2c3d4e5f60718293a4b5c6d7e8f90", "qwen7b_grpo_bf16" },
+                                  { "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "qwen7b_grpo_fp8" } };
+  Points want[2];
+  gsize len = 0;
+  sqlite3 *db = dw_fx_mlflow_sqlite_create (dst);
 
   (void)data;
-  g_assert_true (g_file_get_contents (src, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (dst, contents, (gssize)len, NULL));
-  g_assert_cmpint (dw_format_sniff (dst, (const guint8 *)contents, len), ==,
-                   DW_FORMAT_MLFLOW_SQLITE);
+  for (guint r = 0; r < 2; r++)
+    {
+      points_init (&want[r]);
+      dw_fx_mlflow_sqlite_run (db, 1, "verl_gsm8k", runs[r][0], runs[r][1]);
+    }
+  for (gint64 s = 1; s <= 20; s++)
+    for (guint r = 0; r < 2; r++)
+      {
+        double kl = s == 4 ? NAN : g_rand_double_range (rnd, -1e-3, 1e-3);
+        double is = s == 5 ? INFINITY : s == 6 ? -INFINITY : g_rand_double_range (rnd, 0.5, 2);
+        /* verl's _sanitize_key: "@" → "_at_" */
+        dw_fx_mlflow_sqlite_log (db, runs[r][0], "rollout_corr/kl", kl, 1767225600000 + s, s);
+        dw_fx_mlflow_sqlite_log (db, runs[r][0], "rollout_corr/rollout_is_mean", is,
+                                 1767225600000 + s, s);
+        dw_fx_mlflow_sqlite_log (db, runs[r][0], "val-core/gsm8k/acc/mean_at_1", 0.25 * r,
+                                 1767225600000 + s, s);
+        points_add (&want[r], "rollout_corr/kl", s, kl);
+        points_add (&want[r], "rollout_corr/rollout_is_mean", s, is);
+        points_add (&want[r], "val-core/gsm8k/acc/mean_at_1", s, 0.25 * r);
+      }
+  sqlite3_close (db);
+  g_assert_true (g_file_get_contents (dst, &head, &len, NULL));
+  g_assert_cmpint (dw_format_sniff (dst, (const guint8 *)head, len), ==, DW_FORMAT_MLFLOW_SQLITE);
   g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
   {
     g_autoptr (GError) error = NULL;
     g_autoptr (DwStore) s = dw_store_open (store, &error);
-    g_autoptr (GPtrArray) runs = dw_store_list_runs (s, &error);
-    Points p;
     g_assert_no_error (error);
-    g_assert_cmpuint (runs->len, ==, 1);
-    g_assert_cmpstr (((DwRunInfo *)runs->pdata[0])->name, ==, "mlruns");
-    points_init (&p);
-    store_points (s, ((DwRunInfo *)runs->pdata[0])->id, &p);
-    g_assert_cmpuint (p.n, ==, 5);
-    points_clear (&p);
+    g_assert_cmpuint (n_runs (s), ==, 2);
+    for (guint r = 0; r < 2; r++)
+      {
+        Points got;
+        points_init (&got);
+        store_points (s, run_named (s, runs[r][1]), &got);
+        assert_points_equal (&got, &want[r]);
+        points_clear (&got);
+        points_clear (&want[r]);
+      }
   }
+}
+
+/* The bare metrics table of tests/data/ingest/mlflow.db (no runs table): runs are named by
+ * their run_uuid. */
+static void
+test_mlflow_bare (Fixture *f, gconstpointer data)
+{
+  g_autofree char *src = g_build_filename (g_getenv ("DW_TEST_DATA"), "ingest", "mlflow.db", NULL);
+  g_autoptr (GPtrArray) runs = NULL;
+
+  (void)data;
+  ingest (f, src, NULL);
+  runs = dw_store_list_runs (f->store, NULL);
+  g_assert_cmpuint (runs->len, ==, 1);
+  g_assert_cmpuint (strlen (((DwRunInfo *)runs->pdata[0])->name), >, 0);
+  g_assert_cmpstr (((DwRunInfo *)runs->pdata[0])->framework, ==, "mlflow");
 }
 
 /* ---- trackio ------------------------------------------------------------------------------ */
@@ -864,6 +906,8 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add_func ("/loggers/mlflow-file/lines", test_mlflow_file_lines);
   g_test_add ("/loggers/mlflow-file/ingest", Fixture, NULL, fixture_setup, test_mlflow_file,
+              fixture_teardown);
+  g_test_add ("/loggers/mlflow-sqlite/bare", Fixture, NULL, fixture_setup, test_mlflow_bare,
               fixture_teardown);
   g_test_add ("/loggers/mlflow-sqlite/tmp-mlruns-db", Fixture, NULL, fixture_setup,
               test_mlflow_tmp_db, fixture_teardown);

@@ -1,4 +1,5 @@
-/* dw-reader-trackio.c — trackio's per-project SQLite database, and telling SQLite stores apart
+/* dw-reader-sqlite.c — trackio's per-project database, MLflow's SQL store read run by run, and
+ * telling SQLite stores apart
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -12,6 +13,11 @@
  * Rows are read after the last id seen, in id order, so following a live project never
  * re-reads a row. The database is opened read-only and never written to; a progress handler
  * bounds the time one read may take.
+ *
+ * MLflow's SQLAlchemy store (mlflow/store/tracking/dbmodels/models.py): metrics(key, value,
+ * timestamp ms, step, is_nan, run_uuid), runs(run_uuid, name, experiment_id, …),
+ * experiments(experiment_id, name, …). SqlAlchemyStore writes NaN as value 0 with is_nan = 1
+ * and ±inf as ±1.7976931348623157e308 (SQL has no infinities); both are turned back.
  */
 #include "dw-reader-loggers.h"
 
@@ -115,11 +121,36 @@ dw_sqlite_main_file (const char *path)
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
+/* The end of a row loop: the time budget ran out (a diagnostic, not an error), done, or an
+ * SQLite error. */
+static gboolean
+read_end (sqlite3 *db, int rc, const char *path, guint budget_ms, DwDiagFunc on_diag,
+          gpointer user_data, GError **error)
+{
+  if (rc == SQLITE_INTERRUPT)
+    {
+      if (on_diag != NULL)
+        {
+          g_autofree char *msg = g_strdup_printf (
+            "%s: reading took longer than %u ms: the rest is read next time", path, budget_ms);
+          on_diag (0, msg, user_data);
+        }
+      return TRUE;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: reading metrics: %s", path,
+                   sqlite3_errmsg (db));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 typedef struct
 {
   DwRunPointFunc on_point;
   gpointer user_data;
-  const char *run_key, *run_name;
+  const char *run_key, *run_name, *group;
   gint64 step;
   double wall;
   GString *tag;
@@ -176,7 +207,7 @@ emit_member_cb (JsonObject *o, const char *name, JsonNode *node, gpointer user_d
   else if (json_scalar (node, &v) && e->tag->len > 0)
     {
       DwScalarPoint p = { e->tag->str, e->step, e->wall, v, NULL };
-      e->on_point (e->run_key, e->run_name, &p, e->user_data);
+      e->on_point (e->run_key, e->run_name, e->group, &p, e->user_data);
       e->n++;
     }
   g_string_truncate (e->tag, keep);
@@ -199,12 +230,15 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointF
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   Budget b = { budget_ms ? g_get_monotonic_time () + (gint64)budget_ms * 1000 : 0 };
   gboolean ok = FALSE, with_ids;
-  Emit e = { on_point, user_data, NULL, NULL, 0, NAN, g_string_new (NULL), 0 };
+  g_autofree char *base = g_path_get_basename (path);
+  Emit e = { on_point, user_data, NULL, NULL, base, 0, NAN, g_string_new (NULL), 0 };
   g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
   int rc;
 
   if (db == NULL)
     goto out;
+  if (strrchr (base, '.') != NULL && strrchr (base, '.') != base)
+    *strrchr (base, '.') = '\0'; /* the project */
   sqlite3_progress_handler (db, 1000, budget_cb, &b);
   with_ids = has_column (db, "metrics", "run_id");
   if (sqlite3_prepare_v2 (db,
@@ -261,24 +295,79 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointF
       g_string_truncate (e.tag, 0);
       emit_object (&e, json_node_get_object (root), 0);
     }
-  if (rc == SQLITE_INTERRUPT)
-    {
-      if (on_diag != NULL)
-        {
-          g_autofree char *msg = g_strdup_printf (
-            "%s: reading took longer than %u ms: the rest is read next time", path, budget_ms);
-          on_diag (0, msg, user_data);
-        }
-    }
-  else if (rc != SQLITE_DONE)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: reading metrics: %s", path,
-                   sqlite3_errmsg (db));
-      goto out;
-    }
-  ok = TRUE;
+  ok = read_end (db, rc, path, budget_ms, on_diag, user_data, error);
 out:
   g_string_free (e.tag, TRUE);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return ok;
+}
+
+gboolean
+dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, DwRunPointFunc on_point,
+                     DwDiagFunc on_diag, gpointer user_data, gint64 *last_rowid, GError **error)
+{
+  sqlite3 *db = open_ro (path, error);
+  sqlite3_stmt *st = NULL;
+  Budget b = { budget_ms ? g_get_monotonic_time () + (gint64)budget_ms * 1000 : 0 };
+  g_autofree char *stem = g_path_get_basename (path);
+  gboolean ok = FALSE, with_runs, with_experiments;
+  int rc;
+
+  if (db == NULL)
+    return FALSE;
+  if (strrchr (stem, '.') != NULL && strrchr (stem, '.') != stem)
+    *strrchr (stem, '.') = '\0';
+  sqlite3_progress_handler (db, 1000, budget_cb, &b);
+  with_runs = has_column (db, "runs", "run_uuid") && has_column (db, "runs", "name");
+  with_experiments = with_runs && has_column (db, "runs", "experiment_id")
+                     && has_column (db, "experiments", "experiment_id")
+                     && has_column (db, "experiments", "name");
+  if (sqlite3_prepare_v2 (
+        db,
+        with_experiments
+          ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, r.name, "
+            "e.name FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid LEFT JOIN "
+            "experiments e ON e.experiment_id = r.experiment_id WHERE m.rowid > ?1 ORDER BY "
+            "m.rowid"
+        : with_runs ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, "
+                      "r.name, NULL FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid "
+                      "WHERE m.rowid > ?1 ORDER BY m.rowid"
+                    : "SELECT rowid, key, value, timestamp, step, is_nan, run_uuid, NULL, NULL "
+                      "FROM metrics WHERE rowid > ?1 ORDER BY rowid",
+        -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "%s: not an MLflow store (metrics table): %s", path, sqlite3_errmsg (db));
+      goto out;
+    }
+  sqlite3_bind_int64 (st, 1, after_rowid);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      const char *key = (const char *)sqlite3_column_text (st, 1);
+      const char *run = (const char *)sqlite3_column_text (st, 6);
+      const char *name = (const char *)sqlite3_column_text (st, 7);
+      const char *exp = (const char *)sqlite3_column_text (st, 8);
+      double v = sqlite3_column_double (st, 2);
+      double wall = sqlite3_column_type (st, 3) == SQLITE_NULL
+                      ? NAN
+                      : (double)sqlite3_column_int64 (st, 3) / 1000.0;
+
+      if (last_rowid != NULL)
+        *last_rowid = sqlite3_column_int64 (st, 0);
+      if (key == NULL || run == NULL)
+        continue;
+      if (sqlite3_column_int (st, 5) != 0 || sqlite3_column_type (st, 2) == SQLITE_NULL)
+        v = NAN;
+      else if (v == G_MAXDOUBLE || v == -G_MAXDOUBLE)
+        v = v > 0 ? INFINITY : -INFINITY;
+      DwScalarPoint p = { key, sqlite3_column_int64 (st, 4), wall, v, NULL };
+      on_point (run, name != NULL && *name != '\0' ? name : run,
+                exp != NULL && *exp != '\0' ? exp : stem, &p, user_data);
+    }
+  ok = read_end (db, rc, path, budget_ms, on_diag, user_data, error);
+out:
   sqlite3_finalize (st);
   sqlite3_close (db);
   return ok;
