@@ -810,8 +810,9 @@ spin_until (Until *u, guint ms)
   return enough_points (u);
 }
 
-/* `watch` on the trackio folder (created before the project exists) and a swanlog folder: a
- * trackio writer committing into the WAL, and a .swanlab file written in small chunks. */
+/* `watch` on the trackio folder (created before the project exists), a swanlog folder and an
+ * mlruns folder: a trackio writer committing into the WAL, a .swanlab file written in small
+ * chunks, and an MLflow run folder created while followed whose metric file grows line by line. */
 static void
 test_follow (Fixture *f, gconstpointer data)
 {
@@ -820,6 +821,7 @@ test_follow (Fixture *f, gconstpointer data)
   g_autofree char *rdir = g_build_filename (sdir, "run-20260101_000000-abc", NULL);
   g_autofree char *spath = g_build_filename (rdir, "run-abc.swanlab", NULL);
   g_autofree char *tpath = g_build_filename (tdir, "proj.db", NULL);
+  g_autofree char *mlruns = g_build_filename (f->dir, "mlruns", NULL);
   g_autoptr (DwFollower) fol = dw_follower_new (f->store);
   g_autoptr (GError) error = NULL;
   g_autoptr (GRand) rnd = g_rand_new_with_seed (9);
@@ -839,6 +841,8 @@ test_follow (Fixture *f, gconstpointer data)
   dw_follower_set_max_delay (fol, 200);
   g_assert_true (dw_follower_add_path (fol, tdir, &error));
   g_assert_true (dw_follower_add_path (fol, sdir, &error));
+  g_assert_cmpint (g_mkdir_with_parents (mlruns, 0755), ==, 0);
+  g_assert_true (dw_follower_add_path (fol, mlruns, &error));
   dw_follower_flush (fol);
 
   db = dw_fx_trackio_create (tpath, TRUE);
@@ -890,6 +894,28 @@ test_follow (Fixture *f, gconstpointer data)
     store_points (f->store, id, &got);
     assert_points_equal (&got, &swl_want);
     points_clear (&got);
+  }
+  /* MLflow file store: a run folder created while followed, lines appended one by one */
+  {
+    g_autofree char *run_dir
+      = dw_fx_mlflow_run (mlruns, "1", "verl_grpo", "1234567890abcdef1234567890abcdef", "live_mlf");
+    Points mlf_want, got;
+    guint64 before = store_total_points (f->store);
+    points_init (&mlf_want);
+    for (gint64 s = 1; s <= 10; s++)
+      {
+        double v = g_rand_double_range (rnd, -1, 1);
+        g_autofree char *repr = dw_fx_py_repr (v);
+        dw_fx_mlflow_log (run_dir, "rollout_corr/kl", 1767225600000 + s, repr, s, TRUE);
+        points_add (&mlf_want, "rollout_corr/kl", s, v);
+        u.want = before + (guint64)s;
+        g_assert_true (spin_until (&u, 5000));
+      }
+    points_init (&got);
+    store_points (f->store, run_named (f->store, "live_mlf"), &got);
+    assert_points_equal (&got, &mlf_want);
+    points_clear (&got);
+    points_clear (&mlf_want);
   }
   dw_follower_stop (fol);
   points_clear (&want);
