@@ -11,6 +11,7 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dw-alerts.h"
 
@@ -143,7 +144,14 @@ run_command (DwAlerts *self, const char *command, const char *json)
   GOutputStream *in;
   gint64 deadline = g_get_monotonic_time () + (gint64)self->timeout_ms * 1000;
 
-  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE, &error, "/bin/sh", "-c", command, NULL);
+  g_autoptr (GSubprocessLauncher) launcher
+    = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE);
+  int out_fd = dup (STDERR_FILENO);
+
+  /* the command's output goes to stderr: stdout stays watch's own (one JSON object per line) */
+  if (out_fd >= 0)
+    g_subprocess_launcher_take_stdout_fd (launcher, out_fd);
+  proc = g_subprocess_launcher_spawn (launcher, &error, "/bin/sh", "-c", command, NULL);
   if (proc == NULL)
     {
       report_failure (self, "--exec %s: %s", command, error->message);

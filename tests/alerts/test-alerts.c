@@ -343,7 +343,8 @@ test_cli (void)
   g_autofree char *run = g_build_filename (dir, "run-a", NULL);
   g_autofree char *db = g_build_filename (dir, "store.db", NULL);
   g_autofree char *events = g_build_filename (dir, "events.jsonl", NULL);
-  g_autofree char *cmd = g_strdup_printf ("cat >> '%s'", events);
+  /* the command also prints: that must not reach watch's stdout (JSON lines only) */
+  g_autofree char *cmd = g_strdup_printf ("tee -a '%s'", events);
   g_autofree char *url = NULL, *stdout_text = NULL, *got = NULL;
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GSubprocess) proc = NULL;
