@@ -9,6 +9,10 @@
  * on stdout. Ingest problems go to stderr with the file and the place. SIGINT / SIGTERM stop
  * following between two files (all ingested data is committed; files still queued are resumed
  * by the next run from their stored offsets), live runs are marked finished, exit 0.
+ * With --exec CMD and/or --webhook URL (each may be repeated) every printed event is also
+ * delivered by the alerts worker (core/alerts): CMD run by /bin/sh with the event's JSON line on
+ * stdin, URL sent a Slack-compatible {"text": …} POST, retried with backoff; neither ever
+ * blocks ingest. On exit, queued alerts get a few seconds to go out.
  * Exit codes: 0 stopped by a signal, 1 a path cannot be followed or the store cannot be opened,
  * 2 usage errors.
  */
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <inttypes.h>
 
+#include "dw-alerts.h"
 #include "dw-cli.h"
 #include "dw-config-json.h"
 #include "dw-follower.h"
@@ -40,11 +45,18 @@ typedef struct
   int n_paths;
   gboolean announced; /* the initial ingest is done and said so */
   gboolean signal_received;
+  DwAlerts *alerts; /* NULL without --exec / --webhook */
 } Watch;
+
+#define ALERTS_DRAIN_MS 5000
 
 static void
 watch_clear (Watch *w)
 {
+  /* alerts still queued get a few seconds to go out */
+  if (w->alerts != NULL)
+    dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
+  w->alerts = NULL;
   g_clear_object (&w->follower);
   g_clear_object (&w->store);
   g_hash_table_unref (w->monitors);
@@ -76,25 +88,51 @@ set_status (Watch *w, gint64 run_id, DwRunStatus status)
 }
 
 static void
+event_json (GString *out, const DwRunInfo *run, const DwHealthEvent *event)
+{
+  g_string_append_printf (out, "{\"run_id\": %" G_GINT64_FORMAT ", \"run\": ", run->id);
+  dw_json_append_string (out, run->name);
+  g_string_append (out, ", \"event\": ");
+  dw_health_append_event_json (out, event);
+  g_string_append (out, "}");
+}
+
+static void
+event_text (GString *out, const DwRunInfo *run, const DwHealthEvent *event)
+{
+  /* TRANSLATORS: run name, run id: heading of a health event printed by `watch` */
+  g_string_append_printf (out, _ ("Run “%s” (id %" PRId64 "):\n"), run->name, run->id);
+  dw_health_append_event_text (out, event);
+}
+
+static void
 print_event (Watch *w, const DwRunInfo *run, const DwHealthEvent *event)
 {
   g_autoptr (GString) out = g_string_new (NULL);
 
   if (w->json)
     {
-      g_string_append_printf (out, "{\"run_id\": %" G_GINT64_FORMAT ", \"run\": ", run->id);
-      dw_json_append_string (out, run->name);
-      g_string_append (out, ", \"event\": ");
-      dw_health_append_event_json (out, event);
-      g_string_append (out, "}\n");
+      event_json (out, run, event);
+      g_string_append_c (out, '\n');
     }
   else
-    {
-      /* TRANSLATORS: run name, run id: heading of a health event printed by `watch` */
-      g_string_append_printf (out, _ ("Run “%s” (id %" PRId64 "):\n"), run->name, run->id);
-      dw_health_append_event_text (out, event);
-    }
+    event_text (out, run, event);
   print_line (stdout, out);
+  if (w->alerts != NULL)
+    {
+      g_autoptr (GString) json = g_string_new (NULL);
+      g_autoptr (GString) text = g_string_new ("Driftwatch: ");
+      event_json (json, run, event);
+      event_text (text, run, event);
+      dw_alerts_post (w->alerts, json->str, text->str);
+    }
+}
+
+static void
+on_alert_error_cb (const char *message, gpointer user_data)
+{
+  (void)user_data;
+  dw_cli_error ("watch", "%s", message); /* from the alerts worker: one fprintf, thread-safe */
 }
 
 static void
@@ -197,7 +235,12 @@ dw_cli_watch (int argc, char **argv)
 {
   g_autofree char *db = NULL;
   gboolean json = FALSE;
+  g_auto (GStrv) execs = NULL, webhooks = NULL;
   GOptionEntry entries[] = {
+    { "exec", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &execs,
+      N_ ("Run CMD (with /bin/sh) for each health event, the event's JSON on stdin"), "CMD" },
+    { "webhook", 'w', 0, G_OPTION_ARG_STRING_ARRAY, &webhooks,
+      N_ ("POST each health event to URL as Slack-compatible JSON {\"text\": …}"), "URL" },
     { "db", 'd', 0, G_OPTION_ARG_FILENAME, &db, N_ ("Store file (default: the user's store)"),
       "FILE" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, N_ ("Print health events as JSON, one per line"),
@@ -221,8 +264,27 @@ dw_cli_watch (int argc, char **argv)
     }
   if (argc < 2)
     {
-      dw_cli_error ("watch", _ ("usage: watch DIR… [--db FILE] [--json]"));
+      dw_cli_error ("watch",
+                    _ ("usage: watch DIR… [--db FILE] [--json] [--exec CMD] [--webhook URL]"));
       return 2;
+    }
+  if (execs != NULL || webhooks != NULL)
+    {
+      const char *env = g_getenv ("DW_ALERTS_BACKOFF_MS"); /* tests: short retries */
+      w.alerts = dw_alerts_new (DW_ALERTS_DEFAULT_QUEUE);
+      dw_alerts_set_error_func (w.alerts, on_alert_error_cb, NULL);
+      if (env != NULL)
+        dw_alerts_set_retry (w.alerts, DW_ALERTS_DEFAULT_ATTEMPTS,
+                             (guint)g_ascii_strtoull (env, NULL, 10));
+      for (guint i = 0; execs != NULL && execs[i] != NULL; i++)
+        dw_alerts_add_exec (w.alerts, execs[i]);
+      for (guint i = 0; webhooks != NULL && webhooks[i] != NULL; i++)
+        if (!dw_alerts_add_webhook (w.alerts, webhooks[i], &error))
+          {
+            dw_cli_error ("watch", "%s", error->message);
+            dw_alerts_free (w.alerts, 0);
+            return 2;
+          }
     }
   path = db ? g_strdup (db) : dw_cli_default_db_path ();
   if (db == NULL)
@@ -234,6 +296,7 @@ dw_cli_watch (int argc, char **argv)
   if (w.store == NULL)
     {
       dw_cli_error ("watch", "%s", error->message);
+      dw_alerts_free (w.alerts, 0);
       return 1;
     }
   w.json = json;

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "dw-follower.h"
+#include "dw-reader-loggers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -333,7 +334,11 @@ on_monitor_changed (GFileMonitor *monitor, GFile *file, GFile *other, GFileMonit
     case G_FILE_MONITOR_EVENT_MOVED:
     default:
       if (path != NULL && !is_store_file (self, path))
-        mark_dirty (self, path);
+        {
+          /* a WAL-mode SQLite writer (trackio, MLflow) commits into "<db>-wal" */
+          g_autofree char *db = dw_sqlite_main_file (path);
+          mark_dirty (self, db != NULL ? db : path);
+        }
       return;
     }
 }

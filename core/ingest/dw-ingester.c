@@ -19,6 +19,7 @@
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader-private.h"
+#include "dw-reader-loggers.h"
 #include "dw-store-private.h"
 
 #define DEFAULT_CHUNK (4u << 20)
@@ -36,6 +37,9 @@ format_rank (DwFormat format)
     case DW_FORMAT_WANDB_CSV:
     case DW_FORMAT_WANDB_OFFLINE:
     case DW_FORMAT_MLFLOW_SQLITE:
+    case DW_FORMAT_MLFLOW_FILE:
+    case DW_FORMAT_SWANLAB:
+    case DW_FORMAT_TRACKIO_SQLITE:
       return 2;
     case DW_FORMAT_TFEVENTS:
     case DW_FORMAT_WANDB_PANEL_CSV:
@@ -60,7 +64,12 @@ format_framework (DwFormat format)
     case DW_FORMAT_WANDB_OFFLINE:
       return "wandb";
     case DW_FORMAT_MLFLOW_SQLITE:
+    case DW_FORMAT_MLFLOW_FILE:
       return "mlflow";
+    case DW_FORMAT_SWANLAB:
+      return "swanlab";
+    case DW_FORMAT_TRACKIO_SQLITE:
+      return "trackio";
     default:
       return "unknown";
     }
@@ -271,6 +280,11 @@ dw_ingest_run_root_for_file (const char *path, DwFormat format)
   g_autofree char *abs = g_canonicalize_filename (path, NULL);
   g_autofree char *dir = NULL;
 
+  if (format == DW_FORMAT_MLFLOW_FILE)
+    {
+      char *run = dw_mlflow_file_run_dir (abs);
+      return run != NULL ? run : g_steal_pointer (&abs);
+    }
   if (format != DW_FORMAT_TFEVENTS && !is_batch_format (format))
     return g_steal_pointer (&abs);
   dir = g_path_get_dirname (abs);
@@ -294,7 +308,12 @@ dw_ingest_run_name (const char *run_root)
   char *dot;
 
   if (g_file_test (run_root, G_FILE_TEST_IS_DIR))
-    return g_steal_pointer (&base);
+    {
+      /* an MLflow file-store run folder is named by its run id: its meta.yaml has the name */
+      char *named
+        = dw_mlflow_file_is_run_dir (run_root) ? dw_mlflow_file_run_name (run_root) : NULL;
+      return named != NULL ? named : g_steal_pointer (&base);
+    }
   dot = strrchr (base, '.');
   if (dot != NULL && dot != base)
     *dot = '\0';
@@ -739,41 +758,137 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   return TRUE;
 }
 
+/* ---- databases of several runs (trackio, MLflow's SQL store) ----------------------------- */
+
+#define DB_READ_BUDGET_MS 20000
+
+typedef struct
+{
+  FeedCtx *c;
+  const char *path;
+  const char *framework;
+  char *cur_key;       /* run key of c->run_id */
+  GHashTable *run_ids; /* run key → gint64 run id */
+  gint64 first_run;
+} MultiCtx;
+
+/* The run @run_key of the database @m->path: found by its source "<db>#<key>", else created as
+ * @run_name ("<group>/<run_name>", then "… (N)" when that name is taken by another source). */
+static gint64
+ensure_db_run (DwIngester *self, MultiCtx *m, const char *run_key, const char *run_name,
+               const char *group, GError **error)
+{
+  g_autofree char *source = g_strdup_printf ("%s#%s", m->path, run_key);
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+  g_autofree char *name = g_strdup (run_name[0] != '\0' ? run_name : run_key);
+
+  if (runs == NULL)
+    return 0;
+  for (guint i = 0; i < runs->len; i++)
+    {
+      DwRunInfo *r = runs->pdata[i];
+      if (g_strcmp0 (r->source, source) == 0)
+        return r->id;
+    }
+  for (int attempt = 0; attempt < 100; attempt++)
+    {
+      gboolean taken = FALSE;
+      for (guint i = 0; i < runs->len && !taken; i++)
+        taken = g_str_equal (((DwRunInfo *)runs->pdata[i])->name, name);
+      if (!taken)
+        break;
+      g_free (name);
+      name = attempt == 0 ? g_strdup_printf ("%s/%s", group, run_name)
+                          : g_strdup_printf ("%s/%s (%d)", group, run_name, attempt + 1);
+    }
+  return dw_store_ensure_run (self->store, name, m->framework, source, error);
+}
+
+static void
+on_run_point (const char *run_key, const char *run_name, const char *group, const DwScalarPoint *p,
+              gpointer user_data)
+{
+  MultiCtx *m = user_data;
+  FeedCtx *c = m->c;
+
+  if (G_UNLIKELY (c->error != NULL))
+    return;
+  if (G_UNLIKELY (m->cur_key == NULL || strcmp (m->cur_key, run_key) != 0))
+    {
+      gint64 *known = g_hash_table_lookup (m->run_ids, run_key);
+      gint64 id
+        = known != NULL ? *known : ensure_db_run (c->self, m, run_key, run_name, group, &c->error);
+      if (id == 0)
+        return;
+      flush_points (c); /* the points so far belong to the previous run */
+      g_hash_table_remove_all (c->tags);
+      c->run_id = id;
+      if (known == NULL)
+        g_hash_table_insert (m->run_ids, g_strdup (run_key), g_memdup2 (&id, sizeof id));
+      if (m->first_run == 0)
+        m->first_run = id;
+      report_run (c->report, id);
+      g_free (m->cur_key);
+      m->cur_key = g_strdup (run_key);
+    }
+  on_point (p, c);
+}
+
+static void
+on_db_diag (goffset offset, const char *message, gpointer user_data)
+{
+  MultiCtx *m = user_data;
+
+  if (m->c->run_id != 0)
+    on_diag (offset, message, m->c);
+  else if (m->c->report != NULL)
+    g_ptr_array_add (m->c->report->diagnostics, g_strdup (message)); /* no run to keep it in */
+}
+
+/* A trackio project database or an MLflow SQL store: rows after the stored id, one Driftwatch
+ * run per run of the database. */
 static gboolean
-ingest_mlflow (DwIngester *self, const char *path, const struct stat *st, DwFileRecord *rec,
-               const char *run_root, DwIngestReport *report, GError **error)
+ingest_run_db (DwIngester *self, const char *path, const struct stat *st, DwFormat format,
+               DwFileRecord *rec, DwIngestReport *report, GError **error)
 {
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GHashTable) run_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
-  FeedCtx c
-    = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
+  FeedCtx c = { self, report, path, 0, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
+  MultiCtx m = { &c, path, format_framework (format), NULL, run_ids, 0 };
   gint64 last = rec->offset;
   GError *err = NULL;
+  gboolean read_ok;
 
   if (!dw_store_begin (self->store, error))
     return FALSE;
-  dw_store_set_source_rank (self->store, format_rank (DW_FORMAT_MLFLOW_SQLITE));
-  if (rec->run_id == 0)
-    {
-      rec->run_id = ensure_run_for_root (self, run_root, "mlflow", &err);
-      if (rec->run_id == 0)
-        return fail_tx (self, error, err);
-      c.run_id = rec->run_id;
-    }
-  gboolean read_ok = dw_mlflow_read (path, NULL, rec->offset, on_point, on_diag, &c, &last, &err);
-
+  dw_store_set_source_rank (self->store, format_rank (format));
+  read_ok = format == DW_FORMAT_TRACKIO_SQLITE
+              ? dw_trackio_read (path, rec->offset, DB_READ_BUDGET_MS, on_run_point, on_db_diag, &m,
+                                 &last, &err)
+              : dw_mlflow_read_runs (path, rec->offset, DB_READ_BUDGET_MS, on_run_point, on_db_diag,
+                                     &m, &last, &err);
   flush_points (&c);
+  g_free (m.cur_key);
   if (!read_ok)
     {
-      /* not MLflow after all (or unreadable): a diagnostic, the file is remembered */
       g_clear_error (&c.error);
-      on_diag (0, err->message, &c);
+      on_db_diag (0, err->message, &m);
       g_clear_error (&err);
     }
   if (c.error != NULL)
     return fail_tx (self, error, c.error);
+  if (rec->run_id == 0)
+    rec->run_id = m.first_run;
+  if (rec->run_id == 0)
+    {
+      /* no metric row yet: nothing to remember, looked at again when it changes */
+      dw_store_rollback (self->store);
+      report_note (report, _ ("%s: no metric rows yet"), path);
+      return TRUE;
+    }
   rec->offset = last;
-  rec->format = DW_FORMAT_MLFLOW_SQLITE;
+  rec->format = format;
   fill_identity (rec, st);
   if (c.max_step > rec->max_step)
     rec->max_step = c.max_step;
@@ -959,7 +1074,9 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
       report_note (report, _ ("%s: cannot open: %s"), path, g_strerror (saved));
       return TRUE;
     }
-  if (rec != NULL && same_identity (rec, &st))
+  /* a database in WAL mode changes in <db>-wal only: always asked for rows after the last */
+  if (rec != NULL && same_identity (rec, &st) && rec->format != DW_FORMAT_TRACKIO_SQLITE
+      && rec->format != DW_FORMAT_MLFLOW_SQLITE)
     {
       close (fd);
       if (report != NULL)
@@ -991,8 +1108,8 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
   if (rec->run_id == 0)
     root = run_root != NULL ? g_canonicalize_filename (run_root, NULL)
                             : dw_ingest_run_root_for_file (path, format);
-  if (format == DW_FORMAT_MLFLOW_SQLITE)
-    ok = ingest_mlflow (self, path, &st, rec, root, report, &err);
+  if (format == DW_FORMAT_MLFLOW_SQLITE || format == DW_FORMAT_TRACKIO_SQLITE)
+    ok = ingest_run_db (self, path, &st, format, rec, report, &err);
   else if (is_batch_format (format))
     ok = ingest_batch (self, path, fd, &st, format, rec, root, report, &err);
   else
@@ -1161,6 +1278,7 @@ ingest_dir (DwIngester *self, const char *dir, DwIngestReport *report, int depth
   list_dir (dir, &l);
   for (guint i = 0; i < l.files->len && !direct; i++)
     direct = is_data_file (self, l.files->pdata[i]);
+  direct = direct || dw_mlflow_file_is_run_dir (dir); /* its metrics/ folder is part of it */
   if (!direct)
     for (guint i = 0; i < l.dirs->len; i++)
       if (has_data (self, l.dirs->pdata[i], depth + 1))

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "dw-log-reader-private.h"
+#include "dw-reader-loggers.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,9 @@ static const char *const format_names[DW_N_FORMATS] = {
   [DW_FORMAT_BATCH_NPZ] = "batch-npz",
   [DW_FORMAT_BATCH_NPY] = "batch-npy",
   [DW_FORMAT_BATCH_JSONL] = "batch-jsonl",
+  [DW_FORMAT_SWANLAB] = "swanlab",
+  [DW_FORMAT_MLFLOW_FILE] = "mlflow-file",
+  [DW_FORMAT_TRACKIO_SQLITE] = "trackio-sqlite",
 };
 
 const char *
@@ -270,6 +274,12 @@ dw_log_reader_new (DwFormat format, const char *path)
     case DW_FORMAT_WANDB_OFFLINE:
       dw_reader_wandb_offline_init (r);
       break;
+    case DW_FORMAT_SWANLAB:
+      dw_reader_swanlab_init (r);
+      break;
+    case DW_FORMAT_MLFLOW_FILE:
+      dw_reader_mlflow_file_init (r);
+      break;
     default:
       g_free (r->path);
       g_free (r);
@@ -367,8 +377,13 @@ dw_format_sniff (const char *path, const guint8 *head, gsize n)
     n = 0;
   if (n >= 7 && memcmp (head, ":W&B", 4) == 0 && head[4] == 0xe1 && head[5] == 0xbe)
     return DW_FORMAT_WANDB_OFFLINE;
+  if (n >= 7 && memcmp (head, ":SWL\xd6\xe1", 6) == 0)
+    return DW_FORMAT_SWANLAB;
   if (n >= 16 && memcmp (head, "SQLite format 3", 16) == 0)
-    return DW_FORMAT_MLFLOW_SQLITE;
+    return path != NULL && g_file_test (path, G_FILE_TEST_IS_REGULAR) ? dw_sqlite_sniff (path, NULL)
+                                                                      : DW_FORMAT_MLFLOW_SQLITE;
+  if (dw_mlflow_file_sniff (path, head, n))
+    return DW_FORMAT_MLFLOW_FILE;
   if (tfrecord_head_ok (head, n))
     return DW_FORMAT_TFEVENTS;
   if (n >= 6 && memcmp (head, "\x93NUMPY", 6) == 0)
@@ -433,6 +448,8 @@ dw_format_sniff (const char *path, const guint8 *head, gsize n)
         return DW_FORMAT_TFEVENTS;
       if (has_suffix (base, ".wandb"))
         return DW_FORMAT_WANDB_OFFLINE;
+      if (has_suffix (base, ".swanlab"))
+        return DW_FORMAT_SWANLAB;
       if (has_suffix (base, ".safetensors"))
         return DW_FORMAT_BATCH_SAFETENSORS;
       if (has_suffix (base, ".npz"))

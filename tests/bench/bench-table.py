@@ -39,8 +39,11 @@ RULES = [
     ("batch-read",
      r"^(\S+(?: \S+)?)\s+(tuned|default)\s+" + NUM + r" MB\s+median\s+" + NUM + r" ms\s+" + NUM,
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
-    ("log-readers", r"^(verl-jsonl|tfevents): .* " + NUM + r" M scalars/s",
+    ("log-readers", r"^(verl-jsonl|tfevents|swanlab): .* " + NUM + r" M scalars/s",
      "log parse {0}", "{1} M scalars/s", "aim ≥ 1 M/s (into the store)"),
+    ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio) into the store: .* "
+     + NUM + r" M scalars/s wall, " + NUM + r" M scalars/s CPU",
+     "log ingest {0} into the store", "{1} M scalars/s wall, {2} CPU", "aim ≥ 1 M/s"),
     ("health", r"threshold metric .*?" + NUM + r" ns/point", "health: threshold rule",
      "{0} ns/point", ""),
     ("health", r"drift metric .*?" + NUM + r" ns/point", "health: drift rule", "{0} ns/point", ""),
@@ -87,7 +90,9 @@ REQUIRED = {
     "whatif": ["what-if slider move, 200×512×2048 run"],
     "watch": ["watch: file append → points in the store (in-process)",
               "watch: file append → points in the store (cli)"],
-    "log-readers": ["log parse verl-jsonl", "log parse tfevents"],
+    "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",
+                    "log ingest swanlab into the store", "log ingest mlflow-file into the store",
+                    "log ingest trackio into the store"],
 }
 
 

@@ -11,6 +11,7 @@
 #include "dw-ingester.h"
 #include "dw-log-reader.h"
 #include "dw-store-private.h"
+#include "logger-fixtures.h"
 
 #include <math.h>
 #include <string.h>
@@ -105,6 +106,127 @@ ingest_file (const char *name, const guint8 *data, gsize len, guint64 *points, d
         }
     }
   return best;
+}
+
+/* Ingests @path (file or folder) into a fresh store, best wall time of 2. */
+static double
+ingest_path (const char *name, const char *path, guint64 *points, double *cpu)
+{
+  double best = INFINITY;
+
+  for (int rep = 0; rep < 2; rep++)
+    {
+      g_autofree char *db = g_strdup_printf ("%s/bench-%s-%d.db", tmp_dir, name, rep);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwStore) store = dw_store_open (db, &error);
+      g_autoptr (DwIngester) ing = dw_ingester_new (store);
+      DwIngestReport r;
+      gint64 t0, t1;
+      clock_t c0;
+
+      g_assert_no_error (error);
+      dw_ingest_report_init (&r);
+      t0 = g_get_monotonic_time ();
+      c0 = clock ();
+      g_assert_true (dw_ingester_ingest_path (ing, path, &r, &error));
+      g_assert_no_error (error);
+      t1 = g_get_monotonic_time ();
+      *points = r.n_points;
+      dw_ingest_report_clear (&r);
+      if ((t1 - t0) / 1e6 < best)
+        {
+          best = (t1 - t0) / 1e6;
+          *cpu = (double)(clock () - c0) / CLOCKS_PER_SEC;
+        }
+    }
+  return best;
+}
+
+static void
+print_ingest (const char *what, guint64 pts, double best, double cpu)
+{
+  g_print ("ingest %s into the store: %" G_GUINT64_FORMAT " scalars in %.3f s wall "
+           "(%.3f s CPU): %.2f M scalars/s wall, %.2f M scalars/s CPU\n",
+           what, pts, best, cpu, pts / best / 1e6, pts / cpu / 1e6);
+}
+
+/* The trackers verl can log to besides TensorBoard and JSONL: @steps steps of @keys keys each,
+ * written as SwanLab, MLflow's file store and trackio write them (logger-fixtures.c). */
+static void
+bench_loggers (guint steps, guint keys)
+{
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (11);
+  g_autoptr (GByteArray) swl = dw_fx_swanlab_new (2);
+  g_autofree char *swl_dir = g_build_filename (tmp_dir, "swanlog", NULL);
+  g_autofree char *swl_path = g_build_filename (swl_dir, "run-bench.swanlab", NULL);
+  g_autofree char *mlruns = g_build_filename (tmp_dir, "mlruns", NULL);
+  g_autofree char *tdb = g_build_filename (tmp_dir, "bench_project.db", NULL);
+  g_autofree char *run_dir
+    = dw_fx_mlflow_run (mlruns, "1", "bench", "00112233445566778899aabbccddeeff", "bench_run");
+  GString **mlf = g_new0 (GString *, keys);
+  GString *json = g_string_new (NULL);
+  sqlite3 *db = dw_fx_trackio_create (tdb, TRUE);
+  guint64 pts, n = (guint64)steps * keys;
+  double best, cpu;
+  gint64 num = 1;
+
+  g_assert_cmpint (g_mkdir_with_parents (swl_dir, 0755), ==, 0);
+  for (guint k = 0; k < keys; k++)
+    mlf[k] = g_string_new (NULL);
+  sqlite3_exec (db, "BEGIN", NULL, NULL, NULL);
+  for (guint s = 0; s < steps; s++)
+    {
+      g_string_assign (json, "{");
+      for (guint k = 0; k < keys; k++)
+        {
+          char key[64];
+          double v = g_rand_double_range (rnd, -1, 1);
+          g_autofree char *repr = dw_fx_py_repr (v);
+          g_autoptr (GByteArray) rec = NULL;
+          g_snprintf (key, sizeof key, "rollout_corr/metric_%03u", k);
+          rec = dw_fx_swanlab_scalar (num++, key, s, v, 1767225600 + s, 0);
+          dw_fx_swanlab_write (swl, rec->data, rec->len);
+          g_string_append_printf (mlf[k], "%" G_GINT64_FORMAT " %s %u\n", (gint64)1767225600000 + s,
+                                  repr, s);
+          g_string_append_printf (json, "%s\"%s\":%s", k ? "," : "", key, repr);
+        }
+      g_string_append_c (json, '}');
+      dw_fx_trackio_log (db, TRUE, "bench-id", "bench_run", s, "2026-01-01T00:00:00+00:00",
+                         json->str);
+    }
+  sqlite3_exec (db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_close (db);
+  for (guint k = 0; k < keys; k++)
+    {
+      g_autofree char *dir = g_build_filename (run_dir, "metrics", "rollout_corr", NULL);
+      g_autofree char *name = g_strdup_printf ("metric_%03u", k);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+      g_assert_true (g_file_set_contents (path, mlf[k]->str, (gssize)mlf[k]->len, NULL));
+      g_string_free (mlf[k], TRUE);
+    }
+  g_free (mlf);
+  g_string_free (json, TRUE);
+
+  best = INFINITY;
+  for (int rep = 0; rep < 3; rep++)
+    best = MIN (best, run (DW_FORMAT_SWANLAB, swl->data, swl->len, &pts));
+  g_assert_cmpuint (pts, ==, n);
+  g_print ("swanlab: %" G_GUINT64_FORMAT " scalars, %.1f MB in %.3f s: %.2f M scalars/s, "
+           "%.0f MB/s\n",
+           pts, swl->len / 1e6, best, pts / best / 1e6, swl->len / best / 1e6);
+  g_assert_true (g_file_set_contents (swl_path, (const char *)swl->data, (gssize)swl->len, NULL));
+  best = ingest_path ("swanlab", swl_dir, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, n);
+  print_ingest ("swanlab", pts, best, cpu);
+
+  best = ingest_path ("mlflow-file", mlruns, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, n);
+  print_ingest ("mlflow-file", pts, best, cpu);
+
+  best = ingest_path ("trackio", tdb, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, n);
+  print_ingest ("trackio", pts, best, cpu);
 }
 
 /* @n_steps safetensors batches of rows × cols (about half the tokens masked in). */
@@ -260,6 +382,7 @@ main (void)
            "(%.3f s CPU): %.2f M scalars/s wall, %.2f M scalars/s CPU\n",
            pts, best, cpu, pts / best / 1e6, pts / cpu / 1e6);
   bench_batches (40, 64, 2048);
+  bench_loggers (10000, keys);
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);
     g_assert_cmpint (system (cmd), ==, 0);

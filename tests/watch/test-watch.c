@@ -918,7 +918,9 @@ test_cli_errors (Fixture *f, gconstpointer data)
   const char *argv_missing[] = { "watch", nowhere, "--db", f->db, NULL };
 
   g_assert_cmpint (dw_test_run_cli (argv_usage, NULL, &out, &err), ==, 2);
-  g_assert_cmpstr (err, ==, "driftwatch-cli watch: usage: watch DIR… [--db FILE] [--json]\n");
+  g_assert_cmpstr (err, ==,
+                   "driftwatch-cli watch: usage: watch DIR… [--db FILE] [--json] [--exec CMD] "
+                   "[--webhook URL]\n");
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (dw_test_run_cli (argv_missing, NULL, &out, &err), ==, 1);

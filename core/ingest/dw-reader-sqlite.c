@@ -1,0 +1,374 @@
+/* dw-reader-sqlite.c — trackio's per-project database, MLflow's SQL store read run by run, and
+ * telling SQLite stores apart
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * trackio (gradio-app/trackio, trackio/sqlite_storage.py, SQLiteStorage.init_db) keeps one
+ * database per project, {TRACKIO_DIR:-~/.cache/huggingface/trackio}/{project}.db, in WAL mode.
+ * Table metrics(id INTEGER PRIMARY KEY AUTOINCREMENT, [run_id TEXT NOT NULL — since trackio's
+ * run ids, 2026-04], timestamp TEXT ISO-8601, run_name TEXT, step INTEGER, metrics TEXT, plus
+ * log_id/space_id added later). `metrics` is orjson of the logged dict after serialize_values():
+ * NaN and ±inf become the strings "NaN", "Infinity", "-Infinity"; the Python sqlite3 module
+ * stores orjson's bytes as a BLOB. A run is a run_id (or, in older databases, a run_name).
+ * Rows are read after the last id seen, in id order, so following a live project never
+ * re-reads a row. The database is opened read-only and never written to; a progress handler
+ * bounds the time one read may take.
+ *
+ * MLflow's SQLAlchemy store (mlflow/store/tracking/dbmodels/models.py): metrics(key, value,
+ * timestamp ms, step, is_nan, run_uuid), runs(run_uuid, name, experiment_id, …),
+ * experiments(experiment_id, name, …). SqlAlchemyStore writes NaN as value 0 with is_nan = 1
+ * and ±inf as ±1.7976931348623157e308 (SQL has no infinities); both are turned back.
+ */
+#include "dw-reader-loggers.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct
+{
+  gint64 deadline; /* monotonic µs, 0: none */
+} Budget;
+
+static int
+budget_cb (void *user_data)
+{
+  const Budget *b = user_data;
+  return b->deadline != 0 && g_get_monotonic_time () > b->deadline;
+}
+
+static gboolean
+has_column (sqlite3 *db, const char *table, const char *column)
+{
+  g_autofree char *sql
+    = g_strdup_printf ("SELECT 1 FROM pragma_table_info('%s') WHERE name = ?1", table);
+  sqlite3_stmt *st = NULL;
+  gboolean found = FALSE;
+
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) != SQLITE_OK)
+    return FALSE;
+  sqlite3_bind_text (st, 1, column, -1, SQLITE_STATIC);
+  found = sqlite3_step (st) == SQLITE_ROW;
+  sqlite3_finalize (st);
+  return found;
+}
+
+static sqlite3 *
+open_ro (const char *path, GError **error)
+{
+  sqlite3 *db = NULL;
+
+  if (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: cannot open as SQLite: %s", path,
+                   db ? sqlite3_errmsg (db) : "out of memory");
+      sqlite3_close (db);
+      return NULL;
+    }
+  sqlite3_busy_timeout (db, 2000);
+  return db;
+}
+
+DwFormat
+dw_sqlite_sniff (const char *path, char **why)
+{
+  sqlite3 *db = open_ro (path, NULL);
+  DwFormat f = DW_FORMAT_UNKNOWN;
+  Budget b = { g_get_monotonic_time () + 2 * G_USEC_PER_SEC };
+
+  if (db == NULL)
+    {
+      if (why != NULL)
+        *why = g_strdup ("SQLite file that cannot be opened");
+      return DW_FORMAT_UNKNOWN;
+    }
+  sqlite3_progress_handler (db, 1000, budget_cb, &b);
+  if (has_column (db, "metrics", "run_uuid") && has_column (db, "metrics", "key")
+      && has_column (db, "metrics", "value"))
+    f = DW_FORMAT_MLFLOW_SQLITE;
+  else if (has_column (db, "metrics", "run_name") && has_column (db, "metrics", "step")
+           && has_column (db, "metrics", "metrics") && has_column (db, "metrics", "timestamp"))
+    f = DW_FORMAT_TRACKIO_SQLITE;
+  else if (why != NULL)
+    *why = g_strdup ("SQLite file that is neither an MLflow store nor a trackio project");
+  sqlite3_close (db);
+  return f;
+}
+
+char *
+dw_sqlite_main_file (const char *path)
+{
+  static const char *const suffixes[] = { "-wal", "-journal" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    if (g_str_has_suffix (path, suffixes[i]))
+      {
+        g_autofree char *db = g_strndup (path, strlen (path) - strlen (suffixes[i]));
+        char head[16];
+        FILE *f = fopen (db, "rb");
+        gboolean is_db = FALSE;
+        if (f != NULL)
+          {
+            is_db = fread (head, 1, 16, f) == 16 && memcmp (head, "SQLite format 3", 16) == 0;
+            fclose (f);
+          }
+        return is_db ? g_steal_pointer (&db) : NULL;
+      }
+  return NULL;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+/* The end of a row loop: the time budget ran out (a diagnostic, not an error), done, or an
+ * SQLite error. */
+static gboolean
+read_end (sqlite3 *db, int rc, const char *path, guint budget_ms, DwDiagFunc on_diag,
+          gpointer user_data, GError **error)
+{
+  if (rc == SQLITE_INTERRUPT)
+    {
+      if (on_diag != NULL)
+        {
+          g_autofree char *msg = g_strdup_printf (
+            "%s: reading took longer than %u ms: the rest is read next time", path, budget_ms);
+          on_diag (0, msg, user_data);
+        }
+      return TRUE;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: reading metrics: %s", path,
+                   sqlite3_errmsg (db));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct
+{
+  DwRunPointFunc on_point;
+  gpointer user_data;
+  const char *run_key, *run_name, *group;
+  gint64 step;
+  double wall;
+  GString *tag;
+  guint n;
+} Emit;
+
+static gboolean
+json_scalar (JsonNode *node, double *v)
+{
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_DOUBLE:
+      *v = json_node_get_double (node);
+      return TRUE;
+    case G_TYPE_INT64:
+      *v = (double)json_node_get_int (node);
+      return TRUE;
+    case G_TYPE_BOOLEAN:
+      *v = json_node_get_boolean (node) ? 1.0 : 0.0;
+      return TRUE;
+    case G_TYPE_STRING:
+      {
+        const char *s = json_node_get_string (node);
+        if (g_str_equal (s, "NaN"))
+          return *v = NAN, TRUE;
+        if (g_str_equal (s, "Infinity"))
+          return *v = INFINITY, TRUE;
+        if (g_str_equal (s, "-Infinity"))
+          return *v = -INFINITY, TRUE;
+        return FALSE; /* text logged as a metric */
+      }
+    default:
+      return FALSE;
+    }
+}
+
+static void emit_object (Emit *e, JsonObject *o, int depth);
+
+static void
+emit_member_cb (JsonObject *o, const char *name, JsonNode *node, gpointer user_data)
+{
+  Emit *e = user_data;
+  gsize keep = e->tag->len;
+  double v;
+
+  (void)o;
+  if (keep > 0)
+    g_string_append_c (e->tag, '/');
+  g_string_append (e->tag, name);
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    emit_object (e, json_node_get_object (node), 1);
+  else if (json_scalar (node, &v) && e->tag->len > 0)
+    {
+      DwScalarPoint p = { e->tag->str, e->step, e->wall, v, NULL };
+      e->on_point (e->run_key, e->run_name, e->group, &p, e->user_data);
+      e->n++;
+    }
+  g_string_truncate (e->tag, keep);
+}
+
+static void
+emit_object (Emit *e, JsonObject *o, int depth)
+{
+  if (depth > 8)
+    return;
+  json_object_foreach_member (o, emit_member_cb, e);
+}
+
+gboolean
+dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointFunc on_point,
+                 DwDiagFunc on_diag, gpointer user_data, gint64 *last_id, GError **error)
+{
+  sqlite3 *db = open_ro (path, error);
+  sqlite3_stmt *st = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  Budget b = { budget_ms ? g_get_monotonic_time () + (gint64)budget_ms * 1000 : 0 };
+  gboolean ok = FALSE, with_ids;
+  g_autofree char *base = g_path_get_basename (path);
+  Emit e = { on_point, user_data, NULL, NULL, base, 0, NAN, g_string_new (NULL), 0 };
+  g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
+  int rc;
+
+  if (db == NULL)
+    goto out;
+  if (strrchr (base, '.') != NULL && strrchr (base, '.') != base)
+    *strrchr (base, '.') = '\0'; /* the project */
+  sqlite3_progress_handler (db, 1000, budget_cb, &b);
+  with_ids = has_column (db, "metrics", "run_id");
+  if (sqlite3_prepare_v2 (db,
+                          with_ids ? "SELECT id, run_id, run_name, step, timestamp, metrics "
+                                     "FROM metrics WHERE id > ?1 ORDER BY id"
+                                   : "SELECT id, run_name, run_name, step, timestamp, metrics "
+                                     "FROM metrics WHERE id > ?1 ORDER BY id",
+                          -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "%s: not a trackio project database (metrics table): %s", path,
+                   sqlite3_errmsg (db));
+      goto out;
+    }
+  sqlite3_bind_int64 (st, 1, after_id);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (st, 0);
+      const char *key = (const char *)sqlite3_column_text (st, 1);
+      const char *name = (const char *)sqlite3_column_text (st, 2);
+      const char *ts = (const char *)sqlite3_column_text (st, 4);
+      const char *json = (const char *)sqlite3_column_blob (st, 5);
+      int json_len = sqlite3_column_bytes (st, 5);
+      g_autoptr (GError) jerr = NULL;
+      JsonNode *root;
+
+      if (last_id != NULL)
+        *last_id = id;
+      if (key == NULL || name == NULL || json == NULL)
+        continue;
+      e.run_key = key;
+      e.run_name = name;
+      e.step = sqlite3_column_int64 (st, 3);
+      e.wall = NAN;
+      if (ts != NULL)
+        {
+          g_autoptr (GDateTime) dt = g_date_time_new_from_iso8601 (ts, utc);
+          if (dt != NULL)
+            e.wall = (double)g_date_time_to_unix (dt) + g_date_time_get_microsecond (dt) * 1e-6;
+        }
+      if (!json_parser_load_from_data (parser, json, json_len, &jerr)
+          || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+        {
+          if (on_diag != NULL)
+            {
+              g_autofree char *msg = g_strdup_printf (
+                "%s: metrics row id %" G_GINT64_FORMAT ": not a JSON object (%s), skipped", path,
+                id, jerr ? jerr->message : "other JSON value");
+              on_diag (0, msg, user_data);
+            }
+          continue;
+        }
+      g_string_truncate (e.tag, 0);
+      emit_object (&e, json_node_get_object (root), 0);
+    }
+  ok = read_end (db, rc, path, budget_ms, on_diag, user_data, error);
+out:
+  g_string_free (e.tag, TRUE);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return ok;
+}
+
+gboolean
+dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, DwRunPointFunc on_point,
+                     DwDiagFunc on_diag, gpointer user_data, gint64 *last_rowid, GError **error)
+{
+  sqlite3 *db = open_ro (path, error);
+  sqlite3_stmt *st = NULL;
+  Budget b = { budget_ms ? g_get_monotonic_time () + (gint64)budget_ms * 1000 : 0 };
+  g_autofree char *stem = g_path_get_basename (path);
+  gboolean ok = FALSE, with_runs, with_experiments;
+  int rc;
+
+  if (db == NULL)
+    return FALSE;
+  if (strrchr (stem, '.') != NULL && strrchr (stem, '.') != stem)
+    *strrchr (stem, '.') = '\0';
+  sqlite3_progress_handler (db, 1000, budget_cb, &b);
+  with_runs = has_column (db, "runs", "run_uuid") && has_column (db, "runs", "name");
+  with_experiments = with_runs && has_column (db, "runs", "experiment_id")
+                     && has_column (db, "experiments", "experiment_id")
+                     && has_column (db, "experiments", "name");
+  if (sqlite3_prepare_v2 (
+        db,
+        with_experiments
+          ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, r.name, "
+            "e.name FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid LEFT JOIN "
+            "experiments e ON e.experiment_id = r.experiment_id WHERE m.rowid > ?1 ORDER BY "
+            "m.rowid"
+        : with_runs ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, "
+                      "r.name, NULL FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid "
+                      "WHERE m.rowid > ?1 ORDER BY m.rowid"
+                    : "SELECT rowid, key, value, timestamp, step, is_nan, run_uuid, NULL, NULL "
+                      "FROM metrics WHERE rowid > ?1 ORDER BY rowid",
+        -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "%s: not an MLflow store (metrics table): %s", path, sqlite3_errmsg (db));
+      goto out;
+    }
+  sqlite3_bind_int64 (st, 1, after_rowid);
+  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
+    {
+      const char *key = (const char *)sqlite3_column_text (st, 1);
+      const char *run = (const char *)sqlite3_column_text (st, 6);
+      const char *name = (const char *)sqlite3_column_text (st, 7);
+      const char *exp = (const char *)sqlite3_column_text (st, 8);
+      double v = sqlite3_column_double (st, 2);
+      double wall = sqlite3_column_type (st, 3) == SQLITE_NULL
+                      ? NAN
+                      : (double)sqlite3_column_int64 (st, 3) / 1000.0;
+
+      if (last_rowid != NULL)
+        *last_rowid = sqlite3_column_int64 (st, 0);
+      if (key == NULL || run == NULL)
+        continue;
+      if (sqlite3_column_int (st, 5) != 0 || sqlite3_column_type (st, 2) == SQLITE_NULL)
+        v = NAN;
+      else if (v == G_MAXDOUBLE || v == -G_MAXDOUBLE)
+        v = v > 0 ? INFINITY : -INFINITY;
+      DwScalarPoint p = { key, sqlite3_column_int64 (st, 4), wall, v, NULL };
+      on_point (run, name != NULL && *name != '\0' ? name : run,
+                exp != NULL && *exp != '\0' ? exp : stem, &p, user_data);
+    }
+  ok = read_end (db, rc, path, budget_ms, on_diag, user_data, error);
+out:
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return ok;
+}
