@@ -49,6 +49,13 @@ typedef struct _DwWhatifStep DwWhatifStep;
 
 /* Precomputes the statistics of @batch (not kept: the step does not reference it). */
 DwWhatifStep *dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error);
+/* A compact step (bounded memory, docs/WHATIF.md): every per-row statistic of a full step, so
+ * every sequence-level option and IS level stays exact, and instead of the tokens a sketch of
+ * their log-ratios (the extreme tokens in full, equal-count bins of the bulk): token-level values
+ * whose bound falls inside a bin are approximate, with an error bound (error_bound); token-level
+ * RS options are pending (exact pass). About 300 KB per step plus ~350 bytes per row. */
+DwWhatifStep *dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error);
+gboolean dw_whatif_step_is_compact (const DwWhatifStep *self);
 void dw_whatif_step_free (DwWhatifStep *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifStep, dw_whatif_step_free)
 
@@ -120,6 +127,8 @@ void dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader load
 /* Takes ownership of @step. Steps are kept in the order added. Not thread-safe against
  * concurrent evaluation. */
 void dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step);
+/* Whether dw_whatif_engine_load_steps() builds compact steps (default FALSE). */
+void dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact);
 /* Precomputes and adds the batches of @steps using the loader, in parallel. */
 gboolean dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
                                       GError **error);
