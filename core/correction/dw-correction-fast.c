@@ -7,48 +7,52 @@
  */
 #include "dw-correction-private.h"
 
+/* Glossary (spec symbols kept in this kernel driver): k the statistic of an RS option, 1, 2 or 3
+ * (§4.3); DwRowIn / DwRowOut fields as dw-correction-private.h describes them. */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* mo[t] = mi[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0. Float
- * masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
+/* target[t] = source[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0.
+ * Float masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
 static void
-dw_correction_fast_mask_row (DwDType dt, const void *mi, const float *keep, void *mo, size_t T)
+dw_correction_fast_mask_row (DwDType dtype, const void *source_row, const float *keep,
+                             void *target_row, size_t T)
 {
-#define SELECT_LOOP(TYPE)                           \
-  do                                                \
-    {                                               \
-      const TYPE *restrict src = mi;                \
-      TYPE *restrict dst = mo;                      \
-      if (!keep)                                    \
-        memset (dst, 0, T * sizeof (TYPE));         \
-      else                                          \
-        for (size_t t = 0; t < T; t++)              \
-          dst[t] = keep[t] != 0 ? src[t] : (TYPE)0; \
-    }                                               \
+#define SELECT_LOOP(TYPE)                                 \
+  do                                                      \
+    {                                                     \
+      const TYPE *restrict src = source_row;              \
+      TYPE *restrict dst = target_row;                    \
+      if (!keep)                                          \
+        memset (dst, 0, T * sizeof (TYPE));               \
+      else                                                \
+        for (size_t col = 0; col < T; col++)              \
+          dst[col] = keep[col] != 0 ? src[col] : (TYPE)0; \
+    }                                                     \
   while (0)
-  switch (dt)
+  switch (dtype)
     {
     case DW_DTYPE_F32:
       {
-        const float *restrict src = mi;
-        float *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? keep[t] : 0.0f);
+        const float *restrict src = source_row;
+        float *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? keep[col] : 0.0f);
       }
       break;
     case DW_DTYPE_F64:
       {
-        const double *restrict src = mi;
-        double *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? (double)keep[t] : 0.0);
+        const double *restrict src = source_row;
+        double *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? (double)keep[col] : 0.0);
       }
       break;
     default:
-      switch (dw_dtype_size (dt))
+      switch (dw_dtype_size (dtype))
         {
         case 1:
           SELECT_LOOP (uint8_t);
@@ -67,323 +71,481 @@ dw_correction_fast_mask_row (DwDType dt, const void *mi, const float *keep, void
 #undef SELECT_LOOP
 }
 
-/* Every row is read once: its mask is converted to float in a small buffer, one fused pass
- * (dw_row_pass_*) returns all of the row's masked sums and writes its token weights, and the
- * row's RS decisions and output mask follow while the row is still in cache. Same formulas and
- * the same exp as the reference path above; only the order of additions inside a sum differs.
- * Returns 1 done, 0 error (set), -1 not applicable (the caller runs the reference path, which
- * also reports batch errors in verl's order). */
-int
-dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *res,
-                        DwCorrectionError *error)
+/* The state of one fast run. Every row is read once: its mask is converted to float in a small
+ * buffer, one fused pass (dw_correction_simd_row_pass*) returns all of the row's masked sums and
+ * writes its token weights, and the row's RS decisions and output mask follow while the row is
+ * still in cache. Same formulas and the same exp as the reference paths; only the order of
+ * additions inside a sum differs. */
+typedef struct
 {
-  if (dw_correction_simd_get_reference () || plan->generation != DW_GEN_VERL_0_7_1
+  const DwBatch *batch;
+  DwPlan plan;
+  DwContext context;
+  DwRowIn in;
+  bool simd, token_is, sequence_is, any_token_option;
+  size_t n_options, mask_size;
+  /* row buffers [T] */
+  float *mask_row, *log_ratio_row, *exp_row, *keep_row;
+  /* per-row values [B] */
+  double *row_count, *row_log, *row_means, *raw_means, *row_truncated, *option_values;
+  float *weights;        /* [B*T] result */
+  unsigned char *masked; /* [B*T] result in the mask dtype */
+  /* batch sums */
+  DwRatioSums ratio_sums;    /* ≤ v0.7.1 */
+  DwVerlIsSums applied_sums; /* v0.8.0+ */
+  DwRsSums rs_sums[DW_RS_N_OPTIONS];
+  DwOffpolicySums offpolicy_sums;
+  double total, normalize_sum, normalize_rows, rs_masked, rs_rows_rejected;
+  size_t n_valid_rows;
+  bool any_valid;
+} DwCorrectionFast;
+
+/* float32 log-probs, a plain mask dtype, a verl k-option plan */
+static bool
+dw_correction_fast_applies (const DwBatch *batch, const DwPlan *plan)
+{
+  if (dw_correction_simd_get_reference () || plan->path != DW_PATH_VERL_K_OPTIONS
       || batch->lp_dtype != DW_DTYPE_F32 || batch->mask_dtype == DW_DTYPE_BF16
       || batch->mask_dtype == DW_DTYPE_F16 || batch->mask_dtype >= DW_N_DTYPES)
-    return -1;
-  const size_t B = batch->rows, T = batch->cols, BT = B * T;
-  if (B == 0 || T == 0 || BT / T != B)
-    return -1;
-  const DwPlan p = *plan;
-  const size_t n_opt = p.rs_on ? p.rs.n : 0;
-  float *rowbuf = dw_workspace_get (DW_WORKSPACE_FAST_ROW, 4 * T * sizeof (float));
-  double *bbuf = dw_workspace_get (DW_WORKSPACE_FAST_B, (4 + n_opt) * B * sizeof (double));
-  if (!rowbuf || !bbuf)
-    return -1;
-  float *mf = rowbuf, *lrow = rowbuf + T, *erow = rowbuf + 2 * T, *keep = rowbuf + 3 * T;
-  double *nb = bbuf, *lrm = bbuf + B, *sm = bbuf + 2 * B, *rowsw = bbuf + 3 * B;
-  double *svs = bbuf + 4 * B;
-  const size_t msz = dw_dtype_size (batch->mask_dtype);
-  const bool is_tok = p.is_on && p.is_level == DW_LEVEL_TOKEN;
-  const bool is_seq = p.is_on && p.is_level != DW_LEVEL_TOKEN;
-  float *W = p.is_on ? dw_workspace_alloc (BT * sizeof (float)) : NULL;
-  unsigned char *MO = dw_workspace_alloc (BT * msz);
-  if ((p.is_on && !W) || !MO)
+    return false;
+  const size_t rows = batch->rows, cols = batch->cols;
+  return rows > 0 && cols > 0 && (rows * cols) / cols == rows;
+}
+
+static void
+dw_correction_fast_free (DwCorrectionFast *run)
+{
+  dw_workspace_free (run->weights);
+  dw_workspace_free (run->masked);
+  run->weights = NULL;
+  run->masked = NULL;
+}
+
+/* buffers, the row-pass inputs and the initial sums; false: out of memory */
+static bool
+dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwPlan *plan)
+{
+  memset (run, 0, sizeof *run);
+  run->batch = batch;
+  run->plan = *plan;
+  const size_t rows = batch->rows, cols = batch->cols;
+  run->n_options = plan->rs_on ? plan->rs.n : 0;
+  run->mask_size = dw_dtype_size (batch->mask_dtype);
+  run->token_is = plan->is_on && plan->is_level == DW_LEVEL_TOKEN;
+  run->sequence_is = plan->is_on && plan->is_level != DW_LEVEL_TOKEN;
+  float *row_buffer = dw_workspace_get (DW_WORKSPACE_FAST_ROW, 4 * cols * sizeof (float));
+  double *per_row
+    = dw_workspace_get (DW_WORKSPACE_FAST_B, (6 + run->n_options) * rows * sizeof (double));
+  run->weights = plan->is_on ? dw_workspace_alloc (rows * cols * sizeof (float)) : NULL;
+  run->masked = dw_workspace_alloc (rows * cols * run->mask_size);
+  if (!row_buffer || !per_row || (plan->is_on && !run->weights) || !run->masked)
+    return false;
+  run->mask_row = row_buffer;
+  run->log_ratio_row = row_buffer + cols;
+  run->exp_row = row_buffer + 2 * cols;
+  run->keep_row = row_buffer + 3 * cols;
+  run->row_count = per_row;
+  run->row_log = per_row + rows;
+  run->row_means = per_row + 2 * rows;
+  run->raw_means = per_row + 3 * rows;
+  run->row_truncated = per_row + 4 * rows;
+  run->option_values = per_row + 6 * rows;
+
+  DwContext *context = &run->context;
+  context->batch = batch;
+  context->rows = rows;
+  context->cols = cols;
+  context->f32 = true;
+  context->row_count = run->row_count;
+
+  DwRowIn *in = &run->in;
+  in->T = cols;
+  in->is_token = run->token_is;
+  in->bn = plan->batch_normalize;
+  in->applied = plan->is_on && plan->is_metrics != DW_IS_METRICS_RAW;
+  in->icepop = plan->is_on && plan->is_mode == DW_IS_ZERO_OUTSIDE;
+  const double upper = plan->is_on ? plan->is_upper : 2.0;
+  in->C = (float)upper;
+  in->c = (float)(plan->is_on ? plan->is_lower : 1.0 / upper);
+  for (size_t option = 0; option < run->n_options; option++)
     {
-      free (W);
-      free (MO);
+      const DwRsOption name = plan->rs.bounds[option].option;
+      if (dw_rs_option_agg (name) == DW_RS_AGG_TOKEN)
+        run->any_token_option = true;
+      else
+        in->need_k[dw_rs_option_k (name) - 1] = true;
+    }
+  if (run->any_token_option)
+    {
+      in->l = run->log_ratio_row;
+      in->e = run->exp_row;
+    }
+  run->simd = dw_correction_simd_enabled ();
+  run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
+  dw_verl_is_sums_init (&run->applied_sums);
+  for (size_t option = 0; option < run->n_options; option++)
+    run->rs_sums[option] = (DwRsSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY, 0, 0 };
+  dw_offpolicy_init (&run->offpolicy_sums);
+  return true;
+}
+
+/* token IS: the kernel's sums of the row join the batch's */
+static void
+dw_correction_fast_token_is (DwCorrectionFast *run, size_t row, const DwRowOut *out)
+{
+  const DwContext *context = &run->context;
+  if (run->in.applied)
+    {
+      DwVerlIsSums *sums = &run->applied_sums;
+      sums->sum_applied += out->sw;
+      sums->sum_clamped += out->su;
+      sums->sum_clamped_squared += out->su2;
+      sums->count_high += out->fh;
+      sums->count_low += out->fl;
+      if (out->n_valid)
+        {
+          sums->max_applied = dw_torch_max (sums->max_applied, out->wmax);
+          sums->min_applied = dw_torch_min (sums->min_applied, out->wmin);
+        }
+      run->raw_means[row] = dw_context_row_mean (context, out->sw_raw, row);
+    }
+  else
+    {
+      DwRatioSums *sums = &run->ratio_sums;
+      sums->sum += out->sw;
+      sums->count_high += out->fh;
+      sums->count_low += out->fl;
+      sums->sum_clamped += out->su;
+      sums->sum_clamped_squared += out->su2;
+      if (out->n_valid)
+        {
+          sums->max = dw_torch_max (sums->max, out->wmax);
+          sums->min = dw_torch_min (sums->min, out->wmin);
+        }
+    }
+  run->row_means[row] = dw_context_row_mean (context, out->sw, row);
+  run->normalize_sum += out->swt;
+}
+
+/* one valid token (or a binary row's @weight tokens at once) of sequence IS with ratio @raw and
+ * applied weight @applied */
+static void
+dw_correction_fast_sequence_token (DwCorrectionFast *run, double raw, double applied, double weight)
+{
+  const double upper = run->in.C, lower = run->in.c;
+  if (run->in.applied)
+    {
+      DwVerlIsSums *sums = &run->applied_sums;
+      const double clamped = dw_torch_clamp (applied, 0.0, upper);
+      sums->sum_applied += applied * weight;
+      sums->sum_clamped += clamped * weight;
+      sums->sum_clamped_squared += (double)(float)(clamped * clamped) * weight;
+      sums->count_high += (raw > upper) * weight;
+      sums->count_low += (raw < lower) * weight;
+      return;
+    }
+  DwRatioSums *sums = &run->ratio_sums;
+  const double clamped = dw_torch_clamp (raw, lower, upper);
+  sums->sum += raw * weight;
+  sums->count_high += (raw > upper) * weight;
+  sums->count_low += (raw < lower) * weight;
+  sums->max = dw_torch_max (sums->max, raw);
+  sums->min = dw_torch_min (sums->min, raw);
+  sums->sum_clamped += clamped * weight;
+  sums->sum_clamped_squared += (double)(float)(clamped * clamped) * weight;
+}
+
+/* sequence IS: the row's weight exp(SAFE(Σℓ)) broadcast, applied, written and summed */
+static void
+dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOut *out, bool binary)
+{
+  const DwContext *context = &run->context;
+  const size_t cols = context->cols;
+  const float *mask = run->mask_row;
+  const bool icepop = run->in.icepop;
+  const float upper = run->in.C, lower = run->in.c;
+  run->row_log[row] = DW_ROUND (context, out->sl);
+  const float row_weight
+    = expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
+  float *weights = run->weights + row * cols;
+  double raw_sum = 0, applied_sum = 0;
+  for (size_t col = 0; col < cols; col++)
+    {
+      const float raw = row_weight * mask[col];
+      weights[col]
+        = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+      if (binary || mask[col] == 0)
+        continue;
+      dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
+      raw_sum += (double)raw * mask[col];
+      applied_sum += (double)weights[col] * mask[col];
+    }
+  if (binary && out->n_valid)
+    {
+      /* every valid token of a binary row has the same raw and applied weight */
+      const float applied = icepop
+                              ? (row_weight >= lower && row_weight <= upper ? row_weight : 0.0f)
+                              : (row_weight > upper ? upper : row_weight);
+      dw_correction_fast_sequence_token (run, row_weight, applied, out->n);
+      raw_sum = (double)row_weight * out->n;
+      applied_sum = (double)applied * out->n;
+    }
+  const double raw_mean = dw_context_row_mean (context, raw_sum, row);
+  const double applied_mean = dw_context_row_mean (context, applied_sum, row);
+  run->row_means[row] = run->in.applied ? applied_mean : raw_mean;
+  run->raw_means[row] = raw_mean;
+  if (run->row_count[row] > 0)
+    {
+      run->normalize_sum += applied_mean;
+      run->normalize_rows += 1;
+    }
+}
+
+/* one sequence option: the row statistic decides the whole row; returns the keep decision */
+static bool
+dw_correction_fast_sequence_option (DwCorrectionFast *run, size_t option, size_t row,
+                                    const DwRowOut *out)
+{
+  const DwContext *context = &run->context;
+  const DwRsBound *bound = &run->plan.rs.bounds[option];
+  const int k = dw_rs_option_k (bound->option);
+  const DwRsAgg aggregation = dw_rs_option_agg (bound->option);
+  const double upper = DW_ROUND (context, bound->log_upper);
+  const double lower = k == 1 ? DW_ROUND (context, bound->log_lower) : 0.0;
+  DwRsSums *sums = &run->rs_sums[option];
+  double value;
+  if (aggregation == DW_RS_AGG_MEAN)
+    value = dw_context_row_mean (context, out->sk[k - 1], row);
+  else if (aggregation == DW_RS_AGG_SUM)
+    value = DW_ROUND (context, out->sk[k - 1]);
+  else
+    value = out->n_valid ? out->mk[k - 1] : 0.0;
+  const bool kept = k == 1 ? (value <= upper && value >= lower) : (value <= upper);
+  run->option_values[option * context->rows + row] = value;
+  if (out->n_valid)
+    {
+      const double clamped = dw_torch_clamp (value, lower, upper);
+      sums->sum += value * out->n;
+      sums->sum_clamped += clamped * out->n;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * out->n;
+      sums->masked += (1.0 - kept) * out->n;
+      if (run->row_count[row] > 0 && !kept)
+        sums->rows_masked += 1;
+    }
+  return kept;
+}
+
+/* one token option: each token decides for itself, into the row's keep buffer */
+static void
+dw_correction_fast_token_option (DwCorrectionFast *run, size_t option, size_t row)
+{
+  const DwContext *context = &run->context;
+  const DwRsBound *bound = &run->plan.rs.bounds[option];
+  const int k = dw_rs_option_k (bound->option);
+  const double upper = DW_ROUND (context, bound->log_upper);
+  const double lower = k == 1 ? DW_ROUND (context, bound->log_lower) : 0.0;
+  const float upper_float = (float)upper, lower_float = (float)lower;
+  const float *mask = run->mask_row;
+  DwRsSums *sums = &run->rs_sums[option];
+  double row_sum = 0;
+  bool row_rejected = false;
+  for (size_t col = 0; col < context->cols; col++)
+    {
+      const float clamped_log
+        = (float)dw_torch_clamp (run->log_ratio_row[col], -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
+      const float statistic = k == 1   ? -clamped_log
+                              : k == 2 ? 0.5f * (clamped_log * clamped_log)
+                                       : (run->exp_row[col] - 1.0f) - clamped_log;
+      const bool kept = k == 1 ? (statistic <= upper_float && statistic >= lower_float)
+                               : (statistic <= upper_float);
+      run->keep_row[col] *= kept;
+      if (mask[col] == 0)
+        continue;
+      const double weight = mask[col], value = statistic;
+      const double clamped = dw_torch_clamp (value, lower, upper);
+      row_sum += value * weight;
+      sums->sum += value * weight;
+      sums->max = dw_torch_max (sums->max, value);
+      sums->min = dw_torch_min (sums->min, value);
+      sums->count_high += (value > upper) * weight;
+      sums->count_low += (value < lower) * weight;
+      sums->sum_clamped += clamped * weight;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
+      sums->masked += (1.0 - kept) * weight;
+      row_rejected |= !kept;
+    }
+  run->option_values[option * context->rows + row] = dw_context_row_mean (context, row_sum, row);
+  if (run->row_count[row] > 0 && row_rejected)
+    sums->rows_masked += 1;
+}
+
+/* RS of the row and its output mask = m · keep, in the mask dtype */
+static void
+dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut *out)
+{
+  const size_t cols = run->context.cols, offset = row * cols;
+  bool row_kept = true;
+  if (run->any_token_option)
+    for (size_t col = 0; col < cols; col++)
+      run->keep_row[col] = 1.0f;
+  for (size_t option = 0; option < run->n_options; option++)
+    if (dw_rs_option_agg (run->plan.rs.bounds[option].option) == DW_RS_AGG_TOKEN)
+      dw_correction_fast_token_option (run, option, row);
+    else
+      row_kept &= dw_correction_fast_sequence_option (run, option, row, out);
+  const DwDType dtype = run->batch->mask_dtype;
+  unsigned char *target = run->masked + offset * run->mask_size;
+  const unsigned char *source
+    = (const unsigned char *)run->batch->response_mask + offset * run->mask_size;
+  if (run->n_options == 0 || (row_kept && !run->any_token_option))
+    memcpy (target, source, cols * run->mask_size);
+  else if (!row_kept)
+    {
+      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
+      dw_correction_fast_mask_row (dtype, source, NULL, target, cols);
+      run->rs_masked += out->n;
+      run->rs_rows_rejected += out->n_valid > 0;
+    }
+  else
+    {
+      bool rejected = false;
+      double row_masked = 0;
+      for (size_t col = 0; col < cols; col++)
+        {
+          /* padding adds (1 − keep)·0 = 0 */
+          row_masked += (1.0 - run->keep_row[col]) * run->mask_row[col];
+          rejected |= (run->mask_row[col] != 0) & (run->keep_row[col] == 0);
+        }
+      dw_correction_fast_mask_row (dtype, source, run->keep_row, target, cols);
+      run->rs_masked += row_masked;
+      run->rs_rows_rejected += rejected;
+    }
+}
+
+/* one row: the fused pass, then IS, RS, the output mask and the off-policy sums; false when the
+ * mask is not exactly float (the reference path takes over) */
+static bool
+dw_correction_fast_row (DwCorrectionFast *run, size_t row)
+{
+  const size_t offset = row * run->context.cols;
+  bool binary;
+  if (!dw_correction_simd_mask_row_to_float (run->batch, offset, run->context.cols, run->mask_row,
+                                             &binary))
+    return false;
+  DwRowIn *in = &run->in;
+  in->o = (const float *)run->batch->old_log_prob + offset;
+  in->r = (const float *)run->batch->rollout_log_prob + offset;
+  in->m = run->mask_row;
+  in->w = run->token_is ? run->weights + offset : NULL;
+  DwRowOut out;
+  if (run->simd && binary)
+    dw_correction_simd_row_pass (in, &out);
+  else
+    dw_correction_simd_row_pass_scalar (in, &out);
+  run->row_count[row] = DW_ROUND (&run->context, out.n);
+  run->total += out.n;
+  run->any_valid |= out.n_valid > 0;
+  run->n_valid_rows += run->row_count[row] > 0;
+  if (run->token_is)
+    dw_correction_fast_token_is (run, row, &out);
+  else if (run->sequence_is)
+    dw_correction_fast_sequence_is (run, row, &out, binary);
+  dw_correction_fast_rejection (run, row, &out);
+  /* off-policy: Σ(rollout − old)·m is −Σℓ·m term by term */
+  run->offpolicy_sums.kl += -out.sl;
+  run->offpolicy_sums.k3_kl += out.k3kl;
+  run->offpolicy_sums.chi2_token += out.chi;
+  dw_offpolicy_add_row (&run->context, &run->offpolicy_sums, row, out.so, out.sr, out.sl);
+  return true;
+}
+
+/* the IS metrics, batch normalisation and the weights into @result */
+static bool
+dw_correction_fast_emit_is (DwCorrectionFast *run, DwMetricList *list, DwCorrectionResult *result,
+                            DwCorrectionError *error)
+{
+  const DwContext *context = &run->context;
+  const DwPlan *plan = &run->plan;
+  const double *row_log = run->sequence_is ? run->row_log : NULL;
+  if (run->in.applied)
+    {
+      if (!dw_verl_is_emit_applied (context, list, plan, &run->applied_sums, row_log,
+                                    run->row_means, run->raw_means, error))
+        return false;
+    }
+  else
+    dw_ratio_metrics_emit (context, list, "rollout_is", &run->ratio_sums, row_log, plan->is_upper,
+                           1.0 / plan->is_upper, run->row_means, false);
+  if (plan->batch_normalize)
+    {
+      const double mean = run->token_is ? dw_context_mean (context, run->normalize_sum)
+                                        : run->normalize_sum / fmax (run->normalize_rows, 1e-8);
+      if (mean > 1e-8)
+        {
+          const float divisor = (float)mean;
+          for (size_t index = 0; index < context->rows * context->cols; index++)
+            run->weights[index] = run->weights[index] / divisor;
+          dw_metric_list_put (list, "rollout_is_batch_norm_factor", mean);
+        }
+      else
+        dw_metric_list_put (list, "rollout_is_batch_norm_factor", 1.0);
+    }
+  result->weights = run->weights;
+  result->weights_dtype = DW_DTYPE_F32;
+  run->weights = NULL;
+  return true;
+}
+
+int
+dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
+                        DwCorrectionError *error)
+{
+  if (!dw_correction_fast_applies (batch, plan))
+    return -1;
+  DwCorrectionFast run;
+  if (!dw_correction_fast_setup (&run, batch, plan))
+    {
+      dw_correction_fast_free (&run);
       return -1;
     }
-  DwContext c;
-  memset (&c, 0, sizeof c);
-  c.batch = batch;
-  c.rows = B;
-  c.cols = T;
-  c.f32 = true;
-  c.row_count = nb;
-
-  DwRowIn in;
-  memset (&in, 0, sizeof in);
-  in.T = T;
-  in.is_token = is_tok;
-  in.bn = p.batch_normalize;
-  const double Cd = p.is_on ? p.is_upper : 2.0;
-  in.C = (float)Cd;
-  in.c = (float)(1.0 / Cd);
-  const double Cr = in.C, cr = in.c;
-  bool any_tok_opt = false;
-  for (size_t oi = 0; oi < n_opt; oi++)
+  for (size_t row = 0; row < batch->rows; row++)
+    if (!dw_correction_fast_row (&run, row))
+      {
+        dw_correction_fast_free (&run);
+        return -1;
+      }
+  if (!run.any_valid)
     {
-      const DwRsOption o = p.rs.bounds[oi].option;
-      if (dw_rs_option_agg (o) == DW_RS_AGG_TOKEN)
-        any_tok_opt = true;
-      else
-        in.need_k[dw_rs_option_k (o) - 1] = true;
-    }
-  if (any_tok_opt)
-    {
-      in.l = lrow;
-      in.e = erow;
-    }
-  const bool simd = dw_correction_simd_enabled ();
-  DwRatioSums ra = { 0, 0, 0, 0, 0, -INFINITY, INFINITY };
-  DwRsSums racc[DW_RS_N_OPTIONS];
-  for (size_t oi = 0; oi < n_opt; oi++)
-    racc[oi] = (DwRsSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY, 0, 0 };
-  DwOffpolicySums oa;
-  dw_offpolicy_init (&oa);
-  double N = 0, bn_s = 0, bn_nv = 0, rs_masked = 0, rs_rows_rej = 0;
-  bool any = false;
-  size_t n_valid_rows = 0;
-  const float *O = batch->old_log_prob, *Rl = batch->rollout_log_prob;
-  for (size_t b = 0; b < B; b++)
-    {
-      const size_t off = b * T;
-      bool binary;
-      if (!dw_correction_simd_mask_row_to_float (batch, off, T, mf, &binary))
-        {
-          free (W);
-          free (MO);
-          return -1;
-        }
-      in.o = O + off;
-      in.r = Rl + off;
-      in.m = mf;
-      in.w = is_tok ? W + off : NULL;
-      DwRowOut ro;
-      if (simd && binary)
-        dw_correction_simd_row_pass (&in, &ro);
-      else
-        dw_correction_simd_row_pass_scalar (&in, &ro);
-      nb[b] = DW_ROUND (&c, ro.n);
-      N += ro.n;
-      any |= ro.n_valid > 0;
-      n_valid_rows += nb[b] > 0;
-      const double nvd = ro.n; /* Σ m over valid tokens */
-
-      /* IS */
-      if (is_tok)
-        {
-          ra.sw += ro.sw;
-          ra.fh += ro.fh;
-          ra.fl += ro.fl;
-          ra.su += ro.su;
-          ra.su2 += ro.su2;
-          if (ro.n_valid)
-            {
-              ra.mx = dw_torch_max (ra.mx, ro.wmax);
-              ra.mn = dw_torch_min (ra.mn, ro.wmin);
-            }
-          sm[b] = dw_context_row_mean (&c, ro.sw, b);
-          bn_s += ro.swt;
-        }
-      else if (is_seq)
-        {
-          lrm[b] = DW_ROUND (&c, ro.sl);
-          const float wb = expf ((float)dw_torch_clamp (lrm[b], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
-          float *w = W + off;
-          double rw = 0, rwt = 0;
-          if (binary)
-            {
-              for (size_t t = 0; t < T; t++)
-                {
-                  const float x = wb * mf[t];
-                  w[t] = x > in.C ? in.C : x;
-                }
-              if (ro.n_valid)
-                {
-                  const double x = wb;
-                  ra.sw += x * nvd;
-                  ra.fh += (x > Cr) * nvd;
-                  ra.fl += (x < cr) * nvd;
-                  ra.mx = dw_torch_max (ra.mx, x);
-                  ra.mn = dw_torch_min (ra.mn, x);
-                  const double u = dw_torch_clamp (x, cr, Cr);
-                  ra.su += u * nvd;
-                  ra.su2 += DW_ROUND (&c, u * u) * nvd;
-                  rw = x * nvd;
-                  rwt = (x > Cr ? Cr : x) * nvd;
-                }
-            }
-          else
-            for (size_t t = 0; t < T; t++)
-              {
-                const float xf = wb * mf[t];
-                w[t] = xf > in.C ? in.C : xf;
-                if (mf[t] == 0)
-                  continue;
-                const double mv = mf[t], x = xf;
-                ra.sw += x * mv;
-                rw += x * mv;
-                ra.fh += (x > Cr) * mv;
-                ra.fl += (x < cr) * mv;
-                ra.mx = dw_torch_max (ra.mx, x);
-                ra.mn = dw_torch_min (ra.mn, x);
-                const double u = dw_torch_clamp (x, cr, Cr);
-                ra.su += u * mv;
-                ra.su2 += DW_ROUND (&c, u * u) * mv;
-                rwt += (double)w[t] * mv;
-              }
-          sm[b] = dw_context_row_mean (&c, rw, b);
-          rowsw[b] = rwt;
-          if (nb[b] > 0)
-            bn_s += dw_context_row_mean (&c, rwt, b), bn_nv += 1;
-        }
-
-      /* RS: seq options decide the whole row, token options each token */
-      bool row_keep = true;
-      if (any_tok_opt)
-        for (size_t t = 0; t < T; t++)
-          keep[t] = 1.0f;
-      for (size_t oi = 0; oi < n_opt; oi++)
-        {
-          const DwRsBound *bd = &p.rs.bounds[oi];
-          const int k = dw_rs_option_k (bd->option);
-          const DwRsAgg agg = dw_rs_option_agg (bd->option);
-          const bool k1 = k == 1;
-          const double up_c = DW_ROUND (&c, bd->log_upper);
-          const double lo_c = k1 ? DW_ROUND (&c, bd->log_lower) : 0.0;
-          const double lo_metric = k1 ? lo_c : 0.0;
-          DwRsSums *a = &racc[oi];
-          double sv;
-          bool row_rej = false;
-          if (agg != DW_RS_AGG_TOKEN)
-            {
-              if (agg == DW_RS_AGG_MEAN)
-                sv = dw_context_row_mean (&c, ro.sk[k - 1], b);
-              else if (agg == DW_RS_AGG_SUM)
-                sv = DW_ROUND (&c, ro.sk[k - 1]);
-              else
-                sv = ro.n_valid ? ro.mk[k - 1] : 0.0;
-              const bool ks = k1 ? (sv <= up_c && sv >= lo_c) : (sv <= up_c);
-              row_keep &= ks;
-              if (ro.n_valid)
-                {
-                  a->sum_stat += sv * nvd;
-                  const double u = dw_torch_clamp (sv, lo_metric, up_c);
-                  a->su += u * nvd;
-                  a->su2 += DW_ROUND (&c, u * u) * nvd;
-                  a->masked += (1.0 - ks) * nvd;
-                  row_rej = !ks;
-                }
-            }
-          else
-            {
-              const float upf = (float)up_c, lof = (float)lo_c;
-              double rs = 0;
-              for (size_t t = 0; t < T; t++)
-                {
-                  const float ls
-                    = (float)dw_torch_clamp (lrow[t], -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
-                  const float kt = k == 1 ? -ls : k == 2 ? 0.5f * (ls * ls) : (erow[t] - 1.0f) - ls;
-                  const bool kp = k1 ? (kt <= upf && kt >= lof) : (kt <= upf);
-                  keep[t] *= kp;
-                  if (mf[t] == 0)
-                    continue;
-                  const double mv = mf[t], x = kt;
-                  rs += x * mv;
-                  a->sum_stat += x * mv;
-                  a->mx = dw_torch_max (a->mx, x);
-                  a->mn = dw_torch_min (a->mn, x);
-                  a->fh += (x > up_c) * mv;
-                  a->fl += (x < lo_metric) * mv;
-                  const double u = dw_torch_clamp (x, lo_metric, up_c);
-                  a->su += u * mv;
-                  a->su2 += DW_ROUND (&c, u * u) * mv;
-                  a->masked += (1.0 - kp) * mv;
-                  row_rej |= !kp;
-                }
-              sv = dw_context_row_mean (&c, rs, b);
-            }
-          svs[oi * B + b] = sv;
-          if (nb[b] > 0 && row_rej)
-            a->seq_masked += 1;
-        }
-
-      /* output mask = m · keep, in the mask dtype */
-      unsigned char *mo = MO + off * msz;
-      const unsigned char *mi = (const unsigned char *)batch->response_mask + off * msz;
-      if (n_opt == 0 || (row_keep && !any_tok_opt))
-        memcpy (mo, mi, T * msz);
-      else if (!row_keep)
-        {
-          /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
-          dw_correction_fast_mask_row (batch->mask_dtype, mi, NULL, mo, T);
-          rs_masked += ro.n;
-          rs_rows_rej += ro.n_valid > 0;
-        }
-      else
-        {
-          bool rej = false;
-          double rm = 0;
-          for (size_t t = 0; t < T; t++)
-            {
-              /* padding adds (1 − keep)·0 = 0 */
-              rm += (1.0 - keep[t]) * mf[t];
-              rej |= (mf[t] != 0) & (keep[t] == 0);
-            }
-          dw_correction_fast_mask_row (batch->mask_dtype, mi, keep, mo, T);
-          rs_masked += rm;
-          rs_rows_rej += rej;
-        }
-
-      /* off-policy: Σ(rollout − old)·m is −Σℓ·m term by term */
-      oa.kl += -ro.sl;
-      oa.k3 += ro.k3kl;
-      oa.chi += ro.chi;
-      dw_offpolicy_add_row (&c, &oa, b, ro.so, ro.sr, ro.sl);
-    }
-  if (!any)
-    {
-      free (W);
-      free (MO);
+      dw_correction_fast_free (&run);
       return -1; /* the reference path raises verl's error */
     }
-  c.total = N;
-  c.mean_denominator = DW_ROUND (&c, DW_ROUND (&c, N) + DW_MASKED_MEAN_EPS);
+  DwContext *context = &run.context;
+  context->total = run.total;
+  context->mean_denominator
+    = DW_ROUND (context, DW_ROUND (context, run.total) + DW_MASKED_MEAN_EPS);
 
-  DwMetricList L = { .prefix = "rollout_corr/" };
-  if (p.is_on)
+  DwMetricList list = { .prefix = "rollout_corr/" };
+  if (plan->is_on && !dw_correction_fast_emit_is (&run, &list, result, error))
     {
-      dw_ratio_metrics_emit (&c, &L, "rollout_is", &ra, is_seq ? lrm : NULL, p.is_upper,
-                             1.0 / p.is_upper, sm, false);
-      if (p.batch_normalize)
-        {
-          const double mu = is_tok ? dw_context_mean (&c, bn_s) : bn_s / fmax (bn_nv, 1e-8);
-          if (mu > 1e-8)
-            {
-              const float mud = (float)mu;
-              for (size_t i = 0; i < BT; i++)
-                W[i] = W[i] / mud;
-              dw_metric_list_put (&L, "rollout_is_batch_norm_factor", mu);
-            }
-          else
-            dw_metric_list_put (&L, "rollout_is_batch_norm_factor", 1.0);
-        }
-      res->weights = W;
-      res->weights_dtype = DW_DTYPE_F32;
+      free (list.m);
+      dw_correction_fast_free (&run);
+      return 0;
     }
-  for (size_t oi = 0; oi < n_opt; oi++)
-    dw_verl_rs_emit_option (&c, &L, &p.rs.bounds[oi], &racc[oi], svs + oi * B, n_valid_rows);
-  if (n_opt)
+  for (size_t option = 0; option < run.n_options; option++)
+    dw_verl_rs_emit_option (context, &list, &plan->rs.bounds[option], &run.rs_sums[option],
+                            run.option_values + option * batch->rows, run.n_valid_rows);
+  if (run.n_options)
     {
-      dw_metric_list_put (&L, "rollout_rs_masked_fraction", dw_context_mean (&c, rs_masked));
-      dw_metric_list_put (&L, "rollout_rs_seq_masked_fraction", rs_rows_rej / (double)B);
+      dw_metric_list_put (&list, "rollout_rs_masked_fraction",
+                          dw_context_mean (context, run.rs_masked));
+      dw_metric_list_put (&list, "rollout_rs_seq_masked_fraction",
+                          run.rs_rows_rejected / (double)batch->rows);
     }
-  res->mask = MO;
-  res->mask_dtype = batch->mask_dtype;
-  dw_offpolicy_emit (&c, &L, &oa, false);
-  res->rows = B;
-  res->cols = T;
-  return dw_metric_list_finish (res, &L, error) ? 1 : 0;
+  result->mask = run.masked;
+  result->mask_dtype = batch->mask_dtype;
+  run.masked = NULL;
+  dw_offpolicy_emit (context, &list, &run.offpolicy_sums, false);
+  result->rows = batch->rows;
+  result->cols = batch->cols;
+  return dw_metric_list_finish (result, &list, error) ? 1 : 0;
 }

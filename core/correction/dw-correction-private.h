@@ -134,9 +134,11 @@ void dw_workspace_release (void);
 /* ------------------------------------------------------------------------------------------ */
 /* metric emitters                                                                             */
 
+/* masked sums of compute_is_metrics (§3.3): the ratios, the counts above / below the bounds, the
+ * ratios clamped to the bounds and their squares, extremes */
 typedef struct
 {
-  double sw, fh, fl, su, su2, mx, mn;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min;
 } DwRatioSums;
 
 /* verl's compute_is_metrics from weights @weights [B*T] (§3.3); @row_log [B] for sequence levels
@@ -145,15 +147,32 @@ typedef struct
 void dw_ratio_metrics_compute (const DwContext *context, DwMetricList *list, const char *prefix,
                                const double *weights, const double *row_log, double upper,
                                double lower, double *row_means, bool geometric_token_weighted);
+/* sequence levels: max / min / ratio fractions from the log values @row_log of every row; token
+ * level (@row_log NULL): from @sums (mx, mn, fh, fl) */
+void dw_ratio_metrics_emit_extremes (const DwContext *context, DwMetricList *list,
+                                     const char *prefix, const DwRatioSums *sums,
+                                     const double *row_log, double upper, double lower,
+                                     bool geometric_token_weighted);
+/* sqrt(max(MMEAN(u²) − MMEAN(u)², 0)) in the dtype, 0 when Σm ≤ 1 */
+double dw_ratio_metrics_std (const DwContext *context, double sum_clamped, double sum_squares);
+/* MMEAN((u / (MMEAN(u) + 1e-8))²): the ESS is its reciprocal */
+double dw_ratio_metrics_normalized_square_mean (const DwContext *context, double sum_clamped,
+                                                double sum_squares);
+/* the seq_* keys from per-row means; the fractions compare @fraction_means (v0.9.0: raw) */
+void dw_ratio_metrics_emit_rows (const DwContext *context, DwMetricList *list, const char *prefix,
+                                 const double *row_means, const double *fraction_means,
+                                 double upper, double lower);
 /* the same metrics from masked sums already accumulated (the fast path) */
 void dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const char *prefix,
                             const DwRatioSums *sums, const double *row_log, double upper,
                             double lower, const double *row_means, bool geometric_token_weighted);
 
+/* the off-policy metrics' sums (§3.4): token-level masked sums, then sums over rows */
 typedef struct
 {
-  double kl, k3, chi;                                      /* token-level masked sums */
-  double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
+  double kl, k3_kl, chi2_token;
+  double training_ppl, training_log_ppl, rollout_ppl, rollout_log_ppl, difference, difference_abs,
+    difference_max, difference_min, ppl_ratio, chi2_sequence;
 } DwOffpolicySums;
 
 void dw_offpolicy_init (DwOffpolicySums *sums);
@@ -164,9 +183,13 @@ void dw_offpolicy_emit (const DwContext *context, DwMetricList *list, const DwOf
                         bool mismatch);
 void dw_offpolicy_compute (const DwContext *context, DwMetricList *list, bool mismatch);
 
+/* masked sums of one RS option (§4.4): its statistic (or row value), the counts above / below
+ * the bounds, the statistic clamped to the bounds and its square, extremes, rejected tokens and
+ * valid rows with a rejected token */
 typedef struct
 {
-  double sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min, masked,
+    rows_masked;
 } DwRsSums;
 
 void dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const DwRsBound *bound,
@@ -174,6 +197,28 @@ void dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const
 /* k-option RS (§4.3): @keep [B*T] starts at 1 and gets the combined decision */
 void dw_verl_rs_k_options (const DwContext *context, DwMetricList *list, const DwRsParsed *parsed,
                            double *keep, double *scratch);
+
+/* masked sums of the applied weights of verl v0.8.0+ (§3.6) */
+typedef struct
+{
+  double sum_applied, sum_clamped, sum_clamped_squared;
+  double count_high, count_low;
+  double max_applied, min_applied;
+} DwVerlIsSums;
+
+void dw_verl_is_sums_init (DwVerlIsSums *sums);
+/* compute_is_metrics of v0.8.0 / v0.9.0 from the sums, the row log values (sequence level, else
+ * NULL) and the per-row means of the applied and of the raw weights; false with verl's
+ * ZeroDivisionError when every applied weight is 0 */
+bool dw_verl_is_emit_applied (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                              const DwVerlIsSums *sums, const double *row_log,
+                              const double *applied_means, const double *raw_means,
+                              DwCorrectionError *error);
+
+/* rows with a valid token whose raw log-ratio is below float32(log V) are zeroed in @keep;
+ * rollout_is_veto_fraction and rollout_is_catastrophic_token_fraction (§5.3, §6.1) */
+void dw_verl_rs_veto (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                      double *keep);
 
 /* IS weights into @weights and the IS metrics (§3.1–§3.3) */
 bool dw_verl_is_weights (const DwContext *context, DwMetricList *list, const DwPlan *plan,
@@ -192,6 +237,8 @@ bool dw_slime_mis_run (const DwContext *context, const DwPlan *plan, DwCorrectio
 bool dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
                            DwCorrectionError *error);
 /* 1 done, 0 error (set), -1 not applicable: the caller runs the reference path */
+int dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
+                               DwCorrectionError *error);
 int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
                             DwCorrectionError *error);
 
@@ -205,7 +252,9 @@ typedef struct
   const float *m;     /* [T] mask as float (exact values) */
   bool is_token;      /* token IS: write @w, accumulate the IS metric sums */
   bool bn;            /* also Σ min(w, C)·m */
-  float C, c;         /* float32 upper / lower IS thresholds */
+  bool applied;       /* v0.8.0+: the metric sums describe the applied weights (§3.6) */
+  bool icepop;        /* applied weights: x inside [c, C], else 0 (else min(x, C)) */
+  float C, c;         /* float32 upper / lower IS thresholds (c: IcePop's L, else 1/C) */
   bool need_k[3];     /* Σ k·m and max k over valid tokens, k1..k3 of SAFE(ℓ) */
   float *w;           /* [T] weights, truncated at C (is_token) */
   float *l;           /* [T] ℓ out, or NULL */
@@ -219,8 +268,10 @@ typedef struct
   double so, sr, sl;
   double k3kl; /* Σ ((exp(ℓ) − ℓ) − 1)·m, unclamped ℓ */
   double chi;  /* Σ exp(SAFE ℓ)²·m */
-  /* token IS (x = exp(SAFE ℓ)·m before truncation) */
-  double sw, fh, fl, su, su2, swt, wmax, wmin;
+  /* token IS, x = exp(SAFE ℓ)·m before truncation, a = the applied weight: sw Σx·m (applied:
+   * Σa·m), sw_raw Σx·m, fh/fl Σ[x > C]·m / Σ[x < c]·m, su/su2 of clamp(x, c, C) (applied:
+   * clamp(a, 0, C)), swt Σ min(x, C)·m (applied: Σa·m), wmax/wmin of x (applied: of a) */
+  double sw, sw_raw, fh, fl, su, su2, swt, wmax, wmin;
   double sk[3], mk[3];
 } DwRowOut;
 

@@ -4,6 +4,14 @@
  *
  * libc + libm only. See dw-correction-private.h. Built with -ffp-contract=off: the only fused
  * multiply-adds are the explicit ones of the expf replica (the ones glibc's FMA variant makes).
+ *
+ * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4).
+ * Glossary: T columns of the row; o, r, m (O, R, M as vectors) old / rollout log-probs and the
+ * mask; l (L) ℓ = o − r; ls (LS) SAFE(ℓ); e (E) exp(SAFE ℓ); el (EL) exp(ℓ) unclamped for k3_kl;
+ * x (W) the raw weight e·m; a (A) the applied weight (TIS min(x, C) or IcePop); S the value the
+ * IS sums describe (x, or a from v0.8.0 on); u (U, Y) S clamped for std / ESS; C, c the upper
+ * and lower bounds; k (Kv) the k1/k2/k3 statistic; md m as a double; d_* double-lane sums,
+ * f_* float-lane counts; TOK / BN / K the compile-time specialisation flags.
  */
 #include "dw-correction-private.h"
 #include "dw-torch-private.h"
@@ -42,11 +50,12 @@ dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_
         in->l[t] = l;
       if (in->e)
         in->e[t] = e;
-      float x = 0;
+      float x = 0, a = 0;
       if (in->is_token)
         {
           x = e * mv;
-          in->w[t] = x > C ? C : x;
+          a = in->icepop ? (x >= c && x <= C ? x : 0.0f) : (x > C ? C : x);
+          in->w[t] = a;
         }
       if (mv == 0)
         continue;
@@ -61,16 +70,19 @@ dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_
       out->chi += (double)(e * e) * md;
       if (in->is_token)
         {
-          out->sw += (double)x * md;
+          /* applied: statistics of a, clamped to [0, C]; else of x, clamped to [c, C] */
+          const float stat = in->applied ? a : x;
+          const float u = dw_torch_clampf (stat, in->applied ? 0.0f : c, C);
+          out->sw += (double)stat * md;
+          out->sw_raw += (double)x * md;
           out->fh += (x > C) * md;
           out->fl += (x < c) * md;
-          out->wmax = dw_torch_max (out->wmax, x);
-          out->wmin = dw_torch_min (out->wmin, x);
-          const float u = dw_torch_clampf (x, c, C);
+          out->wmax = dw_torch_max (out->wmax, stat);
+          out->wmin = dw_torch_min (out->wmin, stat);
           out->su += (double)u * md;
           out->su2 += (double)(u * u) * md;
           if (in->bn)
-            out->swt += (double)(x > C ? C : x) * md;
+            out->swt += (double)a * md;
         }
       for (int j = 0; j < 3; j++)
         if (in->need_k[j])
@@ -420,7 +432,10 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
   const __m256 ninf = _mm256_set1_ps (-INFINITY), pinf = _mm256_set1_ps (INFINITY);
   const __m256 half = _mm256_set1_ps (0.5f), sgn = _mm256_set1_ps (-0.0f);
   __m256d d_so = _mm256_setzero_pd (), d_sr = d_so, d_sl = d_so, d_k3 = d_so, d_chi = d_so;
-  __m256d d_sw = d_so, d_fh = d_so, d_fl = d_so, d_su = d_so, d_su2 = d_so, d_swt = d_so;
+  __m256d d_sw = d_so, d_swr = d_so, d_fh = d_so, d_fl = d_so, d_su = d_so, d_su2 = d_so;
+  __m256d d_swt = d_so;
+  const bool applied = in->applied, icepop = in->icepop;
+  const __m256 low = applied ? zero : cv;
   __m256d d_sk[3] = { d_so, d_so, d_so };
   __m256 f_fh = zero, f_fl = zero;
   /* a valid token's weight or k statistic is NaN exactly when its ℓ is NaN (SAFE keeps NaN,
@@ -437,13 +452,16 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       const __m256 L = _mm256_sub_ps (O, R);
       if (pl)
         _mm256_storeu_ps (pl + t, L);
-      const __m256 dw_context_valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
-      const int vm = _mm256_movemask_ps (dw_context_valid);
+      const __m256 valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
+      const int vm = _mm256_movemask_ps (valid);
       const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
       if (vm == 0)
         {
-          /* padding only: nothing is summed; the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ */
-          if (TOK)
+          /* padding only: nothing is summed; the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ
+           * (IcePop: 0, neither is inside the bounds) */
+          if (TOK && icepop)
+            _mm256_storeu_ps (pw + t, zero);
+          else if (TOK)
             {
               __m256 W
                 = _mm256_mul_ps (_mm256_blendv_ps (one, L, _mm256_cmp_ps (L, L, _CMP_UNORD_Q)), M);
@@ -457,42 +475,47 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       if (pe)
         _mm256_storeu_ps (pe + t, E);
       __m256 EL = E;
-      const __m256 big = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ),
-                                        dw_context_valid);
+      const __m256 big
+        = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), valid);
       if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
         EL = _mm256_blendv_ps (E, dw_correction_simd_exp8 (L), big);
       n_valid += (size_t)__builtin_popcount ((unsigned)vm);
-      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, dw_context_valid));
-      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, dw_context_valid));
-      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, dw_context_valid));
+      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, valid));
+      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, valid));
+      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, valid));
       d_k3 = dw_correction_simd_acc_pd (
-        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), dw_context_valid));
-      d_chi
-        = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), dw_context_valid));
+        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
+      d_chi = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
       if (TOK || K)
-        lnan = _mm256_or_ps (lnan,
-                             _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), dw_context_valid));
+        lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), valid));
       if (TOK)
         {
           const __m256 W = _mm256_mul_ps (E, M);
           const __m256 gt = _mm256_cmp_ps (W, Cv, _CMP_GT_OQ);
           const __m256 lt = _mm256_cmp_ps (W, cv, _CMP_LT_OQ);
-          const __m256 Wt = _mm256_blendv_ps (W, Cv, gt);
-          _mm256_storeu_ps (pw + t, Wt);
-          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (W, dw_context_valid));
-          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, dw_context_valid), one));
-          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, dw_context_valid), one));
-          /* CLAMP (W, c, C) as the reference path computes it: min(max(W, c), C) — when c > C
-           * (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
-          const __m256 Y = _mm256_blendv_ps (W, cv, lt);
+          /* the applied weight: IcePop keeps W inside [c, C] (NaN is not inside: 0), TIS
+           * truncates at C (NaN stays NaN) */
+          const __m256 A = icepop
+                             ? _mm256_and_ps (W, _mm256_and_ps (_mm256_cmp_ps (W, cv, _CMP_GE_OQ),
+                                                                _mm256_cmp_ps (W, Cv, _CMP_LE_OQ)))
+                             : _mm256_blendv_ps (W, Cv, gt);
+          _mm256_storeu_ps (pw + t, A);
+          const __m256 S = applied ? A : W;
+          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (S, valid));
+          if (applied)
+            d_swr = dw_correction_simd_acc_pd (d_swr, _mm256_and_ps (W, valid));
+          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
+          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
+          /* CLAMP (S, low, C) as the reference path computes it: min(max(S, low), C) — when
+           * low > C (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
+          const __m256 Y = _mm256_blendv_ps (S, low, _mm256_cmp_ps (S, low, _CMP_LT_OQ));
           const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, dw_context_valid));
-          d_su2 = dw_correction_simd_acc_pd (
-            d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), dw_context_valid));
+          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, valid));
+          d_su2 = dw_correction_simd_acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
           if (BN)
-            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (Wt, dw_context_valid));
-          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, W, dw_context_valid));
-          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, W, dw_context_valid));
+            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (A, valid));
+          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, S, valid));
+          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, S, valid));
         }
       for (int j = 0; j < 3; j++)
         if (K & (1u << j))
@@ -500,8 +523,8 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
             __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
                         : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
                                  : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, dw_context_valid));
-            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, dw_context_valid));
+            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, valid));
+            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, valid));
           }
       if (TOK && ++pending == FLUSH)
         {
@@ -524,6 +547,7 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
   if (TOK)
     {
       out->sw = dw_correction_simd_hsum_pd (d_sw);
+      out->sw_raw = applied ? dw_correction_simd_hsum_pd (d_swr) : out->sw;
       out->fh = dw_correction_simd_hsum_pd (d_fh);
       out->fl = dw_correction_simd_hsum_pd (d_fl);
       out->su = dw_correction_simd_hsum_pd (d_su);
@@ -531,8 +555,10 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       out->swt = dw_correction_simd_hsum_pd (d_swt);
       if (n_valid)
         {
-          out->wmax = has_nan ? NAN : dw_correction_simd_hmax_ps (wmax);
-          out->wmin = has_nan ? NAN : dw_correction_simd_hmin_ps (wmin);
+          /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
+          const bool weight_nan = has_nan && !(applied && icepop);
+          out->wmax = weight_nan ? NAN : dw_correction_simd_hmax_ps (wmax);
+          out->wmin = weight_nan ? NAN : dw_correction_simd_hmin_ps (wmin);
         }
     }
   for (int j = 0; j < 3; j++)

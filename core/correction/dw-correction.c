@@ -26,7 +26,11 @@ dw_correction_dispatch (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
 {
   if (entry == DW_ENTRY_MASK)
     {
-      int fast = dw_correction_fast_run (batch, plan, result, error);
+      int fast = -1;
+      if (plan->path == DW_PATH_VERL_K_OPTIONS)
+        fast = dw_correction_fast_run (batch, plan, result, error);
+      else if (plan->path == DW_PATH_SLIME_VANILLA || plan->path == DW_PATH_SLIME_ICEPOP)
+        fast = dw_slime_builtin_fast_run (batch, plan, result, error);
       if (fast >= 0)
         return fast == 1;
     }

@@ -1,5 +1,5 @@
 /* dw-correction.h — rollout correction (IS / RS / veto / off-policy metrics) as verl and slime
- * compute it; see ../shared/docs/ROLLOUT_CORRECTION.md
+ * compute it; docs/CORRECTION.md is the math
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -45,8 +45,9 @@ extern "C"
     size_t rows, cols;
     DwDType weights_dtype;
     void *weights;
-    /* [rows*cols] modified response mask in @mask_dtype (§7.12: HEAD keeps the input dtype, G2
-     * and G1 return float32 for int/bool/float32 masks, float64 for float64; slime float32). */
+    /* [rows*cols] modified response mask in @mask_dtype (v0.7.1+ keep the
+     * input dtype, §4.3; v0.6.1–v0.7.0 and 4424616d7 return float32, float64 for float64 masks,
+     * §5.1 and §6.1; slime's mis.py float32, §7.1) */
     DwDType mask_dtype;
     void *mask;
   } DwCorrectionResult;
@@ -120,8 +121,9 @@ extern "C"
     double sum_old;  /* MSUM(old) */
     double sum_roll; /* MSUM(rollout) */
     double sum_k[3]; /* MSUM(k1), MSUM(k2), MSUM(k3) of the clamped ℓ̃ */
-    double max_k[3]; /* max over valid tokens of k1..k3 (0 for an empty row; k1 unused at HEAD) */
-    double min_l;    /* min of raw ℓ over valid tokens (veto), +inf for an empty row */
+    double
+      max_k[3];   /* max over valid tokens of k1..k3 (0 for an empty row; k1 unused since v0.7.1) */
+    double min_l; /* min of raw ℓ over valid tokens (veto), +inf for an empty row */
   } DwRowStats;
 
   /* Fills @rows[0..batch->rows) in one pass. */

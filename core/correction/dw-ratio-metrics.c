@@ -1,5 +1,5 @@
 /* dw-ratio-metrics.c — verl's IS weight metrics (compute_is_metrics) and the legacy RS metrics
- * (§3.3, §5.2)
+ * that reuse its formulas (§3.3, §3.6, §5.2, §6.2)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -9,108 +9,144 @@
 #include "dw-correction-private.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-/* @w: [B*T] per-token ratio (safety-clamped, exp'd); @lrm: [B] per-row log value for sequence
- * levels (NULL for token level); names "<prefix>_mean"… */
 void
-dw_ratio_metrics_compute (const DwContext *c, DwMetricList *L, const char *pfx, const double *w,
-                          const double *lrm, double up, double lo, double *sm, bool geo_tw)
+dw_ratio_metrics_compute (const DwContext *context, DwMetricList *list, const char *prefix,
+                          const double *weights, const double *row_log, double upper, double lower,
+                          double *row_means, bool geometric_token_weighted)
 {
-  const size_t B = c->rows, T = c->cols;
-  double sw = 0, fh = 0, fl = 0, su = 0, su2 = 0, mx = -INFINITY, mn = INFINITY;
-  const double upr = DW_ROUND (c, up), lor = DW_ROUND (c, lo);
-  for (size_t b = 0; b < B; b++)
+  const double upper_dtype = DW_ROUND (context, upper), lower_dtype = DW_ROUND (context, lower);
+  DwRatioSums sums = { 0, 0, 0, 0, 0, -INFINITY, INFINITY };
+  for (size_t row = 0; row < context->rows; row++)
     {
-      double rw = 0;
-      for (size_t t = 0; t < T; t++)
+      double row_sum = 0;
+      for (size_t col = 0; col < context->cols; col++)
         {
-          size_t i = b * T + t;
-          if (!dw_context_valid (c, i))
+          const size_t index = row * context->cols + col;
+          if (!dw_context_valid (context, index))
             continue;
-          double mv = c->mask[i], x = w[i];
-          sw += x * mv;
-          rw += x * mv;
-          fh += (x > upr) * mv;
-          fl += (x < lor) * mv;
-          mx = dw_torch_max (mx, x);
-          mn = dw_torch_min (mn, x);
-          double u = dw_torch_clamp (x, lor, upr);
-          su += u * mv;
-          su2 += DW_ROUND (c, u * u) * mv;
+          const double weight = context->mask[index], value = weights[index];
+          const double clamped = dw_torch_clamp (value, lower_dtype, upper_dtype);
+          sums.sum += value * weight;
+          row_sum += value * weight;
+          sums.count_high += (value > upper_dtype) * weight;
+          sums.count_low += (value < lower_dtype) * weight;
+          sums.max = dw_torch_max (sums.max, value);
+          sums.min = dw_torch_min (sums.min, value);
+          sums.sum_clamped += clamped * weight;
+          sums.sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
         }
-      sm[b] = dw_context_row_mean (c, rw, b);
+      row_means[row] = dw_context_row_mean (context, row_sum, row);
     }
-  DwRatioSums a = { sw, fh, fl, su, su2, mx, mn };
-  dw_ratio_metrics_emit (c, L, pfx, &a, lrm, up, lo, sm, geo_tw);
+  dw_ratio_metrics_emit (context, list, prefix, &sums, row_log, upper, lower, row_means,
+                         geometric_token_weighted);
 }
 
-/* the metrics of compute_is_metrics from the masked sums of @a and the per-row means @sm */
 void
-dw_ratio_metrics_emit (const DwContext *c, DwMetricList *L, const char *pfx, const DwRatioSums *a,
-                       const double *lrm, double up, double lo, const double *sm, bool geo_tw)
+dw_ratio_metrics_emit_extremes (const DwContext *context, DwMetricList *list, const char *prefix,
+                                const DwRatioSums *sums, const double *row_log, double upper,
+                                double lower, bool geometric_token_weighted)
 {
-  const size_t B = c->rows;
-  const double sw = a->sw, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx, mn = a->mn;
-  const double upr = DW_ROUND (c, up), lor = DW_ROUND (c, lo);
-  dw_metric_list_putf (L, dw_context_mean (c, sw), "%s_mean", pfx);
-  if (lrm)
+  if (row_log == NULL)
     {
-      double lmax = -INFINITY, lmin = INFINITY, h = 0, lo_n = 0;
-      const double lu = (float)log ((float)up), ll = (float)log ((float)lo);
-      for (size_t b = 0; b < B; b++)
-        {
-          lmax = fmax (lmax, lrm[b]);
-          lmin = fmin (lmin, lrm[b]);
-          double wgt = geo_tw ? c->row_count[b] : 1.0;
-          h += (lrm[b] > lu) * wgt;
-          lo_n += (lrm[b] < ll) * wgt;
-        }
-      dw_metric_list_putf (L, DW_ROUND (c, DW_EXP (c, fmin (lmax, DW_SAFETY_BOUND))), "%s_max",
-                           pfx);
-      dw_metric_list_putf (L, DW_ROUND (c, DW_EXP (c, lmin)), "%s_min", pfx);
-      dw_metric_list_putf (L, geo_tw ? dw_context_mean (c, h) : h / (double)B,
-                           "%s_ratio_fraction_high", pfx);
-      dw_metric_list_putf (L, geo_tw ? dw_context_mean (c, lo_n) : lo_n / (double)B,
-                           "%s_ratio_fraction_low", pfx);
+      dw_metric_list_putf (list, sums->max, "%s_max", prefix);
+      dw_metric_list_putf (list, sums->min, "%s_min", prefix);
+      dw_metric_list_putf (list, dw_context_mean (context, sums->count_high),
+                           "%s_ratio_fraction_high", prefix);
+      dw_metric_list_putf (list, dw_context_mean (context, sums->count_low),
+                           "%s_ratio_fraction_low", prefix);
+      return;
     }
-  else
+  /* sequence levels: the unclamped log values of every row, empty rows included (§3.3) */
+  const size_t rows = context->rows;
+  double log_max = -INFINITY, log_min = INFINITY, high = 0, low = 0;
+  const double log_upper = (float)log ((float)upper), log_lower = (float)log ((float)lower);
+  for (size_t row = 0; row < rows; row++)
     {
-      dw_metric_list_putf (L, mx, "%s_max", pfx);
-      dw_metric_list_putf (L, mn, "%s_min", pfx);
-      dw_metric_list_putf (L, dw_context_mean (c, fh), "%s_ratio_fraction_high", pfx);
-      dw_metric_list_putf (L, dw_context_mean (c, fl), "%s_ratio_fraction_low", pfx);
+      const double weight = geometric_token_weighted ? context->row_count[row] : 1.0;
+      log_max = fmax (log_max, row_log[row]);
+      log_min = fmin (log_min, row_log[row]);
+      high += (row_log[row] > log_upper) * weight;
+      low += (row_log[row] < log_lower) * weight;
     }
-  double mc = dw_context_mean (c, su);
-  if (c->total > 1)
+  dw_metric_list_putf (list, DW_ROUND (context, DW_EXP (context, fmin (log_max, DW_SAFETY_BOUND))),
+                       "%s_max", prefix);
+  dw_metric_list_putf (list, DW_ROUND (context, DW_EXP (context, log_min)), "%s_min", prefix);
+  dw_metric_list_putf (
+    list, geometric_token_weighted ? dw_context_mean (context, high) : high / (double)rows,
+    "%s_ratio_fraction_high", prefix);
+  dw_metric_list_putf (
+    list, geometric_token_weighted ? dw_context_mean (context, low) : low / (double)rows,
+    "%s_ratio_fraction_low", prefix);
+}
+
+double
+dw_ratio_metrics_std (const DwContext *context, double sum_clamped, double sum_squares)
+{
+  if (!(context->total > 1))
+    return 0.0;
+  const double mean = dw_context_mean (context, sum_clamped);
+  const double variance
+    = DW_ROUND (context, dw_context_mean (context, sum_squares) - DW_ROUND (context, mean * mean));
+  return sqrt (fmax (variance, 0.0));
+}
+
+double
+dw_ratio_metrics_normalized_square_mean (const DwContext *context, double sum_clamped,
+                                         double sum_squares)
+{
+  const double denominator
+    = DW_ROUND (context, dw_context_mean (context, sum_clamped) + DW_MASKED_MEAN_EPS);
+  return dw_context_mean (context, sum_squares / (denominator * denominator));
+}
+
+void
+dw_ratio_metrics_emit_rows (const DwContext *context, DwMetricList *list, const char *prefix,
+                            const double *row_means, const double *fraction_means, double upper,
+                            double lower)
+{
+  const size_t rows = context->rows;
+  const double upper_dtype = DW_ROUND (context, upper), lower_dtype = DW_ROUND (context, lower);
+  double sum = 0, squares = 0, row_max = -INFINITY, row_min = INFINITY, deviation = -INFINITY;
+  double high = 0, low = 0;
+  for (size_t row = 0; row < rows; row++)
+    sum += row_means[row];
+  const double mean = sum / (double)rows;
+  for (size_t row = 0; row < rows; row++)
     {
-      double var = DW_ROUND (c, dw_context_mean (c, su2) - DW_ROUND (c, mc * mc));
-      dw_metric_list_putf (L, sqrt (fmax (var, 0.0)), "%s_std", pfx);
+      const double value = row_means[row];
+      squares += (value - mean) * (value - mean);
+      row_max = fmax (row_max, value);
+      row_min = fmin (row_min, value);
+      deviation = fmax (deviation, fabs (value - 1.0));
+      high += fraction_means[row] > upper_dtype;
+      low += fraction_means[row] < lower_dtype;
     }
-  else
-    dw_metric_list_putf (L, 0.0, "%s_std", pfx);
-  double d = DW_ROUND (c, mc + DW_MASKED_MEAN_EPS);
-  dw_metric_list_putf (L, 1.0 / dw_context_mean (c, su2 / (d * d)), "%s_eff_sample_size", pfx);
-  double s = 0, s2 = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll2 = 0;
-  for (size_t b = 0; b < B; b++)
-    s += sm[b];
-  double mean = s / (double)B;
-  for (size_t b = 0; b < B; b++)
-    {
-      s2 += (sm[b] - mean) * (sm[b] - mean);
-      smax = fmax (smax, sm[b]);
-      smin = fmin (smin, sm[b]);
-      dev = fmax (dev, fabs (sm[b] - 1.0));
-      hh += sm[b] > upr;
-      ll2 += sm[b] < lor;
-    }
-  dw_metric_list_putf (L, mean, "%s_seq_mean", pfx);
-  dw_metric_list_putf (L, B > 1 ? sqrt (s2 / (double)(B - 1)) : 0.0, "%s_seq_std", pfx);
-  dw_metric_list_putf (L, smax, "%s_seq_max", pfx);
-  dw_metric_list_putf (L, smin, "%s_seq_min", pfx);
-  dw_metric_list_putf (L, dev, "%s_seq_max_deviation", pfx);
-  dw_metric_list_putf (L, hh / (double)B, "%s_seq_fraction_high", pfx);
-  dw_metric_list_putf (L, ll2 / (double)B, "%s_seq_fraction_low", pfx);
+  dw_metric_list_putf (list, mean, "%s_seq_mean", prefix);
+  dw_metric_list_putf (list, rows > 1 ? sqrt (squares / (double)(rows - 1)) : 0.0, "%s_seq_std",
+                       prefix);
+  dw_metric_list_putf (list, row_max, "%s_seq_max", prefix);
+  dw_metric_list_putf (list, row_min, "%s_seq_min", prefix);
+  dw_metric_list_putf (list, deviation, "%s_seq_max_deviation", prefix);
+  dw_metric_list_putf (list, high / (double)rows, "%s_seq_fraction_high", prefix);
+  dw_metric_list_putf (list, low / (double)rows, "%s_seq_fraction_low", prefix);
+}
+
+void
+dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const char *prefix,
+                       const DwRatioSums *sums, const double *row_log, double upper, double lower,
+                       const double *row_means, bool geometric_token_weighted)
+{
+  dw_metric_list_putf (list, dw_context_mean (context, sums->sum), "%s_mean", prefix);
+  dw_ratio_metrics_emit_extremes (context, list, prefix, sums, row_log, upper, lower,
+                                  geometric_token_weighted);
+  dw_metric_list_putf (list,
+                       dw_ratio_metrics_std (context, sums->sum_clamped, sums->sum_clamped_squared),
+                       "%s_std", prefix);
+  dw_metric_list_putf (list,
+                       1.0
+                         / dw_ratio_metrics_normalized_square_mean (context, sums->sum_clamped,
+                                                                    sums->sum_clamped_squared),
+                       "%s_eff_sample_size", prefix);
+  dw_ratio_metrics_emit_rows (context, list, prefix, row_means, row_means, upper, lower);
 }

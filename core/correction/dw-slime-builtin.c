@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum
 {
@@ -27,6 +28,113 @@ static const char *const dw_slime_builtin_keys[DW_SLIME_BUILTIN_N_KEYS] = {
   "tis_clipfrac",
   "tis_abs",
 };
+
+/* the three per-sample sums of one row of float32 ratios (@ratios [T], @mask [T]); the applied
+ * weights into @weights [T] */
+static void
+dw_slime_builtin_row_float (const DwPlan *plan, const float *ratios, const float *mask, size_t cols,
+                            float *weights, double sums[DW_SLIME_BUILTIN_N_KEYS], double *row_count)
+{
+  const float clip = (float)plan->is_upper, clip_low = (float)plan->is_lower;
+  const bool icepop = plan->path == DW_PATH_SLIME_ICEPOP;
+  double ratio_sum = 0, clipped = 0, distance = 0, count = 0;
+  for (size_t col = 0; col < cols; col++)
+    {
+      const float ratio = ratios[col], weight_of_mask = mask[col];
+      const float weight = icepop ? (ratio >= clip_low && ratio <= clip ? ratio : 0.0f)
+                                  : dw_torch_clampf (ratio, clip_low, clip);
+      weights[col] = weight;
+      ratio_sum += (double)(ratio * weight_of_mask);
+      clipped += (double)(weight != ratio) * weight_of_mask;
+      distance += (double)(fabsf (ratio - 1.0f) * weight_of_mask);
+      count += weight_of_mask;
+    }
+  sums[DW_SLIME_BUILTIN_TIS] = ratio_sum;
+  sums[DW_SLIME_BUILTIN_CLIPFRAC] = clipped;
+  sums[DW_SLIME_BUILTIN_ABS] = distance;
+  *row_count = count;
+}
+
+/* the logged values from the per-row sums: per sample then over samples, or over tokens */
+static void
+dw_slime_builtin_emit (DwMetricList *list, const DwPlan *plan, bool f32,
+                       const double sample_means[DW_SLIME_BUILTIN_N_KEYS],
+                       const double token_sums[DW_SLIME_BUILTIN_N_KEYS], double token_count,
+                       size_t rows)
+{
+  for (int key = 0; key < DW_SLIME_BUILTIN_N_KEYS; key++)
+    dw_metric_list_put (list, dw_slime_builtin_keys[key],
+                        plan->per_token_metrics
+                          ? dw_torch_round (f32, token_sums[key]) / fmax (token_count, 1.0)
+                          : sample_means[key] / (double)rows);
+}
+
+int
+dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
+                           DwCorrectionError *error)
+{
+  const size_t rows = batch->rows, cols = batch->cols, count = rows * cols;
+  if (dw_correction_simd_get_reference () || !plan->is_on || batch->lp_dtype != DW_DTYPE_F32
+      || rows == 0 || cols == 0 || count / cols != rows || batch->mask_dtype >= DW_N_DTYPES
+      || batch->mask_dtype == DW_DTYPE_BF16 || batch->mask_dtype == DW_DTYPE_F16)
+    return -1;
+  float *row_buffer = dw_workspace_get (DW_WORKSPACE_FAST_ROW, 4 * cols * sizeof (float));
+  const size_t mask_size = dw_dtype_size (batch->mask_dtype);
+  float *weights = dw_workspace_alloc (count * sizeof (float));
+  void *mask_copy = dw_workspace_alloc (count * mask_size);
+  if (!row_buffer || !weights || !mask_copy)
+    {
+      dw_workspace_free (weights);
+      dw_workspace_free (mask_copy);
+      return -1;
+    }
+  float *mask = row_buffer, *log_ratios = row_buffer + cols, *ratios = row_buffer + 2 * cols;
+  double sample_means[DW_SLIME_BUILTIN_N_KEYS] = { 0 }, token_sums[DW_SLIME_BUILTIN_N_KEYS] = { 0 };
+  double token_count = 0;
+  bool any_valid = false;
+  for (size_t row = 0; row < rows; row++)
+    {
+      const size_t offset = row * cols;
+      bool binary;
+      if (!dw_correction_simd_mask_row_to_float (batch, offset, cols, mask, &binary))
+        {
+          dw_workspace_free (weights);
+          dw_workspace_free (mask_copy);
+          return -1;
+        }
+      const float *old = (const float *)batch->old_log_prob + offset;
+      const float *rollout = (const float *)batch->rollout_log_prob + offset;
+      for (size_t col = 0; col < cols; col++)
+        log_ratios[col] = old[col] - rollout[col];
+      dw_correction_simd_expf_array (log_ratios, ratios, cols);
+      double sums[DW_SLIME_BUILTIN_N_KEYS], row_count;
+      dw_slime_builtin_row_float (plan, ratios, mask, cols, weights + offset, sums, &row_count);
+      for (int key = 0; key < DW_SLIME_BUILTIN_N_KEYS; key++)
+        {
+          sample_means[key] += (double)(float)((double)(float)sums[key] / fmax (row_count, 1.0));
+          token_sums[key] += sums[key];
+        }
+      token_count += row_count;
+      for (size_t col = 0; col < cols && !any_valid; col++)
+        any_valid = mask[col] != 0;
+    }
+  if (!any_valid)
+    {
+      dw_workspace_free (weights);
+      dw_workspace_free (mask_copy);
+      return -1; /* the reference path raises the error */
+    }
+  memcpy (mask_copy, batch->response_mask, count * mask_size);
+  DwMetricList list = { .prefix = plan->metric_prefix };
+  dw_slime_builtin_emit (&list, plan, true, sample_means, token_sums, token_count, rows);
+  result->weights = weights;
+  result->weights_dtype = DW_DTYPE_F32;
+  result->mask = mask_copy;
+  result->mask_dtype = batch->mask_dtype;
+  result->rows = rows;
+  result->cols = cols;
+  return dw_metric_list_finish (result, &list, error) ? 1 : 0;
+}
 
 /* the applied weight of one ratio: clamp(ρ, low, clip) or, for IcePop, ρ inside [low, clip] */
 static inline double
@@ -82,10 +190,7 @@ dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorrection
         }
       token_count += row_count;
     }
-  for (int key = 0; key < DW_SLIME_BUILTIN_N_KEYS; key++)
-    dw_metric_list_put (&list, dw_slime_builtin_keys[key],
-                        plan->per_token_metrics ? token_sums[key] / fmax (token_count, 1.0)
-                                                : sample_means[key] / (double)rows);
+  dw_slime_builtin_emit (&list, plan, context->f32, sample_means, token_sums, token_count, rows);
   bool ok
     = dw_correction_result_set_array (result, true, context->batch->lp_dtype, weights, count, error)
       && dw_correction_result_set_array (result, false, context->batch->mask_dtype, context->mask,

@@ -15,37 +15,37 @@
 
 enum
 {
-  S_TRAINING_LOG_PPL,
-  S_TRAINING_PPL,
-  S_ROLLOUT_LOG_PPL,
-  S_ROLLOUT_PPL,
-  S_KL,
-  S_K3_KL,
-  S_LOG_PPL_DIFF,
-  S_LOG_PPL_ABS_DIFF,
-  S_PPL_RATIO,
-  S_CHI2_TOKEN,
-  S_CHI2_SEQ,
-  S_TIS_BEFORE,
-  S_TIS_TRUNC,
-  S_TIS_CLIP_LOW,
-  S_TIS_CLIP_HIGH,
-  S_TIS_MASK_LOW,
-  S_TIS_MASK_HIGH,
-  S_TIS_AFTER,
-  S_RS_LOW,
-  S_RS_HIGH,
-  S_RS_CAT_TOKEN,
-  S_RS_CAT_SEQ,
-  S_AFTER_TIS_RS,
-  S_BN,
-  S_FINAL_MEAN,
-  S_FINAL_MIN,
-  S_FINAL_MAX,
-  S_N
+  DW_SLIME_MIS_TRAINING_LOG_PPL,
+  DW_SLIME_MIS_TRAINING_PPL,
+  DW_SLIME_MIS_ROLLOUT_LOG_PPL,
+  DW_SLIME_MIS_ROLLOUT_PPL,
+  DW_SLIME_MIS_KL,
+  DW_SLIME_MIS_K3_KL,
+  DW_SLIME_MIS_LOG_PPL_DIFF,
+  DW_SLIME_MIS_LOG_PPL_ABS_DIFF,
+  DW_SLIME_MIS_PPL_RATIO,
+  DW_SLIME_MIS_CHI2_TOKEN,
+  DW_SLIME_MIS_CHI2_SEQ,
+  DW_SLIME_MIS_TIS_BEFORE,
+  DW_SLIME_MIS_TIS_TRUNC,
+  DW_SLIME_MIS_TIS_CLIP_LOW,
+  DW_SLIME_MIS_TIS_CLIP_HIGH,
+  DW_SLIME_MIS_TIS_MASK_LOW,
+  DW_SLIME_MIS_TIS_MASK_HIGH,
+  DW_SLIME_MIS_TIS_AFTER,
+  DW_SLIME_MIS_RS_LOW,
+  DW_SLIME_MIS_RS_HIGH,
+  DW_SLIME_MIS_RS_CAT_TOKEN,
+  DW_SLIME_MIS_RS_CAT_SEQ,
+  DW_SLIME_MIS_AFTER_TIS_RS,
+  DW_SLIME_MIS_BN,
+  DW_SLIME_MIS_FINAL_MEAN,
+  DW_SLIME_MIS_FINAL_MIN,
+  DW_SLIME_MIS_FINAL_MAX,
+  DW_SLIME_MIS_N
 };
 
-static const char *const dw_slime_mis_names[S_N] = {
+static const char *const dw_slime_mis_names[DW_SLIME_MIS_N] = {
   "training_log_ppl",
   "training_ppl",
   "rollout_log_ppl",
@@ -75,231 +75,331 @@ static const char *const dw_slime_mis_names[S_N] = {
   "is_ratio_max_final",
 };
 
+/* the metric sums over samples (each a per-sample mean), and which keys the run produced */
 typedef struct
 {
-  double tot[S_N];
-  bool used[S_N];
-} DwSlimeSums;
+  double totals[DW_SLIME_MIS_N];
+  bool used[DW_SLIME_MIS_N];
+} DwSlimeMisSums;
 
-/* per-sample reduction of a per-token tensor x (NULL: the constant @k) */
-static double
-dw_slime_mis_sample_mean (const double *m, size_t T, const double *x, double k)
+/* one sample (row) and its buffers [T] */
+typedef struct
 {
-  double s = 0, n = 0;
-  for (size_t t = 0; t < T; t++)
-    {
-      s += (x ? x[t] : k) * m[t];
-      n += m[t];
-    }
-  return s / fmax (n, 1.0);
+  const double *mask; /* the loss mask */
+  const double *log_ratio;
+  double *weights;   /* into the result's weights */
+  double *loss_mask; /* into the result's modified mask */
+  double *values;    /* scratch: the per-token tensor being reduced */
+  double *rs_ratios; /* scratch */
+  double count;      /* Σ m */
+  double log_ratio_sum;
+} DwSlimeMisSample;
+
+static void
+dw_slime_mis_add (DwSlimeMisSums *sums, int key, double value)
+{
+  sums->totals[key] += value;
+  sums->used[key] = true;
 }
 
-bool
-dw_slime_mis_run (const DwContext *c, const DwPlan *plan, DwCorrectionResult *res,
-                  DwCorrectionError *error)
+/* slime's per-sample reduction of a per-token tensor @values (NULL: the constant @constant):
+ * Σ x·m / max(Σ m, 1), with no NaN guard */
+static double
+dw_slime_mis_sample_mean (const double *mask, size_t cols, const double *values, double constant)
 {
-  const size_t B = c->rows, T = c->cols, BT = B * T;
-  const DwBatch *bt = c->batch;
-  const bool use_tis = plan->slime_use_tis, use_rs = plan->slime_use_rs, bn = plan->batch_normalize;
-  const DwLevel tl = plan->is_level, rl = plan->rs_level;
-  const int mode = plan->is_mode == DW_IS_TRUNCATE ? 0 : plan->is_mode == DW_IS_CLAMP ? 1 : 2;
-  const bool veto_none = !plan->veto_on;
-  const double up = plan->is_upper, tlo = plan->is_lower, rlo = plan->rs_lower,
-               rup = plan->rs_upper, veto = plan->veto;
-  double *W = dw_workspace_get (DW_WORKSPACE_SLIME_W, BT * sizeof (double));
-  double *NM = dw_workspace_get (DW_WORKSPACE_SLIME_NM, BT * sizeof (double));
-  double *tmp = dw_workspace_get (DW_WORKSPACE_SCRATCH, (3 * T + 1) * sizeof (double));
-  if (!W || !NM || !tmp)
-    return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
-  double *lr = tmp, *x = tmp + T, *rw = tmp + 2 * T;
-  DwSlimeSums A;
-  memset (&A, 0, sizeof A);
-#define ACC(id, val)      \
-  do                      \
-    {                     \
-      A.tot[id] += (val); \
-      A.used[id] = true;  \
-    }                     \
-  while (0)
-  for (size_t b = 0; b < B; b++)
+  double sum = 0, count = 0;
+  for (size_t col = 0; col < cols; col++)
     {
-      const double *mm = c->mask + b * T;
-      double *w = W + b * T, *nm = NM + b * T;
-      double so = 0, sr = 0, n = 0, sl = 0;
-      for (size_t t = 0; t < T; t++)
+      sum += (values ? values[col] : constant) * mask[col];
+      count += mask[col];
+    }
+  return sum / fmax (count, 1.0);
+}
+
+/* the log-ratio a level uses at token @col: ℓ, the sample's sum, or its mean with max(n, 1) */
+static double
+dw_slime_mis_level_log_ratio (const DwSlimeMisSample *sample, DwLevel level, size_t col)
+{
+  if (level == DW_LEVEL_TOKEN)
+    return sample->log_ratio[col];
+  if (level == DW_LEVEL_SEQUENCE)
+    return sample->log_ratio_sum;
+  return sample->log_ratio_sum / fmax (sample->count, 1.0);
+}
+
+/* the mismatch metrics, computed for every sample, also with use_tis false (§7.1) */
+static void
+dw_slime_mis_mismatch (const DwContext *context, DwSlimeMisSums *sums, DwSlimeMisSample *sample,
+                       size_t row)
+{
+  const size_t cols = context->cols;
+  const double *mask = sample->mask;
+  double *values = sample->values;
+  double old_sum = 0, rollout_sum = 0;
+  sample->count = 0;
+  sample->log_ratio_sum = 0;
+  for (size_t col = 0; col < cols; col++)
+    {
+      const size_t index = row * cols + col;
+      old_sum
+        += dw_context_log_prob (context->batch->old_log_prob, context->f32, index) * mask[col];
+      rollout_sum
+        += dw_context_log_prob (context->batch->rollout_log_prob, context->f32, index) * mask[col];
+      sample->count += mask[col];
+      sample->log_ratio_sum += sample->log_ratio[col] * mask[col];
+    }
+  const double training_mean = old_sum / fmax (sample->count, 1.0);
+  const double rollout_mean = rollout_sum / fmax (sample->count, 1.0);
+  const double difference = rollout_mean - training_mean;
+  dw_slime_mis_add (sums, DW_SLIME_MIS_TRAINING_LOG_PPL,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, -training_mean));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_TRAINING_PPL,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, exp (-training_mean)));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_ROLLOUT_LOG_PPL,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, -rollout_mean));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_ROLLOUT_PPL,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, exp (-rollout_mean)));
+
+  for (size_t col = 0; col < cols; col++)
+    values[col] = -sample->log_ratio[col];
+  dw_slime_mis_add (sums, DW_SLIME_MIS_KL, dw_slime_mis_sample_mean (mask, cols, values, 0));
+  for (size_t col = 0; col < cols; col++)
+    {
+      const double log_ratio = sample->log_ratio[col];
+      values[col] = DW_ROUND (
+        context,
+        DW_ROUND (context, DW_ROUND (context, DW_EXP (context, log_ratio)) - log_ratio) - 1.0);
+    }
+  dw_slime_mis_add (sums, DW_SLIME_MIS_K3_KL, dw_slime_mis_sample_mean (mask, cols, values, 0));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_LOG_PPL_DIFF,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, difference));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_LOG_PPL_ABS_DIFF,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, fabs (difference)));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_PPL_RATIO,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, exp (difference)));
+
+  for (size_t col = 0; col < cols; col++)
+    {
+      const double ratio
+        = exp (dw_torch_clamp (sample->log_ratio[col], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
+      values[col] = ratio * ratio;
+    }
+  const double chi2_token = dw_slime_mis_sample_mean (mask, cols, values, 0) - 1.0;
+  const double chi2_sequence
+    = exp (2 * dw_torch_clamp (sample->log_ratio_sum, -DW_SAFETY_BOUND, DW_SAFETY_BOUND)) - 1.0;
+  dw_slime_mis_add (sums, DW_SLIME_MIS_CHI2_TOKEN,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, chi2_token));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_CHI2_SEQ,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, chi2_sequence));
+}
+
+/* the fraction of tokens whose weight is below (@below) or above the bound */
+static double
+dw_slime_mis_fraction (const DwSlimeMisSample *sample, size_t cols, const double *ratios,
+                       double bound, bool below)
+{
+  for (size_t col = 0; col < cols; col++)
+    sample->values[col] = below ? ratios[col] < bound : ratios[col] > bound;
+  return dw_slime_mis_sample_mean (sample->mask, cols, sample->values, 0);
+}
+
+/* IS weights of the sample and the mode: truncate, clip or mask (§7.1) */
+static void
+dw_slime_mis_importance (const DwContext *context, const DwPlan *plan, DwSlimeMisSums *sums,
+                         DwSlimeMisSample *sample)
+{
+  const size_t cols = context->cols;
+  const double *mask = sample->mask;
+  double *weights = sample->weights;
+  const double upper = plan->is_upper, lower = plan->is_lower;
+  for (size_t col = 0; col < cols; col++)
+    {
+      const double log_ratio = dw_slime_mis_level_log_ratio (sample, plan->is_level, col);
+      weights[col] = exp (dw_torch_clamp (log_ratio, -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
+      sample->loss_mask[col] = mask[col];
+    }
+  dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_BEFORE,
+                    dw_slime_mis_sample_mean (mask, cols, weights, 0));
+  if (plan->is_mode == DW_IS_TRUNCATE)
+    {
+      dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_TRUNC,
+                        dw_slime_mis_fraction (sample, cols, weights, upper, false));
+      for (size_t col = 0; col < cols; col++)
+        weights[col] = dw_torch_clamp (weights[col], 0, upper) * mask[col];
+    }
+  else if (plan->is_mode == DW_IS_CLAMP)
+    {
+      dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_CLIP_LOW,
+                        dw_slime_mis_fraction (sample, cols, weights, lower, true));
+      dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_CLIP_HIGH,
+                        dw_slime_mis_fraction (sample, cols, weights, upper, false));
+      for (size_t col = 0; col < cols; col++)
+        weights[col] = dw_torch_clamp (weights[col], lower, upper) * mask[col];
+    }
+  else
+    {
+      dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_MASK_LOW,
+                        dw_slime_mis_fraction (sample, cols, weights, lower, true));
+      dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_MASK_HIGH,
+                        dw_slime_mis_fraction (sample, cols, weights, upper, false));
+      for (size_t col = 0; col < cols; col++)
         {
-          size_t i = b * T + t;
-          double o = dw_context_log_prob (bt->old_log_prob, c->f32, i),
-                 r = dw_context_log_prob (bt->rollout_log_prob, c->f32, i);
-          so += o * mm[t];
-          sr += r * mm[t];
-          n += mm[t];
-          lr[t] = c->log_ratio[i];
-          sl += lr[t] * mm[t];
+          sample->loss_mask[col] = mask[col] * (weights[col] >= lower && weights[col] <= upper);
+          weights[col] = weights[col] * mask[col];
         }
-      double mt = so / fmax (n, 1.0), mr = sr / fmax (n, 1.0);
-      ACC (S_TRAINING_LOG_PPL, dw_slime_mis_sample_mean (mm, T, NULL, -mt));
-      ACC (S_TRAINING_PPL, dw_slime_mis_sample_mean (mm, T, NULL, exp (-mt)));
-      ACC (S_ROLLOUT_LOG_PPL, dw_slime_mis_sample_mean (mm, T, NULL, -mr));
-      ACC (S_ROLLOUT_PPL, dw_slime_mis_sample_mean (mm, T, NULL, exp (-mr)));
-      for (size_t t = 0; t < T; t++)
-        x[t] = -lr[t];
-      ACC (S_KL, dw_slime_mis_sample_mean (mm, T, x, 0));
-      for (size_t t = 0; t < T; t++)
-        x[t] = DW_ROUND (c, DW_ROUND (c, DW_ROUND (c, DW_EXP (c, lr[t])) - lr[t]) - 1.0);
-      ACC (S_K3_KL, dw_slime_mis_sample_mean (mm, T, x, 0));
-      ACC (S_LOG_PPL_DIFF, dw_slime_mis_sample_mean (mm, T, NULL, mr - mt));
-      ACC (S_LOG_PPL_ABS_DIFF, dw_slime_mis_sample_mean (mm, T, NULL, fabs (mr - mt)));
-      ACC (S_PPL_RATIO, dw_slime_mis_sample_mean (mm, T, NULL, exp (mr - mt)));
-      for (size_t t = 0; t < T; t++)
+    }
+  dw_slime_mis_add (sums, DW_SLIME_MIS_TIS_AFTER,
+                    dw_slime_mis_sample_mean (mask, cols, weights, 0));
+}
+
+/* rejection sampling on the ratio and, inside it, the veto (§7.1) */
+static void
+dw_slime_mis_rejection (const DwContext *context, const DwPlan *plan, DwSlimeMisSums *sums,
+                        DwSlimeMisSample *sample)
+{
+  const size_t cols = context->cols;
+  const double *mask = sample->mask;
+  double *ratios = sample->rs_ratios;
+  for (size_t col = 0; col < cols; col++)
+    {
+      const double log_ratio = dw_slime_mis_level_log_ratio (sample, plan->rs_level, col);
+      ratios[col] = exp (dw_torch_clamp (log_ratio, -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
+    }
+  dw_slime_mis_add (sums, DW_SLIME_MIS_RS_LOW,
+                    dw_slime_mis_fraction (sample, cols, ratios, plan->rs_lower, true));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_RS_HIGH,
+                    dw_slime_mis_fraction (sample, cols, ratios, plan->rs_upper, false));
+  for (size_t col = 0; col < cols; col++)
+    sample->loss_mask[col] *= (ratios[col] >= plan->rs_lower && ratios[col] <= plan->rs_upper);
+  if (!plan->veto_on)
+    return;
+  const double log_veto = log (plan->veto);
+  bool any_catastrophic = false;
+  for (size_t col = 0; col < cols; col++)
+    {
+      sample->values[col] = (sample->log_ratio[col] < log_veto && mask[col] != 0);
+      any_catastrophic |= sample->values[col] != 0;
+    }
+  dw_slime_mis_add (sums, DW_SLIME_MIS_RS_CAT_TOKEN,
+                    dw_slime_mis_sample_mean (mask, cols, sample->values, 0));
+  dw_slime_mis_add (sums, DW_SLIME_MIS_RS_CAT_SEQ,
+                    dw_slime_mis_sample_mean (mask, cols, NULL, any_catastrophic ? 1.0 : 0.0));
+  if (any_catastrophic)
+    for (size_t col = 0; col < cols; col++)
+      sample->loss_mask[col] = 0;
+}
+
+/* after every sample: batch normalisation and the final weight statistics (§7.1) */
+static void
+dw_slime_mis_finish_weights (const DwContext *context, const DwPlan *plan, DwSlimeMisSums *sums,
+                             double *weights)
+{
+  const size_t rows = context->rows, cols = context->cols, count = rows * cols;
+  if (plan->batch_normalize)
+    {
+      double mean, sum = 0;
+      if (plan->is_level == DW_LEVEL_TOKEN)
         {
-          double rho = exp (dw_torch_clamp (lr[t], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
-          x[t] = rho * rho;
-        }
-      ACC (S_CHI2_TOKEN,
-           dw_slime_mis_sample_mean (mm, T, NULL, dw_slime_mis_sample_mean (mm, T, x, 0) - 1.0));
-      ACC (S_CHI2_SEQ,
-           dw_slime_mis_sample_mean (
-             mm, T, NULL, exp (2 * dw_torch_clamp (sl, -DW_SAFETY_BOUND, DW_SAFETY_BOUND)) - 1.0));
-      if (!use_tis)
-        {
-          for (size_t t = 0; t < T; t++)
-            nm[t] = mm[t];
-          continue;
-        }
-      double nmax1 = fmax (n, 1.0);
-      for (size_t t = 0; t < T; t++)
-        {
-          double llr = tl == DW_LEVEL_TOKEN ? lr[t] : tl == DW_LEVEL_SEQUENCE ? sl : sl / nmax1;
-          w[t] = exp (dw_torch_clamp (llr, -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
-          nm[t] = mm[t];
-        }
-      ACC (S_TIS_BEFORE, dw_slime_mis_sample_mean (mm, T, w, 0));
-      if (mode == 0)
-        {
-          for (size_t t = 0; t < T; t++)
-            x[t] = w[t] > up;
-          ACC (S_TIS_TRUNC, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            w[t] = dw_torch_clamp (w[t], 0, up) * mm[t];
-        }
-      else if (mode == 1)
-        {
-          for (size_t t = 0; t < T; t++)
-            x[t] = w[t] < tlo;
-          ACC (S_TIS_CLIP_LOW, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            x[t] = w[t] > up;
-          ACC (S_TIS_CLIP_HIGH, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            w[t] = dw_torch_clamp (w[t], tlo, up) * mm[t];
+          double mask_sum = 0;
+          for (size_t index = 0; index < count; index++)
+            {
+              sum += weights[index] * context->mask[index];
+              mask_sum += context->mask[index];
+            }
+          mean = sum / fmax (mask_sum, 1.0);
         }
       else
         {
-          for (size_t t = 0; t < T; t++)
-            x[t] = w[t] < tlo;
-          ACC (S_TIS_MASK_LOW, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            x[t] = w[t] > up;
-          ACC (S_TIS_MASK_HIGH, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            {
-              nm[t] = mm[t] * (w[t] >= tlo && w[t] <= up);
-              w[t] = w[t] * mm[t];
-            }
+          for (size_t row = 0; row < rows; row++)
+            sum += dw_slime_mis_sample_mean (context->mask + row * cols, cols, weights + row * cols,
+                                             0);
+          mean = sum / (double)rows;
         }
-      ACC (S_TIS_AFTER, dw_slime_mis_sample_mean (mm, T, w, 0));
-      if (use_rs)
-        {
-          for (size_t t = 0; t < T; t++)
-            {
-              double l2 = rl == DW_LEVEL_TOKEN ? lr[t] : rl == DW_LEVEL_SEQUENCE ? sl : sl / nmax1;
-              rw[t] = exp (dw_torch_clamp (l2, -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
-            }
-          for (size_t t = 0; t < T; t++)
-            x[t] = rw[t] < rlo;
-          ACC (S_RS_LOW, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            x[t] = rw[t] > rup;
-          ACC (S_RS_HIGH, dw_slime_mis_sample_mean (mm, T, x, 0));
-          for (size_t t = 0; t < T; t++)
-            nm[t] *= (rw[t] >= rlo && rw[t] <= rup);
-          if (!veto_none)
-            {
-              double lv = log (veto);
-              bool any = false;
-              for (size_t t = 0; t < T; t++)
-                {
-                  x[t] = (lr[t] < lv && mm[t] != 0);
-                  any |= x[t] != 0;
-                }
-              ACC (S_RS_CAT_TOKEN, dw_slime_mis_sample_mean (mm, T, x, 0));
-              ACC (S_RS_CAT_SEQ, dw_slime_mis_sample_mean (mm, T, NULL, any ? 1.0 : 0.0));
-              if (any)
-                for (size_t t = 0; t < T; t++)
-                  nm[t] = 0;
-            }
-        }
-      ACC (S_AFTER_TIS_RS, dw_slime_mis_sample_mean (mm, T, w, 0));
+      const bool apply = mean > 1e-8;
+      if (apply)
+        for (size_t index = 0; index < count; index++)
+          weights[index] /= mean;
+      for (size_t row = 0; row < rows; row++)
+        dw_slime_mis_add (
+          sums, DW_SLIME_MIS_BN,
+          dw_slime_mis_sample_mean (context->mask + row * cols, cols, NULL, apply ? mean : 1.0));
     }
-  if (use_tis)
+  for (size_t row = 0; row < rows; row++)
     {
-      if (bn)
-        {
-          double mean;
-          if (tl == DW_LEVEL_TOKEN)
-            {
-              double s = 0, n = 0;
-              for (size_t i = 0; i < BT; i++)
-                s += W[i] * c->mask[i], n += c->mask[i];
-              mean = s / fmax (n, 1.0);
-            }
-          else
-            {
-              double s = 0;
-              for (size_t b = 0; b < B; b++)
-                s += dw_slime_mis_sample_mean (c->mask + b * T, T, W + b * T, 0);
-              mean = s / (double)B;
-            }
-          bool apply = mean > 1e-8;
-          if (apply)
-            for (size_t i = 0; i < BT; i++)
-              W[i] /= mean;
-          for (size_t b = 0; b < B; b++)
-            ACC (S_BN, dw_slime_mis_sample_mean (c->mask + b * T, T, NULL, apply ? mean : 1.0));
-        }
-      for (size_t b = 0; b < B; b++)
-        {
-          const double *mm = c->mask + b * T, *w = W + b * T;
-          double vmin = INFINITY, vmax = -INFINITY;
-          bool any = false;
-          for (size_t t = 0; t < T; t++)
-            if (mm[t] != 0)
-              {
-                any = true;
-                vmin = dw_torch_min (vmin, w[t]);
-                vmax = dw_torch_max (vmax, w[t]);
-              }
-          ACC (S_FINAL_MEAN,
-               dw_slime_mis_sample_mean (mm, T, NULL, dw_slime_mis_sample_mean (mm, T, w, 0)));
-          ACC (S_FINAL_MIN, dw_slime_mis_sample_mean (mm, T, NULL, any ? vmin : 0.0));
-          ACC (S_FINAL_MAX, dw_slime_mis_sample_mean (mm, T, NULL, any ? vmax : 0.0));
-        }
+      const double *mask = context->mask + row * cols, *row_weights = weights + row * cols;
+      double smallest = INFINITY, largest = -INFINITY;
+      bool any_valid = false;
+      for (size_t col = 0; col < cols; col++)
+        if (mask[col] != 0)
+          {
+            any_valid = true;
+            smallest = dw_torch_min (smallest, row_weights[col]);
+            largest = dw_torch_max (largest, row_weights[col]);
+          }
+      const double row_mean = dw_slime_mis_sample_mean (mask, cols, row_weights, 0);
+      dw_slime_mis_add (sums, DW_SLIME_MIS_FINAL_MEAN,
+                        dw_slime_mis_sample_mean (mask, cols, NULL, row_mean));
+      dw_slime_mis_add (sums, DW_SLIME_MIS_FINAL_MIN,
+                        dw_slime_mis_sample_mean (mask, cols, NULL, any_valid ? smallest : 0.0));
+      dw_slime_mis_add (sums, DW_SLIME_MIS_FINAL_MAX,
+                        dw_slime_mis_sample_mean (mask, cols, NULL, any_valid ? largest : 0.0));
     }
-#undef ACC
-  DwMetricList L = { .prefix = "mis_" };
-  for (int k = 0; k < S_N; k++)
-    if (A.used[k])
-      dw_metric_list_put (&L, dw_slime_mis_names[k], A.tot[k] / (double)B);
+}
+
+bool
+dw_slime_mis_run (const DwContext *context, const DwPlan *plan, DwCorrectionResult *result,
+                  DwCorrectionError *error)
+{
+  const size_t rows = context->rows, cols = context->cols, count = rows * cols;
+  double *weights = dw_workspace_get (DW_WORKSPACE_SLIME_W, count * sizeof (double));
+  double *loss_mask = dw_workspace_get (DW_WORKSPACE_SLIME_NM, count * sizeof (double));
+  double *scratch = dw_workspace_get (DW_WORKSPACE_SCRATCH, (2 * cols + 1) * sizeof (double));
+  if (!weights || !loss_mask || !scratch)
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
+  DwSlimeMisSums sums;
+  memset (&sums, 0, sizeof sums);
+
+  for (size_t row = 0; row < rows; row++)
+    {
+      DwSlimeMisSample sample = {
+        .mask = context->mask + row * cols,
+        .log_ratio = context->log_ratio + row * cols,
+        .weights = weights + row * cols,
+        .loss_mask = loss_mask + row * cols,
+        .values = scratch,
+        .rs_ratios = scratch + cols,
+      };
+      dw_slime_mis_mismatch (context, &sums, &sample, row);
+      if (!plan->slime_use_tis)
+        {
+          /* no TIS: the loss masks are returned unchanged, RS cannot run */
+          memcpy (sample.loss_mask, sample.mask, cols * sizeof (double));
+          continue;
+        }
+      dw_slime_mis_importance (context, plan, &sums, &sample);
+      if (plan->slime_use_rs)
+        dw_slime_mis_rejection (context, plan, &sums, &sample);
+      dw_slime_mis_add (&sums, DW_SLIME_MIS_AFTER_TIS_RS,
+                        dw_slime_mis_sample_mean (sample.mask, cols, sample.weights, 0));
+    }
+  if (plan->slime_use_tis)
+    dw_slime_mis_finish_weights (context, plan, &sums, weights);
+
+  /* every metric is a per-sample mean averaged over the samples */
+  DwMetricList list = { .prefix = "mis_" };
+  for (int key = 0; key < DW_SLIME_MIS_N; key++)
+    if (sums.used[key])
+      dw_metric_list_put (&list, dw_slime_mis_names[key], sums.totals[key] / (double)rows);
   bool ok = true;
-  if (use_tis)
-    ok &= dw_correction_result_set_array (res, true, bt->lp_dtype, W, BT, error);
-  ok &= dw_correction_result_set_array (res, false, DW_DTYPE_F32, NM, BT,
-                                        error); /* slime: float32 loss masks */
+  if (plan->slime_use_tis)
+    ok &= dw_correction_result_set_array (result, true, context->batch->lp_dtype, weights, count,
+                                          error);
+  /* slime's loss masks are float32 */
+  ok &= dw_correction_result_set_array (result, false, DW_DTYPE_F32, loss_mask, count, error);
   if (!ok)
     {
-      free (L.m);
+      free (list.m);
       return false;
     }
-  return dw_metric_list_finish (res, &L, error);
+  return dw_metric_list_finish (result, &list, error);
 }

@@ -9,16 +9,7 @@
 #include "dw-correction-private.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Masked sums of the applied weights (v0.8.0+, §3.6) */
-typedef struct
-{
-  double sum_applied, sum_clamped, sum_clamped_squared;
-  double count_high, count_low, count_out_of_bounds;
-  double max_applied, min_applied;
-} DwVerlIsSums;
 
 /* rollout_is_weights of v0.8.0+: TIS min(r, U) or IcePop r·[L ≤ r ≤ U] (§3.5) */
 static double
@@ -33,6 +24,14 @@ dw_verl_is_apply (const DwContext *context, const DwPlan *plan, double raw)
   return raw > upper ? upper : raw; /* NaN stays NaN */
 }
 
+void
+dw_verl_is_sums_init (DwVerlIsSums *sums)
+{
+  memset (sums, 0, sizeof *sums);
+  sums->max_applied = -INFINITY;
+  sums->min_applied = INFINITY;
+}
+
 /* the masked sums of §3.6 over the valid tokens; per-row means of the applied and of the raw
  * weights into @applied_means / @raw_means [B] */
 static void
@@ -42,9 +41,7 @@ dw_verl_is_applied_sums (const DwContext *context, const DwPlan *plan, const dou
 {
   const double upper = DW_ROUND (context, plan->is_upper);
   const double lower = DW_ROUND (context, plan->is_lower);
-  memset (sums, 0, sizeof *sums);
-  sums->max_applied = -INFINITY;
-  sums->min_applied = INFINITY;
+  dw_verl_is_sums_init (sums);
   for (size_t row = 0; row < context->rows; row++)
     {
       double row_applied = 0, row_raw = 0;
@@ -63,7 +60,6 @@ dw_verl_is_applied_sums (const DwContext *context, const DwPlan *plan, const dou
           sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
           sums->count_high += (ratio > upper) * weight;
           sums->count_low += (ratio < lower) * weight;
-          sums->count_out_of_bounds += (ratio < lower || ratio > upper) * weight;
           sums->max_applied = dw_torch_max (sums->max_applied, value);
           sums->min_applied = dw_torch_min (sums->min_applied, value);
         }
@@ -72,89 +68,35 @@ dw_verl_is_applied_sums (const DwContext *context, const DwPlan *plan, const dou
     }
 }
 
-/* compute_is_metrics of v0.8.0 / v0.9.0 (§3.6); false with ZeroDivisionError when every
- * applied weight is 0 (the ESS reciprocal, as Python raises it) */
-static bool
-dw_verl_is_applied_metrics (const DwContext *context, DwMetricList *list, const DwPlan *plan,
-                            const double *raw, const double *applied, const double *row_log,
-                            double *row_means, DwCorrectionError *error)
+bool
+dw_verl_is_emit_applied (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                         const DwVerlIsSums *sums, const double *row_log,
+                         const double *applied_means, const double *raw_means,
+                         DwCorrectionError *error)
 {
-  double *raw_means = row_means + context->rows;
-  DwVerlIsSums sums;
-  dw_verl_is_applied_sums (context, plan, raw, applied, &sums, row_means, raw_means);
   const double upper = plan->is_upper, lower = plan->is_lower;
-  dw_metric_list_put (list, "rollout_is_mean", dw_context_mean (context, sums.sum_applied));
-  if (row_log)
-    {
-      /* sequence level: max / min / fractions from the log-sums over all rows, as before */
-      DwRatioSums unused = { 0, 0, 0, 0, 0, 0, 0 };
-      DwMetricList scratch = { .prefix = "" };
-      dw_ratio_metrics_emit (context, &scratch, "x", &unused, row_log, upper, lower, row_means,
-                             false);
-      for (size_t i = 0; i < scratch.n; i++)
-        if (strcmp (scratch.m[i].key, "x_max") == 0 || strcmp (scratch.m[i].key, "x_min") == 0
-            || strcmp (scratch.m[i].key, "x_ratio_fraction_high") == 0
-            || strcmp (scratch.m[i].key, "x_ratio_fraction_low") == 0)
-          dw_metric_list_putf (list, scratch.m[i].value, "rollout_is%s", scratch.m[i].key + 1);
-      free (scratch.m);
-      if (scratch.oom)
-        list->oom = true;
-    }
-  else
-    {
-      dw_metric_list_put (list, "rollout_is_max", sums.max_applied);
-      dw_metric_list_put (list, "rollout_is_min", sums.min_applied);
-      dw_metric_list_put (list, "rollout_is_ratio_fraction_high",
-                          dw_context_mean (context, sums.count_high));
-      dw_metric_list_put (list, "rollout_is_ratio_fraction_low",
-                          dw_context_mean (context, sums.count_low));
-    }
-  const double clamped_mean = dw_context_mean (context, sums.sum_clamped);
-  double std = 0.0;
-  if (context->total > 1)
-    {
-      const double variance
-        = DW_ROUND (context, dw_context_mean (context, sums.sum_clamped_squared)
-                               - DW_ROUND (context, clamped_mean * clamped_mean));
-      std = sqrt (fmax (variance, 0.0));
-    }
-  dw_metric_list_put (list, "rollout_is_std", std);
-  const double denominator = DW_ROUND (context, clamped_mean + DW_MASKED_MEAN_EPS);
-  const double normalized_square_mean
-    = dw_context_mean (context, sums.sum_clamped_squared / (denominator * denominator));
+  const double normalized_square_mean = dw_ratio_metrics_normalized_square_mean (
+    context, sums->sum_clamped, sums->sum_clamped_squared);
   if (normalized_square_mean == 0.0)
     return dw_error_set (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
+  /* token level: max / min of the applied weights, fractions of the raw ones */
+  const DwRatioSums extremes
+    = { 0, sums->count_high, sums->count_low, 0, 0, sums->max_applied, sums->min_applied };
+  dw_metric_list_put (list, "rollout_is_mean", dw_context_mean (context, sums->sum_applied));
+  dw_ratio_metrics_emit_extremes (context, list, "rollout_is", &extremes, row_log, upper, lower,
+                                  false);
+  dw_metric_list_put (list, "rollout_is_std",
+                      dw_ratio_metrics_std (context, sums->sum_clamped, sums->sum_clamped_squared));
   dw_metric_list_put (list, "rollout_is_eff_sample_size", 1.0 / normalized_square_mean);
-  const size_t rows = context->rows;
-  double sum = 0, squares = 0, high = 0, low = 0;
-  double row_max = -INFINITY, row_min = INFINITY, deviation = -INFINITY;
-  for (size_t row = 0; row < rows; row++)
-    sum += row_means[row];
-  const double mean = sum / (double)rows;
   const bool raw_fractions = plan->is_metrics == DW_IS_METRICS_APPLIED_RAW_SEQ;
-  const double upper_dtype = DW_ROUND (context, upper), lower_dtype = DW_ROUND (context, lower);
-  for (size_t row = 0; row < rows; row++)
-    {
-      const double value = row_means[row];
-      const double fraction_value = raw_fractions ? raw_means[row] : value;
-      squares += (value - mean) * (value - mean);
-      row_max = fmax (row_max, value);
-      row_min = fmin (row_min, value);
-      deviation = fmax (deviation, fabs (value - 1.0));
-      high += fraction_value > upper_dtype;
-      low += fraction_value < lower_dtype;
-    }
-  dw_metric_list_put (list, "rollout_is_seq_mean", mean);
-  dw_metric_list_put (list, "rollout_is_seq_std",
-                      rows > 1 ? sqrt (squares / (double)(rows - 1)) : 0.0);
-  dw_metric_list_put (list, "rollout_is_seq_max", row_max);
-  dw_metric_list_put (list, "rollout_is_seq_min", row_min);
-  dw_metric_list_put (list, "rollout_is_seq_max_deviation", deviation);
-  dw_metric_list_put (list, "rollout_is_seq_fraction_high", high / (double)rows);
-  dw_metric_list_put (list, "rollout_is_seq_fraction_low", low / (double)rows);
+  dw_ratio_metrics_emit_rows (context, list, "rollout_is", applied_means,
+                              raw_fractions ? raw_means : applied_means, upper, lower);
   if (plan->is_mode == DW_IS_ZERO_OUTSIDE)
-    dw_metric_list_put (list, "rollout_is_oob_ratio",
-                        dw_context_mean (context, sums.count_out_of_bounds));
+    {
+      /* L ≤ U, so "below L" and "above U" never overlap and NaN is neither */
+      dw_metric_list_put (list, "rollout_is_oob_ratio",
+                          dw_context_mean (context, sums->count_high + sums->count_low));
+    }
   return true;
 }
 
@@ -231,8 +173,11 @@ dw_verl_is_weights (const DwContext *context, DwMetricList *list, const DwPlan *
       memcpy (raw, weights, count * sizeof (double));
       for (size_t index = 0; index < count; index++)
         weights[index] = dw_verl_is_apply (context, plan, raw[index]);
-      if (!dw_verl_is_applied_metrics (context, list, plan, raw, weights, token ? NULL : row_log,
-                                       row_means, error))
+      DwVerlIsSums sums;
+      double *raw_means = row_means + context->rows;
+      dw_verl_is_applied_sums (context, plan, raw, weights, &sums, row_means, raw_means);
+      if (!dw_verl_is_emit_applied (context, list, plan, &sums, token ? NULL : row_log, row_means,
+                                    raw_means, error))
         return false;
     }
   if (plan->batch_normalize)

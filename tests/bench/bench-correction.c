@@ -116,21 +116,43 @@ main (int argc, char **argv)
     printf ("%-34s %10.2f %14.1f   (%.1f GB/s; sink %g)\n", "[plain read of the inputs]", best,
             nv / best / 1e3, bytes / best / 1e6, sink > 0 ? 0.0 : 1.0);
   }
-  for (int g = 0; g < 2; g++)
+  /* every preset of verl v0.7.1 (unprefixed, as the table has always named them), of v0.9.0 and
+   * of slime, then slime's built-in --use-tis paths */
+  static const struct
+  {
+    DwGeneration generation;
+    const char *label;
+  } sets[]
+    = { { DW_GEN_VERL_0_7_1, "" }, { DW_GEN_VERL_0_9_0, "v0_9_0 " }, { DW_GEN_SLIME, "slime " } };
+  for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
     {
-      DwGeneration gen = g == 0 ? DW_GEN_VERL : DW_GEN_SLIME;
       size_t n;
-      const DwPresetInfo *l = dw_preset_list (gen, &n);
+      const DwPresetInfo *l = dw_preset_list (sets[s].generation, &n);
       for (size_t i = 0; i < n; i++)
         {
           DwConfig c;
           DwCorrectionError e;
-          dw_preset_config (gen, l[i].name, &c, &e);
+          dw_preset_config (sets[s].generation, l[i].name, &c, &e);
           double ms = bench (b, &c, reps);
           char name[80];
-          snprintf (name, sizeof name, "%s%s", g ? "slime " : "", l[i].name);
+          snprintf (name, sizeof name, "%s%s", sets[s].label, l[i].name);
           printf ("%-34s %10.2f %14.1f\n", name, ms, nv / ms / 1e3);
         }
+    }
+  static const char *const builtin[] = { "vanilla", "icepop" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      DwConfig c;
+      dw_config_init (&c, DW_GEN_SLIME);
+      DwValue function = dw_value_str (builtin[i]), clip = dw_value_float (i ? 5.0 : 2.0),
+              clip_low = dw_value_float (i ? 0.5 : 0.0);
+      dw_config_set (&c, "tis_function", &function);
+      dw_config_set (&c, "tis_clip", &clip);
+      dw_config_set (&c, "tis_clip_low", &clip_low);
+      double ms = bench (b, &c, reps);
+      char name[80];
+      snprintf (name, sizeof name, "slime builtin_%s", builtin[i]);
+      printf ("%-34s %10.2f %14.1f\n", name, ms, nv / ms / 1e3);
     }
   printf ("%-34s %10s %14s\n", "[reference: verl torch CPU, token IS]", "", "23");
   printf ("%-34s %10s %14s\n", "[reference: verl torch CPU, seq RS]", "", "15-17");

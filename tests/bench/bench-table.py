@@ -27,6 +27,13 @@ RULES = [
      "verl torch CPU 15–17 M tok/s; aim ≥ 300"),
     ("correction", r"^(decoupled_k3_rs_token_tis)\s+" + NUM + r"\s+" + NUM,
      "kernels: K3 RS + token IS", "{1} ms, {2} M tok/s", "verl torch CPU 15–17 M tok/s"),
+    ("correction", r"^(v0_9_0 decoupled_token_is)\s+" + NUM + r"\s+" + NUM,
+     "kernels: verl v0.9.0 token IS (applied-weight metrics)", "{1} ms, {2} M tok/s",
+     "verl torch CPU 23 M tok/s"),
+    ("correction", r"^(v0_9_0 decoupled_token_icepop)\s+" + NUM + r"\s+" + NUM,
+     "kernels: verl v0.9.0 token IcePop", "{1} ms, {2} M tok/s", ""),
+    ("correction", r"^slime (builtin_vanilla|builtin_icepop)\s+" + NUM + r"\s+" + NUM,
+     "kernels: slime built-in {0}", "{1} ms, {2} M tok/s", "aim ≥ 200"),
     ("correction", r"^([a-z_0-9]+(?: [a-z_0-9]+)?)\s+" + NUM + r"\s+" + NUM + r"$",
      "kernels: {0}", "{1} ms, {2} M tok/s", ""),
     ("batch-read",
@@ -74,7 +81,8 @@ RULES = [
 SETUP = r"^(correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
-    "correction": ["kernels: token IS (decoupled_token_is)"],
+    "correction": ["kernels: token IS (decoupled_token_is)",
+                   "kernels: verl v0.9.0 token IS (applied-weight metrics)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
     "watch": ["watch: file append → points in the store (in-process)",

@@ -122,7 +122,7 @@ test_metrics_samples (void)
               continue;
             }
           double ev = json_node_get_double (e), gv = json_node_get_double (g);
-          if (g_str_has_suffix (k->data, "_std")) /* compared as variances (spec §9.1) */
+          if (g_str_has_suffix (k->data, "_std")) /* compared as variances (§9.1) */
             g_assert_cmpfloat (fabs (ev * ev - gv * gv), <=, 1.6e-5 + 2e-5 * ev * ev);
           else
             g_assert_cmpfloat (fabs (ev - gv), <=, 2e-6 + 2e-5 * fabs (ev));
@@ -220,6 +220,129 @@ test_config_error_json (void)
   g_assert_cmpstr (json_object_get_string_member (e, "message"), ==, "float division by zero");
 }
 
+/* verl v0.9.0's 19 presets with the field values of verl's classmethods, IcePop ones included */
+static void
+test_presets_icepop (void)
+{
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "presets", "--generation", "verl-0.9.0", NULL };
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+  JsonArray *a
+    = json_object_get_array_member (json_node_get_object (json_parser_get_root (p)), "presets");
+  g_assert_cmpuint (json_array_get_length (a), ==, 19);
+  guint seen = 0;
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonObject *e = json_array_get_object_element (a, i);
+      const char *name = json_object_get_string_member (e, "name");
+      JsonObject *f = json_object_get_object_member (e, "fields");
+      if (!g_str_has_suffix (name, "_token_icepop"))
+        continue;
+      /* decoupled_token_icepop() and bypass_pg_token_icepop() of verl v0.8.0 / v0.9.0 */
+      g_assert_cmpstr (json_object_get_string_member (f, "rollout_is"), ==, "token");
+      g_assert_cmpstr (json_object_get_string_member (f, "rollout_is_threshold"), ==, "0.5_5.0");
+      g_assert_true (json_node_is_null (json_object_get_member (f, "rollout_rs")));
+      const gboolean bypass = g_str_equal (name, "bypass_pg_token_icepop");
+      g_assert_cmpint (json_object_get_boolean_member (f, "bypass_mode"), ==, bypass);
+      g_assert_cmpstr (json_object_get_string_member (f, "loss_type"), ==,
+                       bypass ? "reinforce" : "ppo_clip");
+      seen++;
+    }
+  g_assert_cmpuint (seen, ==, 2);
+}
+
+/* an IcePop threshold on the tiny golden batch: the metrics of verl v0.9.0's own code
+ * (golden verl_v0.9.0/tiny__icepop_token_0.5_5), and v0.7.1 refusing it as v0.7.1 does */
+static void
+test_metrics_icepop (void)
+{
+  const char *shared = g_getenv ("DW_SHARED_DIR");
+  g_autofree char *batch = g_build_filename (shared, "golden", "batches", "tiny.npz", NULL);
+  g_autofree char *golden
+    = g_build_filename (shared, "golden", "verl_v0.9.0", "tiny__icepop_token_0.5_5.json", NULL);
+  g_autoptr (JsonParser) gp = json_parser_new ();
+  g_assert_true (json_parser_load_from_file (gp, golden, NULL));
+  JsonObject *expected
+    = json_object_get_object_member (json_node_get_object (json_parser_get_root (gp)), "metrics");
+  g_autofree char *out = NULL, *err = NULL;
+  const char *a[] = { "metrics",  batch,
+                      "--config", "{\"rollout_is\": \"token\"}",
+                      "--set",    "rollout_is_threshold=0.5_5.0",
+                      NULL };
+  g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  JsonObject *got = json_node_get_object (parse_member (p, out, "metrics"));
+  g_assert_cmpuint (json_object_get_size (got), ==, json_object_get_size (expected));
+  g_assert_true (json_object_has_member (got, "rollout_corr/rollout_is_oob_ratio"));
+  g_autoptr (GList) keys = json_object_get_members (expected);
+  for (GList *k = keys; k; k = k->next)
+    {
+      const double e = json_object_get_double_member (expected, k->data);
+      const double g = json_object_get_double_member (got, k->data);
+      if (g_str_has_suffix (k->data, "_std"))
+        g_assert_cmpfloat (fabs (e * e - g * g), <=, 1.6e-5 + 2e-5 * e * e);
+      else
+        g_assert_cmpfloat (fabs (e - g), <=, 2e-6 + 2e-5 * fabs (e));
+    }
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  const char *b[] = {
+    "metrics",    batch,      "--generation",
+    "verl-0.7.1", "--config", "{\"rollout_is\": \"token\", \"rollout_is_threshold\": \"0.5_5.0\"}",
+    NULL
+  };
+  g_assert_cmpint (dw_test_run_cli (b, NULL, &out, &err), ==, 2);
+  g_autoptr (JsonParser) ep = json_parser_new ();
+  JsonObject *e = json_node_get_object (parse_member (ep, out, "error"));
+  g_assert_cmpstr (json_object_get_string_member (e, "type"), ==, "TypeError");
+  g_assert_cmpstr (json_object_get_string_member (e, "message"), ==,
+                   "'<=' not supported between instances of 'str' and 'int'");
+}
+
+/* every generation name, old name and a commit prefix: accepted, and an alias says what it is */
+static void
+test_generation_names (void)
+{
+  g_autofree char *batch
+    = g_build_filename (g_getenv ("DW_SHARED_DIR"), "golden", "batches", "tiny.npz", NULL);
+  static const struct
+  {
+    const char *name, *canonical;
+  } names[] = {
+    { "verl-0.6.0", "verl-0.6.0" },
+    { "verl-0.6.1", "verl-0.6.1" },
+    { "verl-0.7.0", "verl-0.7.0" },
+    { "verl-0.7.1", "verl-0.7.1" },
+    { "verl-0.8.0", "verl-0.8.0" },
+    { "verl-0.9.0", "verl-0.9.0" },
+    { "slime", "slime" },
+    { "verl", "verl-0.9.0" },
+    { "verl-0.7", "verl-2f2996b7d" },
+    { "verl-0.6", "verl-4424616d7" },
+    { "b178a3cd5", "verl-0.7.1" },
+    { "2c6c65cb0", "verl-0.6.1" },
+    { "verl-2f2996b7d", "verl-2f2996b7d" },
+    { "verl-4424616d7", "verl-4424616d7" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      const char *a[] = { "metrics", batch, "--generation", names[i].name, "--config", "{}", NULL };
+      g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
+      g_autoptr (JsonParser) p = json_parser_new ();
+      g_assert_cmpstr (json_node_get_string (parse_member (p, out, "generation")), ==,
+                       names[i].canonical);
+      if (g_str_equal (names[i].name, names[i].canonical))
+        g_assert_cmpstr (err, ==, "");
+      else
+        g_assert_nonnull (strstr (err, "resolves to"));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -231,5 +354,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/metrics-samples", test_metrics_samples);
   g_test_add_func ("/cli/metrics-golden", test_metrics_golden);
   g_test_add_func ("/cli/config-error-json", test_config_error_json);
+  g_test_add_func ("/cli/presets-icepop", test_presets_icepop);
+  g_test_add_func ("/cli/metrics-icepop", test_metrics_icepop);
+  g_test_add_func ("/cli/generation-names", test_generation_names);
   return g_test_run ();
 }

@@ -103,7 +103,7 @@ set_f (DwConfig *c, const char *k, double v)
   g_assert_true (dw_config_set (c, k, &x));
 }
 
-/* §10.4: k1 bounds the inverse ratio at HEAD, G2 bounds the ratio itself */
+/* §4.3: k1 bounds the inverse ratio since v0.7.1, §5.1: before, RS bounds the ratio itself */
 static void
 test_worked_k1_inverts (void)
 {
@@ -140,7 +140,7 @@ test_worked_k1_inverts (void)
   dw_correction_result_clear (&res);
 }
 
-/* §10.5: per-token clamp before the RS sum, clamp after the sum for IS */
+/* §4.3: per-token clamp before the RS sum; §3.1: clamp after the sum for IS */
 static void
 test_worked_clamp_order (void)
 {
@@ -169,8 +169,8 @@ test_worked_clamp_order (void)
 
 /* Thresholds whose lower clamp bound exceeds the upper one: torch.clamp(x, min=lo, max=hi) and
  * np.clip are min(max(x, lo), hi), so every value becomes hi. rollout_is_threshold C = 0.5 makes
- * the std/ESS clamp [1/C, C] = [2, 0.5] (§2.2), a k1 spec "2.0_0.5" the RS std clamp
- * [log 2, log 0.5] (§2.4), slime clip with L = 3 > U = 0.5 the weights themselves (§6). The
+ * the std/ESS clamp [1/C, C] = [2, 0.5] (§3.3), a k1 spec "2.0_0.5" the RS std clamp
+ * [log 2, log 0.5] (§4.4), slime clip with L = 3 > U = 0.5 the weights themselves (§7.1). The
  * ratios below mix values under both bounds, between them and above both, so a clamp that sends
  * values below lo to lo gives a spread (std > 0) where the spec gives a constant. */
 static void
@@ -245,7 +245,7 @@ test_worked_threshold_below_one (void)
             g_assert_cmpfloat_with_epsilon (
               metric (&res, "rollout_corr/rollout_is_ratio_fraction_low"), 3 / (N + eps), 1e-7);
           }
-        /* verl accepts lower > upper for k1 (§2.3.2): every token is rejected */
+        /* verl accepts lower > upper for k1 (§4.2): every token is rejected */
         g_assert_cmpfloat_with_epsilon (metric (&res, "rollout_corr/rollout_rs_masked_fraction"),
                                         N / (N + eps), 1e-7);
         for (int i = 0; i < 6; i++)
@@ -271,7 +271,8 @@ test_worked_threshold_below_one (void)
       }
 }
 
-/* §10.2 on the tiny batch, for every mask dtype: same metrics, HEAD keeps the mask dtype */
+/* the tiny batch with token IS, C = 2 (golden verl_HEAD/tiny__tis_token_t2), for every mask dtype:
+ * same metrics, HEAD keeps the mask dtype */
 static const double tiny_old[12]
   = { -0.5, -1.0, -0.2, -2.0, -0.1, -0.3, -4.0, -0.7, -1.0, -1.0, -1.0, -1.0 };
 static const double tiny_roll[12]

@@ -155,18 +155,20 @@ ulps (double a, double b)
   return fabs (a - b) / (scale * 0x1p-23);
 }
 
-static void
-run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res)
+/* mode 0 reference, 1 fast scalar, 2 fast AVX2; false with @e set when verl raises */
+static gboolean
+run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res,
+          DwCorrectionError *e)
 {
-  DwCorrectionError e;
   dw_correction_simd_set_reference (mode == 0);
   dw_correction_simd_set_enabled (mode == 2);
-  gboolean ok = dw_correction_run (b, c, res, &e);
+  gboolean ok = dw_correction_run (b, c, res, e);
   dw_correction_simd_set_reference (FALSE);
   dw_correction_simd_set_enabled (TRUE);
-  if (!ok)
-    g_error ("mode %d: %s", mode, e.message);
+  return ok;
 }
+
+static guint n_same_errors;
 
 static double max_ulps_seen;
 
@@ -174,10 +176,22 @@ static void
 compare (const DwBatch *b, const DwConfig *c, const char *what)
 {
   DwCorrectionResult ref, fast;
-  run_mode (b, c, 0, &ref);
+  DwCorrectionError ref_error, fast_error;
+  const gboolean ref_ok = run_mode (b, c, 0, &ref, &ref_error);
   for (int mode = 1; mode <= 2; mode++)
     {
-      run_mode (b, c, mode, &fast);
+      const gboolean fast_ok = run_mode (b, c, mode, &fast, &fast_error);
+      if (!ref_ok)
+        {
+          /* an IcePop config whose bounds exclude every weight: verl's ZeroDivisionError */
+          g_assert_false (fast_ok);
+          g_assert_cmpint (ref_error.kind, ==, fast_error.kind);
+          g_assert_cmpstr (ref_error.message, ==, fast_error.message);
+          n_same_errors++;
+          continue;
+        }
+      if (!fast_ok)
+        g_error ("%s mode %d: %s", what, mode, fast_error.message);
       const size_t BT = b->rows * b->cols;
       g_assert_cmpuint (ref.n_metrics, ==, fast.n_metrics);
       for (size_t i = 0; i < ref.n_metrics; i++)
@@ -206,7 +220,8 @@ compare (const DwBatch *b, const DwConfig *c, const char *what)
       g_assert_true (memcmp (ref.mask, fast.mask, BT * dw_dtype_size (ref.mask_dtype)) == 0);
       dw_correction_result_clear (&fast);
     }
-  dw_correction_result_clear (&ref);
+  if (ref_ok)
+    dw_correction_result_clear (&ref);
 }
 
 static void
@@ -216,67 +231,145 @@ set_s (DwConfig *c, const char *k, const char *v)
   g_assert_true (dw_config_set (c, k, &x));
 }
 
+/* the extra option combinations, and for verl ≥ 0.8.0 IcePop bounds (@icepop non-NULL) */
+static const struct
+{
+  const char *is, *rs, *thr;
+  gboolean bn;
+  double is_thr;      /* rollout_is_threshold, 0: the default */
+  const char *icepop; /* "lower_upper" (v0.8.0+ only) */
+} extra[] = {
+  { "token", "token_k1,token_k2,token_k3", "0.8_1.25,0.02,0.01", TRUE, 0, NULL },
+  { "sequence", "seq_max_k2,seq_max_k3,seq_sum_k2,seq_sum_k3", "0.5", TRUE, 0, NULL },
+  { "token", "seq_sum_k1,seq_mean_k2,token_k3", "0.5_inf,inf,inf", FALSE, 0, NULL },
+  { NULL, "token_k1", "0.999_1.001", FALSE, 0, NULL },
+  /* lower bounds above the upper ones (C < 1: c = 1/C > C): the metric clamps see lo > hi and
+   * give hi for every value (torch.clamp); v0.9.0 rejects the RS ones */
+  { "token", "token_k1,seq_mean_k1", "2.0_0.5", FALSE, 0.5, NULL },
+  { "sequence", "seq_sum_k1,token_k1", "1.5_0.9,1.2_0.8", TRUE, 0.7, NULL },
+  { "token", "seq_mean_k3", "0.01", FALSE, 0, "0.8_1.25" },
+  { "token", "token_k1", "0.5_2.0", TRUE, 0, "0.5_5.0" },
+  { "sequence", "seq_sum_k1", "0.5_2.0", TRUE, 0, "0.5_2.0" },
+  { "sequence", "seq_max_k2", "0.5", FALSE, 0, "1e-3_1e3" },
+};
+
+/* @extra[k] as a config of @gen; false when that release has no such config or rejects it */
+static gboolean
+extra_config (DwGeneration gen, gsize k, DwConfig *c)
+{
+  const gboolean icepop_release = gen == DW_GEN_VERL_0_8_0 || gen == DW_GEN_VERL_0_9_0;
+  if (extra[k].icepop && !icepop_release)
+    return FALSE;
+  dw_config_init (c, gen);
+  if (extra[k].is)
+    set_s (c, "rollout_is", extra[k].is);
+  DwValue bn = dw_value_bool (extra[k].bn);
+  g_assert_true (dw_config_set (c, "rollout_is_batch_normalize", &bn));
+  set_s (c, "rollout_rs", extra[k].rs);
+  set_s (c, "rollout_rs_threshold", extra[k].thr);
+  if (extra[k].is_thr > 0)
+    {
+      DwValue thr = dw_value_float (extra[k].is_thr);
+      g_assert_true (dw_config_set (c, "rollout_is_threshold", &thr));
+    }
+  if (extra[k].icepop)
+    set_s (c, "rollout_is_threshold", extra[k].icepop);
+  DwCorrectionError e;
+  return dw_correction_check_config (c, &e);
+}
+
+/* every preset and extra config of v0.7.1, v0.8.0 and v0.9.0: the fast path (scalar and AVX2)
+ * equals the reference path */
 static void
 test_presets_and_options (void)
 {
-  static const struct
-  {
-    const char *is, *rs, *thr;
-    gboolean bn;
-    double is_thr; /* rollout_is_threshold, 0: the default */
-  } extra[] = {
-    { "token", "token_k1,token_k2,token_k3", "0.8_1.25,0.02,0.01", TRUE, 0 },
-    { "sequence", "seq_max_k2,seq_max_k3,seq_sum_k2,seq_sum_k3", "0.5", TRUE, 0 },
-    { "token", "seq_sum_k1,seq_mean_k2,token_k3", "0.5_inf,inf,inf", FALSE, 0 },
-    { NULL, "token_k1", "0.999_1.001", FALSE, 0 },
-    /* lower bounds above the upper ones (C < 1: c = 1/C > C): the metric clamps see lo > hi and
-     * give hi for every value (torch.clamp) */
-    { "token", "token_k1,seq_mean_k1", "2.0_0.5", FALSE, 0.5 },
-    { "sequence", "seq_sum_k1,token_k1", "1.5_0.9,1.2_0.8", TRUE, 0.7 },
-  };
+  static const DwGeneration generations[]
+    = { DW_GEN_VERL_0_7_1, DW_GEN_VERL_0_8_0, DW_GEN_VERL_0_9_0 };
   const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32, DW_DTYPE_U8, DW_DTYPE_F64 };
   const size_t shapes[][2] = { { 5, 37 }, { 3, 8 }, { 4, 3 }, { 2, 64 }, { 6, 129 } };
-  size_t n_presets;
-  const DwPresetInfo *pl = dw_preset_list (DW_GEN_VERL, &n_presets);
-  guint n_cmp = 0;
+  guint n_cmp = 0, n_icepop = 0;
   for (guint seed = 1; seed <= 10; seed++)
     {
       const size_t *sh = shapes[seed % G_N_ELEMENTS (shapes)];
       const DwDType md = mds[seed % G_N_ELEMENTS (mds)];
       DwBatch *b = random_batch (seed, sh[0], sh[1], md, seed % 2 == 0,
                                  seed % 4 == 3 && md != DW_DTYPE_BOOL && md != DW_DTYPE_U8);
-      char what[128];
-      for (size_t p = 0; p < n_presets; p++)
+      char what[160];
+      for (gsize g = 0; g < G_N_ELEMENTS (generations); g++)
         {
-          DwConfig c;
-          g_assert_true (dw_preset_config (DW_GEN_VERL, pl[p].name, &c, NULL));
-          g_snprintf (what, sizeof what, "seed %u %s", seed, pl[p].name);
-          compare (b, &c, what);
-          n_cmp++;
-        }
-      for (gsize k = 0; k < G_N_ELEMENTS (extra); k++)
-        {
-          DwConfig c;
-          dw_config_init (&c, DW_GEN_VERL);
-          if (extra[k].is)
-            set_s (&c, "rollout_is", extra[k].is);
-          DwValue bn = dw_value_bool (extra[k].bn);
-          g_assert_true (dw_config_set (&c, "rollout_is_batch_normalize", &bn));
-          set_s (&c, "rollout_rs", extra[k].rs);
-          set_s (&c, "rollout_rs_threshold", extra[k].thr);
-          if (extra[k].is_thr > 0)
+          const DwGeneration gen = generations[g];
+          size_t n_presets;
+          const DwPresetInfo *pl = dw_preset_list (gen, &n_presets);
+          for (size_t p = 0; p < n_presets; p++)
             {
-              DwValue thr = dw_value_float (extra[k].is_thr);
-              g_assert_true (dw_config_set (&c, "rollout_is_threshold", &thr));
+              DwConfig c;
+              g_assert_true (dw_preset_config (gen, pl[p].name, &c, NULL));
+              g_snprintf (what, sizeof what, "seed %u %s %s", seed, dw_generation_name (gen),
+                          pl[p].name);
+              compare (b, &c, what);
+              n_cmp++;
             }
-          g_snprintf (what, sizeof what, "seed %u extra %" G_GSIZE_FORMAT, seed, k);
+          for (gsize k = 0; k < G_N_ELEMENTS (extra); k++)
+            {
+              DwConfig c;
+              if (!extra_config (gen, k, &c))
+                continue;
+              g_snprintf (what, sizeof what, "seed %u %s extra %" G_GSIZE_FORMAT, seed,
+                          dw_generation_name (gen), k);
+              compare (b, &c, what);
+              n_cmp++;
+              n_icepop += extra[k].icepop != NULL;
+            }
+        }
+      dw_batch_free (b);
+    }
+  g_test_message ("%u comparisons (%u IcePop; %u raise the same error on both paths), largest "
+                  "metric difference: %.2f float32 ulps",
+                  n_cmp, n_icepop, n_same_errors / 2, max_ulps_seen);
+  /* 17 + 19 + 19 presets, 6 + 10 + 8 extras per seed */
+  g_assert_cmpuint (n_cmp, ==, 10 * (17 + 19 + 19 + 6 + 10 + 8));
+  g_assert_cmpuint (n_icepop, ==, 10 * 8);
+}
+
+/* slime's built-in paths: the float32 row loop equals the reference path on every mask dtype */
+static void
+test_slime_builtin (void)
+{
+  const DwDType mds[] = { DW_DTYPE_I64, DW_DTYPE_BOOL, DW_DTYPE_F32, DW_DTYPE_U8, DW_DTYPE_F64 };
+  static const struct
+  {
+    const char *function;
+    double clip, clip_low;
+    gboolean per_token;
+  } paths[] = { { "vanilla", 2.0, 0.0, FALSE },
+                { "vanilla", 1.5, 0.5, TRUE },
+                { "icepop", 5.0, 0.5, FALSE },
+                { "icepop", 1.25, 0.8, TRUE } };
+  guint n_cmp = 0;
+  for (guint seed = 1; seed <= 10; seed++)
+    {
+      const DwDType md = mds[seed % G_N_ELEMENTS (mds)];
+      DwBatch *b = random_batch (seed, 3 + seed % 4, 17 + 9 * seed, md, seed % 2 == 0,
+                                 seed % 4 == 3 && md != DW_DTYPE_BOOL && md != DW_DTYPE_U8);
+      for (gsize k = 0; k < G_N_ELEMENTS (paths); k++)
+        {
+          DwConfig c;
+          dw_config_init (&c, DW_GEN_SLIME);
+          set_s (&c, "tis_function", paths[k].function);
+          DwValue clip = dw_value_float (paths[k].clip), low = dw_value_float (paths[k].clip_low),
+                  per_token = dw_value_bool (paths[k].per_token);
+          g_assert_true (dw_config_set (&c, "tis_clip", &clip));
+          g_assert_true (dw_config_set (&c, "tis_clip_low", &low));
+          g_assert_true (dw_config_set (&c, "calculate_per_token_loss", &per_token));
+          char what[96];
+          g_snprintf (what, sizeof what, "seed %u slime %s %" G_GSIZE_FORMAT, seed,
+                      paths[k].function, k);
           compare (b, &c, what);
           n_cmp++;
         }
       dw_batch_free (b);
     }
-  g_test_message ("largest metric difference: %.2f float32 ulps", max_ulps_seen);
-  g_assert_cmpuint (n_cmp, ==, 10 * (n_presets + G_N_ELEMENTS (extra)));
+  g_assert_cmpuint (n_cmp, ==, 40);
 }
 
 int
@@ -285,5 +378,6 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/fastpath/expf-bits", test_expf_bits);
   g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
+  g_test_add_func ("/fastpath/slime-builtin", test_slime_builtin);
   return g_test_run ();
 }
