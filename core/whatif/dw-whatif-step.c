@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Every formula mirrors core/correction (which mirrors verl, ROLLOUT_CORRECTION.md §2, §5): sums
+ * Every formula mirrors core/correction (which mirrors verl, docs/CORRECTION.md §3–§6): sums
  * that do not depend on a threshold are accumulated here in exactly the order the correction core
  * uses (same doubles); sums that do depend on one (clamped IS weights, clamped k statistics,
  * truncated weights) come from the sorted valid-token log-ratios and their block prefix sums in
