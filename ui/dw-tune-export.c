@@ -69,6 +69,16 @@ dw_tune_import_detect (const char *text, DwGeneration prefer, DwConfig *out,
   DwGeneration gen;
   DwExportFormat f;
   dw_config_import_detect (text, -1, &gen, &f);
+  /* the Tune page offers the generations of before the release names: read a pasted config as
+   * the one of those with the same keys */
+  if (gen >= DW_N_GENERATIONS_PRE_RELEASE_NAMES)
+    {
+      const DwFamily family = dw_generation_info (gen)->family;
+      gen = family == DW_FAMILY_VERL_K_OPTIONS   ? DW_GEN_VERL
+            : family == DW_FAMILY_VERL_LEGACY_RS ? DW_GEN_VERL_0_7
+            : family == DW_FAMILY_VERL_MISMATCH  ? DW_GEN_VERL_0_6
+                                                 : DW_GEN_SLIME;
+    }
   if (gen == DW_GEN_VERL_0_7 && prefer == DW_GEN_VERL_0_6_1)
     gen = prefer;
   if (format_out)

@@ -7,48 +7,52 @@
  */
 #include "dw-correction-private.h"
 
+/* Glossary (spec symbols kept in this kernel driver): k the statistic of an RS option, 1, 2 or 3
+ * (§4.3); DwRowIn / DwRowOut fields as dw-correction-private.h describes them. */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* mo[t] = mi[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0. Float
- * masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
+/* target[t] = source[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0.
+ * Float masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
 static void
-dw_correction_fast_mask_row (DwDType dt, const void *mi, const float *keep, void *mo, size_t T)
+dw_correction_fast_mask_row (DwDType dtype, const void *source_row, const float *keep,
+                             void *target_row, size_t T)
 {
-#define SELECT_LOOP(TYPE)                           \
-  do                                                \
-    {                                               \
-      const TYPE *restrict src = mi;                \
-      TYPE *restrict dst = mo;                      \
-      if (!keep)                                    \
-        memset (dst, 0, T * sizeof (TYPE));         \
-      else                                          \
-        for (size_t t = 0; t < T; t++)              \
-          dst[t] = keep[t] != 0 ? src[t] : (TYPE)0; \
-    }                                               \
+#define SELECT_LOOP(TYPE)                                 \
+  do                                                      \
+    {                                                     \
+      const TYPE *restrict src = source_row;              \
+      TYPE *restrict dst = target_row;                    \
+      if (!keep)                                          \
+        memset (dst, 0, T * sizeof (TYPE));               \
+      else                                                \
+        for (size_t col = 0; col < T; col++)              \
+          dst[col] = keep[col] != 0 ? src[col] : (TYPE)0; \
+    }                                                     \
   while (0)
-  switch (dt)
+  switch (dtype)
     {
     case DW_DTYPE_F32:
       {
-        const float *restrict src = mi;
-        float *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? keep[t] : 0.0f);
+        const float *restrict src = source_row;
+        float *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? keep[col] : 0.0f);
       }
       break;
     case DW_DTYPE_F64:
       {
-        const double *restrict src = mi;
-        double *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? (double)keep[t] : 0.0);
+        const double *restrict src = source_row;
+        double *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? (double)keep[col] : 0.0);
       }
       break;
     default:
-      switch (dw_dtype_size (dt))
+      switch (dw_dtype_size (dtype))
         {
         case 1:
           SELECT_LOOP (uint8_t);
@@ -208,15 +212,15 @@ dw_correction_fast_token_is (DwCorrectionFast *run, size_t row, const DwRowOut *
   else
     {
       DwRatioSums *sums = &run->ratio_sums;
-      sums->sw += out->sw;
-      sums->fh += out->fh;
-      sums->fl += out->fl;
-      sums->su += out->su;
-      sums->su2 += out->su2;
+      sums->sum += out->sw;
+      sums->count_high += out->fh;
+      sums->count_low += out->fl;
+      sums->sum_clamped += out->su;
+      sums->sum_clamped_squared += out->su2;
       if (out->n_valid)
         {
-          sums->mx = dw_torch_max (sums->mx, out->wmax);
-          sums->mn = dw_torch_min (sums->mn, out->wmin);
+          sums->max = dw_torch_max (sums->max, out->wmax);
+          sums->min = dw_torch_min (sums->min, out->wmin);
         }
     }
   run->row_means[row] = dw_context_row_mean (context, out->sw, row);
@@ -242,13 +246,13 @@ dw_correction_fast_sequence_token (DwCorrectionFast *run, double raw, double app
     }
   DwRatioSums *sums = &run->ratio_sums;
   const double clamped = dw_torch_clamp (raw, lower, upper);
-  sums->sw += raw * weight;
-  sums->fh += (raw > upper) * weight;
-  sums->fl += (raw < lower) * weight;
-  sums->mx = dw_torch_max (sums->mx, raw);
-  sums->mn = dw_torch_min (sums->mn, raw);
-  sums->su += clamped * weight;
-  sums->su2 += (double)(float)(clamped * clamped) * weight;
+  sums->sum += raw * weight;
+  sums->count_high += (raw > upper) * weight;
+  sums->count_low += (raw < lower) * weight;
+  sums->max = dw_torch_max (sums->max, raw);
+  sums->min = dw_torch_min (sums->min, raw);
+  sums->sum_clamped += clamped * weight;
+  sums->sum_clamped_squared += (double)(float)(clamped * clamped) * weight;
 }
 
 /* sequence IS: the row's weight exp(SAFE(Σℓ)) broadcast, applied, written and summed */
@@ -321,12 +325,12 @@ dw_correction_fast_sequence_option (DwCorrectionFast *run, size_t option, size_t
   if (out->n_valid)
     {
       const double clamped = dw_torch_clamp (value, lower, upper);
-      sums->sum_stat += value * out->n;
-      sums->su += clamped * out->n;
-      sums->su2 += DW_ROUND (context, clamped * clamped) * out->n;
+      sums->sum += value * out->n;
+      sums->sum_clamped += clamped * out->n;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * out->n;
       sums->masked += (1.0 - kept) * out->n;
       if (run->row_count[row] > 0 && !kept)
-        sums->seq_masked += 1;
+        sums->rows_masked += 1;
     }
   return kept;
 }
@@ -360,19 +364,19 @@ dw_correction_fast_token_option (DwCorrectionFast *run, size_t option, size_t ro
       const double weight = mask[col], value = statistic;
       const double clamped = dw_torch_clamp (value, lower, upper);
       row_sum += value * weight;
-      sums->sum_stat += value * weight;
-      sums->mx = dw_torch_max (sums->mx, value);
-      sums->mn = dw_torch_min (sums->mn, value);
-      sums->fh += (value > upper) * weight;
-      sums->fl += (value < lower) * weight;
-      sums->su += clamped * weight;
-      sums->su2 += DW_ROUND (context, clamped * clamped) * weight;
+      sums->sum += value * weight;
+      sums->max = dw_torch_max (sums->max, value);
+      sums->min = dw_torch_min (sums->min, value);
+      sums->count_high += (value > upper) * weight;
+      sums->count_low += (value < lower) * weight;
+      sums->sum_clamped += clamped * weight;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
       sums->masked += (1.0 - kept) * weight;
       row_rejected |= !kept;
     }
   run->option_values[option * context->rows + row] = dw_context_row_mean (context, row_sum, row);
   if (run->row_count[row] > 0 && row_rejected)
-    sums->seq_masked += 1;
+    sums->rows_masked += 1;
 }
 
 /* RS of the row and its output mask = m · keep, in the mask dtype */
@@ -449,8 +453,8 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
   dw_correction_fast_rejection (run, row, &out);
   /* off-policy: Σ(rollout − old)·m is −Σℓ·m term by term */
   run->offpolicy_sums.kl += -out.sl;
-  run->offpolicy_sums.k3 += out.k3kl;
-  run->offpolicy_sums.chi += out.chi;
+  run->offpolicy_sums.k3_kl += out.k3kl;
+  run->offpolicy_sums.chi2_token += out.chi;
   dw_offpolicy_add_row (&run->context, &run->offpolicy_sums, row, out.so, out.sr, out.sl);
   return true;
 }

@@ -134,9 +134,11 @@ void dw_workspace_release (void);
 /* ------------------------------------------------------------------------------------------ */
 /* metric emitters                                                                             */
 
+/* masked sums of compute_is_metrics (§3.3): the ratios, the counts above / below the bounds, the
+ * ratios clamped to the bounds and their squares, extremes */
 typedef struct
 {
-  double sw, fh, fl, su, su2, mx, mn;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min;
 } DwRatioSums;
 
 /* verl's compute_is_metrics from weights @weights [B*T] (§3.3); @row_log [B] for sequence levels
@@ -165,10 +167,12 @@ void dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const 
                             const DwRatioSums *sums, const double *row_log, double upper,
                             double lower, const double *row_means, bool geometric_token_weighted);
 
+/* the off-policy metrics' sums (§3.4): token-level masked sums, then sums over rows */
 typedef struct
 {
-  double kl, k3, chi;                                      /* token-level masked sums */
-  double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
+  double kl, k3_kl, chi2_token;
+  double training_ppl, training_log_ppl, rollout_ppl, rollout_log_ppl, difference, difference_abs,
+    difference_max, difference_min, ppl_ratio, chi2_sequence;
 } DwOffpolicySums;
 
 void dw_offpolicy_init (DwOffpolicySums *sums);
@@ -179,9 +183,13 @@ void dw_offpolicy_emit (const DwContext *context, DwMetricList *list, const DwOf
                         bool mismatch);
 void dw_offpolicy_compute (const DwContext *context, DwMetricList *list, bool mismatch);
 
+/* masked sums of one RS option (§4.4): its statistic (or row value), the counts above / below
+ * the bounds, the statistic clamped to the bounds and its square, extremes, rejected tokens and
+ * valid rows with a rejected token */
 typedef struct
 {
-  double sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min, masked,
+    rows_masked;
 } DwRsSums;
 
 void dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const DwRsBound *bound,
@@ -206,6 +214,11 @@ bool dw_verl_is_emit_applied (const DwContext *context, DwMetricList *list, cons
                               const DwVerlIsSums *sums, const double *row_log,
                               const double *applied_means, const double *raw_means,
                               DwCorrectionError *error);
+
+/* rows with a valid token whose raw log-ratio is below float32(log V) are zeroed in @keep;
+ * rollout_is_veto_fraction and rollout_is_catastrophic_token_fraction (§5.3, §6.1) */
+void dw_verl_rs_veto (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                      double *keep);
 
 /* IS weights into @weights and the IS metrics (§3.1–§3.3) */
 bool dw_verl_is_weights (const DwContext *context, DwMetricList *list, const DwPlan *plan,

@@ -8,7 +8,7 @@
  * of the same canonical metric (dw-canonical.h; the exact key wins), and a step is flagged when a
  * logged value differs beyond float32 rounding of the trainer's float32 reductions
  * (|a − b| > rtol·max(|a|, |b|) + atol, default rtol 2e-5 and atol 1e-7, the agreement verl's
- * torch code and the core reach, ROLLOUT_CORRECTION.md §9.1; NaN equals NaN, ±inf equal only
+ * torch code and the core reach, docs/CORRECTION.md §9.1; NaN equals NaN, ±inf equal only
  * themselves). A misconfigured trainer (wrong preset, threshold or generation) shows up as
  * flagged steps.
  */

@@ -22,6 +22,7 @@ struct _DwWhatifEngine
   DwWhatifBatchLoader loader;
   gpointer loader_data;
   GDestroyNotify loader_destroy;
+  gboolean compact;
 };
 
 /* one share of an evaluation: a pool thread (or the caller) takes steps until none is left */
@@ -109,6 +110,12 @@ dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader loader, g
 }
 
 void
+dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact)
+{
+  self->compact = compact;
+}
+
+void
 dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step)
 {
   g_ptr_array_add (self->steps, step);
@@ -136,7 +143,11 @@ dw_whatif_engine_load_worker (gpointer data)
         break;
       GError *error = NULL;
       DwBatch *batch = job->engine->loader (job->steps[index], job->engine->loader_data, &error);
-      DwWhatifStep *step = batch ? dw_whatif_step_new (batch, job->steps[index], &error) : NULL;
+      DwWhatifStep *step = NULL;
+      if (batch && job->engine->compact)
+        step = dw_whatif_step_new_compact (batch, job->steps[index], &error);
+      else if (batch)
+        step = dw_whatif_step_new (batch, job->steps[index], &error);
       if (batch)
         dw_batch_free (batch);
       dw_correction_release_workspace ();

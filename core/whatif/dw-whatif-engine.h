@@ -2,25 +2,23 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * GTK-free (GLib only). A DwWhatifStep holds the sufficient statistics of one batch: per-row
- * sums/means/min/max of the log-ratio ℓ, of the IS ratio and of the k1/k2/k3 terms, accumulated in
- * the same order as core/correction does, plus the batch's valid-token log-ratios sorted with
- * block prefix sums (double-double) of exp(ℓ̃), exp(ℓ̃)², ℓ̃, ℓ̃², k2, k2², k3, k3². With them a
- * config (preset, IS level/threshold, batch normalisation, RS options and bounds, veto) is
- * re-evaluated without touching raw tokens, giving the metrics dw_correction_run() gives on the
- * same batch (same keys; values equal to float32 rounding, see readme-whatif.md for the exact
- * guarantee).
+ * GTK-free (GLib only). A DwWhatifStep holds the sufficient statistics of one batch (per-row sums,
+ * means and extremes of the log-ratio, IS weight and k1/k2/k3, accumulated in the order the
+ * correction core uses, plus the valid-token log-ratios sorted globally and per row with block
+ * prefix sums); a config is planned by dw_plan_build and evaluated on them without the raw
+ * tokens, giving the keys and values dw_correction_run() gives on the same batch. docs/WHATIF.md
+ * describes the statistics, what is exact, and the compact steps of long runs.
  *
- * Exact from the statistics: verl (HEAD), verl-0.7, verl-0.6.1 and verl-0.6, for 0/1 masks and
- * valid log-ratios that are not NaN. k3 = exp(ℓ̃) − 1 − ℓ̃ is not monotone on either side of 0 in
- * float32 (rounding noise); its non-monotone part is kept sorted separately, so token_k3 counts
- * and sums stay exact. Approximate (flagged per metric; exact values come from
- * dw_whatif_engine_evaluate_exact*(), which reloads the batches and runs dw_correction_run()):
- *   - verl HEAD `rollout_rs_masked_fraction` when token_k3 (or token_k2) is combined with another
+ * Exact from the statistics (to float32 rounding, checked against the core and verl's goldens):
+ * every verl release v0.6.1 … v0.9.0 (TIS and IcePop, every RS option, veto, batch norm) and
+ * commit 4424616d7, for 0/1 masks and valid log-ratios that are not NaN. Flagged approximate
+ * (exact values from dw_whatif_engine_evaluate_exact*(), which reloads the batches):
+ *   - v0.7.1+ `rollout_rs_masked_fraction` when token_k3 (or token_k2) is combined with another
  *     token-level option and its kept set is not an interval of ℓ;
- *   - token-level IS/RS metrics if libm's expf were not monotone on the step's data (checked).
- * Not available from the statistics ("pending": no values until the exact pass): slime, and
- * batches with non-binary masks or NaN log-ratios on valid tokens.
+ *   - token-level IS metrics if libm's expf were not monotone on the step's data (checked);
+ *   - on compact steps, token-level values whose bound falls inside a bin (with error_bound).
+ * Pending (no values until the exact pass): slime, verl v0.6.0 (quantiles), batches with
+ * non-binary masks or NaN log-ratios on valid tokens, token-level RS options on compact steps.
  */
 #pragma once
 
@@ -49,6 +47,13 @@ typedef struct _DwWhatifStep DwWhatifStep;
 
 /* Precomputes the statistics of @batch (not kept: the step does not reference it). */
 DwWhatifStep *dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error);
+/* A compact step (bounded memory, docs/WHATIF.md): every per-row statistic of a full step, so
+ * every sequence-level option and IS level stays exact, and instead of the tokens a sketch of
+ * their log-ratios (the extreme tokens in full, equal-count bins of the bulk): token-level values
+ * whose bound falls inside a bin are approximate, with an error bound (error_bound); token-level
+ * RS options are pending (exact pass). About 300 KB per step plus ~350 bytes per row. */
+DwWhatifStep *dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error);
+gboolean dw_whatif_step_is_compact (const DwWhatifStep *self);
 void dw_whatif_step_free (DwWhatifStep *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifStep, dw_whatif_step_free)
 
@@ -120,6 +125,8 @@ void dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader load
 /* Takes ownership of @step. Steps are kept in the order added. Not thread-safe against
  * concurrent evaluation. */
 void dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step);
+/* Whether dw_whatif_engine_load_steps() builds compact steps (default FALSE). */
+void dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact);
 /* Precomputes and adds the batches of @steps using the loader, in parallel. */
 gboolean dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
                                       GError **error);

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Each dw_whatif_eval_* metric group gives the keys and values the correction core gives for the
- * same config on the same batch (ROLLOUT_CORRECTION.md §2 for verl ≥ 0.7.1, §5 for the older
+ * same config on the same batch (docs/CORRECTION.md §3–§4 for verl ≥ 0.7.1, §5–§6 for the older
  * generations), from the statistics of dw-whatif-step.c and the queries of dw-whatif-query.c.
  * A value that comes from an estimate is flagged approximate (see dw-whatif-engine.h).
  */
@@ -223,7 +223,7 @@ dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const ch
   dw_whatif_eval_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
 }
 
-/* std and ESS of a clamped weight u from Σu and Σ R(u²) (§2.2) */
+/* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
 static void
 dw_whatif_eval_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
                               double *ess)
@@ -319,7 +319,7 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* verl ≥ 0.8.0 IS: metrics of the applied weights (ROLLOUT_CORRECTION.md §2.7)                */
+/* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
 
 /* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics */
 static void
@@ -369,7 +369,7 @@ dw_whatif_eval_applied_seq (const DwWhatifStep *step, DwWhatifList *list,
 }
 
 /* the batch normalisation factor of the applied weights: the token mean (@token_mean) or the
- * mean of the non-empty rows' means (§2.1.1) */
+ * mean of the non-empty rows' means (docs/CORRECTION.md §3.2) */
 static void
 dw_whatif_eval_applied_batch_norm (const DwWhatifStep *step, DwWhatifList *list,
                                    const DwWhatifApplied *applied, double token_mean,
@@ -1011,7 +1011,7 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
 /* ------------------------------------------------------------------------------------------ */
 /* verl ≤ 0.7.0 RS, verl-0.6 mask mode, veto, off-policy                                       */
 
-/* masked counts of [lower ≤ ρ ≤ upper] (ROLLOUT_CORRECTION.md §5.1) */
+/* masked counts of [lower ≤ ρ ≤ upper] (docs/CORRECTION.md §5.1) */
 static void
 dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel level,
                            double upper, double lower, const char *key_masked, const char *key_seq,
@@ -1094,7 +1094,7 @@ dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean
 /* ------------------------------------------------------------------------------------------ */
 /* a plan on a step                                                                            */
 
-/* mismatch_helper 4424616d7 (ROLLOUT_CORRECTION.md §5.7) */
+/* mismatch_helper 4424616d7 (docs/CORRECTION.md §6) */
 static void
 dw_whatif_eval_mismatch (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
                          guint8 *row_rejected)

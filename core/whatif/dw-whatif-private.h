@@ -10,7 +10,7 @@
  *   dw-whatif-eval.c   a correction plan evaluated on the statistics (the metric lists);
  *   dw-whatif-engine.c a run of steps: loading threads, parallel evaluation, the exact pass.
  *
- * Glossary of the symbols the formulas use (ROLLOUT_CORRECTION.md §2, §5): ℓ = old − rollout
+ * Glossary of the symbols the formulas use (docs/CORRECTION.md §2–§6): ℓ = old − rollout
  * log-prob of a valid token, ℓ̃ = clamp(ℓ, −20, 20), w = exp(ℓ̃) the token IS ratio,
  * k1 = −ℓ̃, k2 = ½ℓ̃², k3 = exp(ℓ̃) − 1 − ℓ̃; R(x) rounds to the batch's dtype.
  */

@@ -275,17 +275,21 @@ dw_whatif_query_clamp_weights_sketch (const DwWhatifStep *step, double lower, do
   const double upper_sq = dw_whatif_round (step, upper * upper);
   if (lower > upper) /* every token contributes upper (torch.clamp) */
     {
-      out->sum = upper * n;
-      out->sum_sq = upper_sq * n;
+      out->sum = dw_whatif_times (upper, n);
+      out->sum_sq = dw_whatif_times (upper_sq, n);
       return;
     }
-  out->sum = lower * out->n_low + (at_most.sum[weight] - below.sum[weight]) + upper * out->n_high;
-  out->sum_sq = lower_sq * out->n_low + (at_most.sum[weight_sq] - below.sum[weight_sq])
-                + upper_sq * out->n_high;
-  out->sum_error = below.sum_error[weight] + at_most.sum_error[weight] + lower * below.count_error
-                   + upper * at_most.count_error;
+  out->sum = dw_whatif_times (lower, out->n_low) + (at_most.sum[weight] - below.sum[weight])
+             + dw_whatif_times (upper, out->n_high);
+  out->sum_sq = dw_whatif_times (lower_sq, out->n_low)
+                + (at_most.sum[weight_sq] - below.sum[weight_sq])
+                + dw_whatif_times (upper_sq, out->n_high);
+  out->sum_error = below.sum_error[weight] + at_most.sum_error[weight]
+                   + dw_whatif_times (lower, below.count_error)
+                   + dw_whatif_times (upper, at_most.count_error);
   out->sum_sq_error = below.sum_error[weight_sq] + at_most.sum_error[weight_sq]
-                      + lower_sq * below.count_error + upper_sq * at_most.count_error;
+                      + dw_whatif_times (lower_sq, below.count_error)
+                      + dw_whatif_times (upper_sq, at_most.count_error);
 }
 
 void

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Every formula mirrors core/correction (which mirrors verl, ROLLOUT_CORRECTION.md §2, §5): sums
+ * Every formula mirrors core/correction (which mirrors verl, docs/CORRECTION.md §3–§6): sums
  * that do not depend on a threshold are accumulated here in exactly the order the correction core
  * uses (same doubles); sums that do depend on one (clamped IS weights, clamped k statistics,
  * truncated weights) come from the sorted valid-token log-ratios and their block prefix sums in
@@ -601,6 +601,45 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   return self;
 }
 
+/* the token arrays a compact step does not keep */
+static void
+dw_whatif_step_drop_tokens (DwWhatifStep *self)
+{
+  g_clear_pointer (&self->sorted_f, g_free);
+  g_clear_pointer (&self->sorted_d, g_free);
+  g_clear_pointer (&self->row_sorted_f, g_free);
+  g_clear_pointer (&self->row_sorted_d, g_free);
+  g_clear_pointer (&self->cut_count, g_free);
+  g_clear_pointer (&self->row_weight_sum, g_free);
+  g_clear_pointer (&self->row_weight_exact, g_free);
+  g_clear_pointer (&self->row_k_f, g_free);
+  g_clear_pointer (&self->row_k_d, g_free);
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    g_clear_pointer (&self->prefix[quantity], g_free);
+  dw_whatif_step_shape_clear (&self->shape_k2);
+  dw_whatif_step_shape_clear (&self->shape_k3);
+  memset (&self->shape_k2, 0, sizeof self->shape_k2);
+  memset (&self->shape_k3, 0, sizeof self->shape_k3);
+  self->n_blocks = 0;
+}
+
+DwWhatifStep *
+dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error)
+{
+  DwWhatifStep *self = dw_whatif_step_new (batch, step, error);
+  if (self == NULL || !self->fast || self->empty)
+    return self;
+  self->sketch = dw_whatif_sketch_new (self);
+  dw_whatif_step_drop_tokens (self);
+  return self;
+}
+
+gboolean
+dw_whatif_step_is_compact (const DwWhatifStep *self)
+{
+  return self->sketch != NULL;
+}
+
 void
 dw_whatif_step_free (DwWhatifStep *self)
 {
@@ -625,6 +664,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->rows);
   g_free (self->columns);
   g_free (self->offpolicy);
+  dw_whatif_sketch_free (self->sketch);
   g_free (self);
 }
 
@@ -641,7 +681,10 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   gsize bytes
     = sizeof *self + self->n_rows * sizeof (DwWhatifRow) + self->n_offpolicy * sizeof (DwMetric);
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
-  bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
+  if (self->sorted_f || self->sorted_d)
+    bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
+  if (self->sketch)
+    bytes += dw_whatif_sketch_get_memory (self->sketch);
   bytes += (self->n_rows + 1) * sizeof (gsize);
   if (self->row_weight_sum)
     bytes += self->n_tokens * sizeof (double) + self->n_rows;
@@ -683,7 +726,24 @@ dw_whatif_step_histogram (const DwWhatifStep *self, double low, double high, gui
                           guint64 *counts)
 {
   memset (counts, 0, n_bins * sizeof (guint64));
-  if (n_bins == 0 || self->n_tokens == 0 || !(high > low) || (!self->sorted_f && !self->sorted_d))
+  if (n_bins == 0 || self->n_tokens == 0 || !(high > low))
+    return;
+  if (self->sketch)
+    {
+      /* estimated counts: exact where an edge falls in a tail kept in full */
+      double previous = 0;
+      for (guint bin = 0; bin + 1 < n_bins; bin++)
+        {
+          double error;
+          double edge = low + (high - low) * (double)(bin + 1) / n_bins;
+          double below = dw_whatif_query_count_log_below (self, edge, &error);
+          counts[bin] = (guint64)llround (MAX (0.0, below - previous));
+          previous = MAX (previous, below);
+        }
+      counts[n_bins - 1] = (guint64)llround (MAX (0.0, (double)self->n_tokens - previous));
+      return;
+    }
+  if (!self->sorted_f && !self->sorted_d)
     return;
   gsize previous = 0;
   for (guint bin = 0; bin + 1 < n_bins; bin++)
@@ -700,7 +760,11 @@ dw_whatif_step_histogram (const DwWhatifStep *self, double low, double high, gui
 double
 dw_whatif_step_quantile (const DwWhatifStep *self, double q)
 {
-  if (self->n_tokens == 0 || (!self->sorted_f && !self->sorted_d))
+  if (self->n_tokens == 0)
+    return NAN;
+  if (self->sketch)
+    return dw_whatif_sketch_quantile (self, q);
+  if (!self->sorted_f && !self->sorted_d)
     return NAN;
   double position = dw_torch_clamp (q, 0, 1) * (double)(self->n_tokens - 1);
   return dw_whatif_sorted_value (self, (gsize)llround (position));

@@ -178,7 +178,7 @@ grid_is (DwGeneration gen, const double *thr, gsize n_thr, ConfigFn fn, gpointer
 static void
 grid_icepop (DwGeneration gen, ConfigFn fn, gpointer data)
 {
-  const char *specs[] = { "0.5_2.0", "0.8_1.25", "0.99_1.01", "0.999_1.0", "1_1",   "0.2_5",
+  const char *specs[] = { "0.5_2.0",  "0.8_1.25", "0.99_1.01", "0.999_1.0", "1_1", "0.2_5",
                           "1e-3_1e3", "1.2_0.8",  "0.5_1_2",   "2.0",       " 3 ", "0_2" };
   const char *levels[] = { "token", "sequence" };
   for (guint li = 0; li < G_N_ELEMENTS (levels); li++)
@@ -721,6 +721,125 @@ test_histogram (void)
   dw_batch_free (b);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* compact steps: exact where they say so, within their error bound elsewhere                  */
+
+typedef struct
+{
+  const char *name;
+  const DwWhatifStep *full, *compact;
+  guint64 configs, pending, metrics, exact, bounded, unbounded, failed_same;
+  double worst_bound_use; /* largest |compact − full| / bound */
+} CompactCase;
+
+static void
+compact_case_fn (const DwConfig *config, gpointer data)
+{
+  CompactCase *cc = data;
+  DwWhatifStepResult full, compact;
+  gboolean full_ok = dw_whatif_step_evaluate (cc->full, config, &full);
+  gboolean compact_ok = dw_whatif_step_evaluate (cc->compact, config, &compact);
+  g_autofree char *desc = describe (config);
+  cc->configs++;
+  if (!full_ok || full.pending)
+    {
+      /* a config error is the same; an IcePop step whose weights are all zero may be estimated */
+      if (!full_ok && full.error.kind != DW_ERROR_ZERO_DIVISION)
+        {
+          g_assert_false (compact_ok);
+          g_assert_cmpstr (compact.error.message, ==, full.error.message);
+          cc->failed_same++;
+        }
+      dw_whatif_step_result_clear (&full);
+      dw_whatif_step_result_clear (&compact);
+      return;
+    }
+  if (!compact_ok || compact.pending)
+    {
+      cc->pending++;
+      dw_whatif_step_result_clear (&full);
+      dw_whatif_step_result_clear (&compact);
+      return;
+    }
+  g_assert_cmpuint (compact.result.n_metrics, ==, full.result.n_metrics);
+  for (gsize i = 0; i < full.result.n_metrics; i++)
+    {
+      const char *key = full.result.metrics[i].key;
+      g_assert_cmpstr (compact.result.metrics[i].key, ==, key);
+      double exact = full.result.metrics[i].value, value = compact.result.metrics[i].value;
+      double bound = compact.error_bound[i];
+      cc->metrics++;
+      if (!compact.approximate[i])
+        {
+          if (!same_value (exact, value))
+            g_error ("%s: %s: compact %s = %.17g, full %.17g", cc->name, desc, key, value, exact);
+          cc->exact++;
+          continue;
+        }
+      if (isnan (bound))
+        {
+          if (g_getenv ("DW_SHOW_APPROX"))
+            g_printerr ("unbounded %s %s %s\n", cc->name, desc, key);
+          cc->unbounded++;
+          continue;
+        }
+      /* the bound is on the value before its last float32 rounding */
+      double slack = 4 * fabs (nextafterf ((float)exact, INFINITY) - (float)exact) + 1e-12;
+      if (!(fabs (value - exact) <= bound + slack))
+        g_error ("%s: %s: compact %s = %.17g, full %.17g, beyond the bound %.3g", cc->name, desc,
+                 key, value, exact, bound);
+      if (bound > 0)
+        cc->worst_bound_use = fmax (cc->worst_bound_use, fabs (value - exact) / bound);
+      cc->bounded++;
+    }
+  dw_whatif_step_result_clear (&full);
+  dw_whatif_step_result_clear (&compact);
+}
+
+static void
+test_compact (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (424242);
+  CompactCase total = { "all" };
+  for (int k = 0; k < 6; k++)
+    {
+      /* a few thousand tokens per step at least, so that the bulk is binned */
+      gsize B = (gsize)g_rand_int_range (r, 16, 64), T = (gsize)g_rand_int_range (r, 200, 1200);
+      double scale = k % 3 == 0 ? 0.05 : k % 3 == 1 ? 0.4 : 2.0;
+      DwBatch *b
+        = random_batch (r, B, T, k == 5 ? DW_DTYPE_F64 : DW_DTYPE_F32, DW_DTYPE_BOOL, scale);
+      g_autofree char *name = g_strdup_printf ("compact-%d (%zux%zu)", k, B, T);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwWhatifStep) full = dw_whatif_step_new (b, 0, &error);
+      g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (b, 0, &error);
+      g_assert_no_error (error);
+      g_assert_true (dw_whatif_step_is_compact (compact));
+      g_assert_cmpuint (dw_whatif_step_get_memory (compact), <,
+                        dw_whatif_step_get_memory (full) / 2 + 400000);
+      CompactCase cc = { name, full, compact };
+      grid_all (compact_case_fn, &cc);
+      total.configs += cc.configs;
+      total.pending += cc.pending;
+      total.metrics += cc.metrics;
+      total.exact += cc.exact;
+      total.bounded += cc.bounded;
+      total.unbounded += cc.unbounded;
+      total.failed_same += cc.failed_same;
+      total.worst_bound_use = fmax (total.worst_bound_use, cc.worst_bound_use);
+      dw_batch_free (b);
+    }
+  g_printerr ("compact: %" G_GUINT64_FORMAT " configs (%" G_GUINT64_FORMAT
+              " pending: token RS options), %" G_GUINT64_FORMAT " metrics: %" G_GUINT64_FORMAT
+              " exact, %" G_GUINT64_FORMAT
+              " within their error bound (worst use %.2f of it), %" G_GUINT64_FORMAT
+              " estimated without a bound; %" G_GUINT64_FORMAT
+              " config errors as the full step's\n",
+              total.configs, total.pending, total.metrics, total.exact, total.bounded,
+              total.worst_bound_use, total.unbounded, total.failed_same);
+  g_assert_cmpuint (total.exact * 10, >, total.metrics * 8);
+  g_assert_cmpuint (total.unbounded * 20, <, total.metrics);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -731,5 +850,6 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/threshold-below-one", test_threshold_below_one);
   g_test_add_func ("/whatif/exact-pass", test_exact_pass);
   g_test_add_func ("/whatif/histogram", test_histogram);
+  g_test_add_func ("/whatif/compact", test_compact);
   return g_test_run ();
 }
