@@ -207,6 +207,11 @@ bool dw_verl_is_emit_applied (const DwContext *context, DwMetricList *list, cons
                               const double *applied_means, const double *raw_means,
                               DwCorrectionError *error);
 
+/* rows with a valid token whose raw log-ratio is below float32(log V) are zeroed in @keep;
+ * rollout_is_veto_fraction and rollout_is_catastrophic_token_fraction (§5.3, §6.1) */
+void dw_verl_rs_veto (const DwContext *context, DwMetricList *list, const DwPlan *plan,
+                      double *keep);
+
 /* IS weights into @weights and the IS metrics (§3.1–§3.3) */
 bool dw_verl_is_weights (const DwContext *context, DwMetricList *list, const DwPlan *plan,
                          double *weights, double *row_log, double *row_means,

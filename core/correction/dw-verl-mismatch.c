@@ -110,38 +110,6 @@ dw_verl_mismatch_bounds (const DwContext *context, DwMetricList *list, const DwP
                       rows_rejected / (double)context->rows);
 }
 
-/* rows with a token whose raw log-ratio is below log(V) are zeroed in @keep (§6.1) */
-static void
-dw_verl_mismatch_veto (const DwContext *context, DwMetricList *list, const DwPlan *plan,
-                       double *keep)
-{
-  double vetoed = 0, catastrophic = 0;
-  if (plan->veto_on)
-    {
-      const double log_veto = (float)log ((float)plan->veto);
-      for (size_t row = 0; row < context->rows; row++)
-        {
-          bool has_catastrophic = false;
-          for (size_t col = 0; col < context->cols; col++)
-            {
-              const size_t index = row * context->cols + col;
-              if (dw_context_valid (context, index) && context->log_ratio[index] < log_veto)
-                {
-                  has_catastrophic = true;
-                  catastrophic += context->mask[index];
-                }
-            }
-          vetoed += has_catastrophic;
-          if (has_catastrophic)
-            for (size_t col = 0; col < context->cols; col++)
-              keep[row * context->cols + col] = 0.0;
-        }
-    }
-  dw_metric_list_put (list, "rollout_is_veto_fraction", vetoed / (double)context->rows);
-  dw_metric_list_put (list, "rollout_is_catastrophic_token_fraction",
-                      dw_context_mean (context, catastrophic));
-}
-
 /* v0.6.0 returns the weights only (zeroed outside the bounds and on vetoed rows; the trainer
  * keeps its mask, returned unchanged); 4424616d7 returns the weights and a modified mask */
 static bool
@@ -202,7 +170,7 @@ dw_verl_mismatch_run (const DwContext *context, const DwPlan *plan, DwCorrection
   if (plan->mismatch_quantiles)
     dw_verl_mismatch_quantiles (context, &list, buffers.weights, buffers.sorted);
   dw_verl_mismatch_bounds (context, &list, plan, buffers.weights, buffers.keep);
-  dw_verl_mismatch_veto (context, &list, plan, buffers.keep);
+  dw_verl_rs_veto (context, &list, plan, buffers.keep);
   bool ok = dw_verl_mismatch_outputs (context, plan, &buffers, result, error);
   dw_offpolicy_compute (context, &list, true);
   if (!ok)

@@ -181,3 +181,35 @@ dw_verl_rs_k_options (const DwContext *c, DwMetricList *L, const DwRsParsed *P, 
   dw_metric_list_put (L, "rollout_rs_masked_fraction", dw_context_mean (c, masked));
   dw_metric_list_put (L, "rollout_rs_seq_masked_fraction", rows_rej / (double)B);
 }
+
+/* rows with a token whose raw log-ratio is below log(V) are zeroed in @keep (§5.3, §6.1); the two
+ * veto keys are emitted (as 0 when the veto is off) */
+void
+dw_verl_rs_veto (const DwContext *context, DwMetricList *list, const DwPlan *plan, double *keep)
+{
+  double vetoed = 0, catastrophic = 0;
+  if (plan->veto_on)
+    {
+      const double log_veto = (float)log ((float)plan->veto);
+      for (size_t row = 0; row < context->rows; row++)
+        {
+          bool has_catastrophic = false;
+          for (size_t col = 0; col < context->cols; col++)
+            {
+              const size_t index = row * context->cols + col;
+              if (dw_context_valid (context, index) && context->log_ratio[index] < log_veto)
+                {
+                  has_catastrophic = true;
+                  catastrophic += context->mask[index];
+                }
+            }
+          vetoed += has_catastrophic;
+          if (has_catastrophic)
+            for (size_t col = 0; col < context->cols; col++)
+              keep[row * context->cols + col] = 0.0;
+        }
+    }
+  dw_metric_list_put (list, "rollout_is_veto_fraction", vetoed / (double)context->rows);
+  dw_metric_list_put (list, "rollout_is_catastrophic_token_fraction",
+                      dw_context_mean (context, catastrophic));
+}
