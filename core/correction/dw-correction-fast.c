@@ -208,15 +208,15 @@ dw_correction_fast_token_is (DwCorrectionFast *run, size_t row, const DwRowOut *
   else
     {
       DwRatioSums *sums = &run->ratio_sums;
-      sums->sw += out->sw;
-      sums->fh += out->fh;
-      sums->fl += out->fl;
-      sums->su += out->su;
-      sums->su2 += out->su2;
+      sums->sum += out->sw;
+      sums->count_high += out->fh;
+      sums->count_low += out->fl;
+      sums->sum_clamped += out->su;
+      sums->sum_clamped_squared += out->su2;
       if (out->n_valid)
         {
-          sums->mx = dw_torch_max (sums->mx, out->wmax);
-          sums->mn = dw_torch_min (sums->mn, out->wmin);
+          sums->max = dw_torch_max (sums->max, out->wmax);
+          sums->min = dw_torch_min (sums->min, out->wmin);
         }
     }
   run->row_means[row] = dw_context_row_mean (context, out->sw, row);
@@ -242,13 +242,13 @@ dw_correction_fast_sequence_token (DwCorrectionFast *run, double raw, double app
     }
   DwRatioSums *sums = &run->ratio_sums;
   const double clamped = dw_torch_clamp (raw, lower, upper);
-  sums->sw += raw * weight;
-  sums->fh += (raw > upper) * weight;
-  sums->fl += (raw < lower) * weight;
-  sums->mx = dw_torch_max (sums->mx, raw);
-  sums->mn = dw_torch_min (sums->mn, raw);
-  sums->su += clamped * weight;
-  sums->su2 += (double)(float)(clamped * clamped) * weight;
+  sums->sum += raw * weight;
+  sums->count_high += (raw > upper) * weight;
+  sums->count_low += (raw < lower) * weight;
+  sums->max = dw_torch_max (sums->max, raw);
+  sums->min = dw_torch_min (sums->min, raw);
+  sums->sum_clamped += clamped * weight;
+  sums->sum_clamped_squared += (double)(float)(clamped * clamped) * weight;
 }
 
 /* sequence IS: the row's weight exp(SAFE(Σℓ)) broadcast, applied, written and summed */
@@ -321,12 +321,12 @@ dw_correction_fast_sequence_option (DwCorrectionFast *run, size_t option, size_t
   if (out->n_valid)
     {
       const double clamped = dw_torch_clamp (value, lower, upper);
-      sums->sum_stat += value * out->n;
-      sums->su += clamped * out->n;
-      sums->su2 += DW_ROUND (context, clamped * clamped) * out->n;
+      sums->sum += value * out->n;
+      sums->sum_clamped += clamped * out->n;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * out->n;
       sums->masked += (1.0 - kept) * out->n;
       if (run->row_count[row] > 0 && !kept)
-        sums->seq_masked += 1;
+        sums->rows_masked += 1;
     }
   return kept;
 }
@@ -360,19 +360,19 @@ dw_correction_fast_token_option (DwCorrectionFast *run, size_t option, size_t ro
       const double weight = mask[col], value = statistic;
       const double clamped = dw_torch_clamp (value, lower, upper);
       row_sum += value * weight;
-      sums->sum_stat += value * weight;
-      sums->mx = dw_torch_max (sums->mx, value);
-      sums->mn = dw_torch_min (sums->mn, value);
-      sums->fh += (value > upper) * weight;
-      sums->fl += (value < lower) * weight;
-      sums->su += clamped * weight;
-      sums->su2 += DW_ROUND (context, clamped * clamped) * weight;
+      sums->sum += value * weight;
+      sums->max = dw_torch_max (sums->max, value);
+      sums->min = dw_torch_min (sums->min, value);
+      sums->count_high += (value > upper) * weight;
+      sums->count_low += (value < lower) * weight;
+      sums->sum_clamped += clamped * weight;
+      sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
       sums->masked += (1.0 - kept) * weight;
       row_rejected |= !kept;
     }
   run->option_values[option * context->rows + row] = dw_context_row_mean (context, row_sum, row);
   if (run->row_count[row] > 0 && row_rejected)
-    sums->seq_masked += 1;
+    sums->rows_masked += 1;
 }
 
 /* RS of the row and its output mask = m · keep, in the mask dtype */

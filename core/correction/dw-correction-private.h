@@ -134,9 +134,11 @@ void dw_workspace_release (void);
 /* ------------------------------------------------------------------------------------------ */
 /* metric emitters                                                                             */
 
+/* masked sums of compute_is_metrics (§3.3): the ratios, the counts above / below the bounds, the
+ * ratios clamped to the bounds and their squares, extremes */
 typedef struct
 {
-  double sw, fh, fl, su, su2, mx, mn;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min;
 } DwRatioSums;
 
 /* verl's compute_is_metrics from weights @weights [B*T] (§3.3); @row_log [B] for sequence levels
@@ -179,9 +181,13 @@ void dw_offpolicy_emit (const DwContext *context, DwMetricList *list, const DwOf
                         bool mismatch);
 void dw_offpolicy_compute (const DwContext *context, DwMetricList *list, bool mismatch);
 
+/* masked sums of one RS option (§4.4): its statistic (or row value), the counts above / below
+ * the bounds, the statistic clamped to the bounds and its square, extremes, rejected tokens and
+ * valid rows with a rejected token */
 typedef struct
 {
-  double sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked;
+  double sum, count_high, count_low, sum_clamped, sum_clamped_squared, max, min, masked,
+    rows_masked;
 } DwRsSums;
 
 void dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const DwRsBound *bound,

@@ -27,14 +27,14 @@ dw_ratio_metrics_compute (const DwContext *context, DwMetricList *list, const ch
             continue;
           const double weight = context->mask[index], value = weights[index];
           const double clamped = dw_torch_clamp (value, lower_dtype, upper_dtype);
-          sums.sw += value * weight;
+          sums.sum += value * weight;
           row_sum += value * weight;
-          sums.fh += (value > upper_dtype) * weight;
-          sums.fl += (value < lower_dtype) * weight;
-          sums.mx = dw_torch_max (sums.mx, value);
-          sums.mn = dw_torch_min (sums.mn, value);
-          sums.su += clamped * weight;
-          sums.su2 += DW_ROUND (context, clamped * clamped) * weight;
+          sums.count_high += (value > upper_dtype) * weight;
+          sums.count_low += (value < lower_dtype) * weight;
+          sums.max = dw_torch_max (sums.max, value);
+          sums.min = dw_torch_min (sums.min, value);
+          sums.sum_clamped += clamped * weight;
+          sums.sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
         }
       row_means[row] = dw_context_row_mean (context, row_sum, row);
     }
@@ -49,12 +49,12 @@ dw_ratio_metrics_emit_extremes (const DwContext *context, DwMetricList *list, co
 {
   if (row_log == NULL)
     {
-      dw_metric_list_putf (list, sums->mx, "%s_max", prefix);
-      dw_metric_list_putf (list, sums->mn, "%s_min", prefix);
-      dw_metric_list_putf (list, dw_context_mean (context, sums->fh), "%s_ratio_fraction_high",
-                           prefix);
-      dw_metric_list_putf (list, dw_context_mean (context, sums->fl), "%s_ratio_fraction_low",
-                           prefix);
+      dw_metric_list_putf (list, sums->max, "%s_max", prefix);
+      dw_metric_list_putf (list, sums->min, "%s_min", prefix);
+      dw_metric_list_putf (list, dw_context_mean (context, sums->count_high),
+                           "%s_ratio_fraction_high", prefix);
+      dw_metric_list_putf (list, dw_context_mean (context, sums->count_low),
+                           "%s_ratio_fraction_low", prefix);
       return;
     }
   /* sequence levels: the unclamped log values of every row, empty rows included (§3.3) */
@@ -137,12 +137,16 @@ dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const char 
                        const DwRatioSums *sums, const double *row_log, double upper, double lower,
                        const double *row_means, bool geometric_token_weighted)
 {
-  dw_metric_list_putf (list, dw_context_mean (context, sums->sw), "%s_mean", prefix);
+  dw_metric_list_putf (list, dw_context_mean (context, sums->sum), "%s_mean", prefix);
   dw_ratio_metrics_emit_extremes (context, list, prefix, sums, row_log, upper, lower,
                                   geometric_token_weighted);
-  dw_metric_list_putf (list, dw_ratio_metrics_std (context, sums->su, sums->su2), "%s_std", prefix);
   dw_metric_list_putf (list,
-                       1.0 / dw_ratio_metrics_normalized_square_mean (context, sums->su, sums->su2),
+                       dw_ratio_metrics_std (context, sums->sum_clamped, sums->sum_clamped_squared),
+                       "%s_std", prefix);
+  dw_metric_list_putf (list,
+                       1.0
+                         / dw_ratio_metrics_normalized_square_mean (context, sums->sum_clamped,
+                                                                    sums->sum_clamped_squared),
                        "%s_eff_sample_size", prefix);
   dw_ratio_metrics_emit_rows (context, list, prefix, row_means, row_means, upper, lower);
 }

@@ -12,174 +12,199 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the 14/15 keys of one option from its masked sums @a and the row values @sv */
+/* the 14/15 keys of one option from its masked sums and the per-row values @row_values (§4.4) */
 void
-dw_verl_rs_emit_option (const DwContext *c, DwMetricList *L, const DwRsBound *bd, const DwRsSums *a,
-                        const double *sv, size_t n_valid_rows)
+dw_verl_rs_emit_option (const DwContext *context, DwMetricList *list, const DwRsBound *bound,
+                        const DwRsSums *sums, const double *row_values, size_t n_valid_rows)
 {
-  const size_t B = c->rows;
-  const int k = dw_rs_option_k (bd->option);
-  const DwRsAgg agg = dw_rs_option_agg (bd->option);
-  const bool k1 = k == 1;
-  const double up_c = DW_ROUND (c, bd->log_upper);
-  const double lo_c = k1 ? DW_ROUND (c, bd->log_lower) : 0.0;
-  const double lo_metric = k1 ? lo_c : 0.0;
-  const char *on = dw_rs_option_name (bd->option);
-  const double sum_stat = a->sum_stat, fh = a->fh, fl = a->fl, su = a->su, su2 = a->su2, mx = a->mx,
-               mn = a->mn, masked = a->masked, seq_masked = a->seq_masked;
-  /* row-value statistics over valid rows */
-  double s = 0, cnt = 0, smax = -INFINITY, smin = INFINITY, dev = -INFINITY, hh = 0, ll = 0;
-  for (size_t b = 0; b < B; b++)
-    if (c->row_count[b] > 0)
+  const bool k1 = dw_rs_option_k (bound->option) == 1;
+  const bool token_option = dw_rs_option_agg (bound->option) == DW_RS_AGG_TOKEN;
+  const double upper = DW_ROUND (context, bound->log_upper);
+  const double lower = k1 ? DW_ROUND (context, bound->log_lower) : 0.0;
+
+  /* statistics of the row values over valid rows */
+  double sum = 0, n_rows = 0, largest = -INFINITY, smallest = INFINITY, deviation = -INFINITY;
+  double high = 0, low = 0, squares = 0;
+  for (size_t row = 0; row < context->rows; row++)
+    if (context->row_count[row] > 0)
       {
-        s += sv[b];
-        cnt += 1;
-        smax = dw_torch_max (smax, sv[b]);
-        smin = dw_torch_min (smin, sv[b]);
-        dev = dw_torch_max (dev, fabs (sv[b]));
-        hh += sv[b] > up_c;
-        ll += sv[b] < lo_metric;
+        const double value = row_values[row];
+        sum += value;
+        n_rows += 1;
+        largest = dw_torch_max (largest, value);
+        smallest = dw_torch_min (smallest, value);
+        deviation = dw_torch_max (deviation, fabs (value));
+        high += value > upper;
+        low += value < lower;
       }
-  double mean = cnt > 0 ? s / cnt : 0.0, s2 = 0;
-  for (size_t b = 0; b < B; b++)
-    if (c->row_count[b] > 0)
-      s2 += (sv[b] - mean) * (sv[b] - mean);
-  char p[64];
-  snprintf (p, sizeof p, "rollout_rs_%s", on);
-  dw_metric_list_putf (L, dw_context_mean (c, sum_stat), "%s_mean", p);
-  if (agg != DW_RS_AGG_TOKEN && cnt > 0)
+  const double mean = n_rows > 0 ? sum / n_rows : 0.0;
+  for (size_t row = 0; row < context->rows; row++)
+    if (context->row_count[row] > 0)
+      squares += (row_values[row] - mean) * (row_values[row] - mean);
+
+  char prefix[64];
+  snprintf (prefix, sizeof prefix, "rollout_rs_%s", dw_rs_option_name (bound->option));
+  dw_metric_list_putf (list, dw_context_mean (context, sums->sum), "%s_mean", prefix);
+  if (!token_option && n_rows > 0)
     {
-      dw_metric_list_putf (L, smax, "%s_max", p);
-      dw_metric_list_putf (L, smin, "%s_min", p);
-      dw_metric_list_putf (L, hh / cnt, "%s_fraction_high", p);
-      dw_metric_list_putf (L, k1 ? ll / cnt : 0.0, "%s_fraction_low", p);
+      dw_metric_list_putf (list, largest, "%s_max", prefix);
+      dw_metric_list_putf (list, smallest, "%s_min", prefix);
+      dw_metric_list_putf (list, high / n_rows, "%s_fraction_high", prefix);
+      dw_metric_list_putf (list, k1 ? low / n_rows : 0.0, "%s_fraction_low", prefix);
     }
   else
     {
-      dw_metric_list_putf (L, mx, "%s_max", p);
-      dw_metric_list_putf (L, mn, "%s_min", p);
-      dw_metric_list_putf (L, dw_context_mean (c, fh), "%s_fraction_high", p);
-      dw_metric_list_putf (L, k1 ? dw_context_mean (c, fl) : 0.0, "%s_fraction_low", p);
+      dw_metric_list_putf (list, sums->max, "%s_max", prefix);
+      dw_metric_list_putf (list, sums->min, "%s_min", prefix);
+      dw_metric_list_putf (list, dw_context_mean (context, sums->count_high), "%s_fraction_high",
+                           prefix);
+      dw_metric_list_putf (list, k1 ? dw_context_mean (context, sums->count_low) : 0.0,
+                           "%s_fraction_low", prefix);
     }
-  if (c->total > 1)
-    {
-      double mc = dw_context_mean (c, su);
-      double var = DW_ROUND (c, dw_context_mean (c, su2) - DW_ROUND (c, mc * mc));
-      dw_metric_list_putf (L, sqrt (fmax (var, 0.0)), "%s_std", p);
-    }
-  else
-    dw_metric_list_putf (L, 0.0, "%s_std", p);
-  dw_metric_list_putf (L, mean, "%s_seq_mean", p);
-  dw_metric_list_putf (L, cnt > 1 ? sqrt (s2 / (cnt - 1)) : 0.0, "%s_seq_std", p);
-  dw_metric_list_putf (L, cnt > 0 ? smax : 0.0, "%s_seq_max", p);
-  dw_metric_list_putf (L, cnt > 0 ? smin : 0.0, "%s_seq_min", p);
-  dw_metric_list_putf (L, cnt > 0 ? dev : 0.0, "%s_seq_max_deviation", p);
-  dw_metric_list_putf (L, cnt > 0 ? hh / cnt : 0.0, "%s_seq_fraction_high", p);
+  dw_metric_list_putf (list,
+                       dw_ratio_metrics_std (context, sums->sum_clamped, sums->sum_clamped_squared),
+                       "%s_std", prefix);
+  dw_metric_list_putf (list, mean, "%s_seq_mean", prefix);
+  dw_metric_list_putf (list, n_rows > 1 ? sqrt (squares / (n_rows - 1)) : 0.0, "%s_seq_std",
+                       prefix);
+  dw_metric_list_putf (list, n_rows > 0 ? largest : 0.0, "%s_seq_max", prefix);
+  dw_metric_list_putf (list, n_rows > 0 ? smallest : 0.0, "%s_seq_min", prefix);
+  dw_metric_list_putf (list, n_rows > 0 ? deviation : 0.0, "%s_seq_max_deviation", prefix);
+  dw_metric_list_putf (list, n_rows > 0 ? high / n_rows : 0.0, "%s_seq_fraction_high", prefix);
   if (k1)
-    dw_metric_list_putf (L, cnt > 0 ? ll / cnt : 0.0, "%s_seq_fraction_low", p);
-  dw_metric_list_putf (L, dw_context_mean (c, masked), "%s_masked_fraction", p);
-  dw_metric_list_putf (L, n_valid_rows > 0 ? seq_masked / (double)n_valid_rows : 0.0,
-                       "%s_seq_masked_fraction", p);
+    dw_metric_list_putf (list, n_rows > 0 ? low / n_rows : 0.0, "%s_seq_fraction_low", prefix);
+  dw_metric_list_putf (list, dw_context_mean (context, sums->masked), "%s_masked_fraction", prefix);
+  dw_metric_list_putf (list, n_valid_rows > 0 ? sums->rows_masked / (double)n_valid_rows : 0.0,
+                       "%s_seq_masked_fraction", prefix);
 }
 
-/* @keep: [B*T] combined keep (1/0), initialised to 1 by the caller */
-void
-dw_verl_rs_k_options (const DwContext *c, DwMetricList *L, const DwRsParsed *P, double *keep,
-                      double *scratch)
+/* the statistic k1, k2 or k3 of SAFE(ℓ) per token into @statistics [B*T] (§4.3) */
+static void
+dw_verl_rs_statistics (const DwContext *context, int k, double *statistics)
 {
-  const size_t B = c->rows, T = c->cols;
-  double *kt = scratch;         /* [B*T] per-token statistic of the option */
-  double *sv = scratch + B * T; /* [B] row values */
-  double *ks = sv + B;          /* [B] row keep (sequence options) */
-  size_t n_valid_rows = 0;
-  for (size_t b = 0; b < B; b++)
-    n_valid_rows += c->row_count[b] > 0;
-  for (size_t oi = 0; oi < P->n; oi++)
+  for (size_t index = 0; index < context->rows * context->cols; index++)
     {
-      const DwRsBound *bd = &P->bounds[oi];
-      const int k = dw_rs_option_k (bd->option);
-      const DwRsAgg agg = dw_rs_option_agg (bd->option);
-      const bool k1 = k == 1;
-      const double up_c = DW_ROUND (c, bd->log_upper);
-      const double lo_c = k1 ? DW_ROUND (c, bd->log_lower) : 0.0;
-      const double lo_metric = k1 ? lo_c : 0.0;
-      for (size_t i = 0; i < B * T; i++)
-        {
-          double ls = dw_torch_clamp (c->log_ratio[i], -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
-          kt[i] = k == 1   ? -ls
-                  : k == 2 ? DW_ROUND (c, 0.5 * DW_ROUND (c, ls * ls))
-                           : DW_ROUND (c, DW_ROUND (c, DW_ROUND (c, DW_EXP (c, ls)) - 1.0) - ls);
-        }
-      double sum_stat = 0, fh = 0, fl = 0, su = 0, su2 = 0, mx = -INFINITY, mn = INFINITY;
-      double masked = 0, seq_masked = 0;
-      for (size_t b = 0; b < B; b++)
-        {
-          double rs = 0, rmax = -INFINITY;
-          bool any_valid = false;
-          for (size_t t = 0; t < T; t++)
-            {
-              size_t i = b * T + t;
-              if (!dw_context_valid (c, i))
-                continue;
-              any_valid = true;
-              rs += kt[i] * c->mask[i];
-              rmax = dw_torch_max (rmax, kt[i]);
-            }
-          if (agg == DW_RS_AGG_TOKEN || agg == DW_RS_AGG_MEAN)
-            sv[b] = dw_context_row_mean (c, rs, b);
-          else if (agg == DW_RS_AGG_SUM)
-            sv[b] = DW_ROUND (c, rs);
-          else
-            sv[b] = any_valid ? rmax : 0.0;
-          ks[b] = k1 ? (sv[b] <= up_c && sv[b] >= lo_c) : (sv[b] <= up_c);
-          bool row_rej = false;
-          for (size_t t = 0; t < T; t++)
-            {
-              size_t i = b * T + t;
-              double kp = agg == DW_RS_AGG_TOKEN
-                            ? (k1 ? (kt[i] <= up_c && kt[i] >= lo_c) : (kt[i] <= up_c))
-                            : ks[b];
-              keep[i] *= kp;
-              if (!dw_context_valid (c, i))
-                continue;
-              double mv = c->mask[i];
-              double x = agg == DW_RS_AGG_TOKEN ? kt[i] : sv[b];
-              sum_stat += x * mv;
-              if (agg == DW_RS_AGG_TOKEN)
-                {
-                  mx = dw_torch_max (mx, x);
-                  mn = dw_torch_min (mn, x);
-                  fh += (x > up_c) * mv;
-                  fl += (x < lo_metric) * mv;
-                }
-              double u = dw_torch_clamp (x, lo_metric, up_c);
-              su += u * mv;
-              su2 += DW_ROUND (c, u * u) * mv;
-              masked += (1.0 - kp) * mv;
-              row_rej |= kp == 0;
-            }
-          if (c->row_count[b] > 0 && row_rej)
-            seq_masked += 1;
-        }
-      DwRsSums acc = { sum_stat, fh, fl, su, su2, mx, mn, masked, seq_masked };
-      dw_verl_rs_emit_option (c, L, bd, &acc, sv, n_valid_rows);
+      const double clamped
+        = dw_torch_clamp (context->log_ratio[index], -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
+      if (k == 1)
+        statistics[index] = -clamped;
+      else if (k == 2)
+        statistics[index] = DW_ROUND (context, 0.5 * DW_ROUND (context, clamped * clamped));
+      else
+        statistics[index] = DW_ROUND (
+          context,
+          DW_ROUND (context, DW_ROUND (context, DW_EXP (context, clamped)) - 1.0) - clamped);
     }
-  double masked = 0, rows_rej = 0;
-  for (size_t b = 0; b < B; b++)
+}
+
+/* the row value of an option: MMEAN (token options, for their seq_* keys, and seq_mean), MSUM
+ * or the max over valid tokens (0 for an empty row) */
+static double
+dw_verl_rs_row_value (const DwContext *context, DwRsAgg aggregation, const double *statistics,
+                      size_t row)
+{
+  double sum = 0, largest = -INFINITY;
+  bool any_valid = false;
+  for (size_t col = 0; col < context->cols; col++)
     {
-      bool rej = false;
-      for (size_t t = 0; t < T; t++)
+      const size_t index = row * context->cols + col;
+      if (!dw_context_valid (context, index))
+        continue;
+      any_valid = true;
+      sum += statistics[index] * context->mask[index];
+      largest = dw_torch_max (largest, statistics[index]);
+    }
+  if (aggregation == DW_RS_AGG_TOKEN || aggregation == DW_RS_AGG_MEAN)
+    return dw_context_row_mean (context, sum, row);
+  if (aggregation == DW_RS_AGG_SUM)
+    return DW_ROUND (context, sum);
+  return any_valid ? largest : 0.0;
+}
+
+/* one option: its decisions into @keep, its sums and row values */
+static void
+dw_verl_rs_option (const DwContext *context, const DwRsBound *bound, const double *statistics,
+                   double *keep, DwRsSums *sums, double *row_values)
+{
+  const bool k1 = dw_rs_option_k (bound->option) == 1;
+  const DwRsAgg aggregation = dw_rs_option_agg (bound->option);
+  const double upper = DW_ROUND (context, bound->log_upper);
+  const double lower = k1 ? DW_ROUND (context, bound->log_lower) : 0.0;
+  *sums = (DwRsSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY, 0, 0 };
+  for (size_t row = 0; row < context->rows; row++)
+    {
+      row_values[row] = dw_verl_rs_row_value (context, aggregation, statistics, row);
+      const double row_value = row_values[row];
+      const double row_kept
+        = k1 ? (row_value <= upper && row_value >= lower) : (row_value <= upper);
+      bool row_rejected = false;
+      for (size_t col = 0; col < context->cols; col++)
         {
-          size_t i = b * T + t;
-          if (!dw_context_valid (c, i))
+          const size_t index = row * context->cols + col;
+          const double statistic = statistics[index];
+          const double kept = aggregation != DW_RS_AGG_TOKEN ? row_kept
+                              : k1 ? (statistic <= upper && statistic >= lower)
+                                   : (statistic <= upper);
+          keep[index] *= kept;
+          if (!dw_context_valid (context, index))
             continue;
-          masked += (1.0 - keep[i]) * c->mask[i];
-          rej |= !(keep[i] > 0.5);
+          const double weight = context->mask[index];
+          const double value = aggregation == DW_RS_AGG_TOKEN ? statistic : row_value;
+          const double clamped = dw_torch_clamp (value, lower, upper);
+          sums->sum += value * weight;
+          if (aggregation == DW_RS_AGG_TOKEN)
+            {
+              sums->max = dw_torch_max (sums->max, value);
+              sums->min = dw_torch_min (sums->min, value);
+              sums->count_high += (value > upper) * weight;
+              sums->count_low += (value < lower) * weight;
+            }
+          sums->sum_clamped += clamped * weight;
+          sums->sum_clamped_squared += DW_ROUND (context, clamped * clamped) * weight;
+          sums->masked += (1.0 - kept) * weight;
+          row_rejected |= kept == 0;
         }
-      rows_rej += rej;
+      if (context->row_count[row] > 0 && row_rejected)
+        sums->rows_masked += 1;
     }
-  dw_metric_list_put (L, "rollout_rs_masked_fraction", dw_context_mean (c, masked));
-  dw_metric_list_put (L, "rollout_rs_seq_masked_fraction", rows_rej / (double)B);
+}
+
+void
+dw_verl_rs_k_options (const DwContext *context, DwMetricList *list, const DwRsParsed *parsed,
+                      double *keep, double *scratch)
+{
+  const size_t rows = context->rows, cols = context->cols;
+  double *statistics = scratch;               /* [B*T] */
+  double *row_values = scratch + rows * cols; /* [B] */
+  size_t n_valid_rows = 0;
+  for (size_t row = 0; row < rows; row++)
+    n_valid_rows += context->row_count[row] > 0;
+  for (size_t option = 0; option < parsed->n; option++)
+    {
+      const DwRsBound *bound = &parsed->bounds[option];
+      DwRsSums sums;
+      dw_verl_rs_statistics (context, dw_rs_option_k (bound->option), statistics);
+      dw_verl_rs_option (context, bound, statistics, keep, &sums, row_values);
+      dw_verl_rs_emit_option (context, list, bound, &sums, row_values, n_valid_rows);
+    }
+
+  /* overall: valid tokens rejected by any option, rows with one (over all B rows) */
+  double masked = 0, rows_rejected = 0;
+  for (size_t row = 0; row < rows; row++)
+    {
+      bool rejected = false;
+      for (size_t col = 0; col < cols; col++)
+        {
+          const size_t index = row * cols + col;
+          if (!dw_context_valid (context, index))
+            continue;
+          masked += (1.0 - keep[index]) * context->mask[index];
+          rejected |= !(keep[index] > 0.5);
+        }
+      rows_rejected += rejected;
+    }
+  dw_metric_list_put (list, "rollout_rs_masked_fraction", dw_context_mean (context, masked));
+  dw_metric_list_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)rows);
 }
 
 /* rows with a token whose raw log-ratio is below log(V) are zeroed in @keep (§5.3, §6.1); the two
