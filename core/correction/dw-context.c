@@ -12,127 +12,145 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool
-dw_context_init (DwContext *c, const DwBatch *batch, DwCorrectionError *error)
+/* the mask as doubles: one dtype switch per batch, not per element */
+static bool
+dw_context_read_mask (DwContext *context, const DwBatch *batch, size_t count,
+                      DwCorrectionError *error)
 {
-  memset (c, 0, sizeof *c);
-  c->batch = batch;
-  c->rows = batch->rows;
-  c->cols = batch->cols;
-  c->f32 = batch->lp_dtype == DW_DTYPE_F32;
-  if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
-    return dw_error_set (error, DW_ERROR_TYPE, "log-probs must be float32 or float64, got %s.",
-                         dw_dtype_name (batch->lp_dtype));
-  size_t bt = c->rows * c->cols;
-  if (c->cols != 0 && bt / c->cols != c->rows)
-    return dw_error_set (error, DW_ERROR_VALUE, "batch shape overflows.");
-  c->log_ratio = dw_workspace_get (DW_WORKSPACE_L, bt * sizeof (double));
-  c->mask = dw_workspace_get (DW_WORKSPACE_M, bt * sizeof (double));
-  c->row_count = dw_workspace_get (DW_WORKSPACE_N, c->rows * sizeof (double));
-  if (!c->log_ratio || !c->mask || !c->row_count)
-    return dw_error_set (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", c->rows,
-                         c->cols);
-  /* mask values: one dtype switch per batch, not per element */
-  const void *mp = batch->response_mask;
-#define MASK_LOOP(TYPE)                         \
-  for (size_t i = 0; i < bt; i++)               \
-    c->mask[i] = (double)((const TYPE *)mp)[i]; \
+  const void *source = batch->response_mask;
+#define DW_CONTEXT_MASK_LOOP(TYPE)                                \
+  for (size_t index = 0; index < count; index++)                  \
+    context->mask[index] = (double)((const TYPE *)source)[index]; \
   break
   switch (batch->mask_dtype)
     {
     case DW_DTYPE_BOOL:
     case DW_DTYPE_U8:
-      MASK_LOOP (uint8_t);
+      DW_CONTEXT_MASK_LOOP (uint8_t);
     case DW_DTYPE_I8:
-      MASK_LOOP (int8_t);
+      DW_CONTEXT_MASK_LOOP (int8_t);
     case DW_DTYPE_I16:
-      MASK_LOOP (int16_t);
+      DW_CONTEXT_MASK_LOOP (int16_t);
     case DW_DTYPE_U16:
-      MASK_LOOP (uint16_t);
+      DW_CONTEXT_MASK_LOOP (uint16_t);
     case DW_DTYPE_I32:
-      MASK_LOOP (int32_t);
+      DW_CONTEXT_MASK_LOOP (int32_t);
     case DW_DTYPE_U32:
-      MASK_LOOP (uint32_t);
+      DW_CONTEXT_MASK_LOOP (uint32_t);
     case DW_DTYPE_I64:
-      MASK_LOOP (int64_t);
+      DW_CONTEXT_MASK_LOOP (int64_t);
     case DW_DTYPE_U64:
-      MASK_LOOP (uint64_t);
+      DW_CONTEXT_MASK_LOOP (uint64_t);
     case DW_DTYPE_F32:
-      MASK_LOOP (float);
+      DW_CONTEXT_MASK_LOOP (float);
     case DW_DTYPE_F64:
-      MASK_LOOP (double);
+      DW_CONTEXT_MASK_LOOP (double);
     default:
       return dw_error_set (error, DW_ERROR_TYPE, "response_mask dtype %s is not supported.",
                            dw_dtype_name (batch->mask_dtype));
     }
-#undef MASK_LOOP
-  if (c->f32)
+#undef DW_CONTEXT_MASK_LOOP
+  return true;
+}
+
+bool
+dw_context_init (DwContext *context, const DwBatch *batch, DwCorrectionError *error)
+{
+  memset (context, 0, sizeof *context);
+  context->batch = batch;
+  context->rows = batch->rows;
+  context->cols = batch->cols;
+  context->f32 = batch->lp_dtype == DW_DTYPE_F32;
+  if (batch->lp_dtype != DW_DTYPE_F32 && batch->lp_dtype != DW_DTYPE_F64)
+    return dw_error_set (error, DW_ERROR_TYPE, "log-probs must be float32 or float64, got %s.",
+                         dw_dtype_name (batch->lp_dtype));
+  const size_t count = context->rows * context->cols;
+  if (context->cols != 0 && count / context->cols != context->rows)
+    return dw_error_set (error, DW_ERROR_VALUE, "batch shape overflows.");
+  context->log_ratio = dw_workspace_get (DW_WORKSPACE_L, count * sizeof (double));
+  context->mask = dw_workspace_get (DW_WORKSPACE_M, count * sizeof (double));
+  context->row_count = dw_workspace_get (DW_WORKSPACE_N, context->rows * sizeof (double));
+  if (!context->log_ratio || !context->mask || !context->row_count)
+    return dw_error_set (error, DW_ERROR_VALUE, "out of memory for a %zux%zu batch.", context->rows,
+                         context->cols);
+  if (!dw_context_read_mask (context, batch, count, error))
+    return false;
+
+  /* ℓ = old − rollout in the input dtype */
+  if (context->f32)
     {
-      const float *o = batch->old_log_prob, *r = batch->rollout_log_prob;
-      for (size_t i = 0; i < bt; i++)
-        c->log_ratio[i] = (double)(o[i] - r[i]);
+      const float *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
+      for (size_t index = 0; index < count; index++)
+        context->log_ratio[index] = (double)(old[index] - rollout[index]);
     }
   else
     {
-      const double *o = batch->old_log_prob, *r = batch->rollout_log_prob;
-      for (size_t i = 0; i < bt; i++)
-        c->log_ratio[i] = o[i] - r[i];
+      const double *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
+      for (size_t index = 0; index < count; index++)
+        context->log_ratio[index] = old[index] - rollout[index];
     }
-  bool any = false;
-  for (size_t b = 0; b < c->rows; b++)
+
+  /* counts per row and over the batch */
+  bool any_valid = false;
+  for (size_t row = 0; row < context->rows; row++)
     {
-      double nb = 0;
-      const double *m = c->mask + b * c->cols;
-      for (size_t t = 0; t < c->cols; t++)
-        if (m[t] != 0)
+      double row_count = 0;
+      const double *mask = context->mask + row * context->cols;
+      for (size_t col = 0; col < context->cols; col++)
+        if (mask[col] != 0)
           {
-            any = true;
-            nb += m[t];
+            any_valid = true;
+            row_count += mask[col];
           }
-      c->row_count[b] = DW_ROUND (c, nb);
-      c->total += nb;
+      context->row_count[row] = DW_ROUND (context, row_count);
+      context->total += row_count;
     }
-  c->mean_denominator = DW_ROUND (c, DW_ROUND (c, c->total) + DW_MASKED_MEAN_EPS);
-  if (!any)
+  context->mean_denominator
+    = DW_ROUND (context, DW_ROUND (context, context->total) + DW_MASKED_MEAN_EPS);
+  if (!any_valid)
     return dw_error_set (error, DW_ERROR_VALUE,
                          "response_mask must contain at least one valid token (1).");
   return true;
 }
 
-/* per-row log value for sequence (MSUM) / geometric (MMEAN) levels */
 void
-dw_context_row_log_ratio (const DwContext *c, DwLevel level, double *lrm)
+dw_context_row_log_ratio (const DwContext *context, DwLevel level, double *row_log)
 {
-  for (size_t b = 0; b < c->rows; b++)
+  for (size_t row = 0; row < context->rows; row++)
     {
-      double s = 0;
-      for (size_t t = 0; t < c->cols; t++)
+      double sum = 0;
+      for (size_t col = 0; col < context->cols; col++)
         {
-          size_t i = b * c->cols + t;
-          if (dw_context_valid (c, i))
-            s += c->log_ratio[i] * c->mask[i];
+          const size_t index = row * context->cols + col;
+          if (dw_context_valid (context, index))
+            sum += context->log_ratio[index] * context->mask[index];
         }
-      lrm[b] = level == DW_LEVEL_SEQUENCE ? DW_ROUND (c, s) : dw_context_row_mean (c, s, b);
+      row_log[row] = level == DW_LEVEL_SEQUENCE ? DW_ROUND (context, sum)
+                                                : dw_context_row_mean (context, sum, row);
     }
 }
 
-/* ratio per token: exp(SAFE(ℓ)) (token) or exp(SAFE(lrm_b)) broadcast */
-void
-dw_context_ratios (const DwContext *c, DwLevel level, const double *lrm, double *w)
+/* exp(SAFE(x)) in the batch dtype */
+static double
+dw_context_safe_exp (const DwContext *context, double log_value)
 {
-  for (size_t b = 0; b < c->rows; b++)
+  return DW_ROUND (context,
+                   DW_EXP (context, dw_torch_clamp (log_value, -DW_SAFETY_BOUND, DW_SAFETY_BOUND)));
+}
+
+void
+dw_context_ratios (const DwContext *context, DwLevel level, const double *row_log, double *ratios)
+{
+  for (size_t row = 0; row < context->rows; row++)
     {
-      double rb
-        = level == DW_LEVEL_TOKEN
-            ? 0
-            : DW_ROUND (c, DW_EXP (c, dw_torch_clamp (lrm[b], -DW_SAFETY_BOUND, DW_SAFETY_BOUND)));
-      for (size_t t = 0; t < c->cols; t++)
+      const double row_ratio
+        = level == DW_LEVEL_TOKEN ? 0 : dw_context_safe_exp (context, row_log[row]);
+      for (size_t col = 0; col < context->cols; col++)
         {
-          size_t i = b * c->cols + t;
-          w[i]
-            = level == DW_LEVEL_TOKEN ? DW_ROUND (
-                c, DW_EXP (c, dw_torch_clamp (c->log_ratio[i], -DW_SAFETY_BOUND, DW_SAFETY_BOUND)))
-                                      : rb;
+          const size_t index = row * context->cols + col;
+          ratios[index] = level == DW_LEVEL_TOKEN
+                            ? dw_context_safe_exp (context, context->log_ratio[index])
+                            : row_ratio;
         }
     }
 }

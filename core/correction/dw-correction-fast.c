@@ -449,8 +449,8 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
   dw_correction_fast_rejection (run, row, &out);
   /* off-policy: Σ(rollout − old)·m is −Σℓ·m term by term */
   run->offpolicy_sums.kl += -out.sl;
-  run->offpolicy_sums.k3 += out.k3kl;
-  run->offpolicy_sums.chi += out.chi;
+  run->offpolicy_sums.k3_kl += out.k3kl;
+  run->offpolicy_sums.chi2_token += out.chi;
   dw_offpolicy_add_row (&run->context, &run->offpolicy_sums, row, out.so, out.sr, out.sl);
   return true;
 }

@@ -167,10 +167,12 @@ void dw_ratio_metrics_emit (const DwContext *context, DwMetricList *list, const 
                             const DwRatioSums *sums, const double *row_log, double upper,
                             double lower, const double *row_means, bool geometric_token_weighted);
 
+/* the off-policy metrics' sums (§3.4): token-level masked sums, then sums over rows */
 typedef struct
 {
-  double kl, k3, chi;                                      /* token-level masked sums */
-  double tp, tlp, rp, rlp, dsum, dabs, dmax, dmin, pr, cs; /* over rows */
+  double kl, k3_kl, chi2_token;
+  double training_ppl, training_log_ppl, rollout_ppl, rollout_log_ppl, difference, difference_abs,
+    difference_max, difference_min, ppl_ratio, chi2_sequence;
 } DwOffpolicySums;
 
 void dw_offpolicy_init (DwOffpolicySums *sums);

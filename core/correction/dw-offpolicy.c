@@ -13,88 +13,91 @@
 #include <string.h>
 
 void
-dw_offpolicy_init (DwOffpolicySums *a)
+dw_offpolicy_init (DwOffpolicySums *sums)
 {
-  memset (a, 0, sizeof *a);
-  a->dmax = -INFINITY;
-  a->dmin = INFINITY;
+  memset (sums, 0, sizeof *sums);
+  sums->difference_max = -INFINITY;
+  sums->difference_min = INFINITY;
 }
 
-/* row b's share of the per-row metrics from its masked sums of old, rollout and ℓ */
+/* row @row's share of the per-row metrics from its masked sums of old, rollout and ℓ */
 void
-dw_offpolicy_add_row (const DwContext *c, DwOffpolicySums *a, size_t b, double so, double sr,
-                      double sl)
+dw_offpolicy_add_row (const DwContext *context, DwOffpolicySums *sums, size_t row, double sum_old,
+                      double sum_rollout, double sum_log_ratio)
 {
-  double mt = dw_context_row_mean (c, so, b), mr = dw_context_row_mean (c, sr, b);
-  a->tp += DW_ROUND (c, DW_EXP (c, -mt));
-  a->tlp += -mt;
-  a->rp += DW_ROUND (c, DW_EXP (c, -mr));
-  a->rlp += -mr;
-  double d = DW_ROUND (c, mr - mt);
-  a->dsum += d;
-  a->dabs += fabs (d);
-  a->dmax = fmax (a->dmax, d);
-  a->dmin = fmin (a->dmin, d);
-  a->pr += DW_ROUND (c, DW_EXP (c, d));
-  double s = dw_torch_clamp (DW_ROUND (c, sl), -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
-  a->cs += DW_ROUND (c, exp (2.0 * s));
-}
-
-void
-dw_offpolicy_emit (const DwContext *c, DwMetricList *L, const DwOffpolicySums *a, bool g1)
-{
-  const char *pp = g1 ? "mismatch_" : "";
-  double Bd = (double)c->rows;
-  dw_metric_list_putf (L, a->tp / Bd, "%straining_ppl", pp);
-  dw_metric_list_putf (L, a->tlp / Bd, "%straining_log_ppl", pp);
-  dw_metric_list_putf (L, dw_context_mean (c, a->kl), "%skl", pp);
-  dw_metric_list_putf (L, dw_context_mean (c, a->k3), "%sk3_kl", pp);
-  dw_metric_list_putf (L, a->rp / Bd, "%srollout_ppl", pp);
-  dw_metric_list_putf (L, a->rlp / Bd, "%srollout_log_ppl", pp);
-  dw_metric_list_putf (L, a->dsum / Bd, "%slog_ppl_diff", pp);
-  dw_metric_list_putf (L, a->dabs / Bd, "%slog_ppl_abs_diff", pp);
-  dw_metric_list_putf (L, a->dmax, "%slog_ppl_diff_max", pp);
-  dw_metric_list_putf (L, a->dmin, "%slog_ppl_diff_min", pp);
-  dw_metric_list_putf (L, a->pr / Bd, "%sppl_ratio", pp);
-  if (!g1)
-    dw_metric_list_put (L, "chi2_token", dw_context_mean (c, a->chi) - 1.0);
-  if (!g1)
-    dw_metric_list_put (L, "chi2_seq", a->cs / Bd - 1.0);
+  const double training_mean = dw_context_row_mean (context, sum_old, row);
+  const double rollout_mean = dw_context_row_mean (context, sum_rollout, row);
+  const double difference = DW_ROUND (context, rollout_mean - training_mean);
+  const double clamped_sum
+    = dw_torch_clamp (DW_ROUND (context, sum_log_ratio), -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
+  sums->training_ppl += DW_ROUND (context, DW_EXP (context, -training_mean));
+  sums->training_log_ppl += -training_mean;
+  sums->rollout_ppl += DW_ROUND (context, DW_EXP (context, -rollout_mean));
+  sums->rollout_log_ppl += -rollout_mean;
+  sums->difference += difference;
+  sums->difference_abs += fabs (difference);
+  sums->difference_max = fmax (sums->difference_max, difference);
+  sums->difference_min = fmin (sums->difference_min, difference);
+  sums->ppl_ratio += DW_ROUND (context, DW_EXP (context, difference));
+  sums->chi2_sequence += DW_ROUND (context, exp (2.0 * clamped_sum));
 }
 
 void
-dw_offpolicy_compute (const DwContext *c, DwMetricList *L, bool g1)
+dw_offpolicy_emit (const DwContext *context, DwMetricList *list, const DwOffpolicySums *sums,
+                   bool mismatch)
 {
-  const DwBatch *bt = c->batch;
-  const size_t B = c->rows, T = c->cols;
-  DwOffpolicySums a;
-  dw_offpolicy_init (&a);
-  for (size_t b = 0; b < B; b++)
+  const char *prefix = mismatch ? "mismatch_" : "";
+  const double rows = (double)context->rows;
+  dw_metric_list_putf (list, sums->training_ppl / rows, "%straining_ppl", prefix);
+  dw_metric_list_putf (list, sums->training_log_ppl / rows, "%straining_log_ppl", prefix);
+  dw_metric_list_putf (list, dw_context_mean (context, sums->kl), "%skl", prefix);
+  dw_metric_list_putf (list, dw_context_mean (context, sums->k3_kl), "%sk3_kl", prefix);
+  dw_metric_list_putf (list, sums->rollout_ppl / rows, "%srollout_ppl", prefix);
+  dw_metric_list_putf (list, sums->rollout_log_ppl / rows, "%srollout_log_ppl", prefix);
+  dw_metric_list_putf (list, sums->difference / rows, "%slog_ppl_diff", prefix);
+  dw_metric_list_putf (list, sums->difference_abs / rows, "%slog_ppl_abs_diff", prefix);
+  dw_metric_list_putf (list, sums->difference_max, "%slog_ppl_diff_max", prefix);
+  dw_metric_list_putf (list, sums->difference_min, "%slog_ppl_diff_min", prefix);
+  dw_metric_list_putf (list, sums->ppl_ratio / rows, "%sppl_ratio", prefix);
+  if (mismatch)
+    return;
+  dw_metric_list_put (list, "chi2_token", dw_context_mean (context, sums->chi2_token) - 1.0);
+  dw_metric_list_put (list, "chi2_seq", sums->chi2_sequence / rows - 1.0);
+}
+
+void
+dw_offpolicy_compute (const DwContext *context, DwMetricList *list, bool mismatch)
+{
+  const DwBatch *batch = context->batch;
+  DwOffpolicySums sums;
+  dw_offpolicy_init (&sums);
+  for (size_t row = 0; row < context->rows; row++)
     {
-      double so = 0, sr = 0, sl = 0;
-      for (size_t t = 0; t < T; t++)
+      double sum_old = 0, sum_rollout = 0, sum_log_ratio = 0;
+      for (size_t col = 0; col < context->cols; col++)
         {
-          size_t i = b * T + t;
-          if (!dw_context_valid (c, i))
+          const size_t index = row * context->cols + col;
+          if (!dw_context_valid (context, index))
             continue;
-          double mv = c->mask[i];
-          double o = dw_context_log_prob (bt->old_log_prob, c->f32, i),
-                 r = dw_context_log_prob (bt->rollout_log_prob, c->f32, i);
-          double l = c->log_ratio[i];
-          so += o * mv;
-          sr += r * mv;
-          sl += l * mv;
-          a.kl += DW_ROUND (c, r - o) * mv;
-          double el = DW_ROUND (c, DW_EXP (c, l));
-          a.k3 += DW_ROUND (c, DW_ROUND (c, el - l) - 1.0) * mv;
+          const double weight = context->mask[index];
+          const double old = dw_context_log_prob (batch->old_log_prob, context->f32, index);
+          const double rollout = dw_context_log_prob (batch->rollout_log_prob, context->f32, index);
+          const double log_ratio = context->log_ratio[index];
+          sum_old += old * weight;
+          sum_rollout += rollout * weight;
+          sum_log_ratio += log_ratio * weight;
+          sums.kl += DW_ROUND (context, rollout - old) * weight;
+          const double ratio = DW_ROUND (context, DW_EXP (context, log_ratio));
+          sums.k3_kl += DW_ROUND (context, DW_ROUND (context, ratio - log_ratio) - 1.0) * weight;
           /* exp(SAFE(ℓ)) is exp(ℓ) inside the bounds: one exp per token */
-          double rho
-            = (l >= -DW_SAFETY_BOUND && l <= DW_SAFETY_BOUND)
-                ? el
-                : DW_ROUND (c, DW_EXP (c, dw_torch_clamp (l, -DW_SAFETY_BOUND, DW_SAFETY_BOUND)));
-          a.chi += DW_ROUND (c, rho * rho) * mv;
+          const double safe_ratio
+            = (log_ratio >= -DW_SAFETY_BOUND && log_ratio <= DW_SAFETY_BOUND)
+                ? ratio
+                : DW_ROUND (context, DW_EXP (context, dw_torch_clamp (log_ratio, -DW_SAFETY_BOUND,
+                                                                      DW_SAFETY_BOUND)));
+          sums.chi2_token += DW_ROUND (context, safe_ratio * safe_ratio) * weight;
         }
-      dw_offpolicy_add_row (c, &a, b, so, sr, sl);
+      dw_offpolicy_add_row (context, &sums, row, sum_old, sum_rollout, sum_log_ratio);
     }
-  dw_offpolicy_emit (c, L, &a, g1);
+  dw_offpolicy_emit (context, list, &sums, mismatch);
 }
