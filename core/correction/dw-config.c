@@ -20,9 +20,9 @@ dw_config_init (DwConfig *config, DwGeneration gen)
 static int
 dw_config_find_key (const DwConfig *config, const char *key)
 {
-  for (size_t i = 0; i < config->n_keys; i++)
-    if (strcmp (config->keys[i], key) == 0)
-      return (int)i;
+  for (size_t index = 0; index < config->n_keys; index++)
+    if (strcmp (config->keys[index], key) == 0)
+      return (int)index;
   return -1;
 }
 
@@ -31,28 +31,28 @@ dw_config_set (DwConfig *config, const char *key, const DwValue *value)
 {
   if (key == NULL || value == NULL || strlen (key) >= DW_CONFIG_KEY_MAX)
     return false;
-  int i = dw_config_find_key (config, key);
-  if (i < 0)
+  int index = dw_config_find_key (config, key);
+  if (index < 0)
     {
       if (config->n_keys >= DW_CONFIG_MAX_KEYS)
         return false;
-      i = (int)config->n_keys++;
-      snprintf (config->keys[i], DW_CONFIG_KEY_MAX, "%s", key);
+      index = (int)config->n_keys++;
+      snprintf (config->keys[index], DW_CONFIG_KEY_MAX, "%s", key);
     }
-  config->values[i] = *value;
+  config->values[index] = *value;
   return true;
 }
 
 bool
 dw_config_unset (DwConfig *config, const char *key)
 {
-  int i = dw_config_find_key (config, key);
-  if (i < 0)
+  int index = dw_config_find_key (config, key);
+  if (index < 0)
     return false;
-  for (size_t j = (size_t)i; j + 1 < config->n_keys; j++)
+  for (size_t next = (size_t)index; next + 1 < config->n_keys; next++)
     {
-      memcpy (config->keys[j], config->keys[j + 1], DW_CONFIG_KEY_MAX);
-      config->values[j] = config->values[j + 1];
+      memcpy (config->keys[next], config->keys[next + 1], DW_CONFIG_KEY_MAX);
+      config->values[next] = config->values[next + 1];
     }
   config->n_keys--;
   return true;
@@ -61,60 +61,60 @@ dw_config_unset (DwConfig *config, const char *key)
 const DwValue *
 dw_config_get (const DwConfig *config, const char *key)
 {
-  int i = dw_config_find_key (config, key);
-  return i < 0 ? NULL : &config->values[i];
+  int index = dw_config_find_key (config, key);
+  return index < 0 ? NULL : &config->values[index];
 }
 
 DwValue
 dw_value_none (void)
 {
-  DwValue v;
-  memset (&v, 0, sizeof v);
-  v.kind = DW_VALUE_NONE;
-  return v;
+  DwValue value;
+  memset (&value, 0, sizeof value);
+  value.kind = DW_VALUE_NONE;
+  return value;
 }
 
 DwValue
-dw_value_bool (bool b)
+dw_value_bool (bool flag)
 {
-  DwValue v = dw_value_none ();
-  v.kind = DW_VALUE_BOOL;
-  v.b = b;
-  return v;
+  DwValue value = dw_value_none ();
+  value.kind = DW_VALUE_BOOL;
+  value.b = flag;
+  return value;
 }
 
 DwValue
-dw_value_int (int64_t i)
+dw_value_int (int64_t index)
 {
-  DwValue v = dw_value_none ();
-  v.kind = DW_VALUE_INT;
-  v.i = i;
-  return v;
+  DwValue value = dw_value_none ();
+  value.kind = DW_VALUE_INT;
+  value.i = index;
+  return value;
 }
 
 DwValue
-dw_value_float (double f)
+dw_value_float (double number)
 {
-  DwValue v = dw_value_none ();
-  v.kind = DW_VALUE_FLOAT;
-  v.f = f;
-  return v;
+  DwValue value = dw_value_none ();
+  value.kind = DW_VALUE_FLOAT;
+  value.f = number;
+  return value;
 }
 
 DwValue
-dw_value_str (const char *s)
+dw_value_str (const char *text)
 {
-  DwValue v = dw_value_none ();
-  v.kind = DW_VALUE_STR;
-  snprintf (v.s, sizeof v.s, "%s", s ? s : "");
-  return v;
+  DwValue value = dw_value_none ();
+  value.kind = DW_VALUE_STR;
+  snprintf (value.s, sizeof value.s, "%s", text ? text : "");
+  return value;
 }
 
 DwValue
-dw_config_get_or (const DwConfig *config, const char *key, DwValue def)
+dw_config_get_or (const DwConfig *config, const char *key, DwValue fallback)
 {
-  const DwValue *v = dw_config_get (config, key);
-  return v ? *v : def;
+  const DwValue *value = dw_config_get (config, key);
+  return value ? *value : fallback;
 }
 
 double

@@ -31,47 +31,47 @@ dw_correction_result_clear (DwCorrectionResult *result)
 const double *
 dw_correction_result_get (const DwCorrectionResult *result, const char *key)
 {
-  for (size_t i = 0; i < result->n_metrics; i++)
-    if (strcmp (result->metrics[i].key, key) == 0)
-      return &result->metrics[i].value;
+  for (size_t index = 0; index < result->n_metrics; index++)
+    if (strcmp (result->metrics[index].key, key) == 0)
+      return &result->metrics[index].value;
   return NULL;
 }
 
 static void
-dw_correction_result_store_value (void *arr, DwDType dt, size_t i, double v)
+dw_correction_result_store_value (void *array, DwDType dtype, size_t index, double value)
 {
-  switch (dt)
+  switch (dtype)
     {
     case DW_DTYPE_F32:
-      ((float *)arr)[i] = (float)v;
+      ((float *)array)[index] = (float)value;
       break;
     case DW_DTYPE_F64:
-      ((double *)arr)[i] = v;
+      ((double *)array)[index] = value;
       break;
     case DW_DTYPE_BOOL:
     case DW_DTYPE_U8:
-      ((uint8_t *)arr)[i] = dt == DW_DTYPE_BOOL ? (v != 0) : (uint8_t)(int64_t)v;
+      ((uint8_t *)array)[index] = dtype == DW_DTYPE_BOOL ? (value != 0) : (uint8_t)(int64_t)value;
       break;
     case DW_DTYPE_I8:
-      ((int8_t *)arr)[i] = (int8_t)(int64_t)v;
+      ((int8_t *)array)[index] = (int8_t)(int64_t)value;
       break;
     case DW_DTYPE_I16:
-      ((int16_t *)arr)[i] = (int16_t)(int64_t)v;
+      ((int16_t *)array)[index] = (int16_t)(int64_t)value;
       break;
     case DW_DTYPE_U16:
-      ((uint16_t *)arr)[i] = (uint16_t)(int64_t)v;
+      ((uint16_t *)array)[index] = (uint16_t)(int64_t)value;
       break;
     case DW_DTYPE_I32:
-      ((int32_t *)arr)[i] = (int32_t)(int64_t)v;
+      ((int32_t *)array)[index] = (int32_t)(int64_t)value;
       break;
     case DW_DTYPE_U32:
-      ((uint32_t *)arr)[i] = (uint32_t)(int64_t)v;
+      ((uint32_t *)array)[index] = (uint32_t)(int64_t)value;
       break;
     case DW_DTYPE_I64:
-      ((int64_t *)arr)[i] = (int64_t)v;
+      ((int64_t *)array)[index] = (int64_t)value;
       break;
     case DW_DTYPE_U64:
-      ((uint64_t *)arr)[i] = (uint64_t)v;
+      ((uint64_t *)array)[index] = (uint64_t)value;
       break;
     default:
       break;
@@ -79,32 +79,32 @@ dw_correction_result_store_value (void *arr, DwDType dt, size_t i, double v)
 }
 
 bool
-dw_correction_result_set_array (DwCorrectionResult *res, bool weights, DwDType dt, const double *v,
-                                size_t n, DwCorrectionError *error)
+dw_correction_result_set_array (DwCorrectionResult *result, bool weights, DwDType dtype,
+                                const double *value, size_t count, DwCorrectionError *error)
 {
-  void *a = dw_workspace_alloc (n * dw_dtype_size (dt));
-  if (!a)
+  void *array_out = dw_workspace_alloc (count * dw_dtype_size (dtype));
+  if (!array_out)
     return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
-  if (dt == DW_DTYPE_F32)
-    for (size_t i = 0; i < n; i++)
-      ((float *)a)[i] = (float)v[i];
-  else if (dt == DW_DTYPE_F64)
-    memcpy (a, v, n * sizeof (double));
-  else if (dt == DW_DTYPE_I64)
-    for (size_t i = 0; i < n; i++)
-      ((int64_t *)a)[i] = (int64_t)v[i];
+  if (dtype == DW_DTYPE_F32)
+    for (size_t index = 0; index < count; index++)
+      ((float *)array_out)[index] = (float)value[index];
+  else if (dtype == DW_DTYPE_F64)
+    memcpy (array_out, value, count * sizeof (double));
+  else if (dtype == DW_DTYPE_I64)
+    for (size_t index = 0; index < count; index++)
+      ((int64_t *)array_out)[index] = (int64_t)value[index];
   else
-    for (size_t i = 0; i < n; i++)
-      dw_correction_result_store_value (a, dt, i, v[i]);
+    for (size_t index = 0; index < count; index++)
+      dw_correction_result_store_value (array_out, dtype, index, value[index]);
   if (weights)
     {
-      res->weights = a;
-      res->weights_dtype = dt;
+      result->weights = array_out;
+      result->weights_dtype = dtype;
     }
   else
     {
-      res->mask = a;
-      res->mask_dtype = dt;
+      result->mask = array_out;
+      result->mask_dtype = dtype;
     }
   return true;
 }

@@ -111,9 +111,9 @@ dw_generation_resolve (const char *name, DwGeneration *out, const char **note)
         return true;
       }
   size_t n_aliases = sizeof dw_generation_alias_table / sizeof dw_generation_alias_table[0];
-  for (size_t i = 0; i < n_aliases; i++)
+  for (size_t index = 0; index < n_aliases; index++)
     {
-      const DwGenerationAlias *alias = &dw_generation_alias_table[i];
+      const DwGenerationAlias *alias = &dw_generation_alias_table[index];
       bool is_commit = alias->name[0] >= '0' && alias->name[0] <= '9';
       if (is_commit ? dw_generation_commit_matches (name, alias->name)
                     : strcmp (name, alias->name) == 0)

@@ -14,53 +14,53 @@
 #include <string.h>
 
 void
-dw_metric_list_put (DwMetricList *l, const char *name, double value)
+dw_metric_list_put (DwMetricList *list, const char *name, double value)
 {
-  if (l->n == l->cap)
+  if (list->n == list->cap)
     {
-      size_t cap = l->cap ? l->cap * 2 : 64;
-      DwMetric *m = realloc (l->m, cap * sizeof *m);
-      if (!m)
+      size_t capacity = list->cap ? list->cap * 2 : 64;
+      DwMetric *grown = realloc (list->m, capacity * sizeof *grown);
+      if (!grown)
         {
-          l->oom = true;
+          list->oom = true;
           return;
         }
-      l->m = m;
-      l->cap = cap;
+      list->m = grown;
+      list->cap = capacity;
     }
-  DwMetric *e = &l->m[l->n++];
-  snprintf (e->key, sizeof e->key, "%s%s", l->prefix, name);
-  e->value = value;
+  DwMetric *entry = &list->m[list->n++];
+  snprintf (entry->key, sizeof entry->key, "%s%s", list->prefix, name);
+  entry->value = value;
 }
 
 void
-dw_metric_list_putf (DwMetricList *l, double value, const char *fmt, ...)
+dw_metric_list_putf (DwMetricList *list, double value, const char *format, ...)
 {
   char name[DW_METRIC_KEY_MAX];
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (name, sizeof name, fmt, ap);
-  va_end (ap);
-  dw_metric_list_put (l, name, value);
+  va_list args;
+  va_start (args, format);
+  vsnprintf (name, sizeof name, format, args);
+  va_end (args);
+  dw_metric_list_put (list, name, value);
 }
 
 static int
-dw_metric_list_compare (const void *a, const void *b)
+dw_metric_list_compare (const void *left, const void *right)
 {
-  return strcmp (((const DwMetric *)a)->key, ((const DwMetric *)b)->key);
+  return strcmp (((const DwMetric *)left)->key, ((const DwMetric *)right)->key);
 }
 
 bool
-dw_metric_list_finish (DwCorrectionResult *res, DwMetricList *L, DwCorrectionError *error)
+dw_metric_list_finish (DwCorrectionResult *result, DwMetricList *list, DwCorrectionError *error)
 {
-  if (L->oom)
+  if (list->oom)
     {
-      free (L->m);
+      free (list->m);
       return dw_error_set (error, DW_ERROR_VALUE, "out of memory");
     }
-  if (L->n > 0) /* no metrics at all (mismatch_helper with threshold None): L->m is NULL */
-    qsort (L->m, L->n, sizeof *L->m, dw_metric_list_compare);
-  res->metrics = L->m;
-  res->n_metrics = L->n;
+  if (list->n > 0) /* no metrics at all (mismatch_helper with threshold None): L->m is NULL */
+    qsort (list->m, list->n, sizeof *list->m, dw_metric_list_compare);
+  result->metrics = list->m;
+  result->n_metrics = list->n;
   return true;
 }

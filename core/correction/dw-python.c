@@ -12,160 +12,163 @@
 #include <strings.h>
 
 bool
-dw_python_is_space (int c)
+dw_python_is_space (int character)
 {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+  return character == ' ' || character == '\t' || character == '\n' || character == '\v'
+         || character == '\f' || character == '\r';
 }
 
 bool
-dw_python_float (const char *s, double *out)
+dw_python_float (const char *text, double *output)
 {
-  if (s == NULL)
+  if (text == NULL)
     return false;
-  size_t len = strlen (s);
-  size_t a = 0, b = len;
-  while (a < b && dw_python_is_space ((unsigned char)s[a]))
-    a++;
-  while (b > a && dw_python_is_space ((unsigned char)s[b - 1]))
-    b--;
-  if (a == b || b - a > 400)
+  size_t length = strlen (text);
+  size_t start = 0, end = length;
+  while (start < end && dw_python_is_space ((unsigned char)text[start]))
+    start++;
+  while (end > start && dw_python_is_space ((unsigned char)text[end - 1]))
+    end--;
+  if (start == end || end - start > 400)
     return false;
-  char buf[512];
-  size_t n = 0;
-  for (size_t i = a; i < b; i++)
+  char digits_only[512];
+  size_t length_out = 0;
+  for (size_t position = start; position < end; position++)
     {
-      char c = s[i];
-      if (c == '_')
+      char character = text[position];
+      if (character == '_')
         {
           /* PEP 515: only between two digits */
-          if (i == a || i + 1 >= b || !isdigit ((unsigned char)s[i - 1])
-              || !isdigit ((unsigned char)s[i + 1]))
+          if (position == start || position + 1 >= end
+              || !isdigit ((unsigned char)text[position - 1])
+              || !isdigit ((unsigned char)text[position + 1]))
             return false;
           continue;
         }
-      buf[n++] = c;
+      digits_only[length_out++] = character;
     }
-  buf[n] = '\0';
-  const char *p = buf;
-  bool neg = false;
-  if (*p == '+' || *p == '-')
-    neg = *p++ == '-';
-  if (strcasecmp (p, "inf") == 0 || strcasecmp (p, "infinity") == 0)
+  digits_only[length_out] = '\0';
+  const char *cursor = digits_only;
+  bool negative = false;
+  if (*cursor == '+' || *cursor == '-')
+    negative = *cursor++ == '-';
+  if (strcasecmp (cursor, "inf") == 0 || strcasecmp (cursor, "infinity") == 0)
     {
-      *out = neg ? -INFINITY : INFINITY;
+      *output = negative ? -INFINITY : INFINITY;
       return true;
     }
-  if (strcasecmp (p, "nan") == 0)
+  if (strcasecmp (cursor, "nan") == 0)
     {
-      *out = neg ? -NAN : NAN;
+      *output = negative ? -NAN : NAN;
       return true;
     }
   /* digits [. digits] [e [sign] digits], at least one mantissa digit */
-  const char *q = p;
-  size_t nd = 0;
-  while (isdigit ((unsigned char)*q))
-    q++, nd++;
-  if (*q == '.')
+  const char *scan = cursor;
+  size_t n_digits = 0;
+  while (isdigit ((unsigned char)*scan))
+    scan++, n_digits++;
+  if (*scan == '.')
     {
-      q++;
-      while (isdigit ((unsigned char)*q))
-        q++, nd++;
+      scan++;
+      while (isdigit ((unsigned char)*scan))
+        scan++, n_digits++;
     }
-  if (nd == 0)
+  if (n_digits == 0)
     return false;
-  if (*q == 'e' || *q == 'E')
+  if (*scan == 'e' || *scan == 'E')
     {
-      q++;
-      if (*q == '+' || *q == '-')
-        q++;
-      if (!isdigit ((unsigned char)*q))
+      scan++;
+      if (*scan == '+' || *scan == '-')
+        scan++;
+      if (!isdigit ((unsigned char)*scan))
         return false;
-      while (isdigit ((unsigned char)*q))
-        q++;
+      while (isdigit ((unsigned char)*scan))
+        scan++;
     }
-  if (*q != '\0')
+  if (*scan != '\0')
     return false;
-  *out = strtod (buf, NULL);
+  *output = strtod (digits_only, NULL);
   return true;
 }
 
 char *
-dw_python_float_repr (double v, char *buf, size_t size)
+dw_python_float_repr (double value, char *buffer, size_t size)
 {
-  if (isnan (v))
+  if (isnan (value))
     {
-      snprintf (buf, size, "nan");
-      return buf;
+      snprintf (buffer, size, "nan");
+      return buffer;
     }
-  if (isinf (v))
+  if (isinf (value))
     {
-      snprintf (buf, size, v > 0 ? "inf" : "-inf");
-      return buf;
+      snprintf (buffer, size, value > 0 ? "inf" : "-inf");
+      return buffer;
     }
-  if (v == 0)
+  if (value == 0)
     {
-      snprintf (buf, size, signbit (v) ? "-0.0" : "0.0");
-      return buf;
+      snprintf (buffer, size, signbit (value) ? "-0.0" : "0.0");
+      return buffer;
     }
-  char tmp[64];
-  int prec;
-  for (prec = 1; prec <= 17; prec++)
+  char scientific[64];
+  int precision;
+  for (precision = 1; precision <= 17; precision++)
     {
-      snprintf (tmp, sizeof tmp, "%.*e", prec - 1, v);
-      if (strtod (tmp, NULL) == v)
+      snprintf (scientific, sizeof scientific, "%.*e", precision - 1, value);
+      if (strtod (scientific, NULL) == value)
         break;
     }
-  /* tmp = [-]d[.ddd]e±XX */
-  char digits[32];
-  size_t nd = 0;
-  const char *p = tmp;
-  bool neg = false;
-  if (*p == '-')
-    neg = true, p++;
-  for (; *p && *p != 'e'; p++)
-    if (isdigit ((unsigned char)*p))
-      digits[nd++] = *p;
-  digits[nd] = '\0';
-  while (nd > 1 && digits[nd - 1] == '0')
-    digits[--nd] = '\0';
-  int exp = atoi (p + 1);
-  char out[64];
-  size_t o = 0;
-  if (neg)
-    out[o++] = '-';
-  if (exp < -4 || exp >= 16)
+  /* scientific = [-]d[.ddd]e±XX */
+  char mantissa[32];
+  size_t n_digits = 0;
+  const char *cursor = scientific;
+  bool negative = false;
+  if (*cursor == '-')
+    negative = true, cursor++;
+  for (; *cursor && *cursor != 'e'; cursor++)
+    if (isdigit ((unsigned char)*cursor))
+      mantissa[n_digits++] = *cursor;
+  mantissa[n_digits] = '\0';
+  while (n_digits > 1 && mantissa[n_digits - 1] == '0')
+    mantissa[--n_digits] = '\0';
+  int exponent = atoi (cursor + 1);
+  char output[64];
+  size_t written = 0;
+  if (negative)
+    output[written++] = '-';
+  if (exponent < -4 || exponent >= 16)
     {
-      out[o++] = digits[0];
-      if (nd > 1)
+      output[written++] = mantissa[0];
+      if (n_digits > 1)
         {
-          out[o++] = '.';
-          for (size_t i = 1; i < nd; i++)
-            out[o++] = digits[i];
+          output[written++] = '.';
+          for (size_t position = 1; position < n_digits; position++)
+            output[written++] = mantissa[position];
         }
-      snprintf (out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs (exp));
+      snprintf (output + written, sizeof output - written, "e%c%02d", exponent < 0 ? '-' : '+',
+                abs (exponent));
     }
-  else if (exp < 0)
+  else if (exponent < 0)
     {
-      out[o++] = '0';
-      out[o++] = '.';
-      for (int i = -1; i > exp; i--)
-        out[o++] = '0';
-      for (size_t i = 0; i < nd; i++)
-        out[o++] = digits[i];
-      out[o] = '\0';
+      output[written++] = '0';
+      output[written++] = '.';
+      for (int position = -1; position > exponent; position--)
+        output[written++] = '0';
+      for (size_t position = 0; position < n_digits; position++)
+        output[written++] = mantissa[position];
+      output[written] = '\0';
     }
   else
     {
-      for (int i = 0; i <= exp; i++)
-        out[o++] = (size_t)i < nd ? digits[i] : '0';
-      out[o++] = '.';
-      if ((size_t)exp + 1 < nd)
-        for (size_t i = (size_t)exp + 1; i < nd; i++)
-          out[o++] = digits[i];
+      for (int position = 0; position <= exponent; position++)
+        output[written++] = (size_t)position < n_digits ? mantissa[position] : '0';
+      output[written++] = '.';
+      if ((size_t)exponent + 1 < n_digits)
+        for (size_t position = (size_t)exponent + 1; position < n_digits; position++)
+          output[written++] = mantissa[position];
       else
-        out[o++] = '0';
-      out[o] = '\0';
+        output[written++] = '0';
+      output[written] = '\0';
     }
-  snprintf (buf, size, "%s", out);
-  return buf;
+  snprintf (buffer, size, "%s", output);
+  return buffer;
 }

@@ -16,40 +16,42 @@ void
 dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows)
 {
   const bool f32 = batch->lp_dtype == DW_DTYPE_F32;
-  for (size_t b = 0; b < batch->rows; b++)
+  for (size_t row = 0; row < batch->rows; row++)
     {
-      DwRowStats *s = &rows[b];
-      memset (s, 0, sizeof *s);
-      s->min_l = INFINITY;
-      double mx[3] = { -INFINITY, -INFINITY, -INFINITY };
-      for (size_t t = 0; t < batch->cols; t++)
+      DwRowStats *stats = &rows[row];
+      memset (stats, 0, sizeof *stats);
+      stats->min_l = INFINITY;
+      double largest[3] = { -INFINITY, -INFINITY, -INFINITY };
+      for (size_t col = 0; col < batch->cols; col++)
         {
-          size_t i = b * batch->cols + t;
-          double mv = dw_batch_mask_value (batch, i);
-          if (mv == 0)
+          size_t index = row * batch->cols + col;
+          double weight = dw_batch_mask_value (batch, index);
+          if (weight == 0)
             continue;
-          double o = dw_context_log_prob (batch->old_log_prob, f32, i),
-                 r = dw_context_log_prob (batch->rollout_log_prob, f32, i);
-          double l = f32 ? (double)(float)(o - r) : o - r;
-          double ls = dw_torch_clamp (l, -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
-          double k[3];
-          k[0] = -ls;
-          k[1] = f32 ? (double)(float)(0.5 * (float)(ls * ls)) : 0.5 * ls * ls;
-          k[2] = f32 ? (double)((float)((float)(expf ((float)ls)) - 1.0f) - (float)ls)
-                     : exp (ls) - 1.0 - ls;
-          s->n += mv;
-          s->n_valid++;
-          s->sum_l += l * mv;
-          s->sum_old += o * mv;
-          s->sum_roll += r * mv;
-          for (int j = 0; j < 3; j++)
+          double old = dw_context_log_prob (batch->old_log_prob, f32, index),
+                 rollout = dw_context_log_prob (batch->rollout_log_prob, f32, index);
+          double log_ratio = f32 ? (double)(float)(old - rollout) : old - rollout;
+          double clamped = dw_torch_clamp (log_ratio, -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
+          double statistics[3];
+          statistics[0] = -clamped;
+          statistics[1]
+            = f32 ? (double)(float)(0.5 * (float)(clamped * clamped)) : 0.5 * clamped * clamped;
+          statistics[2]
+            = f32 ? (double)((float)((float)(expf ((float)clamped)) - 1.0f) - (float)clamped)
+                  : exp (clamped) - 1.0 - clamped;
+          stats->n += weight;
+          stats->n_valid++;
+          stats->sum_l += log_ratio * weight;
+          stats->sum_old += old * weight;
+          stats->sum_roll += rollout * weight;
+          for (int which = 0; which < 3; which++)
             {
-              s->sum_k[j] += k[j] * mv;
-              mx[j] = dw_torch_max (mx[j], k[j]);
+              stats->sum_k[which] += statistics[which] * weight;
+              largest[which] = dw_torch_max (largest[which], statistics[which]);
             }
-          s->min_l = dw_torch_min (s->min_l, l);
+          stats->min_l = dw_torch_min (stats->min_l, log_ratio);
         }
-      for (int j = 0; j < 3; j++)
-        s->max_k[j] = s->n_valid ? mx[j] : 0.0;
+      for (int which = 0; which < 3; which++)
+        stats->max_k[which] = stats->n_valid ? largest[which] : 0.0;
     }
 }

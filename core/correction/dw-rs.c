@@ -16,114 +16,115 @@ static const char *const dw_rs_names[DW_RS_N_OPTIONS] = {
 };
 
 const char *
-dw_rs_option_name (DwRsOption opt)
+dw_rs_option_name (DwRsOption option)
 {
-  if ((int)opt < 0 || opt >= DW_RS_N_OPTIONS)
+  if ((int)option < 0 || option >= DW_RS_N_OPTIONS)
     return NULL;
-  return dw_rs_names[opt];
+  return dw_rs_names[option];
 }
 
 int
-dw_rs_option_k (DwRsOption opt)
+dw_rs_option_k (DwRsOption option)
 {
-  static const int k[DW_RS_N_OPTIONS] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3 };
-  return k[opt];
+  static const int k_values[DW_RS_N_OPTIONS] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 2, 3 };
+  return k_values[option];
 }
 
 DwRsAgg
-dw_rs_option_agg (DwRsOption opt)
+dw_rs_option_agg (DwRsOption option)
 {
-  if (opt <= DW_RS_TOKEN_K3)
+  if (option <= DW_RS_TOKEN_K3)
     return DW_RS_AGG_TOKEN;
-  if (opt <= DW_RS_SEQ_SUM_K3)
+  if (option <= DW_RS_SEQ_SUM_K3)
     return DW_RS_AGG_SUM;
-  if (opt <= DW_RS_SEQ_MEAN_K3)
+  if (option <= DW_RS_SEQ_MEAN_K3)
     return DW_RS_AGG_MEAN;
   return DW_RS_AGG_MAX;
 }
 
 static void
-dw_rs_strip_copy (char *dst, size_t size, const char *a, size_t len)
+dw_rs_strip_copy (char *target, size_t capacity, const char *source, size_t length)
 {
-  while (len > 0 && dw_python_is_space ((unsigned char)*a))
-    a++, len--;
-  while (len > 0 && dw_python_is_space ((unsigned char)a[len - 1]))
-    len--;
-  if (len >= size)
-    len = size - 1;
-  memcpy (dst, a, len);
-  dst[len] = '\0';
+  while (length > 0 && dw_python_is_space ((unsigned char)*source))
+    source++, length--;
+  while (length > 0 && dw_python_is_space ((unsigned char)source[length - 1]))
+    length--;
+  if (length >= capacity)
+    length = capacity - 1;
+  memcpy (target, source, length);
+  target[length] = '\0';
 }
 
 /* Python's str.split(",") + strip + drop empties. Returns the count, or -1 if too many. */
 static int
-dw_rs_split_commas (const char *s, char parts[][DW_VALUE_STR_MAX], int max)
+dw_rs_split_commas (const char *text, char parts[][DW_VALUE_STR_MAX], int limit)
 {
-  int n = 0;
-  const char *p = s;
+  int count = 0;
+  const char *cursor = text;
   for (;;)
     {
-      const char *c = strchr (p, ',');
-      size_t len = c ? (size_t)(c - p) : strlen (p);
-      char tmp[DW_VALUE_STR_MAX];
-      dw_rs_strip_copy (tmp, sizeof tmp, p, len);
-      if (tmp[0] != '\0')
+      const char *comma = strchr (cursor, ',');
+      size_t length = comma ? (size_t)(comma - cursor) : strlen (cursor);
+      char stripped[DW_VALUE_STR_MAX];
+      dw_rs_strip_copy (stripped, sizeof stripped, cursor, length);
+      if (stripped[0] != '\0')
         {
-          if (n >= max)
+          if (count >= limit)
             return -1;
-          memcpy (parts[n++], tmp, sizeof tmp);
+          memcpy (parts[count++], stripped, sizeof stripped);
         }
-      if (!c)
+      if (!comma)
         break;
-      p = c + 1;
+      cursor = comma + 1;
     }
-  return n;
+  return count;
 }
 
 static bool
-dw_rs_parse_options (const DwValue *options, DwRsParsed *out, DwCorrectionError *error)
+dw_rs_parse_options (const DwValue *options, DwRsParsed *parsed, DwCorrectionError *error)
 {
-  char buf[64];
+  char text_value[64];
   if (options == NULL || options->kind != DW_VALUE_STR)
     return dw_error_set (error, DW_ERROR_VALUE, "rollout_rs must be a string, got %s.",
-                         options ? dw_value_to_python_str (options, buf, sizeof buf) : "None");
+                         options ? dw_value_to_python_str (options, text_value, sizeof text_value)
+                                 : "None");
   char parts[64][DW_VALUE_STR_MAX];
-  int n = dw_rs_split_commas (options->s, parts, 64);
-  out->n = 0;
-  for (int i = 0; i < (n < 0 ? 64 : n); i++)
+  int count = dw_rs_split_commas (options->s, parts, 64);
+  parsed->n = 0;
+  for (int index = 0; index < (count < 0 ? 64 : count); index++)
     {
       int found = -1;
-      for (int o = 0; o < DW_RS_N_OPTIONS; o++)
-        if (strcmp (parts[i], dw_rs_names[o]) == 0)
-          found = o;
+      for (int candidate = 0; candidate < DW_RS_N_OPTIONS; candidate++)
+        if (strcmp (parts[index], dw_rs_names[candidate]) == 0)
+          found = candidate;
       if (found < 0)
         return dw_error_set (error, DW_ERROR_VALUE,
                              "Invalid rollout_rs option: %s. Must be one of ['seq_max_k2', "
                              "'seq_max_k3', 'seq_mean_k1', 'seq_mean_k2', 'seq_mean_k3', "
                              "'seq_sum_k1', 'seq_sum_k2', 'seq_sum_k3', 'token_k1', 'token_k2', "
                              "'token_k3'].",
-                             parts[i]);
-      bool dup = false;
-      for (size_t j = 0; j < out->n; j++)
-        dup |= out->bounds[j].option == (DwRsOption)found;
-      if (!dup)
+                             parts[index]);
+      bool duplicate = false;
+      for (size_t other = 0; other < parsed->n; other++)
+        duplicate |= parsed->bounds[other].option == (DwRsOption)found;
+      if (!duplicate)
         {
-          memset (&out->bounds[out->n], 0, sizeof out->bounds[0]);
-          out->bounds[out->n++].option = (DwRsOption)found;
+          memset (&parsed->bounds[parsed->n], 0, sizeof parsed->bounds[0]);
+          parsed->bounds[parsed->n++].option = (DwRsOption)found;
         }
     }
-  if (out->n == 0)
+  if (parsed->n == 0)
     return dw_error_set (error, DW_ERROR_VALUE,
                          "rollout_rs must contain at least one valid option.");
   return true;
 }
 
 static bool
-dw_rs_parse_thresholds (DwRsParsed *out, const DwValue *threshold, bool reject_inverted,
+dw_rs_parse_thresholds (DwRsParsed *parsed, const DwValue *threshold, bool reject_inverted,
                         DwCorrectionError *error)
 {
-  char local[DW_RS_N_OPTIONS + 1][DW_VALUE_STR_MAX];
-  int n;
+  char specs[DW_RS_N_OPTIONS + 1][DW_VALUE_STR_MAX];
+  int count;
   if (threshold == NULL || threshold->kind == DW_VALUE_NONE)
     return dw_error_set (error, DW_ERROR_VALUE,
                          "rollout_rs_threshold must be explicitly provided when rollout_rs is "
@@ -131,13 +132,13 @@ dw_rs_parse_thresholds (DwRsParsed *out, const DwValue *threshold, bool reject_i
   if (threshold->kind == DW_VALUE_INT || threshold->kind == DW_VALUE_FLOAT
       || threshold->kind == DW_VALUE_BOOL)
     {
-      dw_value_to_python_str (threshold, local[0], sizeof local[0]);
-      n = 1;
+      dw_value_to_python_str (threshold, specs[0], sizeof specs[0]);
+      count = 1;
     }
   else if (threshold->kind == DW_VALUE_STR)
     {
-      n = dw_rs_split_commas (threshold->s, local, DW_RS_N_OPTIONS + 1);
-      if (n == 0)
+      count = dw_rs_split_commas (threshold->s, specs, DW_RS_N_OPTIONS + 1);
+      if (count == 0)
         return dw_error_set (error, DW_ERROR_VALUE,
                              "rollout_rs_threshold must contain at least one threshold value.");
     }
@@ -145,91 +146,95 @@ dw_rs_parse_thresholds (DwRsParsed *out, const DwValue *threshold, bool reject_i
     return dw_error_set (error, DW_ERROR_TYPE,
                          "rollout_rs_threshold must be a string or numeric value specifying "
                          "per-option thresholds.");
-  if (n != 1 && n != (int)out->n)
+  if (count != 1 && count != (int)parsed->n)
     return dw_error_set (error, DW_ERROR_VALUE,
                          "rollout_rs_threshold expects either one threshold shared by all options "
                          "or exactly %zu thresholds to match the provided rollout_rs options.",
-                         out->n);
-  for (size_t i = 0; i < out->n; i++)
+                         parsed->n);
+  for (size_t index = 0; index < parsed->n; index++)
     {
-      DwRsBound *bd = &out->bounds[i];
-      const char *s = local[n == 1 ? 0 : i];
-      const char *opt = dw_rs_names[bd->option];
-      if (dw_rs_option_k (bd->option) == 1)
+      DwRsBound *bound = &parsed->bounds[index];
+      const char *text = specs[count == 1 ? 0 : index];
+      const char *option = dw_rs_names[bound->option];
+      if (dw_rs_option_k (bound->option) == 1)
         {
-          double lo, up;
-          const char *us = strchr (s, '_');
-          if (us)
+          double lower, upper;
+          const char *underscore = strchr (text, '_');
+          if (underscore)
             {
-              char lo_s[DW_VALUE_STR_MAX];
-              memcpy (lo_s, s, (size_t)(us - s));
-              lo_s[us - s] = '\0';
-              if (!dw_python_float (lo_s, &lo) || !dw_python_float (us + 1, &up))
+              char lower_text[DW_VALUE_STR_MAX];
+              memcpy (lower_text, text, (size_t)(underscore - text));
+              lower_text[underscore - text] = '\0';
+              if (!dw_python_float (lower_text, &lower)
+                  || !dw_python_float (underscore + 1, &upper))
                 return dw_error_set (error, DW_ERROR_VALUE,
-                                     "Invalid numeric threshold '%s' for option '%s'.", s, opt);
+                                     "Invalid numeric threshold '%s' for option '%s'.", text,
+                                     option);
             }
           else
             {
-              if (!dw_python_float (s, &up))
+              if (!dw_python_float (text, &upper))
                 return dw_error_set (error, DW_ERROR_VALUE,
-                                     "could not convert string to float: '%s'", s);
-              if (up == 0)
+                                     "could not convert string to float: '%s'", text);
+              if (upper == 0)
                 return dw_error_set (error, DW_ERROR_ZERO_DIVISION, "float division by zero");
-              lo = 1.0 / up; /* float(str(1.0/up)) is exact: repr round-trips */
+              lower = 1.0 / upper; /* float(str(1.0/up)) is exact: repr round-trips */
             }
-          if (lo <= 0 || up <= 0)
+          if (lower <= 0 || upper <= 0)
             return dw_error_set (error, DW_ERROR_VALUE,
-                                 "Thresholds for option '%s' must be positive, got %s.", opt, s);
-          if (reject_inverted && lo > up)
+                                 "Thresholds for option '%s' must be positive, got %s.", option,
+                                 text);
+          if (reject_inverted && lower > upper)
             return dw_error_set (error, DW_ERROR_VALUE,
-                                 "Thresholds for option '%s' must be lower <= upper, got %s.", opt,
-                                 s);
-          bd->has_lower = true;
-          bd->lower = lo;
-          bd->upper = up;
-          bd->log_lower = log (lo);
-          bd->log_upper = log (up);
+                                 "Thresholds for option '%s' must be lower <= upper, got %s.",
+                                 option, text);
+          bound->has_lower = true;
+          bound->lower = lower;
+          bound->upper = upper;
+          bound->log_lower = log (lower);
+          bound->log_upper = log (upper);
         }
       else
         {
-          double up;
-          if (strchr (s, '_'))
+          double upper;
+          if (strchr (text, '_'))
             return dw_error_set (error, DW_ERROR_VALUE,
                                  "rollout_rs_threshold for option '%s' must provide a single upper "
                                  "bound without '_'. Received '%s'.",
-                                 opt, s);
-          if (!dw_python_float (s, &up))
+                                 option, text);
+          if (!dw_python_float (text, &upper))
             return dw_error_set (error, DW_ERROR_VALUE,
-                                 "Invalid numeric threshold '%s' for option '%s'.", s, opt);
-          if (up <= 0)
+                                 "Invalid numeric threshold '%s' for option '%s'.", text, option);
+          if (upper <= 0)
             return dw_error_set (error, DW_ERROR_VALUE,
-                                 "Threshold for option '%s' must be positive, got %s.", opt, s);
-          bd->has_lower = false;
-          bd->lower = 0;
-          bd->upper = up;
-          bd->log_lower = 0;
-          bd->log_upper = up;
+                                 "Threshold for option '%s' must be positive, got %s.", option,
+                                 text);
+          bound->has_lower = false;
+          bound->lower = 0;
+          bound->upper = upper;
+          bound->log_lower = 0;
+          bound->log_upper = upper;
         }
     }
   return true;
 }
 
 bool
-dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *out,
+dw_rs_parse (const DwValue *options, const DwValue *threshold, DwRsParsed *parsed,
              DwCorrectionError *error)
 {
-  memset (out, 0, sizeof *out);
-  if (!dw_rs_parse_options (options, out, error))
+  memset (parsed, 0, sizeof *parsed);
+  if (!dw_rs_parse_options (options, parsed, error))
     return false;
-  return dw_rs_parse_thresholds (out, threshold, false, error);
+  return dw_rs_parse_thresholds (parsed, threshold, false, error);
 }
 
 bool
 dw_rs_parse_checked (const DwValue *options, const DwValue *threshold, bool reject_inverted,
-                     DwRsParsed *out, DwCorrectionError *error)
+                     DwRsParsed *parsed, DwCorrectionError *error)
 {
-  memset (out, 0, sizeof *out);
-  if (!dw_rs_parse_options (options, out, error))
+  memset (parsed, 0, sizeof *parsed);
+  if (!dw_rs_parse_options (options, parsed, error))
     return false;
-  return dw_rs_parse_thresholds (out, threshold, reject_inverted, error);
+  return dw_rs_parse_thresholds (parsed, threshold, reject_inverted, error);
 }

@@ -260,9 +260,9 @@ const DwSchemaKey *
 dw_schema_find (DwGeneration gen, const char *key)
 {
   const DwSchema *schema = dw_schema_get (gen);
-  for (size_t i = 0; schema && key && i < schema->n_keys; i++)
-    if (strcmp (schema->keys[i].name, key) == 0)
-      return &schema->keys[i];
+  for (size_t index = 0; schema && key && index < schema->n_keys; index++)
+    if (strcmp (schema->keys[index].name, key) == 0)
+      return &schema->keys[index];
   return NULL;
 }
 
@@ -270,9 +270,9 @@ const DwSchemaKey *
 dw_schema_find_role (DwGeneration gen, DwKeyRole role)
 {
   const DwSchema *schema = dw_schema_get (gen);
-  for (size_t i = 0; schema && i < schema->n_keys; i++)
-    if (schema->keys[i].role == role)
-      return &schema->keys[i];
+  for (size_t index = 0; schema && index < schema->n_keys; index++)
+    if (schema->keys[index].role == role)
+      return &schema->keys[index];
   return NULL;
 }
 
