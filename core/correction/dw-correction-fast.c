@@ -7,48 +7,52 @@
  */
 #include "dw-correction-private.h"
 
+/* Glossary (spec symbols kept in this kernel driver): k the statistic of an RS option, 1, 2 or 3
+ * (§4.3); DwRowIn / DwRowOut fields as dw-correction-private.h describes them. */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* mo[t] = mi[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0. Float
- * masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
+/* target[t] = source[t] · keep[t] (keep ∈ {0, 1}) in the mask dtype; @keep NULL: every keep is 0.
+ * Float masks multiply (−1·0 = −0, NaN stays NaN, as torch), integer and bool masks select. */
 static void
-dw_correction_fast_mask_row (DwDType dt, const void *mi, const float *keep, void *mo, size_t T)
+dw_correction_fast_mask_row (DwDType dtype, const void *source_row, const float *keep,
+                             void *target_row, size_t T)
 {
-#define SELECT_LOOP(TYPE)                           \
-  do                                                \
-    {                                               \
-      const TYPE *restrict src = mi;                \
-      TYPE *restrict dst = mo;                      \
-      if (!keep)                                    \
-        memset (dst, 0, T * sizeof (TYPE));         \
-      else                                          \
-        for (size_t t = 0; t < T; t++)              \
-          dst[t] = keep[t] != 0 ? src[t] : (TYPE)0; \
-    }                                               \
+#define SELECT_LOOP(TYPE)                                 \
+  do                                                      \
+    {                                                     \
+      const TYPE *restrict src = source_row;              \
+      TYPE *restrict dst = target_row;                    \
+      if (!keep)                                          \
+        memset (dst, 0, T * sizeof (TYPE));               \
+      else                                                \
+        for (size_t col = 0; col < T; col++)              \
+          dst[col] = keep[col] != 0 ? src[col] : (TYPE)0; \
+    }                                                     \
   while (0)
-  switch (dt)
+  switch (dtype)
     {
     case DW_DTYPE_F32:
       {
-        const float *restrict src = mi;
-        float *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? keep[t] : 0.0f);
+        const float *restrict src = source_row;
+        float *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? keep[col] : 0.0f);
       }
       break;
     case DW_DTYPE_F64:
       {
-        const double *restrict src = mi;
-        double *restrict dst = mo;
-        for (size_t t = 0; t < T; t++)
-          dst[t] = src[t] * (keep ? (double)keep[t] : 0.0);
+        const double *restrict src = source_row;
+        double *restrict dst = target_row;
+        for (size_t col = 0; col < T; col++)
+          dst[col] = src[col] * (keep ? (double)keep[col] : 0.0);
       }
       break;
     default:
-      switch (dw_dtype_size (dt))
+      switch (dw_dtype_size (dtype))
         {
         case 1:
           SELECT_LOOP (uint8_t);

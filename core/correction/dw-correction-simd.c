@@ -4,6 +4,14 @@
  *
  * libc + libm only. See dw-correction-private.h. Built with -ffp-contract=off: the only fused
  * multiply-adds are the explicit ones of the expf replica (the ones glibc's FMA variant makes).
+ *
+ * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4).
+ * Glossary: T columns of the row; o, r, m (O, R, M as vectors) old / rollout log-probs and the
+ * mask; l (L) ℓ = o − r; ls (LS) SAFE(ℓ); e (E) exp(SAFE ℓ); el (EL) exp(ℓ) unclamped for k3_kl;
+ * x (W) the raw weight e·m; a (A) the applied weight (TIS min(x, C) or IcePop); S the value the
+ * IS sums describe (x, or a from v0.8.0 on); u (U, Y) S clamped for std / ESS; C, c the upper
+ * and lower bounds; k (Kv) the k1/k2/k3 statistic; md m as a double; d_* double-lane sums,
+ * f_* float-lane counts; TOK / BN / K the compile-time specialisation flags.
  */
 #include "dw-correction-private.h"
 #include "dw-torch-private.h"

@@ -17,9 +17,9 @@ typedef struct
   struct
   {
     DwValueKind kind;
-    int b;
-    double f;
-    const char *s;
+    int flag;      /* DW_VALUE_BOOL */
+    double number; /* DW_VALUE_FLOAT, DW_VALUE_INT */
+    const char *text;
   } value;
 } DwPresetField;
 
@@ -813,55 +813,55 @@ const DwPresetInfo *
 dw_preset_list (DwGeneration gen, size_t *n_out)
 {
   static const DwPresetInfo empty[1] = { { NULL, NULL } };
-  const DwPresetDef *t = dw_preset_table (gen);
-  size_t n = 0;
-  if (t == NULL)
+  const DwPresetDef *table = dw_preset_table (gen);
+  size_t count = 0;
+  if (table == NULL)
     {
       if (n_out)
         *n_out = 0;
       return empty;
     }
   /* the table is constant: filling it again from any thread writes the same values */
-  for (; t[n].name && n < MAX_PRESETS; n++)
+  for (; table[count].name && count < MAX_PRESETS; count++)
     {
-      dw_preset_infos[gen][n].name = t[n].name;
-      dw_preset_infos[gen][n].description = t[n].description;
+      dw_preset_infos[gen][count].name = table[count].name;
+      dw_preset_infos[gen][count].description = table[count].description;
     }
-  dw_preset_infos[gen][n].name = NULL;
-  dw_preset_infos[gen][n].description = NULL;
+  dw_preset_infos[gen][count].name = NULL;
+  dw_preset_infos[gen][count].description = NULL;
   if (n_out)
-    *n_out = n;
+    *n_out = count;
   return dw_preset_infos[gen];
 }
 
 static const DwPresetDef *
 dw_preset_find (DwGeneration gen, const char *name)
 {
-  const DwPresetDef *t = dw_preset_table (gen);
-  for (size_t i = 0; t && name && t[i].name; i++)
-    if (strcmp (t[i].name, name) == 0)
-      return &t[i];
+  const DwPresetDef *table = dw_preset_table (gen);
+  for (size_t index = 0; table && name && table[index].name; index++)
+    if (strcmp (table[index].name, name) == 0)
+      return &table[index];
   return NULL;
 }
 
 const DwPresetInfo *
 dw_preset_lookup (DwGeneration gen, const char *name)
 {
-  const DwPresetDef *p = dw_preset_find (gen, name);
-  if (!p)
+  const DwPresetDef *preset = dw_preset_find (gen, name);
+  if (!preset)
     return NULL;
-  const DwPresetInfo *l = dw_preset_list (gen, NULL);
-  for (size_t i = 0; l[i].name; i++)
-    if (strcmp (l[i].name, name) == 0)
-      return &l[i];
+  const DwPresetInfo *list = dw_preset_list (gen, NULL);
+  for (size_t index = 0; list[index].name; index++)
+    if (strcmp (list[index].name, name) == 0)
+      return &list[index];
   return NULL;
 }
 
 bool
 dw_preset_apply (DwConfig *config, const char *name, DwCorrectionError *error)
 {
-  const DwPresetDef *p = dw_preset_find (config->generation, name);
-  if (!p)
+  const DwPresetDef *preset = dw_preset_find (config->generation, name);
+  if (!preset)
     {
       if (error)
         {
@@ -872,27 +872,27 @@ dw_preset_apply (DwConfig *config, const char *name, DwCorrectionError *error)
       return false;
     }
   dw_config_unset (config, "preset");
-  for (int i = 0; i < p->n_fields; i++)
+  for (int index = 0; index < preset->n_fields; index++)
     {
-      DwValue v = dw_value_none ();
-      switch (p->fields[i].value.kind)
+      DwValue value = dw_value_none ();
+      switch (preset->fields[index].value.kind)
         {
         case DW_VALUE_BOOL:
-          v = dw_value_bool (p->fields[i].value.b);
+          value = dw_value_bool (preset->fields[index].value.flag);
           break;
         case DW_VALUE_INT:
-          v = dw_value_int ((int64_t)p->fields[i].value.f);
+          value = dw_value_int ((int64_t)preset->fields[index].value.number);
           break;
         case DW_VALUE_FLOAT:
-          v = dw_value_float (p->fields[i].value.f);
+          value = dw_value_float (preset->fields[index].value.number);
           break;
         case DW_VALUE_STR:
-          v = dw_value_str (p->fields[i].value.s);
+          value = dw_value_str (preset->fields[index].value.text);
           break;
         default:
           break;
         }
-      dw_config_set (config, p->fields[i].key, &v);
+      dw_config_set (config, preset->fields[index].key, &value);
     }
   return true;
 }

@@ -1,4 +1,4 @@
-/* dw-workspace.c — per-thread scratch buffers and recycled result blocks
+/* dw-workspace.c — per-thread scratch buffers and dw_workspace_recycled result blocks
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -14,28 +14,29 @@
 
 static _Thread_local struct
 {
-  void *p;
+  void *block;
   size_t size;
-} ws[DW_WORKSPACE_N_SLOTS];
+} dw_workspace_slots[DW_WORKSPACE_N_SLOTS];
 
 void *
 dw_workspace_get (int slot, size_t bytes)
 {
   if (bytes == 0)
     bytes = 1;
-  if (ws[slot].size < bytes)
+  if (dw_workspace_slots[slot].size < bytes)
     {
-      free (ws[slot].p);
-      ws[slot].p = malloc (bytes);
-      ws[slot].size = ws[slot].p ? bytes : 0;
+      free (dw_workspace_slots[slot].block);
+      dw_workspace_slots[slot].block = malloc (bytes);
+      dw_workspace_slots[slot].size = dw_workspace_slots[slot].block ? bytes : 0;
     }
-  return ws[slot].p;
+  return dw_workspace_slots[slot].block;
 }
 
 /* Result arrays (weights, masks) are plain malloc() blocks the caller owns. Large ones returned
  * through dw_correction_result_clear() are kept per thread and handed out again by the next run
  * instead of fresh mmaps whose page faults cost as much as the kernels themselves. Only blocks
- * this file allocated (recorded with their exact size in @issued) are recycled. */
+ * this file allocated (recorded with their exact size in dw_workspace_issued) are
+ * dw_workspace_recycled. */
 #define RECYCLE_MIN ((size_t)256 * 1024)
 enum
 {
@@ -44,94 +45,96 @@ enum
 };
 typedef struct
 {
-  void *p;
+  void *block;
   size_t size;
-} Block;
-static _Thread_local Block recycled[N_RECYCLED], issued[N_ISSUED];
-static _Thread_local unsigned issued_next;
+} DwWorkspaceBlock;
+static _Thread_local DwWorkspaceBlock dw_workspace_recycled[N_RECYCLED],
+  dw_workspace_issued[N_ISSUED];
+static _Thread_local unsigned dw_workspace_issued_next;
 
 void *
 dw_workspace_alloc (size_t bytes)
 {
   if (bytes == 0)
     bytes = 1;
-  void *p = NULL;
+  void *block = NULL;
   int best = -1;
-  for (int i = 0; i < N_RECYCLED; i++)
-    if (recycled[i].p && recycled[i].size >= bytes
-        && recycled[i].size <= bytes + bytes / 2 /* do not pin a much larger block */
-        && (best < 0 || recycled[i].size < recycled[best].size))
-      best = i;
+  for (int index = 0; index < N_RECYCLED; index++)
+    if (dw_workspace_recycled[index].block && dw_workspace_recycled[index].size >= bytes
+        && dw_workspace_recycled[index].size
+             <= bytes + bytes / 2 /* do not pin a much larger block */
+        && (best < 0 || dw_workspace_recycled[index].size < dw_workspace_recycled[best].size))
+      best = index;
   size_t size = bytes;
   if (best >= 0)
     {
-      p = recycled[best].p;
-      size = recycled[best].size;
-      recycled[best] = (Block){ NULL, 0 };
+      block = dw_workspace_recycled[best].block;
+      size = dw_workspace_recycled[best].size;
+      dw_workspace_recycled[best] = (DwWorkspaceBlock){ NULL, 0 };
     }
   else
-    p = malloc (bytes);
-  if (!p)
+    block = malloc (bytes);
+  if (!block)
     return NULL;
   /* a block freed by its owner with free() may come back at the same address: forget it */
   int slot = -1;
-  for (int i = 0; i < N_ISSUED; i++)
-    if (issued[i].p == p)
+  for (int index = 0; index < N_ISSUED; index++)
+    if (dw_workspace_issued[index].block == block)
       {
-        issued[i] = (Block){ NULL, 0 };
-        slot = i;
+        dw_workspace_issued[index] = (DwWorkspaceBlock){ NULL, 0 };
+        slot = index;
       }
   if (size >= RECYCLE_MIN)
     {
       if (slot < 0)
-        slot = (int)(issued_next++ % N_ISSUED);
-      issued[slot] = (Block){ p, size };
+        slot = (int)(dw_workspace_issued_next++ % N_ISSUED);
+      dw_workspace_issued[slot] = (DwWorkspaceBlock){ block, size };
     }
-  return p;
+  return block;
 }
 
 void
-dw_workspace_free (void *p)
+dw_workspace_free (void *block)
 {
-  if (!p)
+  if (!block)
     return;
-  for (int i = 0; i < N_ISSUED; i++)
-    if (issued[i].p == p)
+  for (int index = 0; index < N_ISSUED; index++)
+    if (dw_workspace_issued[index].block == block)
       {
-        const Block blk = issued[i];
-        issued[i] = (Block){ NULL, 0 };
+        const DwWorkspaceBlock freed = dw_workspace_issued[index];
+        dw_workspace_issued[index] = (DwWorkspaceBlock){ NULL, 0 };
         int slot = 0; /* an empty slot, else the smallest cached block */
-        for (int k = 0; k < N_RECYCLED; k++)
-          if (!recycled[k].p)
+        for (int candidate = 0; candidate < N_RECYCLED; candidate++)
+          if (!dw_workspace_recycled[candidate].block)
             {
-              slot = k;
+              slot = candidate;
               break;
             }
-          else if (recycled[k].size < recycled[slot].size)
-            slot = k;
-        if (recycled[slot].p && recycled[slot].size >= blk.size)
+          else if (dw_workspace_recycled[candidate].size < dw_workspace_recycled[slot].size)
+            slot = candidate;
+        if (dw_workspace_recycled[slot].block && dw_workspace_recycled[slot].size >= freed.size)
           break; /* the cache already holds larger blocks */
-        free (recycled[slot].p);
-        recycled[slot] = blk;
+        free (dw_workspace_recycled[slot].block);
+        dw_workspace_recycled[slot] = freed;
         return;
       }
-  free (p);
+  free (block);
 }
 
 void
 dw_workspace_release (void)
 {
-  for (int i = 0; i < DW_WORKSPACE_N_SLOTS; i++)
+  for (int index = 0; index < DW_WORKSPACE_N_SLOTS; index++)
     {
-      free (ws[i].p);
-      ws[i].p = NULL;
-      ws[i].size = 0;
+      free (dw_workspace_slots[index].block);
+      dw_workspace_slots[index].block = NULL;
+      dw_workspace_slots[index].size = 0;
     }
-  for (int i = 0; i < N_RECYCLED; i++)
+  for (int index = 0; index < N_RECYCLED; index++)
     {
-      free (recycled[i].p);
-      recycled[i] = (Block){ NULL, 0 };
+      free (dw_workspace_recycled[index].block);
+      dw_workspace_recycled[index] = (DwWorkspaceBlock){ NULL, 0 };
     }
-  for (int i = 0; i < N_ISSUED; i++)
-    issued[i] = (Block){ NULL, 0 };
+  for (int index = 0; index < N_ISSUED; index++)
+    dw_workspace_issued[index] = (DwWorkspaceBlock){ NULL, 0 };
 }
