@@ -6,10 +6,10 @@
  * delivered by one worker thread, so a slow command or an unreachable endpoint never holds up
  * ingest. The queue is bounded: when it is full the oldest waiting event is dropped (and
  * counted). A command gets the event's JSON on stdin (`/bin/sh -c CMD`), its output goes to
- * stderr, and it is stopped after the exec timeout. A webhook gets a Slack-compatible POST body {"text": "…"}; connection
- * errors, HTTP 429 and 5xx are retried with exponential backoff (first delay, doubled each
- * attempt, up to the attempt limit), other 4xx answers are final. HTTP/1.1 over GIO's
- * GSocketClient (https through GIO's TLS backend when installed).
+ * stderr, and it is stopped after the exec timeout. A webhook gets a Slack-compatible POST body
+ * {"text": "…"}; connection errors, HTTP 429 and 5xx are retried with exponential backoff (first
+ * delay, doubled each attempt, up to the attempt limit), other 4xx answers are final. HTTP/1.1 over
+ * GIO's GSocketClient (https through GIO's TLS backend when installed).
  */
 #pragma once
 

@@ -150,15 +150,15 @@ static const DwSchemaKey dw_schema_verl_0_7_0_keys[] = {
     0,                                                                                         \
     DW_SLIDER_NONE,                                                                            \
     "AlgoConfig switch: the trainer applies the IS weights in the loss" },                     \
-  { "rollout_is_level",                                                                        \
-    "str",                                                                                     \
-    DW_DEFAULT_STR ("token"),                                                                  \
-    dw_schema_levels_all,                                                                      \
-    DW_ROLE_IS_LEVEL,                                                                          \
-    0,                                                                                         \
-    0,                                                                                         \
-    DW_SLIDER_NONE,                                                                            \
-    "IS level: token, sequence or geometric" },                                                \
+    { "rollout_is_level",                                                                      \
+      "str",                                                                                   \
+      DW_DEFAULT_STR ("token"),                                                                \
+      dw_schema_levels_all,                                                                    \
+      DW_ROLE_IS_LEVEL,                                                                        \
+      0,                                                                                       \
+      0,                                                                                       \
+      DW_SLIDER_NONE,                                                                          \
+      "IS level: token, sequence or geometric" },                                              \
     { "rollout_is_mode",                                                                       \
       "str",                                                                                   \
       DW_DEFAULT_STR ("truncate"),                                                             \
