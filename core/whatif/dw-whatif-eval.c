@@ -699,6 +699,7 @@ typedef struct
   double single_out, single_upper; /* the last token option: masked tokens, bound */
   DwWhatifTokenOption single;
   int single_k;
+  double kept_low, kept_high; /* compact steps: the token options' kept ℓ interval */
 } DwWhatifRsState;
 
 /* one option's values before the metrics are put */
@@ -709,6 +710,7 @@ typedef struct
   DwRsAgg aggregation;
   double upper, lower, lower_metric;
   double sum_stat, sum, sum_sq, masked, seq_masked, n_high, n_low;
+  double count_error, sum_error, sum_sq_error; /* compact steps */
 } DwWhatifRsOption;
 
 static void
@@ -728,6 +730,15 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
   option->n_high = token.n_high;
   option->n_low = token.n_low;
   option->masked = (double)(step->n_tokens - token.n_kept);
+  if (step->sketch)
+    {
+      option->masked = (double)step->n_tokens - token.n_kept_estimate;
+      option->count_error = token.count_error;
+      option->sum_error = token.sum_error;
+      option->sum_sq_error = token.sum_sq_error;
+      state->kept_low = fmax (state->kept_low, token.kept_low);
+      state->kept_high = fmin (state->kept_high, token.kept_high);
+    }
   state->single_out = option->masked;
   state->single = token;
   state->single_k = k;
@@ -829,21 +840,28 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
     {
       dw_whatif_eval_put3 (list, step->max_k[option->k - 1], prefix, "_max");
       dw_whatif_eval_put3 (list, step->min_k[option->k - 1], prefix, "_min");
+      list->error = option->count_error / step->mask_count;
       dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->n_high), prefix,
                            "_fraction_high");
+      list->error = k1 ? option->count_error / step->mask_count : 0.0;
       dw_whatif_eval_put3 (list, k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
                            "_fraction_low");
     }
-  if (step->mask_sum > 1)
+  double std, std_error, unused;
+  dw_whatif_eval_spread_values (step, option->sum, option->sum_sq, &std, &unused);
+  std_error = 0;
+  for (int corner = 0; (option->sum_error != 0 || option->sum_sq_error != 0) && corner < 4;
+       corner++)
     {
-      double mean_clamped = dw_whatif_mean_batch (step, option->sum);
-      double variance
-        = dw_whatif_round (step, dw_whatif_mean_batch (step, option->sum_sq)
-                                   - dw_whatif_round (step, mean_clamped * mean_clamped));
-      dw_whatif_eval_put3 (list, sqrt (fmax (variance, 0.0)), prefix, "_std");
+      double corner_std;
+      dw_whatif_eval_spread_values (
+        step, option->sum + (corner & 1 ? option->sum_error : -option->sum_error),
+        option->sum_sq + (corner & 2 ? option->sum_sq_error : -option->sum_sq_error), &corner_std,
+        &unused);
+      std_error = fmax (std_error, fabs (corner_std - std));
     }
-  else
-    dw_whatif_eval_put3 (list, 0.0, prefix, "_std");
+  list->error = std_error;
+  dw_whatif_eval_put3 (list, std, prefix, "_std");
   dw_whatif_eval_put3 (list, mean, prefix, "_seq_mean");
   dw_whatif_eval_put3 (list, count > 1 ? sqrt (stat->sum_sq_dev / (count - 1)) : 0.0, prefix,
                        "_seq_std");
@@ -853,6 +871,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_eval_put3 (list, count > 0 ? n_high / count : 0.0, prefix, "_seq_fraction_high");
   if (k1)
     dw_whatif_eval_put3 (list, count > 0 ? n_low / count : 0.0, prefix, "_seq_fraction_low");
+  list->error = option->count_error / step->mask_count;
   dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->masked), prefix,
                        "_masked_fraction");
   dw_whatif_eval_put3 (list, count > 0 ? option->seq_masked / count : 0.0, prefix,
@@ -980,6 +999,51 @@ dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_eval_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)n_rows);
 }
 
+/* dw_whatif_eval_rs_overall on a compact step: the tokens outside the token options' kept ℓ
+ * interval come from the sketch; a row rejected by a sequence option loses all its tokens, and
+ * of a row also rejected by a token option, the tokens the token options keep are estimated at
+ * the step's kept share (error: the row's tokens) */
+static void
+dw_whatif_eval_rs_overall_sketch (const DwWhatifStep *step, DwWhatifList *list,
+                                  const DwWhatifRsState *state, guint8 *row_rejected)
+{
+  const double n = (double)step->n_tokens;
+  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  double kept = n, kept_error = 0;
+  if (state->n_token_options == 1)
+    {
+      kept = state->single.n_kept_estimate;
+      kept_error = state->single.count_error;
+    }
+  else if (state->any_token)
+    {
+      DwWhatifSketchPart inside;
+      dw_whatif_query_sketch_between (step, state->kept_low, state->kept_high, &inside);
+      kept = inside.count;
+      kept_error = inside.count_error;
+    }
+  double masked = n - kept, masked_error = kept_error, rows_rejected = 0;
+  const double kept_share = n > 0 ? kept / n : 0;
+  for (gsize row = 0; row < step->n_rows; row++)
+    {
+      const gboolean seq = state->seq_rejected[row], tok = state->tok_rejected[row];
+      gboolean rejected = valid[row] > 0 && (seq || tok);
+      rows_rejected += rejected;
+      if (row_rejected)
+        row_rejected[row] = rejected;
+      if (seq && !tok)
+        masked += valid[row];
+      else if (seq && tok)
+        {
+          masked += valid[row] * kept_share;
+          masked_error += valid[row];
+        }
+    }
+  list->error = masked_error / step->mask_count;
+  dw_whatif_eval_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
+  dw_whatif_eval_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)step->n_rows);
+}
+
 static void
 dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
                    guint8 *row_rejected)
@@ -989,6 +1053,8 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
   state.seq_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
   state.tok_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
   state.kept_end = step->n_tokens;
+  state.kept_low = -INFINITY;
+  state.kept_high = INFINITY;
   for (gsize index = 0; index < plan->rs.n; index++)
     {
       DwWhatifRsOption option = { .bound = &plan->rs.bounds[index] };
@@ -1003,7 +1069,10 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
         dw_whatif_eval_rs_seq_option (step, &state, &option);
       dw_whatif_eval_rs_option_metrics (step, list, &option);
     }
-  dw_whatif_eval_rs_overall (step, list, &state, row_rejected);
+  if (step->sketch)
+    dw_whatif_eval_rs_overall_sketch (step, list, &state, row_rejected);
+  else
+    dw_whatif_eval_rs_overall (step, list, &state, row_rejected);
   g_free (state.seq_rejected);
   g_free (state.tok_rejected);
 }
@@ -1145,10 +1214,6 @@ dw_whatif_eval_supported (const DwWhatifStep *step, const DwPlan *plan)
   switch (plan->path)
     {
     case DW_PATH_VERL_K_OPTIONS:
-      /* token-level RS options need the tokens a compact step no longer has */
-      for (gsize index = 0; step->sketch && plan->rs_on && index < plan->rs.n; index++)
-        if (dw_rs_option_agg (plan->rs.bounds[index].option) == DW_RS_AGG_TOKEN)
-          return FALSE;
       return TRUE;
     case DW_PATH_VERL_LEGACY_RS:
     case DW_PATH_VERL_MISMATCH:

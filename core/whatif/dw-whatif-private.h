@@ -211,6 +211,10 @@ struct _DwWhatifStep
   double max_weight, min_weight, max_k[3], min_k[3];
   /* a compact step keeps no tokens, only this description of them (dw-whatif-sketch.c) */
   DwWhatifSketch *sketch;
+  /* compact steps: where k2 / k3 are not monotone along the sorted ℓ (DwWhatifShape's core):
+   * its token count and its ℓ range, [0] k2, [1] k3 */
+  gsize core_n[2];
+  double core_low[2], core_high[2], core_max[2];
   /* the 13 off-policy metrics (unprefixed keys, as dw_correction_run_entry OFFPOLICY gives) */
   gsize n_offpolicy;
   DwMetric *offpolicy;
@@ -362,8 +366,12 @@ typedef struct
 {
   double sum, sum_sq, n_high, n_low;
   gsize kept_start, kept_end; /* kept set = sorted positions [kept_start, kept_end) (see approx) */
-  gsize n_kept;               /* exact */
+  gsize n_kept;               /* exact (compact steps: rounded estimate) */
   gboolean approx;            /* the kept set is not exactly that interval */
+  /* compact steps: the kept set is the raw ℓ in [kept_low, kept_high] (empty when
+   * kept_low > kept_high); the counts are estimates with these error bounds */
+  double kept_low, kept_high;
+  double n_kept_estimate, count_error, sum_error, sum_sq_error;
 } DwWhatifTokenOption;
 
 /* token_k1 with bounds [lower, upper] on k1 = −ℓ̃ */
@@ -413,6 +421,9 @@ gsize dw_whatif_sketch_get_memory (const DwWhatifSketch *self);
 /* the tokens where (quantity op bound) holds, assuming true…true false…false in sorted order */
 void dw_whatif_sketch_prefix (const DwWhatifStep *step, int quantity, DwWhatifCompare op,
                               double bound, DwWhatifSketchPart *out);
+/* the tokens whose raw ℓ lies in [low, high] (dw-whatif-query.c) */
+void dw_whatif_query_sketch_between (const DwWhatifStep *step, double low, double high,
+                                     DwWhatifSketchPart *inside);
 /* the quantile @q of ℓ (nearest rank; interpolated inside a bulk bin) */
 double dw_whatif_sketch_quantile (const DwWhatifStep *step, double q);
 

@@ -371,10 +371,118 @@ dw_whatif_query_count_log_below (const DwWhatifStep *step, double bound, double 
 /* ------------------------------------------------------------------------------------------ */
 /* token-level RS options                                                                      */
 
+/* the tokens of a compact step whose raw ℓ lies in [low, high]: their count and sums (from the
+ * sketch's prefixes, with error bounds) */
+void
+dw_whatif_query_sketch_between (const DwWhatifStep *step, double low, double high,
+                                DwWhatifSketchPart *inside)
+{
+  DwWhatifSketchPart below, at_most;
+  dw_whatif_sketch_prefix (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, low, &below);
+  dw_whatif_sketch_prefix (step, DW_WHATIF_Q_RAW, DW_WHATIF_LE, high, &at_most);
+  memset (inside, 0, sizeof *inside);
+  if (!(low <= high))
+    return;
+  inside->count = MAX (0.0, at_most.count - below.count);
+  inside->count_error = at_most.count_error + below.count_error;
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    {
+      inside->sum[quantity] = at_most.sum[quantity] - below.sum[quantity];
+      inside->sum_error[quantity] = at_most.sum_error[quantity] + below.sum_error[quantity];
+    }
+}
+
+/* the boundary of {x : k(x) ≤ upper} on one side of 0 (@sign −1: the least x ≤ 0, +1: the
+ * greatest x ≥ 0), by bisection over doubles (k falls towards 0 and rises after it) */
+static double
+dw_whatif_query_k_boundary (const DwWhatifStep *step, int quantity, double upper, int sign)
+{
+  const double far = sign * (DW_WHATIF_SAFETY_BOUND + 1);
+  if (dw_whatif_quantity (step, quantity, far) <= upper)
+    return sign * INFINITY;
+  double inside = 0, outside = far;
+  for (int iteration = 0; iteration < 200; iteration++)
+    {
+      double middle = inside + (outside - inside) / 2;
+      if (middle == inside || middle == outside)
+        break;
+      if (dw_whatif_quantity (step, quantity, middle) <= upper)
+        inside = middle;
+      else
+        outside = middle;
+    }
+  return inside;
+}
+
+/* fills @out from the tokens whose raw ℓ is in [low, high] (kept; their statistic is @quantity,
+ * negated for k1 = −ℓ̃); tokens below @low count @below_value, above @high @above_value (the
+ * clamp bounds of the std), and the error bounds use the clamp range's largest magnitude */
+static void
+dw_whatif_query_token_sketch (const DwWhatifStep *step, double low, double high, int quantity,
+                              int quantity_sq, gboolean negate, double below_value,
+                              double above_value, DwWhatifTokenOption *out)
+{
+  const double n = (double)step->n_tokens;
+  DwWhatifSketchPart inside, below;
+  dw_whatif_query_sketch_between (step, low, high, &inside);
+  dw_whatif_sketch_prefix (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, low, &below);
+  memset (out, 0, sizeof *out);
+  out->kept_low = low;
+  out->kept_high = high;
+  out->n_kept_estimate = inside.count;
+  out->count_error = inside.count_error;
+  const double n_below = below.count, n_above = MAX (0.0, n - inside.count - n_below);
+  out->n_low = n_above;  /* k1's low side (x = −ℓ̃ < lower) is ℓ's high side */
+  out->n_high = n_below; /* k1 = −ℓ̃ > upper ⇔ ℓ below low */
+  const double sum_inside = negate ? -inside.sum[quantity] : inside.sum[quantity];
+  out->sum
+    = sum_inside + dw_whatif_times (below_value, n_below) + dw_whatif_times (above_value, n_above);
+  out->sum_sq = inside.sum[quantity_sq]
+                + dw_whatif_times (dw_whatif_round (step, below_value * below_value), n_below)
+                + dw_whatif_times (dw_whatif_round (step, above_value * above_value), n_above);
+  const double magnitude = MAX (fabs (below_value), fabs (above_value));
+  const double count_error = inside.count_error + below.count_error;
+  out->sum_error = inside.sum_error[quantity] + dw_whatif_times (magnitude, count_error);
+  out->sum_sq_error
+    = inside.sum_error[quantity_sq] + dw_whatif_times (magnitude * magnitude, count_error);
+  out->n_kept = (gsize)llround (inside.count);
+  out->approx = count_error != 0;
+}
+
 void
 dw_whatif_query_token_k1 (const DwWhatifStep *step, double lower, double upper,
                           DwWhatifTokenOption *out)
 {
+  if (step->sketch)
+    {
+      /* lower ≤ −ℓ̃ ≤ upper ⇔ −upper ≤ ℓ ≤ −lower, the safety clamp aside */
+      double low = -upper <= -DW_WHATIF_SAFETY_BOUND ? -INFINITY : -upper;
+      double high = -lower >= DW_WHATIF_SAFETY_BOUND ? INFINITY : -lower;
+      if (lower > upper) /* min(max(x, lower), upper) = upper for every token: nothing kept */
+        {
+          DwWhatifTokenOption counts;
+          dw_whatif_query_token_sketch (step, low, INFINITY, DW_WHATIF_Q_LOG, DW_WHATIF_Q_LOG_SQ,
+                                        TRUE, upper, lower, &counts);
+          DwWhatifTokenOption high_side;
+          dw_whatif_query_token_sketch (step, -INFINITY, high, DW_WHATIF_Q_LOG, DW_WHATIF_Q_LOG_SQ,
+                                        TRUE, upper, lower, &high_side);
+          memset (out, 0, sizeof *out);
+          out->kept_low = 1;
+          out->kept_high = 0;
+          out->n_high = counts.n_high;
+          out->n_low = high_side.n_low;
+          out->count_error = counts.count_error + high_side.count_error;
+          out->sum = dw_whatif_times (upper, (double)step->n_tokens);
+          out->sum_sq
+            = dw_whatif_times (dw_whatif_round (step, upper * upper), (double)step->n_tokens);
+          out->approx = out->count_error != 0;
+          return;
+        }
+      dw_whatif_query_token_sketch (step, low, high, DW_WHATIF_Q_LOG, DW_WHATIF_Q_LOG_SQ, TRUE,
+                                    upper, lower, out);
+      return;
+    }
+
   /* x = −ℓ̃ is non-increasing in the sorted order */
   const gsize n = step->n_tokens;
   const int log = DW_WHATIF_Q_LOG;
@@ -448,6 +556,44 @@ dw_whatif_query_core_sum (const DwWhatifStep *step, const DwWhatifShape *shape, 
 void
 dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhatifTokenOption *out)
 {
+  if (step->sketch)
+    {
+      const int quantity = k == 2 ? DW_WHATIF_Q_K2 : DW_WHATIF_Q_K3;
+      double low = 1, high = 0; /* NaN bound: nothing kept */
+      if (!isnan (upper))
+        {
+          low = dw_whatif_query_k_boundary (step, quantity, upper, -1);
+          high = dw_whatif_query_k_boundary (step, quantity, upper, +1);
+        }
+      dw_whatif_query_token_sketch (step, low, high, quantity,
+                                    k == 2 ? DW_WHATIF_Q_K2_SQ : DW_WHATIF_Q_K3_SQ, FALSE, upper,
+                                    upper, out);
+      if (k == 3) /* negative k3 (always kept) is clamped to 0 by the std's [0, upper] */
+        {
+          out->sum -= step->neg_k3_sum;
+          out->sum_sq -= step->neg_k3_sq;
+        }
+      /* where k is not monotone (rounding noise near ℓ = 0), tokens inside the core's ℓ range
+       * may be kept or not whatever the interval says */
+      const int j = k - 2;
+      const gboolean cut_in_core
+        = step->core_n[j] > 0
+          && (upper < step->core_max[j] || (low >= step->core_low[j] && low <= step->core_high[j])
+              || (high >= step->core_low[j] && high <= step->core_high[j]));
+      if (cut_in_core)
+        {
+          const double per_token = fabs (upper) + fabs (step->min_k[k - 1]);
+          out->count_error += (double)step->core_n[j];
+          out->sum_error += (double)step->core_n[j] * per_token;
+          out->sum_sq_error += (double)step->core_n[j] * per_token * per_token;
+          out->approx = TRUE;
+        }
+      /* both sides of the kept interval are above the bound */
+      out->n_high = (double)step->n_tokens - out->n_kept_estimate;
+      out->n_low = 0;
+      return;
+    }
+
   const gsize n = step->n_tokens;
   const DwWhatifShape *shape = k == 2 ? &step->shape_k2 : &step->shape_k3;
   const int quantity = k == 2 ? DW_WHATIF_Q_K2 : DW_WHATIF_Q_K3;

@@ -630,6 +630,18 @@ dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error)
   if (self == NULL || !self->fast || self->empty)
     return self;
   self->sketch = dw_whatif_sketch_new (self);
+  const DwWhatifShape *shapes[2] = { &self->shape_k2, &self->shape_k3 };
+  for (int j = 0; j < 2; j++)
+    {
+      self->core_n[j] = shapes[j]->core_n;
+      self->core_low[j] = self->core_high[j] = 0;
+      self->core_max[j] = shapes[j]->core_max;
+      if (shapes[j]->core_n > 0)
+        {
+          self->core_low[j] = dw_whatif_sorted_value (self, shapes[j]->end_left);
+          self->core_high[j] = dw_whatif_sorted_value (self, shapes[j]->start_right - 1);
+        }
+    }
   dw_whatif_step_drop_tokens (self);
   return self;
 }

@@ -828,14 +828,13 @@ test_compact (void)
       total.worst_bound_use = fmax (total.worst_bound_use, cc.worst_bound_use);
       dw_batch_free (b);
     }
-  g_printerr ("compact: %" G_GUINT64_FORMAT " configs (%" G_GUINT64_FORMAT
-              " pending: token RS options), %" G_GUINT64_FORMAT " metrics: %" G_GUINT64_FORMAT
-              " exact, %" G_GUINT64_FORMAT
-              " within their error bound (worst use %.2f of it), %" G_GUINT64_FORMAT
-              " estimated without a bound; %" G_GUINT64_FORMAT
-              " config errors as the full step's\n",
-              total.configs, total.pending, total.metrics, total.exact, total.bounded,
-              total.worst_bound_use, total.unbounded, total.failed_same);
+  g_printerr (
+    "compact: %" G_GUINT64_FORMAT " configs (%" G_GUINT64_FORMAT " pending), %" G_GUINT64_FORMAT
+    " metrics: %" G_GUINT64_FORMAT " exact, %" G_GUINT64_FORMAT
+    " within their error bound (worst use %.2f of it), %" G_GUINT64_FORMAT
+    " estimated without a bound; %" G_GUINT64_FORMAT " config errors as the full step's\n",
+    total.configs, total.pending, total.metrics, total.exact, total.bounded, total.worst_bound_use,
+    total.unbounded, total.failed_same);
   g_assert_cmpuint (total.exact * 10, >, total.metrics * 8);
   g_assert_cmpuint (total.unbounded * 20, <, total.metrics);
 }
