@@ -18,7 +18,7 @@
  *   - token-level IS metrics if libm's expf were not monotone on the step's data (checked);
  *   - on compact steps, token-level values whose bound falls inside a bin (with error_bound).
  * Pending (no values until the exact pass): slime, verl v0.6.0 (quantiles), batches with
- * non-binary masks or NaN log-ratios on valid tokens, token-level RS options on compact steps.
+ * non-binary masks or NaN log-ratios on valid tokens.
  */
 #pragma once
 
@@ -50,8 +50,8 @@ DwWhatifStep *dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **er
 /* A compact step (bounded memory, docs/WHATIF.md): every per-row statistic of a full step, so
  * every sequence-level option and IS level stays exact, and instead of the tokens a sketch of
  * their log-ratios (the extreme tokens in full, equal-count bins of the bulk): token-level values
- * whose bound falls inside a bin are approximate, with an error bound (error_bound); token-level
- * RS options are pending (exact pass). About 300 KB per step plus ~350 bytes per row. */
+ * whose bound falls inside a bin are approximate, with an error bound (error_bound). About
+ * 320 KB per step plus ~360 bytes per row. */
 DwWhatifStep *dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error);
 gboolean dw_whatif_step_is_compact (const DwWhatifStep *self);
 void dw_whatif_step_free (DwWhatifStep *self);
