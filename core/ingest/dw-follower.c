@@ -37,6 +37,8 @@
 /* From the main loop, files are ingested in slices of about this long, so a large initial
  * ingest lets signals (Ctrl+C) and a GUI's redraws through between files. */
 #define SLICE_US (50 * G_TIME_SPAN_MILLISECOND)
+/* How long one look at a file not recognised yet may take (it goes on from there next time). */
+#define SNIFF_BUDGET_US (200 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct
 {
@@ -385,20 +387,6 @@ known_run_root (DwFollower *self, const char *root, const char *path, GError **e
   return g_strdup (best);
 }
 
-static DwFormat
-sniff (const char *path)
-{
-  guint8 head[4096];
-  gssize n;
-  int fd = g_open (path, O_RDONLY, 0);
-
-  if (fd < 0)
-    return DW_FORMAT_UNKNOWN;
-  n = read (fd, head, sizeof head);
-  close (fd);
-  return n > 0 ? dw_format_sniff (path, head, (gsize)n) : DW_FORMAT_UNKNOWN;
-}
-
 /* The default ingest step: the store's ingester. A known file keeps its run; a new file goes
  * to the run folder of the stored run holding it; a recognised file outside any stored run
  * makes the followed folder be ingested as a whole, so runs are detected exactly as
@@ -412,7 +400,12 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
   GError *local = NULL;
 
   if (self->ingester == NULL)
-    self->ingester = dw_ingester_new (self->store);
+    {
+      self->ingester = dw_ingester_new (self->store);
+      /* one look per change event stays short; a file not recognised yet is examined further
+       * from where the last look stopped, as it grows */
+      dw_ingester_set_sniff_budget (self->ingester, SNIFF_BUDGET_US);
+    }
   if (g_str_equal (root, path))
     return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
   record = dw_store_get_file (self->store, path, &local);
@@ -431,8 +424,14 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
     }
   if (run_root != NULL)
     return dw_ingester_ingest_file (self->ingester, path, run_root, report, error);
-  if (sniff (path) == DW_FORMAT_UNKNOWN)
-    return TRUE; /* not (yet) a training log or batch: looked at again when it changes */
+  if (dw_ingester_recognise (self->ingester, path, NULL) == DW_FORMAT_UNKNOWN)
+    {
+      /* not (yet) a training log or batch: examined further when it changes, or at once when
+       * the look ran out of time before the end of the file */
+      if (dw_ingester_recognise_unfinished (self->ingester, path))
+        mark_dirty (self, path);
+      return TRUE;
+    }
   return dw_ingester_ingest_path (self->ingester, root, report, error);
 }
 

@@ -862,6 +862,23 @@ run_of_experiment (DwIngester *self, const char *project, const char *experiment
   return 0;
 }
 
+/* The stored run whose source is @run_root, or 0. */
+static gint64
+run_of_source (DwIngester *self, const char *run_root, GError **error)
+{
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+
+  if (runs == NULL)
+    return 0;
+  for (guint i = 0; i < runs->len; i++)
+    {
+      DwRunInfo *r = runs->pdata[i];
+      if (g_strcmp0 (r->source, run_root) == 0)
+        return r->id;
+    }
+  return 0;
+}
+
 /* The run of a new log file: the experiment it belongs to when the log says (verl's printed
  * config names trainer.project_name / experiment_name; verl's TensorBoard folders are
  * tensorboard_log/<project>/<experiment>) and that experiment is already a run — the console
@@ -872,6 +889,7 @@ run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, co
                  GError **error)
 {
   g_autofree char *meta = NULL, *project = NULL, *experiment = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
   gint64 run_id = 0;
 
   if (format == DW_FORMAT_VERL_CONSOLE || format == DW_FORMAT_SLIME_CONSOLE)
@@ -880,7 +898,7 @@ run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, co
       project = dw_run_meta_get_string (meta, "project");
       experiment = dw_run_meta_get_string (meta, "experiment");
     }
-  else if (format == DW_FORMAT_TFEVENTS && tb_experiment_of (run_root, &project, &experiment))
+  else if (format == DW_FORMAT_TFEVENTS && tb_experiment_of (dir, &project, &experiment))
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();
       g_autoptr (JsonGenerator) g = json_generator_new ();
@@ -900,6 +918,13 @@ run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, co
   if (experiment != NULL && self->run_name == NULL)
     {
       run_id = run_of_experiment (self, project, experiment, error);
+      if (error != NULL && *error != NULL)
+        return 0;
+    }
+  if (run_id == 0 && self->run_name == NULL)
+    {
+      /* the run of this run folder already exists under the experiment's name */
+      run_id = run_of_source (self, run_root, error);
       if (error != NULL && *error != NULL)
         return 0;
     }
@@ -1439,6 +1464,15 @@ recognise_fd (DwIngester *self, int fd, const char *path, char **reason)
   if (reason != NULL)
     *reason = f == DW_FORMAT_UNKNOWN ? g_strdup (dw_sniffer_get_reason (s)) : NULL;
   return f;
+}
+
+gboolean
+dw_ingester_recognise_unfinished (DwIngester *self, const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  DwSniffer *s = g_hash_table_lookup (self->sniffers, abs);
+
+  return s != NULL && dw_sniffer_is_unfinished (s);
 }
 
 void

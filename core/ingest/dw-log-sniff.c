@@ -29,6 +29,7 @@ struct _DwSniffer
   gboolean in_fence;
   DwFormat format;
   gint64 offset; /* start of the first line not examined yet */
+  gboolean out_of_time;
   char *reason;
 };
 
@@ -62,6 +63,12 @@ const char *
 dw_sniffer_get_reason (DwSniffer *s)
 {
   return s->format != DW_FORMAT_UNKNOWN ? NULL : s->reason;
+}
+
+gboolean
+dw_sniffer_is_unfinished (DwSniffer *s)
+{
+  return !s->final && s->out_of_time;
 }
 
 gint64
@@ -233,6 +240,7 @@ dw_sniffer_step (DwSniffer *s, int fd, gint64 budget_us)
           break;
         }
     }
+  s->out_of_time = out_of_time;
   if (out_of_time)
     set_reason (s, FALSE,
                 g_strdup_printf (_ ("no metric line in the first %" PRId64 " of %" PRId64

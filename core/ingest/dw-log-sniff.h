@@ -39,6 +39,8 @@ DwFormat dw_sniffer_step (DwSniffer *sniffer, int fd, gint64 budget_us);
 gboolean dw_sniffer_is_final (DwSniffer *sniffer);
 /* Why the file is not recognised (NULL once it is). */
 const char *dw_sniffer_get_reason (DwSniffer *sniffer);
+/* TRUE when the last step ran out of time before the end of the file. */
+gboolean dw_sniffer_is_unfinished (DwSniffer *sniffer);
 /* Bytes examined so far. */
 gint64 dw_sniffer_get_offset (DwSniffer *sniffer);
 

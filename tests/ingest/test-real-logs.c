@@ -1,0 +1,577 @@
+/* test-real-logs.c — training logs as users really have them (issue 12): recognised anywhere,
+ * never merged with another run, no line lost, the most precise copy kept
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The files come from log-fixtures.c; each test names the real-world case it reproduces.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <sqlite3.h>
+
+#include "dw-ingester.h"
+#include "dw-store-private.h"
+#include "log-fixtures.h"
+
+typedef struct
+{
+  char *dir;
+  char *db;
+  DwStore *store;
+  DwIngester *ing;
+} Fixture;
+
+static void
+open_store (Fixture *f, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_clear_object (&f->ing);
+  g_clear_object (&f->store);
+  g_free (f->db);
+  f->db = g_build_filename (f->dir, name, NULL);
+  f->store = dw_store_open (f->db, &error);
+  g_assert_no_error (error);
+  f->ing = dw_ingester_new (f->store);
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  (void)data;
+  f->dir = g_dir_make_tmp ("dw-real-XXXXXX", &error);
+  g_assert_no_error (error);
+  open_store (f, "store.db");
+}
+
+static void
+rm_rf (const char *path)
+{
+  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
+  const char *n;
+
+  if (d != NULL)
+    while ((n = g_dir_read_name (d)) != NULL)
+      {
+        g_autofree char *p = g_build_filename (path, n, NULL);
+        if (g_file_test (p, G_FILE_TEST_IS_DIR) && !g_file_test (p, G_FILE_TEST_IS_SYMLINK))
+          rm_rf (p);
+        else
+          g_unlink (p);
+      }
+  g_rmdir (path);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  (void)data;
+  g_clear_object (&f->ing);
+  g_clear_object (&f->store);
+  rm_rf (f->dir);
+  g_free (f->dir);
+  g_free (f->db);
+}
+
+static void
+ingest (Fixture *f, const char *path, DwIngestReport *r)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (dw_ingester_ingest_path (f->ing, path, r, &error));
+  g_assert_no_error (error);
+}
+
+static char *
+dump (DwStore *store)
+{
+  g_autoptr (GError) error = NULL;
+  char *d = dw_store_dump (store, &error);
+
+  g_assert_no_error (error);
+  return d;
+}
+
+static DwRunInfo *
+run_named (DwStore *store, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  DwRunInfo *r = dw_store_find_run (store, name, &error);
+
+  if (r == NULL)
+    g_error ("no run named %s: %s", name, error ? error->message : "");
+  return r;
+}
+
+static guint
+n_runs (DwStore *store)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (store, &error);
+
+  g_assert_no_error (error);
+  return runs->len;
+}
+
+/* Every tag of the fixture has exactly steps [first, last] with values of @launch (float64, or
+ * float32 when @f32) in @run. */
+static void
+assert_values (DwStore *store, gint64 run_id, gint64 first, gint64 last, guint launch,
+               double offset, gboolean f32)
+{
+  for (guint t = 0; t < DW_FIXTURE_N_TAGS; t++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwSeries) s
+        = dw_store_get_series (store, run_id, dw_fixture_tags[t], G_MININT64, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (s->n, ==, (gsize)(last - first + 1));
+      for (gsize i = 0; i < s->n; i++)
+        {
+          double want = dw_fixture_value (t, first + (gint64)i, launch, offset);
+          g_assert_cmpint (s->steps[i], ==, first + (gint64)i);
+          if (f32)
+            want = (float)want;
+          g_assert_cmpfloat (s->values[i], ==, want);
+        }
+    }
+}
+
+static gboolean
+notes_contain (const DwIngestReport *r, const char *a, const char *b)
+{
+  for (guint i = 0; i < r->notes->len; i++)
+    if (strstr (r->notes->pdata[i], a) != NULL && (b == NULL || strstr (r->notes->pdata[i], b)))
+      return TRUE;
+  return FALSE;
+}
+
+/* Real case: a current verl console log under `ray job logs` — the first `step:` line 490 KB
+ * in, after the pretty-printed config (interleaved with another worker's NCCL output), a NUL
+ * byte NCCL printed, sample echoes containing "step:" in prose, and tqdm's bar on the same line
+ * before each metric line. */
+static void
+test_preamble (Fixture *f, gconstpointer data)
+{
+  DwFixtureConsole spec = { .project = "gsm8k_rc",
+                            .experiment = "qwen05b_tis",
+                            .first_step = 1,
+                            .last_step = 20,
+                            .preamble_bytes = 490 * 1024,
+                            .ray = TRUE,
+                            .nul_in_head = TRUE,
+                            .tqdm = TRUE };
+  g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+  g_autofree char *path = g_build_filename (f->dir, "job-raysubmit_abc", "driver.log", NULL);
+  g_autoptr (DwRunInfo) run = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *meta = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o, *cfg;
+  DwIngestReport r;
+
+  (void)data;
+  g_assert_cmpuint (strstr (log->str, "\nstep:") == NULL, ==, TRUE);
+  g_assert_cmpuint ((gsize)(g_strstr_len (log->str + 40, -1, "]step:1 ") - log->str), >,
+                    480 * 1024);
+  dw_fixture_write (path, log->str, (gssize)log->len);
+  dw_ingest_report_init (&r);
+  ingest (f, path, &r);
+  g_assert_cmpuint (r.n_skipped, ==, 0);
+  g_assert_cmpuint (r.diagnostics->len, ==, 0);
+  g_assert_cmpuint (r.n_points, ==, 20 * DW_FIXTURE_N_TAGS);
+  dw_ingest_report_clear (&r);
+  /* named after the experiment its config names */
+  run = run_named (f->store, "qwen05b_tis");
+  assert_values (f->store, run->id, 1, 20, 0, 0, FALSE);
+  meta = dw_store_get_run_meta (f->store, run->id, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (meta);
+  g_assert_true (json_parser_load_from_data (parser, meta, -1, NULL));
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (o, "project"), ==, "gsm8k_rc");
+  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+  g_assert_cmpstr (json_object_get_string_member (o, "generation_source"), ==, "config");
+  cfg = json_object_get_object_member (o, "config");
+  g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_is"), ==, "token");
+  g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_rs"), ==, "seq_mean_k3");
+  g_assert_cmpfloat (json_object_get_double_member (cfg, "rollout_rs_threshold"), ==, 0.01);
+  g_assert_false (json_object_get_boolean_member (cfg, "bypass_mode"));
+  g_assert_false (json_object_has_member (cfg, "_target_"));
+}
+
+/* Real cases: a README (Markdown) and a notes file with a pasted "step:0" line, a .txt holding a
+ * log quoted in a code block, an optuna.db next to the logs, a checkpoint shard: none is a log,
+ * each says why; exit code the same for the file and its folder (CLI test). */
+static void
+test_not_logs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = g_build_filename (f->dir, "stuff", NULL);
+  g_autofree char *readme = g_build_filename (dir, "README.md", NULL);
+  g_autofree char *notes = g_build_filename (dir, "notes.txt", NULL);
+  g_autofree char *quoted = g_build_filename (dir, "issue-2060.txt", NULL);
+  g_autofree char *optuna = g_build_filename (dir, "optuna.db", NULL);
+  g_autofree char *shard = g_build_filename (dir, "model-00001.bin", NULL);
+  const char *line = "step:0 - val-core/openai/gsm8k/acc/mean@1:0.38 - actor/pg_loss:0.125\n";
+  g_autofree char *md = g_strdup_printf ("# My run\n\nThe log says:\n\n```\n%s```\n", line);
+  g_autofree char *txt = g_strdup_printf ("Why are the log step:0 and subsequent steps in "
+                                          "different formats? At step:0 - the values were odd.\n"
+                                          "```text\n%s```\n",
+                                          line);
+  guint8 bin[4096];
+  DwIngestReport r;
+
+  (void)data;
+  dw_fixture_write (readme, md, -1);
+  const char *prose = "At step:0 the loss is 0.3, at step:12 - it drops.\n";
+  g_autofree char *why_notes = g_strdup_printf ("no metric line in %zu bytes", strlen (prose));
+  dw_fixture_write (notes, prose, -1);
+  dw_fixture_write (quoted, txt, -1);
+  for (guint i = 0; i < sizeof bin; i++)
+    bin[i] = (guint8)(i * 131 % 251);
+  dw_fixture_write (shard, bin, sizeof bin);
+  {
+    sqlite3 *db = NULL;
+    g_assert_cmpint (sqlite3_open (optuna, &db), ==, SQLITE_OK);
+    g_assert_cmpint (
+      sqlite3_exec (db, "CREATE TABLE trials (trial_id INTEGER, value REAL)", NULL, NULL, NULL), ==,
+      SQLITE_OK);
+    sqlite3_close (db);
+  }
+  dw_ingest_report_init (&r);
+  ingest (f, dir, &r);
+  g_assert_cmpuint (r.n_files, ==, 0);
+  g_assert_cmpuint (r.n_skipped, ==, 5);
+  g_assert_cmpuint (n_runs (f->store), ==, 0);
+  g_assert_true (notes_contain (&r, "README.md", "a document (README.md)"));
+  g_assert_true (notes_contain (&r, "notes.txt", why_notes));
+  g_assert_true (notes_contain (&r, "issue-2060.txt", "no metric line"));
+  g_assert_true (notes_contain (&r, "optuna.db", "SQLite file that is not an MLflow store"));
+  g_assert_true (notes_contain (&r, "model-00001.bin", "binary"));
+  dw_ingest_report_clear (&r);
+}
+
+/* Real case: verl's default layout tensorboard_log/<project>/<experiment>/ with three
+ * experiments, one of them restarted (a second event file whose steps go back: TensorBoard
+ * drops the first launch's points from the restart step on). Whole tree, or each experiment
+ * folder: the same store. */
+static void
+test_tb_tree (Fixture *f, gconstpointer data)
+{
+  g_autofree char *root = g_build_filename (f->dir, "tensorboard_log", NULL);
+  const char *exps[] = { "grpo_a", "grpo_b", "grpo_c" };
+  g_autofree char *whole = NULL;
+  g_autoptr (GString) parts = g_string_new (NULL);
+  DwIngestReport r;
+
+  (void)data;
+  for (guint i = 0; i < G_N_ELEMENTS (exps); i++)
+    {
+      g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 10, 0, i, 1.79e9);
+      g_autofree char *p
+        = g_strdup_printf ("%s/proj/%s/events.out.tfevents.1795353214.node-a.100.0", root, exps[i]);
+      dw_fixture_write (p, ev->data, ev->len);
+    }
+  {
+    /* grpo_b's second launch, on another host, starts again at step 6 and reaches step 8 */
+    g_autoptr (GByteArray) ev = dw_fixture_tfevents (6, 8, 1, 1, 1.80e9);
+    g_autofree char *p
+      = g_strdup_printf ("%s/proj/grpo_b/events.out.tfevents.1795999999.node-b.200.0", root);
+    dw_fixture_write (p, ev->data, ev->len);
+  }
+  dw_ingest_report_init (&r);
+  ingest (f, f->dir, &r);
+  g_assert_true (notes_contain (&r, "node-b", "starting again at step 6"));
+  dw_ingest_report_clear (&r);
+  g_assert_cmpuint (n_runs (f->store), ==, 3);
+  for (guint i = 0; i < G_N_ELEMENTS (exps); i++)
+    {
+      g_autoptr (DwRunInfo) run = run_named (f->store, exps[i]);
+      if (i != 1)
+        assert_values (f->store, run->id, 1, 10, 0, i, TRUE);
+      else
+        {
+          g_autoptr (GError) error = NULL;
+          g_autoptr (DwSeries) s
+            = dw_store_get_series (f->store, run->id, dw_fixture_tags[0], G_MININT64, &error);
+          g_assert_cmpuint (s->n, ==, 8); /* 1–5 of launch 0, 6–8 of launch 1 */
+          for (gsize k = 0; k < s->n; k++)
+            g_assert_cmpfloat (
+              s->values[k], ==,
+              (float)dw_fixture_value (0, (gint64)k + 1, k < 5 ? 0 : 1, k < 5 ? 1 : 1));
+          g_assert_cmpuint (s->n_restarts, ==, 1);
+          g_assert_cmpint (s->restart_steps[0], ==, 6);
+        }
+    }
+  whole = dump (f->store);
+  open_store (f, "parts.db");
+  for (guint i = 0; i < G_N_ELEMENTS (exps); i++)
+    {
+      g_autofree char *p = g_strdup_printf ("%s/proj/%s", root, exps[i]);
+      ingest (f, p, NULL);
+    }
+  {
+    g_autofree char *d = dump (f->store);
+    g_assert_cmpstr (d, ==, whole);
+  }
+}
+
+/* Real case: a logs/ folder of four separate console logs (four runs, each printing its own
+ * experiment), plus one without a printed config: five runs, whether the folder or each file
+ * is ingested. */
+static void
+test_logs_folder (Fixture *f, gconstpointer data)
+{
+  g_autofree char *logs = g_build_filename (f->dir, "logs", NULL);
+  g_autofree char *whole = NULL;
+
+  (void)data;
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autofree char *exp = g_strdup_printf ("exp%u", i);
+      DwFixtureConsole spec = { .project = i < 4 ? "proj" : NULL,
+                                .experiment = exp,
+                                .first_step = 1,
+                                .last_step = 6,
+                                .offset = i,
+                                .preamble_bytes = 2000 };
+      g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+      g_autofree char *name = g_strdup_printf ("%s/train_%u.log", logs, i);
+      dw_fixture_write (name, log->str, (gssize)log->len);
+    }
+  ingest (f, logs, NULL);
+  g_assert_cmpuint (n_runs (f->store), ==, 5);
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autofree char *name = i < 4 ? g_strdup_printf ("exp%u", i) : g_strdup ("train_4");
+      g_autoptr (DwRunInfo) run = run_named (f->store, name);
+      assert_values (f->store, run->id, 1, 6, 0, i, FALSE);
+    }
+  whole = dump (f->store);
+  open_store (f, "each.db");
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s/train_%u.log", logs, i);
+      ingest (f, name, NULL);
+    }
+  {
+    g_autofree char *d = dump (f->store);
+    g_assert_cmpstr (d, ==, whole);
+  }
+}
+
+/* Real case: a verl log cut at the end (no newline after the last metric line): the last step
+ * is read; when the file grows and that line changes, the new values replace it. */
+static void
+test_unterminated (Fixture *f, gconstpointer data)
+{
+  DwFixtureConsole spec
+    = { .first_step = 1, .last_step = 5, .preamble_bytes = 300, .no_final_newline = TRUE };
+  g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+  g_autofree char *path = g_build_filename (f->dir, "cut", "train.log", NULL);
+  g_autoptr (DwRunInfo) run = NULL;
+  gsize cut;
+
+  (void)data;
+  dw_fixture_write (path, log->str, (gssize)log->len);
+  ingest (f, path, NULL);
+  run = run_named (f->store, "train");
+  assert_values (f->store, run->id, 1, 5, 0, 0, FALSE);
+  /* ingesting it again changes nothing */
+  {
+    g_autofree char *before = dump (f->store);
+    g_autofree char *after = NULL;
+    ingest (f, path, NULL);
+    after = dump (f->store);
+    g_assert_cmpstr (before, ==, after);
+  }
+  /* the writer goes on: the last line was only half of step 5 (only its first field) */
+  cut = (gsize)(strrchr (log->str, '\n') - log->str) + 1;
+  {
+    g_autoptr (GString) half = g_string_new_len (log->str, (gssize)cut);
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_printf (half, "step:5 - %s:%s", dw_fixture_tags[0],
+                            g_ascii_dtostr (buf, sizeof buf, 123.5));
+    dw_fixture_write (path, half->str, (gssize)half->len);
+  }
+  open_store (f, "grow.db");
+  ingest (f, path, NULL);
+  {
+    g_autoptr (DwRunInfo) r2 = run_named (f->store, "train");
+    g_autoptr (DwSeries) s
+      = dw_store_get_series (f->store, r2->id, dw_fixture_tags[0], G_MININT64, NULL);
+    g_assert_cmpuint (s->n, ==, 5);
+    g_assert_cmpfloat (s->values[4], ==, 123.5);
+  }
+  dw_fixture_write (path, log->str, (gssize)log->len); /* the line completed */
+  g_string_append (log, "\n");
+  dw_fixture_write (path, log->str, (gssize)log->len);
+  ingest (f, path, NULL);
+  {
+    g_autoptr (DwRunInfo) r2 = run_named (f->store, "train");
+    assert_values (f->store, r2->id, 1, 5, 0, 0, FALSE);
+  }
+}
+
+/* Real case: a run folder with verl's stdout (full-precision repr values, printed config naming
+ * the experiment) and its tensorboard_log/<project>/<experiment>/ (float32): one run, every
+ * value from the console's float64 copy, no disagreement; whichever is ingested first. A
+ * TensorBoard copy that really disagrees at one step is reported, not silently replaced. And
+ * verl ≤ 0.4.1's "%.3f" console: the float32 TensorBoard copy wins. */
+static void
+test_pair (Fixture *f, gconstpointer data)
+{
+  g_autofree char *run_dir = g_build_filename (f->dir, "qwen-run", NULL);
+  g_autofree char *log_path = g_build_filename (run_dir, "train.log", NULL);
+  g_autofree char *tb_dir = g_build_filename (run_dir, "tensorboard_log", "proj", "exp_pair", NULL);
+  g_autofree char *tb_path
+    = g_build_filename (tb_dir, "events.out.tfevents.1795353214.vm.1.0", NULL);
+  DwFixtureConsole spec = { .project = "proj",
+                            .experiment = "exp_pair",
+                            .first_step = 1,
+                            .last_step = 8,
+                            .preamble_bytes = 4000,
+                            .ray = TRUE };
+  g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+  g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 8, 0, 0, 1.79e9);
+  g_autofree char *first = NULL;
+  DwIngestReport r;
+
+  (void)data;
+  dw_fixture_write (log_path, log->str, (gssize)log->len);
+  dw_fixture_write (tb_path, ev->data, ev->len);
+  dw_ingest_report_init (&r);
+  ingest (f, run_dir, &r);
+  g_assert_false (notes_contain (&r, "disagree", NULL));
+  dw_ingest_report_clear (&r);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "exp_pair");
+    assert_values (f->store, run->id, 1, 8, 0, 0, FALSE);
+  }
+  first = dump (f->store);
+  /* TensorBoard folder first, then the log */
+  open_store (f, "tb-first.db");
+  ingest (f, tb_dir, NULL);
+  ingest (f, log_path, NULL);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "exp_pair");
+    assert_values (f->store, run->id, 1, 8, 0, 0, FALSE);
+    g_assert_cmpuint (n_runs (f->store), ==, 1);
+  }
+
+  /* a disagreeing copy: launch 1's values at every step */
+  {
+    g_autoptr (GByteArray) other = dw_fixture_tfevents (1, 8, 1, 0, 1.79e9);
+    dw_fixture_write (tb_path, other->data, other->len);
+  }
+  open_store (f, "conflict.db");
+  dw_ingest_report_init (&r);
+  ingest (f, run_dir, &r);
+  g_assert_true (
+    notes_contain (&r, "two sources disagree", "this copy, as precise or more, is kept"));
+  g_assert_true (notes_contain (&r, "more values disagree", NULL));
+  dw_ingest_report_clear (&r);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "exp_pair");
+    assert_values (f->store, run->id, 1, 8, 0, 0, FALSE);
+  }
+
+  /* %.3f console + float32 TensorBoard: TensorBoard is the more precise copy */
+  {
+    g_autoptr (GByteArray) same = dw_fixture_tfevents (1, 8, 0, 0, 1.79e9);
+    DwFixtureConsole legacy = spec;
+    g_autoptr (GString) old = NULL;
+    legacy.legacy_3f = TRUE;
+    old = dw_fixture_verl_console (&legacy);
+    dw_fixture_write (log_path, old->str, (gssize)old->len);
+    dw_fixture_write (tb_path, same->data, same->len);
+  }
+  open_store (f, "legacy.db");
+  dw_ingest_report_init (&r);
+  ingest (f, run_dir, &r);
+  g_assert_false (notes_contain (&r, "disagree", NULL));
+  dw_ingest_report_clear (&r);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "exp_pair");
+    assert_values (f->store, run->id, 1, 8, 0, 0, TRUE);
+  }
+}
+
+/* A folder of runs (all the cases above side by side) gives the same store as each sub-folder
+ * ingested on its own. */
+static void
+test_folder_of_runs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *root = g_build_filename (f->dir, "runs", NULL);
+  const char *subs[] = { "a", "b", "logs", "tensorboard_log" };
+  g_autofree char *whole = NULL;
+
+  (void)data;
+  for (guint i = 0; i < 2; i++)
+    {
+      DwFixtureConsole spec = { .project = "p",
+                                .experiment = i == 0 ? "ea" : "eb",
+                                .first_step = 1,
+                                .last_step = 4,
+                                .offset = i,
+                                .preamble_bytes = 70000,
+                                .ray = TRUE,
+                                .tqdm = TRUE };
+      g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+      g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 4, 0, i, 1.79e9);
+      g_autofree char *p = g_strdup_printf ("%s/%s/out.log", root, subs[i]);
+      g_autofree char *t = g_strdup_printf (
+        "%s/%s/tensorboard_log/p/%s/events.out.tfevents.1.h.1.0", root, subs[i], spec.experiment);
+      dw_fixture_write (p, log->str, (gssize)log->len);
+      dw_fixture_write (t, ev->data, ev->len);
+    }
+  for (guint i = 0; i < 2; i++)
+    {
+      DwFixtureConsole spec
+        = { .first_step = 1, .last_step = 3, .offset = 10 + i, .preamble_bytes = 100 };
+      g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+      g_autofree char *p = g_strdup_printf ("%s/logs/job%u.log", root, i);
+      dw_fixture_write (p, log->str, (gssize)log->len);
+    }
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 5, 0, 20 + i, 1.79e9);
+      g_autofree char *p
+        = g_strdup_printf ("%s/tensorboard_log/q/x%u/events.out.tfevents.1.h.1.0", root, i);
+      dw_fixture_write (p, ev->data, ev->len);
+    }
+  ingest (f, root, NULL);
+  g_assert_cmpuint (n_runs (f->store), ==, 6);
+  whole = dump (f->store);
+  open_store (f, "each.db");
+  for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
+    {
+      g_autofree char *p = g_build_filename (root, subs[i], NULL);
+      ingest (f, p, NULL);
+    }
+  {
+    g_autofree char *d = dump (f->store);
+    g_assert_cmpstr (d, ==, whole);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add (name, Fixture, NULL, fixture_set_up, fn, fixture_tear_down)
+  ADD ("/real-logs/preamble-490k-nul-tqdm", test_preamble);
+  ADD ("/real-logs/not-logs", test_not_logs);
+  ADD ("/real-logs/tensorboard-experiments-restart", test_tb_tree);
+  ADD ("/real-logs/logs-folder", test_logs_folder);
+  ADD ("/real-logs/unterminated-last-line", test_unterminated);
+  ADD ("/real-logs/console-tensorboard-pair", test_pair);
+  ADD ("/real-logs/folder-of-runs", test_folder_of_runs);
+  return g_test_run ();
+}
