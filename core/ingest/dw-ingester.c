@@ -1566,8 +1566,11 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
         close (fd);
         /* the same whether the file was named or found in a folder: the caller decides what
          * a path that gave nothing means (driftwatch-cli ingest: exit 1) */
-        report_note (report, _ ("%s: not a recognised log or batch format (%s): skipped"), path,
-                     reason);
+        report_note (
+          report,
+          _ ("%s: not a recognised log or batch format (%s; formats: verl/slime console, verl "
+             "JSONL, tfevents, W&B CSV or .wandb, MLflow, rollout batch): skipped"),
+          path, reason);
         if (report != NULL)
           report->n_skipped++;
         return TRUE;

@@ -169,10 +169,9 @@ examine_head (DwSniffer *s, int fd)
     }
   if (head_is_binary (head, (gsize)n))
     {
-      set_reason (
-        s, TRUE,
-        g_strdup_printf (
-          _ ("binary (mostly control bytes in the first %" G_GSSIZE_FORMAT " bytes)"), n));
+      set_reason (s, TRUE,
+                  g_strdup_printf (
+                    _ ("binary (mostly control bytes in the first %" PRId64 " bytes)"), (gint64)n));
       return TRUE;
     }
   return FALSE;
@@ -247,11 +246,7 @@ dw_sniffer_step (DwSniffer *s, int fd, gint64 budget_us)
                                     " bytes (examined for %.1f s; examined further next time)"),
                                  s->offset, size, (double)budget_us / G_USEC_PER_SEC));
   else
-    set_reason (s, FALSE,
-                g_strdup_printf (_ ("no metric line in %" PRId64 " bytes (not a verl/slime "
-                                    "console log, verl JSONL, tfevents, W&B, MLflow or batch "
-                                    "file)"),
-                                 size));
+    set_reason (s, FALSE, g_strdup_printf (_ ("no metric line in %" PRId64 " bytes"), size));
   return DW_FORMAT_UNKNOWN;
 }
 

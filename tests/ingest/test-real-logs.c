@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "dw-ingester.h"
+#include "dw-test-cli.h"
 #include "dw-store-private.h"
 #include "log-fixtures.h"
 
@@ -561,6 +562,89 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   }
 }
 
+static int
+cli (char **out, char **err, ...)
+{
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+  va_list ap;
+  const char *a;
+  int rc;
+
+  va_start (ap, err);
+  while ((a = va_arg (ap, const char *)) != NULL)
+    g_ptr_array_add (args, (gpointer)a);
+  va_end (ap);
+  g_ptr_array_add (args, NULL);
+  rc = dw_test_run_cli ((const char *const *)args->pdata, NULL, out, err);
+  return rc;
+}
+
+/* driftwatch-cli: the same exit code for a file that is no log and for the folder holding it,
+ * each with the reason; `ingest --name`; `runs` shows the config and generation the log printed;
+ * `recompute --run R` starts from that config without --preset/--config. */
+static void
+test_cli (Fixture *f, gconstpointer data)
+{
+  g_autofree char *docs = g_build_filename (f->dir, "docs", NULL);
+  g_autofree char *readme = g_build_filename (docs, "README.md", NULL);
+  g_autofree char *run_dir = g_build_filename (f->dir, "r1", NULL);
+  g_autofree char *log_path = g_build_filename (run_dir, "train.log", NULL);
+  g_autofree char *batch = g_build_filename (run_dir, "batches", "step_000001.safetensors", NULL);
+  g_autofree char *sample = g_build_filename (g_getenv ("DW_SHARED_DIR"), "samples", "batch",
+                                              "step_000001.safetensors", NULL);
+  g_autofree char *db = g_build_filename (f->dir, "cli.db", NULL);
+  DwFixtureConsole spec = { .project = "p1",
+                            .experiment = "e1",
+                            .first_step = 1,
+                            .last_step = 3,
+                            .preamble_bytes = 1000,
+                            .ray = TRUE,
+                            .g2_config = TRUE };
+  g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+
+  (void)data;
+  dw_fixture_write (readme, "# run\n\n```\nstep:1 - actor/pg_loss:0.5\n```\n", -1);
+  dw_fixture_write (log_path, log->str, (gssize)log->len);
+  {
+    g_autofree char *bytes = NULL;
+    gsize len;
+    g_assert_true (g_file_get_contents (sample, &bytes, &len, NULL));
+    dw_fixture_write (batch, bytes, (gssize)len);
+  }
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      int rc = cli (&out, &err, "ingest", "--db", db, i == 0 ? readme : docs, NULL);
+      g_assert_cmpint (rc, ==, 1);
+      g_assert_nonnull (strstr (err, "nothing recognised"));
+      g_assert_nonnull (
+        strstr (err, "README.md: not a recognised log or batch format (a document"));
+    }
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    g_assert_cmpint (cli (&out, &err, "ingest", "--db", db, "--name", "my run", run_dir, NULL), ==,
+                     0);
+    g_assert_nonnull (strstr (out, "run 1 \u201cmy run\u201d (verl): steps 1\u20133, 1 batches"));
+  }
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    g_assert_cmpint (cli (&out, &err, "runs", "--db", db, NULL), ==, 0);
+    g_assert_nonnull (strstr (out, "generation verl-0.7.0 (from its printed config) \u00b7 p1/e1"));
+    g_assert_nonnull (strstr (out, "\"rollout_token_veto_threshold\":0.0001"));
+  }
+  {
+    /* the generation names of releases come with the generations work; the config is the
+     * run's own */
+    g_autofree char *out = NULL, *err = NULL;
+    g_assert_cmpint (cli (&out, &err, "recompute", "--db", db, "--run", "my run", "--generation",
+                          "verl-0.7", NULL),
+                     ==, 0);
+    g_assert_nonnull (strstr (err, "using the config run my run printed"));
+    g_assert_nonnull (strstr (out, "\"rollout_rs\": \"geometric\""));
+    g_assert_nonnull (strstr (out, "\"rollout_token_veto_threshold\": 0.0001"));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -573,5 +657,6 @@ main (int argc, char **argv)
   ADD ("/real-logs/unterminated-last-line", test_unterminated);
   ADD ("/real-logs/console-tensorboard-pair", test_pair);
   ADD ("/real-logs/folder-of-runs", test_folder_of_runs);
+  ADD ("/real-logs/cli", test_cli);
   return g_test_run ();
 }
