@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -30,6 +31,7 @@ struct _DwSniffer
   DwFormat format;
   gint64 offset; /* start of the first line not examined yet */
   gboolean out_of_time;
+  guint64 dev, ino; /* of the file examined: another file at the path is examined anew */
   char *reason;
 };
 
@@ -184,10 +186,22 @@ dw_sniffer_step (DwSniffer *s, int fd, gint64 budget_us)
   g_autofree guint8 *buf = NULL;
   gint64 size;
   gboolean out_of_time = FALSE;
+  struct stat st;
 
-  if (s->final)
-    return s->format;
-  size = (gint64)lseek (fd, 0, SEEK_END);
+  if (fstat (fd, &st) != 0)
+    return DW_FORMAT_UNKNOWN;
+  size = (gint64)st.st_size;
+  if ((guint64)st.st_dev != s->dev || (guint64)st.st_ino != s->ino)
+    {
+      /* another file now has this path (renamed over it): examine it from the start */
+      s->dev = (guint64)st.st_dev;
+      s->ino = (guint64)st.st_ino;
+      s->offset = 0;
+      s->head_done = FALSE;
+      s->in_fence = FALSE;
+      s->final = FALSE;
+      s->format = DW_FORMAT_UNKNOWN;
+    }
   if (size < s->offset)
     {
       /* shrank: rewritten, look again from the start */
@@ -195,6 +209,8 @@ dw_sniffer_step (DwSniffer *s, int fd, gint64 budget_us)
       s->head_done = FALSE;
       s->in_fence = FALSE;
     }
+  if (s->final)
+    return s->format;
   if (!s->head_done)
     {
       if (examine_head (s, fd))

@@ -562,6 +562,107 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   }
 }
 
+static JsonObject *
+meta_of (DwStore *store, const char *run_name, JsonParser *parser)
+{
+  g_autoptr (DwRunInfo) run = run_named (store, run_name);
+  g_autofree char *meta = dw_store_get_run_meta (store, run->id, NULL);
+
+  g_assert_nonnull (meta);
+  g_assert_true (json_parser_load_from_data (parser, meta, -1, NULL));
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+/* What a log says about its run. Real cases: a verl log whose start-up shows `verl==0.8.1`
+ * (the release is the generation's: verl-0.8.0); an IcePop config ("lower_upper" threshold, only
+ * verl ≥ 0.8) and pprint's split string pieces; slime's Megatron argument dump with --use-tis; a
+ * TensorBoard-only run whose keys alone tell the generation (and say it was inferred). */
+static void
+test_run_meta (Fixture *f, gconstpointer data)
+{
+  (void)data;
+  {
+    DwFixtureConsole spec = { .project = "p",
+                              .experiment = "v081",
+                              .first_step = 1,
+                              .last_step = 2,
+                              .preamble_bytes = 100,
+                              .ray = TRUE,
+                              .version = "0.8.1" };
+    g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+    g_autofree char *p = g_build_filename (f->dir, "a", "v.log", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    JsonObject *o;
+    dw_fixture_write (p, log->str, (gssize)log->len);
+    ingest (f, p, NULL);
+    o = meta_of (f->store, "v081", parser);
+    g_assert_cmpstr (json_object_get_string_member (o, "framework_version"), ==, "0.8.1");
+    g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.8.0");
+    g_assert_cmpstr (json_object_get_string_member (o, "generation_source"), ==, "log");
+  }
+  {
+    const char *log
+      = "(TaskRunner pid=1) {'algorithm': {'rollout_correction': {'rollout_is': 'token',\n"
+        "(WorkerDict pid=2) [rank0] NCCL INFO Bootstrap\n"
+        "(TaskRunner pid=1)                                       'rollout_is_threshold': "
+        "'0.5_5.0'}},\n"
+        "(TaskRunner pid=1)  'trainer': {'experiment_name': ('icepop_'\n"
+        "(TaskRunner pid=1)                                  'run'),\n"
+        "(TaskRunner pid=1)              'project_name': 'p'}}\n"
+        "(TaskRunner pid=1) step:1 - rollout_corr/rollout_is_oob_ratio:0.01\n";
+    g_autofree char *p = g_build_filename (f->dir, "b", "ice.log", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    JsonObject *o, *cfg;
+    dw_fixture_write (p, log, -1);
+    ingest (f, p, NULL);
+    o = meta_of (f->store, "icepop_run", parser);
+    g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+    g_assert_cmpstr (json_object_get_string_member (o, "generation_source"), ==, "config");
+    cfg = json_object_get_object_member (o, "config");
+    g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_is_threshold"), ==, "0.5_5.0");
+  }
+  {
+    const char *log
+      = "------------------------ arguments ------------------------\n"
+        "  custom_tis_function_path ........................ "
+        "slime.backends.megatron_utils.loss.icepop_function\n"
+        "  lr .............................................. 1e-06\n"
+        "  tis_clip ........................................ 2.0\n"
+        "  tis_clip_low .................................... 0.5\n"
+        "  use_tis ......................................... True\n"
+        "-------------------- end of arguments ---------------------\n"
+        "[2026-08-21 10:00:00] model.py:918 - step 0: {'train/loss': 0.5, 'train/tis': 1.01, "
+        "'train/step': 0}\n";
+    g_autofree char *p = g_build_filename (f->dir, "c", "slime.log", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    JsonObject *o, *cfg;
+    dw_fixture_write (p, log, -1);
+    ingest (f, p, NULL);
+    o = meta_of (f->store, "slime", parser);
+    g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "slime");
+    cfg = json_object_get_object_member (o, "config");
+    g_assert_true (json_object_get_boolean_member (cfg, "use_tis"));
+    g_assert_cmpfloat (json_object_get_double_member (cfg, "tis_clip"), ==, 2.0);
+    g_assert_cmpfloat (json_object_get_double_member (cfg, "tis_clip_low"), ==, 0.5);
+    g_assert_cmpstr (json_object_get_string_member (cfg, "custom_tis_function_path"), ==,
+                     "slime.backends.megatron_utils.loss.icepop_function");
+    g_assert_false (json_object_has_member (cfg, "lr"));
+  }
+  {
+    g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 3, 0, 0, 1.79e9);
+    g_autofree char *p = g_build_filename (f->dir, "d", "tensorboard_log", "p", "tb_only",
+                                           "events.out.tfevents.1.h.1.0", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    JsonObject *o;
+    dw_fixture_write (p, ev->data, ev->len);
+    ingest (f, p, NULL);
+    o = meta_of (f->store, "tb_only", parser);
+    g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+    g_assert_cmpstr (json_object_get_string_member (o, "generation_source"), ==, "inferred");
+    g_assert_cmpstr (json_object_get_string_member (o, "project"), ==, "p");
+  }
+}
+
 static int
 cli (char **out, char **err, ...)
 {
@@ -658,5 +759,6 @@ main (int argc, char **argv)
   ADD ("/real-logs/console-tensorboard-pair", test_pair);
   ADD ("/real-logs/folder-of-runs", test_folder_of_runs);
   ADD ("/real-logs/cli", test_cli);
+  ADD ("/real-logs/run-meta", test_run_meta);
   return g_test_run ();
 }
