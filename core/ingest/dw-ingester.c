@@ -429,6 +429,8 @@ typedef struct
   /* the run already holds points from files of other formats: report disagreements */
   gboolean check_conflicts;
   guint n_conflicts;
+  /* W&B panel export of several runs: "<run> - <metric>" columns, one run each */
+  GHashTable *panel_runs; /* run name → gint64 run id */
 } FeedCtx;
 
 typedef struct
@@ -529,21 +531,55 @@ flush_points (FeedCtx *c)
   g_array_set_size (c->pending, 0);
 }
 
+/* The id of @tag (@name in the store: the tag without a panel export's "<run> - " prefix). */
 static gint64
-tag_id (FeedCtx *c, const char *tag, const char *step_key)
+tag_id (FeedCtx *c, const char *tag, const char *name, const char *step_key)
 {
   gint64 *id = g_hash_table_lookup (c->tags, tag);
   gint64 v;
 
   if (id != NULL)
     return *id;
-  v = dw_store_ensure_tag (c->self->store, c->run_id, tag, step_key, &c->error);
+  v = dw_store_ensure_tag (c->self->store, c->run_id, name, step_key, &c->error);
   if (v == 0)
     return 0;
   if (c->framework == NULL)
-    c->framework = framework_from_tag (tag);
+    c->framework = framework_from_tag (name);
   g_hash_table_insert (c->tags, g_strdup (tag), g_memdup2 (&v, sizeof v));
   return v;
+}
+
+static gint64 ensure_named_run (DwIngester *self, const char *run_root, const char *name_hint,
+                                const char *framework, GError **error);
+
+/* A W&B panel export of several runs: the point of column "<run> - <metric>" goes to the run
+ * <run> (created on first sight, its source "FILE#<run>"); returns the metric name. */
+static const char *
+panel_route (FeedCtx *c, const char *tag)
+{
+  const char *sep = strstr (tag, " - ");
+  g_autofree char *name = NULL;
+  gint64 *run;
+
+  if (sep == NULL || sep == tag || c->self->run_name != NULL)
+    return tag;
+  name = g_strndup (tag, (gsize)(sep - tag));
+  run = g_hash_table_lookup (c->panel_runs, name);
+  if (run == NULL)
+    {
+      g_autofree char *source = g_strdup_printf ("%s#%s", c->path, name);
+      gint64 id = ensure_named_run (c->self, source, name, "wandb", &c->error);
+      if (id == 0)
+        return NULL;
+      run = g_memdup2 (&id, sizeof id);
+      g_hash_table_insert (c->panel_runs, g_strdup (name), run);
+    }
+  if (*run != c->run_id)
+    {
+      flush_points (c); /* the pending points are the other run's */
+      c->run_id = *run;
+    }
+  return sep + 3;
 }
 
 static void
@@ -574,7 +610,15 @@ on_point (const DwScalarPoint *p, gpointer user_data)
         dw_store_set_source_rank (c->self->store, rank);
       }
   }
-  id = tag_id (c, p->tag, p->step_key);
+  if (G_UNLIKELY (c->panel_runs != NULL))
+    {
+      const char *name = panel_route (c, p->tag);
+      if (name == NULL)
+        return;
+      id = tag_id (c, p->tag, name, p->step_key);
+    }
+  else
+    id = tag_id (c, p->tag, p->tag, p->step_key);
   if (G_UNLIKELY (id == 0))
     return;
   if (G_UNLIKELY (c->launch_step != NULL && *c->launch_step != G_MININT64)
@@ -937,6 +981,37 @@ run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, co
   return run_id;
 }
 
+/* The first run of a W&B panel export's header ("Step","<run> - <metric>",…) when it names two
+ * runs or more (the reader then keeps the "<run> - " prefix), else NULL. */
+static char *
+panel_first_run (const guint8 *buf, gsize len)
+{
+  const guint8 *nl = memchr (buf, '\n', len);
+  g_autofree char *header = g_strndup ((const char *)buf, nl ? (gsize)(nl - buf) : len);
+  g_auto (GStrv) cols = g_strsplit (header, ",", -1);
+  char *first = NULL;
+  gboolean several = FALSE;
+
+  for (guint i = 1; cols[i] != NULL && !several; i++)
+    {
+      char *c = g_strstrip (cols[i]);
+      char *sep;
+      if (*c == '"')
+        c++;
+      sep = strstr (c, " - ");
+      if (sep == NULL)
+        continue;
+      *sep = '\0';
+      if (first == NULL)
+        first = g_strdup (c);
+      else if (!g_str_equal (first, c))
+        several = TRUE;
+    }
+  if (!several)
+    g_clear_pointer (&first, g_free);
+  return first;
+}
+
 /* A byte-stream log file from its stored offset on. */
 static gboolean
 ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, DwFormat format,
@@ -946,6 +1021,10 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   gint64 pos, restart_ref = G_MININT64, launch_step = G_MININT64;
   g_autoptr (GHashTable) purged = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   gboolean rewritten = FALSE, check_conflicts = FALSE, checked_conflicts = FALSE;
+  g_autoptr (GHashTable) panel_runs
+    = format == DW_FORMAT_WANDB_PANEL_CSV
+        ? g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free)
+        : NULL;
   g_autoptr (DwLogReader) reader = NULL;
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
@@ -1006,6 +1085,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       c.restart_step = G_MININT64;
       c.launch_step = &launch_step;
       c.purged = purged;
+      c.panel_runs = panel_runs;
       if (want > cap)
         {
           g_free (buf);
@@ -1020,7 +1100,20 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       g_hash_table_remove_all (tags);
       dw_store_set_source_rank (self->store, c.base_rank);
       new_run = rec->run_id == 0;
-      if (new_run)
+      if (new_run && panel_runs != NULL && self->run_name == NULL)
+        {
+          /* a panel export of several runs: the file's home is its first run */
+          g_autofree char *first_run = panel_first_run (buf, want);
+          if (first_run != NULL)
+            {
+              g_autofree char *source = g_strdup_printf ("%s#%s", path, first_run);
+              rec->run_id = ensure_named_run (self, source, first_run, "wandb", &err);
+              if (rec->run_id == 0)
+                return fail_tx (self, error, err);
+              c.run_id = rec->run_id;
+            }
+        }
+      if (rec->run_id == 0)
         {
           rec->run_id = run_for_new_log (self, fd, path, format, run_root, &err);
           if (rec->run_id == 0)
@@ -1038,8 +1131,9 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       if (pos == 0)
         {
           /* a rewritten file, or a new file whose steps go back into another's of the run */
-          /* MLflow's file store keeps one file per metric: a file is no launch */
-          c.at_start = format != DW_FORMAT_MLFLOW_FILE;
+          /* MLflow's file store keeps one file per metric, a panel export several runs: such
+           * a file is no launch */
+          c.at_start = format != DW_FORMAT_MLFLOW_FILE && panel_runs == NULL;
           c.restart_ref = restart_ref;
           if (!rewritten)
             {
@@ -1057,6 +1151,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
           dw_store_rollback (self->store);
           if (new_run)
             rec->run_id = 0; /* its creation was rolled back too */
+          if (panel_runs != NULL)
+            g_hash_table_remove_all (panel_runs);
           if (at_eof)
             break;
           window *= 2; /* one record longer than the window: read it whole */
@@ -1122,6 +1218,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       c.launch_step = &launch_step;
       c.purged = purged;
       c.check_conflicts = check_conflicts;
+      c.panel_runs = panel_runs;
       if (!read_at (fd, path, pos, line, tail, error))
         return FALSE;
       line[tail] = '\n';

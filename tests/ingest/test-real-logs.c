@@ -562,6 +562,51 @@ test_folder_of_runs (Fixture *f, gconstpointer data)
   }
 }
 
+/* Real case: a W&B panel's "Export CSV" of three runs (`"<run> - <metric>"` columns with
+ * `__MIN`/`__MAX` buckets, empty cells where a run has no point): three runs, no fourth named
+ * after the file, each with its own values; the file grown by a row adds to each. */
+static void
+test_wandb_panel_runs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "exports", "wandb_export_2026.csv", NULL);
+  g_autoptr (GString) csv = g_string_new ("\"Step\"");
+  const char *runs[] = { "grpo-seed1", "grpo-seed2", "grpo-icepop" };
+
+  (void)data;
+  for (guint r = 0; r < 3; r++)
+    g_string_append_printf (csv,
+                            ",\"%s - rollout_corr/kl\",\"%s - rollout_corr/kl__MIN\","
+                            "\"%s - rollout_corr/kl__MAX\"",
+                            runs[r], runs[r], runs[r]);
+  g_string_append_c (csv, '\n');
+  for (gint64 step = 1; step <= 6; step++)
+    {
+      g_string_append_printf (csv, "%" G_GINT64_FORMAT, step);
+      for (guint r = 0; r < 3; r++)
+        {
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          if (r == 2 && step > 4)
+            g_string_append (csv, ",,,"); /* the third run stopped at step 4 */
+          else
+            g_string_append_printf (
+              csv, ",%s,0,1", g_ascii_dtostr (buf, sizeof buf, dw_fixture_value (1, step, 0, r)));
+        }
+      g_string_append_c (csv, '\n');
+    }
+  dw_fixture_write (path, csv->str, (gssize)csv->len);
+  ingest (f, path, NULL);
+  g_assert_cmpuint (n_runs (f->store), ==, 3);
+  for (guint r = 0; r < 3; r++)
+    {
+      g_autoptr (DwRunInfo) run = run_named (f->store, runs[r]);
+      g_autoptr (DwSeries) s
+        = dw_store_get_series (f->store, run->id, "rollout_corr/kl", G_MININT64, NULL);
+      g_assert_cmpuint (s->n, ==, r == 2 ? 4 : 6);
+      for (gsize k = 0; k < s->n; k++)
+        g_assert_cmpfloat (s->values[k], ==, dw_fixture_value (1, (gint64)k + 1, 0, r));
+    }
+}
+
 static JsonObject *
 meta_of (DwStore *store, const char *run_name, JsonParser *parser)
 {
@@ -760,5 +805,6 @@ main (int argc, char **argv)
   ADD ("/real-logs/folder-of-runs", test_folder_of_runs);
   ADD ("/real-logs/cli", test_cli);
   ADD ("/real-logs/run-meta", test_run_meta);
+  ADD ("/real-logs/wandb-panel-runs", test_wandb_panel_runs);
   return g_test_run ();
 }
