@@ -347,6 +347,14 @@ scan_line (Scan *sc, const char *line, gsize len)
   buf[n] = '\0';
   if (n > 0 && buf[n - 1] == '\r')
     buf[--n] = '\0';
+  if (!g_utf8_validate (buf, (gssize)n, NULL))
+    {
+      /* what is kept ends up in JSON: invalid bytes become U+FFFD */
+      char *valid = g_utf8_make_valid (buf, (gssize)n);
+      g_free (buf);
+      buf = valid;
+      n = strlen (buf);
+    }
   const char *content = ray_prefix (buf, &plen);
 
   if (sc->collecting)
