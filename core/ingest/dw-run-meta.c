@@ -196,6 +196,7 @@ typedef struct
   /* slime */
   gboolean in_args;
   JsonObject *args;
+  char *slime_project, *slime_experiment;
   /* both */
   char *version;
   gboolean metric_seen;
@@ -290,6 +291,16 @@ slime_arg_line (Scan *sc, const char *s)
   const char *v = dots;
   while (*v == ' ' || *v == '.')
     v++;
+  if (g_str_equal (name, "tb_project_name") || g_str_equal (name, "tb_experiment_name"))
+    {
+      /* slime's TensorBoard folder is tensorboard_log/<tb_project_name>/<tb_experiment_name> */
+      char **slot = name[3] == 'p' ? &sc->slime_project : &sc->slime_experiment;
+      g_free (*slot);
+      *slot = g_strdup (g_strstrip ((char *)v));
+      if (g_str_equal (*slot, "None"))
+        g_clear_pointer (slot, g_free);
+      return;
+    }
   if (!g_str_has_prefix (name, "tis") && !g_str_has_prefix (name, "use_tis")
       && !g_str_has_prefix (name, "custom_tis") && strcmp (name, "calculate_per_token_loss") != 0
       && strcmp (name, "get_mismatch_metrics") != 0)
@@ -525,6 +536,17 @@ dw_run_meta_scan (int fd, const char *path, DwFormat format, gint64 budget_us)
       json_builder_add_string_value (b, json_node_get_string (experiment));
       any = TRUE;
     }
+  if (format == DW_FORMAT_SLIME_CONSOLE && sc.slime_experiment != NULL)
+    {
+      if (sc.slime_project != NULL)
+        {
+          json_builder_set_member_name (b, "project");
+          json_builder_add_string_value (b, sc.slime_project);
+        }
+      json_builder_set_member_name (b, "experiment");
+      json_builder_add_string_value (b, sc.slime_experiment);
+      any = TRUE;
+    }
   JsonNode *rc = path_get (sc.config, "algorithm", "rollout_correction");
   const char *gen = NULL, *gen_source = NULL;
   g_autofree char *gen_owned = NULL;
@@ -593,6 +615,8 @@ dw_run_meta_scan (int fd, const char *path, DwFormat format, gint64 budget_us)
   g_string_free (sc.dump, TRUE);
   g_free (sc.prefix);
   g_free (sc.version);
+  g_free (sc.slime_project);
+  g_free (sc.slime_experiment);
   return out;
 }
 

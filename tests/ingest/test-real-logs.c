@@ -672,6 +672,8 @@ test_run_meta (Fixture *f, gconstpointer data)
         "  custom_tis_function_path ........................ "
         "slime.backends.megatron_utils.loss.icepop_function\n"
         "  lr .............................................. 1e-06\n"
+        "  tb_experiment_name .............................. qwen3-4B-mis\n"
+        "  tb_project_name ................................. slime-mis\n"
         "  tis_clip ........................................ 2.0\n"
         "  tis_clip_low .................................... 0.5\n"
         "  use_tis ......................................... True\n"
@@ -683,8 +685,9 @@ test_run_meta (Fixture *f, gconstpointer data)
     JsonObject *o, *cfg;
     dw_fixture_write (p, log, -1);
     ingest (f, p, NULL);
-    o = meta_of (f->store, "slime", parser);
+    o = meta_of (f->store, "qwen3-4B-mis", parser);
     g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "slime");
+    g_assert_cmpstr (json_object_get_string_member (o, "project"), ==, "slime-mis");
     cfg = json_object_get_object_member (o, "config");
     g_assert_true (json_object_get_boolean_member (cfg, "use_tis"));
     g_assert_cmpfloat (json_object_get_double_member (cfg, "tis_clip"), ==, 2.0);
@@ -692,6 +695,17 @@ test_run_meta (Fixture *f, gconstpointer data)
     g_assert_cmpstr (json_object_get_string_member (cfg, "custom_tis_function_path"), ==,
                      "slime.backends.megatron_utils.loss.icepop_function");
     g_assert_false (json_object_has_member (cfg, "lr"));
+    {
+      /* slime's own TensorBoard folder tensorboard_log/<tb_project_name>/<tb_experiment_name>
+       * joins the run of the console log that printed those arguments */
+      g_autofree char *tb = g_build_filename (g_getenv ("DW_SHARED_DIR"), "samples", "slime",
+                                              "tensorboard_log", "slime-mis", "qwen3-4B-mis", NULL);
+      guint before = n_runs (f->store);
+      ingest (f, tb, NULL);
+      g_assert_cmpuint (n_runs (f->store), ==, before);
+      g_autoptr (DwRunInfo) run = run_named (f->store, "qwen3-4B-mis");
+      g_assert_cmpint (run->last_step, ==, 5);
+    }
   }
   {
     g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 3, 0, 0, 1.79e9);
@@ -771,6 +785,21 @@ test_cli (Fixture *f, gconstpointer data)
     g_assert_cmpint (cli (&out, &err, "ingest", "--db", db, "--name", "my run", run_dir, NULL), ==,
                      0);
     g_assert_nonnull (strstr (out, "run 1 \u201cmy run\u201d (verl): steps 1\u20133, 1 batches"));
+  }
+  {
+    /* a run with a batch but no metric point yet: no "steps -1–-1" */
+    g_autofree char *out = NULL, *err = NULL;
+    g_autofree char *only
+      = g_build_filename (f->dir, "only-batch", "batches", "step_000001.safetensors", NULL);
+    g_autofree char *bytes = NULL;
+    g_autofree char *only_dir = g_build_filename (f->dir, "only-batch", NULL);
+    gsize len;
+    g_assert_true (g_file_get_contents (sample, &bytes, &len, NULL));
+    dw_fixture_write (only, bytes, (gssize)len);
+    g_assert_cmpint (cli (&out, &err, "ingest", "--db", db, only_dir, NULL), ==, 0);
+    g_assert_nonnull (
+      strstr (out, "\u201conly-batch\u201d (unknown): no metric points yet, 1 batches"));
+    g_assert_null (strstr (out, "-1"));
   }
   {
     g_autofree char *out = NULL, *err = NULL;
