@@ -808,12 +808,10 @@ test_cli (Fixture *f, gconstpointer data)
     g_assert_nonnull (strstr (out, "\"rollout_token_veto_threshold\":0.0001"));
   }
   {
-    /* the generation names of releases come with the generations work; the config is the
-     * run's own */
+    /* no --preset, --config nor --generation: the run's own config and generation */
     g_autofree char *out = NULL, *err = NULL;
-    g_assert_cmpint (cli (&out, &err, "recompute", "--db", db, "--run", "my run", "--generation",
-                          "verl-0.7", NULL),
-                     ==, 0);
+    g_assert_cmpint (cli (&out, &err, "recompute", "--db", db, "--run", "my run", NULL), ==, 0);
+    g_assert_nonnull (strstr (out, "\"generation\": \"verl-0.7.0\""));
     g_assert_nonnull (strstr (err, "using the config run my run printed"));
     g_assert_nonnull (strstr (out, "\"rollout_rs\": \"geometric\""));
     g_assert_nonnull (strstr (out, "\"rollout_token_veto_threshold\": 0.0001"));
