@@ -63,6 +63,7 @@ struct _DwFollower
   GHashTable *pending;  /* absolute path → NULL (a set) */
   GPtrArray *queue;     /* paths taken from pending, sorted, being ingested slice by slice */
   GHashTable *failed;   /* absolute path → FailState */
+  GHashTable *skipped;  /* absolute path → the reason ::skipped gave for it */
   gint64 first_pending_us;
   gint64 last_event_us;
 
@@ -93,6 +94,7 @@ enum
   SIGNAL_INGESTED,
   SIGNAL_ERROR,
   SIGNAL_FLUSHED,
+  SIGNAL_SKIPPED,
   N_SIGNALS
 };
 
@@ -416,6 +418,24 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
     }
   if (record != NULL)
     return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
+  {
+    g_autofree char *reason = NULL;
+    if (dw_ingester_recognise (self->ingester, path, &reason) == DW_FORMAT_UNKNOWN)
+      {
+        /* not (yet) a training log or batch: examined further when it changes, or at once
+         * when the look ran out of time before the end of the file; a file refused for good
+         * (a document, a binary file, another kind of SQLite file) is said once */
+        if (dw_ingester_recognise_unfinished (self->ingester, path))
+          mark_dirty (self, path);
+        else if (dw_ingester_recognise_refused (self->ingester, path) && reason != NULL
+                 && g_strcmp0 (g_hash_table_lookup (self->skipped, path), reason) != 0)
+          {
+            g_hash_table_insert (self->skipped, g_strdup (path), g_strdup (reason));
+            g_signal_emit (self, signals[SIGNAL_SKIPPED], 0, path, reason);
+          }
+        return TRUE;
+      }
+  }
   run_root = known_run_root (self, root, path, &local);
   if (local != NULL)
     {
@@ -424,14 +444,6 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
     }
   if (run_root != NULL)
     return dw_ingester_ingest_file (self->ingester, path, run_root, report, error);
-  if (dw_ingester_recognise (self->ingester, path, NULL) == DW_FORMAT_UNKNOWN)
-    {
-      /* not (yet) a training log or batch: examined further when it changes, or at once when
-       * the look ran out of time before the end of the file */
-      if (dw_ingester_recognise_unfinished (self->ingester, path))
-        mark_dirty (self, path);
-      return TRUE;
-    }
   return dw_ingester_ingest_path (self->ingester, root, report, error);
 }
 
@@ -787,6 +799,7 @@ dw_follower_finalize (GObject *object)
   g_clear_pointer (&self->pending, g_hash_table_unref);
   g_clear_pointer (&self->queue, g_ptr_array_unref);
   g_clear_pointer (&self->failed, g_hash_table_unref);
+  g_clear_pointer (&self->skipped, g_hash_table_unref);
   g_clear_pointer (&self->paths, g_ptr_array_unref);
   g_clear_pointer (&self->roots, g_ptr_array_unref);
   g_clear_pointer (&self->context, g_main_context_unref);
@@ -893,6 +906,19 @@ dw_follower_class_init (DwFollowerClass *klass)
    * A coalesced batch of changed files was ingested (emitted once per batch, after the
    * ::ingested and ::error signals of its files): the moment to look at the store.
    */
+  /**
+   * DwFollower::skipped:
+   * @self: the follower
+   * @path: the file
+   * @reason: why it is no log ("a document (README.md), not a log…", "binary (…)", "SQLite
+   *   file that is not an MLflow store…")
+   *
+   * A file is skipped for good (emitted once per file and reason). A file that may still become
+   * a log (no metric line yet) is examined again as it grows and not reported.
+   */
+  signals[SIGNAL_SKIPPED]
+    = g_signal_new ("skipped", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                    G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
   signals[SIGNAL_FLUSHED] = g_signal_new ("flushed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
@@ -910,6 +936,7 @@ dw_follower_init (DwFollower *self)
   self->queue = g_ptr_array_new_with_free_func (g_free);
   self->failed
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)fail_state_free);
+  self->skipped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->context = g_main_context_ref_thread_default ();
   self->source = g_source_new (&source_funcs, sizeof (GSource));
   g_source_set_callback (self->source, NULL, self, NULL);

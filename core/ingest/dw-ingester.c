@@ -1572,6 +1572,15 @@ dw_ingester_recognise_unfinished (DwIngester *self, const char *path)
   return s != NULL && dw_sniffer_is_unfinished (s);
 }
 
+gboolean
+dw_ingester_recognise_refused (DwIngester *self, const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  DwSniffer *s = g_hash_table_lookup (self->sniffers, abs);
+
+  return s != NULL && dw_sniffer_is_final (s) && dw_sniffer_get_reason (s) != NULL;
+}
+
 void
 dw_ingester_set_sniff_budget (DwIngester *self, gint64 budget_us)
 {

@@ -91,6 +91,8 @@ gboolean dw_ingester_ingest_file (DwIngester *self, const char *path, const char
 DwFormat dw_ingester_recognise (DwIngester *self, const char *path, char **reason);
 /* Did the last look at @path stop for lack of time before the end of the file? */
 gboolean dw_ingester_recognise_unfinished (DwIngester *self, const char *path);
+/* Was @path refused for good (a document, a binary file, another kind of SQLite file)? */
+gboolean dw_ingester_recognise_refused (DwIngester *self, const char *path);
 /* How long one look at an unrecognised file may take (default DW_SNIFF_BUDGET_US). */
 void dw_ingester_set_sniff_budget (DwIngester *self, gint64 budget_us);
 

@@ -24,7 +24,14 @@ typedef struct
   DwStore *store;
   DwFollower *follower;
   GPtrArray *errors;
+  GPtrArray *skipped; /* "path\treason" */
 } Fixture;
+
+static void
+on_skipped (DwFollower *follower, const char *path, const char *reason, Fixture *f)
+{
+  g_ptr_array_add (f->skipped, g_strdup_printf ("%s\t%s", path, reason));
+}
 
 static void
 on_error (DwFollower *follower, GError *error, const char *path, Fixture *f)
@@ -48,10 +55,12 @@ fixture_set_up (Fixture *f, gconstpointer data)
   f->store = dw_store_open (db, &error);
   g_assert_no_error (error);
   f->errors = g_ptr_array_new_with_free_func (g_free);
+  f->skipped = g_ptr_array_new_with_free_func (g_free);
   f->follower = dw_follower_new (f->store);
   dw_follower_set_delay (f->follower, 30);
   dw_follower_set_max_delay (f->follower, 100);
   g_signal_connect (f->follower, "error", G_CALLBACK (on_error), f);
+  g_signal_connect (f->follower, "skipped", G_CALLBACK (on_skipped), f);
   g_assert_true (dw_follower_add_path (f->follower, f->root, &error));
   g_assert_no_error (error);
   dw_follower_flush (f->follower);
@@ -67,6 +76,7 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->dir);
   g_free (f->root);
   g_ptr_array_unref (f->errors);
+  g_ptr_array_unref (f->skipped);
 }
 
 /* Appends @data to @path (created with its folders) in pieces of @piece bytes, letting the main
@@ -179,6 +189,10 @@ test_late_preamble (Fixture *f, gconstpointer data)
   }
   assert_like_clean (f);
   g_assert_cmpuint (f->errors->len, ==, 0);
+  /* the README is said once to be no log, with the reason */
+  g_assert_cmpuint (f->skipped->len, ==, 1);
+  g_assert_true (g_str_has_prefix (f->skipped->pdata[0], readme));
+  g_assert_nonnull (strstr (f->skipped->pdata[0], "a document (README.md)"));
 }
 
 /* Real cases written live side by side: tensorboard_log/<project>/<exp> with two experiments
