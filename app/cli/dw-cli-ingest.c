@@ -5,7 +5,8 @@
  * Ingests files and run folders into the store (dw-ingester.h: formats by content, runs by
  * folder, resumable, never duplicating). Bad records are reported on stderr with file and byte
  * offset, skipped, and the rest is kept. Exit codes: 0 everything read, 1 some input was bad or
- * missing or the store failed (what could be read is stored), 2 usage errors.
+ * missing, a PATH held nothing recognised, or the store failed (what could be read is stored), 2
+ * usage errors.
  */
 #include "config.h"
 
@@ -23,8 +24,11 @@ int
 dw_cli_ingest (int argc, char **argv)
 {
   g_autofree char *db = NULL;
+  g_autofree char *name = NULL;
   gboolean quiet = FALSE;
   GOptionEntry entries[] = {
+    { "name", 'n', 0, G_OPTION_ARG_STRING, &name,
+      N_ ("Run name: every file given goes to this one run"), "NAME" },
     { "db", 'd', 0, G_OPTION_ARG_FILENAME, &db, N_ ("Store file (default: the user's store)"),
       "FILE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, N_ ("Print only problems"), NULL },
@@ -54,16 +58,35 @@ dw_cli_ingest (int argc, char **argv)
     }
   ingester = dw_ingester_new (store);
   dw_ingest_report_init (&report);
+  if (name != NULL)
+    dw_ingester_set_run_name (ingester, name);
   for (int i = 1; i < argc; i++)
-    if (!dw_ingester_ingest_path (ingester, argv[i], &report, &error))
-      {
-        dw_cli_error ("ingest", "%s", error->message);
-        rc = 1;
-        /* a missing path does not stop the others; a store failure does */
-        if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-          break;
-        g_clear_error (&error);
-      }
+    {
+      guint files_before = report.n_files, skipped_before = report.n_skipped;
+      guint notes_before = report.notes->len;
+
+      if (!dw_ingester_ingest_path (ingester, argv[i], &report, &error))
+        {
+          dw_cli_error ("ingest", "%s", error->message);
+          rc = 1;
+          /* a missing path does not stop the others; a store failure does */
+          if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+            break;
+          g_clear_error (&error);
+          continue;
+        }
+      /* A path that held files but nothing recognised is bad input, whether it names the file
+       * or a folder holding it: exit 1, each file with the reason it was skipped (also with
+       * --quiet). */
+      if (report.n_files == files_before && report.n_skipped > skipped_before)
+        {
+          dw_cli_error ("ingest", _ ("%s: nothing recognised"), argv[i]);
+          for (guint k = notes_before; k < report.notes->len; k++)
+            if (quiet)
+              fprintf (stderr, "%s\n", (const char *)report.notes->pdata[k]);
+          rc = 1;
+        }
+    }
 
   for (guint i = 0; i < report.diagnostics->len; i++)
     fprintf (stderr, "%s\n", (const char *)report.diagnostics->pdata[i]);
@@ -81,7 +104,12 @@ dw_cli_ingest (int argc, char **argv)
         {
           g_autoptr (DwRunInfo) run
             = dw_store_get_run (store, g_array_index (report.run_ids, gint64, i), NULL);
-          if (run != NULL)
+          if (run == NULL)
+            continue;
+          if (run->first_step < 0 || run->last_step < run->first_step)
+            printf (_ ("run %" PRId64 " “%s” (%s): no metric points yet, %" PRId64 " batches\n"),
+                    run->id, run->name, run->framework, run->n_batches);
+          else
             printf (
               _ ("run %" PRId64 " “%s” (%s): steps %" PRId64 "–%" PRId64 ", %" PRId64 " batches\n"),
               run->id, run->name, run->framework, run->first_step, run->last_step, run->n_batches);

@@ -154,10 +154,21 @@ dw_cli_recompute (int argc, char **argv)
       dw_cli_error ("recompute", "%s", error->message);
       return 2;
     }
+  if (argc == 1 && run_arg && !preset && !config_json)
+    {
+      /* the config and generation the run's own log showed (driftwatch-cli runs) */
+      g_autofree char *run_gen = NULL;
+      if (dw_cli_run_stored_config (db, run_arg, &config_json, &run_gen) && config_json != NULL
+          && generation == NULL)
+        generation = g_steal_pointer (&run_gen);
+      if (config_json != NULL)
+        g_printerr (_ ("recompute: using the config run %s printed (generation %s)\n"), run_arg,
+                    generation != NULL ? generation : "verl");
+    }
   if (argc != 1 || !run_arg || (!preset && !config_json))
     {
       dw_cli_error ("recompute", "%s",
-                    _ ("usage: recompute --run R (--preset P | --config JSON) [--generation G] "
+                    _ ("usage: recompute --run R [--preset P | --config JSON] [--generation G] "
                        "[--format csv|json] [--db FILE]"));
       return 2;
     }

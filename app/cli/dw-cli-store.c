@@ -20,6 +20,10 @@
 #include "dw-config-json.h"
 #include "dw-store-private.h"
 
+#include <json-glib/json-glib.h>
+
+static void append_run_meta (GString *out, DwStore *store, gint64 run_id);
+
 int dw_cli_runs (int argc, char **argv);
 int dw_cli_tags (int argc, char **argv);
 int dw_cli_series (int argc, char **argv);
@@ -190,6 +194,11 @@ dw_cli_runs (int argc, char **argv)
             dw_json_append_string (out, r->source);
           else
             g_string_append (out, "null");
+          {
+            /* what ingest found out: generation, its source, config, version, experiment */
+            g_autofree char *meta = dw_store_get_run_meta (store, r->id, NULL);
+            g_string_append_printf (out, ", \"meta\": %s", meta != NULL ? meta : "null");
+          }
           g_string_append (out, "}");
         }
       else
@@ -202,12 +211,85 @@ dw_cli_runs (int argc, char **argv)
             out, "%-5" G_GINT64_FORMAT " %-28s %-9s %-9s %-15s %7" G_GINT64_FORMAT "  %s\n", r->id,
             r->name, r->framework, status_name (status), steps, r->n_batches,
             r->source ? r->source : "");
+          append_run_meta (out, store, r->id);
         }
     }
   if (a.json)
     g_string_append (out, runs->len ? "\n]\n" : "]\n");
   write_out (out);
   return 0;
+}
+
+/* One indented line under a run of the `runs` table: the generation and config ingest found
+ * ("generation verl-0.9.0 (from its printed config) · verl 0.9.0 · gsm8k/exp · config {…}"). */
+static void
+append_run_meta (GString *out, DwStore *store, gint64 run_id)
+{
+  g_autofree char *meta = dw_store_get_run_meta (store, run_id, NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+  const char *gen, *src, *ver, *project, *exp;
+
+  if (meta == NULL || !json_parser_load_from_data (parser, meta, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return;
+  o = json_node_get_object (json_parser_get_root (parser));
+  gen = json_object_get_string_member_with_default (o, "generation", NULL);
+  src = json_object_get_string_member_with_default (o, "generation_source", "");
+  ver = json_object_get_string_member_with_default (o, "framework_version", NULL);
+  project = json_object_get_string_member_with_default (o, "project", NULL);
+  exp = json_object_get_string_member_with_default (o, "experiment", NULL);
+  g_string_append (out, "      ");
+  if (gen != NULL)
+    g_string_append_printf (out, _ ("generation %s (%s)"), gen,
+                            g_str_equal (src, "log")      ? _ ("the version the log printed")
+                            : g_str_equal (src, "config") ? _ ("from its printed config")
+                                                          : _ ("inferred from its metric keys"));
+  else
+    g_string_append (out, _ ("generation unknown (no correction metrics, no printed config)"));
+  if (ver != NULL)
+    g_string_append_printf (out, " · %s", ver);
+  if (exp != NULL)
+    g_string_append_printf (out, " · %s%s%s", project ? project : "", project ? "/" : "", exp);
+  if (json_object_has_member (o, "config"))
+    {
+      g_autoptr (JsonGenerator) g = json_generator_new ();
+      g_autofree char *cfg = NULL;
+      json_generator_set_root (g, json_object_get_member (o, "config"));
+      cfg = json_generator_to_data (g, NULL);
+      g_string_append_printf (out, _ (" · config %s"), cfg);
+    }
+  g_string_append_c (out, '\n');
+}
+
+gboolean
+dw_cli_run_stored_config (const char *db, const char *run_arg, char **config_json,
+                          char **generation)
+{
+  g_autofree char *path = db != NULL ? g_strdup (db) : dw_cli_default_db_path ();
+  g_autoptr (DwStore) store = dw_store_open_read_only (path, NULL);
+  g_autoptr (DwRunInfo) run = NULL;
+  g_autofree char *meta = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o;
+
+  *config_json = NULL;
+  *generation = NULL;
+  if (store == NULL || (run = dw_store_find_run (store, run_arg, NULL)) == NULL)
+    return FALSE;
+  meta = dw_store_get_run_meta (store, run->id, NULL);
+  if (meta == NULL || !json_parser_load_from_data (parser, meta, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return TRUE;
+  o = json_node_get_object (json_parser_get_root (parser));
+  *generation = g_strdup (json_object_get_string_member_with_default (o, "generation", NULL));
+  if (json_object_has_member (o, "config"))
+    {
+      g_autoptr (JsonGenerator) g = json_generator_new ();
+      json_generator_set_root (g, json_object_get_member (o, "config"));
+      *config_json = json_generator_to_data (g, NULL);
+    }
+  return TRUE;
 }
 
 /* ---- tags / export: commands on the tags of one run -------------------------------------- */

@@ -214,6 +214,13 @@ on_flushed (DwFollower *follower, Watch *w)
   announce_if_idle (w);
 }
 
+/* A file that is no log, said once on stderr (as ingest says it). */
+static void
+on_skipped (DwFollower *follower, const char *path, const char *reason, Watch *w)
+{
+  g_printerr (_ ("%s: not a recognised log or batch format (%s): skipped\n"), path, reason);
+}
+
 static void
 on_error (DwFollower *follower, GError *error, const char *path, Watch *w)
 {
@@ -309,6 +316,7 @@ dw_cli_watch (int argc, char **argv)
   g_signal_connect (w.follower, "ingested", G_CALLBACK (on_ingested), &w);
   g_signal_connect (w.follower, "flushed", G_CALLBACK (on_flushed), &w);
   g_signal_connect (w.follower, "error", G_CALLBACK (on_error), &w);
+  g_signal_connect (w.follower, "skipped", G_CALLBACK (on_skipped), &w);
 
   for (int i = 1; i < argc; i++)
     if (!dw_follower_add_path (w.follower, argv[i], &error))

@@ -37,5 +37,10 @@ void dw_cli_error (const char *command, const char *format, ...) G_GNUC_PRINTF (
 gboolean dw_cli_parse_generation (const char *command, const char *name, DwGeneration *gen);
 /* The --generation help text shared by every command (untranslated; pass through _()). */
 const char *dw_cli_generation_help (void);
+/* The correction config (a JSON object) and generation ingest stored with run @run of the store
+ * @db (NULL: the default); each NULL when the run has none. FALSE when the store or run cannot
+ * be read (the caller reports it as it would anyway). */
+gboolean dw_cli_run_stored_config (const char *db, const char *run, char **config_json,
+                                   char **generation);
 
 G_END_DECLS

@@ -37,6 +37,8 @@
 /* From the main loop, files are ingested in slices of about this long, so a large initial
  * ingest lets signals (Ctrl+C) and a GUI's redraws through between files. */
 #define SLICE_US (50 * G_TIME_SPAN_MILLISECOND)
+/* How long one look at a file not recognised yet may take (it goes on from there next time). */
+#define SNIFF_BUDGET_US (200 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct
 {
@@ -61,6 +63,7 @@ struct _DwFollower
   GHashTable *pending;  /* absolute path → NULL (a set) */
   GPtrArray *queue;     /* paths taken from pending, sorted, being ingested slice by slice */
   GHashTable *failed;   /* absolute path → FailState */
+  GHashTable *skipped;  /* absolute path → the reason ::skipped gave for it */
   gint64 first_pending_us;
   gint64 last_event_us;
 
@@ -91,6 +94,7 @@ enum
   SIGNAL_INGESTED,
   SIGNAL_ERROR,
   SIGNAL_FLUSHED,
+  SIGNAL_SKIPPED,
   N_SIGNALS
 };
 
@@ -385,20 +389,6 @@ known_run_root (DwFollower *self, const char *root, const char *path, GError **e
   return g_strdup (best);
 }
 
-static DwFormat
-sniff (const char *path)
-{
-  guint8 head[4096];
-  gssize n;
-  int fd = g_open (path, O_RDONLY, 0);
-
-  if (fd < 0)
-    return DW_FORMAT_UNKNOWN;
-  n = read (fd, head, sizeof head);
-  close (fd);
-  return n > 0 ? dw_format_sniff (path, head, (gsize)n) : DW_FORMAT_UNKNOWN;
-}
-
 /* The default ingest step: the store's ingester. A known file keeps its run; a new file goes
  * to the run folder of the stored run holding it; a recognised file outside any stored run
  * makes the followed folder be ingested as a whole, so runs are detected exactly as
@@ -412,7 +402,12 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
   GError *local = NULL;
 
   if (self->ingester == NULL)
-    self->ingester = dw_ingester_new (self->store);
+    {
+      self->ingester = dw_ingester_new (self->store);
+      /* one look per change event stays short; a file not recognised yet is examined further
+       * from where the last look stopped, as it grows */
+      dw_ingester_set_sniff_budget (self->ingester, SNIFF_BUDGET_US);
+    }
   if (g_str_equal (root, path))
     return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
   record = dw_store_get_file (self->store, path, &local);
@@ -423,6 +418,24 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
     }
   if (record != NULL)
     return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
+  {
+    g_autofree char *reason = NULL;
+    if (dw_ingester_recognise (self->ingester, path, &reason) == DW_FORMAT_UNKNOWN)
+      {
+        /* not (yet) a training log or batch: examined further when it changes, or at once
+         * when the look ran out of time before the end of the file; a file refused for good
+         * (a document, a binary file, another kind of SQLite file) is said once */
+        if (dw_ingester_recognise_unfinished (self->ingester, path))
+          mark_dirty (self, path);
+        else if (dw_ingester_recognise_refused (self->ingester, path) && reason != NULL
+                 && g_strcmp0 (g_hash_table_lookup (self->skipped, path), reason) != 0)
+          {
+            g_hash_table_insert (self->skipped, g_strdup (path), g_strdup (reason));
+            g_signal_emit (self, signals[SIGNAL_SKIPPED], 0, path, reason);
+          }
+        return TRUE;
+      }
+  }
   run_root = known_run_root (self, root, path, &local);
   if (local != NULL)
     {
@@ -431,8 +444,6 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
     }
   if (run_root != NULL)
     return dw_ingester_ingest_file (self->ingester, path, run_root, report, error);
-  if (sniff (path) == DW_FORMAT_UNKNOWN)
-    return TRUE; /* not (yet) a training log or batch: looked at again when it changes */
   return dw_ingester_ingest_path (self->ingester, root, report, error);
 }
 
@@ -788,6 +799,7 @@ dw_follower_finalize (GObject *object)
   g_clear_pointer (&self->pending, g_hash_table_unref);
   g_clear_pointer (&self->queue, g_ptr_array_unref);
   g_clear_pointer (&self->failed, g_hash_table_unref);
+  g_clear_pointer (&self->skipped, g_hash_table_unref);
   g_clear_pointer (&self->paths, g_ptr_array_unref);
   g_clear_pointer (&self->roots, g_ptr_array_unref);
   g_clear_pointer (&self->context, g_main_context_unref);
@@ -894,6 +906,19 @@ dw_follower_class_init (DwFollowerClass *klass)
    * A coalesced batch of changed files was ingested (emitted once per batch, after the
    * ::ingested and ::error signals of its files): the moment to look at the store.
    */
+  /**
+   * DwFollower::skipped:
+   * @self: the follower
+   * @path: the file
+   * @reason: why it is no log ("a document (README.md), not a log…", "binary (…)", "SQLite
+   *   file that is not an MLflow store…")
+   *
+   * A file is skipped for good (emitted once per file and reason). A file that may still become
+   * a log (no metric line yet) is examined again as it grows and not reported.
+   */
+  signals[SIGNAL_SKIPPED]
+    = g_signal_new ("skipped", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                    G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
   signals[SIGNAL_FLUSHED] = g_signal_new ("flushed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                           0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
@@ -911,6 +936,7 @@ dw_follower_init (DwFollower *self)
   self->queue = g_ptr_array_new_with_free_func (g_free);
   self->failed
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)fail_state_free);
+  self->skipped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->context = g_main_context_ref_thread_default ();
   self->source = g_source_new (&source_funcs, sizeof (GSource));
   g_source_set_callback (self->source, NULL, self, NULL);

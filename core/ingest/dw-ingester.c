@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <glib/gi18n.h>
+#include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <inttypes.h>
 
@@ -19,20 +20,25 @@
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader-private.h"
+#include "dw-log-sniff.h"
 #include "dw-reader-loggers.h"
+#include "dw-run-meta.h"
 #include "dw-store-private.h"
 
 #define DEFAULT_CHUNK (4u << 20)
 #define MAX_DEPTH     16
 #define SNIFF_HEAD    65536
 
-/* Precision rank of each source (dw_store_set_source_rank): float64 text beats tfevents'
- * float32, which beats console lines (verl ≤ 0.4.1 printed "%.3f"). */
+/* Precision rank of each source (dw_store_set_source_rank), judged by how the value was written:
+ * float64 text (verl JSONL, W&B, MLflow, and the console's repr since verl 0.5) beats tfevents'
+ * float32, which beats verl ≤ 0.4.1's "%.3f" console lines (DW_PRECISION_3F, rank 0). */
 static int
 format_rank (DwFormat format)
 {
   switch (format)
     {
+    case DW_FORMAT_VERL_CONSOLE:
+    case DW_FORMAT_SLIME_CONSOLE:
     case DW_FORMAT_VERL_JSONL:
     case DW_FORMAT_WANDB_CSV:
     case DW_FORMAT_WANDB_OFFLINE:
@@ -157,7 +163,11 @@ struct _DwIngester
 
   DwStore *store;
   gsize chunk;
-  char *store_path; /* canonical, to skip the store's own files inside an ingested folder */
+  char *store_path;     /* canonical, to skip the store's own files inside an ingested folder */
+  GHashTable *sniffers; /* path → DwSniffer*: files not recognised yet, examined further as
+                         * they grow */
+  gint64 sniff_budget_us;
+  char *run_name; /* --name: every file goes to this run */
 };
 
 G_DEFINE_FINAL_TYPE (DwIngester, dw_ingester, G_TYPE_OBJECT)
@@ -178,6 +188,8 @@ dw_ingester_finalize (GObject *object)
 
   g_clear_object (&self->store);
   g_free (self->store_path);
+  g_clear_pointer (&self->sniffers, g_hash_table_unref);
+  g_free (self->run_name);
   G_OBJECT_CLASS (dw_ingester_parent_class)->finalize (object);
 }
 
@@ -234,6 +246,9 @@ dw_ingester_init (DwIngester *self)
   const char *env = g_getenv ("DW_INGEST_CHUNK_BYTES"); /* tests: many small transactions */
 
   self->chunk = DEFAULT_CHUNK;
+  self->sniffers
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)dw_sniffer_free);
+  self->sniff_budget_us = DW_SNIFF_BUDGET_US;
   if (env != NULL && g_ascii_strtoull (env, NULL, 10) >= 64)
     self->chunk = (gsize)g_ascii_strtoull (env, NULL, 10);
 }
@@ -253,6 +268,14 @@ dw_ingester_get_store (DwIngester *self)
 }
 
 void
+dw_ingester_set_run_name (DwIngester *self, const char *name)
+{
+  g_return_if_fail (DW_IS_INGESTER (self));
+  g_free (self->run_name);
+  self->run_name = g_strdup (name);
+}
+
+void
 dw_ingester_set_chunk_size (DwIngester *self, gsize bytes)
 {
   g_return_if_fail (DW_IS_INGESTER (self));
@@ -262,8 +285,11 @@ dw_ingester_set_chunk_size (DwIngester *self, gsize bytes)
 /* ------------------------------------------------------------------------------------------ */
 /* Runs                                                                                        */
 
+/* Folders that are a part of the run of the folder holding them. Not "logs" (a folder of console
+ * logs holds one run per log) nor "tensorboard_log" (verl and slime write
+ * tensorboard_log/<project>/<experiment>/: one run per experiment). */
 static const char *const part_dirs[]
-  = { "tensorboard", "tensorboard_log", "tb", "batches", "rollout_batches", "logs", "events" };
+  = { "tensorboard", "tb", "batches", "rollout_batches", "events" };
 
 static gboolean
 is_part_dir (const char *name)
@@ -323,11 +349,15 @@ dw_ingest_run_name (const char *run_root)
 /* The run of @run_root: created when needed, inside the caller's transaction. A run of the same
  * name that came from elsewhere is not merged with: "parent/name" (then "…/name (N)"). */
 static gint64
-ensure_run_for_root (DwIngester *self, const char *run_root, const char *framework, GError **error)
+ensure_named_run (DwIngester *self, const char *run_root, const char *name_hint,
+                  const char *framework, GError **error)
 {
-  g_autofree char *name = dw_ingest_run_name (run_root);
-  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+  g_autofree char *name = name_hint != NULL ? g_strdup (name_hint) : dw_ingest_run_name (run_root);
+  g_autoptr (GPtrArray) runs = NULL;
 
+  if (self->run_name != NULL)
+    return dw_store_ensure_run (self->store, self->run_name, framework, run_root, error);
+  runs = dw_store_list_runs (self->store, error);
   if (runs == NULL)
     return 0;
   for (int attempt = 0; attempt < 100; attempt++)
@@ -363,6 +393,12 @@ ensure_run_for_root (DwIngester *self, const char *run_root, const char *framewo
   return dw_store_ensure_run (self->store, name, framework, run_root, error);
 }
 
+static gint64
+ensure_run_for_root (DwIngester *self, const char *run_root, const char *framework, GError **error)
+{
+  return ensure_named_run (self, run_root, NULL, framework, error);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Reading one file                                                                            */
 
@@ -379,6 +415,22 @@ typedef struct
   gint64 max_step;
   const char *framework; /* guessed from tag names (tfevents) */
   GArray *pending;       /* Pending points of the chunk, written sorted by flush_points() */
+  int base_rank;         /* the format's precision rank */
+  int cur_rank;          /* rank of the pending points */
+  /* restart detection at the file's first point (before anything of it is written) */
+  gboolean at_start;
+  gint64 restart_ref; /* largest step of the earlier launch, G_MININT64 when none */
+  gint64 restart_step;
+  /* a later launch started at *launch_step (G_MININT64: none): as in TensorBoard, each tag's
+   * points at steps ≥ it from the earlier launch are stale; @purged: tags already purged */
+  gint64 *launch_step;
+  GHashTable *purged;
+  DwFormat format;
+  /* the run already holds points from files of other formats: report disagreements */
+  gboolean check_conflicts;
+  guint n_conflicts;
+  /* W&B panel export of several runs: "<run> - <metric>" columns, one run each */
+  GHashTable *panel_runs; /* run name → gint64 run id */
 } FeedCtx;
 
 typedef struct
@@ -402,6 +454,60 @@ cmp_pending (gconstpointer a, gconstpointer b)
 
 /* Writes the chunk's points in (tag, step) order: each insert then lands next to the previous
  * one in the points b-tree, several times faster than the logged order (all tags of a step). */
+/* Does a stored copy of rank @stored_rank disagree with @v (rank @rank) by more than the less
+ * precise copy's rounding? */
+static gboolean
+values_conflict (double stored, int stored_rank, double v, int rank)
+{
+  int r = MIN (stored_rank, rank);
+  double tol;
+
+  if (isnan (stored) && isnan (v))
+    return FALSE;
+  if (isnan (stored) || isnan (v) || isinf (stored) || isinf (v))
+    return stored != v;
+  tol = r == 0   ? 0.0005 + 1e-9
+        : r == 1 ? 1e-6 * MAX (fabs (stored), fabs (v)) + 1e-30
+                 : 1e-12 * MAX (fabs (stored), fabs (v));
+  return fabs (stored - v) > tol;
+}
+
+static void
+report_conflicts (FeedCtx *c)
+{
+  for (guint i = 0; i < c->pending->len && c->error == NULL; i++)
+    {
+      const Pending *p = &g_array_index (c->pending, Pending, i);
+      double stored;
+      int stored_rank;
+
+      if (!dw_store_get_point (c->self->store, p->tag_id, p->step, &stored, &stored_rank,
+                               &c->error))
+        continue;
+      if (!values_conflict (stored, stored_rank, p->value, c->cur_rank))
+        continue;
+      if (++c->n_conflicts <= 3 && c->report != NULL)
+        {
+          g_autofree char *msg = NULL;
+          GHashTableIter it;
+          gpointer k, v;
+          const char *tag = "?";
+
+          g_hash_table_iter_init (&it, c->tags);
+          while (g_hash_table_iter_next (&it, &k, &v))
+            if (*(gint64 *)v == p->tag_id)
+              tag = k;
+          msg = g_strdup_printf (_ ("%s: %s at step %" PRId64 " is %.17g here but %.17g in "
+                                    "another source of the same run: two sources disagree (%s)"),
+                                 c->path, tag, p->step, p->value, stored,
+                                 c->cur_rank >= stored_rank
+                                   ? _ ("this copy, as precise or more, is kept")
+                                   : _ ("the more precise stored copy is kept"));
+          g_ptr_array_add (c->report->notes, g_steal_pointer (&msg));
+        }
+    }
+}
+
 static void
 flush_points (FeedCtx *c)
 {
@@ -409,6 +515,10 @@ flush_points (FeedCtx *c)
     {
       DwPointRow *rows = (DwPointRow *)(void *)c->pending->data;
 
+      if (c->check_conflicts)
+        report_conflicts (c);
+      if (c->error != NULL)
+        return;
       g_array_sort (c->pending, cmp_pending);
       /* compact in place: a DwPointRow is a Pending without its seq */
       for (guint i = 0; i < c->pending->len; i++)
@@ -421,21 +531,55 @@ flush_points (FeedCtx *c)
   g_array_set_size (c->pending, 0);
 }
 
+/* The id of @tag (@name in the store: the tag without a panel export's "<run> - " prefix). */
 static gint64
-tag_id (FeedCtx *c, const char *tag, const char *step_key)
+tag_id (FeedCtx *c, const char *tag, const char *name, const char *step_key)
 {
   gint64 *id = g_hash_table_lookup (c->tags, tag);
   gint64 v;
 
   if (id != NULL)
     return *id;
-  v = dw_store_ensure_tag (c->self->store, c->run_id, tag, step_key, &c->error);
+  v = dw_store_ensure_tag (c->self->store, c->run_id, name, step_key, &c->error);
   if (v == 0)
     return 0;
   if (c->framework == NULL)
-    c->framework = framework_from_tag (tag);
+    c->framework = framework_from_tag (name);
   g_hash_table_insert (c->tags, g_strdup (tag), g_memdup2 (&v, sizeof v));
   return v;
+}
+
+static gint64 ensure_named_run (DwIngester *self, const char *run_root, const char *name_hint,
+                                const char *framework, GError **error);
+
+/* A W&B panel export of several runs: the point of column "<run> - <metric>" goes to the run
+ * <run> (created on first sight, its source "FILE#<run>"); returns the metric name. */
+static const char *
+panel_route (FeedCtx *c, const char *tag)
+{
+  const char *sep = strstr (tag, " - ");
+  g_autofree char *name = NULL;
+  gint64 *run;
+
+  if (sep == NULL || sep == tag || c->self->run_name != NULL)
+    return tag;
+  name = g_strndup (tag, (gsize)(sep - tag));
+  run = g_hash_table_lookup (c->panel_runs, name);
+  if (run == NULL)
+    {
+      g_autofree char *source = g_strdup_printf ("%s#%s", c->path, name);
+      gint64 id = ensure_named_run (c->self, source, name, "wandb", &c->error);
+      if (id == 0)
+        return NULL;
+      run = g_memdup2 (&id, sizeof id);
+      g_hash_table_insert (c->panel_runs, g_strdup (name), run);
+    }
+  if (*run != c->run_id)
+    {
+      flush_points (c); /* the pending points are the other run's */
+      c->run_id = *run;
+    }
+  return sep + 3;
 }
 
 static void
@@ -446,9 +590,45 @@ on_point (const DwScalarPoint *p, gpointer user_data)
 
   if (G_UNLIKELY (c->error != NULL))
     return;
-  id = tag_id (c, p->tag, p->step_key);
+  if (G_UNLIKELY (c->at_start))
+    {
+      /* the file's first point: a later launch of a run going back to an earlier step? Then
+       * TensorBoard's rule: the earlier launch's points from that step on are stale */
+      c->at_start = FALSE;
+      if (c->restart_ref != G_MININT64 && p->step <= c->restart_ref)
+        {
+          c->restart_step = p->step;
+          *c->launch_step = p->step;
+        }
+    }
+  {
+    int rank = p->precision == DW_PRECISION_3F ? 0 : c->base_rank;
+    if (G_UNLIKELY (rank != c->cur_rank))
+      {
+        flush_points (c);
+        c->cur_rank = rank;
+        dw_store_set_source_rank (c->self->store, rank);
+      }
+  }
+  if (G_UNLIKELY (c->panel_runs != NULL))
+    {
+      const char *name = panel_route (c, p->tag);
+      if (name == NULL)
+        return;
+      id = tag_id (c, p->tag, name, p->step_key);
+    }
+  else
+    id = tag_id (c, p->tag, p->tag, p->step_key);
   if (G_UNLIKELY (id == 0))
     return;
+  if (G_UNLIKELY (c->launch_step != NULL && *c->launch_step != G_MININT64)
+      && !g_hash_table_contains (c->purged, p->tag))
+    {
+      g_hash_table_add (c->purged, g_strdup (p->tag));
+      if (!dw_store_purge_points_from (c->self->store, id, *c->launch_step, c->base_rank,
+                                       &c->error))
+        return;
+    }
   {
     Pending pp = { id, p->step, p->wall_time, p->value, c->pending->len };
     g_array_append_val (c->pending, pp);
@@ -592,14 +772,259 @@ fail_tx (DwIngester *self, GError **error, GError *err)
   return FALSE;
 }
 
+static gboolean merge_run_meta (DwIngester *self, gint64 run_id, const char *add, GError **error);
+
+/* A run whose log did not say its generation: the newest one consistent with its tag names. */
+static gboolean
+infer_generation (DwIngester *self, gint64 run_id, GError **error)
+{
+  g_autofree char *meta = NULL, *gen = NULL, *src = NULL;
+  g_autoptr (GPtrArray) tags = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  GError *err = NULL;
+  const char *inferred;
+
+  if (run_id == 0)
+    return TRUE;
+  meta = dw_store_get_run_meta (self->store, run_id, &err);
+  if (err != NULL)
+    {
+      g_propagate_error (error, err);
+      return FALSE;
+    }
+  gen = dw_run_meta_get_string (meta, "generation");
+  src = dw_run_meta_get_string (meta, "generation_source");
+  if (gen != NULL && g_strcmp0 (src, "inferred") != 0)
+    return TRUE;
+  tags = dw_store_list_tags (self->store, run_id, error);
+  if (tags == NULL)
+    return FALSE;
+  for (guint i = 0; i < tags->len; i++)
+    g_ptr_array_add (names, ((DwTagInfo *)tags->pdata[i])->name);
+  inferred = dw_run_meta_infer_generation ((const char *const *)names->pdata, names->len);
+  if (inferred == NULL || g_strcmp0 (inferred, gen) == 0)
+    return TRUE;
+  {
+    g_autofree char *add
+      = g_strdup_printf ("{\"generation\": \"%s\", \"generation_source\": \"inferred\"}", inferred);
+    if (!dw_store_begin (self->store, error))
+      return FALSE;
+    if (!merge_run_meta (self, run_id, add, &err) || !dw_store_commit (self->store, &err))
+      return fail_tx (self, error, err);
+  }
+  return TRUE;
+}
+
+/* Does the run hold files of another format than @format (a console + TensorBoard pair)? */
+static gboolean
+run_has_other_formats (DwIngester *self, gint64 run_id, int format, GError **error)
+{
+  g_autoptr (GPtrArray) files = dw_store_list_files (self->store, error);
+
+  if (files == NULL)
+    return FALSE;
+  for (guint i = 0; i < files->len; i++)
+    {
+      DwFileRecord *f = files->pdata[i];
+      if (f->run_id == run_id && f->format != format)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Merges @add (a JSON object) into the run's stored meta: members of @add win, except that an
+ * inferred generation never replaces one the log gave. */
+static gboolean
+merge_run_meta (DwIngester *self, gint64 run_id, const char *add, GError **error)
+{
+  g_autofree char *old = dw_store_get_run_meta (self->store, run_id, error);
+  g_autoptr (JsonParser) po = json_parser_new ();
+  g_autoptr (JsonParser) pa = json_parser_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  JsonObject *o, *a;
+  g_autofree char *out = NULL;
+
+  if (error != NULL && *error != NULL)
+    return FALSE;
+  if (!json_parser_load_from_data (pa, add, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (pa)))
+    return TRUE;
+  a = json_node_get_object (json_parser_get_root (pa));
+  if (old == NULL || !json_parser_load_from_data (po, old, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (po)))
+    return dw_store_set_run_meta (self->store, run_id, add, error);
+  o = json_node_get_object (json_parser_get_root (po));
+  if (g_strcmp0 (json_object_get_string_member_with_default (a, "generation_source", ""),
+                 "inferred")
+        == 0
+      && json_object_has_member (o, "generation"))
+    return TRUE;
+  {
+    g_autoptr (GList) members = json_object_get_members (a);
+    for (GList *l = members; l != NULL; l = l->next)
+      json_object_set_member (o, l->data, json_node_copy (json_object_get_member (a, l->data)));
+  }
+  json_generator_set_root (gen, json_parser_get_root (po));
+  out = json_generator_to_data (gen, NULL);
+  return dw_store_set_run_meta (self->store, run_id, out, error);
+}
+
+/* verl/slime TensorBoard layout: .../tensorboard_log/<project>/<experiment>/ → (project,
+ * experiment), else FALSE. */
+static gboolean
+tb_experiment_of (const char *run_root, char **project, char **experiment)
+{
+  g_autofree char *parent = g_path_get_dirname (run_root);
+  g_autofree char *grand = g_path_get_dirname (parent);
+  g_autofree char *gbase = g_path_get_basename (grand);
+
+  if (g_strcmp0 (gbase, "tensorboard_log") != 0)
+    return FALSE;
+  *project = g_path_get_basename (parent);
+  *experiment = g_path_get_basename (run_root);
+  return TRUE;
+}
+
+/* The stored run that is the experiment (@project, @experiment), or 0. */
+static gint64
+run_of_experiment (DwIngester *self, const char *project, const char *experiment, GError **error)
+{
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+
+  if (runs == NULL)
+    return 0;
+  for (guint i = 0; i < runs->len; i++)
+    {
+      DwRunInfo *r = runs->pdata[i];
+      g_autofree char *meta = dw_store_get_run_meta (self->store, r->id, NULL);
+      g_autofree char *p = dw_run_meta_get_string (meta, "project");
+      g_autofree char *e = dw_run_meta_get_string (meta, "experiment");
+      if (e != NULL && g_str_equal (e, experiment)
+          && (project == NULL || p == NULL || g_str_equal (p, project)))
+        return r->id;
+    }
+  return 0;
+}
+
+/* The stored run whose source is @run_root, or 0. */
+static gint64
+run_of_source (DwIngester *self, const char *run_root, GError **error)
+{
+  g_autoptr (GPtrArray) runs = dw_store_list_runs (self->store, error);
+
+  if (runs == NULL)
+    return 0;
+  for (guint i = 0; i < runs->len; i++)
+    {
+      DwRunInfo *r = runs->pdata[i];
+      if (g_strcmp0 (r->source, run_root) == 0)
+        return r->id;
+    }
+  return 0;
+}
+
+/* The run of a new log file: the experiment it belongs to when the log says (verl's printed
+ * config names trainer.project_name / experiment_name; verl's TensorBoard folders are
+ * tensorboard_log/<project>/<experiment>) and that experiment is already a run — the console
+ * log and the TensorBoard folder of one run, or a later launch of it; else the run of its run
+ * root. The log's metadata is stored with the run. */
+static gint64
+run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, const char *run_root,
+                 GError **error)
+{
+  g_autofree char *meta = NULL, *project = NULL, *experiment = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
+  gint64 run_id = 0;
+
+  if (format == DW_FORMAT_VERL_CONSOLE || format == DW_FORMAT_SLIME_CONSOLE)
+    {
+      meta = dw_run_meta_scan (fd, path, format, DW_SNIFF_BUDGET_US);
+      project = dw_run_meta_get_string (meta, "project");
+      experiment = dw_run_meta_get_string (meta, "experiment");
+    }
+  else if (format == DW_FORMAT_TFEVENTS && tb_experiment_of (dir, &project, &experiment))
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      g_autoptr (JsonGenerator) g = json_generator_new ();
+      JsonNode *root;
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "project");
+      json_builder_add_string_value (b, project);
+      json_builder_set_member_name (b, "experiment");
+      json_builder_add_string_value (b, experiment);
+      json_builder_end_object (b);
+      root = json_builder_get_root (b);
+      json_generator_set_root (g, root);
+      meta = json_generator_to_data (g, NULL);
+      json_node_unref (root);
+    }
+  if (experiment != NULL && self->run_name == NULL)
+    {
+      run_id = run_of_experiment (self, project, experiment, error);
+      if (error != NULL && *error != NULL)
+        return 0;
+    }
+  if (run_id == 0 && self->run_name == NULL)
+    {
+      /* the run of this run folder already exists under the experiment's name */
+      run_id = run_of_source (self, run_root, error);
+      if (error != NULL && *error != NULL)
+        return 0;
+    }
+  if (run_id == 0)
+    /* named after the experiment when the log names it: the same name whichever of its files
+     * (console log, TensorBoard folder) is ingested first */
+    run_id = ensure_named_run (self, run_root, experiment, format_framework (format), error);
+  if (run_id != 0 && meta != NULL && !merge_run_meta (self, run_id, meta, error))
+    return 0;
+  return run_id;
+}
+
+/* The first run of a W&B panel export's header ("Step","<run> - <metric>",…) when it names two
+ * runs or more (the reader then keeps the "<run> - " prefix), else NULL. */
+static char *
+panel_first_run (const guint8 *buf, gsize len)
+{
+  const guint8 *nl = memchr (buf, '\n', len);
+  g_autofree char *header = g_strndup ((const char *)buf, nl ? (gsize)(nl - buf) : len);
+  g_auto (GStrv) cols = g_strsplit (header, ",", -1);
+  char *first = NULL;
+  gboolean several = FALSE;
+
+  for (guint i = 1; cols[i] != NULL && !several; i++)
+    {
+      char *c = g_strstrip (cols[i]);
+      char *sep;
+      if (*c == '"')
+        c++;
+      sep = strstr (c, " - ");
+      if (sep == NULL)
+        continue;
+      *sep = '\0';
+      if (first == NULL)
+        first = g_strdup (c);
+      else if (!g_str_equal (first, c))
+        several = TRUE;
+    }
+  if (!several)
+    g_clear_pointer (&first, g_free);
+  return first;
+}
+
 /* A byte-stream log file from its stored offset on. */
 static gboolean
 ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, DwFormat format,
             DwFileRecord *rec, const char *run_root, DwIngestReport *report, GError **error)
 {
   gint64 size = (gint64)st->st_size;
-  gint64 pos, restart_ref = G_MININT64;
-  gboolean rewritten = FALSE;
+  gint64 pos, restart_ref = G_MININT64, launch_step = G_MININT64;
+  g_autoptr (GHashTable) purged = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  gboolean rewritten = FALSE, check_conflicts = FALSE, checked_conflicts = FALSE;
+  g_autoptr (GHashTable) panel_runs
+    = format == DW_FORMAT_WANDB_PANEL_CSV
+        ? g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free)
+        : NULL;
   g_autoptr (DwLogReader) reader = NULL;
   g_autoptr (GHashTable) tags = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
@@ -654,6 +1079,13 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       FeedCtx c
         = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
 
+      c.base_rank = c.cur_rank = format_rank (format);
+      c.format = format;
+      c.restart_ref = G_MININT64;
+      c.restart_step = G_MININT64;
+      c.launch_step = &launch_step;
+      c.purged = purged;
+      c.panel_runs = panel_runs;
       if (want > cap)
         {
           g_free (buf);
@@ -666,14 +1098,49 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       if (!dw_store_begin (self->store, error))
         return FALSE;
       g_hash_table_remove_all (tags);
-      dw_store_set_source_rank (self->store, format_rank (format));
+      dw_store_set_source_rank (self->store, c.base_rank);
       new_run = rec->run_id == 0;
-      if (new_run)
+      if (new_run && panel_runs != NULL && self->run_name == NULL)
         {
-          rec->run_id = ensure_run_for_root (self, run_root, format_framework (format), &err);
+          /* a panel export of several runs: the file's home is its first run */
+          g_autofree char *first_run = panel_first_run (buf, want);
+          if (first_run != NULL)
+            {
+              g_autofree char *source = g_strdup_printf ("%s#%s", path, first_run);
+              rec->run_id = ensure_named_run (self, source, first_run, "wandb", &err);
+              if (rec->run_id == 0)
+                return fail_tx (self, error, err);
+              c.run_id = rec->run_id;
+            }
+        }
+      if (rec->run_id == 0)
+        {
+          rec->run_id = run_for_new_log (self, fd, path, format, run_root, &err);
           if (rec->run_id == 0)
             return fail_tx (self, error, err);
           c.run_id = rec->run_id;
+        }
+      if (!checked_conflicts)
+        {
+          check_conflicts = run_has_other_formats (self, rec->run_id, format, &err);
+          if (err != NULL)
+            return fail_tx (self, error, err);
+          checked_conflicts = TRUE;
+        }
+      c.check_conflicts = check_conflicts;
+      if (pos == 0)
+        {
+          /* a rewritten file, or a new file whose steps go back into another's of the run */
+          /* MLflow's file store keeps one file per metric, a panel export several runs: such
+           * a file is no launch */
+          c.at_start = format != DW_FORMAT_MLFLOW_FILE && panel_runs == NULL;
+          c.restart_ref = restart_ref;
+          if (!rewritten)
+            {
+              c.restart_ref = others_max_step (self, rec->run_id, format, path, &err);
+              if (err != NULL)
+                return fail_tx (self, error, err);
+            }
         }
       consumed = dw_log_reader_feed (reader, pos, buf, want, at_eof, on_point, on_diag, &c);
       flush_points (&c);
@@ -684,26 +1151,26 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
           dw_store_rollback (self->store);
           if (new_run)
             rec->run_id = 0; /* its creation was rolled back too */
+          if (panel_runs != NULL)
+            g_hash_table_remove_all (panel_runs);
           if (at_eof)
             break;
           window *= 2; /* one record longer than the window: read it whole */
           continue;
         }
 
-      /* restart: a rewritten file, or a new file whose steps go back into another's */
-      if (c.first_step != G_MININT64 && pos == 0)
+      if (c.restart_step != G_MININT64)
         {
-          gint64 ref = restart_ref;
-          if (!rewritten)
-            {
-              ref = others_max_step (self, rec->run_id, format, path, &err);
-              if (err != NULL)
-                return fail_tx (self, error, err);
-            }
-          if (ref != G_MININT64 && c.first_step <= ref
-              && !dw_store_add_restart (self->store, rec->run_id, c.first_step, path, &err))
+          if (!dw_store_add_restart (self->store, rec->run_id, c.restart_step, path, &err))
             return fail_tx (self, error, err);
+          report_note (report,
+                       _ ("%s: a later launch of the run, starting again at step %" PRId64
+                          ": the earlier launch's points from that step on are replaced"),
+                       path, c.restart_step);
         }
+      if (c.n_conflicts > 3)
+        report_note (report, _ ("%s: %u more values disagree with another source of the run"), path,
+                     c.n_conflicts - 3);
       if (c.framework != NULL && !upgrade_framework (self, rec->run_id, c.framework, &err))
         return fail_tx (self, error, err);
 
@@ -733,7 +1200,61 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       window = self->chunk;
     }
 
-  if (pos < size)
+  if (pos < size && reader->line != NULL && size - pos <= (gint64)DW_READER_MAX_LINE)
+    {
+      /* The last line has no newline (a log cut at the end, a W&B export): read it as it is
+       * now, without moving the offset, so a file that grows later reads the line again
+       * whole and its values replace these. Problems in it are not reported: it may be a
+       * line still being written. */
+      gsize tail = (gsize)(size - pos);
+      g_autofree guint8 *line = g_malloc (tail + 1);
+      FeedCtx c
+        = { self, report, path, rec->run_id, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
+
+      c.base_rank = c.cur_rank = format_rank (format);
+      c.format = format;
+      c.restart_ref = G_MININT64;
+      c.restart_step = G_MININT64;
+      c.launch_step = &launch_step;
+      c.purged = purged;
+      c.check_conflicts = check_conflicts;
+      c.panel_runs = panel_runs;
+      if (!read_at (fd, path, pos, line, tail, error))
+        return FALSE;
+      line[tail] = '\n';
+      if (!dw_store_begin (self->store, error))
+        return FALSE;
+      g_hash_table_remove_all (tags);
+      dw_store_set_source_rank (self->store, c.base_rank);
+      if (rec->run_id == 0)
+        {
+          rec->run_id = run_for_new_log (self, fd, path, format, run_root, &err);
+          if (rec->run_id == 0)
+            return fail_tx (self, error, err);
+          c.run_id = rec->run_id;
+        }
+      dw_log_reader_feed (reader, pos, line, tail + 1, TRUE, on_point, NULL, &c);
+      flush_points (&c);
+      if (c.error != NULL)
+        return fail_tx (self, error, c.error);
+      if (c.framework != NULL && !upgrade_framework (self, rec->run_id, c.framework, &err))
+        return fail_tx (self, error, err);
+      if (c.max_step > rec->max_step)
+        rec->max_step = c.max_step;
+      rec->format = format;
+      fill_identity (rec, st);
+      if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
+        return fail_tx (self, error, err);
+      if (report != NULL)
+        report->n_points += c.n_points;
+      if (c.n_points == 0)
+        report_note (report,
+                     _ ("%s: the last %" PRId64 " bytes (from byte offset %" PRId64
+                        ") are not a complete line or record yet; they are read again once the "
+                        "file grows"),
+                     path, size - pos, pos);
+    }
+  else if (pos < size)
     report_note (report,
                  _ ("%s: the last %" PRId64 " bytes (from byte offset %" PRId64
                     ") are not a complete line or record yet; they are read once the file grows"),
@@ -746,7 +1267,7 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
         return FALSE;
       if (rec->run_id == 0)
         {
-          rec->run_id = ensure_run_for_root (self, run_root, format_framework (format), &err);
+          rec->run_id = run_for_new_log (self, fd, path, format, run_root, &err);
           if (rec->run_id == 0)
             return fail_tx (self, error, err);
         }
@@ -755,6 +1276,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
       if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
         return fail_tx (self, error, err);
     }
+  if (!infer_generation (self, rec->run_id, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -1021,19 +1544,76 @@ is_store_file (DwIngester *self, const char *abs)
          || g_str_equal (abs + n, "-journal");
 }
 
-/* Sniffs @path (already open as @fd). */
+/* Recognises @path (already open as @fd) by content, going on from where the last look at it
+ * stopped (a growing file is examined further, never again from the start). */
 static DwFormat
-sniff_fd (int fd, const char *path)
+recognise_fd (DwIngester *self, int fd, const char *path, char **reason)
 {
-  g_autofree guint8 *head = g_malloc (SNIFF_HEAD);
-  ssize_t n;
+  DwSniffer *s = g_hash_table_lookup (self->sniffers, path);
+  DwFormat f;
 
-  do
-    n = pread (fd, head, SNIFF_HEAD, 0);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
+  if (s == NULL)
+    {
+      s = dw_sniffer_new (path);
+      g_hash_table_insert (self->sniffers, g_strdup (path), s);
+    }
+  f = dw_sniffer_step (s, fd, self->sniff_budget_us);
+  if (reason != NULL)
+    *reason = f == DW_FORMAT_UNKNOWN ? g_strdup (dw_sniffer_get_reason (s)) : NULL;
+  return f;
+}
+
+gboolean
+dw_ingester_recognise_unfinished (DwIngester *self, const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  DwSniffer *s = g_hash_table_lookup (self->sniffers, abs);
+
+  return s != NULL && dw_sniffer_is_unfinished (s);
+}
+
+gboolean
+dw_ingester_recognise_refused (DwIngester *self, const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  DwSniffer *s = g_hash_table_lookup (self->sniffers, abs);
+
+  return s != NULL && dw_sniffer_is_final (s) && dw_sniffer_get_reason (s) != NULL;
+}
+
+void
+dw_ingester_set_sniff_budget (DwIngester *self, gint64 budget_us)
+{
+  g_return_if_fail (DW_IS_INGESTER (self));
+  self->sniff_budget_us = budget_us;
+}
+
+DwFormat
+dw_ingester_recognise (DwIngester *self, const char *path, char **reason)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  g_autoptr (DwFileRecord) rec = NULL;
+  DwFormat f;
+  int fd;
+
+  g_return_val_if_fail (DW_IS_INGESTER (self), DW_FORMAT_UNKNOWN);
+  if (reason != NULL)
+    *reason = NULL;
+  if (is_store_file (self, abs))
     return DW_FORMAT_UNKNOWN;
-  return dw_format_sniff (path, head, (gsize)n);
+  rec = dw_store_get_file (self->store, abs, NULL);
+  if (rec != NULL)
+    return (DwFormat)rec->format;
+  fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+    {
+      if (reason != NULL)
+        *reason = g_strdup_printf (_ ("cannot open: %s"), g_strerror (errno));
+      return DW_FORMAT_UNKNOWN;
+    }
+  f = recognise_fd (self, fd, abs, reason);
+  close (fd);
+  return f;
 }
 
 /* One file; @run_root NULL → stored run or the single-file rule. @explicit: named by the user
@@ -1083,21 +1663,25 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
         report->n_files++;
       return TRUE; /* unchanged since the last ingest */
     }
-  format = rec != NULL ? (DwFormat)rec->format : sniff_fd (fd, path);
-  if (format == DW_FORMAT_UNKNOWN)
-    {
-      close (fd);
-      if (explicit && report != NULL)
-        /* named by the user: bad input, not just a file lying around in a run folder */
-        g_ptr_array_add (report->diagnostics,
-                         g_strdup_printf (_ ("%s: not a recognised log or batch format "
-                                             "(verl/slime console, verl JSONL, tfevents, W&B "
-                                             "CSV or .wandb, MLflow, rollout batch): skipped"),
-                                          path));
-      else
-        report_note (report, _ ("%s: not a recognised log or batch format: skipped"), path);
-      return TRUE;
-    }
+  {
+    g_autofree char *reason = NULL;
+
+    format = rec != NULL ? (DwFormat)rec->format : recognise_fd (self, fd, path, &reason);
+    if (format == DW_FORMAT_UNKNOWN)
+      {
+        close (fd);
+        /* the same whether the file was named or found in a folder: the caller decides what
+         * a path that gave nothing means (driftwatch-cli ingest: exit 1) */
+        report_note (
+          report,
+          _ ("%s: not a recognised log or batch format (%s; formats: verl/slime console, verl "
+             "JSONL, tfevents, W&B CSV or .wandb, MLflow, rollout batch): skipped"),
+          path, reason);
+        if (report != NULL)
+          report->n_skipped++;
+        return TRUE;
+      }
+  }
   if (rec == NULL)
     {
       rec = g_new0 (DwFileRecord, 1);
@@ -1212,7 +1796,7 @@ is_data_file (DwIngester *self, const char *path)
   fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return FALSE;
-  f = sniff_fd (fd, abs);
+  f = recognise_fd (self, fd, abs, NULL);
   close (fd);
   return f != DW_FORMAT_UNKNOWN;
 }
@@ -1251,61 +1835,134 @@ collect_files (const char *dir, GPtrArray *out, int depth)
   listing_clear (&l);
 }
 
-/* Every file under @tree, into the run of @root. */
-static gboolean
-ingest_tree (DwIngester *self, const char *root, const char *tree, DwIngestReport *report,
-             GError **error)
+/* The project of @dir/tensorboard_log when it holds exactly one <project>/<experiment> with
+ * data, else NULL. */
+static char *
+single_tb_project (DwIngester *self, const char *dir, int depth)
 {
-  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *tb = g_build_filename (dir, "tensorboard_log", NULL);
+  Listing projects;
+  char *project = NULL;
+  guint n = 0;
 
-  collect_files (tree, files, 0);
-  g_ptr_array_sort (files, cmp_str);
-  for (guint i = 0; i < files->len; i++)
-    if (!ingest_one (self, files->pdata[i], root, FALSE, report, error))
-      return FALSE;
-  return TRUE;
+  if (!g_file_test (tb, G_FILE_TEST_IS_DIR))
+    return NULL;
+  list_dir (tb, &projects);
+  for (guint i = 0; i < projects.dirs->len; i++)
+    {
+      Listing exps;
+      list_dir (projects.dirs->pdata[i], &exps);
+      for (guint k = 0; k < exps.dirs->len; k++)
+        if (has_data (self, exps.dirs->pdata[k], depth + 3))
+          {
+            n++;
+            g_free (project);
+            project = g_path_get_basename (projects.dirs->pdata[i]);
+          }
+      listing_clear (&exps);
+    }
+  listing_clear (&projects);
+  if (n != 1)
+    g_clear_pointer (&project, g_free);
+  return project;
 }
 
+static gboolean
+is_console_format (DwFormat f)
+{
+  return f == DW_FORMAT_VERL_CONSOLE || f == DW_FORMAT_SLIME_CONSOLE;
+}
+
+/* A folder: its own data files and part folders (tensorboard/, batches/, …) are one run named
+ * after it, except the console logs of a folder named "logs" (one run per log, unless a log's
+ * printed config names an experiment that is already a run); every other folder holding data is
+ * resolved the same way, on its own (tensorboard_log/<project>/<experiment>/: one run per
+ * experiment). So a folder of runs gives the same runs as each sub-folder. */
 static gboolean
 ingest_dir (DwIngester *self, const char *dir, DwIngestReport *report, int depth, GError **error)
 {
   Listing l;
-  gboolean direct = FALSE, all_parts = TRUE, any = FALSE, ok = TRUE;
-  g_autoptr (GPtrArray) with_data = g_ptr_array_new ();
+  gboolean ok = TRUE;
+  g_autoptr (GPtrArray) run_files = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) own = g_ptr_array_new ();
+  g_autoptr (GPtrArray) sub_runs = g_ptr_array_new ();
+  g_autofree char *dbase = g_path_get_basename (dir);
+  guint n_console = 0;
+  /* an MLflow file-store run folder: its metrics/ (params/, tags/) folders are part of it */
+  gboolean mlflow_run = dw_mlflow_file_is_run_dir (dir);
 
   if (depth > MAX_DEPTH)
     return TRUE;
   list_dir (dir, &l);
-  for (guint i = 0; i < l.files->len && !direct; i++)
-    direct = is_data_file (self, l.files->pdata[i]);
-  direct = direct || dw_mlflow_file_is_run_dir (dir); /* its metrics/ folder is part of it */
-  if (!direct)
-    for (guint i = 0; i < l.dirs->len; i++)
-      if (has_data (self, l.dirs->pdata[i], depth + 1))
-        {
-          g_autofree char *base = g_path_get_basename (l.dirs->pdata[i]);
-          g_ptr_array_add (with_data, l.dirs->pdata[i]);
-          any = TRUE;
-          all_parts = all_parts && is_part_dir (base);
-        }
-
-  if (direct || (any && all_parts))
-    ok = ingest_tree (self, dir, dir, report, error);
-  else if (!any)
-    report_note (report, _ ("%s: no log or batch file found"), dir);
-  else
+  for (guint i = 0; i < l.files->len; i++)
     {
-      /* a folder of runs: part folders here would be orphans, give them to this folder */
-      for (guint i = 0; i < with_data->len && ok; i++)
+      const char *f = l.files->pdata[i];
+      g_autofree char *abs = g_canonicalize_filename (f, NULL);
+      DwFormat fmt;
+
+      if (!is_data_file (self, f))
         {
-          const char *sub = with_data->pdata[i];
-          g_autofree char *base = g_path_get_basename (sub);
-          if (is_part_dir (base))
-            ok = ingest_tree (self, dir, sub, report, error);
-          else
-            ok = ingest_dir (self, sub, report, depth + 1, error);
+          g_ptr_array_add (run_files, g_strdup (f)); /* skipped with its reason by ingest_one */
+          continue;
         }
+      fmt = dw_ingester_recognise (self, f, NULL);
+      if (is_console_format (fmt))
+        {
+          n_console++;
+          g_ptr_array_add (own, (gpointer)f);
+        }
+      else
+        g_ptr_array_add (run_files, g_strdup (f));
     }
+  if (n_console > 0 && g_ascii_strcasecmp (dbase, "logs") != 0)
+    {
+      /* console logs beside other files of a run folder: part of the folder's run */
+      for (guint i = 0; i < own->len; i++)
+        g_ptr_array_add (run_files, g_strdup (own->pdata[i]));
+      g_ptr_array_set_size (own, 0);
+    }
+  /* A run folder (it holds logs itself) whose tensorboard_log/ holds ONE experiment: that is
+   * the folder's own run (verl's working directory: stdout, tensorboard_log/<project>/<exp>/,
+   * <project>/<exp>.jsonl). With several experiments each is a run of its own. */
+  g_autofree char *single_project = NULL;
+  if (run_files->len > 0)
+    single_project = single_tb_project (self, dir, depth);
+  for (guint i = 0; i < l.dirs->len; i++)
+    {
+      const char *sub = l.dirs->pdata[i];
+      g_autofree char *base = g_path_get_basename (sub);
+
+      if (!has_data (self, sub, depth + 1))
+        continue;
+      if (is_part_dir (base) || mlflow_run
+          || (single_project != NULL
+              && (g_str_equal (base, "tensorboard_log") || g_str_equal (base, single_project))))
+        collect_files (sub, run_files, depth + 1);
+      else
+        g_ptr_array_add (sub_runs, (gpointer)sub);
+    }
+  g_ptr_array_sort (run_files, cmp_str);
+  {
+    gboolean any_data = own->len > 0 || sub_runs->len > 0;
+    for (guint i = 0; i < run_files->len && !any_data; i++)
+      any_data = is_data_file (self, run_files->pdata[i]);
+    if (!any_data)
+      {
+        /* nothing recognised: each file still says why it was skipped */
+        for (guint i = 0; i < run_files->len && ok; i++)
+          ok = ingest_one (self, run_files->pdata[i], dir, FALSE, report, error);
+        if (run_files->len == 0)
+          report_note (report, _ ("%s: no log or batch file found"), dir);
+        listing_clear (&l);
+        return ok;
+      }
+  }
+  for (guint i = 0; i < run_files->len && ok; i++)
+    ok = ingest_one (self, run_files->pdata[i], dir, FALSE, report, error);
+  for (guint i = 0; i < own->len && ok; i++)
+    ok = ingest_one (self, own->pdata[i], own->pdata[i], FALSE, report, error);
+  for (guint i = 0; i < sub_runs->len && ok; i++)
+    ok = ingest_dir (self, sub_runs->pdata[i], report, depth + 1, error);
   listing_clear (&l);
   return ok;
 }

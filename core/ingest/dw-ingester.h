@@ -44,6 +44,7 @@ typedef struct
 {
   guint n_files;          /* recognised files looked at */
   guint n_files_read;     /* files that had new data (or were re-read) */
+  guint n_skipped;        /* files not recognised (each with a note saying why) */
   guint64 n_points;       /* scalar points written */
   guint64 n_batches;      /* rollout batches written */
   guint64 n_tokens;       /* valid (masked-in) tokens of those batches */
@@ -65,6 +66,10 @@ G_DECLARE_FINAL_TYPE (DwIngester, dw_ingester, DW, INGESTER, GObject)
 DwIngester *dw_ingester_new (DwStore *store);
 DwStore *dw_ingester_get_store (DwIngester *self);
 
+/* Every file ingested from now on goes to the run @name (driftwatch-cli ingest --name); NULL
+ * restores the rules above. */
+void dw_ingester_set_run_name (DwIngester *self, const char *name);
+
 /* Bytes read and committed per transaction for log files (default 4 MiB; a record longer than
  * that is read whole). */
 void dw_ingester_set_chunk_size (DwIngester *self, gsize bytes);
@@ -79,6 +84,17 @@ gboolean dw_ingester_ingest_path (DwIngester *self, const char *path, DwIngestRe
  * after it, as dw_ingester_ingest_path() would), else the single-file rule above. */
 gboolean dw_ingester_ingest_file (DwIngester *self, const char *path, const char *run_root,
                                   DwIngestReport *report, GError **error);
+
+/* The format of @path by content (dw-log-sniff.h), examined further from where the last look
+ * stopped; the stored format for a known file. *@reason (may be NULL) gets why it is not
+ * recognised. */
+DwFormat dw_ingester_recognise (DwIngester *self, const char *path, char **reason);
+/* Did the last look at @path stop for lack of time before the end of the file? */
+gboolean dw_ingester_recognise_unfinished (DwIngester *self, const char *path);
+/* Was @path refused for good (a document, a binary file, another kind of SQLite file)? */
+gboolean dw_ingester_recognise_refused (DwIngester *self, const char *path);
+/* How long one look at an unrecognised file may take (default DW_SNIFF_BUDGET_US). */
+void dw_ingester_set_sniff_budget (DwIngester *self, gint64 budget_us);
 
 /* The run folder (or, for a log file that is its own run, the file) a single @path belongs
  * to under the rules above; @format as sniffed. */

@@ -33,6 +33,8 @@ struct _DwLogReader
   GDestroyNotify state_free;
   gboolean dead;        /* unrecoverable framing error: the rest of the file is skipped */
   GHashTable *bad_tags; /* tags already reported as not UTF-8 (original bytes) */
+  int point_precision;  /* DwScalarPoint.precision of the points emitted now */
+  char *meta;           /* run metadata found in the file (JSON), not taken yet */
 };
 
 /* Longest line / record accepted before it is reported and skipped. */
@@ -63,6 +65,19 @@ typedef struct
 /* Reads the next field from *pos < end. Returns 1 on success, 0 at end, -1 on malformed data. */
 int dw_pb_next (const guint8 **pos, const guint8 *end, DwPbField *f);
 gboolean dw_pb_varint (const guint8 **pos, const guint8 *end, guint64 *out);
+
+/* verl console: the "step:N" marker of a metric line (ANSI stripped), or NULL; and whether a
+ * raw line is a well-formed metric line (every field key:number) — the sniffer's test. */
+const char *dw_verl_console_marker (const char *s, gsize n);
+gboolean dw_verl_console_is_metric_line (const char *line, gsize len);
+/* slime console: is the raw line a metric dict line ("step N: {'train/…': …}")? */
+gboolean dw_slime_console_is_metric_line (const char *line, gsize len);
+
+/* Console formats from whole lines of @data (a last line without newline included); *@in_fence
+ * (may be NULL) carries the Markdown code-block state across calls. */
+DwFormat dw_format_sniff_lines (const char *path, const guint8 *data, gsize n, gboolean *in_fence);
+/* Named like a document (*.md, *.rst, *.ipynb, *.html, *.py, *.sh…): never a log. */
+gboolean dw_path_is_document (const char *path);
 
 void dw_reader_verl_console_init (DwLogReader *reader);
 void dw_reader_verl_jsonl_init (DwLogReader *reader);

@@ -59,7 +59,7 @@ dw_reader_emit (DwFeedCtx *ctx, const char *tag, gint64 step, double wall_time, 
 {
   if (ctx->on_point == NULL)
     return;
-  DwScalarPoint p = { tag, step, wall_time, value, step_key };
+  DwScalarPoint p = { tag, step, wall_time, value, step_key, ctx->reader->point_precision };
   if (G_UNLIKELY (!g_utf8_validate (tag, -1, NULL)))
     {
       /* Tags end up in the store, JSON output and GTK labels, which all need UTF-8: the point
@@ -296,6 +296,7 @@ dw_log_reader_free (DwLogReader *reader)
   if (reader->state_free != NULL && reader->state != NULL)
     reader->state_free (reader->state);
   g_clear_pointer (&reader->bad_tags, g_hash_table_unref);
+  g_free (reader->meta);
   g_free (reader->path);
   g_free (reader);
 }
@@ -370,6 +371,57 @@ tfrecord_head_ok (const guint8 *h, gsize n)
   return crc == masked;
 }
 
+gboolean
+dw_path_is_document (const char *path)
+{
+  static const char *const exts[] = { ".md",  ".markdown", ".rst", ".adoc", ".ipynb", ".html",
+                                      ".htm", ".tex",      ".py",  ".sh",   ".pdf" };
+  if (path == NULL)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (exts); i++)
+    if (has_suffix (path, exts[i]))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_fence (const guint8 *l, gsize n)
+{
+  while (n > 0 && (*l == ' ' || *l == '\t'))
+    l++, n--;
+  return n >= 3 && (memcmp (l, "```", 3) == 0 || memcmp (l, "~~~", 3) == 0);
+}
+
+DwFormat
+dw_format_sniff_lines (const char *path, const guint8 *data, gsize n, gboolean *in_fence)
+{
+  gboolean fence_local = FALSE;
+  gboolean *fence = in_fence != NULL ? in_fence : &fence_local;
+  gsize pos = 0;
+
+  if (dw_path_is_document (path))
+    return DW_FORMAT_UNKNOWN;
+  while (pos < n)
+    {
+      const guint8 *nl = memchr (data + pos, '\n', n - pos);
+      gsize e = nl != NULL ? (gsize)(nl - data) : n;
+      const char *l = (const char *)data + pos;
+      gsize len = e - pos;
+
+      if (is_fence (data + pos, len))
+        *fence = !*fence;
+      else if (!*fence)
+        {
+          if (memmem (l, len, "step:", 5) != NULL && dw_verl_console_is_metric_line (l, len))
+            return DW_FORMAT_VERL_CONSOLE;
+          if (memmem (l, len, ": {'", 4) != NULL && dw_slime_console_is_metric_line (l, len))
+            return DW_FORMAT_SLIME_CONSOLE;
+        }
+      pos = e + 1;
+    }
+  return DW_FORMAT_UNKNOWN;
+}
+
 DwFormat
 dw_format_sniff (const char *path, const guint8 *head, gsize n)
 {
@@ -425,21 +477,13 @@ dw_format_sniff (const char *path, const guint8 *head, gsize n)
     return DW_FORMAT_WANDB_PANEL_CSV;
   if (strstr (first, "_step") != NULL && strchr (first, ',') != NULL)
     return DW_FORMAT_WANDB_CSV;
-  /* console logs: a verl metric line, or a slime dict line */
-  for (char *line = text; line != NULL && *line;)
-    {
-      char *e = strchr (line, '\n');
-      if (e)
-        *e = '\0';
-      const char *s = strstr (line, "step:");
-      if (s != NULL && (s == line || s[-1] == ' ' || s[-1] == 'm') && g_ascii_isdigit (s[5]))
-        return DW_FORMAT_VERL_CONSOLE;
-      if ((strstr (line, ": {'train/") || strstr (line, ": {'rollout/")
-           || strstr (line, ": {'perf/") || strstr (line, ": {'eval/")
-           || strstr (line, ": {'passrate/")))
-        return DW_FORMAT_SLIME_CONSOLE;
-      line = e ? e + 1 : NULL;
-    }
+  /* console logs: a well-formed verl metric line, or a slime dict line, anywhere in the head
+   * (NUL bytes do not end the text; documents quoting a log are not logs) */
+  {
+    DwFormat f = dw_format_sniff_lines (path, head, n, NULL);
+    if (f != DW_FORMAT_UNKNOWN)
+      return f;
+  }
   /* name as tie-breaker */
   if (path != NULL)
     {

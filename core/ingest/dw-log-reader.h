@@ -47,7 +47,13 @@ typedef struct
    * Event step of tfevents, "_step" of W&B), or the key that carries it, e.g. "train/step",
    * "rollout/step" or "eval/step" for slime console lines. */
   const char *step_key;
+  /* How precisely the value was written: DW_PRECISION_FORMAT (the format's own: float64 text,
+   * float32 tfevents…) or DW_PRECISION_3F (verl ≤ 0.4.1 console lines printed "%.3f"). */
+  int precision;
 } DwScalarPoint;
+
+#define DW_PRECISION_FORMAT 0
+#define DW_PRECISION_3F     1
 
 typedef void (*DwPointFunc) (const DwScalarPoint *point, gpointer user_data);
 typedef void (*DwDiagFunc) (goffset offset, const char *message, gpointer user_data);

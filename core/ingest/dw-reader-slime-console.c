@@ -271,3 +271,29 @@ dw_reader_slime_console_init (DwLogReader *reader)
 {
   reader->line = slime_console_line;
 }
+
+gboolean
+dw_slime_console_is_metric_line (const char *line, gsize len)
+{
+  static const char *const families[]
+    = { "'train/", "'rollout/", "'perf/", "'eval/", "'passrate/", "'multi_turn/" };
+  const char *m = memmem (line, len, ": {'", 4);
+
+  if (m == NULL || m - line < 3)
+    return FALSE;
+  /* "<word> N: {'family/" */
+  const char *q = m;
+  if (!g_ascii_isdigit (q[-1]))
+    return FALSE;
+  while (q > line && g_ascii_isdigit (q[-1]))
+    q--;
+  if (q == line || q[-1] != ' ' || q - 1 == line || !g_ascii_isalpha (q[-2]))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (families); i++)
+    {
+      gsize fl = strlen (families[i]);
+      if ((gsize)(line + len - (m + 3)) > fl && memcmp (m + 3, families[i], fl) == 0)
+        return memchr (m, '}', (gsize)(line + len - m)) != NULL; /* a whole dict on the line */
+    }
+  return FALSE;
+}

@@ -15,7 +15,7 @@
 G_BEGIN_DECLS
 
 /* Schema version this build writes and understands (PRAGMA user_version). */
-#define DW_STORE_SCHEMA_VERSION 2
+#define DW_STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id of a Driftwatch store ("DWst"). */
 #define DW_STORE_APPLICATION_ID 0x44577374
 
@@ -70,6 +70,17 @@ gboolean dw_store_put_points (DwStore *self, gint64 run_id, const DwPointRow *ro
 /* Records that a restart (steps going back / overlapping a previous file) was seen at @step. */
 gboolean dw_store_add_restart (DwStore *self, gint64 run_id, gint64 step, const char *source,
                                GError **error);
+/* Replaces what ingest found out about a run: a JSON object (dw_store_get_run_meta in dw-store.h
+ * reads it back). */
+gboolean dw_store_set_run_meta (DwStore *self, gint64 run_id, const char *meta_json,
+                                GError **error);
+/* A later launch of a run (TensorBoard's rule for stale points): deletes the points of @tag_id
+ * at steps ≥ @step written by a source of precision rank @rank (the earlier launch's copy). */
+gboolean dw_store_purge_points_from (DwStore *self, gint64 tag_id, gint64 step, int rank,
+                                     GError **error);
+/* The stored point (tag, step): FALSE (no error) when there is none. */
+gboolean dw_store_get_point (DwStore *self, gint64 tag_id, gint64 step, double *value, int *rank,
+                             GError **error);
 /* Stores (or replaces) the batch of @step with its per-sequence statistics. */
 gboolean dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
                              const char *source, GError **error);

@@ -11,8 +11,9 @@
  *       A second write of (tag, step) replaces the first (newest write wins) unless it comes
  *       from a less precise source (rank: tfevents float32 1 < JSONL float64 2).
  *   restarts(run_id, step, source)                            steps where a restart was seen
- *   batches(id, run_id, step, rows, cols, dtypes, flags, source, n_tokens, log-prob blobs…)
- *       the padded arrays as raw little-endian blobs in the batch's own dtypes
+ *   runs.meta (schema 3): JSON object of what ingest found out about the run
+ * (dw_store_set_run_meta) batches(id, run_id, step, rows, cols, dtypes, flags, source, n_tokens,
+ * log-prob blobs…) the padded arrays as raw little-endian blobs in the batch's own dtypes
  *   sequences(batch_id, row, n_valid, n, sums…)              per-sequence statistics
  *   files(id, run_id, path, format, dev, inode, size, mtime, offset, prefix crc, max_step, state)
  *   diagnostics(run_id, path, offset, message)               bad input seen while ingesting
@@ -177,6 +178,9 @@ static const char *const migrations[DW_STORE_SCHEMA_VERSION] = {
   /* 1 → 2: precision rank of a point's source, so a float32 copy (tfevents) of a value never
    * replaces the float64 one (JSONL) of the same step, whatever order they arrive in. */
   "ALTER TABLE points ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;",
+  /* 2 → 3: what ingest found out about a run (framework version, generation, its
+   * rollout-correction config, project/experiment), as a JSON object */
+  "ALTER TABLE runs ADD COLUMN meta TEXT;",
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -991,6 +995,91 @@ dw_store_set_source_rank (DwStore *self, int rank)
 {
   g_return_if_fail (DW_IS_STORE (self));
   self->rank = rank;
+}
+
+gboolean
+dw_store_set_run_meta (DwStore *self, gint64 run_id, const char *meta_json, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+
+  if (!check_writable (self, error))
+    return FALSE;
+  stmt = prepare (self, "UPDATE runs SET meta = ? WHERE id = ?", error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, meta_json, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (stmt, 2, run_id);
+  return step_done (self, stmt, "storing a run's metadata", error);
+}
+
+char *
+dw_store_get_run_meta (DwStore *self, gint64 run_id, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), NULL);
+  stmt = prepare (self, "SELECT meta FROM runs WHERE id = ?", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    return g_strdup ((const char *)sqlite3_column_text (stmt, 0));
+  if (rc != SQLITE_DONE)
+    set_error (self, error, rc, "reading a run's metadata");
+  return NULL;
+}
+
+gboolean
+dw_store_purge_points_from (DwStore *self, gint64 tag_id, gint64 step, int rank, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+
+  if (!check_writable (self, error))
+    return FALSE;
+  stmt = prepare (self, "DELETE FROM points WHERE tag_id = ?1 AND step >= ?2 AND rank = ?3", error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, tag_id);
+  sqlite3_bind_int64 (stmt, 2, step);
+  sqlite3_bind_int (stmt, 3, rank);
+  return step_done (self, stmt, "purging an earlier launch's points", error);
+}
+
+gboolean
+dw_store_get_point (DwStore *self, gint64 tag_id, gint64 step, double *value, int *rank,
+                    GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  stmt = prepare (self, "SELECT value, special, rank FROM points WHERE tag_id = ? AND step = ?",
+                  error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, tag_id);
+  sqlite3_bind_int64 (stmt, 2, step);
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      if (rc != SQLITE_DONE)
+        set_error (self, error, rc, "reading a point");
+      return FALSE;
+    }
+  switch (sqlite3_column_int (stmt, 1))
+    {
+    case 1:
+      *value = NAN;
+      break;
+    case 2:
+      *value = -0.0;
+      break;
+    default:
+      *value = sqlite3_column_double (stmt, 0);
+    }
+  *rank = sqlite3_column_int (stmt, 2);
+  return TRUE;
 }
 
 gboolean
@@ -1828,7 +1917,7 @@ char *
 dw_store_dump (DwStore *self, GError **error)
 {
   static const char *const queries[][2] = {
-    { "runs", "SELECT name, framework, source, first_step, last_step, first_wall_time, "
+    { "runs", "SELECT name, framework, source, meta, first_step, last_step, first_wall_time, "
               "last_wall_time FROM runs ORDER BY name" },
     { "tags", "SELECT r.name, t.name, t.canonical, t.step_key FROM tags t JOIN runs r ON "
               "r.id = t.run_id ORDER BY r.name, t.name" },

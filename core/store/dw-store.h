@@ -94,6 +94,13 @@ DwRunInfo *dw_store_get_run (DwStore *self, gint64 run_id, GError **error);
 /* Run by id (decimal string) or by name. */
 DwRunInfo *dw_store_find_run (DwStore *self, const char *id_or_name, GError **error);
 
+/* What ingest found out about the run, a JSON object (NULL when nothing): "framework_version",
+ * "generation" (e.g. "verl-0.9.0", "slime"), "generation_source" ("log": printed by the run,
+ * "config": from its printed config, "inferred": from the metric keys present), "config" (the
+ * run's algorithm.rollout_correction / slime TIS arguments, verl's key names), "project",
+ * "experiment". */
+char *dw_store_get_run_meta (DwStore *self, gint64 run_id, GError **error);
+
 /* Tags of a run, by name. Element type DwTagInfo*. */
 GPtrArray *dw_store_list_tags (DwStore *self, gint64 run_id, GError **error);
 

@@ -90,7 +90,7 @@ test_create (Fixture *f, gconstpointer data)
   mode = raw_sql (f->path, "PRAGMA journal_mode");
   tables = raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
                              "sqlite_master WHERE type = 'table' ORDER BY name)");
-  g_assert_cmpstr (version, ==, "2");
+  g_assert_cmpstr (version, ==, "3");
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
   g_assert_cmpstr (tables, ==, "batches,diagnostics,files,points,restarts,runs,sequences,tags");
@@ -124,7 +124,7 @@ test_newer_schema (Fixture *f, gconstpointer data)
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 7, this version "
-                              "reads up to 2); the file was left untouched",
+                              "reads up to 3); the file was left untouched",
                               f->path);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
   g_assert_cmpstr (error->message, ==, expected);
@@ -448,6 +448,7 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
 
   /* A version-1 store (no rank column) is migrated on open, its points kept. */
   g_free (raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
+  g_free (raw_sql (f->path, "ALTER TABLE runs DROP COLUMN meta"));
   g_free (raw_sql (f->path, "PRAGMA user_version = 1"));
   version = raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "1");
@@ -455,7 +456,7 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_clear_pointer (&version, g_free);
   version = raw_sql (f->path, "PRAGMA user_version");
-  g_assert_cmpstr (version, ==, "2");
+  g_assert_cmpstr (version, ==, "3");
   series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
   g_assert_cmpuint (series->n, ==, 3);
   g_assert_cmpfloat (series->values[1], ==, 0.25);
@@ -620,7 +621,7 @@ test_files_and_dump (Fixture *f, gconstpointer data)
   dump = dw_store_dump (store, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (dump, ==,
-                   "# runs\nr\tverl\t/runs/x\t2\t2\t5\t5\n"
+                   "# runs\nr\tverl\t/runs/x\tNULL\t2\t2\t5\t5\n"
                    "# tags\nr\tt\tNULL\ttrain/step\n"
                    "# points\nr\tt\t2\t5\t-inf\t0\t0\n"
                    "# restarts\n# batches\n# sequences\n"
