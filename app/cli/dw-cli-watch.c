@@ -270,12 +270,8 @@ dw_cli_watch (int argc, char **argv)
     }
   if (execs != NULL || webhooks != NULL)
     {
-      const char *env = g_getenv ("DW_ALERTS_BACKOFF_MS"); /* tests: short retries */
       w.alerts = dw_alerts_new (DW_ALERTS_DEFAULT_QUEUE);
       dw_alerts_set_error_func (w.alerts, on_alert_error_cb, NULL);
-      if (env != NULL)
-        dw_alerts_set_retry (w.alerts, DW_ALERTS_DEFAULT_ATTEMPTS,
-                             (guint)g_ascii_strtoull (env, NULL, 10));
       for (guint i = 0; execs != NULL && execs[i] != NULL; i++)
         dw_alerts_add_exec (w.alerts, execs[i]);
       for (guint i = 0; webhooks != NULL && webhooks[i] != NULL; i++)

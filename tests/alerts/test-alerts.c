@@ -359,7 +359,6 @@ test_cli (void)
   url = g_strdup_printf ("http://127.0.0.1:%u/slack", sv.port);
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE
                                         | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_subprocess_launcher_setenv (launcher, "DW_ALERTS_BACKOFF_MS", "50", TRUE);
   proc = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("DW_CLI"), "watch", run, "--db",
                                       db, "--json", "--exec", cmd, "--webhook", url, NULL);
   g_assert_no_error (error);
