@@ -55,7 +55,15 @@ watch_clear (Watch *w)
 {
   /* alerts still queued get a few seconds to go out */
   if (w->alerts != NULL)
-    dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
+    {
+      guint64 dropped = dw_alerts_get_n_dropped (w->alerts); /* only posting drops */
+      if (dropped > 0)
+        dw_cli_error ("watch",
+                      _ ("%" G_GUINT64_FORMAT " alert(s) were dropped: more events came than "
+                         "--exec/--webhook could deliver"),
+                      dropped);
+      dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
+    }
   w->alerts = NULL;
   g_clear_object (&w->follower);
   g_clear_object (&w->store);

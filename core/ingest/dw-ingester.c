@@ -856,10 +856,23 @@ ingest_run_db (DwIngester *self, const char *path, const struct stat *st, DwForm
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
   FeedCtx c = { self, report, path, 0, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
   MultiCtx m = { &c, path, format_framework (format), NULL, run_ids, 0 };
-  gint64 last = rec->offset;
+  gint64 last;
   GError *err = NULL;
   gboolean read_ok;
 
+  /* a database deleted and created again (a project started over) numbers its rows from 1
+   * again: read it from its first row, newer values replace those of the same steps */
+  if (rec->id != 0 && rec->offset > 0
+      && (rec->inode != (guint64)st->st_ino || rec->dev != (guint64)st->st_dev
+          || dw_sqlite_max_rowid (path, "metrics") < rec->offset))
+    {
+      report_note (report,
+                   _ ("%s: a new database in place of the one read before: read from its "
+                      "first row"),
+                   path);
+      rec->offset = 0;
+    }
+  last = rec->offset;
   if (!dw_store_begin (self->store, error))
     return FALSE;
   dw_store_set_source_rank (self->store, format_rank (format));

@@ -50,6 +50,8 @@ char *dw_mlflow_file_key (const char *path);
 /* SQLite files: which store is it? DW_FORMAT_MLFLOW_SQLITE, DW_FORMAT_TRACKIO_SQLITE or
  * DW_FORMAT_UNKNOWN (another SQLite database; *@why says what it is not). Opened read-only. */
 DwFormat dw_sqlite_sniff (const char *path, char **why);
+/* The largest rowid of @table, 0 when it is empty, G_MAXINT64 when it cannot be read. */
+gint64 dw_sqlite_max_rowid (const char *path, const char *table);
 /* "<db>" for "<db>-wal" / "<db>-journal" when <db> is a SQLite file (a WAL-mode writer commits
  * into the -wal file: the database is what changed), else NULL. */
 char *dw_sqlite_main_file (const char *path);

@@ -749,6 +749,53 @@ test_trackio_same_name (Fixture *f, gconstpointer data)
   points_clear (&b);
 }
 
+/* A project deleted and started again: the new database numbers its rows from 1, so it is read
+ * from its first row and its values replace those of the same steps. */
+static void
+test_trackio_recreated (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "proj.db", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (5);
+  Points old, fresh, got;
+  DwIngestReport r;
+  sqlite3 *db = dw_fx_trackio_create (path, TRUE);
+
+  (void)data;
+  points_init (&old);
+  points_init (&fresh);
+  for (gint64 s = 0; s < 8; s++)
+    trackio_log_step (db, TRUE, "id-1", "exp", s, rnd, &old);
+  sqlite3_close (db);
+  ingest (f, path, NULL);
+  g_unlink (path);
+  g_unlink (wal);
+  g_unlink (shm);
+  db = dw_fx_trackio_create (path, TRUE);
+  for (gint64 s = 0; s < 3; s++)
+    trackio_log_step (db, TRUE, "id-1", "exp", s, rnd, &fresh);
+  sqlite3_close (db);
+  ingest (f, path, &r);
+  g_assert_cmpuint (r.n_points, ==, 3 * 4);
+  dw_ingest_report_clear (&r);
+  /* steps 0–2 from the new database, 3–7 as read before */
+  {
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init (&it, fresh.map);
+    while (g_hash_table_iter_next (&it, &k, &v))
+      g_hash_table_replace (old.map, g_strdup (k), g_memdup2 (v, sizeof (double)));
+  }
+  points_init (&got);
+  store_points (f->store, run_named (f->store, "exp"), &got);
+  assert_points_equal (&got, &old);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  points_clear (&got);
+  points_clear (&old);
+  points_clear (&fresh);
+}
+
 /* Another SQLite database (an optuna study) is not taken for a logger's store. */
 static void
 test_sqlite_other (Fixture *f, gconstpointer data)
@@ -942,6 +989,8 @@ main (int argc, char **argv)
   g_test_add ("/loggers/trackio/run-names", Fixture, GINT_TO_POINTER (FALSE), fixture_setup,
               test_trackio, fixture_teardown);
   g_test_add ("/loggers/trackio/same-name", Fixture, NULL, fixture_setup, test_trackio_same_name,
+              fixture_teardown);
+  g_test_add ("/loggers/trackio/recreated", Fixture, NULL, fixture_setup, test_trackio_recreated,
               fixture_teardown);
   g_test_add ("/loggers/sqlite/other", Fixture, NULL, fixture_setup, test_sqlite_other,
               fixture_teardown);
