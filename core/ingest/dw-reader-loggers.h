@@ -33,6 +33,9 @@ gsize dw_leveldb_log_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const
                            gsize len, const DwLdbFormat *fmt, GByteArray *buf, gpointer state);
 
 void dw_reader_swanlab_init (DwLogReader *reader);
+/* The experiment name in a .swanlab file's start record (what swanlab.init was given), or NULL
+ * (not a SwanLab file, no name). */
+char *dw_swanlab_run_name (const char *path);
 void dw_reader_mlflow_file_init (DwLogReader *reader);
 
 /* MLflow file store (mlruns/<experiment id>/<run id>/metrics/<key>). */

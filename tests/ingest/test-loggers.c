@@ -384,6 +384,7 @@ test_swanlab_ingest (Fixture *f, gconstpointer data)
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, NULL);
     DwRunInfo *run = runs->pdata[0];
     g_assert_cmpstr (run->framework, ==, "swanlab");
+    g_assert_cmpstr (run->name, ==, "qwen-7b-fp8"); /* swanlab.init's experiment name */
     store_points (f->store, run->id, &got);
   }
   assert_points_equal (&got, &want);
