@@ -55,7 +55,15 @@ watch_clear (Watch *w)
 {
   /* alerts still queued get a few seconds to go out */
   if (w->alerts != NULL)
-    dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
+    {
+      guint64 dropped = dw_alerts_get_n_dropped (w->alerts); /* only posting drops */
+      if (dropped > 0)
+        dw_cli_error ("watch",
+                      _ ("%" G_GUINT64_FORMAT " alert(s) were dropped: more events came than "
+                         "--exec/--webhook could deliver"),
+                      dropped);
+      dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
+    }
   w->alerts = NULL;
   g_clear_object (&w->follower);
   g_clear_object (&w->store);
@@ -277,12 +285,8 @@ dw_cli_watch (int argc, char **argv)
     }
   if (execs != NULL || webhooks != NULL)
     {
-      const char *env = g_getenv ("DW_ALERTS_BACKOFF_MS"); /* tests: short retries */
       w.alerts = dw_alerts_new (DW_ALERTS_DEFAULT_QUEUE);
       dw_alerts_set_error_func (w.alerts, on_alert_error_cb, NULL);
-      if (env != NULL)
-        dw_alerts_set_retry (w.alerts, DW_ALERTS_DEFAULT_ATTEMPTS,
-                             (guint)g_ascii_strtoull (env, NULL, 10));
       for (guint i = 0; execs != NULL && execs[i] != NULL; i++)
         dw_alerts_add_exec (w.alerts, execs[i]);
       for (guint i = 0; webhooks != NULL && webhooks[i] != NULL; i++)

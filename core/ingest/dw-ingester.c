@@ -327,6 +327,22 @@ dw_ingest_run_root_for_file (const char *path, DwFormat format)
   return g_steal_pointer (&dir);
 }
 
+/* SwanLab's run folder swanlog/run-<time>-<id>/ holds run-<id>.swanlab: its experiment name */
+static char *
+swanlab_dir_run_name (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    if (g_str_has_prefix (name, "run-") && g_str_has_suffix (name, ".swanlab"))
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        return dw_swanlab_run_name (path);
+      }
+  return NULL;
+}
+
 char *
 dw_ingest_run_name (const char *run_root)
 {
@@ -338,8 +354,16 @@ dw_ingest_run_name (const char *run_root)
       /* an MLflow file-store run folder is named by its run id: its meta.yaml has the name */
       char *named
         = dw_mlflow_file_is_run_dir (run_root) ? dw_mlflow_file_run_name (run_root) : NULL;
+      if (named == NULL)
+        named = swanlab_dir_run_name (run_root);
       return named != NULL ? named : g_steal_pointer (&base);
     }
+  {
+    /* a SwanLab run file (run-<id>.swanlab) names its experiment in its first record */
+    char *named = dw_swanlab_run_name (run_root);
+    if (named != NULL)
+      return named;
+  }
   dot = strrchr (base, '.');
   if (dot != NULL && dot != base)
     *dot = '\0';
@@ -1379,10 +1403,23 @@ ingest_run_db (DwIngester *self, const char *path, const struct stat *st, DwForm
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
   FeedCtx c = { self, report, path, 0, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
   MultiCtx m = { &c, path, format_framework (format), NULL, run_ids, 0 };
-  gint64 last = rec->offset;
+  gint64 last;
   GError *err = NULL;
   gboolean read_ok;
 
+  /* a database deleted and created again (a project started over) numbers its rows from 1
+   * again: read it from its first row, newer values replace those of the same steps */
+  if (rec->id != 0 && rec->offset > 0
+      && (rec->inode != (guint64)st->st_ino || rec->dev != (guint64)st->st_dev
+          || dw_sqlite_max_rowid (path, "metrics") < rec->offset))
+    {
+      report_note (report,
+                   _ ("%s: a new database in place of the one read before: read from its "
+                      "first row"),
+                   path);
+      rec->offset = 0;
+    }
+  last = rec->offset;
   if (!dw_store_begin (self->store, error))
     return FALSE;
   dw_store_set_source_rank (self->store, format_rank (format));

@@ -33,6 +33,9 @@ gsize dw_leveldb_log_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const
                            gsize len, const DwLdbFormat *fmt, GByteArray *buf, gpointer state);
 
 void dw_reader_swanlab_init (DwLogReader *reader);
+/* The experiment name in a .swanlab file's start record (what swanlab.init was given), or NULL
+ * (not a SwanLab file, no name). */
+char *dw_swanlab_run_name (const char *path);
 void dw_reader_mlflow_file_init (DwLogReader *reader);
 
 /* MLflow file store (mlruns/<experiment id>/<run id>/metrics/<key>). */
@@ -50,6 +53,8 @@ char *dw_mlflow_file_key (const char *path);
 /* SQLite files: which store is it? DW_FORMAT_MLFLOW_SQLITE, DW_FORMAT_TRACKIO_SQLITE or
  * DW_FORMAT_UNKNOWN (another SQLite database; *@why says what it is not). Opened read-only. */
 DwFormat dw_sqlite_sniff (const char *path, char **why);
+/* The largest rowid of @table, 0 when it is empty, G_MAXINT64 when it cannot be read. */
+gint64 dw_sqlite_max_rowid (const char *path, const char *table);
 /* "<db>" for "<db>-wal" / "<db>-journal" when <db> is a SQLite file (a WAL-mode writer commits
  * into the -wal file: the database is what changed), else NULL. */
 char *dw_sqlite_main_file (const char *path);

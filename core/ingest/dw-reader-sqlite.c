@@ -97,6 +97,23 @@ dw_sqlite_sniff (const char *path, char **why)
   return f;
 }
 
+gint64
+dw_sqlite_max_rowid (const char *path, const char *table)
+{
+  sqlite3 *db = open_ro (path, NULL);
+  sqlite3_stmt *st = NULL;
+  g_autofree char *sql = g_strdup_printf ("SELECT coalesce (max (rowid), 0) FROM \"%s\"", table);
+  gint64 max = G_MAXINT64;
+
+  if (db == NULL)
+    return G_MAXINT64;
+  if (sqlite3_prepare_v2 (db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step (st) == SQLITE_ROW)
+    max = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  sqlite3_close (db);
+  return max;
+}
+
 char *
 dw_sqlite_main_file (const char *path)
 {

@@ -15,6 +15,7 @@
  */
 #include "dw-reader-loggers.h"
 
+#include <gio/gio.h>
 #include <math.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ typedef struct
 {
   GByteArray *rec;
   GString *key;
+  char *start_name; /* StartRecord.name: the experiment name given to swanlab.init */
 } SwlState;
 
 static void
@@ -32,6 +34,7 @@ swl_state_free (gpointer p)
   SwlState *st = p;
   g_byte_array_unref (st->rec);
   g_string_free (st->key, TRUE);
+  g_free (st->start_name);
   g_free (st);
 }
 
@@ -140,6 +143,24 @@ swl_scalar (SwlState *st, DwFeedCtx *ctx, const guint8 *p, gsize len, double rec
   return TRUE;
 }
 
+/* StartRecord{project 1, workspace 2, …, name 4, …}: keeps the name */
+static gboolean
+swl_start (SwlState *st, const guint8 *p, gsize len)
+{
+  const guint8 *end = p + len;
+  DwPbField f;
+  int rc;
+
+  while ((rc = dw_pb_next (&p, end, &f)) == 1)
+    if (f.field == 4 && f.wire == 2 && f.len > 0 && f.len < 1024 && st->start_name == NULL)
+      {
+        st->start_name = g_strndup ((const char *)f.bytes, f.len);
+        if (strlen (st->start_name) != f.len || !g_utf8_validate (st->start_name, -1, NULL))
+          g_clear_pointer (&st->start_name, g_free);
+      }
+  return rc == 0;
+}
+
 static gboolean
 swl_record (gpointer state, DwFeedCtx *ctx, const guint8 *p, gsize len)
 {
@@ -159,6 +180,8 @@ swl_record (gpointer state, DwFeedCtx *ctx, const guint8 *p, gsize len)
         }
       else if (f.field == 13 && f.wire == 2)
         scalar = f.bytes, scalar_len = f.len;
+      else if (f.field == 10 && f.wire == 2 && !swl_start (state, f.bytes, f.len))
+        return FALSE;
     }
   if (rc < 0)
     return FALSE;
@@ -176,6 +199,27 @@ swanlab_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint8 *data
   SwlState *st = r->state;
   (void)at_eof;
   return dw_leveldb_log_feed (r, ctx, offset, data, len, &swanlab_format, st->rec, st);
+}
+
+char *
+dw_swanlab_run_name (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFileInputStream) in = g_file_read (file, NULL, NULL);
+  g_autofree guint8 *head = NULL;
+  g_autoptr (DwLogReader) reader = NULL;
+  gsize n = 0;
+
+  if (in == NULL)
+    return NULL;
+  head = g_malloc (DW_LDB_BLOCK);
+  /* the start record is the file's first record */
+  if (!g_input_stream_read_all (G_INPUT_STREAM (in), head, DW_LDB_BLOCK, &n, NULL, NULL)
+      || n < DW_LDB_HEADER || memcmp (head, ":SWL\xd6\xe1", 6) != 0)
+    return NULL;
+  reader = dw_log_reader_new (DW_FORMAT_SWANLAB, path);
+  dw_log_reader_feed (reader, 0, head, n, FALSE, NULL, NULL, NULL);
+  return g_strdup (((SwlState *)reader->state)->start_name);
 }
 
 void

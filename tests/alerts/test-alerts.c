@@ -16,6 +16,7 @@
 
 #include "dw-alerts.h"
 #include "dw-demo.h"
+#include "dw-test-cli.h"
 
 /* ---- test server -------------------------------------------------------------------------- */
 
@@ -359,7 +360,6 @@ test_cli (void)
   url = g_strdup_printf ("http://127.0.0.1:%u/slack", sv.port);
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE
                                         | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-  g_subprocess_launcher_setenv (launcher, "DW_ALERTS_BACKOFF_MS", "50", TRUE);
   proc = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("DW_CLI"), "watch", run, "--db",
                                       db, "--json", "--exec", cmd, "--webhook", url, NULL);
   g_assert_no_error (error);
@@ -420,6 +420,24 @@ test_cli (void)
   }
 }
 
+/* A webhook that is not an http(s) URL is a usage error (exit 2), said before anything is read. */
+static void
+test_cli_usage (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("dw-alerts-usage-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "store.db", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "watch", dir, "--db", db, "--webhook", "ftp://example.org/hook", NULL };
+
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 2);
+  g_assert_cmpstr (err, ==,
+                   "driftwatch-cli watch: --webhook ftp://example.org/hook: not an http:// or "
+                   "https:// URL\n");
+  g_assert_cmpstr (out, ==, "");
+  g_assert_false (g_file_test (db, G_FILE_TEST_EXISTS)); /* no store was created */
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -430,5 +448,6 @@ main (int argc, char **argv)
   g_test_add_func ("/alerts/exec", test_exec);
   g_test_add_func ("/alerts/never-blocks", test_never_blocks);
   g_test_add_func ("/alerts/cli", test_cli);
+  g_test_add_func ("/alerts/cli-usage", test_cli_usage);
   return g_test_run ();
 }

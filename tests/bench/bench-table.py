@@ -41,8 +41,8 @@ RULES = [
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
     ("log-readers", r"^(verl-jsonl|tfevents|swanlab): .* " + NUM + r" M scalars/s",
      "log parse {0}", "{1} M scalars/s", "aim ≥ 1 M/s (into the store)"),
-    ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio) into the store: .* "
-     + NUM + r" M scalars/s wall, " + NUM + r" M scalars/s CPU",
+    ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio|mlflow-sqlite) "
+     r"into the store: .* " + NUM + r" M scalars/s wall, " + NUM + r" M scalars/s CPU",
      "log ingest {0} into the store", "{1} M scalars/s wall, {2} CPU", "aim ≥ 1 M/s"),
     ("health", r"threshold metric .*?" + NUM + r" ns/point", "health: threshold rule",
      "{0} ns/point", ""),
@@ -92,7 +92,7 @@ REQUIRED = {
               "watch: file append → points in the store (cli)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",
                     "log ingest swanlab into the store", "log ingest mlflow-file into the store",
-                    "log ingest trackio into the store"],
+                    "log ingest trackio into the store", "log ingest mlflow-sqlite into the store"],
 }
 
 

@@ -151,7 +151,8 @@ print_ingest (const char *what, guint64 pts, double best, double cpu)
 }
 
 /* The trackers verl can log to besides TensorBoard and JSONL: @steps steps of @keys keys each,
- * written as SwanLab, MLflow's file store and trackio write them (logger-fixtures.c). */
+ * written as SwanLab, MLflow's file store, trackio and MLflow's SQL store (verl's default
+ * /tmp/mlruns.db) write them (logger-fixtures.c). */
 static void
 bench_loggers (guint steps, guint keys)
 {
@@ -166,6 +167,8 @@ bench_loggers (guint steps, guint keys)
   GString **mlf = g_new0 (GString *, keys);
   GString *json = g_string_new (NULL);
   sqlite3 *db = dw_fx_trackio_create (tdb, TRUE);
+  g_autofree char *mdb_path = g_build_filename (tmp_dir, "mlruns.db", NULL);
+  sqlite3 *mdb = dw_fx_mlflow_sqlite_create (mdb_path);
   guint64 pts, n = (guint64)steps * keys;
   double best, cpu;
   gint64 num = 1;
@@ -174,6 +177,8 @@ bench_loggers (guint steps, guint keys)
   for (guint k = 0; k < keys; k++)
     mlf[k] = g_string_new (NULL);
   sqlite3_exec (db, "BEGIN", NULL, NULL, NULL);
+  dw_fx_mlflow_sqlite_run (mdb, 1, "bench", "00112233445566778899aabbccddeeff", "bench_run");
+  sqlite3_exec (mdb, "BEGIN", NULL, NULL, NULL);
   for (guint s = 0; s < steps; s++)
     {
       g_string_assign (json, "{");
@@ -189,6 +194,8 @@ bench_loggers (guint steps, guint keys)
           g_string_append_printf (mlf[k], "%" G_GINT64_FORMAT " %s %u\n", (gint64)1767225600000 + s,
                                   repr, s);
           g_string_append_printf (json, "%s\"%s\":%s", k ? "," : "", key, repr);
+          dw_fx_mlflow_sqlite_log (mdb, "00112233445566778899aabbccddeeff", key, v,
+                                   (gint64)1767225600000 + s, s);
         }
       g_string_append_c (json, '}');
       dw_fx_trackio_log (db, TRUE, "bench-id", "bench_run", s, "2026-01-01T00:00:00+00:00",
@@ -196,6 +203,8 @@ bench_loggers (guint steps, guint keys)
     }
   sqlite3_exec (db, "COMMIT", NULL, NULL, NULL);
   sqlite3_close (db);
+  sqlite3_exec (mdb, "COMMIT", NULL, NULL, NULL);
+  sqlite3_close (mdb);
   for (guint k = 0; k < keys; k++)
     {
       g_autofree char *dir = g_build_filename (run_dir, "metrics", "rollout_corr", NULL);
@@ -227,6 +236,10 @@ bench_loggers (guint steps, guint keys)
   best = ingest_path ("trackio", tdb, &pts, &cpu);
   g_assert_cmpuint (pts, ==, n);
   print_ingest ("trackio", pts, best, cpu);
+
+  best = ingest_path ("mlflow-sqlite", mdb_path, &pts, &cpu);
+  g_assert_cmpuint (pts, ==, n);
+  print_ingest ("mlflow-sqlite", pts, best, cpu);
 }
 
 /* @n_steps safetensors batches of rows × cols (about half the tokens masked in). */

@@ -384,6 +384,7 @@ test_swanlab_ingest (Fixture *f, gconstpointer data)
     g_autoptr (GPtrArray) runs = dw_store_list_runs (f->store, NULL);
     DwRunInfo *run = runs->pdata[0];
     g_assert_cmpstr (run->framework, ==, "swanlab");
+    g_assert_cmpstr (run->name, ==, "qwen-7b-fp8"); /* swanlab.init's experiment name */
     store_points (f->store, run->id, &got);
   }
   assert_points_equal (&got, &want);
@@ -749,6 +750,111 @@ test_trackio_same_name (Fixture *f, gconstpointer data)
   points_clear (&b);
 }
 
+/* A project deleted and started again: the new database numbers its rows from 1, so it is read
+ * from its first row and its values replace those of the same steps. */
+static void
+test_trackio_recreated (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "proj.db", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (5);
+  Points old, fresh, got;
+  DwIngestReport r;
+  sqlite3 *db = dw_fx_trackio_create (path, TRUE);
+
+  (void)data;
+  points_init (&old);
+  points_init (&fresh);
+  for (gint64 s = 0; s < 8; s++)
+    trackio_log_step (db, TRUE, "id-1", "exp", s, rnd, &old);
+  sqlite3_close (db);
+  ingest (f, path, NULL);
+  g_unlink (path);
+  g_unlink (wal);
+  g_unlink (shm);
+  db = dw_fx_trackio_create (path, TRUE);
+  for (gint64 s = 0; s < 3; s++)
+    trackio_log_step (db, TRUE, "id-1", "exp", s, rnd, &fresh);
+  sqlite3_close (db);
+  ingest (f, path, &r);
+  g_assert_cmpuint (r.n_points, ==, 3 * 4);
+  dw_ingest_report_clear (&r);
+  /* steps 0–2 from the new database, 3–7 as read before */
+  {
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init (&it, fresh.map);
+    while (g_hash_table_iter_next (&it, &k, &v))
+      g_hash_table_replace (old.map, g_strdup (k), g_memdup2 (v, sizeof (double)));
+  }
+  points_init (&got);
+  store_points (f->store, run_named (f->store, "exp"), &got);
+  assert_points_equal (&got, &old);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  points_clear (&got);
+  points_clear (&old);
+  points_clear (&fresh);
+}
+
+static void
+count_run_point (const char *run_key, const char *run_name, const char *group,
+                 const DwScalarPoint *p, gpointer user_data)
+{
+  (void)run_key;
+  (void)run_name;
+  g_assert_cmpstr (group, ==, "big");
+  points_add (user_data, p->tag, p->step, p->value);
+}
+
+/* A read that runs out of its time budget stops with a diagnostic and resumes where it stopped:
+ * after as many reads as it takes, every row was read exactly once. */
+static void
+test_trackio_budget (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "big.db", NULL);
+  g_autoptr (GRand) rnd = g_rand_new_with_seed (6);
+  Points want, got;
+  gint64 last = 0;
+  guint reads = 0, interrupted = 0;
+  sqlite3 *db = dw_fx_trackio_create (path, TRUE);
+
+  (void)data;
+  points_init (&want);
+  points_init (&got);
+  sqlite3_exec (db, "BEGIN", NULL, NULL, NULL);
+  for (gint64 s = 0; s < 20000; s++)
+    trackio_log_step (db, TRUE, "id", "exp", s, rnd, &want);
+  sqlite3_exec (db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_close (db);
+  while (reads < 100000)
+    {
+      g_autoptr (GError) error = NULL;
+      guint before = got.diags->len;
+      gint64 from = last;
+      reads++;
+      g_assert_true (
+        dw_trackio_read (path, last, 5, count_run_point, on_diag, &got, &last, &error));
+      g_assert_no_error (error);
+      if (got.diags->len > before)
+        {
+          interrupted++;
+          g_assert_nonnull (strstr (got.diags->pdata[before],
+                                    "big.db: reading took longer than 5 ms: the rest is read "
+                                    "next time"));
+        }
+      else if (last == from)
+        break; /* nothing new and not interrupted: done */
+    }
+  g_test_message ("%u reads, %u interrupted", reads, interrupted);
+  g_assert_cmpuint (interrupted, >, 0);
+  g_assert_cmpint (last, ==, 20000);
+  g_assert_cmpuint (got.n, ==, 20000 * 4); /* each row exactly once */
+  assert_points_equal (&got, &want);
+  points_clear (&want);
+  points_clear (&got);
+}
+
 /* Another SQLite database (an optuna study) is not taken for a logger's store. */
 static void
 test_sqlite_other (Fixture *f, gconstpointer data)
@@ -942,6 +1048,10 @@ main (int argc, char **argv)
   g_test_add ("/loggers/trackio/run-names", Fixture, GINT_TO_POINTER (FALSE), fixture_setup,
               test_trackio, fixture_teardown);
   g_test_add ("/loggers/trackio/same-name", Fixture, NULL, fixture_setup, test_trackio_same_name,
+              fixture_teardown);
+  g_test_add ("/loggers/trackio/recreated", Fixture, NULL, fixture_setup, test_trackio_recreated,
+              fixture_teardown);
+  g_test_add ("/loggers/trackio/time-budget", Fixture, NULL, fixture_setup, test_trackio_budget,
               fixture_teardown);
   g_test_add ("/loggers/sqlite/other", Fixture, NULL, fixture_setup, test_sqlite_other,
               fixture_teardown);
