@@ -59,9 +59,9 @@ watch_clear (Watch *w)
       guint64 dropped = dw_alerts_get_n_dropped (w->alerts); /* only posting drops */
       if (dropped > 0)
         dw_cli_error ("watch",
-                      _ ("%" G_GUINT64_FORMAT " alert(s) were dropped: more events came than "
+                      _ ("%" PRIu64 " alert(s) were dropped: more events came than "
                          "--exec/--webhook could deliver"),
-                      dropped);
+                      (uint64_t)dropped);
       dw_alerts_free (w->alerts, ALERTS_DRAIN_MS);
     }
   w->alerts = NULL;
