@@ -989,6 +989,16 @@ run_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format, co
       if (error != NULL && *error != NULL)
         return 0;
     }
+  if (run_id == 0 && format == DW_FORMAT_VERL_JSONL && self->run_name == NULL)
+    {
+      /* verl's file logger writes <project>/<experiment>.jsonl: it joins that experiment's run
+       * when one exists (its name alone is too weak to name a new run after) */
+      g_autofree char *jp = g_path_get_basename (dir);
+      g_autofree char *je = dw_ingest_run_name (path);
+      run_id = run_of_experiment (self, jp, je, error);
+      if (error != NULL && *error != NULL)
+        return 0;
+    }
   if (run_id == 0 && self->run_name == NULL)
     {
       /* the run of this run folder already exists under the experiment's name */

@@ -607,6 +607,34 @@ test_wandb_panel_runs (Fixture *f, gconstpointer data)
     }
 }
 
+/* Real case: verl's working directory (the shared sample: stdout logs, <project>/<exp>.jsonl of
+ * the file logger, tensorboard_log/<project>/<exp>/) ingested whole is one run; ingested part by
+ * part (TensorBoard folder first, then the JSONL's folder) the JSONL still joins the experiment's
+ * run, with the same values (JSONL's float64 over TensorBoard's float32). */
+static void
+test_verl_workdir_parts (Fixture *f, gconstpointer data)
+{
+  g_autofree char *verl = g_build_filename (g_getenv ("DW_SHARED_DIR"), "samples", "verl", NULL);
+  g_autofree char *tb = g_build_filename (verl, "tensorboard_log", "verl_examples",
+                                          "qwen2_5_0_5b_grpo_rollout_corr", NULL);
+  g_autofree char *jdir = g_build_filename (verl, "verl_examples", NULL);
+  g_autoptr (GError) error = NULL;
+
+  (void)data;
+  ingest (f, tb, NULL);
+  ingest (f, jdir, NULL);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "qwen2_5_0_5b_grpo_rollout_corr");
+    g_autoptr (DwSeries) s
+      = dw_store_get_series (f->store, run->id, "rollout_corr/kl", G_MININT64, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (s->n, ==, 5);
+    /* the JSONL's float64 (step 1 of the sample) */
+    g_assert_cmpfloat (s->values[0], ==, -0.0001761995954439044);
+  }
+}
+
 static JsonObject *
 meta_of (DwStore *store, const char *run_name, JsonParser *parser)
 {
@@ -833,5 +861,6 @@ main (int argc, char **argv)
   ADD ("/real-logs/cli", test_cli);
   ADD ("/real-logs/run-meta", test_run_meta);
   ADD ("/real-logs/wandb-panel-runs", test_wandb_panel_runs);
+  ADD ("/real-logs/verl-workdir-parts", test_verl_workdir_parts);
   return g_test_run ();
 }
