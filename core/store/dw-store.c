@@ -1572,6 +1572,28 @@ dw_store_find_run (DwStore *self, const char *id_or_name, GError **error)
   return NULL;
 }
 
+/* What a logged key means can depend on the run's generation (verl's rollout_is_mean is the raw
+ * ratio up to 0.7.1, the applied weight from 0.8.0), and a tag is stored before the run's other
+ * keys are known: so the canonical name of each tag is resolved when read, under the generation
+ * the run's whole key set shows (dw-canonical.h). The stored column keeps the key-only guess. */
+static void
+resolve_canonical (GPtrArray *tags)
+{
+  g_autofree const char **names = g_new (const char *, tags->len + 1);
+  const char *generation;
+
+  for (guint i = 0; i < tags->len; i++)
+    names[i] = ((DwTagInfo *)tags->pdata[i])->name;
+  generation = dw_canonical_infer_generation (names, tags->len);
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *info = tags->pdata[i];
+
+      g_free (info->canonical);
+      info->canonical = g_strdup (dw_canonical_for_key (info->name, generation));
+    }
+}
+
 GPtrArray *
 dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
 {
@@ -1601,37 +1623,61 @@ dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
       set_error (self, error, rc, "listing tags");
       return NULL;
     }
+  resolve_canonical (tags);
   return g_steal_pointer (&tags);
 }
 
-/* The tag id of @tag in @run: the logged name, else the newest tag mapping to that canonical
- * name (largest last step, then the latest created). 0 when none. */
+/* The tag id of @tag in @run: the logged name, else the newest tag whose canonical name (as
+ * dw_store_list_tags resolves it) is @tag (largest last step, then the latest created). 0 when
+ * none. */
 static gint64
 resolve_tag (DwStore *self, gint64 run_id, const char *tag, GError **error)
 {
-  const char *sql[] = {
-    "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2",
-    "SELECT id FROM tags t WHERE run_id = ?1 AND canonical = ?2 ORDER BY "
-    "(SELECT max (step) FROM points p WHERE p.tag_id = t.id) DESC, id DESC LIMIT 1",
-  };
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  g_autoptr (GPtrArray) tags = NULL;
+  g_autoptr (GString) ids = g_string_new (NULL);
+  g_autofree char *sql = NULL;
+  int rc;
 
-  for (guint i = 0; i < G_N_ELEMENTS (sql); i++)
+  stmt = prepare (self, "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2", error);
+  if (stmt == NULL)
+    return -1;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_text (stmt, 2, tag, -1, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
     {
-      g_autoptr (sqlite3_stmt) stmt = prepare (self, sql[i], error);
-      int rc;
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
 
-      if (stmt == NULL)
-        return -1;
-      sqlite3_bind_int64 (stmt, 1, run_id);
-      sqlite3_bind_text (stmt, 2, tag, -1, SQLITE_STATIC);
-      rc = sqlite3_step (stmt);
-      if (rc == SQLITE_ROW)
-        return sqlite3_column_int64 (stmt, 0);
-      if (rc != SQLITE_DONE)
-        {
-          set_error (self, error, rc, "looking up a tag");
-          return -1;
-        }
+  if ((tags = dw_store_list_tags (self, run_id, error)) == NULL)
+    return -1;
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *info = tags->pdata[i];
+
+      if (g_strcmp0 (info->canonical, tag) == 0)
+        g_string_append_printf (ids, "%s%" G_GINT64_FORMAT, ids->len ? ", " : "", info->id);
+    }
+  if (ids->len == 0)
+    return 0;
+  sql = g_strdup_printf ("SELECT id FROM tags t WHERE id IN (%s) ORDER BY "
+                         "(SELECT max (step) FROM points p WHERE p.tag_id = t.id) DESC, id DESC "
+                         "LIMIT 1",
+                         ids->str);
+  if ((stmt = prepare (self, sql, error)) == NULL)
+    return -1;
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
     }
   return 0;
 }

@@ -34,6 +34,8 @@ typedef enum
   DW_RUN_STATUS_FINISHED = 0,
   DW_RUN_STATUS_LIVE,      /* a follower appended within the last minute */
   DW_RUN_STATUS_COLLAPSED, /* a critical health rule fired */
+  /* never stored: how a live run with a critical event is shown (dw_health_shown_status) */
+  DW_RUN_STATUS_COLLAPSING,
 } DwRunStatus;
 
 typedef struct
@@ -57,7 +59,7 @@ typedef struct
 {
   gint64 id;
   char *name;      /* as logged */
-  char *canonical; /* canonical metric name (dw-canonical.h), or NULL */
+  char *canonical; /* canonical metric (dw-canonical.h) under the run's generation, or NULL */
   gint64 n_points;
 } DwTagInfo;
 
