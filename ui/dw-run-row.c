@@ -171,6 +171,10 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
       /* TRANSLATORS: run state in the sidebar: a critical health rule fired */
       state = _ ("collapsed");
       break;
+    case DW_RUN_STATUS_COLLAPSING:
+      /* TRANSLATORS: run state in the sidebar: still written, and a critical rule fired */
+      state = _ ("collapsing");
+      break;
     case DW_RUN_STATUS_FINISHED:
     default:
       /* TRANSLATORS: run state in the sidebar */
@@ -190,10 +194,14 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   else if (status == DW_RUN_STATUS_COLLAPSED)
     gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
                                  _ ("A critical health rule fired on this run"));
+  else if (status == DW_RUN_STATUS_COLLAPSING)
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
+                                 _ ("Still being written, and a critical health rule fired"));
   else
     gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label), NULL);
   for (guint i = 0; i < G_N_ELEMENTS (state_classes); i++)
     gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), state_classes[i]);
+  /* collapsing is drawn as collapsed (the error style) */
   gtk_widget_add_css_class (GTK_WIDGET (self->state_label),
                             state_classes[CLAMP ((int)status, 0, 2)]);
   gtk_widget_queue_draw (GTK_WIDGET (self->swatch));

@@ -15,6 +15,8 @@
 void
 dw_health_append_event_json (GString *out, const DwHealthEvent *e)
 {
+  g_autofree char *crossing = dw_health_event_format_crossing (e);
+
   g_string_append (out, "{\"rule_id\": ");
   dw_json_append_string (out, e->rule_id);
   g_string_append (out, ", \"severity\": ");
@@ -36,6 +38,8 @@ dw_health_append_event_json (GString *out, const DwHealthEvent *e)
     g_string_append (out, "null");
   else
     dw_json_append_number (out, e->threshold);
+  g_string_append (out, ", \"crossing\": ");
+  dw_json_append_string (out, crossing);
   g_string_append (out, ", \"title\": ");
   dw_json_append_string (out, e->title);
   g_string_append (out, ", \"explanation\": ");
@@ -46,13 +50,30 @@ dw_health_append_event_json (GString *out, const DwHealthEvent *e)
 }
 
 void
-dw_health_append_report_json (GString *out, GPtrArray *events)
+dw_health_append_report_json (GString *out, const DwHealthReport *report)
 {
-  gboolean healthy = TRUE;
-  for (guint i = 0; i < events->len; i++)
-    if (((DwHealthEvent *)events->pdata[i])->severity >= DW_HEALTH_WARNING)
-      healthy = FALSE;
-  g_string_append_printf (out, "{\"healthy\": %s, \"events\": [", healthy ? "true" : "false");
+  DwHealthVerdict verdict = dw_health_report_verdict (report);
+  GPtrArray *events = report->events;
+
+  g_string_append_printf (out, "{\"verdict\": \"%s\", \"healthy\": %s, \"generation\": ",
+                          dw_health_verdict_name (verdict),
+                          verdict == DW_HEALTH_VERDICT_HEALTHY ? "true" : "false");
+  if (report->generation != NULL)
+    dw_json_append_string (out, report->generation);
+  else
+    g_string_append (out, "null");
+  g_string_append_printf (out, ", \"generation_inferred\": %s, \"evaluated\": [",
+                          report->generation_inferred ? "true" : "false");
+  for (guint i = 0; i < report->evaluated->len; i++)
+    {
+      g_string_append (out, i ? ", " : "");
+      dw_json_append_string (out, report->evaluated->pdata[i]);
+    }
+  g_string_append_printf (out,
+                          "], \"n_mismatch_metrics\": %u, \"n_tags\": %u, "
+                          "\"n_unmapped\": %u, \"panel_columns\": %u, \"events\": [",
+                          report->n_mismatch, report->n_tags, report->n_unmapped,
+                          report->panel_columns->len);
   for (guint i = 0; i < events->len; i++)
     {
       g_string_append (out, i ? ",\n  " : "\n  ");
@@ -78,7 +99,9 @@ severity_label (DwHealthSeverity s)
 void
 dw_health_append_event_text (GString *out, const DwHealthEvent *e)
 {
-  char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE];
+  g_autofree char *crossing = dw_health_event_format_crossing (e);
+  char v[G_ASCII_DTOSTR_BUF_SIZE];
+
   g_ascii_formatd (v, sizeof v, "%.6g", e->value);
   g_string_append_printf (out, "%s  ", severity_label (e->severity));
   if (e->first_step == e->last_step)
@@ -93,12 +116,9 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
     /* TRANSLATORS: logged tag, value */
     g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, v);
   else
-    {
-      g_ascii_formatd (t, sizeof t, "%.6g", e->threshold);
-      /* TRANSLATORS: logged tag, value, threshold, number of steps */
-      g_string_append_printf (out, _ ("    %s = %s (threshold %s), fired on %" PRId64 " step(s)\n"),
-                              e->tag, v, t, e->n_steps);
-    }
+    /* TRANSLATORS: logged tag, "value > threshold (ratio×)", number of steps */
+    g_string_append_printf (out, _ ("    %s: %s, fired on %" PRId64 " step(s)\n"), e->tag, crossing,
+                            e->n_steps);
   g_string_append_printf (out, "    %s\n", e->explanation);
   /* TRANSLATORS: prefix of the advice line of a health warning */
   g_string_append_printf (out, _ ("    Try: %s\n"), e->advice);
