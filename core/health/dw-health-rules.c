@@ -689,7 +689,15 @@ record (DwHealthEvent **slot, const DwHealthRule *rule, DwHealthSeverity severit
       return;
     }
   *slot = event_new (rule, s->canonical, s->tag, step, c->value, c->threshold);
-  (*slot)->severity = severity;
+  if (severity != rule->severity)
+    {
+      /* the collapse-level event of a warning rule: its title says so (the bound is in the
+       * crossing) */
+      g_free ((*slot)->title);
+      /* TRANSLATORS: title of a critical health event: the rule's title */
+      (*slot)->title = g_strdup_printf (_ ("%s — collapse level"), _ (rule->title));
+      (*slot)->severity = severity;
+    }
   g_ptr_array_add (fired, *slot);
 }
 

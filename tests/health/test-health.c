@@ -203,6 +203,8 @@ test_critical (void)
       g_assert_cmpint (k->last_step, ==, 12);
       g_assert_cmpint (k->n_steps, ==, 2);
       g_assert_cmpfloat (k->value, ==, cc->crit);
+      g_assert_true (g_str_has_suffix (k->title, " — collapse level"));
+      g_assert_true (g_str_has_prefix (k->title, w->title));
       g_assert_cmpfloat (k->threshold, ==,
                          isfinite (rule->crit_hi) && cc->crit > cc->ok
                            ? rule->crit_hi
