@@ -5,9 +5,8 @@
  * Warning thresholds are the ones verl documents for its rollout-correction diagnostics (IS mean
  * in [0.5, 2], ESS ≥ 0.3, IS std ≤ 1, |KL| ≤ 0.1, χ² ≤ 1, probability difference ≤ 0.01);
  * critical ones mark collapse-level evidence (half the batch rejected, ten times a threshold,
- * NaN). The advice follows from docs/HEALTH.md and ../shared/docs/ROLLOUT_CORRECTION.md (what
- * each metric measures and which knob changes it). No store here: everything works on
- * (step, value) arrays.
+ * NaN); docs/HEALTH.md §4 gives the reasons. The advice follows from what each metric measures
+ * and which knob changes it. No store here: everything works on (step, value) arrays.
  */
 #include "config.h"
 

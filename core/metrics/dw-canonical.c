@@ -2,10 +2,9 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Facts from ../shared/docs/ROLLOUT_CORRECTION.md (§2.2 IS metrics, §2.4 RS metrics, §2.5
- * off-policy metrics, §2.7 what v0.8.0 / v0.9.0 changed, §5 the 0.6.1–0.7.0 generation, §5.7 the
- * `mismatch/` generation, §6 slime mis.py, §6.1 slime's built-in TIS) and FORMATS.md §1c (key
- * history); docs/HEALTH.md restates them. Adding a key is one row of `keys[]`.
+ * What each key means in each release is restated in docs/HEALTH.md §1–§3 (read from the
+ * releases' code and checked against their golden outputs in tests/metrics). Adding a key is one
+ * row of `keys[]`.
  */
 #include "dw-canonical.h"
 
@@ -332,7 +331,7 @@ typedef struct
 #define M_OPT    N_ ("Per RS option (*): ")
 
 static const KeyRow keys[] = {
-  /* verl 0.6.0: mismatch_helper, prefix mismatch/ (§5.7) */
+  /* verl 0.6.0: mismatch_helper, prefix mismatch/ */
   { "mismatch/mismatch_kl", V060, V060, "kl", M_KL },
   { "mismatch/mismatch_k3_kl", V060, V060, "k3_kl", M_K3 },
   { "mismatch/mismatch_training_ppl", V060, V060, "training_ppl", M_PPL_T },
@@ -380,7 +379,7 @@ static const KeyRow keys[] = {
   { "mismatch/rollout_is_p99", V060, V060, "is_raw_p99",
     N_ ("99th percentile of the raw ratios.") },
 
-  /* verl 0.6.1 …: rollout_corr/ off-policy diagnostics (§2.5), unchanged since */
+  /* verl 0.6.1 …: rollout_corr/ off-policy diagnostics, unchanged since */
   { "rollout_corr/kl", V070, V090, "kl", M_KL },
   { "rollout_corr/k3_kl", V070, V090, "k3_kl", M_K3 },
   { "rollout_corr/training_ppl", V070, V090, "training_ppl", M_PPL_T },
@@ -395,7 +394,7 @@ static const KeyRow keys[] = {
   { "rollout_corr/chi2_token", V070, V090, "chi2_token", M_CHI2T },
   { "rollout_corr/chi2_seq", V070, V090, "chi2_seq", M_CHI2S },
 
-  /* IS metrics up to 0.7.1: of the raw weights (§2.2) */
+  /* IS metrics up to 0.7.1: of the raw weights */
   { "rollout_corr/rollout_is_mean", V070, V071, "is_raw_mean", M_RAW_MEAN },
   { "rollout_corr/rollout_is_max", V070, V071, "is_raw_max", M_RAW_MAX },
   { "rollout_corr/rollout_is_min", V070, V071, "is_raw_min", M_RAW_MIN },
@@ -411,7 +410,7 @@ static const KeyRow keys[] = {
     M_RAW_SEQ_HI },
   { "rollout_corr/rollout_is_seq_fraction_low", V070, V071, "is_raw_seq_fraction_low",
     M_RAW_SEQ_LO },
-  /* from 0.8.0: of the applied weights (§2.7) */
+  /* from 0.8.0: of the applied weights (docs/HEALTH.md §1) */
   { "rollout_corr/rollout_is_mean", V080, V090, "is_mean",
     N_ ("Mean of the applied weights (truncated to U, or zeroed outside [L, U] with IcePop), "
         "before batch normalisation, token-weighted; with TIS it cannot exceed U.") },
@@ -450,7 +449,7 @@ static const KeyRow keys[] = {
   { "rollout_corr/rollout_is_ratio_fraction_low", V070, V090, "is_raw_fraction_low", M_FRAC_LO },
   { "rollout_corr/rollout_is_batch_norm_factor", V070, V090, "is_batch_norm_factor", M_BN },
 
-  /* 0.6.1 and 0.7.0: one RS level on the ratio, and the veto (§5.1–5.3) */
+  /* 0.6.1 and 0.7.0: one RS level on the ratio, and the veto */
   { "rollout_corr/rollout_is_veto_fraction", V070, V070, "veto_fraction", M_VETO },
   { "rollout_corr/rollout_is_catastrophic_token_fraction", V070, V070, "catastrophic_fraction",
     M_CATA },
@@ -483,7 +482,7 @@ static const KeyRow keys[] = {
   /* RS overall: every rollout_corr/ release */
   { "rollout_corr/rollout_rs_masked_fraction", V070, V090, "rs_masked_fraction", M_RS_TOK },
   { "rollout_corr/rollout_rs_seq_masked_fraction", V070, V090, "rs_seq_masked_fraction", M_RS_SEQ },
-  /* 0.7.1 …: per RS option (§2.4); * = token_k1 … seq_max_k3 */
+  /* 0.7.1 …: per RS option; * = token_k1 … seq_max_k3 */
   { "rollout_corr/rollout_rs_*_masked_fraction", V071, V090, "rs_option_masked_fraction",
     N_ ("Per RS option (*): fraction of valid tokens this option rejected.") },
   { "rollout_corr/rollout_rs_*_seq_masked_fraction", V071, V090, "rs_option_seq_masked_fraction",
@@ -515,7 +514,7 @@ static const KeyRow keys[] = {
   { "rollout_corr/rollout_rs_*_seq_fraction_low", V071, V090, "rs_stat_seq_fraction_low",
     N_ ("Per RS option (*, k1 only): fraction of sequences below the lower bound.") },
 
-  /* verl trainer-side debug metrics (FORMATS.md §1c) */
+  /* verl trainer-side debug metrics */
   { "training/rollout_probs_diff_mean", V05, V090, "probs_diff_mean",
     N_ ("Mean |exp(old log-prob) − exp(rollout log-prob)| (probabilities, not log-probs); verl's "
         "FAQ: < 0.005 normal, > 0.01 a precision problem.") },
@@ -538,7 +537,7 @@ static const KeyRow keys[] = {
   { "actor/pg_clipfrac", V05, V090, "pg_clipfrac", N_ ("Fraction of PPO-clipped tokens.") },
   { "actor/ppo_kl", V05, V090, "ppo_kl", N_ ("KL between the current and the old policy.") },
 
-  /* slime's built-in TIS / IcePop (§6.1), per-sample means averaged over samples */
+  /* slime's built-in TIS / IcePop, per-sample means averaged over samples */
   { "train/tis", SL, SL, "is_raw_mean",
     N_ ("Mean of the raw ratio exp(old − rollout) (no safety clamp), not of the weights.") },
   { "train/tis_clipfrac", SL, SL, "is_oob_fraction",
@@ -549,7 +548,7 @@ static const KeyRow keys[] = {
     N_ ("exp(−ppo_kl): current over old policy (1 on the first on-policy mini-batch).") },
   { "train/train_rollout_logprob_abs_diff", SL, SL, "logprob_abs_diff",
     N_ ("Mean |training − rollout log-prob| per token.") },
-  /* slime mis.py (§6), logged as train/mis_<name> */
+  /* slime mis.py, logged as train/mis_<name> */
   { "train/mis_kl", SL, SL, "kl", M_KL },
   { "train/mis_k3_kl", SL, SL, "k3_kl", M_K3 },
   { "train/mis_training_ppl", SL, SL, "training_ppl", M_PPL_T },
@@ -602,7 +601,7 @@ static const KeyRow keys[] = {
   { "rollout/entropy", SL, SL, "entropy", N_ ("Mean token entropy at rollout.") },
 };
 
-/* verl's RS options (§2.3.1), the names a "*" in a key pattern stands for. */
+/* verl's RS options, the names a "*" in a key pattern stands for. */
 static const char *const rs_options[] = {
   "token_k1",    "token_k2",    "token_k3",    "seq_sum_k1", "seq_sum_k2", "seq_sum_k3",
   "seq_mean_k1", "seq_mean_k2", "seq_mean_k3", "seq_max_k2", "seq_max_k3",

@@ -411,7 +411,7 @@ test_cli (Fixture *f, gconstpointer data)
 
 /* Runs without mismatch metrics are not called healthy: exit 3 and their own verdict. Real cases:
  * an SFT / pre-0.6 verl log (reward, entropy, lengths only), and a W&B multi-run panel export
- * whose "<run> - <metric>" columns were ingested as one run (FORMATS.md §3). A verl 0.5 log with
+ * whose "<run> - <metric>" columns were ingested as one run. A verl 0.5 log with
  * only training/rollout_probs_diff_* is judged (and healthy). */
 static void
 test_cli_no_mismatch (Fixture *f, gconstpointer data)

@@ -128,7 +128,7 @@ test_meaning_by_generation (void)
     const char *generation;
     const char *canonical;
   } cases[] = {
-    /* the IS mean: raw ratio up to 0.7.1, applied weights from 0.8.0 (§2.7) */
+    /* the IS mean: raw ratio up to 0.7.1, applied weights from 0.8.0 (docs/HEALTH.md §1) */
     { "mismatch/rollout_is_mean", "verl-0.6.0", "is_raw_mean" },
     { "rollout_corr/rollout_is_mean", "verl-0.6.1", "is_raw_mean" },
     { "rollout_corr/rollout_is_mean", "verl-0.7.0", "is_raw_mean" },
@@ -152,7 +152,7 @@ test_meaning_by_generation (void)
     { "rollout_corr/rollout_is_oob_ratio", "verl-0.9.0", "is_oob_fraction" },
     { "rollout_corr/rollout_is_eff_sample_size", "verl-0.7.1", "ess" },
     { "rollout_corr/rollout_is_eff_sample_size", "verl-0.8.0", "ess" },
-    /* slime's built-in TIS logs the raw ratio, not the weight (§6.1) */
+    /* slime's built-in TIS logs the raw ratio, not the weight */
     { "train/tis", "slime", "is_raw_mean" },
     { "train/tis", NULL, "is_raw_mean" },
     { "train/tis_clipfrac", "slime", "is_oob_fraction" },
