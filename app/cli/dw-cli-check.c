@@ -24,7 +24,7 @@ int dw_cli_check (int argc, char **argv);
 
 /* The metrics judged, as titles: "K3 KL, PPL ratio, …". */
 static char *
-evaluated_titles (const DwHealthReport *report)
+dw_cli_check_evaluated_titles (const DwHealthReport *report)
 {
   g_autoptr (GString) titles = g_string_new (NULL);
 
@@ -40,10 +40,10 @@ evaluated_titles (const DwHealthReport *report)
 }
 
 static void
-append_text_report (GString *out, const DwRunInfo *run, const DwHealthReport *report,
-                    DwHealthVerdict verdict)
+dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthReport *report,
+                          DwHealthVerdict verdict)
 {
-  g_autofree char *titles = evaluated_titles (report);
+  g_autofree char *titles = dw_cli_check_evaluated_titles (report);
 
   switch (verdict)
     {
@@ -166,7 +166,7 @@ dw_cli_check (int argc, char **argv)
       g_string_append (out, "}\n");
     }
   else
-    append_text_report (out, run, report, verdict);
+    dw_cli_check_append_text (out, run, report, verdict);
   fputs (out->str, stdout);
   switch (verdict)
     {

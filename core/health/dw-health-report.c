@@ -83,7 +83,7 @@ dw_health_append_report_json (GString *out, const DwHealthReport *report)
 }
 
 static const char *
-severity_label (DwHealthSeverity s)
+dw_health_severity_label (DwHealthSeverity s)
 {
   switch (s)
     {
@@ -103,7 +103,7 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
   char v[G_ASCII_DTOSTR_BUF_SIZE];
 
   g_ascii_formatd (v, sizeof v, "%.6g", e->value);
-  g_string_append_printf (out, "%s  ", severity_label (e->severity));
+  g_string_append_printf (out, "%s  ", dw_health_severity_label (e->severity));
   if (e->first_step == e->last_step)
     /* TRANSLATORS: health report line: step, rule title, rule id */
     g_string_append_printf (out, _ ("step %" PRId64 ": %s [%s]\n"), e->first_step, e->title,

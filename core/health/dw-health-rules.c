@@ -214,7 +214,7 @@ dw_health_rules (guint *n_rules)
 }
 
 static gint
-rule_index (const char *id)
+dw_health_rule_index (const char *id)
 {
   for (guint i = 0; id && i < G_N_ELEMENTS (rules); i++)
     if (strcmp (rules[i].id, id) == 0)
@@ -225,7 +225,7 @@ rule_index (const char *id)
 const DwHealthRule *
 dw_health_rule_lookup (const char *rule_id)
 {
-  gint i = rule_index (rule_id);
+  gint i = dw_health_rule_index (rule_id);
   return i < (gint)G_N_ELEMENTS (rules) ? &rules[i] : NULL;
 }
 
@@ -247,7 +247,7 @@ dw_health_severity_name (DwHealthSeverity severity)
 
 /* %.3g, but %.1e for tiny or huge magnitudes (locale-independent). */
 static void
-format_number (char *buf, gsize size, double v)
+dw_health_format_number (char *buf, gsize size, double v)
 {
   double a = fabs (v);
 
@@ -262,10 +262,10 @@ dw_health_event_format_crossing (const DwHealthEvent *event)
   char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE], r[G_ASCII_DTOSTR_BUF_SIZE + 8];
   double x = abs_rule ? fabs (event->value) : event->value;
 
-  format_number (v, sizeof v, event->value);
+  dw_health_format_number (v, sizeof v, event->value);
   if (isnan (event->threshold) || !isfinite (event->value))
     return g_strdup (v);
-  format_number (t, sizeof t, event->threshold);
+  dw_health_format_number (t, sizeof t, event->threshold);
   /* the ratio to the bound, unless the bound is 0 */
   if (event->threshold != 0)
     {
@@ -320,15 +320,15 @@ dw_health_event_compare (gconstpointer pa, gconstpointer pb)
     return a->first_step < b->first_step ? -1 : 1;
   if (a->severity != b->severity)
     return a->severity > b->severity ? -1 : 1;
-  gint ra = rule_index (a->rule_id), rb = rule_index (b->rule_id);
+  gint ra = dw_health_rule_index (a->rule_id), rb = dw_health_rule_index (b->rule_id);
   if (ra != rb)
     return ra < rb ? -1 : 1;
   return g_strcmp0 (a->tag, b->tag);
 }
 
 static DwHealthEvent *
-event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step, double value,
-           double threshold)
+dw_health_event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step,
+                     double value, double threshold)
 {
   DwHealthEvent *e = g_new0 (DwHealthEvent, 1);
   e->rule_id = g_strdup (rule->id);
@@ -350,7 +350,7 @@ event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64
 
 /* Median of a[0..n) (reorders a; the mean of the two middle values for even n). */
 static double
-median_inplace (double *a, gsize n)
+dw_health_median_inplace (double *a, gsize n)
 {
   double hi = dw_select_kth (a, n, n / 2);
   if (n % 2)
@@ -363,14 +363,14 @@ median_inplace (double *a, gsize n)
 
 /* Theil–Sen slope: median over pairs i < j of (x_j − x_i) / (s_j − s_i). */
 static double
-theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
+dw_health_theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
 {
   gsize m = 0;
   for (gsize i = 0; i < n; i++)
     for (gsize j = i + 1; j < n; j++)
       if (s[j] != s[i])
         scratch[m++] = (x[j] - x[i]) / (double)(s[j] - s[i]);
-  return m ? median_inplace (scratch, m) : 0.0;
+  return m ? dw_health_median_inplace (scratch, m) : 0.0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -410,7 +410,7 @@ struct _DwHealthMonitor
 };
 
 static void
-series_state_free (gpointer p)
+dw_health_series_state_free (gpointer p)
 {
   SeriesState *s = p;
   for (guint i = 0; i < s->n_rules; i++)
@@ -433,7 +433,7 @@ dw_health_monitor_new (void)
 {
   DwHealthMonitor *m = g_new0 (DwHealthMonitor, 1);
   m->series = g_hash_table_new (g_str_hash, g_str_equal);
-  m->order = g_ptr_array_new_with_free_func (series_state_free);
+  m->order = g_ptr_array_new_with_free_func (dw_health_series_state_free);
   m->scratch = g_array_new (FALSE, FALSE, sizeof (double));
   return m;
 }
@@ -450,7 +450,7 @@ dw_health_monitor_free (DwHealthMonitor *monitor)
 }
 
 static SeriesState *
-series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
+dw_health_series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
 {
   SeriesState *s = g_hash_table_lookup (m->series, tag);
   if (s)
@@ -509,7 +509,7 @@ dw_health_monitor_get_generation (DwHealthMonitor *monitor)
 }
 
 static double *
-scratch (DwHealthMonitor *m, gsize n)
+dw_health_scratch (DwHealthMonitor *m, gsize n)
 {
   if (m->scratch->len < n)
     g_array_set_size (m->scratch, n);
@@ -517,7 +517,7 @@ scratch (DwHealthMonitor *m, gsize n)
 }
 
 static double
-drift_transform (DwHealthDriftTransform t, double v)
+dw_health_drift_transform (DwHealthDriftTransform t, double v)
 {
   switch (t)
     {
@@ -540,11 +540,11 @@ typedef struct
 
 /* Returns TRUE when the point fires (fills *value / *threshold). */
 static gboolean
-eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
-            double *threshold)
+dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
+                      double *threshold)
 {
   const DwHealthDriftParams *p = &st->rule->drift;
-  double x = drift_transform (p->transform, v);
+  double x = dw_health_drift_transform (p->transform, v);
   if (!isfinite (x))
     return FALSE; /* skipped: neither drifting nor breaking the confirmation run */
   g_array_append_val (st->x, x);
@@ -553,12 +553,12 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
     {
       if (st->x->len == p->baseline_points)
         {
-          double *a = scratch (m, st->x->len);
+          double *a = dw_health_scratch (m, st->x->len);
           memcpy (a, st->x->data, st->x->len * sizeof (double));
-          st->baseline = median_inplace (a, st->x->len);
+          st->baseline = dw_health_median_inplace (a, st->x->len);
           for (guint i = 0; i < st->x->len; i++)
             a[i] = fabs (g_array_index (st->x, double, i) - st->baseline);
-          st->baseline_sigma = 1.4826 * median_inplace (a, st->x->len);
+          st->baseline_sigma = 1.4826 * dw_health_median_inplace (a, st->x->len);
           st->has_baseline = TRUE;
         }
       return FALSE;
@@ -574,16 +574,17 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
   const gint64 *ss = (const gint64 *)st->steps->data;
   guint len = st->x->len;
   guint w = MIN (p->window, len);
-  double *a = scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
+  double *a
+    = dw_health_scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
   memcpy (a, xs + len - w, w * sizeof (double));
-  double med = median_inplace (a, w);
+  double med = dw_health_median_inplace (a, w);
   double bound = MAX (st->baseline * p->factor, st->baseline + p->min_delta);
   bound = MAX (bound, st->baseline + 3.0 * st->baseline_sigma);
   gboolean drifting = FALSE;
   if (med > bound)
     {
       guint sw = MIN (p->slope_window, len);
-      drifting = theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
+      drifting = dw_health_theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
     }
   if (!drifting)
     {
@@ -600,7 +601,7 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
 
 /* The collapse-level check of a bound rule: inclusive bounds ("≥ 50 % rejected"). */
 static void
-eval_critical (const DwHealthRule *r, double v, Crossing *crit)
+dw_health_eval_critical (const DwHealthRule *r, double v, Crossing *crit)
 {
   gboolean below = isfinite (r->crit_lo) && v <= r->crit_lo;
   gboolean above = isfinite (r->crit_hi) && v >= r->crit_hi;
@@ -630,7 +631,8 @@ eval_critical (const DwHealthRule *r, double v, Crossing *crit)
 
 /* Evaluates one point: @base at the rule's own severity, @crit at the critical level. */
 static void
-eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *base, Crossing *crit)
+dw_health_eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *base,
+                     Crossing *crit)
 {
   const DwHealthRule *r = st->rule;
 
@@ -662,7 +664,7 @@ eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *b
       base->fired = fabs (v) > r->hi;
       break;
     case DW_HEALTH_RULE_DRIFT:
-      base->fired = eval_drift (m, st, step, v, &base->value, &base->threshold);
+      base->fired = dw_health_eval_drift (m, st, step, v, &base->value, &base->threshold);
       if (base->fired && r->drift.critical_factor > 0)
         {
           crit->value = base->value;
@@ -673,13 +675,13 @@ eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *b
     default:
       return;
     }
-  eval_critical (r, v, crit);
+  dw_health_eval_critical (r, v, crit);
 }
 
 /* Records a crossing in *slot: extends the event, or creates it (then also added to @fired). */
 static void
-record (DwHealthEvent **slot, const DwHealthRule *rule, DwHealthSeverity severity,
-        const SeriesState *s, gint64 step, const Crossing *c, GPtrArray *fired)
+dw_health_record (DwHealthEvent **slot, const DwHealthRule *rule, DwHealthSeverity severity,
+                  const SeriesState *s, gint64 step, const Crossing *c, GPtrArray *fired)
 {
   if (*slot != NULL)
     {
@@ -687,7 +689,7 @@ record (DwHealthEvent **slot, const DwHealthRule *rule, DwHealthSeverity severit
       (*slot)->n_steps++;
       return;
     }
-  *slot = event_new (rule, s->canonical, s->tag, step, c->value, c->threshold);
+  *slot = dw_health_event_new (rule, s->canonical, s->tag, step, c->value, c->threshold);
   if (severity != rule->severity)
     {
       /* the collapse-level event of a warning rule: its title says so (the bound is in the
@@ -707,7 +709,7 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
   g_return_val_if_fail (monitor != NULL && tag != NULL, NULL);
   if (canonical == NULL)
     canonical = dw_canonical_for_key (tag, monitor->generation);
-  SeriesState *s = series_state (monitor, canonical, tag);
+  SeriesState *s = dw_health_series_state (monitor, canonical, tag);
   g_autoptr (GPtrArray) fired = g_ptr_array_new ();
   for (gsize i = 0; i < n; i++)
     {
@@ -720,11 +722,12 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
           RuleState *st = &s->states[k];
           Crossing base, crit;
 
-          eval_rule (monitor, st, steps[i], values[i], &base, &crit);
+          dw_health_eval_rule (monitor, st, steps[i], values[i], &base, &crit);
           if (base.fired)
-            record (&st->event, st->rule, st->rule->severity, s, steps[i], &base, fired);
+            dw_health_record (&st->event, st->rule, st->rule->severity, s, steps[i], &base, fired);
           if (crit.fired)
-            record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[i], &crit, fired);
+            dw_health_record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[i], &crit,
+                              fired);
         }
     }
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);

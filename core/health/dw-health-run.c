@@ -13,7 +13,7 @@
 /* Reads the run's keys under the monitor's generation (given, or inferred from these keys): each
  * tag's canonical metric is replaced by the one it has under that generation. */
 static void
-resolve_tags (DwHealthMonitor *monitor, GPtrArray *tags)
+dw_health_resolve_tags (DwHealthMonitor *monitor, GPtrArray *tags)
 {
   g_autofree const char **names = g_new (const char *, tags->len + 1);
 
@@ -34,7 +34,7 @@ resolve_tags (DwHealthMonitor *monitor, GPtrArray *tags)
  * metric (slime's train/tis_clipfrac beside a custom function's, a W&B export beside the
  * TensorBoard copy), the shortest name is taken, then the one with more points. */
 static GPtrArray *
-watched_tags (GPtrArray *tags)
+dw_health_watched_tags (GPtrArray *tags)
 {
   g_autoptr (GHashTable) best = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < tags->len; i++)
@@ -71,8 +71,8 @@ dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run
   g_autoptr (GPtrArray) all = dw_store_list_tags (store, run_id, error);
   if (all == NULL)
     return NULL;
-  resolve_tags (monitor, all);
-  g_autoptr (GPtrArray) tags = watched_tags (all);
+  dw_health_resolve_tags (monitor, all);
+  g_autoptr (GPtrArray) tags = dw_health_watched_tags (all);
   GPtrArray *fired = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
   for (guint i = 0; i + 1 < tags->len; i += 2)
     {
@@ -174,7 +174,7 @@ dw_health_report_free (DwHealthReport *report)
 /* "<run> - <metric>" (optionally "__MIN" / "__MAX"): a column of a W&B panel export whose metric
  * part names a canonical metric, i.e. several runs' columns ingested as one run. */
 static gboolean
-is_panel_column (const char *tag, const char *generation)
+dw_health_is_panel_column (const char *tag, const char *generation)
 {
   const char *sep = strstr (tag, " - ");
   g_autofree char *metric = NULL;
@@ -199,7 +199,7 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   fired = dw_health_monitor_poll_run (monitor, store, run_id, error);
   if (fired == NULL || (tags = dw_store_list_tags (store, run_id, error)) == NULL)
     return NULL;
-  resolve_tags (monitor, tags);
+  dw_health_resolve_tags (monitor, tags);
   report->generation_inferred = !dw_health_monitor_get_generation_given (monitor);
   report->events = dw_health_monitor_get_events (monitor);
   report->evaluated = dw_health_monitor_get_evaluated (monitor);
@@ -220,7 +220,7 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
       if (t->canonical != NULL)
         continue;
       report->n_unmapped++;
-      if (is_panel_column (t->name, report->generation))
+      if (dw_health_is_panel_column (t->name, report->generation))
         g_ptr_array_add (report->panel_columns, g_strdup (t->name));
     }
   return g_steal_pointer (&report);

@@ -52,7 +52,7 @@ static const struct
 
 /* A release number → its generation. */
 static Gen
-gen_for_version (guint major, guint minor, guint micro)
+dw_canonical_gen_for_version (guint major, guint minor, guint micro)
 {
   guint v = major * 10000 + minor * 100 + micro;
 
@@ -71,34 +71,34 @@ gen_for_version (guint major, guint minor, guint micro)
 
 /* "0.8.0", "0.8", "0.9.0.post1", "0.7.1rc2" → the generation; GEN_UNKNOWN when not a version. */
 static Gen
-gen_for_version_text (const char *text)
+dw_canonical_gen_for_version_text (const char *text)
 {
   guint parts[3] = { 0, 0, 0 };
   guint n_parts = 0;
-  const char *p = text;
+  const char *cursor = text;
 
-  while (n_parts < 3 && g_ascii_isdigit (*p))
+  while (n_parts < 3 && g_ascii_isdigit (*cursor))
     {
       char *end;
-      guint64 part = g_ascii_strtoull (p, &end, 10);
+      guint64 part = g_ascii_strtoull (cursor, &end, 10);
 
       if (part > 1000)
         return GEN_UNKNOWN;
       parts[n_parts++] = (guint)part;
-      p = end;
-      if (*p != '.' || !g_ascii_isdigit (p[1]))
+      cursor = end;
+      if (*cursor != '.' || !g_ascii_isdigit (cursor[1]))
         break;
-      p++;
+      cursor++;
     }
   if (n_parts < 2)
     return GEN_UNKNOWN;
-  return gen_for_version (parts[0], parts[1], parts[2]);
+  return dw_canonical_gen_for_version (parts[0], parts[1], parts[2]);
 }
 
 static Gen
-gen_parse (const char *generation)
+dw_canonical_gen_parse (const char *generation)
 {
-  const char *p;
+  const char *rest;
 
   if (generation == NULL || *generation == '\0' || g_ascii_strcasecmp (generation, "unknown") == 0)
     return GEN_UNKNOWN;
@@ -112,16 +112,16 @@ gen_parse (const char *generation)
   for (guint i = 0; i < G_N_ELEMENTS (commit_gens); i++)
     if (strlen (generation) >= 7 && g_str_has_prefix (commit_gens[i].commit, generation))
       return commit_gens[i].gen;
-  p = generation;
-  if (g_ascii_strncasecmp (p, "verl", 4) == 0)
+  rest = generation;
+  if (g_ascii_strncasecmp (rest, "verl", 4) == 0)
     {
-      p += 4;
-      while (*p == '-' || *p == ' ' || *p == '=' || *p == '_')
-        p++;
+      rest += 4;
+      while (*rest == '-' || *rest == ' ' || *rest == '=' || *rest == '_')
+        rest++;
     }
-  if (*p == 'v' || *p == 'V')
-    p++;
-  return gen_for_version_text (p);
+  if (*rest == 'v' || *rest == 'V')
+    rest++;
+  return dw_canonical_gen_for_version_text (rest);
 }
 
 const char *const *
@@ -135,7 +135,7 @@ dw_canonical_generations (guint *n_generations)
 const char *
 dw_canonical_generation (const char *generation)
 {
-  Gen g = gen_parse (generation);
+  Gen g = dw_canonical_gen_parse (generation);
 
   return g == GEN_UNKNOWN ? NULL : gen_names[g];
 }
@@ -608,7 +608,7 @@ static const char *const rs_options[] = {
 };
 
 static gboolean
-is_rs_option (const char *text, gsize len)
+dw_canonical_is_rs_option (const char *text, gsize len)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (rs_options); i++)
     if (strlen (rs_options[i]) == len && strncmp (rs_options[i], text, len) == 0)
@@ -617,7 +617,7 @@ is_rs_option (const char *text, gsize len)
 }
 
 static gboolean
-key_matches (const char *pattern, const char *key)
+dw_canonical_key_matches (const char *pattern, const char *key)
 {
   const char *star = strchr (pattern, '*');
   gsize prefix_len, suffix_len, key_len;
@@ -630,13 +630,13 @@ key_matches (const char *pattern, const char *key)
   if (key_len <= prefix_len + suffix_len || strncmp (key, pattern, prefix_len) != 0
       || strcmp (key + key_len - suffix_len, star + 1) != 0)
     return FALSE;
-  return is_rs_option (key + prefix_len, key_len - prefix_len - suffix_len);
+  return dw_canonical_is_rs_option (key + prefix_len, key_len - prefix_len - suffix_len);
 }
 
 /* The row @key means under @gen: the row covering @gen, else (unknown generation, or a key that
  * generation does not log) the row of the newest generation that logs it. */
 static const KeyRow *
-find_row (const char *key, Gen gen)
+dw_canonical_find_row (const char *key, Gen gen)
 {
   const KeyRow *newest = NULL;
 
@@ -646,7 +646,7 @@ find_row (const char *key, Gen gen)
     {
       const KeyRow *row = &keys[i];
 
-      if (!key_matches (row->pattern, key))
+      if (!dw_canonical_key_matches (row->pattern, key))
         continue;
       if (gen != GEN_UNKNOWN && row->from <= gen && gen <= row->to)
         return row;
@@ -659,7 +659,7 @@ find_row (const char *key, Gen gen)
 const char *
 dw_canonical_for_key (const char *key, const char *generation)
 {
-  const KeyRow *row = find_row (key, gen_parse (generation));
+  const KeyRow *row = dw_canonical_find_row (key, dw_canonical_gen_parse (generation));
 
   return row != NULL ? row->canonical : NULL;
 }
@@ -675,7 +675,7 @@ dw_canonical_describe_key (const char *key, const char *generation, DwCanonicalK
 {
   /* "from – to" of every row, built once */
   static char *ranges[G_N_ELEMENTS (keys)];
-  const KeyRow *row = find_row (key, gen_parse (generation));
+  const KeyRow *row = dw_canonical_find_row (key, dw_canonical_gen_parse (generation));
   gsize index;
 
   if (row == NULL)
@@ -705,28 +705,28 @@ dw_canonical_infer_generation (const char *const *key_list, gsize n_keys)
   guint n_known = 0, best_count = 0;
   Gen best = GEN_UNKNOWN;
 
-  for (gsize k = 0; k < n_keys; k++)
+  for (gsize key_index = 0; key_index < n_keys; key_index++)
     {
       guint mask = 0;
 
       for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
-        if (key_matches (keys[i].pattern, key_list[k]))
-          for (Gen g = keys[i].from; g <= keys[i].to; g++)
-            mask |= 1u << g;
+        if (dw_canonical_key_matches (keys[i].pattern, key_list[key_index]))
+          for (Gen gen = keys[i].from; gen <= keys[i].to; gen++)
+            mask |= 1u << gen;
       if (mask == 0)
         continue;
       n_known++;
-      for (Gen g = 0; g < N_GENS; g++)
-        consistent[g] += (mask >> g) & 1u;
+      for (Gen gen = 0; gen < N_GENS; gen++)
+        consistent[gen] += (mask >> gen) & 1u;
     }
   if (n_known == 0)
     return NULL;
   /* newest first; slime is not newer than any verl, but slime and verl keys never overlap */
-  for (int g = GEN_VERL_0_9_0; g >= 0; g--)
-    if (consistent[g] > best_count)
+  for (int gen = GEN_VERL_0_9_0; gen >= 0; gen--)
+    if (consistent[gen] > best_count)
       {
-        best = (Gen)g;
-        best_count = consistent[g];
+        best = (Gen)gen;
+        best_count = consistent[gen];
       }
   if (consistent[GEN_SLIME] > best_count)
     best = GEN_SLIME;
