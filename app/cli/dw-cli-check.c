@@ -70,6 +70,12 @@ dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthRepo
     /* TRANSLATORS: the generation whose key meanings were used, read from the logged keys */
     g_string_append_printf (out, _ ("  generation: %s (inferred from the logged keys)\n"),
                             report->generation != NULL ? report->generation : _ ("unknown"));
+  if (verdict == DW_HEALTH_VERDICT_UNHEALTHY)
+    {
+      g_autofree char *headline = dw_health_headline (report->events, report->shown_status);
+
+      g_string_append_printf (out, "  %s\n", headline);
+    }
   /* TRANSLATORS: list of canonical metric titles the rules evaluated */
   g_string_append_printf (out, _ ("  evaluated: %s\n"),
                           report->evaluated->len ? titles : _ ("none"));

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <inttypes.h>
 
+#include "dw-canonical.h"
 #include "dw-config-json.h"
 
 void
@@ -55,9 +56,16 @@ dw_health_append_report_json (GString *out, const DwHealthReport *report)
   DwHealthVerdict verdict = dw_health_report_verdict (report);
   GPtrArray *events = report->events;
 
-  g_string_append_printf (out, "{\"verdict\": \"%s\", \"healthy\": %s, \"generation\": ",
-                          dw_health_verdict_name (verdict),
-                          verdict == DW_HEALTH_VERDICT_HEALTHY ? "true" : "false");
+  g_autofree char *headline = dw_health_headline (events, report->shown_status);
+
+  g_string_append_printf (
+    out, "{\"verdict\": \"%s\", \"healthy\": %s, \"headline\": ", dw_health_verdict_name (verdict),
+    verdict == DW_HEALTH_VERDICT_HEALTHY ? "true" : "false");
+  if (headline != NULL)
+    dw_json_append_string (out, headline);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ", \"generation\": ");
   if (report->generation != NULL)
     dw_json_append_string (out, report->generation);
   else
@@ -122,4 +130,63 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
   g_string_append_printf (out, "    %s\n", e->explanation);
   /* TRANSLATORS: prefix of the advice line of a health warning */
   g_string_append_printf (out, _ ("    Try: %s\n"), e->advice);
+}
+
+/* "K3 KL 0.00542 > 0.00532 (1×)": the metric's title and the crossing. */
+static char *
+dw_health_describe_crossing (const DwHealthEvent *event)
+{
+  const DwCanonicalMetric *metric = dw_canonical_lookup (event->metric);
+  g_autofree char *crossing = dw_health_event_format_crossing (event);
+
+  return g_strdup_printf ("%s %s", metric != NULL ? _ (metric->title) : event->tag, crossing);
+}
+
+char *
+dw_health_headline (GPtrArray *events, DwRunStatus shown_status)
+{
+  const DwHealthEvent *first_critical = NULL, *first_warning = NULL;
+  g_autofree char *what = NULL;
+  GString *line;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      const DwHealthEvent *event = events->pdata[i];
+
+      if (event->severity == DW_HEALTH_CRITICAL && first_critical == NULL)
+        first_critical = event;
+      if (event->severity == DW_HEALTH_WARNING && first_warning == NULL)
+        first_warning = event;
+    }
+  if (first_critical == NULL && first_warning == NULL)
+    return NULL;
+
+  line = g_string_new (NULL);
+  if (first_critical != NULL)
+    {
+      what = dw_health_describe_crossing (first_critical);
+      if (shown_status == DW_RUN_STATUS_COLLAPSED)
+        /* TRANSLATORS: banner: step, rule title, "metric value > bound (ratio×)" */
+        g_string_append_printf (line, _ ("Collapsed at step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      else if (shown_status == DW_RUN_STATUS_COLLAPSING)
+        /* TRANSLATORS: banner of a run still written: step, rule title, crossing */
+        g_string_append_printf (line, _ ("Collapsing since step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      else
+        /* TRANSLATORS: banner: step, rule title, crossing */
+        g_string_append_printf (line, _ ("Critical at step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      if (first_warning != NULL && first_warning->first_step < first_critical->first_step)
+        /* TRANSLATORS: appended to a banner: step, rule title */
+        g_string_append_printf (line, _ ("; first warning at step %" PRId64 ": %s"),
+                                first_warning->first_step, first_warning->title);
+      return g_string_free (line, FALSE);
+    }
+
+  what = dw_health_describe_crossing (first_warning);
+  /* TRANSLATORS: banner: step, rule title, crossing */
+  g_string_append_printf (line, _ ("Warning since step %" PRId64 " (%s): %s"),
+                          first_warning->first_step, first_warning->title, what);
+  return g_string_free (line, FALSE);
 }

@@ -269,7 +269,7 @@ dw_health_event_format_crossing (const DwHealthEvent *event)
   /* the ratio to the bound, unless the bound is 0 */
   if (event->threshold != 0)
     {
-      g_ascii_formatd (r + 2, sizeof r - 4, fabs (x / event->threshold) >= 10 ? "%.1f" : "%.2g",
+      g_ascii_formatd (r + 2, sizeof r - 4, fabs (x / event->threshold) >= 10 ? "%.1f" : "%.3g",
                        x / event->threshold);
       r[0] = ' ';
       r[1] = '(';

@@ -194,7 +194,11 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   g_autoptr (DwHealthReport) report = g_new0 (DwHealthReport, 1);
   g_autoptr (GPtrArray) fired = NULL;
   g_autoptr (GPtrArray) tags = NULL;
+  g_autoptr (DwRunInfo) run = NULL;
+  guint n_at_end = 0;
 
+  if ((run = dw_store_get_run (store, run_id, error)) == NULL)
+    return NULL;
   dw_health_monitor_set_generation (monitor, generation);
   fired = dw_health_monitor_poll_run (monitor, store, run_id, error);
   if (fired == NULL || (tags = dw_store_list_tags (store, run_id, error)) == NULL)
@@ -211,7 +215,9 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
 
       report->n_mismatch += m != NULL && m->mismatch;
     }
-  dw_health_monitor_count (monitor, report->events, &report->n_warning, &report->n_critical, NULL);
+  dw_health_monitor_count (monitor, report->events, &report->n_warning, &report->n_critical,
+                           &n_at_end);
+  report->shown_status = dw_health_shown_status (run->status, report->n_critical, n_at_end);
   report->n_tags = tags->len;
   for (guint i = 0; i < tags->len; i++)
     {

@@ -206,6 +206,7 @@ typedef struct
   char *generation;             /* the generation the keys were read under; NULL when none */
   gboolean generation_inferred; /* read from the keys (no generation was given) */
   GPtrArray *panel_columns;     /* char*: tags shaped "<run> - <metric>" (a W&B panel export) */
+  DwRunStatus shown_status;     /* as dw_health_run_shown_status gives it */
 } DwHealthReport;
 
 void dw_health_report_free (DwHealthReport *report);
@@ -220,10 +221,18 @@ DwHealthVerdict dw_health_report_verdict (const DwHealthReport *report);
 const char *dw_health_verdict_name (DwHealthVerdict verdict);
 
 /* Reports (for `check`, the GUI's copy button and `watch`). Report JSON: {"verdict", "healthy":
- * bool (true only for the healthy verdict), "generation", "generation_inferred",
+ * bool (true only for the healthy verdict), "headline" (dw_health_headline, or null),
+ * "generation", "generation_inferred",
  * "evaluated": [canonical ids], "n_tags", "n_unmapped", "events": [{rule_id, severity, metric,
  * tag, first_step, last_step, n_steps, value, threshold, crossing, title, explanation, advice}]};
  * text: one block per event, translated. Appended to @out. */
+/* One translated line for a banner or a report's head, from events sorted as
+ * dw_health_monitor_get_events returns them and the run's shown status: "Collapsed at step 110
+ * (K3 KL drifting upwards — collapse level): K3 KL 0.00542 > 0.00532 (1.02×); first warning at
+ * step 67: Mean probability difference above 0.01". "Collapsing since", "Critical at" or "Warning
+ * since" as the status and severities say; NULL when no warning or critical event fired. */
+char *dw_health_headline (GPtrArray *events, DwRunStatus shown_status);
+
 void dw_health_append_event_json (GString *out, const DwHealthEvent *event);
 void dw_health_append_report_json (GString *out, const DwHealthReport *report);
 void dw_health_append_event_text (GString *out, const DwHealthEvent *event);

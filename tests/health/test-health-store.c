@@ -337,6 +337,10 @@ test_cli (Fixture *f, gconstpointer data)
     JsonObject *r = json_object_get_object_member (o, "report");
     g_assert_false (json_object_get_boolean_member (r, "healthy"));
     g_assert_cmpstr (json_object_get_string_member (r, "verdict"), ==, "unhealthy");
+    /* the demo's first critical event is the K3 KL drift at ten times its bound, at step 110 */
+    g_assert_true (g_str_has_prefix (json_object_get_string_member (r, "headline"),
+                                     "Collapsed at step 110 (K3 KL drifting upwards — collapse "
+                                     "level): K3 KL "));
     g_assert_cmpstr (json_object_get_string_member (r, "generation"), ==, "verl-0.9.0");
     g_assert_cmpuint (json_array_get_length (json_object_get_array_member (r, "evaluated")), ==,
                       13);

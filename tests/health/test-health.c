@@ -228,8 +228,8 @@ test_crossing (void)
     const char *want;
   } cases[] = {
     { "kl", 0.43, "|0.43| > 0.1 (4.3×)" },
-    { "kl", -1.08, "|-1.08| > 1 (1.1×)" }, /* critical first: its own bound */
-    { "ess", 0.2, "0.2 < 0.3 (0.67×)" },
+    { "kl", -1.08, "|-1.08| > 1 (1.08×)" }, /* critical first: its own bound */
+    { "ess", 0.2, "0.2 < 0.3 (0.667×)" },
     { "rs_seq_masked_fraction", 0.75, "0.75 > 0.5 (1.5×)" },
     { "rs_seq_masked_fraction", 0.25, "0.25 > 0.1 (2.5×)" },
     { "chi2_token", 9.5, "9.5 > 1 (9.5×)" },
@@ -247,8 +247,8 @@ test_crossing (void)
     = dw_health_event_format_crossing (find_event_at (drift, "k3-kl-drift", DW_HEALTH_WARNING));
   g_autofree char *k
     = dw_health_event_format_crossing (find_event_at (drift, "k3-kl-drift", DW_HEALTH_CRITICAL));
-  g_assert_cmpstr (w, ==, "0.0125 > 0.003 (4.2×)");
-  g_assert_cmpstr (k, ==, "0.0305 > 0.03 (1×)");
+  g_assert_cmpstr (w, ==, "0.0125 > 0.003 (4.17×)");
+  g_assert_cmpstr (k, ==, "0.0305 > 0.03 (1.02×)");
   /* no threshold: the value alone */
   double nan_v[2] = { 1.0, NAN };
   g_autoptr (GPtrArray) nan_ev = check ("k3_kl", nan_v, 2);
@@ -556,7 +556,7 @@ test_report_json (void)
   g_assert_cmpint (json_object_get_int_member (e, "n_steps"), ==, 2);
   g_assert_cmpfloat (json_object_get_double_member (e, "value"), ==, 0.2);
   g_assert_cmpfloat (json_object_get_double_member (e, "threshold"), ==, 0.3);
-  g_assert_cmpstr (json_object_get_string_member (e, "crossing"), ==, "0.2 < 0.3 (0.67×)");
+  g_assert_cmpstr (json_object_get_string_member (e, "crossing"), ==, "0.2 < 0.3 (0.667×)");
 
   /* nothing fired: healthy only when a mismatch metric was judged */
   g_autoptr (GPtrArray) none = g_ptr_array_new ();
@@ -566,7 +566,8 @@ test_report_json (void)
   g_string_truncate (out, 0);
   dw_health_append_report_json (out, &report);
   g_assert_cmpstr (out->str, ==,
-                   "{\"verdict\": \"healthy\", \"healthy\": true, \"generation\": "
+                   "{\"verdict\": \"healthy\", \"healthy\": true, \"headline\": null, "
+                   "\"generation\": "
                    "\"verl-0.9.0\", \"generation_inferred\": true, \"evaluated\": [\"ess\"], "
                    "\"n_mismatch_metrics\": 1, \"n_tags\": 12, \"n_unmapped\": 3, "
                    "\"panel_columns\": 0, \"events\": []}");
@@ -577,12 +578,12 @@ test_report_json (void)
   g_string_truncate (out, 0);
   dw_health_append_report_json (out, &report);
   g_assert_true (g_str_has_prefix (out->str, "{\"verdict\": \"no-mismatch-metrics\", \"healthy\": "
-                                             "false, \"generation\": null,"));
+                                             "false, \"headline\": null, \"generation\": null,"));
 
   g_string_truncate (out, 0);
   dw_health_append_event_text (out, ev->pdata[0]);
   g_assert_true (g_str_has_prefix (out->str, "WARNING  steps 1–2: Effective sample size below 0.3 "
-                                             "[ess-low]\n    ess: 0.2 < 0.3 (0.67×), fired on "
+                                             "[ess-low]\n    ess: 0.2 < 0.3 (0.667×), fired on "
                                              "2 step(s)\n"));
 }
 
@@ -601,6 +602,37 @@ test_rule_table (void)
   g_assert_null (dw_health_rule_lookup ("nope"));
 }
 
+/* The banner line: the first critical event with the status, the first warning before it. */
+static void
+test_headline (void)
+{
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  gint64 steps[6] = { 1, 2, 3, 4, 5, 6 };
+  double kl[6] = { 0.0, 0.2, 0.2, 0.3, 1.5, 1.5 };
+  double rs[6] = { 0.0, 0.0, 0.0, 0.75, 0.75, 0.75 };
+  g_autoptr (GPtrArray) a = dw_health_monitor_feed (m, "kl", "rollout_corr/kl", steps, kl, 6);
+  g_autoptr (GPtrArray) b = dw_health_monitor_feed (
+    m, "rs_seq_masked_fraction", "rollout_corr/rollout_rs_seq_masked_fraction", steps, rs, 6);
+  g_autoptr (GPtrArray) events = dw_health_monitor_get_events (m);
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  g_autofree char *collapsed = dw_health_headline (events, DW_RUN_STATUS_COLLAPSED);
+  g_autofree char *collapsing = dw_health_headline (events, DW_RUN_STATUS_COLLAPSING);
+  g_autofree char *warning = NULL;
+  double ess[3] = { 0.9, 0.2, 0.9 };
+  g_autoptr (GPtrArray) only_warning = check ("ess", ess, 3);
+
+  g_assert_cmpstr (collapsed, ==,
+                   "Collapsed at step 4 (Rejected sequence fraction above 10% — collapse level): "
+                   "Rejected sequence fraction 0.75 > 0.5 (1.5×); first warning at step 2: |KL| "
+                   "between rollout and training above 0.1");
+  g_assert_true (g_str_has_prefix (collapsing, "Collapsing since step 4 (Rejected sequence"));
+  warning = dw_health_headline (only_warning, DW_RUN_STATUS_FINISHED);
+  g_assert_cmpstr (warning, ==,
+                   "Warning since step 1 (Effective sample size below 0.3): Effective sample "
+                   "size 0.2 < 0.3 (0.667×)");
+  g_assert_null (dw_health_headline (none, DW_RUN_STATUS_FINISHED));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -609,6 +641,7 @@ main (int argc, char **argv)
   g_test_add_func ("/health/first-nan", test_first_nan);
   g_test_add_func ("/health/critical", test_critical);
   g_test_add_func ("/health/crossing", test_crossing);
+  g_test_add_func ("/health/headline", test_headline);
   g_test_add_func ("/health/drift-exact", test_drift_exact);
   g_test_add_func ("/health/healthy-noisy", test_healthy_noisy);
   g_test_add_func ("/health/noisy-collapse", test_noisy_collapse);
