@@ -749,6 +749,140 @@ test_cli_tags (Fixture *f, gconstpointer data)
     }
 }
 
+/* The same, end to end as a user has it: verl's FileLogger JSONL (one {"step","data"} line per
+ * step, NaN as null) written from the releases' golden metrics, ingested with `driftwatch-cli
+ * ingest`, judged with `check`. The v0.7.1 log is judged once from its keys and once with
+ * --generation verl-0.7.1 (its printed version). */
+static char *
+write_golden_jsonl (const char *dir, const char *name, const GenRun *g)
+{
+  const struct
+  {
+    const char *batch;
+    gint64 first, last;
+  } phases[] = { { "moderate", 1, 30 }, { "heavy_tail", 31, 40 }, { "extreme", 41, 45 } };
+  g_autofree char *folder = g_build_filename (dir, name, NULL);
+  g_autofree char *path = g_build_filename (folder, "metrics.jsonl", NULL);
+  g_autoptr (GString) text = g_string_new (NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0755), ==, 0);
+  for (gsize ph = 0; ph < G_N_ELEMENTS (phases); ph++)
+    {
+      const char *shared = g_getenv ("DW_SHARED_DIR");
+      g_autofree char *file = g_strdup_printf ("%s__%s.json", phases[ph].batch, g->config);
+      g_autofree char *golden
+        = g_build_filename (shared ? shared : "../shared", "golden", g->group, file, NULL);
+      g_autoptr (JsonParser) p = json_parser_new ();
+      g_autoptr (JsonGenerator) gen = json_generator_new ();
+      JsonObject *metrics;
+      g_autofree char *data = NULL;
+
+      g_assert_true (json_parser_load_from_file (p, golden, NULL));
+      metrics = json_object_get_object_member (json_node_get_object (json_parser_get_root (p)),
+                                               "metrics");
+      /* orjson writes NaN and ±inf as null */
+      {
+        GList *members = json_object_get_members (metrics);
+        for (GList *l = members; l != NULL; l = l->next)
+          if (json_node_get_value_type (json_object_get_member (metrics, l->data)) == G_TYPE_STRING)
+            json_object_set_null_member (metrics, l->data);
+        g_list_free (members);
+      }
+      json_generator_set_root (
+        gen, json_object_get_member (json_node_get_object (json_parser_get_root (p)), "metrics"));
+      data = json_generator_to_data (gen, NULL);
+      for (gint64 step = phases[ph].first; step <= phases[ph].last; step++)
+        g_string_append_printf (text, "{\"step\":%" G_GINT64_FORMAT ",\"data\":%s}\n", step, data);
+    }
+  g_assert_true (g_file_set_contents (path, text->str, text->len, NULL));
+  return g_steal_pointer (&folder);
+}
+
+static void
+test_cli_generations (Fixture *f, gconstpointer data)
+{
+  const GenRun v071 = { "verl_HEAD", "", "tis_token_t2" };
+  const GenRun v080 = { "verl_v0.8.0", "", "tis_token_t2" };
+  const struct
+  {
+    const char *run;
+    const char *generation; /* --generation, or NULL */
+    const char *first_events[3];
+    const char *want_generation;
+  } cases[] = {
+    { "run071",
+      NULL,
+      { "chi2-token-high critical 31", "is-ratio-high warning 31", NULL },
+      "verl-0.9.0" },
+    { "run071",
+      "verl-0.7.1",
+      { "is-mean-range critical 31", "chi2-token-high critical 31", "is-mean-range warning 31" },
+      "verl-0.7.1" },
+    { "run080",
+      NULL,
+      { "chi2-token-high critical 31", "is-ratio-high warning 31", NULL },
+      "verl-0.9.0" },
+  };
+  g_autofree char *d071 = NULL, *d080 = NULL;
+
+  if (!g_file_test ("../shared/golden", G_FILE_TEST_IS_DIR) && g_getenv ("DW_SHARED_DIR") == NULL)
+    {
+      g_test_skip ("../shared/golden is missing");
+      return;
+    }
+  g_clear_object (&f->store);
+  d071 = write_golden_jsonl (f->dir, "run071", &v071);
+  d080 = write_golden_jsonl (f->dir, "run080", &v080);
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *a[] = { "ingest", "--db", f->db, d071, d080, NULL };
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 0);
+  }
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      const char *a[] = { "check",
+                          "--run",
+                          cases[c].run,
+                          "--db",
+                          f->db,
+                          "--format",
+                          "json",
+                          cases[c].generation ? "--generation" : NULL,
+                          cases[c].generation,
+                          NULL };
+      g_autoptr (JsonParser) p = json_parser_new ();
+      JsonObject *report;
+      JsonArray *events;
+
+      g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
+      g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+      report
+        = json_object_get_object_member (json_node_get_object (json_parser_get_root (p)), "report");
+      g_assert_cmpstr (json_object_get_string_member (report, "generation"), ==,
+                       cases[c].want_generation);
+      g_assert_cmpint (json_object_get_boolean_member (report, "generation_inferred"), ==,
+                       cases[c].generation == NULL);
+      events = json_object_get_array_member (report, "events");
+      for (guint i = 0; i < 3 && cases[c].first_events[i] != NULL; i++)
+        {
+          JsonObject *e = json_array_get_object_element (events, i);
+          g_autofree char *got = g_strdup_printf ("%s %s %" G_GINT64_FORMAT,
+                                                  json_object_get_string_member (e, "rule_id"),
+                                                  json_object_get_string_member (e, "severity"),
+                                                  json_object_get_int_member (e, "first_step"));
+          g_assert_cmpstr (got, ==, cases[c].first_events[i]);
+        }
+    }
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *a[]
+      = { "check", "--run", "run071", "--db", f->db, "--generation", "verl-1x", NULL };
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "unknown generation 'verl-1x'"));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -765,6 +899,8 @@ main (int argc, char **argv)
   g_test_add ("/health-store/generations", Fixture, NULL, fixture_set_up, test_generations,
               fixture_tear_down);
   g_test_add ("/health-store/cli-tags", Fixture, NULL, fixture_set_up, test_cli_tags,
+              fixture_tear_down);
+  g_test_add ("/health-store/cli-generations", Fixture, NULL, fixture_set_up, test_cli_generations,
               fixture_tear_down);
   return g_test_run ();
 }
