@@ -1654,8 +1654,26 @@ resolve_tag (DwStore *self, gint64 run_id, const char *tag, GError **error)
     }
   g_clear_pointer (&stmt, sqlite3_finalize);
 
-  if ((tags = dw_store_list_tags (self, run_id, error)) == NULL)
+  /* the run's tag names only (dw_store_list_tags also counts every tag's points) */
+  tags = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tag_info_free);
+  if ((stmt = prepare (self, "SELECT id, name FROM tags WHERE run_id = ?1", error)) == NULL)
     return -1;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      DwTagInfo *info = g_new0 (DwTagInfo, 1);
+
+      info->id = sqlite3_column_int64 (stmt, 0);
+      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      g_ptr_array_add (tags, info);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
+  resolve_canonical (tags);
   for (guint i = 0; i < tags->len; i++)
     {
       DwTagInfo *info = tags->pdata[i];
