@@ -118,6 +118,10 @@ dw_canonical_gen_parse (const char *generation)
       rest += 4;
       while (*rest == '-' || *rest == ' ' || *rest == '=' || *rest == '_')
         rest++;
+      /* the correction core's names of commits between releases: "verl-2f2996b7d" */
+      for (guint i = 0; i < G_N_ELEMENTS (commit_gens); i++)
+        if (strlen (rest) >= 7 && g_str_has_prefix (commit_gens[i].commit, rest))
+          return commit_gens[i].gen;
     }
   if (*rest == 'v' || *rest == 'V')
     rest++;

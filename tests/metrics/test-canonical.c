@@ -212,12 +212,15 @@ static void
 test_generation_names (void)
 {
   static const char *const cases[][2] = {
-    { "verl-0.6.0", "verl-0.6.0" }, { "verl-0.6.1", "verl-0.7.0" }, { "verl-0.7.0", "verl-0.7.0" },
-    { "verl-0.7.1", "verl-0.7.1" }, { "verl-0.8.0", "verl-0.8.0" }, { "verl-0.9.0", "verl-0.9.0" },
-    { "verl", "verl-0.9.0" },       { "slime", "slime" },           { "verl-0.7", "verl-0.7.0" },
-    { "verl-0.6", "verl-0.6.0" },   { "verl 0.8.1", "verl-0.8.0" }, { "v0.4.1", "verl-0.5.0" },
-    { "0.10.0", "verl-0.9.0" },     { "2c6c65cb0", "verl-0.7.0" },  { "97eac90", "verl-0.7.1" },
-    { "d2916f5a0", "verl-0.8.0" },
+    { "verl-0.6.0", "verl-0.6.0" },     { "verl-0.6.1", "verl-0.7.0" },
+    { "verl-0.7.0", "verl-0.7.0" },     { "verl-0.7.1", "verl-0.7.1" },
+    { "verl-0.8.0", "verl-0.8.0" },     { "verl-0.9.0", "verl-0.9.0" },
+    { "verl", "verl-0.9.0" },           { "slime", "slime" },
+    { "verl-0.7", "verl-0.7.0" },       { "verl-0.6", "verl-0.6.0" },
+    { "verl 0.8.1", "verl-0.8.0" },     { "v0.4.1", "verl-0.5.0" },
+    { "0.10.0", "verl-0.9.0" },         { "2c6c65cb0", "verl-0.7.0" },
+    { "97eac90", "verl-0.7.1" },        { "d2916f5a0", "verl-0.8.0" },
+    { "verl-2f2996b7d", "verl-0.7.0" }, { "verl-4424616d7", "verl-0.6.0" },
   };
   static const char *const unknown[] = { NULL, "", "unknown", "pytorch", "verl-x", "97eac", "0" };
   guint n;
