@@ -41,7 +41,7 @@ dw_cli_check_evaluated_titles (const DwHealthReport *report)
 
 static void
 dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthReport *report,
-                          DwHealthVerdict verdict)
+                          DwHealthVerdict verdict, const char *given)
 {
   g_autofree char *titles = dw_cli_check_evaluated_titles (report);
 
@@ -63,7 +63,12 @@ dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthRepo
                               run->name, run->id, report->n_critical, report->n_warning);
       break;
     }
-  if (!report->generation_inferred)
+  if (!report->generation_inferred && g_strcmp0 (given, report->generation) != 0)
+    /* TRANSLATORS: the release given with --generation, and the generation whose key meanings
+     * it shares ("verl-0.6.1" logs its keys as "verl-0.7.0" does) */
+    g_string_append_printf (out, _ ("  generation: %s (given; keys as in %s)\n"), given,
+                            report->generation);
+  else if (!report->generation_inferred)
     /* TRANSLATORS: the generation whose key meanings were used, as given with --generation */
     g_string_append_printf (out, _ ("  generation: %s (given)\n"), report->generation);
   else
@@ -172,7 +177,7 @@ dw_cli_check (int argc, char **argv)
       g_string_append (out, "}\n");
     }
   else
-    dw_cli_check_append_text (out, run, report, verdict);
+    dw_cli_check_append_text (out, run, report, verdict, generation);
   fputs (out->str, stdout);
   switch (verdict)
     {

@@ -896,6 +896,23 @@ test_cli_generations (Fixture *f, gconstpointer data)
         }
     }
   {
+    /* the text names the generation; a release that shares another's keys says so */
+    g_autofree char *out = NULL, *err = NULL, *out2 = NULL;
+    const char *a[]
+      = { "check", "--run", "run071", "--db", f->db, "--generation", "verl-0.7.1", NULL };
+    const char *b[]
+      = { "check", "--run", "run071", "--db", f->db, "--generation", "verl-0.6.1", NULL };
+    g_assert_cmpint (dw_test_run_cli (a, NULL, &out, &err), ==, 1);
+    if (strstr (out, "\n  generation: verl-0.7.1 (given)\n  Collapsed at step 31 "
+                     "(Raw IS ratio mean outside [0.5, 2] — collapse level): Raw IS "
+                     "ratio mean ")
+        == NULL)
+      g_error ("%s", out);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (dw_test_run_cli (b, NULL, &out2, &err), ==, 1);
+    g_assert_nonnull (strstr (out2, "\n  generation: verl-0.6.1 (given; keys as in verl-0.7.0)\n"));
+  }
+  {
     g_autofree char *out = NULL, *err = NULL;
     const char *a[]
       = { "check", "--run", "run071", "--db", f->db, "--generation", "verl-1x", NULL };
