@@ -105,10 +105,12 @@ typedef struct
 {
   const char *canonical; /* dw-canonical.h id */
   const char *title;
+  const char *alternative; /* the metric a generation logs instead, or NULL */
 } ChartSpec;
 
 static const ChartSpec chart_specs[] = {
-  { "is_mean", N_ ("IS weight mean") },
+  /* verl ≥ 0.8 logs the applied weights' mean, verl ≤ 0.7.1 and slime the raw ratio's */
+  { "is_mean", N_ ("IS weight mean"), "is_raw_mean" },
   { "ess", N_ ("Effective sample size") },
   { "rs_masked_fraction", N_ ("Rejected token fraction") },
   { "rs_seq_masked_fraction", N_ ("Rejected sequence fraction") },
@@ -991,24 +993,25 @@ update_grammar (DwTuneView *self)
 /* ------------------------------------------------------------------------------------------ */
 /* Results → charts, summary, length bias                                                     */
 
-/* The metric of @res that maps to @canonical: the shortest such key (the option-independent
- * key rather than a per-option one). */
+/* The metric of @res that maps to @spec's metric (or its alternative): the shortest such key
+ * (the option-independent key rather than a per-option one). */
 static const char *
-canonical_key (const DwWhatifStepResult *res, const char *canonical)
+canonical_key (const DwWhatifStepResult *res, const ChartSpec *spec)
 {
   const char *best = NULL;
   for (gsize m = 0; m < res->result.n_metrics; m++)
     {
       const char *k = res->result.metrics[m].key;
       const char *c = dw_canonical_for_tag (k);
-      if (c && strcmp (c, canonical) == 0 && (!best || strlen (k) < strlen (best)))
+      if (c && (strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0)
+          && (!best || strlen (k) < strlen (best)))
         best = k;
     }
   return best;
 }
 
 static void
-whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean *any_approx)
+whatif_values (DwTuneView *self, const ChartSpec *spec, double *values, gboolean *any_approx)
 {
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
@@ -1025,7 +1028,7 @@ whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean
       const double *v = key[0] ? dw_whatif_step_result_get (r, key, NULL) : NULL;
       if (!v)
         {
-          const char *k = canonical_key (r, canonical);
+          const char *k = canonical_key (r, spec);
           if (!k)
             continue;
           g_strlcpy (key, k, sizeof key);
@@ -1092,7 +1095,7 @@ update_charts_and_summary (DwTuneView *self)
   for (guint c = 0; c < N_CHARTS; c++)
     {
       gboolean approx;
-      whatif_values (self, chart_specs[c].canonical, values, &approx);
+      whatif_values (self, &chart_specs[c], values, &approx);
       DwChart *chart = self->charts[c];
       dw_chart_remove_series (chart, "whatif");
       gboolean any = FALSE;
@@ -1794,6 +1797,12 @@ load_logged_series (DwTuneView *self)
       g_autoptr (GError) error = NULL;
       g_autoptr (DwSeries) s = dw_store_get_series (self->store, self->run_id,
                                                     chart_specs[c].canonical, G_MININT64, &error);
+      if (!s && chart_specs[c].alternative != NULL)
+        {
+          g_clear_error (&error);
+          s = dw_store_get_series (self->store, self->run_id, chart_specs[c].alternative,
+                                   G_MININT64, &error);
+        }
       if (!s)
         continue; /* the run did not log it */
       DwPlotSeries *ps = dw_chart_add_series (chart, "logged", _ ("Logged"), &logged_color);
