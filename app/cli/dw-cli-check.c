@@ -68,9 +68,17 @@ dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthRepo
      * it shares ("verl-0.6.1" logs its keys as "verl-0.7.0" does) */
     g_string_append_printf (out, _ ("  generation: %s (given; keys as in %s)\n"), given,
                             report->generation);
-  else if (!report->generation_inferred)
+  else if (g_strcmp0 (report->generation_source, "given") == 0)
     /* TRANSLATORS: the generation whose key meanings were used, as given with --generation */
     g_string_append_printf (out, _ ("  generation: %s (given)\n"), report->generation);
+  else if (g_strcmp0 (report->generation_source, "log") == 0)
+    /* TRANSLATORS: the generation whose key meanings were used, printed by the run itself */
+    g_string_append_printf (out, _ ("  generation: %s (printed by the run)\n"), report->generation);
+  else if (g_strcmp0 (report->generation_source, "config") == 0)
+    /* TRANSLATORS: the generation whose key meanings were used, read from the run's printed
+     * config */
+    g_string_append_printf (out, _ ("  generation: %s (from the run's printed config)\n"),
+                            report->generation);
   else
     /* TRANSLATORS: the generation whose key meanings were used, read from the logged keys */
     g_string_append_printf (out, _ ("  generation: %s (inferred from the logged keys)\n"),

@@ -336,14 +336,14 @@ run_tags_command (int argc, char **argv, const char *command, const char *text, 
 static int
 write_tags (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GString *out)
 {
-  g_autofree const char **names = g_new (const char *, tags->len + 1);
-  const char *generation;
+  const char *source = NULL;
+  g_autofree char *generation = dw_store_get_run_generation (store, run->id, &source, NULL);
 
-  for (guint i = 0; i < tags->len; i++)
-    names[i] = ((DwTagInfo *)tags->pdata[i])->name;
-  generation = dw_canonical_infer_generation (names, tags->len);
   if (a->json)
     g_string_append (out, "[");
+  else if (g_strcmp0 (source, "log") == 0 || g_strcmp0 (source, "config") == 0)
+    /* TRANSLATORS: first line of `tags`: the generation the run printed (its version or config) */
+    g_string_append_printf (out, _ ("# generation: %s (printed by the run)\n"), generation);
   else
     /* TRANSLATORS: first line of `tags`: the generation whose key meanings are shown */
     g_string_append_printf (out, _ ("# generation: %s (inferred from the logged keys)\n"),

@@ -70,6 +70,11 @@ dw_health_append_report_json (GString *out, const DwHealthReport *report)
     dw_json_append_string (out, report->generation);
   else
     g_string_append (out, "null");
+  g_string_append (out, ", \"generation_source\": ");
+  if (report->generation_source != NULL)
+    dw_json_append_string (out, report->generation_source);
+  else
+    g_string_append (out, "null");
   g_string_append_printf (out, ", \"generation_inferred\": %s, \"evaluated\": [",
                           report->generation_inferred ? "true" : "false");
   for (guint i = 0; i < report->evaluated->len; i++)

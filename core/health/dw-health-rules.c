@@ -402,11 +402,11 @@ typedef struct
 
 struct _DwHealthMonitor
 {
-  GHashTable *series;        /* tag → SeriesState* */
-  GPtrArray *order;          /* SeriesState*, creation order */
-  GArray *scratch;           /* double, for medians and slopes */
-  const char *generation;    /* dw_canonical_generation() name, or NULL */
-  gboolean generation_given; /* set by the caller, not inferred from a run's keys */
+  GHashTable *series;            /* tag → SeriesState* */
+  GPtrArray *order;              /* SeriesState*, creation order */
+  GArray *scratch;               /* double, for medians and slopes */
+  const char *generation;        /* dw_canonical_generation() name, or NULL */
+  const char *generation_source; /* "given", "log", "config", "keys"; NULL when unknown */
 };
 
 static void
@@ -483,22 +483,28 @@ dw_health_monitor_set_generation (DwHealthMonitor *monitor, const char *generati
 {
   g_return_if_fail (monitor != NULL);
   monitor->generation = dw_canonical_generation (generation);
-  monitor->generation_given = monitor->generation != NULL;
+  monitor->generation_source = monitor->generation != NULL ? "given" : NULL;
 }
 
-gboolean
-dw_health_monitor_get_generation_given (DwHealthMonitor *monitor)
+const char *
+dw_health_monitor_get_generation_source (DwHealthMonitor *monitor)
 {
-  g_return_val_if_fail (monitor != NULL, FALSE);
-  return monitor->generation_given;
+  g_return_val_if_fail (monitor != NULL, NULL);
+  return monitor->generation_source;
 }
 
 void
-dw_health_monitor_infer_generation (DwHealthMonitor *monitor, const char *const *keys, gsize n_keys)
+dw_health_monitor_adopt_generation (DwHealthMonitor *monitor, const char *generation,
+                                    const char *source)
 {
   g_return_if_fail (monitor != NULL);
-  if (!monitor->generation_given)
-    monitor->generation = dw_canonical_infer_generation (keys, n_keys);
+  if (g_strcmp0 (monitor->generation_source, "given") == 0)
+    return;
+  monitor->generation = dw_canonical_generation (generation);
+  monitor->generation_source = monitor->generation == NULL         ? NULL
+                               : g_strcmp0 (source, "log") == 0    ? "log"
+                               : g_strcmp0 (source, "config") == 0 ? "config"
+                                                                   : "keys";
 }
 
 const char *

@@ -10,23 +10,22 @@
 
 #include "dw-canonical.h"
 
-/* Reads the run's keys under the monitor's generation (given, or inferred from these keys): each
- * tag's canonical metric is replaced by the one it has under that generation. */
+/* Reads the run's keys under the monitor's generation (given, else the run's: printed by it or
+ * read from its keys): each tag's canonical metric is the one it has under that generation. */
 static void
-dw_health_resolve_tags (DwHealthMonitor *monitor, GPtrArray *tags)
+dw_health_resolve_tags (DwHealthMonitor *monitor, DwStore *store, gint64 run_id, GPtrArray *tags)
 {
-  g_autofree const char **names = g_new (const char *, tags->len + 1);
+  const char *source = NULL;
+  g_autofree char *generation = dw_store_get_run_generation (store, run_id, &source, NULL);
 
-  for (guint i = 0; i < tags->len; i++)
-    names[i] = ((DwTagInfo *)tags->pdata[i])->name;
-  dw_health_monitor_infer_generation (monitor, names, tags->len);
+  dw_health_monitor_adopt_generation (monitor, generation, source);
   for (guint i = 0; i < tags->len; i++)
     {
-      DwTagInfo *t = tags->pdata[i];
+      DwTagInfo *tag = tags->pdata[i];
 
-      g_free (t->canonical);
-      t->canonical
-        = g_strdup (dw_canonical_for_key (t->name, dw_health_monitor_get_generation (monitor)));
+      g_free (tag->canonical);
+      tag->canonical
+        = g_strdup (dw_canonical_for_key (tag->name, dw_health_monitor_get_generation (monitor)));
     }
 }
 
@@ -71,7 +70,7 @@ dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run
   g_autoptr (GPtrArray) all = dw_store_list_tags (store, run_id, error);
   if (all == NULL)
     return NULL;
-  dw_health_resolve_tags (monitor, all);
+  dw_health_resolve_tags (monitor, store, run_id, all);
   g_autoptr (GPtrArray) tags = dw_health_watched_tags (all);
   GPtrArray *fired = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
   for (guint i = 0; i + 1 < tags->len; i += 2)
@@ -203,8 +202,10 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   fired = dw_health_monitor_poll_run (monitor, store, run_id, error);
   if (fired == NULL || (tags = dw_store_list_tags (store, run_id, error)) == NULL)
     return NULL;
-  dw_health_resolve_tags (monitor, tags);
-  report->generation_inferred = !dw_health_monitor_get_generation_given (monitor);
+  dw_health_resolve_tags (monitor, store, run_id, tags);
+  report->generation_source = dw_health_monitor_get_generation_source (monitor);
+  report->generation_inferred
+    = g_strcmp0 (report->generation_source, "keys") == 0 || report->generation_source == NULL;
   report->events = dw_health_monitor_get_events (monitor);
   report->evaluated = dw_health_monitor_get_evaluated (monitor);
   report->generation = g_strdup (dw_health_monitor_get_generation (monitor));

@@ -126,15 +126,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwHealthMonitor, dw_health_monitor_free)
 /* The generation the run's keys are read under (dw_canonical_for_key): what a key means can
  * depend on it (verl's rollout_is_mean is the raw ratio up to 0.7.1, the applied weight from
  * 0.8.0). Set it when the run's release is known (a name dw_canonical_generation() accepts;
- * NULL or an unknown name: not known). Otherwise dw_health_monitor_poll_run infers it from the
- * run's keys (dw_health_monitor_infer_generation: the newest generation consistent with them). */
+ * NULL or an unknown name: not known). Otherwise dw_health_monitor_poll_run takes the run's
+ * (dw_store_get_run_generation: printed by the run or its config, else read from its keys). */
 void dw_health_monitor_set_generation (DwHealthMonitor *monitor, const char *generation);
 const char *dw_health_monitor_get_generation (DwHealthMonitor *monitor);
-/* TRUE when the generation was set, FALSE when inferred (or unknown). */
-gboolean dw_health_monitor_get_generation_given (DwHealthMonitor *monitor);
-/* Infers the generation from @keys unless one was set. */
-void dw_health_monitor_infer_generation (DwHealthMonitor *monitor, const char *const *keys,
-                                         gsize n_keys);
+/* Where the generation came from: "given" (set above), "log" / "config" (printed by the run),
+ * "keys" (inferred from its keys); NULL when unknown. */
+const char *dw_health_monitor_get_generation_source (DwHealthMonitor *monitor);
+/* Takes a run's generation and its source ("log", "config", "keys") unless one was given. */
+void dw_health_monitor_adopt_generation (DwHealthMonitor *monitor, const char *generation,
+                                         const char *source);
 
 /* Feeds the next points of the series of @tag (canonical id @canonical; NULL → looked up with
  * dw_canonical_for_key under the monitor's generation). Points with a step ≤ the last step already
@@ -198,15 +199,16 @@ typedef enum
 
 typedef struct
 {
-  GPtrArray *events;            /* DwHealthEvent*, sorted */
-  GPtrArray *evaluated;         /* const char*: canonical metrics evaluated (table order) */
-  guint n_mismatch;             /* how many of them belong to the mismatch family */
-  guint n_warning, n_critical;  /* events by severity */
-  guint n_tags, n_unmapped;     /* the run's logged tags, and those naming no canonical metric */
-  char *generation;             /* the generation the keys were read under; NULL when none */
-  gboolean generation_inferred; /* read from the keys (no generation was given) */
-  GPtrArray *panel_columns;     /* char*: tags shaped "<run> - <metric>" (a W&B panel export) */
-  DwRunStatus shown_status;     /* as dw_health_run_shown_status gives it */
+  GPtrArray *events;             /* DwHealthEvent*, sorted */
+  GPtrArray *evaluated;          /* const char*: canonical metrics evaluated (table order) */
+  guint n_mismatch;              /* how many of them belong to the mismatch family */
+  guint n_warning, n_critical;   /* events by severity */
+  guint n_tags, n_unmapped;      /* the run's logged tags, and those naming no canonical metric */
+  char *generation;              /* the generation the keys were read under; NULL when none */
+  gboolean generation_inferred;  /* read from the keys (no generation was given or printed) */
+  const char *generation_source; /* "given", "log", "config", "keys"; NULL when unknown */
+  GPtrArray *panel_columns;      /* char*: tags shaped "<run> - <metric>" (a W&B panel export) */
+  DwRunStatus shown_status;      /* as dw_health_run_shown_status gives it */
 } DwHealthReport;
 
 void dw_health_report_free (DwHealthReport *report);
@@ -222,7 +224,7 @@ const char *dw_health_verdict_name (DwHealthVerdict verdict);
 
 /* Reports (for `check`, the GUI's copy button and `watch`). Report JSON: {"verdict", "healthy":
  * bool (true only for the healthy verdict), "headline" (dw_health_headline, or null),
- * "generation", "generation_inferred",
+ * "generation", "generation_source", "generation_inferred",
  * "evaluated": [canonical ids], "n_tags", "n_unmapped", "events": [{rule_id, severity, metric,
  * tag, first_step, last_step, n_steps, value, threshold, crossing, title, explanation, advice}]};
  * text: one block per event, translated. Appended to @out. */

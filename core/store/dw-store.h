@@ -103,6 +103,12 @@ DwRunInfo *dw_store_find_run (DwStore *self, const char *id_or_name, GError **er
  * "experiment". */
 char *dw_store_get_run_meta (DwStore *self, gint64 run_id, GError **error);
 
+/* The generation the run's keys are read under (dw-canonical.h's names): the one the run or its
+ * config printed (run metadata, @source "log" / "config"), else the newest consistent with its
+ * keys (@source "keys"); NULL (and @source NULL) when neither tells, or on error. */
+char *dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **source,
+                                   GError **error);
+
 /* Tags of a run, by name. Element type DwTagInfo*. */
 GPtrArray *dw_store_list_tags (DwStore *self, gint64 run_id, GError **error);
 

@@ -677,8 +677,7 @@ test_generations (Fixture *f, gconstpointer data)
       g_test_message ("%s (%s): %s", cases[c].name, report->generation, got);
       g_assert_cmpstr (report->generation, ==, cases[c].inferred);
       g_assert_true (report->generation_inferred);
-      if (0)
-        g_assert_cmpstr (got, ==, cases[c].inferred_events);
+      g_assert_cmpstr (got, ==, cases[c].inferred_events);
       /* the release that wrote it, as ingest or --generation can tell it */
       g_clear_pointer (&report, dw_health_report_free);
       g_clear_pointer (&got, g_free);
@@ -687,9 +686,41 @@ test_generations (Fixture *f, gconstpointer data)
       got = summarize (report->events);
       g_test_message ("%s (given): %s", cases[c].name, got);
       g_assert_false (report->generation_inferred);
-      if (0)
-        g_assert_cmpstr (got, ==, cases[c].events);
+      g_assert_cmpstr (got, ==, cases[c].events);
     }
+
+  /* A v0.7.1 run whose log printed its version (ingest keeps it in the run's metadata) is read
+   * under it without being told: the store and the rules both. */
+  {
+    GenRun v071 = { "verl_HEAD", "", "tis_token_t2" };
+    g_autoptr (DwRunInfo) run = NULL;
+    g_autoptr (DwHealthReport) report = NULL;
+    g_autoptr (DwSeries) raw = NULL;
+    g_autofree char *got = NULL, *generation = NULL;
+    const char *source = NULL;
+
+    store_golden_run (f->store, "printed-0.7.1", &v071);
+    run = dw_store_find_run (f->store, "printed-0.7.1", &error);
+    g_assert_no_error (error);
+    g_assert_true (
+      dw_store_set_run_meta (f->store, run->id,
+                             "{\"framework_version\": \"0.7.1\", \"generation\": \"verl-0.7.1\", "
+                             "\"generation_source\": \"log\"}",
+                             &error));
+    generation = dw_store_get_run_generation (f->store, run->id, &source, &error);
+    g_assert_cmpstr (generation, ==, "verl-0.7.1");
+    g_assert_cmpstr (source, ==, "log");
+    raw = dw_store_get_series (f->store, run->id, "is_raw_mean", G_MININT64, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (raw->n, ==, 45);
+    report = dw_health_report_run (f->store, run->id, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (report->generation, ==, "verl-0.7.1");
+    g_assert_cmpstr (report->generation_source, ==, "log");
+    g_assert_false (report->generation_inferred);
+    got = summarize (report->events);
+    g_assert_cmpstr (got, ==, cases[1].events);
+  }
 }
 
 /* `tags` shows each key with the canonical metric and meaning it has under the run's

@@ -530,7 +530,8 @@ test_report_json (void)
   g_autoptr (GPtrArray) evaluated = g_ptr_array_new ();
   g_ptr_array_add (evaluated, (gpointer) "ess");
   g_autoptr (GPtrArray) columns = g_ptr_array_new ();
-  DwHealthReport report = { ev, evaluated, 1, 1, 0, 12, 3, (char *)"verl-0.9.0", TRUE, columns };
+  DwHealthReport report
+    = { ev, evaluated, 1, 1, 0, 12, 3, (char *)"verl-0.9.0", TRUE, "keys", columns };
   g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_UNHEALTHY);
   dw_health_append_report_json (out, &report);
   g_autoptr (JsonParser) p = json_parser_new ();
@@ -565,15 +566,18 @@ test_report_json (void)
   g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_HEALTHY);
   g_string_truncate (out, 0);
   dw_health_append_report_json (out, &report);
-  g_assert_cmpstr (out->str, ==,
-                   "{\"verdict\": \"healthy\", \"healthy\": true, \"headline\": null, "
-                   "\"generation\": "
-                   "\"verl-0.9.0\", \"generation_inferred\": true, \"evaluated\": [\"ess\"], "
-                   "\"n_mismatch_metrics\": 1, \"n_tags\": 12, \"n_unmapped\": 3, "
-                   "\"panel_columns\": 0, \"events\": []}");
+  g_assert_cmpstr (
+    out->str, ==,
+    "{\"verdict\": \"healthy\", \"healthy\": true, \"headline\": null, "
+    "\"generation\": "
+    "\"verl-0.9.0\", \"generation_source\": \"keys\", \"generation_inferred\": true, "
+    "\"evaluated\": [\"ess\"], "
+    "\"n_mismatch_metrics\": 1, \"n_tags\": 12, \"n_unmapped\": 3, "
+    "\"panel_columns\": 0, \"events\": []}");
   g_ptr_array_set_size (evaluated, 0);
   report.n_mismatch = 0;
   report.generation = NULL;
+  report.generation_source = NULL;
   g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_NO_MISMATCH_DATA);
   g_string_truncate (out, 0);
   dw_health_append_report_json (out, &report);
