@@ -5,7 +5,8 @@
  * The rules work on plain (step, value) arrays of canonical metrics (dw-canonical.h), so they can
  * be unit-tested without a store and fed incrementally by a live follower (DwHealthMonitor:
  * only the new points are evaluated). dw_health_check_run() runs them over a stored run, whose
- * keys are read under the generation they show (a key's canonical metric can depend on it).
+ * keys are read under the run's generation (printed by the run, else shown by its keys): a key's
+ * canonical metric can depend on it.
  * docs/HEALTH.md lists the rules, their thresholds and severities.
  */
 #pragma once
@@ -47,7 +48,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwHealthEvent, dw_health_event_free)
 const char *dw_health_severity_name (DwHealthSeverity severity);
 
 /* The crossing an event records, for a row or a report line: "0.43 > 0.04 (10.8×)",
- * "|-0.25| > 0.1 (2.5×)", "0.2 < 0.3 (0.67×)"; the value alone when there is no threshold. */
+ * "|-0.25| > 0.1 (2.5×)", "0.2 < 0.3 (0.667×)"; the value alone when there is no threshold. */
 char *dw_health_event_format_crossing (const DwHealthEvent *event);
 
 /* ------------------------------------------------------------------------------------------ */
