@@ -306,12 +306,14 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
   const gboolean all_rows = plan->bn_rows == DW_BN_ROWS_ALL;
   for (gsize row = 0; row < step->n_rows; row++)
     {
-      const DwWhatifRow *stats = &step->rows[row];
-      double weight = stats->weight_seq > cap ? cap : stats->weight_seq;
+      const double raw = dw_whatif_cell (step, DW_WHATIF_COL_WEIGHT_SEQ, row);
+      const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      double weight = raw > cap ? cap : raw;
       double row_sum = 0;
-      dw_whatif_add_repeated (step, &row_sum, weight, stats->valid);
-      double row_mean = dw_whatif_mean_row (step, row_sum, stats->n);
-      if (all_rows || stats->n > 0)
+      dw_whatif_add_repeated (step, &row_sum, weight,
+                              dw_whatif_cell (step, DW_WHATIF_COL_VALID, row));
+      double row_mean = dw_whatif_mean_row (step, row_sum, n);
+      if (all_rows || n > 0)
         sum += row_mean, n_counted += 1;
     }
   mean = sum / fmax (n_counted, 1e-8);
@@ -380,7 +382,7 @@ dw_whatif_eval_applied_batch_norm (const DwWhatifStep *step, DwWhatifList *list,
     {
       double sum = 0, n_counted = 0;
       for (gsize row = 0; row < step->n_rows; row++)
-        if (applied->bn_all_rows || step->rows[row].n > 0)
+        if (applied->bn_all_rows || dw_whatif_cell (step, DW_WHATIF_COL_N, row) > 0)
           sum += row_mean[row], n_counted += 1;
       factor = sum / fmax (n_counted, 1e-8);
     }
@@ -447,22 +449,24 @@ dw_whatif_eval_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhat
   *estimated = FALSE;
   for (gsize row = 0; row < step->n_rows; row++)
     {
-      const DwWhatifRow *stats = &step->rows[row];
-      const double raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK)[row];
-      const gboolean high = stats->max_weight > upper_r;
-      const gboolean low = applied->icepop && stats->min_weight < lower_r;
+      const double raw_mean = dw_whatif_cell (step, DW_WHATIF_COL_MEAN_TOK, row);
+      const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      const double max_weight = dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row);
+      const double min_weight = dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row);
+      const gboolean high = max_weight > upper_r;
+      const gboolean low = applied->icepop && min_weight < lower_r;
       if (!high && !low)
         {
           row_mean[row] = raw_mean;
           continue;
         }
       *estimated = TRUE;
-      double sum = raw_mean * stats->n;
+      double sum = raw_mean * n;
       if (high)
-        sum -= applied->icepop ? stats->max_weight : stats->max_weight - upper_r;
+        sum -= applied->icepop ? max_weight : max_weight - upper_r;
       if (low)
-        sum -= stats->min_weight;
-      row_mean[row] = dw_whatif_mean_row (step, sum, stats->n);
+        sum -= min_weight;
+      row_mean[row] = dw_whatif_mean_row (step, sum, n);
     }
 }
 
@@ -623,7 +627,8 @@ dw_whatif_eval_applied_rows (const DwWhatifStep *step, DwWhatifList *list,
       dw_whatif_add_repeated (step, &row_sum, weight, valid[row]);
       dw_whatif_add_repeated (step, sum, weight, valid[row]);
       dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, weight * weight), valid[row]);
-      row_mean[row] = dw_whatif_mean_row (step, row_sum, step->rows[row].n);
+      row_mean[row]
+        = dw_whatif_mean_row (step, row_sum, dw_whatif_cell (step, DW_WHATIF_COL_N, row));
     }
   if (applied->icepop)
     dw_whatif_eval_put (list, "rollout_is_oob_ratio", dw_whatif_mean_batch (step, n_out));
@@ -1098,9 +1103,10 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel
       list->approximate |= !step->weight_monotone;
       for (gsize row = 0; row < step->n_rows; row++)
         {
-          const DwWhatifRow *stats = &step->rows[row];
           gboolean rejected
-            = stats->valid > 0 && !(stats->min_weight >= lower_r && stats->max_weight <= upper_r);
+            = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row) > 0
+              && !(dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row) >= lower_r
+                   && dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row) <= upper_r);
           rows += rejected;
           if (row_rejected)
             row_rejected[row] |= rejected;
@@ -1109,14 +1115,16 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel
   else
     for (gsize row = 0; row < step->n_rows; row++)
       {
-        const DwWhatifRow *stats = &step->rows[row];
-        double weight = level == DW_LEVEL_SEQUENCE ? stats->weight_seq : stats->weight_geo;
+        const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
+        const int column
+          = level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO;
+        const double weight = dw_whatif_cell (step, column, row);
         gboolean keep = weight >= lower_r && weight <= upper_r;
         if (!keep)
-          masked += stats->valid;
+          masked += valid;
         rows += step->n_cols > 0 ? !keep : 0;
         if (row_rejected)
-          row_rejected[row] |= !keep && stats->valid > 0;
+          row_rejected[row] |= !keep && valid > 0;
       }
   list->error = masked_error / step->mask_count;
   dw_whatif_eval_put (list, key_masked, dw_whatif_mean_batch (step, masked));
@@ -1135,7 +1143,8 @@ dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, 
       catastrophic = dw_whatif_query_count_log_below (step, log_threshold, &catastrophic_error);
       for (gsize row = 0; row < step->n_rows; row++)
         {
-          gboolean has = step->rows[row].valid > 0 && step->rows[row].min_log < log_threshold;
+          gboolean has = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row) > 0
+                         && dw_whatif_cell (step, DW_WHATIF_COL_MIN_LOG, row) < log_threshold;
           vetoed += has;
           if (row_rejected)
             row_rejected[row] |= has;

@@ -131,8 +131,9 @@ enum
   DW_WHATIF_COL_WEIGHT_GEO,
   DW_WHATIF_COL_LOG_SEQ, /* DwWhatifRow.log_seq, log_geo */
   DW_WHATIF_COL_LOG_GEO,
-  DW_WHATIF_COL_MIN_WEIGHT, /* DwWhatifRow.min_weight, max_weight */
+  DW_WHATIF_COL_MIN_WEIGHT, /* DwWhatifRow.min_weight, max_weight, min_log */
   DW_WHATIF_COL_MAX_WEIGHT,
+  DW_WHATIF_COL_MIN_LOG,
   DW_WHATIF_N_COLUMNS
 };
 
@@ -201,8 +202,8 @@ struct _DwWhatifStep
   gboolean weight_monotone;
   DwWhatifShape shape_k2, shape_k3;
   double neg_k3_sum, neg_k3_sq; /* Σ over k3 < 0 of k3 and of R(k3²) (clamped to 0 by RS std) */
-  DwWhatifRow *rows;
-  double *columns; /* [DW_WHATIF_N_COLUMNS][n_rows] */
+  DwWhatifRow *rows;            /* while the step is built; its columns stay (the rows are freed) */
+  double *columns;              /* [DW_WHATIF_N_COLUMNS][n_rows] */
   DwWhatifRowStat so_stat[DW_WHATIF_N_SO];
   DwWhatifLevelStat level_stat[3];
   double weight_sum_tok, weight_sum_seq, weight_sum_geo;
@@ -225,6 +226,13 @@ static inline const double *
 dw_whatif_column (const DwWhatifStep *step, int column)
 {
   return step->columns + (gsize)column * step->n_rows;
+}
+
+/* the value of @column at @row */
+static inline double
+dw_whatif_cell (const DwWhatifStep *step, int column, gsize row)
+{
+  return step->columns[(gsize)column * step->n_rows + row];
 }
 
 /* round to / exp in the step's dtype (dw-torch.h, as the correction core) */
