@@ -327,7 +327,7 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
 static void
 dw_whatif_eval_applied_seq (const DwWhatifStep *step, DwWhatifList *list,
                             const DwWhatifApplied *applied, const double *row_mean,
-                            gboolean estimated)
+                            const double *row_error)
 {
   const gboolean approximate_before = list->approximate;
   const gsize n_rows = step->n_rows;
@@ -350,22 +350,36 @@ dw_whatif_eval_applied_seq (const DwWhatifStep *step, DwWhatifList *list,
     = applied->raw_seq_fractions ? dw_whatif_column (
         step, applied->level == DW_LEVEL_TOKEN ? DW_WHATIF_COL_MEAN_TOK : DW_WHATIF_COL_MEAN_SEQ)
                                  : row_mean;
-  double n_high = 0, n_low = 0;
+  double n_high = 0, n_low = 0, n_unsure_high = 0, n_unsure_low = 0;
+  /* bounds from the rows' errors (compact steps): the mean moves by their mean, an extreme by
+   * the largest, the std by at most their root mean square (centering does not lengthen a
+   * vector), a fraction by the rows whose interval straddles the bound */
+  double error_sum = 0, error_max = 0, error_sq = 0;
   for (gsize row = 0; row < n_rows; row++)
     {
       n_high += compared[row] > upper_r;
       n_low += compared[row] < lower_r;
+      const double error = row_error ? row_error[row] : 0.0;
+      error_sum += error;
+      error_max = fmax (error_max, error);
+      error_sq += error * error;
+      n_unsure_high += error > 0 && fabs (row_mean[row] - upper_r) <= error;
+      n_unsure_low += error > 0 && fabs (row_mean[row] - lower_r) <= error;
     }
-  list->approximate |= estimated;
+  list->error = error_sum / (double)n_rows;
   dw_whatif_eval_put (list, "rollout_is_seq_mean", mean);
+  list->error = n_rows > 1 ? sqrt (error_sq / (double)(n_rows - 1)) : 0.0;
   dw_whatif_eval_put (list, "rollout_is_seq_std",
                       n_rows > 1 ? sqrt (sum_sq_dev / (double)(n_rows - 1)) : 0.0);
+  list->error = error_max;
   dw_whatif_eval_put (list, "rollout_is_seq_max", max);
+  list->error = error_max;
   dw_whatif_eval_put (list, "rollout_is_seq_min", min);
+  list->error = error_max;
   dw_whatif_eval_put (list, "rollout_is_seq_max_deviation", max_dev);
-  if (applied->raw_seq_fractions)
-    list->approximate = approximate_before;
+  list->error = applied->raw_seq_fractions ? 0.0 : n_unsure_high / (double)n_rows;
   dw_whatif_eval_put (list, "rollout_is_seq_fraction_high", n_high / (double)n_rows);
+  list->error = applied->raw_seq_fractions ? 0.0 : n_unsure_low / (double)n_rows;
   dw_whatif_eval_put (list, "rollout_is_seq_fraction_low", n_low / (double)n_rows);
   list->approximate = approximate_before;
 }
@@ -395,7 +409,7 @@ typedef struct
   double sum, sum_sq, n_below, n_above;
   double sum_error, sum_sq_error, n_below_error, n_above_error;
   double max, min;
-  gboolean extremes_estimated; /* max / min are estimates without a bound (compact IcePop) */
+  double max_error, min_error; /* compact IcePop: bounds of the estimated max and min */
 } DwWhatifAppliedSums;
 
 /* the same on a compact step, from the sketch */
@@ -423,10 +437,20 @@ dw_whatif_eval_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApp
       out->sum_sq -= below.sum[weight_sq];
       out->sum_error += below.sum_error[weight];
       out->sum_sq_error += below.sum_error[weight_sq];
-      const gboolean some_out = out->n_below + out->n_above > 0;
-      out->max = at_most.count > below.count ? fmin (step->max_weight, upper_r) : 0.0;
-      out->min = some_out ? 0.0 : step->min_weight;
-      out->extremes_estimated = TRUE;
+      /* the largest kept weight lies in [L, min(max w, U)]; the smallest weight is 0 as soon as a
+       * token is out, which the counts may leave unsure */
+      const double kept = at_most.count - below.count;
+      const double kept_error = at_most.count_error + below.count_error;
+      const double out_count = out->n_below + out->n_above;
+      const double largest = fmin (step->max_weight, upper_r);
+      out->max = kept > 0 ? largest : 0.0;
+      out->max_error = kept_error > 0 || kept > 0 ? fmax (largest - lower_r, 0.0) : 0.0;
+      if (kept_error > 0 && kept <= kept_error)
+        out->max_error = fmax (out->max_error, largest);
+      out->min = out_count > 0 ? 0.0 : step->min_weight;
+      const double out_error = out->n_below_error + out->n_above_error;
+      out->min_error
+        = out_count > out_error || (out_count == 0 && out_error == 0) ? 0.0 : step->min_weight;
       return;
     }
   const double upper_sq = dw_whatif_round (step, upper_r * upper_r);
@@ -442,31 +466,42 @@ dw_whatif_eval_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApp
  * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
 static void
 dw_whatif_eval_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                          double *row_mean, gboolean *estimated)
+                                          double *row_mean, double *row_error)
 {
   const double upper_r = dw_whatif_round (step, applied->upper);
   const double lower_r = dw_whatif_round (step, applied->lower);
-  *estimated = FALSE;
   for (gsize row = 0; row < step->n_rows; row++)
     {
       const double raw_mean = dw_whatif_cell (step, DW_WHATIF_COL_MEAN_TOK, row);
       const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
       const double max_weight = dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row);
       const double min_weight = dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row);
       const gboolean high = max_weight > upper_r;
       const gboolean low = applied->icepop && min_weight < lower_r;
+      row_error[row] = 0;
       if (!high && !low)
         {
           row_mean[row] = raw_mean;
           continue;
         }
-      *estimated = TRUE;
-      double sum = raw_mean * n;
+      /* the row's raw sum, rebuilt from its float32 mean (2 ulps of it), less the most extreme
+       * token's part; the other valid − 1 tokens may be beyond the bounds too, each by at most
+       * as much (TIS: max − U above; IcePop: max above, L below) */
+      double sum = raw_mean * n, error = fabs (sum) * 2.4e-7;
       if (high)
-        sum -= applied->icepop ? max_weight : max_weight - upper_r;
+        {
+          const double part = applied->icepop ? max_weight : max_weight - upper_r;
+          sum -= part;
+          error += (valid - 1) * part;
+        }
       if (low)
-        sum -= min_weight;
+        {
+          sum -= min_weight;
+          error += (valid - 1) * lower_r;
+        }
       row_mean[row] = dw_whatif_mean_row (step, sum, n);
+      row_error[row] = n > 0 ? error / n : 0.0;
     }
 }
 
@@ -567,14 +602,14 @@ dw_whatif_eval_applied_token_sums (const DwWhatifStep *step, const DwWhatifAppli
 static void
 dw_whatif_eval_applied_token (const DwWhatifStep *step, DwWhatifList *list,
                               const DwWhatifApplied *applied, DwWhatifAppliedSums *sums,
-                              double *row_mean, gboolean *rows_estimated)
+                              double *row_mean, double *row_error)
 {
   memset (sums, 0, sizeof *sums);
-  *rows_estimated = FALSE;
+  memset (row_error, 0, step->n_rows * sizeof (double));
   if (step->sketch)
     {
       dw_whatif_eval_applied_token_sketch (step, applied, sums);
-      dw_whatif_eval_applied_token_rows_sketch (step, applied, row_mean, rows_estimated);
+      dw_whatif_eval_applied_token_rows_sketch (step, applied, row_mean, row_error);
     }
   else
     {
@@ -583,8 +618,9 @@ dw_whatif_eval_applied_token (const DwWhatifStep *step, DwWhatifList *list,
       dw_whatif_eval_applied_token_rows (step, applied, low_position, high_position, row_mean);
     }
   gboolean approximate_before = list->approximate;
-  list->approximate |= sums->extremes_estimated;
+  list->error = sums->max_error;
   dw_whatif_eval_put (list, "rollout_is_max", sums->max);
+  list->error = sums->min_error;
   dw_whatif_eval_put (list, "rollout_is_min", sums->min);
   list->approximate = approximate_before;
   if (applied->icepop)
@@ -661,12 +697,12 @@ dw_whatif_eval_applied (const DwWhatifStep *step, DwWhatifList *list,
 {
   g_autofree double *row_mean = g_new (double, step->n_rows ? step->n_rows : 1);
   DwWhatifAppliedSums sums = { 0 };
-  gboolean rows_estimated = FALSE;
+  g_autofree double *row_error = g_new0 (double, step->n_rows ? step->n_rows : 1);
   gboolean approximate_before = list->approximate;
   if (applied->level == DW_LEVEL_TOKEN)
     {
       list->approximate |= !step->weight_monotone;
-      dw_whatif_eval_applied_token (step, list, applied, &sums, row_mean, &rows_estimated);
+      dw_whatif_eval_applied_token (step, list, applied, &sums, row_mean, row_error);
     }
   else
     dw_whatif_eval_applied_rows (step, list, applied, &sums.sum, &sums.sum_sq, row_mean);
@@ -680,7 +716,7 @@ dw_whatif_eval_applied (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_eval_put (list, "rollout_is_mean", mean);
   dw_whatif_eval_spread (step, list, "rollout_is", sums.sum, sums.sum_sq, sums.sum_error,
                          sums.sum_sq_error);
-  dw_whatif_eval_applied_seq (step, list, applied, row_mean, rows_estimated);
+  dw_whatif_eval_applied_seq (step, list, applied, row_mean, step->sketch ? row_error : NULL);
   if (applied->batch_normalize)
     {
       list->error = sums.sum_error / step->mask_count;
