@@ -2,12 +2,15 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The module has three parts (docs/WHATIF.md):
+ * The module's parts (docs/WHATIF.md §1):
  *   dw-whatif-step.c   builds the statistics of one batch (DwWhatifStep) and answers the public
  *                      step API;
  *   dw-whatif-query.c  the threshold-dependent queries on those statistics (counts and sums of a
  *                      quantity beyond a bound, per-row kept counts);
- *   dw-whatif-eval.c   a correction plan evaluated on the statistics (the metric lists);
+ *   dw-whatif-sketch.c the token sketch of a compact step;
+ *   dw-whatif-eval.c   a correction plan evaluated on the statistics;
+ *   dw-whatif-applied.c  the IS metrics of verl v0.8.0 / v0.9.0 (applied weights);
+ *   dw-whatif-list.c   the metric list an evaluation fills (flags, error bounds);
  *   dw-whatif-engine.c a run of steps: loading threads, parallel evaluation, the exact pass.
  *
  * Glossary of the symbols the formulas use (docs/CORRECTION.md §2–§6): ℓ = old − rollout
@@ -448,6 +451,40 @@ typedef struct
   gboolean batch_normalize;
   gboolean bn_all_rows; /* sequence batch norm averages empty rows in */
 } DwWhatifApplied;
+
+/* the metric list of an evaluation (dw-whatif-list.c) */
+typedef struct
+{
+  DwMetric metric;
+  guint8 approximate;
+  double error;
+} DwWhatifEntry;
+
+typedef struct
+{
+  const char *prefix;
+  GArray *entries;      /* DwWhatifEntry */
+  gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
+  double error;         /* error bound of the value put next (reset by each put) */
+} DwWhatifList;
+
+/* appends the list's prefix + @name + @suffix (cut to the key size, like snprintf) with the list's
+ * current flags, and resets list->error */
+void dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix);
+void dw_whatif_list_put (DwWhatifList *list, const char *name, double value);
+/* sorts the list by key into @out (metrics, approximate flags, error bounds) and frees it */
+void dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out);
+/* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
+void dw_whatif_list_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
+                                   double *ess);
+/* puts <prefix>_std and <prefix>_eff_sample_size with their bounds from the sums' bounds */
+void dw_whatif_list_put_spread (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                                double sum, double sum_sq, double sum_error, double sum_sq_error);
+
+/* the v0.8.0 / v0.9.0 IS metrics (dw-whatif-applied.c); FALSE when verl raises its
+ * ZeroDivisionError (every applied weight zero) */
+gboolean dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
+                                     const DwWhatifApplied *applied);
 
 /* The plan of @config (dw_plan_build), or FALSE with @out failed: verl's error for a config it
  * rejects, or (@step nullable) the empty-batch error, which the trainer raises first. */
