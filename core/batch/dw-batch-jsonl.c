@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * {"step":1,"sample":0,"old_log_prob":[...],"rollout_log_prob":[...],"response_mask":[...],
- *  "advantage":0.5} per line (FORMATS.md §4.4). A small dedicated scanner instead of json-glib:
+ *  "advantage":0.5} per line (docs/BATCHES.md §1). A small dedicated scanner instead of json-glib:
  * it reads number arrays straight into doubles (no DOM per line) and accepts the non-finite
  * literals Python's json writes (NaN, Infinity, -Infinity) and null (read as NaN).
  *

@@ -392,7 +392,7 @@ typedef enum
   N_ROLES
 } Role;
 
-/* First name is canonical; the others are the framework names FORMATS.md §4.1/§4.2/§4.4 list
+/* First name is canonical; the others are the framework names docs/BATCHES.md §2 lists
  * (verl's batch keys, slime's sample keys). */
 static const char *const role_names[N_ROLES][4] = {
   [ROLE_OLD] = { "old_log_prob", "old_log_probs", "log_probs", NULL },

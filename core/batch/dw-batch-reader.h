@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Canonical tensor names and layouts: ../shared/docs/FORMATS.md §4.4. Every reader returns a
+ * Canonical tensor names and layouts: docs/BATCHES.md §1, §2. Every reader returns a
  * padded row-major DwBatch (see dw-batch.h): packed (cu_seqlens) sources are padded, BF16/F16
  * log-probs are widened to F32 and flagged DW_BATCH_LOSSY_LOGPROBS, the mask keeps its dtype.
  *
@@ -74,7 +74,7 @@ typedef enum
   DW_BATCH_WRITE_PACKED = 1 << 0, /* safetensors: packed layout with cu_seqlens */
 } DwBatchWriteFlags;
 
-/* Canonical safetensors file (FORMATS.md §4.4): log-probs in the batch's lp_dtype, mask in its
+/* Canonical safetensors file (docs/BATCHES.md §2): log-probs in the batch's lp_dtype, mask in its
  * dtype, advantages if present, __metadata__ with format, version, layout and step. Written to a
  * temporary file and renamed, so readers never see a half-written file. Packed: each row is cut
  * after its last non-zero mask element. */

@@ -538,7 +538,7 @@ dw_demo_write_step (DwDemo *d, gboolean *done, GError **error)
   o.step = step;
   o.wall_time = d->wall_time;
   g_string_append_printf (json, "{\"step\":%" G_GINT64_FORMAT ",\"data\":{", step);
-  /* In verl's fit() order (FORMATS.md §1c). */
+  /* In the order verl's fit() logs them. */
   emit_int (&o, "global_seqlen/mean", f.n_tokens / 2 + 24 * DW_DEMO_ROWS / 2);
   emit (&o, "actor/entropy", f.entropy);
   emit (&o, "training/rollout_probs_diff_max", f.pdiff_max);

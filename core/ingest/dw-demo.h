@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Writes what a verl GRPO run with `trainer.logger=[console,file,tensorboard]` and the
- * rollout-batch dump of FORMATS.md §4.4 leaves behind:
+ * rollout-batch dump of docs/BATCHES.md §2 leaves behind:
  *   OUTDIR/metrics.jsonl                                   verl FileLogger lines
  *   OUTDIR/tensorboard/events.out.tfevents.<t>.driftwatch-demo.0   one simple_value per key per
  * step OUTDIR/batches/step_NNNNNN.safetensors               32 × 256 padded batch per step Steps

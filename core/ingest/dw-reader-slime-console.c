@@ -4,7 +4,7 @@
  *
  * The `{…}` is a Python dict literal (repr of str keys and numeric values, numpy-2 wrappers
  * `np.float64(…)`, True/False/None, nan/inf). A tiny Python-literal scanner reads it. Each key's
- * step comes from its own axis (FORMATS.md §1b): `train/…` → the dict's `train/step`,
+ * step comes from its own axis (docs/FORMATS.md §7.1): `train/…` → the dict's `train/step`,
  * `eval/…` → `eval/step`, everything else (`rollout/…`, `perf/…`, `passrate/…`, `multi_turn/…`)
  * → `rollout/step`; when the dict lacks that key, the number of the line's `<word> N:` prefix.
  * The step keys themselves are the x axis and are not emitted. Lines without a

@@ -6,7 +6,7 @@
  * index column (ignored), `_step` (the step), `_timestamp` (wall time), `_runtime` (ignored), and
  * one column per metric; empty cells mean "not logged in this row". When slime's step columns
  * (`train/step`, `rollout/step`, `eval/step`) are present, each metric uses its own axis
- * (FORMATS.md §1b) instead of W&B's meaningless `_step`.
+ * (docs/FORMATS.md §7.1) instead of W&B's meaningless `_step`.
  *
  * UI panel CSV: first column = the x axis (`Step`), then per run `"<run> - <metric>"`,
  * `…__MIN`, `…__MAX`. Only the value column is kept: __MIN/__MAX are the extremes of the bucket

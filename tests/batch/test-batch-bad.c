@@ -1,4 +1,4 @@
-/* test-batch-bad.c — the bad-input catalogue for rollout batches (issue 6 §3)
+/* test-batch-bad.c — the bad-input catalogue for rollout batches (docs/BAD-INPUT.md)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *

@@ -12,6 +12,9 @@ was broken. Rules:
   error-quark      G_DEFINE_QUARK (dw-NAME-error-quark, dw_NAME_error), the domain string unspaced
   test-hooks       production code (core/, ui/, app/) reads no DW_* environment variable
   file-size        no .c file in core/, ui/ or app/ over 1300 lines
+  cited-sections   every §N / §N.M a comment cites is a numbered heading of docs/CORRECTION.md, or of
+                   the docs/NAME.md the comment names before it ("docs/HEALTH.md §4"); a § bound to a
+                   file outside docs/ (the shared spec, an issue) does not resolve inside the repository
 """
 import os
 import re
@@ -29,6 +32,13 @@ LIBC_ONLY = {
     "immintrin.h", "x86intrin.h", "cpuid.h", "fenv.h",
 }
 UPPER_LAYERS_OF_STORE = ("ingest", "health", "whatif", "export")
+DOCS = os.path.join(ROOT, "docs")
+DEFAULT_DOC = "docs/CORRECTION.md"
+# a numbered heading: "## §3.6 IS metrics", "## 4. The rules", "### 1b. slime"
+HEADING = re.compile(r"^#{1,6}\s+§?\s*(\d+[a-z]?(?:\.\d+)*)\.?(?:\s|$)")
+# what a § is bound to: a Markdown file name, or a non-file source ("issue 6", "spec")
+CITE_SOURCE = re.compile(r"(?P<md>[\w./-]*[\w-]+\.md)\b|(?P<other>\bissues?\s+#?\d+|\bspec)\s+(?=§)")
+SECTION = re.compile(r"§\s*(\d+[a-z]?(?:\.\d+)*)")
 
 offences = []
 
@@ -101,6 +111,74 @@ def check_include(path, lineno, kind, target):
     if top == "core" and module in ("store", "metrics") and h_top == "core" and h_module in UPPER_LAYERS_OF_STORE:
         offend(path, lineno, "layers", f"core/{module}/ includes {os.path.relpath(header, ROOT)}")
 
+
+_headings = {}
+
+
+def doc_headings(doc):
+    """The section numbers of the headings of @doc ("docs/NAME.md"), None when it is no file of docs/."""
+    if doc not in _headings:
+        full = os.path.join(ROOT, doc)
+        if not doc.startswith("docs/") or "/" in doc[5:] or not os.path.isfile(full):
+            _headings[doc] = None
+        else:
+            numbers = set()
+            fence = False
+            with open(full, encoding="utf-8") as f:
+                for line in f:
+                    if line.lstrip().startswith(("```", "~~~")):
+                        fence = not fence
+                    m = None if fence else HEADING.match(line)
+                    if m:
+                        numbers.add(m.group(1))
+            _headings[doc] = numbers
+    return _headings[doc]
+
+
+def comments(path, text):
+    """(line, comment text) of every comment of @text: /* */ and // in C, # in Python, shell, meson."""
+    if path.endswith((".c", ".h")):
+        pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+        for m in pattern.finditer(text):
+            if m.group(0).startswith("/"):
+                yield text.count("\n", 0, m.start()) + 1, m.group(0)
+    else:
+        for i, line in enumerate(text.split("\n"), 1):
+            m = re.search(r"(?:^|\s)#(?!!)(.*)$", line)
+            if m:
+                yield i, m.group(1)
+
+
+def check_citations(path, text):
+    for first_line, comment in comments(path, text):
+        sources_at = [(m.start(), m.group("md") or m.group("other")) for m in CITE_SOURCE.finditer(comment)]
+        for m in SECTION.finditer(comment):
+            bound = [name for at, name in sources_at if at < m.start()]
+            doc = bound[-1] if bound else DEFAULT_DOC
+            if doc.startswith("./"):
+                doc = doc[2:]
+            if re.fullmatch(r"[\w-]+\.md", doc) and doc_headings("docs/" + doc) is not None:
+                doc = "docs/" + doc  # "HEALTH.md §4" beside docs/HEALTH.md
+            line = first_line + comment.count("\n", 0, m.start())
+            numbers = doc_headings(doc) if doc.endswith(".md") else None
+            if numbers is None:
+                offend(path, line, "cited-sections", f"§{m.group(1)} of {doc}, which is not a file of docs/")
+            elif m.group(1) not in numbers:
+                offend(path, line, "cited-sections", f"§{m.group(1)} is no heading of {doc}")
+
+
+def citing_sources():
+    for top in PRODUCTION + ("tests",):
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
+            dirnames[:] = [d for d in dirnames if d not in ("corpus", "data")]
+            for name in filenames:
+                if name.endswith((".c", ".h", ".py", ".sh")) or name == "meson.build":
+                    yield os.path.join(dirpath, name)
+
+
+for path in citing_sources():
+    with open(path, encoding="utf-8", errors="replace") as f:
+        check_citations(path, f.read())
 
 for path in sources():
     with open(path, encoding="utf-8", errors="replace") as f:

@@ -62,7 +62,7 @@ describe (const DwConfig *c)
 
 /* compares the engine with the reference on one batch/config */
 /* float64 batches: `_std` = sqrt(E[x²] − E[x]²) is dominated by the summation order's rounding
- * when the spread is small (spec §9.1); compared as variances, absolute 1e-12 */
+ * when the spread is small (docs/CORRECTION.md §9.1); compared as variances, absolute 1e-12 */
 static gboolean
 std_close_f64 (const char *key, double a, double b)
 {
@@ -513,7 +513,7 @@ test_large (void)
 }
 
 /* std and ESS of a clamped statistic that is the constant @hi on all @N valid tokens, in float32
- * (spec §2.2/§2.4: MMEAN = R(Σ)/R(N + 1e-8), var = R(MMEAN(u²) − R(MMEAN(u)²)),
+ * (docs/CORRECTION.md §2, §3.3, §4.4: MMEAN = R(Σ)/R(N + 1e-8), var = R(MMEAN(u²) − R(MMEAN(u)²)),
  * ESS = 1/MMEAN((u/R(ū + 1e-8))²)); 0 and 1 whenever N·hi and N·hi² are exact in float32 */
 static void
 const_std_ess (double hi, double N, double *std, double *ess)
