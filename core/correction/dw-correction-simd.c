@@ -101,6 +101,25 @@ dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
   dw_correction_simd_row_pass_scalar_from (in, out, 0);
 }
 
+/* tokens [t0, T) of a slime built-in row: weight, Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m, Σm */
+static void
+dw_correction_simd_slime_row_scalar_from (const DwSlimeRowIn *in, float *w, double sums[3],
+                                          double *count, size_t t0)
+{
+  const float C = in->clip, c = in->clip_low;
+  for (size_t t = t0; t < in->T; t++)
+    {
+      const float rho = in->ratio[t], mv = in->m[t];
+      const float a
+        = in->icepop ? (rho >= c && rho <= C ? rho : 0.0f) : dw_torch_clampf (rho, c, C);
+      w[t] = a;
+      sums[0] += (double)(rho * mv);
+      sums[1] += (double)((a != rho) * mv);
+      sums[2] += (double)(fabsf (rho - 1.0f) * mv);
+      *count += mv;
+    }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* dispatch flags                                                                               */
 
@@ -608,6 +627,43 @@ dw_correction_simd_row_pass_avx2 (const DwRowIn *in, DwRowOut *out)
   else
     dw_correction_simd_row_pass_any (in, out, k);
 }
+
+/* slime's built-in paths on one row of ratios (see dw_correction_simd_slime_row) */
+static VT void
+dw_correction_simd_slime_row_avx2 (const DwSlimeRowIn *in, float *w, double sums[3], double *count)
+{
+  const size_t T = in->T;
+  const __m256 one = _mm256_set1_ps (1.0f), sgn = _mm256_set1_ps (-0.0f);
+  const __m256 hi = _mm256_set1_ps (in->clip), lo = _mm256_set1_ps (in->clip_low);
+  __m256d d_tis = _mm256_setzero_pd (), d_clip = d_tis, d_abs = d_tis, d_n = d_tis;
+  size_t t = 0;
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m256 R = _mm256_loadu_ps (in->ratio + t), M = _mm256_loadu_ps (in->m + t);
+      __m256 A;
+      if (in->icepop)
+        A = _mm256_and_ps (
+          R, _mm256_and_ps (_mm256_cmp_ps (R, lo, _CMP_GE_OQ), _mm256_cmp_ps (R, hi, _CMP_LE_OQ)));
+      else
+        {
+          /* clamp (R, lo, hi) as torch: min (max (R, lo), hi), NaN stays NaN */
+          const __m256 Y = _mm256_blendv_ps (R, lo, _mm256_cmp_ps (R, lo, _CMP_LT_OQ));
+          A = _mm256_blendv_ps (Y, hi, _mm256_cmp_ps (Y, hi, _CMP_GT_OQ));
+        }
+      _mm256_storeu_ps (w + t, A);
+      const __m256 changed = _mm256_and_ps (_mm256_cmp_ps (A, R, _CMP_NEQ_UQ), one);
+      d_tis = dw_correction_simd_acc_pd (d_tis, _mm256_mul_ps (R, M));
+      d_clip = dw_correction_simd_acc_pd (d_clip, _mm256_mul_ps (changed, M));
+      d_abs = dw_correction_simd_acc_pd (
+        d_abs, _mm256_mul_ps (_mm256_andnot_ps (sgn, _mm256_sub_ps (R, one)), M));
+      d_n = dw_correction_simd_acc_pd (d_n, M);
+    }
+  sums[0] = dw_correction_simd_hsum_pd (d_tis);
+  sums[1] = dw_correction_simd_hsum_pd (d_clip);
+  sums[2] = dw_correction_simd_hsum_pd (d_abs);
+  *count = dw_correction_simd_hsum_pd (d_n);
+  dw_correction_simd_slime_row_scalar_from (in, w, sums, count, t);
+}
 #endif
 
 void
@@ -632,4 +688,19 @@ dw_correction_simd_expf_array (const float *x, float *y, size_t n)
 #endif
   for (size_t i = 0; i < n; i++)
     y[i] = expf (x[i]);
+}
+
+void
+dw_correction_simd_slime_row (const DwSlimeRowIn *in, float *w, double sums[3], double *count)
+{
+  sums[0] = sums[1] = sums[2] = 0;
+  *count = 0;
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_slime_row_avx2 (in, w, sums, count);
+      return;
+    }
+#endif
+  dw_correction_simd_slime_row_scalar_from (in, w, sums, count, 0);
 }
