@@ -14,7 +14,7 @@
  * f_* float-lane counts; TOK / BN / K the compile-time specialisation flags.
  */
 #include "dw-correction-private.h"
-#include "dw-torch-private.h"
+#include "dw-torch.h"
 
 #include <math.h>
 #include <string.h>
