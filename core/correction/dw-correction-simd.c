@@ -209,6 +209,28 @@ dw_correction_simd_mask_i64_avx2 (const int64_t *p, size_t T, float *mf)
   return true;
 }
 
+/* float32 masks are always exact: copy the row and say whether every value is 0, −0 or 1 */
+__attribute__ ((target ("avx2"))) static bool
+dw_correction_simd_mask_f32_avx2 (const float *p, size_t T, float *mf)
+{
+  size_t t = 0;
+  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
+  __m256 binary = _mm256_castsi256_ps (_mm256_set1_epi32 (-1));
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m256 v = _mm256_loadu_ps (p + t);
+      binary = _mm256_and_ps (binary, _mm256_or_ps (_mm256_cmp_ps (v, zero, _CMP_EQ_OQ),
+                                                    _mm256_cmp_ps (v, one, _CMP_EQ_OQ)));
+      _mm256_storeu_ps (mf + t, v);
+    }
+  bool all_binary = _mm256_movemask_ps (binary) == 0xff;
+  for (; t < T; t++)
+    {
+      mf[t] = p[t];
+      all_binary &= p[t] == 0 || p[t] == 1;
+    }
+  return all_binary;
+}
 __attribute__ ((target ("avx2"))) static bool
 dw_correction_simd_mask_u8_avx2 (const uint8_t *p, size_t T, float *mf)
 {
@@ -245,6 +267,12 @@ dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T
           && dw_correction_simd_mask_i64_avx2 ((const int64_t *)batch->response_mask + off, T, mf))
         {
           *binary = true;
+          return true;
+        }
+      if (batch->mask_dtype == DW_DTYPE_F32)
+        {
+          *binary
+            = dw_correction_simd_mask_f32_avx2 ((const float *)batch->response_mask + off, T, mf);
           return true;
         }
       if ((batch->mask_dtype == DW_DTYPE_U8 || batch->mask_dtype == DW_DTYPE_BOOL)
