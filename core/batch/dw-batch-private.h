@@ -78,6 +78,8 @@ DwBatch *dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 ste
 void dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, gboolean swap,
                  gsize n);
 double dw_half_to_double (guint16 h);
+/* One element at @p as a double (@swap: byte-swap first). */
+double dw_decode_element (const guint8 *p, DwDType dtype, gboolean swap);
 float dw_bf16_to_float (guint16 b);
 
 /* Parses one .npy array of @len bytes at @src offset @base ("where" prefixes messages). */
