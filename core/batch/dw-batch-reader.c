@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "dw-batch-private.h"
+#include "dw-batch-torch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,58 +17,117 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Detection and dispatch                                                                     */
 
-DwBatchFormat
-dw_batch_detect_format (const guint8 *data, gsize len)
+static gboolean
+sniff_zip (const guint8 *data, gsize len)
 {
-  if (len >= 4 && memcmp (data, "PK\003\004", 4) == 0)
-    return DW_BATCH_FORMAT_NPZ;
-  if (len >= 4 && memcmp (data, "PK\005\006", 4) == 0) /* empty zip */
-    return DW_BATCH_FORMAT_NPZ;
-  if (len >= 6 && memcmp (data, "\x93NUMPY", 6) == 0)
-    return DW_BATCH_FORMAT_NPY;
-  if (len >= 9 && data[8] == '{')
-    {
-      /* an 8-byte length then '{' — unless those 8 bytes are JSONL's own blank space + '{' */
-      gsize i = 0;
-      while (i < 8 && g_ascii_isspace (data[i]))
-        i++;
-      if (data[i] != '{')
-        return DW_BATCH_FORMAT_SAFETENSORS;
-    }
+  return len >= 4 && (memcmp (data, "PK\003\004", 4) == 0 || memcmp (data, "PK\005\006", 4) == 0);
+}
+
+/* torch.save: a zip whose first member is "<prefix>/data.pkl" */
+static gboolean
+sniff_torch (const guint8 *data, gsize len)
+{
+  gsize name_len;
+
+  if (len < 30 || memcmp (data, "PK\003\004", 4) != 0)
+    return FALSE;
+  name_len = (gsize)data[26] | (gsize)data[27] << 8;
+  return name_len >= 9 && 30 + name_len <= len
+         && memcmp (data + 30 + name_len - 9, "/data.pkl", 9) == 0;
+}
+
+static gboolean
+sniff_npy (const guint8 *data, gsize len)
+{
+  return len >= 6 && memcmp (data, "\x93NUMPY", 6) == 0;
+}
+
+static gboolean
+sniff_safetensors (const guint8 *data, gsize len)
+{
+  gsize i = 0;
+
+  if (len < 9 || data[8] != '{')
+    return FALSE;
+  /* an 8-byte length then '{' — unless those 8 bytes are JSONL's own blank space + '{' */
+  while (i < 8 && g_ascii_isspace (data[i]))
+    i++;
+  return data[i] != '{';
+}
+
+static gboolean
+sniff_jsonl (const guint8 *data, gsize len)
+{
   for (gsize i = 0; i < len; i++)
     {
       if (data[i] == '{')
-        return DW_BATCH_FORMAT_JSONL;
+        return TRUE;
       if (!g_ascii_isspace (data[i]))
         break;
     }
+  return FALSE;
+}
+
+static DwBatch *
+read_npy_cb (const DwSource *src, const char *path, GError **error)
+{
+  (void)path;
+  return dw_npy_read (src, error);
+}
+
+static DwBatch *
+read_safetensors_cb (const DwSource *src, const char *path, GError **error)
+{
+  (void)path;
+  return dw_safetensors_read (src, error);
+}
+
+static DwBatch *
+read_jsonl_cb (const DwSource *src, const char *path, GError **error)
+{
+  (void)path;
+  return dw_jsonl_read (src, error);
+}
+
+/* The formats, in the order their signatures are tried (torch before npz: both are zips). */
+static const struct
+{
+  DwBatchFormat format;
+  const char *name;
+  gboolean (*sniff) (const guint8 *data, gsize len);
+  DwBatch *(*read) (const DwSource *src, const char *path, GError **error);
+} batch_formats[] = {
+  { DW_BATCH_FORMAT_TORCH, "torch", sniff_torch, dw_torch_read },
+  { DW_BATCH_FORMAT_NPZ, "npz", sniff_zip, dw_npz_read },
+  { DW_BATCH_FORMAT_NPY, "npy", sniff_npy, read_npy_cb },
+  { DW_BATCH_FORMAT_SAFETENSORS, "safetensors", sniff_safetensors, read_safetensors_cb },
+  { DW_BATCH_FORMAT_JSONL, "jsonl", sniff_jsonl, read_jsonl_cb },
+};
+
+DwBatchFormat
+dw_batch_detect_format (const guint8 *data, gsize len)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
+    if (batch_formats[i].sniff (data, len))
+      return batch_formats[i].format;
   return DW_BATCH_FORMAT_UNKNOWN;
 }
 
 const char *
 dw_batch_format_name (DwBatchFormat format)
 {
-  switch (format)
-    {
-    case DW_BATCH_FORMAT_NPZ:
-      return "npz";
-    case DW_BATCH_FORMAT_NPY:
-      return "npy";
-    case DW_BATCH_FORMAT_SAFETENSORS:
-      return "safetensors";
-    case DW_BATCH_FORMAT_JSONL:
-      return "jsonl";
-    case DW_BATCH_FORMAT_UNKNOWN:
-    default:
-      return "unknown";
-    }
+  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
+    if (batch_formats[i].format == format)
+      return batch_formats[i].name;
+  return "unknown";
 }
 
 static DwBatch *
 read_source (const DwSource *src, const char *path, GError **error)
 {
-  guint8 head[64];
+  guint8 head[512];
   gsize n = MIN (sizeof head, src->size);
+  DwBatchFormat format;
 
   if (src->size == 0)
     {
@@ -76,20 +136,10 @@ read_source (const DwSource *src, const char *path, GError **error)
     }
   if (!dw_source_read (src, 0, head, n, "the format signature", error))
     return NULL;
-  switch (dw_batch_detect_format (head, n))
-    {
-    case DW_BATCH_FORMAT_NPZ:
-      return dw_npz_read (src, path, error);
-    case DW_BATCH_FORMAT_NPY:
-      return dw_npy_read (src, error);
-    case DW_BATCH_FORMAT_SAFETENSORS:
-      return dw_safetensors_read (src, error);
-    case DW_BATCH_FORMAT_JSONL:
-      return dw_jsonl_read (src, error);
-    case DW_BATCH_FORMAT_UNKNOWN:
-    default:
-      break;
-    }
+  format = dw_batch_detect_format (head, n);
+  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
+    if (batch_formats[i].format == format)
+      return batch_formats[i].read (src, path, error);
   if (src->size < 9)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
@@ -103,8 +153,8 @@ read_source (const DwSource *src, const char *path, GError **error)
     for (gsize i = 0; i < MIN (n, 8); i++)
       g_string_append_printf (hex, "%s%02x", i ? " " : "", head[i]);
     dw_batch_set_error (error, DW_BATCH_ERROR_UNKNOWN_FORMAT, src->name,
-                        "offset 0: not a rollout batch (npz, npy, safetensors or JSONL); "
-                        "starts with %s",
+                        "offset 0: not a rollout batch (npz, npy, safetensors, JSONL or a torch "
+                        ".pt dump); starts with %s",
                         hex->str);
     g_string_free (hex, TRUE);
   }

@@ -525,7 +525,8 @@ test_catalogue_misc (void)
 
   expect_error ("e.npz", "", 0, DW_BATCH_ERROR_TRUNCATED, "e.npz: offset 0: empty file");
   expect_error_str ("w.csv", "step,value\n1,2\n", DW_BATCH_ERROR_UNKNOWN_FORMAT,
-                    "w.csv: offset 0: not a rollout batch (npz, npy, safetensors or JSONL); "
+                    "w.csv: offset 0: not a rollout batch (npz, npy, safetensors, JSONL or a torch "
+                    ".pt dump); "
                     "starts with 73 74 65 70 2c 76 61 6c");
   expect_error_str ("z.npz", "PK\003\004 short", DW_BATCH_ERROR_TRUNCATED,
                     "z.npz: zip archive: offset 10: no end-of-central-directory record at the end "
