@@ -402,10 +402,10 @@ join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
       if (!rs)
         continue;
       ref.dict = rs;
-      if (!s->roll
-          && ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &s->roll_dtype, NULL)
-          && s->roll == NULL)
-        s->n_roll = 0;
+      /* Python floats here; slime's trainer takes them .to(torch.float32) (actor.py) */
+      if (!s->roll && ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dt, NULL)
+          && s->roll)
+        s->roll_dtype = DW_DTYPE_F32;
       if (!s->mask)
         ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dt, NULL);
       if (!s->tokens)

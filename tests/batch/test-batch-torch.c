@@ -1,0 +1,261 @@
+/* test-batch-torch.c — slime / miles torch dumps and hostile pickles
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The dumps in tests/data/torch/ were written by make-torch-dumps.py with Debian's python3-torch
+ * in the layouts slime and miles write (see that script). Each case has expected.safetensors: the
+ * same data written independently as the padded batch. The .pt reader must return exactly that
+ * batch (bit for bit), and the correction core must give the same per-step metrics on both.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-batch-reader.h"
+#include "dw-config.h"
+#include "dw-correction.h"
+
+static char *
+torch_path (const char *rel)
+{
+  return g_build_filename (g_getenv ("DW_TEST_DATA"), "torch", rel, NULL);
+}
+
+/* token_ids and rewards of expected.safetensors (the reader's writers do not emit them) */
+static void
+read_extras (const char *path, gint64 **tokens, double **rewards, gsize *n_tok, gsize *n_rew)
+{
+  g_autofree char *data = NULL;
+  gsize len;
+  guint64 hlen;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_get_contents (path, &data, &len, &error));
+  memcpy (&hlen, data, 8);
+  {
+    g_autofree char *hdr = g_strndup (data + 8, hlen);
+
+    const char *names[2] = { "\"token_ids\"", "\"rewards\"" };
+    for (int k = 0; k < 2; k++)
+      {
+        const char *p = strstr (hdr, names[k]);
+        const char *o;
+        guint64 a, b;
+        g_assert_nonnull (p);
+        o = strstr (p, "data_offsets\":[");
+        g_assert_nonnull (o);
+        g_assert_cmpint (
+          sscanf (o, "data_offsets\":[%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "]", &a, &b), ==,
+          2);
+        if (k == 0)
+          {
+            *tokens = g_memdup2 (data + 8 + hlen + a, b - a);
+            *n_tok = (b - a) / 8;
+          }
+        else
+          {
+            *rewards = g_memdup2 (data + 8 + hlen + a, b - a);
+            *n_rew = (b - a) / 8;
+          }
+      }
+  }
+}
+
+static void
+assert_metrics_equal (const DwBatch *a, const DwBatch *b, DwGeneration gen, const char *preset)
+{
+  DwConfig config;
+  DwCorrectionResult ra, rb;
+  DwCorrectionError err = { 0 };
+
+  dw_config_init (&config, gen);
+  if (preset)
+    g_assert_true (dw_preset_apply (&config, preset, &err));
+  else
+    {
+      DwValue is = dw_value_str ("token"), rs = dw_value_str ("token_k1");
+      DwValue th = dw_value_str ("0.5_2");
+      dw_config_set (&config, "rollout_is", &is);
+      dw_config_set (&config, "rollout_rs", &rs);
+      dw_config_set (&config, "rollout_rs_threshold", &th);
+    }
+  dw_correction_result_init (&ra);
+  dw_correction_result_init (&rb);
+  if (!dw_correction_run (a, &config, &ra, &err))
+    g_error ("%s", err.message);
+  g_assert_true (dw_correction_run (b, &config, &rb, &err));
+  g_assert_cmpuint (ra.n_metrics, ==, rb.n_metrics);
+  g_assert_cmpuint (ra.n_metrics, >, 5);
+  for (gsize i = 0; i < ra.n_metrics; i++)
+    {
+      g_assert_cmpstr (ra.metrics[i].key, ==, rb.metrics[i].key);
+      if (isnan (ra.metrics[i].value))
+        g_assert_true (isnan (rb.metrics[i].value));
+      else
+        g_assert_cmpfloat (ra.metrics[i].value, ==, rb.metrics[i].value);
+    }
+  dw_correction_result_clear (&ra);
+  dw_correction_result_clear (&rb);
+}
+
+/* @dump: the path given to the reader; @dir: the case directory. */
+static void
+check_case (const char *dir, const char *dump)
+{
+  g_autofree char *pt = torch_path (dump);
+  g_autofree char *st_rel = g_build_filename (dir, "expected.safetensors", NULL);
+  g_autofree char *st = torch_path (st_rel);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwBatch) got = NULL, want = NULL;
+  g_autofree gint64 *tokens = NULL;
+  g_autofree double *rewards = NULL;
+  gsize n_tok = 0, n_rew = 0, n;
+
+  got = dw_batch_read_file (pt, &error);
+  g_assert_no_error (error);
+  want = dw_batch_read_file (st, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (got->rows, ==, want->rows);
+  g_assert_cmpuint (got->cols, ==, want->cols);
+  g_assert_cmpint (got->lp_dtype, ==, DW_DTYPE_F32);
+  g_assert_cmpint (got->mask_dtype, ==, want->mask_dtype);
+  g_assert_cmpint (got->step, ==, 3);
+  n = got->rows * got->cols;
+  g_assert_cmpmem (got->old_log_prob, n * 4, want->old_log_prob, n * 4);
+  g_assert_cmpmem (got->rollout_log_prob, n * 4, want->rollout_log_prob, n * 4);
+  g_assert_cmpmem (got->response_mask, n * 4, want->response_mask, n * 4);
+  read_extras (st, &tokens, &rewards, &n_tok, &n_rew);
+  g_assert_nonnull (got->token_ids);
+  g_assert_nonnull (got->rewards);
+  g_assert_cmpuint (n_tok, ==, n);
+  g_assert_cmpmem (got->token_ids, n * 8, tokens, n * 8);
+  g_assert_cmpmem (got->rewards, got->rows * 8, rewards, n_rew * 8);
+  assert_metrics_equal (got, want, DW_GEN_VERL, NULL);
+  assert_metrics_equal (got, want, DW_GEN_VERL, "bypass_pg_geo_rs_token_tis");
+  assert_metrics_equal (got, want, DW_GEN_SLIME, NULL);
+}
+
+static void
+test_v2 (void)
+{
+  check_case ("slime_v2", "slime_v2/train_data/3.pt");
+}
+
+static void
+test_v2_join (void)
+{
+  /* rollout_log_probs only in rollout_data/3.pt, joined on rollout_position */
+  check_case ("slime_v2_join", "slime_v2_join/train_data/3.pt");
+}
+
+static void
+test_v1 (gconstpointer data)
+{
+  const char *dir = data;
+  g_autofree char *dump = g_build_filename (dir, "train_data", "3_0.pt", NULL);
+  g_autofree char *other = g_build_filename (dir, "train_data", "3_1.pt", NULL);
+  g_autofree char *p0 = torch_path (dump);
+  g_autofree char *p1 = torch_path (other);
+
+  check_case (dir, dump);
+  /* any rank file reads the whole set; only the lowest rank leads it */
+  check_case (dir, other);
+  g_assert_true (dw_batch_torch_is_set_leader (p0));
+  g_assert_false (dw_batch_torch_is_set_leader (p1));
+}
+
+static void
+test_v1_missing_rank (void)
+{
+  g_autofree char *pt = torch_path ("slime_v1_cp2_missing/train_data/3_0.pt");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwBatch) b = dw_batch_read_file (pt, &error);
+
+  g_assert_null (b);
+  g_assert_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_TRUNCATED);
+  g_assert_nonnull (strstr (error->message, "cannot reassemble the context-parallel slices of "
+                                            "rollout 3: ranks 2 hold the same samples"));
+  g_assert_nonnull (strstr (error->message, "rank files are missing"));
+}
+
+static void
+expect_refused (const char *rel, DwBatchError code, const char *needle)
+{
+  g_autofree char *pt = torch_path (rel);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwBatch) b = NULL;
+
+  g_remove ("/tmp/driftwatch-pwned");
+  b = dw_batch_read_file (pt, &error);
+  g_assert_null (b);
+  g_assert_error (error, DW_BATCH_ERROR, (gint)code);
+  if (!strstr (error->message, needle))
+    g_error ("%s: message '%s' lacks '%s'", rel, error->message, needle);
+  g_assert_true (g_str_has_prefix (error->message, pt));
+  /* nothing was executed */
+  g_assert_false (g_file_test ("/tmp/driftwatch-pwned", G_FILE_TEST_EXISTS));
+}
+
+static void
+test_hostile (void)
+{
+  expect_refused ("hostile/posix_system.pt", DW_BATCH_ERROR_CORRUPT,
+                  ": the pickled object is an object of the refused global posix.system (not "
+                  "executed), not a slime dump's dict; globals refused, never executed: "
+                  "posix.system (offset 2)");
+  expect_refused ("hostile/posix_in_sample.pt", DW_BATCH_ERROR_CORRUPT,
+                  "samples[0].log_probs: expected a tensor or a list of numbers, found an object "
+                  "of the refused global posix.system (not executed); globals refused, never "
+                  "executed: posix.system");
+  expect_refused ("hostile/deep.pt", DW_BATCH_ERROR_CORRUPT,
+                  "member archive/data.pkl: offset 5066: containers nested deeper than 64 levels");
+  expect_refused ("hostile/huge_storage.pt", DW_BATCH_ERROR_TOO_LARGE,
+                  "storage '0' declares 1099511627776 elements, more than the reader's limit");
+  expect_refused ("hostile/past_storage.pt", DW_BATCH_ERROR_CORRUPT,
+                  "tensor [1073741824] at offset 0 reaches past its storage '0' of 4 elements");
+  expect_refused ("hostile/truncated.pt", DW_BATCH_ERROR_TRUNCATED,
+                  "no end-of-central-directory record");
+}
+
+/* Every prefix of a real dump fails cleanly (a file still being written), never crashes. */
+static void
+test_prefixes (void)
+{
+  g_autofree char *pt = torch_path ("slime_v2/train_data/3.pt");
+  g_autofree char *data = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (pt, &data, &len, NULL));
+  for (gsize cut = 0; cut < len; cut += 97)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwBatch) b = dw_batch_read_bytes ("cut.pt", (const guint8 *)data, cut, &error);
+      g_assert_null (b);
+      g_assert_nonnull (error);
+      g_assert_true (g_str_has_prefix (error->message, "cut.pt: "));
+    }
+  {
+    /* and the whole file from memory: v2 needs no siblings */
+    g_autoptr (GError) error = NULL;
+    g_autoptr (DwBatch) b = dw_batch_read_bytes ("3.pt", (const guint8 *)data, len, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (b->rows, ==, 6);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/batch-torch/slime-v2", test_v2);
+  g_test_add_func ("/batch-torch/slime-v2-rollout-join", test_v2_join);
+  g_test_add_data_func ("/batch-torch/slime-v1-cp1", "slime_v1_cp1", test_v1);
+  g_test_add_data_func ("/batch-torch/slime-v1-cp2", "slime_v1_cp2", test_v1);
+  g_test_add_data_func ("/batch-torch/slime-v1-cp4", "slime_v1_cp4", test_v1);
+  g_test_add_data_func ("/batch-torch/miles-cp2", "miles_cp2", test_v1);
+  g_test_add_func ("/batch-torch/slime-v1-missing-rank", test_v1_missing_rank);
+  g_test_add_func ("/batch-torch/hostile", test_hostile);
+  g_test_add_func ("/batch-torch/prefixes", test_prefixes);
+  return g_test_run ();
+}
