@@ -103,7 +103,7 @@ static gboolean
 is_batch_format (DwFormat f)
 {
   return f == DW_FORMAT_BATCH_SAFETENSORS || f == DW_FORMAT_BATCH_NPZ || f == DW_FORMAT_BATCH_NPY
-         || f == DW_FORMAT_BATCH_JSONL;
+         || f == DW_FORMAT_BATCH_JSONL || f == DW_FORMAT_BATCH_TORCH;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -287,9 +287,10 @@ dw_ingester_set_chunk_size (DwIngester *self, gsize bytes)
 
 /* Folders that are a part of the run of the folder holding them. Not "logs" (a folder of console
  * logs holds one run per log) nor "tensorboard_log" (verl and slime write
- * tensorboard_log/<project>/<experiment>/: one run per experiment). */
+ * tensorboard_log/<project>/<experiment>/: one run per experiment). slime's --dump-details D
+ * writes D/train_data/ and D/rollout_data/: parts of the run D. */
 static const char *const part_dirs[]
-  = { "tensorboard", "tb", "batches", "rollout_batches", "events" };
+  = { "tensorboard", "tb", "batches", "rollout_batches", "events", "train_data", "rollout_data" };
 
 static gboolean
 is_part_dir (const char *name)
@@ -1519,6 +1520,17 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
         }
       if (!g_str_has_suffix (path, ".old_log_prob.npy"))
         return TRUE; /* read with its set's old_log_prob member */
+    }
+
+  if (format == DW_FORMAT_BATCH_TORCH)
+    {
+      g_autofree char *parent = g_path_get_dirname (path);
+      g_autofree char *dir = g_path_get_basename (parent);
+      /* slime's rollout side is joined to train_data/{id}.pt when that is read */
+      if (strcmp (dir, "rollout_data") == 0)
+        return TRUE;
+      if (!dw_batch_torch_is_set_leader (path))
+        return TRUE; /* a per-rank dump: read whole through its lowest rank */
     }
 
   batch = dw_batch_read_file (path, &berr);

@@ -10,9 +10,12 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dw-batch-reader.h"
+#include "dw-ingester.h"
+#include "dw-store.h"
 #include "dw-config.h"
 #include "dw-correction.h"
 
@@ -244,6 +247,96 @@ test_prefixes (void)
   }
 }
 
+static void
+copy_tree (const char *from, const char *to)
+{
+  g_autoptr (GDir) d = g_dir_open (from, 0, NULL);
+  const char *entry;
+
+  g_assert_nonnull (d);
+  g_mkdir_with_parents (to, 0700);
+  while ((entry = g_dir_read_name (d)))
+    {
+      g_autofree char *src = g_build_filename (from, entry, NULL);
+      g_autofree char *dst = g_build_filename (to, entry, NULL);
+      g_autofree char *data = NULL;
+      gsize len;
+      if (g_file_test (src, G_FILE_TEST_IS_DIR))
+        {
+          copy_tree (src, dst);
+          continue;
+        }
+      g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+      g_assert_true (g_file_set_contents (dst, data, (gssize)len, NULL));
+    }
+}
+
+/* A --dump-details directory ingests as one run: the batch of rollout 3 with its token ids and
+ * rewards comes back from the store as the reader gave it; rollout_data/ and the other rank
+ * files add no batch of their own. */
+static void
+test_ingest (gconstpointer data)
+{
+  const char *dir = data;
+  g_autofree char *tmp = g_dir_make_tmp ("dw-torch-XXXXXX", NULL);
+  g_autofree char *dump = g_build_filename (tmp, "dump", NULL);
+  g_autofree char *db = g_build_filename (tmp, "store.db", NULL);
+  g_autofree char *src_train = NULL, *src_rollout = NULL, *dst = NULL, *dst_r = NULL;
+  g_autofree char *case_dir = torch_path (dir);
+  g_autofree char *st = g_build_filename (case_dir, "expected.safetensors", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwIngester) ing = NULL;
+  g_autoptr (DwBatch) want = NULL, back = NULL;
+  g_autoptr (GPtrArray) runs = NULL;
+  DwIngestReport report;
+  gsize n;
+
+  src_train = g_build_filename (case_dir, "train_data", NULL);
+  src_rollout = g_build_filename (case_dir, "rollout_data", NULL);
+  dst = g_build_filename (dump, "train_data", NULL);
+  dst_r = g_build_filename (dump, "rollout_data", NULL);
+  copy_tree (src_train, dst);
+  if (g_file_test (src_rollout, G_FILE_TEST_IS_DIR))
+    copy_tree (src_rollout, dst_r);
+  store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  ing = dw_ingester_new (store);
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ing, dump, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.n_batches, ==, 1);
+  g_assert_cmpuint (report.diagnostics->len, ==, 0);
+  runs = dw_store_list_runs (store, &error);
+  g_assert_cmpuint (runs->len, ==, 1);
+  back = dw_store_load_batch (store, ((DwRunInfo *)g_ptr_array_index (runs, 0))->id, 3, &error);
+  g_assert_no_error (error);
+  want = dw_batch_read_file (st, &error);
+  g_assert_no_error (error);
+  n = want->rows * want->cols;
+  g_assert_cmpuint (back->rows * back->cols, ==, n);
+  g_assert_cmpmem (back->old_log_prob, n * 4, want->old_log_prob, n * 4);
+  g_assert_cmpmem (back->rollout_log_prob, n * 4, want->rollout_log_prob, n * 4);
+  g_assert_nonnull (back->token_ids);
+  g_assert_nonnull (back->rewards);
+  {
+    g_autofree gint64 *tokens = NULL;
+    g_autofree double *rewards = NULL;
+    gsize n_tok, n_rew;
+    read_extras (st, &tokens, &rewards, &n_tok, &n_rew);
+    g_assert_cmpmem (back->token_ids, n * 8, tokens, n_tok * 8);
+    g_assert_cmpmem (back->rewards, back->rows * 8, rewards, n_rew * 8);
+  }
+  assert_metrics_equal (back, want, DW_GEN_SLIME, NULL);
+  dw_ingest_report_clear (&report);
+  g_clear_object (&ing);
+  g_clear_object (&store);
+  {
+    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
+    g_assert_cmpint (system (cmd), ==, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -257,5 +350,8 @@ main (int argc, char **argv)
   g_test_add_func ("/batch-torch/slime-v1-missing-rank", test_v1_missing_rank);
   g_test_add_func ("/batch-torch/hostile", test_hostile);
   g_test_add_func ("/batch-torch/prefixes", test_prefixes);
+  g_test_add_data_func ("/batch-torch/ingest-v2", "slime_v2", test_ingest);
+  g_test_add_data_func ("/batch-torch/ingest-v1-cp4", "slime_v1_cp4", test_ingest);
+  g_test_add_data_func ("/batch-torch/ingest-miles", "miles_cp2", test_ingest);
   return g_test_run ();
 }
