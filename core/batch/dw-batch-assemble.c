@@ -19,6 +19,8 @@ typedef enum
   ROLE_MASK,
   ROLE_ADV,
   ROLE_CU,
+  ROLE_TOKENS,
+  ROLE_REWARD,
   N_ROLES
 } Role;
 
@@ -30,12 +32,25 @@ static const char *const role_names[N_ROLES][4] = {
   [ROLE_MASK] = { "response_mask", "loss_masks", "loss_mask", NULL },
   [ROLE_ADV] = { "advantages", "advantage", NULL },
   [ROLE_CU] = { "cu_seqlens", NULL },
+  /* optional, for the token drill-down: verl's response token ids, a reward per sequence */
+  [ROLE_TOKENS] = { "token_ids", "responses", NULL },
+  [ROLE_REWARD] = { "rewards", "reward", NULL },
 };
 
 gboolean
 dw_batch_tensor_wanted (const char *name)
 {
   for (int r = 0; r < N_ROLES; r++)
+    for (int k = 0; role_names[r][k]; k++)
+      if (strcmp (name, role_names[r][k]) == 0)
+        return TRUE;
+  return FALSE;
+}
+
+gboolean
+dw_batch_tensor_optional (const char *name)
+{
+  for (int r = ROLE_TOKENS; r <= ROLE_REWARD; r++)
     for (int k = 0; role_names[r][k]; k++)
       if (strcmp (name, role_names[r][k]) == 0)
         return TRUE;
@@ -230,6 +245,47 @@ check_size (const char *name, guint64 rows, guint64 cols, DwDType lp, DwDType ma
   return TRUE;
 }
 
+/* Token ids ([B,T] like the log-probs, or packed [N]) and rewards ([B]) when present and
+ * well-formed; they are extras the correction does not need, so malformed ones are left out. */
+static gboolean
+copy_extras (const char *name, DwBatch *batch, DwTensor *tok, DwTensor *rew, const DwTensor *old,
+             const guint64 *cu, GError **error)
+{
+  gsize rows = batch->rows, cols = batch->cols;
+
+  if (tok)
+    {
+      /* optional: integers shaped like the log-probs, else left out */
+      if (!is_int (tok->dtype) || !same_shape (tok, old) || (tok->fortran_order && tok->ndim > 1)
+          || !dw_tensor_load (tok, NULL))
+        tok = NULL;
+    }
+  if (tok)
+    {
+      gsize es = dw_dtype_size (tok->dtype);
+      batch->token_ids = g_malloc0 (MAX (rows * cols, 1) * sizeof (gint64));
+      for (gsize b = 0; b < rows; b++)
+        {
+          guint64 start = cu ? cu[b] : b * cols, len = cu ? cu[b + 1] - cu[b] : cols;
+          for (guint64 t = 0; t < len; t++)
+            batch->token_ids[b * cols + t] = (gint64)dw_decode_element (
+              tok->data + (start + t) * es, tok->dtype, tok->big_endian);
+        }
+    }
+  if (rew)
+    {
+      gsize es = dw_dtype_size (rew->dtype);
+      /* optional: one number per sequence, else left out */
+      if (rew->dtype == DW_DTYPE_BOOL || rew->n_elems != rows || rew->ndim > 2
+          || !dw_tensor_load (rew, NULL))
+        return TRUE;
+      batch->rewards = g_malloc0 (MAX (rows, 1) * sizeof (double));
+      for (gsize b = 0; b < rows; b++)
+        batch->rewards[b] = dw_decode_element (rew->data + b * es, rew->dtype, rew->big_endian);
+    }
+  return TRUE;
+}
+
 DwBatch *
 dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const char *layout,
                        GError **error)
@@ -385,6 +441,9 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
           || (adv && !copy_padded (batch->advantages, lp, adv, rows, cols, &local)))
         goto fail;
     }
+  if (!copy_extras (name, batch, find_role (tensors, ROLE_TOKENS), find_role (tensors, ROLE_REWARD),
+                    old, cu, &local))
+    goto fail;
   return g_steal_pointer (&batch);
 
 fail:

@@ -607,9 +607,21 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
           dw_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
-      t = npz_member_header (src->name, ctx, tname, zf, st.size, error);
-      if (!t)
-        goto out;
+      {
+        /* an optional extra (token ids, rewards) that is not a plain array is left out */
+        GError *local = NULL;
+        t = npz_member_header (src->name, ctx, tname, zf, st.size, &local);
+        if (!t && dw_batch_tensor_optional (tname))
+          {
+            g_clear_error (&local);
+            continue;
+          }
+        if (!t)
+          {
+            g_propagate_error (error, local);
+            goto out;
+          }
+      }
       g_ptr_array_add (tensors, t);
     }
   batch = dw_batch_from_tensors (src->name, tensors, dw_step_from_name (path ? path : src->name),

@@ -68,6 +68,8 @@ gint64 dw_step_from_name (const char *name);
 
 /* Is @name one of the tensors the batch uses (canonical name or alias)? */
 gboolean dw_batch_tensor_wanted (const char *name);
+/* …and one the batch can do without (token ids, rewards): a malformed one is left out. */
+gboolean dw_batch_tensor_optional (const char *name);
 
 /* Builds the padded batch from tensors (by canonical name or alias): validates dtypes and
  * shapes, pads packed layouts, converts. @step may be -1. Takes nothing from @tensors. */
