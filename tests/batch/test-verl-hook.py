@@ -32,7 +32,7 @@ except ImportError as e:
 
 SRC = os.environ.get("G_TEST_SRCDIR") or os.path.join(os.path.dirname(__file__), "..")
 HOOK_DIR = os.path.join(SRC, "..", "data", "verl")
-CLI = os.environ["DW_CLI"]
+CLI = os.environ.get("DW_CLI", "driftwatch-cli")
 
 STANDIN = {
     "verl/__init__.py": "",
@@ -209,5 +209,35 @@ def main():
     print("ok - verl hook")
 
 
+def bench():
+    """One real-size step (256 × 8192 tokens) dumped 5 times: the median, for .ci/bench."""
+    import driftwatch_verl_hook
+
+    tmp = tempfile.mkdtemp(prefix="dw-verl-bench-")
+    B, T = 256, 8192
+
+    class Batch:
+        batch = {"old_log_probs": -torch.rand(B, T), "rollout_log_probs": -torch.rand(B, T),
+                 "response_mask": torch.ones(B, T, dtype=torch.int64),
+                 "responses": torch.randint(0, 151000, (B, T)),
+                 "token_level_scores": torch.zeros(B, T)}
+        non_tensor_batch = {"uid": np.array([str(i // 8) for i in range(B)], dtype=object)}
+
+    times = []
+    for step in range(1, 6):
+        t0 = time.perf_counter()
+        path = driftwatch_verl_hook.dump_step(Batch, step, tmp)
+        times.append(time.perf_counter() - t0)
+    size = os.path.getsize(path) / 1e6
+    med = sorted(times)[2]
+    print(f"verl hook dump 256x8192 (2.1 M tokens): median {med * 1000:.0f} ms, {size:.1f} MB, "
+          f"{100 * med / 60:.2f} % of a 60 s step")
+    subprocess.run(["rm", "-rf", tmp], check=True)
+
+
 if __name__ == "__main__":
-    main()
+    if "--bench" in sys.argv:
+        sys.path.insert(0, HOOK_DIR)
+        bench()
+    else:
+        main()
