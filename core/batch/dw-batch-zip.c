@@ -24,7 +24,13 @@ dw_zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze
     e = DW_BATCH_ERROR_TOO_LARGE;
   else if (code == ZIP_ER_OPEN || code == ZIP_ER_READ)
     e = DW_BATCH_ERROR_IO;
-  if (code == ZIP_ER_NOZIP)
+  if (code == ZIP_ER_EXISTS)
+    /* libzip's "File already exists" when the archive names a member twice */
+    dw_batch_set_error (error, e, name,
+                        "%s: two members have the same name (numpy and torch would silently take "
+                        "one of them; Driftwatch does not guess which)",
+                        what);
+  else if (code == ZIP_ER_NOZIP)
     dw_batch_set_error (error, e, name,
                         "%s: offset %" G_GUINT64_FORMAT ": no end-of-central-directory record "
                         "at the end of the file (truncated, or not a zip archive)",

@@ -20,8 +20,8 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   miles_cp2/         miles (utils/train_dump_utils.py): per-rank files that also say cp_rank,
                      cp_size and qkv_format ("thd")
   hostile/           pickles that must be refused: posix.system at the top and inside a real
-                     dump, 5000-deep nesting, a storage declaring 2^40 elements, a huge
-                     memo index, a truncated archive
+                     dump, 5000-deep nesting, a storage declaring 2^40 elements, a tensor
+                     reaching past its storage, two data.pkl members, a truncated archive
 
 Next to each dump, expected.safetensors holds the same data as the padded batch the reader must
 return (float32 old_log_prob / rollout_log_prob / response_mask, int64 token_ids, float64
@@ -275,7 +275,16 @@ def hostile():
            b'_rebuild_tensor_v2\n(' + pid + b'K\x00J\x00\x00\x00\x40\x85K\x01\x85'
            b'\x89ccollections\nOrderedDict\n)RtRu' + b'eu.')
     raw_pt(os.path.join(d, 'past_storage.pt'), pkl, {'0': b'\x00' * 16})
-    # 6. a truncated real dump (a file still being written)
+    # 6. two data.pkl members: an empty dict first, the real dump second (which one a loader
+    #    takes is up to it; this reader refuses to guess)
+    import warnings
+    warnings.simplefilter('ignore')
+    real = zipfile.ZipFile(os.path.join(out, 'slime_v2', 'train_data', f'{ROLLOUT_ID}.pt'))
+    with zipfile.ZipFile(os.path.join(d, 'duplicate_pkl.pt'), 'w', zipfile.ZIP_STORED) as z:
+        z.writestr('archive/data.pkl', b'\x80\x02}.')
+        for info in real.infolist():
+            z.writestr('archive/' + info.filename.split('/', 1)[1], real.read(info.filename))
+    # 7. a truncated real dump (a file still being written)
     v2 = os.path.join(out, 'slime_v2', 'train_data', f'{ROLLOUT_ID}.pt')
     data = open(v2, 'rb').read()
     open(os.path.join(d, 'truncated.pt'), 'wb').write(data[:len(data) // 2])

@@ -217,6 +217,8 @@ test_hostile (void)
                   "storage '0' declares 1099511627776 elements, more than the reader's limit");
   expect_refused ("hostile/past_storage.pt", DW_BATCH_ERROR_CORRUPT,
                   "tensor [1073741824] at offset 0 reaches past its storage '0' of 4 elements");
+  expect_refused ("hostile/duplicate_pkl.pt", DW_BATCH_ERROR_CORRUPT,
+                  ": zip archive: two members have the same name");
   expect_refused ("hostile/truncated.pt", DW_BATCH_ERROR_TRUNCATED,
                   "no end-of-central-directory record");
 }
