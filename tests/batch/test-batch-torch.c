@@ -339,6 +339,50 @@ test_ingest (gconstpointer data)
   }
 }
 
+/* slime's torch.save writes in place: a follower first sees a partial zip. It is reported as
+ * incomplete and not remembered, and the completed file is read on the next pass. */
+static void
+test_ingest_growing (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("dw-torch-XXXXXX", NULL);
+  g_autofree char *train = g_build_filename (tmp, "dump", "train_data", NULL);
+  g_autofree char *dump = g_build_filename (tmp, "dump", NULL);
+  g_autofree char *dst = g_build_filename (train, "3.pt", NULL);
+  g_autofree char *db = g_build_filename (tmp, "store.db", NULL);
+  g_autofree char *src = torch_path ("slime_v2/train_data/3.pt");
+  g_autofree char *data = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwIngester) ing = NULL;
+  DwIngestReport report;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+  g_mkdir_with_parents (train, 0700);
+  g_assert_true (g_file_set_contents (dst, data, (gssize)len / 2, NULL));
+  store = dw_store_open (db, &error);
+  ing = dw_ingester_new (store);
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ing, dump, &report, &error));
+  g_assert_cmpuint (report.n_batches, ==, 0);
+  g_assert_cmpuint (report.incomplete->len, ==, 1);
+  g_assert_nonnull (strstr (g_ptr_array_index (report.incomplete, 0), "3.pt: zip archive"));
+  dw_ingest_report_clear (&report);
+
+  g_assert_true (g_file_set_contents (dst, data, (gssize)len, NULL));
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ing, dump, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.n_batches, ==, 1);
+  dw_ingest_report_clear (&report);
+  g_clear_object (&ing);
+  g_clear_object (&store);
+  {
+    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
+    g_assert_cmpint (system (cmd), ==, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -355,5 +399,6 @@ main (int argc, char **argv)
   g_test_add_data_func ("/batch-torch/ingest-v2", "slime_v2", test_ingest);
   g_test_add_data_func ("/batch-torch/ingest-v1-cp4", "slime_v1_cp4", test_ingest);
   g_test_add_data_func ("/batch-torch/ingest-miles", "miles_cp2", test_ingest);
+  g_test_add_func ("/batch-torch/ingest-growing", test_ingest_growing);
   return g_test_run ();
 }
