@@ -179,6 +179,7 @@ value_release (Machine *m, DwPickleValue *v)
     return;
   g_ptr_array_index (m->pk->arena, v->slot) = NULL;
   value_free (v);
+  m->pk->bytes -= sizeof (DwPickleValue); /* the arena slot stays charged */
 }
 
 static gboolean
@@ -331,8 +332,7 @@ push (Machine *m, DwPickleValue *v)
 {
   if (v == NULL)
     return FALSE;
-  if (!machine_charge (m, sizeof (gpointer)))
-    return FALSE;
+  /* the stack holds values already charged; its own size is bounded by their number */
   g_ptr_array_add (m->stack, v);
   return TRUE;
 }
