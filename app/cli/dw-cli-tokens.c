@@ -35,7 +35,7 @@ typedef struct
 } TokensOutput;
 
 static void
-tokens_append_text (GString *out, const TokensOutput *o, gint64 id, gboolean json)
+dw_cli_tokens_append_text (GString *out, const TokensOutput *o, gint64 id, gboolean json)
 {
   g_autofree char *text = NULL;
 
@@ -55,7 +55,7 @@ tokens_append_text (GString *out, const TokensOutput *o, gint64 id, gboolean jso
 }
 
 static void
-tokens_number (GString *out, double v)
+dw_cli_tokens_number (GString *out, double v)
 {
   if (isfinite (v))
     g_string_append_printf (out, "%.9g", v);
@@ -65,11 +65,11 @@ tokens_number (GString *out, double v)
 
 /* --run R: catastrophic token ids across the run */
 static int
-tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString *out)
+dw_cli_tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString *out)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) steps = dw_store_list_batch_steps (store, run->id, &error);
-  g_autoptr (DwCatastrophes) cat = dw_catastrophes_new (o->threshold);
+  g_autoptr (DwCatastrophes) cat = dw_batch_tokens_catastrophes_new (o->threshold);
   g_autoptr (GPtrArray) top = NULL;
   guint with_ids = 0;
 
@@ -87,7 +87,7 @@ tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString
           dw_cli_error ("tokens", "%s", error->message);
           return 1;
         }
-      with_ids += dw_catastrophes_add (cat, batch, step);
+      with_ids += dw_batch_tokens_catastrophes_add (cat, batch, step);
     }
   if (with_ids == 0)
     {
@@ -97,20 +97,21 @@ tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString
                     run->id, steps->len);
       return 2;
     }
-  top = dw_catastrophes_top (cat, o->top);
+  top = dw_batch_tokens_catastrophes_top (cat, o->top);
   if (o->json)
     {
       g_string_append_printf (out,
                               "{\"run\": %" PRId64 ", \"threshold\": %.9g, \"steps_with_tokens\": "
                               "%u, \"catastrophic_tokens\": %" G_GUINT64_FORMAT ", \"top\": [",
-                              run->id, o->threshold, with_ids, dw_catastrophes_get_total (cat));
+                              run->id, o->threshold, with_ids,
+                              dw_batch_tokens_catastrophes_get_total (cat));
       for (guint i = 0; i < top->len; i++)
         {
           const DwCatastrophicToken *t = g_ptr_array_index (top, i);
           g_string_append_printf (out,
                                   "%s\n  {\"token_id\": %" PRId64 ", \"count\": %" G_GUINT64_FORMAT,
                                   i ? "," : "", t->token_id, t->count);
-          tokens_append_text (out, o, t->token_id, TRUE);
+          dw_cli_tokens_append_text (out, o, t->token_id, TRUE);
           g_string_append (out, ", \"per_step\": {");
           for (guint k = 0; k < t->steps->len; k++)
             g_string_append_printf (out, "%s\"%" PRId64 "\": %" G_GUINT64_FORMAT, k ? ", " : "",
@@ -124,7 +125,7 @@ tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString
   g_string_append_printf (out,
                           _ ("%" G_GUINT64_FORMAT " catastrophic tokens (|log ratio| > %g) in %u "
                              "steps with token ids\n"),
-                          dw_catastrophes_get_total (cat), o->threshold, with_ids);
+                          dw_batch_tokens_catastrophes_get_total (cat), o->threshold, with_ids);
   g_string_append_printf (out, "%-10s %8s  %s\n", _ ("token id"), _ ("count"),
                           _ ("per step (step:count)"));
   for (guint i = 0; i < top->len; i++)
@@ -135,7 +136,7 @@ tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString
         g_string_append_printf (out, " %" PRId64 ":%" G_GUINT64_FORMAT,
                                 g_array_index (t->steps, gint64, k),
                                 g_array_index (t->counts, guint64, k));
-      tokens_append_text (out, o, t->token_id, FALSE);
+      dw_cli_tokens_append_text (out, o, t->token_id, FALSE);
       g_string_append_c (out, '\n');
     }
   return 0;
@@ -143,7 +144,7 @@ tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString
 
 /* --step S: sequences ranked */
 static int
-tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, GString *out)
+dw_cli_tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, GString *out)
 {
   g_autoptr (GArray) ranked = dw_batch_tokens_rank (batch, by);
   static const DwSeqStat shown[] = { DW_SEQ_STAT_LENGTH,  DW_SEQ_STAT_REWARD,
@@ -156,15 +157,15 @@ tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, GString 
       g_string_append_printf (out,
                               "{\"step\": %" PRId64 ", \"by\": \"%s\", \"rows\": %" G_GSIZE_FORMAT
                               ", \"sequences\": [",
-                              batch->step, dw_seq_stat_name (by), batch->rows);
+                              batch->step, dw_batch_tokens_stat_name (by), batch->rows);
       for (guint i = 0; i < ranked->len && i < o->top; i++)
         {
           const DwSeqRanked *s = &g_array_index (ranked, DwSeqRanked, i);
           g_string_append_printf (out, "%s\n  {\"seq\": %u", i ? "," : "", s->row);
           for (int k = 0; k < DW_N_SEQ_STATS; k++)
             {
-              g_string_append_printf (out, ", \"%s\": ", dw_seq_stat_name ((DwSeqStat)k));
-              tokens_number (out, s->stats[k]);
+              g_string_append_printf (out, ", \"%s\": ", dw_batch_tokens_stat_name ((DwSeqStat)k));
+              dw_cli_tokens_number (out, s->stats[k]);
             }
           g_string_append_c (out, '}');
         }
@@ -172,11 +173,11 @@ tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, GString 
       return 0;
     }
   g_string_append_printf (out, _ ("step %" PRId64 ": %" G_GSIZE_FORMAT " sequences by %s\n"),
-                          batch->step, batch->rows, dw_seq_stat_name (by));
+                          batch->step, batch->rows, dw_batch_tokens_stat_name (by));
   g_string_append_printf (out, "%5s", "seq");
   for (guint k = 0; k < G_N_ELEMENTS (shown); k++)
     g_string_append_printf (out, " %*s", k + 1 == G_N_ELEMENTS (shown) ? 17 : 10,
-                            dw_seq_stat_name (shown[k]));
+                            dw_batch_tokens_stat_name (shown[k]));
   g_string_append_c (out, '\n');
   for (guint i = 0; i < ranked->len && i < o->top; i++)
     {
@@ -192,7 +193,7 @@ tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, GString 
 
 /* --seq I: one sequence's tokens */
 static int
-tokens_sequence (const DwBatch *batch, guint row, const TokensOutput *o, GString *out)
+dw_cli_tokens_sequence (const DwBatch *batch, guint row, const TokensOutput *o, GString *out)
 {
   g_autoptr (GArray) tokens = NULL;
 
@@ -217,15 +218,15 @@ tokens_sequence (const DwBatch *batch, guint row, const TokensOutput *o, GString
             g_string_append_printf (out, "%" PRId64, t->token_id);
           else
             g_string_append (out, "null");
-          tokens_append_text (out, o, t->token_id, TRUE);
+          dw_cli_tokens_append_text (out, o, t->token_id, TRUE);
           g_string_append (out, ", \"old_log_prob\": ");
-          tokens_number (out, t->old_log_prob);
+          dw_cli_tokens_number (out, t->old_log_prob);
           g_string_append (out, ", \"rollout_log_prob\": ");
-          tokens_number (out, t->rollout_log_prob);
+          dw_cli_tokens_number (out, t->rollout_log_prob);
           g_string_append (out, ", \"log_ratio\": ");
-          tokens_number (out, t->log_ratio);
+          dw_cli_tokens_number (out, t->log_ratio);
           g_string_append (out, ", \"mask\": ");
-          tokens_number (out, t->mask);
+          dw_cli_tokens_number (out, t->mask);
           g_string_append_c (out, '}');
         }
       g_string_append (out, "]}\n");
@@ -242,7 +243,7 @@ tokens_sequence (const DwBatch *batch, guint row, const TokensOutput *o, GString
       g_string_append_printf (out, "%5u %10" PRId64 " %12.6g %12.6g %12.6g %4g%s", t->position,
                               t->token_id, t->old_log_prob, t->rollout_log_prob, t->log_ratio,
                               t->mask, bad ? " *" : "  ");
-      tokens_append_text (out, o, t->token_id, FALSE);
+      dw_cli_tokens_append_text (out, o, t->token_id, FALSE);
       g_string_append_c (out, '\n');
     }
   return 0;
@@ -296,7 +297,7 @@ dw_cli_tokens (int argc, char **argv)
                        "[--threshold T] [--tokenizer FILE] [--db FILE] [--format text|json]"));
       return 2;
     }
-  if (by_name && !dw_seq_stat_from_name (by_name, &by))
+  if (by_name && !dw_batch_tokens_stat_from_name (by_name, &by))
     {
       dw_cli_error ("tokens", _ ("unknown statistic '%s' (see --help)"), by_name);
       return 2;
@@ -334,7 +335,7 @@ dw_cli_tokens (int argc, char **argv)
       return 2;
     }
   if (step == G_MININT64)
-    rc = tokens_run (store, run, &o, out);
+    rc = dw_cli_tokens_run (store, run, &o, out);
   else
     {
       g_autoptr (DwBatch) batch = dw_store_load_batch (store, run->id, step, &error);
@@ -343,8 +344,8 @@ dw_cli_tokens (int argc, char **argv)
           dw_cli_error ("tokens", "%s", error->message);
           return g_error_matches (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND) ? 2 : 1;
         }
-      rc = seq >= 0 ? tokens_sequence (batch, (guint)MIN (seq, G_MAXUINT), &o, out)
-                    : tokens_step (batch, by, &o, out);
+      rc = seq >= 0 ? dw_cli_tokens_sequence (batch, (guint)MIN (seq, G_MAXUINT), &o, out)
+                    : dw_cli_tokens_step (batch, by, &o, out);
     }
   fputs (out->str, stdout);
   return rc;

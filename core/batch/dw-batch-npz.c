@@ -579,7 +579,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
   zip_int64_t n_entries;
   DwBatch *batch = NULL;
 
-  za = dw_zip_open (src, error);
+  za = dw_batch_zip_open (src, error);
   if (!za)
     return NULL;
 
@@ -599,12 +599,12 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       if (!dw_batch_tensor_wanted (tname))
         continue;
       ctx = g_strdup_printf ("member %s", mname);
-      if (!dw_zip_stat_member (za, (zip_uint64_t)i, src, ctx, &st, error))
+      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)i, src, ctx, &st, error))
         goto out;
       zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
       if (!zf)
         {
-          dw_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
+          dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
       {

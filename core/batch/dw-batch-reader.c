@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "dw-batch-private.h"
-#include "dw-batch-torch.h"
+#include "dw-batch-slime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +97,7 @@ static const struct
   gboolean (*sniff) (const guint8 *data, gsize len);
   DwBatch *(*read) (const DwSource *src, const char *path, GError **error);
 } batch_formats[] = {
-  { DW_BATCH_FORMAT_TORCH, "torch", sniff_torch, dw_torch_read },
+  { DW_BATCH_FORMAT_TORCH, "torch", sniff_torch, dw_batch_slime_read },
   { DW_BATCH_FORMAT_NPZ, "npz", sniff_zip, dw_npz_read },
   { DW_BATCH_FORMAT_NPY, "npy", sniff_npy, read_npy_cb },
   { DW_BATCH_FORMAT_SAFETENSORS, "safetensors", sniff_safetensors, read_safetensors_cb },

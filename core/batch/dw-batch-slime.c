@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dw-batch-slime.h"
 #include "dw-batch-torch.h"
 
 /* Per-token fields split by context parallelism in v1 dumps (slime actor.py / loss.py). */
@@ -41,7 +42,7 @@ typedef struct
 } Sample;
 
 static void
-sample_clear (gpointer data)
+dw_batch_slime_sample_clear (gpointer data)
 {
   Sample *s = data;
   g_free (s->old);
@@ -62,7 +63,7 @@ typedef struct
 } Ref;
 
 static const DwPickleValue *
-ref_value (const Ref *ref, const char *key)
+dw_batch_slime_ref_value (const Ref *ref, const char *key)
 {
   if (ref->dict)
     return dw_pickle_dict_lookup (ref->dict, key);
@@ -70,7 +71,7 @@ ref_value (const Ref *ref, const char *key)
 }
 
 static gboolean
-ref_number (const Ref *ref, const char *key, double *out)
+dw_batch_slime_ref_number (const Ref *ref, const char *key, double *out)
 {
   const DwPickleValue *v;
   guint64 n;
@@ -84,7 +85,7 @@ ref_number (const Ref *ref, const char *key, double *out)
       if (dw_pickle_value_tensor (v) && dw_pickle_value_tensor (v)->numel == 1)
         {
           DwDType dt;
-          g_autofree double *d = dw_torch_numbers (ref->file, v, key, &n, &dt, NULL);
+          g_autofree double *d = dw_batch_torch_numbers (ref->file, v, key, &n, &dt, NULL);
           if (d)
             *out = d[0];
           return d != NULL;
@@ -95,7 +96,7 @@ ref_number (const Ref *ref, const char *key, double *out)
 }
 
 static char *
-ref_where (const Ref *ref, const char *key)
+dw_batch_slime_ref_where (const Ref *ref, const char *key)
 {
   if (ref->dict)
     return g_strdup_printf ("%s.%s", ref->prefix, key);
@@ -104,26 +105,26 @@ ref_where (const Ref *ref, const char *key)
 
 /* An optional array field; FALSE only on error. */
 static gboolean
-ref_array (const Ref *ref, const char *key, double **out, guint64 *n, DwDType *dtype,
-           GError **error)
+dw_batch_slime_ref_array (const Ref *ref, const char *key, double **out, guint64 *n, DwDType *dtype,
+                          GError **error)
 {
-  const DwPickleValue *v = ref_value (ref, key);
+  const DwPickleValue *v = dw_batch_slime_ref_value (ref, key);
   g_autofree char *where = NULL;
 
   *out = NULL;
   *n = 0;
   if (v == NULL || dw_pickle_value_kind (v) == DW_PICKLE_NONE)
     return TRUE;
-  where = ref_where (ref, key);
-  *out = dw_torch_numbers (ref->file, v, where, n, dtype, error);
+  where = dw_batch_slime_ref_where (ref, key);
+  *out = dw_batch_torch_numbers (ref->file, v, where, n, dtype, error);
   return *out != NULL;
 }
 
 static gboolean
-ref_int (const Ref *ref, const char *key, gint64 *out)
+dw_batch_slime_ref_int (const Ref *ref, const char *key, gint64 *out)
 {
   double d;
-  if (!ref_number (ref, key, &d) || d != floor (d) || fabs (d) > 9e15)
+  if (!dw_batch_slime_ref_number (ref, key, &d) || d != floor (d) || fabs (d) > 9e15)
     return FALSE;
   *out = (gint64)d;
   return TRUE;
@@ -131,32 +132,34 @@ ref_int (const Ref *ref, const char *key, gint64 *out)
 
 /* Reads what a training sample holds. Lengths are checked later, after CP reassembly. */
 static gboolean
-sample_read (const Ref *ref, Sample *s, GError **error)
+dw_batch_slime_sample_read (const Ref *ref, Sample *s, GError **error)
 {
   DwDType dt;
   double idx;
 
   s->position = s->index = -1;
-  if (!ref_int (ref, "response_lengths", &s->resp) || s->resp < 0)
+  if (!dw_batch_slime_ref_int (ref, "response_lengths", &s->resp) || s->resp < 0)
     {
-      g_autofree char *where = ref_where (ref, "response_lengths");
-      g_autofree char *note = dw_torch_refused_note (ref->file);
-      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, dw_torch_get_name (ref->file),
+      g_autofree char *where = dw_batch_slime_ref_where (ref, "response_lengths");
+      g_autofree char *note = dw_batch_torch_refused_note (ref->file);
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, dw_batch_torch_get_name (ref->file),
                           "%s: missing or not a non-negative integer%s", where, note);
       return FALSE;
     }
-  if (!ref_int (ref, "total_lengths", &s->total))
+  if (!dw_batch_slime_ref_int (ref, "total_lengths", &s->total))
     s->total = -1;
-  if (!ref_array (ref, "log_probs", &s->old, &s->n_old, &s->old_dtype, error)
-      || !ref_array (ref, "rollout_log_probs", &s->roll, &s->n_roll, &s->roll_dtype, error)
-      || !ref_array (ref, "loss_masks", &s->mask, &s->n_mask, &dt, error)
-      || !ref_array (ref, "advantages", &s->adv, &s->n_adv, &dt, error)
-      || !ref_array (ref, "tokens", &s->tokens, &s->n_tokens, &dt, error))
+  if (!dw_batch_slime_ref_array (ref, "log_probs", &s->old, &s->n_old, &s->old_dtype, error)
+      || !dw_batch_slime_ref_array (ref, "rollout_log_probs", &s->roll, &s->n_roll, &s->roll_dtype,
+                                    error)
+      || !dw_batch_slime_ref_array (ref, "loss_masks", &s->mask, &s->n_mask, &dt, error)
+      || !dw_batch_slime_ref_array (ref, "advantages", &s->adv, &s->n_adv, &dt, error)
+      || !dw_batch_slime_ref_array (ref, "tokens", &s->tokens, &s->n_tokens, &dt, error))
     return FALSE;
-  s->has_reward = ref_number (ref, "rewards", &s->reward);
-  if (ref_number (ref, "rollout_position", &idx))
+  s->has_reward = dw_batch_slime_ref_number (ref, "rewards", &s->reward);
+  if (dw_batch_slime_ref_number (ref, "rollout_position", &idx))
     s->position = (gint64)idx;
-  if (ref_number (ref, "sample_index", &idx) || ref_number (ref, "sample_indices", &idx))
+  if (dw_batch_slime_ref_number (ref, "sample_index", &idx)
+      || dw_batch_slime_ref_number (ref, "sample_indices", &idx))
     s->index = (gint64)idx;
   if (s->total < 0 && s->tokens)
     s->total = (gint64)s->n_tokens;
@@ -172,10 +175,11 @@ typedef struct
 } CpSlice;
 
 static gboolean
-cp_slice (gint64 chunk_base, gint64 total, gint64 resp, guint cp, guint rank, CpSlice *out)
+dw_batch_slime_cp_slice (gint64 dw_batch_slime_chunk_base, gint64 total, gint64 resp, guint cp,
+                         guint rank, CpSlice *out)
 {
   gint64 prompt = total - resp;
-  gint64 chunk = (chunk_base + 2 * (gint64)cp - 1) / (2 * (gint64)cp);
+  gint64 chunk = (dw_batch_slime_chunk_base + 2 * (gint64)cp - 1) / (2 * (gint64)cp);
   gint64 c[2][2] = { { rank * chunk, (rank + 1) * chunk },
                      { (2 * (gint64)cp - rank - 1) * chunk, (2 * (gint64)cp - rank) * chunk } };
 
@@ -193,14 +197,15 @@ cp_slice (gint64 chunk_base, gint64 total, gint64 resp, guint cp, guint rank, Cp
 }
 
 static guint64
-cp_slice_length (const CpSlice *sl)
+dw_batch_slime_cp_slice_length (const CpSlice *sl)
 {
   return (guint64)(sl->end[0] - sl->start[0] + sl->end[1] - sl->start[1]);
 }
 
 /* Rebuilds a response-long array from the slices of ranks 0..cp-1; FALSE if they do not fit. */
 static double *
-cp_join (double *const *slices, const guint64 *lens, const CpSlice *sl, guint cp, gint64 resp)
+dw_batch_slime_cp_join (double *const *slices, const guint64 *lens, const CpSlice *sl, guint cp,
+                        gint64 resp)
 {
   g_autofree double *out = g_new0 (double, resp > 0 ? resp : 1);
   g_autofree guint8 *seen = g_new0 (guint8, resp > 0 ? resp : 1);
@@ -208,7 +213,7 @@ cp_join (double *const *slices, const guint64 *lens, const CpSlice *sl, guint cp
   for (guint r = 0; r < cp; r++)
     {
       guint64 k = 0;
-      if (lens[r] != cp_slice_length (&sl[r]) || (lens[r] && !slices[r]))
+      if (lens[r] != dw_batch_slime_cp_slice_length (&sl[r]) || (lens[r] && !slices[r]))
         return NULL;
       for (int part = 0; part < 2; part++)
         for (gint64 i = sl[r].start[part]; i < sl[r].end[part]; i++, k++)
@@ -229,7 +234,8 @@ cp_join (double *const *slices, const guint64 *lens, const CpSlice *sl, guint cp
 /* Samples → batch                                                                            */
 
 static gboolean
-check_len (const char *name, guint64 row, const char *field, guint64 n, gint64 resp, GError **error)
+dw_batch_slime_check_len (const char *name, guint64 row, const char *field, guint64 n, gint64 resp,
+                          GError **error)
 {
   if ((gint64)n == resp)
     return TRUE;
@@ -241,7 +247,7 @@ check_len (const char *name, guint64 row, const char *field, guint64 n, gint64 r
 }
 
 static DwDType
-wider_lp (DwDType a, DwDType b)
+dw_batch_slime_wider_lp (DwDType a, DwDType b)
 {
   static const DwDType order[] = { DW_DTYPE_BF16, DW_DTYPE_F16, DW_DTYPE_F32, DW_DTYPE_F64 };
   guint ia = 0, ib = 0;
@@ -256,7 +262,7 @@ wider_lp (DwDType a, DwDType b)
 }
 
 static DwBatch *
-batch_from_samples (const char *name, GArray *samples, gint64 step, GError **error)
+dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 step, GError **error)
 {
   g_autoptr (DwBatch) batch = NULL;
   guint64 rows = samples->len, cols = 0;
@@ -275,10 +281,12 @@ batch_from_samples (const char *name, GArray *samples, gint64 step, GError **err
                               b, !s->old ? "log_probs" : "rollout_log_probs");
           return NULL;
         }
-      if (!check_len (name, b, "log_probs", s->n_old, s->resp, error)
-          || !check_len (name, b, "rollout_log_probs", s->n_roll, s->resp, error)
-          || (s->mask && !check_len (name, b, "loss_masks", s->n_mask, s->resp, error))
-          || (s->adv && !check_len (name, b, "advantages", s->n_adv, s->resp, error)))
+      if (!dw_batch_slime_check_len (name, b, "log_probs", s->n_old, s->resp, error)
+          || !dw_batch_slime_check_len (name, b, "rollout_log_probs", s->n_roll, s->resp, error)
+          || (s->mask
+              && !dw_batch_slime_check_len (name, b, "loss_masks", s->n_mask, s->resp, error))
+          || (s->adv
+              && !dw_batch_slime_check_len (name, b, "advantages", s->n_adv, s->resp, error)))
         return NULL;
       if (s->tokens && (gint64)s->n_tokens < s->resp)
         {
@@ -290,7 +298,8 @@ batch_from_samples (const char *name, GArray *samples, gint64 step, GError **err
         }
       cols = MAX (cols, (guint64)s->resp);
       any_f64 = any_f64 || s->old_dtype == DW_DTYPE_F64 || s->roll_dtype == DW_DTYPE_F64;
-      narrowest = wider_lp (narrowest, wider_lp (s->old_dtype, s->roll_dtype));
+      narrowest = dw_batch_slime_wider_lp (narrowest,
+                                           dw_batch_slime_wider_lp (s->old_dtype, s->roll_dtype));
       any_adv = any_adv || s->adv;
       all_tokens = all_tokens && s->tokens;
       all_rewards = all_rewards && s->has_reward;
@@ -358,7 +367,7 @@ batch_from_samples (const char *name, GArray *samples, gint64 step, GError **err
 /* The rollout side: D/rollout_data/{id}.pt joined on the sample                              */
 
 static void
-join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
+dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
 {
   g_autofree char *dir = g_path_get_dirname (train_path);
   g_autofree char *parent = g_path_get_dirname (dir);
@@ -375,12 +384,12 @@ join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
   if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
     {
       DwSource src = { path, NULL, fd, (guint64)st.st_size };
-      file = dw_torch_open (&src, NULL);
+      file = dw_batch_torch_open (&src, NULL);
     }
   close (fd);
   if (!file)
     return; /* the rollout side is optional: the train dump alone is complete in v2 */
-  list = dw_pickle_dict_lookup (dw_torch_get_root (file), "samples");
+  list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
   for (guint i = 0; i < samples->len; i++)
     {
       Sample *s = &g_array_index (samples, Sample, i);
@@ -403,15 +412,16 @@ join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
         continue;
       ref.dict = rs;
       /* Python floats here; slime's trainer takes them .to(torch.float32) (actor.py) */
-      if (!s->roll && ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dt, NULL)
+      if (!s->roll
+          && dw_batch_slime_ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dt, NULL)
           && s->roll)
         s->roll_dtype = DW_DTYPE_F32;
       if (!s->mask)
-        ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dt, NULL);
+        dw_batch_slime_ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dt, NULL);
       if (!s->tokens)
-        ref_array (&ref, "tokens", &s->tokens, &s->n_tokens, &dt, NULL);
+        dw_batch_slime_ref_array (&ref, "tokens", &s->tokens, &s->n_tokens, &dt, NULL);
       if (!s->has_reward)
-        s->has_reward = ref_number (&ref, "reward", &s->reward);
+        s->has_reward = dw_batch_slime_ref_number (&ref, "reward", &s->reward);
     }
 }
 
@@ -419,17 +429,17 @@ join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
 /* v2: one file per rollout                                                                   */
 
 static DwBatch *
-read_v2 (DwTorchFile *file, const char *path, gint64 step, GError **error)
+dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError **error)
 {
-  const DwPickleValue *list = dw_pickle_dict_lookup (dw_torch_get_root (file), "samples");
+  const DwPickleValue *list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
   g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
   guint64 n = dw_pickle_seq_length (list);
 
-  g_array_set_clear_func (samples, sample_clear);
+  g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
   if (dw_pickle_value_kind (list) != DW_PICKLE_LIST)
     {
       g_autofree char *d = dw_pickle_value_describe (list);
-      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_torch_get_name (file),
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
                           "samples: expected a list, found %s", d);
       return NULL;
     }
@@ -441,17 +451,17 @@ read_v2 (DwTorchFile *file, const char *path, gint64 step, GError **error)
       if (dw_pickle_value_kind (ref.dict) != DW_PICKLE_DICT)
         {
           g_autofree char *d = dw_pickle_value_describe (ref.dict);
-          g_autofree char *note = dw_torch_refused_note (file);
-          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_torch_get_name (file),
+          g_autofree char *note = dw_batch_torch_refused_note (file);
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
                               "%s: expected a dict, found %s%s", prefix, d, note);
           return NULL;
         }
-      if (!sample_read (&ref, &g_array_index (samples, Sample, i), error))
+      if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
         return NULL;
     }
   if (path)
-    join_rollout (path, step, samples);
-  return batch_from_samples (dw_torch_get_name (file), samples, step, error);
+    dw_batch_slime_join_rollout (path, step, samples);
+  return dw_batch_slime_batch_from_samples (dw_batch_torch_get_name (file), samples, step, error);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -469,15 +479,15 @@ typedef struct
 } RankFile;
 
 static void
-rank_file_clear (gpointer data)
+dw_batch_slime_rank_file_clear (gpointer data)
 {
   RankFile *r = data;
-  dw_torch_close (r->file);
+  dw_batch_torch_close (r->file);
   g_free (r->signature);
 }
 
 static gint
-rank_file_cmp (gconstpointer a, gconstpointer b)
+dw_batch_slime_rank_file_cmp (gconstpointer a, gconstpointer b)
 {
   const RankFile *x = a, *y = b;
   return x->rank < y->rank ? -1 : x->rank > y->rank;
@@ -485,7 +495,7 @@ rank_file_cmp (gconstpointer a, gconstpointer b)
 
 /* The samples a rank holds, for grouping the ranks of one data-parallel group. */
 static char *
-rank_signature (const RankFile *r)
+dw_batch_slime_rank_signature (const RankFile *r)
 {
   GString *s = g_string_new (NULL);
   const char *keys[] = { "total_lengths", "response_lengths", "sample_indices" };
@@ -503,7 +513,7 @@ rank_signature (const RankFile *r)
 }
 
 static gboolean
-rank_file_load (const char *path, RankFile *r, GError **error)
+dw_batch_slime_rank_file_load (const char *path, RankFile *r, GError **error)
 {
   const DwPickleValue *root;
   struct stat st;
@@ -520,16 +530,16 @@ rank_file_load (const char *path, RankFile *r, GError **error)
     }
   {
     DwSource src = { path, NULL, fd, (guint64)st.st_size };
-    r->file = dw_torch_open (&src, error);
+    r->file = dw_batch_torch_open (&src, error);
   }
   close (fd);
   if (!r->file)
     return FALSE;
-  root = dw_torch_get_root (r->file);
+  root = dw_batch_torch_get_root (r->file);
   r->columns = dw_pickle_dict_lookup (root, "rollout_data");
   if (dw_pickle_value_kind (r->columns) != DW_PICKLE_DICT)
     {
-      g_autofree char *note = dw_torch_refused_note (r->file);
+      g_autofree char *note = dw_batch_torch_refused_note (r->file);
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, path,
                           "not a slime per-rank train dump (no rollout_data dict)%s", note);
       return FALSE;
@@ -541,13 +551,13 @@ rank_file_load (const char *path, RankFile *r, GError **error)
     = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_size"), &d) ? (gint64)d : -1;
   r->qkv_format = dw_pickle_value_str (dw_pickle_dict_lookup (root, "qkv_format"));
   r->n = dw_pickle_seq_length (dw_pickle_dict_lookup (r->columns, "response_lengths"));
-  r->signature = rank_signature (r);
+  r->signature = dw_batch_slime_rank_signature (r);
   return TRUE;
 }
 
 /* The rank files of rollout @id beside @path: "{id}_{rank}.pt", sorted by rank. */
 static GArray *
-rank_files_list (const char *path, gint64 *id, GError **error)
+dw_batch_slime_rank_files_list (const char *path, gint64 *id, GError **error)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
@@ -556,7 +566,7 @@ rank_files_list (const char *path, gint64 *id, GError **error)
   const char *entry;
   char *end = NULL;
 
-  g_array_set_clear_func (files, rank_file_clear);
+  g_array_set_clear_func (files, dw_batch_slime_rank_file_clear);
   *id = g_ascii_strtoll (base, &end, 10);
   if (end == base || *end != '_')
     {
@@ -581,22 +591,22 @@ rank_files_list (const char *path, gint64 *id, GError **error)
       if (e2 == end + 1 || strcmp (e2, ".pt") != 0 || erank < 0)
         continue;
       full = g_build_filename (dir, entry, NULL);
-      if (!rank_file_load (full, &r, error))
+      if (!dw_batch_slime_rank_file_load (full, &r, error))
         {
-          rank_file_clear (&r);
+          dw_batch_slime_rank_file_clear (&r);
           return NULL;
         }
       if (r.rank < 0)
         r.rank = erank;
       g_array_append_val (files, r);
     }
-  g_array_sort (files, rank_file_cmp);
+  g_array_sort (files, dw_batch_slime_rank_file_cmp);
   return g_steal_pointer (&files);
 }
 
 /* Per-sample chunk base: total_length (thd), or max_seq_len (miles bshd). */
 static gboolean
-chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **error)
+dw_batch_slime_chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **error)
 {
   double d;
 
@@ -611,7 +621,7 @@ chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **e
       *base = (gint64)d;
       return TRUE;
     }
-  dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_torch_get_name (r->file),
+  dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (r->file),
                       "cannot reassemble the context-parallel slices: qkv_format '%s' needs "
                       "max_seq_lens, which the dump does not hold",
                       r->qkv_format);
@@ -621,9 +631,9 @@ chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **e
 /* Joins one CP field of sample @i from the group's ranks (by cp rank); NULL, no error, when
  * the lengths do not fit this cp. */
 static gboolean
-join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key, gint64 total, gint64 resp,
-            gint64 base, double **out, guint64 *n_out, DwDType *dtype, gboolean *fits,
-            GError **error)
+dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key,
+                           gint64 total, gint64 resp, gint64 base, double **out, guint64 *n_out,
+                           DwDType *dtype, gboolean *fits, GError **error)
 {
   double *slices[64] = { 0 };
   guint64 lens[64] = { 0 };
@@ -635,9 +645,9 @@ join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key, gint64
   for (guint r = 0; r < cp && ok; r++)
     {
       Ref ref = { by_cp[r]->file, NULL, by_cp[r]->columns, i, "rollout_data" };
-      ok = ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
+      ok = dw_batch_slime_ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
       present = present || slices[r];
-      if (!cp_slice (base, total, resp, cp, r, &sl[r]))
+      if (!dw_batch_slime_cp_slice (base, total, resp, cp, r, &sl[r]))
         *fits = FALSE;
     }
   if (ok && present && *fits)
@@ -646,7 +656,7 @@ join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key, gint64
       if (strcmp (key, "loss_masks") == 0 && lens[0] == (guint64)resp)
         *out = g_memdup2 (slices[0], MAX (lens[0], 1) * sizeof (double));
       else
-        *out = cp_join (slices, lens, sl, cp, resp);
+        *out = dw_batch_slime_cp_join (slices, lens, sl, cp, resp);
       *n_out = (guint64)resp;
       *fits = *out != NULL;
     }
@@ -657,7 +667,8 @@ join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key, gint64
 
 /* One data-parallel group (ranks holding the same samples) → its samples, trying @cp. */
 static gboolean
-group_samples (GPtrArray *group, guint cp, GArray *samples, gboolean *fits, GError **error)
+dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gboolean *fits,
+                              GError **error)
 {
   RankFile *by_cp[64] = { 0 };
   guint tp = group->len / cp;
@@ -688,35 +699,36 @@ group_samples (GPtrArray *group, guint cp, GArray *samples, gboolean *fits, GErr
       DwDType dt;
       gboolean f1 = TRUE, f2 = TRUE, f3 = TRUE, f4 = TRUE;
 
-      if (!sample_read (&ref, &s, error))
+      if (!dw_batch_slime_sample_read (&ref, &s, error))
         {
-          sample_clear (&s);
+          dw_batch_slime_sample_clear (&s);
           return FALSE;
         }
       g_clear_pointer (&s.old, g_free);
       g_clear_pointer (&s.roll, g_free);
       g_clear_pointer (&s.adv, g_free);
       g_clear_pointer (&s.mask, g_free);
-      if (s.total < s.resp || !chunk_base (first, i, s.total, &base, error))
+      if (s.total < s.resp || !dw_batch_slime_chunk_base (first, i, s.total, &base, error))
         {
           if (s.total < s.resp)
-            dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_torch_get_name (first->file),
+            dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT,
+                                dw_batch_torch_get_name (first->file),
                                 "rollout_data.total_lengths[%" G_GUINT64_FORMAT
                                 "]: missing or shorter than the response",
                                 i);
-          sample_clear (&s);
+          dw_batch_slime_sample_clear (&s);
           return FALSE;
         }
-      if (!join_field (by_cp, cp, i, cp_fields[0], s.total, s.resp, base, &s.old, &s.n_old,
-                       &s.old_dtype, &f1, error)
-          || !join_field (by_cp, cp, i, cp_fields[1], s.total, s.resp, base, &s.roll, &s.n_roll,
-                          &s.roll_dtype, &f2, error)
-          || !join_field (by_cp, cp, i, cp_fields[2], s.total, s.resp, base, &s.adv, &s.n_adv, &dt,
-                          &f3, error)
-          || !join_field (by_cp, cp, i, "loss_masks", s.total, s.resp, base, &s.mask, &s.n_mask,
-                          &dt, &f4, error))
+      if (!dw_batch_slime_join_field (by_cp, cp, i, cp_fields[0], s.total, s.resp, base, &s.old,
+                                      &s.n_old, &s.old_dtype, &f1, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[1], s.total, s.resp, base, &s.roll,
+                                         &s.n_roll, &s.roll_dtype, &f2, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[2], s.total, s.resp, base, &s.adv,
+                                         &s.n_adv, &dt, &f3, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, "loss_masks", s.total, s.resp, base, &s.mask,
+                                         &s.n_mask, &dt, &f4, error))
         {
-          sample_clear (&s);
+          dw_batch_slime_sample_clear (&s);
           return FALSE;
         }
       g_array_append_val (samples, s);
@@ -731,14 +743,14 @@ group_samples (GPtrArray *group, guint cp, GArray *samples, gboolean *fits, GErr
 }
 
 static gint
-sample_index_cmp (gconstpointer a, gconstpointer b)
+dw_batch_slime_sample_index_cmp (gconstpointer a, gconstpointer b)
 {
   const Sample *x = a, *y = b;
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static DwBatch *
-read_rank_set (const char *path, GError **error)
+dw_batch_slime_read_rank_set (const char *path, GError **error)
 {
   g_autoptr (GArray) files = NULL;
   g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
@@ -748,8 +760,8 @@ read_rank_set (const char *path, GError **error)
   gboolean all_indexed = TRUE;
   gint64 id;
 
-  g_array_set_clear_func (samples, sample_clear);
-  files = rank_files_list (path, &id, error);
+  g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
+  files = dw_batch_slime_rank_files_list (path, &id, error);
   if (!files)
     return NULL;
   for (guint k = 0; k < files->len; k++)
@@ -773,7 +785,7 @@ read_rank_set (const char *path, GError **error)
 
       if (first->cp_size > 0)
         {
-          if (!group_samples (g, (guint)first->cp_size, samples, &fits, error))
+          if (!dw_batch_slime_group_samples (g, (guint)first->cp_size, samples, &fits, error))
             return g_string_free (tried, TRUE), NULL;
           g_string_append_printf (tried, "%" G_GINT64_FORMAT " (as the dump says)", first->cp_size);
         }
@@ -782,7 +794,7 @@ read_rank_set (const char *path, GError **error)
           {
             if (g->len % cp != 0)
               continue;
-            if (!group_samples (g, cp, samples, &fits, error))
+            if (!dw_batch_slime_group_samples (g, cp, samples, &fits, error))
               return g_string_free (tried, TRUE), NULL;
             g_string_append_printf (tried, "%s%u", tried->len ? ", " : "", cp);
           }
@@ -808,16 +820,16 @@ read_rank_set (const char *path, GError **error)
   for (guint i = 0; i < samples->len; i++)
     all_indexed = all_indexed && g_array_index (samples, Sample, i).index >= 0;
   if (all_indexed)
-    g_array_sort (samples, sample_index_cmp);
-  join_rollout (path, id, samples);
+    g_array_sort (samples, dw_batch_slime_sample_index_cmp);
+  dw_batch_slime_join_rollout (path, id, samples);
   {
     const RankFile *first = &g_array_index (files, RankFile, 0);
     double d;
     gint64 step = dw_pickle_value_number (
-                    dw_pickle_dict_lookup (dw_torch_get_root (first->file), "rollout_id"), &d)
+                    dw_pickle_dict_lookup (dw_batch_torch_get_root (first->file), "rollout_id"), &d)
                     ? (gint64)d
                     : id;
-    return batch_from_samples (path, samples, step, error);
+    return dw_batch_slime_batch_from_samples (path, samples, step, error);
   }
 }
 
@@ -825,20 +837,20 @@ read_rank_set (const char *path, GError **error)
 /* Entry point                                                                                */
 
 DwBatch *
-dw_torch_read (const DwSource *src, const char *path, GError **error)
+dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
 {
-  g_autoptr (DwTorchFile) file = dw_torch_open (src, error);
+  g_autoptr (DwTorchFile) file = dw_batch_torch_open (src, error);
   const DwPickleValue *root, *fv;
   gint64 step;
   double d;
 
   if (!file)
     return NULL;
-  root = dw_torch_get_root (file);
+  root = dw_batch_torch_get_root (file);
   if (dw_pickle_value_kind (root) != DW_PICKLE_DICT)
     {
       g_autofree char *desc = dw_pickle_value_describe (root);
-      g_autofree char *note = dw_torch_refused_note (file);
+      g_autofree char *note = dw_batch_torch_refused_note (file);
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "the pickled object is %s, not a slime dump's dict%s", desc, note);
       return NULL;
@@ -853,8 +865,8 @@ dw_torch_read (const DwSource *src, const char *path, GError **error)
       if (path && !(dw_pickle_value_number (cs, &d) && d == 1.0))
         {
           /* the whole per-rank set (also miles with cp > 1) */
-          g_clear_pointer (&file, dw_torch_close);
-          return read_rank_set (path, error);
+          g_clear_pointer (&file, dw_batch_torch_close);
+          return dw_batch_slime_read_rank_set (path, error);
         }
       else
         {
@@ -865,18 +877,18 @@ dw_torch_read (const DwSource *src, const char *path, GError **error)
           guint64 n = dw_pickle_seq_length (dw_pickle_dict_lookup (cols, "response_lengths"));
           if (path)
             {
-              g_clear_pointer (&file, dw_torch_close);
-              return read_rank_set (path, error);
+              g_clear_pointer (&file, dw_batch_torch_close);
+              return dw_batch_slime_read_rank_set (path, error);
             }
-          g_array_set_clear_func (samples, sample_clear);
+          g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
           g_array_set_size (samples, (guint)n);
           for (guint64 i = 0; i < n; i++)
             {
               Ref ref = { file, NULL, cols, i, "rollout_data" };
-              if (!sample_read (&ref, &g_array_index (samples, Sample, i), error))
+              if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
                 return NULL;
             }
-          return batch_from_samples (src->name, samples, step, error);
+          return dw_batch_slime_batch_from_samples (src->name, samples, step, error);
         }
     }
   if (fv && dw_pickle_value_number (fv, &d) && d != 2.0)
@@ -897,10 +909,10 @@ dw_torch_read (const DwSource *src, const char *path, GError **error)
                               "has the training engine's log_probs");
           return NULL;
         }
-      return read_v2 (file, path, step, error);
+      return dw_batch_slime_read_v2 (file, path, step, error);
     }
   {
-    g_autofree char *note = dw_torch_refused_note (file);
+    g_autofree char *note = dw_batch_torch_refused_note (file);
     dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                         "a torch file, but not a slime/miles dump (no 'samples' list nor "
                         "'rollout_data' dict)%s",
@@ -910,7 +922,7 @@ dw_torch_read (const DwSource *src, const char *path, GError **error)
 }
 
 gboolean
-dw_batch_torch_is_set_leader (const char *path)
+dw_batch_slime_is_set_leader (const char *path)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);

@@ -19,13 +19,13 @@ static const char *const seq_stat_names[DW_N_SEQ_STATS] = {
 };
 
 const char *
-dw_seq_stat_name (DwSeqStat stat)
+dw_batch_tokens_stat_name (DwSeqStat stat)
 {
   return stat < DW_N_SEQ_STATS ? seq_stat_names[stat] : "?";
 }
 
 gboolean
-dw_seq_stat_from_name (const char *name, DwSeqStat *stat)
+dw_batch_tokens_stat_from_name (const char *name, DwSeqStat *stat)
 {
   for (int i = 0; i < DW_N_SEQ_STATS; i++)
     if (g_strcmp0 (name, seq_stat_names[i]) == 0)
@@ -37,7 +37,7 @@ dw_seq_stat_from_name (const char *name, DwSeqStat *stat)
 }
 
 static double
-lp_value (const DwBatch *batch, const void *array, gsize index)
+dw_batch_tokens_lp_value (const DwBatch *batch, const void *array, gsize index)
 {
   return batch->lp_dtype == DW_DTYPE_F64 ? ((const double *)array)[index]
                                          : ((const float *)array)[index];
@@ -47,7 +47,7 @@ lp_value (const DwBatch *batch, const void *array, gsize index)
 /* Ranking sequences                                                                          */
 
 static gint
-ranked_cmp (gconstpointer a, gconstpointer b, gpointer user_data)
+dw_batch_tokens_ranked_cmp (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   const DwSeqRanked *x = a, *y = b;
   DwSeqStat by = GPOINTER_TO_INT (user_data);
@@ -85,8 +85,8 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
           gsize i = r * batch->cols + t;
           if (dw_batch_mask_value (batch, i) != 0.0)
             {
-              double l = lp_value (batch, batch->old_log_prob, i)
-                         - lp_value (batch, batch->rollout_log_prob, i);
+              double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
+                         - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
               if (fabs (l) > max_abs || isnan (l))
                 max_abs = isnan (l) ? NAN : fabs (l);
               if (isnan (max_abs))
@@ -98,7 +98,7 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
       s.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[r] : NAN;
       g_array_append_val (out, s);
     }
-  g_array_sort_with_data (out, ranked_cmp, GINT_TO_POINTER (by));
+  g_array_sort_with_data (out, dw_batch_tokens_ranked_cmp, GINT_TO_POINTER (by));
   return out;
 }
 
@@ -122,8 +122,8 @@ dw_batch_tokens_sequence (const DwBatch *batch, guint row)
       DwTokenRow tr;
       tr.position = (guint)t;
       tr.token_id = batch->token_ids ? batch->token_ids[i] : -1;
-      tr.old_log_prob = lp_value (batch, batch->old_log_prob, i);
-      tr.rollout_log_prob = lp_value (batch, batch->rollout_log_prob, i);
+      tr.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i);
+      tr.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
       tr.log_ratio = tr.old_log_prob - tr.rollout_log_prob;
       tr.mask = dw_batch_mask_value (batch, i);
       g_array_append_val (out, tr);
@@ -142,7 +142,7 @@ struct _DwCatastrophes
 };
 
 static void
-catastrophic_token_free (gpointer data)
+dw_batch_tokens_catastrophic_token_free (gpointer data)
 {
   DwCatastrophicToken *t = data;
   g_array_unref (t->steps);
@@ -151,17 +151,17 @@ catastrophic_token_free (gpointer data)
 }
 
 DwCatastrophes *
-dw_catastrophes_new (double threshold)
+dw_batch_tokens_catastrophes_new (double threshold)
 {
   DwCatastrophes *self = g_new0 (DwCatastrophes, 1);
   self->threshold = threshold;
-  self->by_token
-    = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, catastrophic_token_free);
+  self->by_token = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                          dw_batch_tokens_catastrophic_token_free);
   return self;
 }
 
 void
-dw_catastrophes_free (DwCatastrophes *self)
+dw_batch_tokens_catastrophes_free (DwCatastrophes *self)
 {
   if (self == NULL)
     return;
@@ -170,7 +170,7 @@ dw_catastrophes_free (DwCatastrophes *self)
 }
 
 gboolean
-dw_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
+dw_batch_tokens_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
 {
   gsize n = batch->rows * batch->cols;
 
@@ -184,7 +184,8 @@ dw_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
 
       if (dw_batch_mask_value (batch, i) == 0.0)
         continue;
-      l = lp_value (batch, batch->old_log_prob, i) - lp_value (batch, batch->rollout_log_prob, i);
+      l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
+          - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
       if (!(fabs (l) > self->threshold)) /* NaN counts too: a broken token is catastrophic */
         if (!isnan (l))
           continue;
@@ -213,13 +214,13 @@ dw_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
 }
 
 guint64
-dw_catastrophes_get_total (const DwCatastrophes *self)
+dw_batch_tokens_catastrophes_get_total (const DwCatastrophes *self)
 {
   return self->total;
 }
 
 static gint
-catastrophic_cmp (gconstpointer a, gconstpointer b)
+dw_batch_tokens_catastrophic_cmp (gconstpointer a, gconstpointer b)
 {
   const DwCatastrophicToken *x = *(DwCatastrophicToken *const *)a;
   const DwCatastrophicToken *y = *(DwCatastrophicToken *const *)b;
@@ -230,17 +231,17 @@ catastrophic_cmp (gconstpointer a, gconstpointer b)
 }
 
 GPtrArray *
-dw_catastrophes_top (const DwCatastrophes *self, guint top)
+dw_batch_tokens_catastrophes_top (const DwCatastrophes *self, guint top)
 {
   GPtrArray *all = g_ptr_array_new ();
-  GPtrArray *out = g_ptr_array_new_with_free_func (catastrophic_token_free);
+  GPtrArray *out = g_ptr_array_new_with_free_func (dw_batch_tokens_catastrophic_token_free);
   GHashTableIter it;
   gpointer value;
 
   g_hash_table_iter_init (&it, self->by_token);
   while (g_hash_table_iter_next (&it, NULL, &value))
     g_ptr_array_add (all, value);
-  g_ptr_array_sort (all, catastrophic_cmp);
+  g_ptr_array_sort (all, dw_batch_tokens_catastrophic_cmp);
   for (guint i = 0; i < all->len && i < top; i++)
     {
       const DwCatastrophicToken *src = g_ptr_array_index (all, i);

@@ -34,8 +34,8 @@ typedef enum
 } DwSeqStat;
 
 /* "k1_sum", "k3_mean", "k2_max", "max_abs_log_ratio", "length", "reward", … */
-const char *dw_seq_stat_name (DwSeqStat stat);
-gboolean dw_seq_stat_from_name (const char *name, DwSeqStat *stat);
+const char *dw_batch_tokens_stat_name (DwSeqStat stat);
+gboolean dw_batch_tokens_stat_from_name (const char *name, DwSeqStat *stat);
 
 typedef struct
 {
@@ -71,13 +71,13 @@ typedef struct
   GArray *counts; /* guint64, parallel to @steps */
 } DwCatastrophicToken;
 
-DwCatastrophes *dw_catastrophes_new (double threshold);
-void dw_catastrophes_free (DwCatastrophes *self);
+DwCatastrophes *dw_batch_tokens_catastrophes_new (double threshold);
+void dw_batch_tokens_catastrophes_free (DwCatastrophes *self);
 /* Adds @batch's tokens; FALSE (nothing added) when it has no token ids. */
-gboolean dw_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step);
-guint64 dw_catastrophes_get_total (const DwCatastrophes *self);
+gboolean dw_batch_tokens_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step);
+guint64 dw_batch_tokens_catastrophes_get_total (const DwCatastrophes *self);
 /* The @top token ids by count (ties by id), each a DwCatastrophicToken owned by the array. */
-GPtrArray *dw_catastrophes_top (const DwCatastrophes *self, guint top);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwCatastrophes, dw_catastrophes_free)
+GPtrArray *dw_batch_tokens_catastrophes_top (const DwCatastrophes *self, guint top);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwCatastrophes, dw_batch_tokens_catastrophes_free)
 
 G_END_DECLS

@@ -28,7 +28,7 @@ struct _DwTorchFile
 };
 
 void
-dw_torch_close (DwTorchFile *file)
+dw_batch_torch_close (DwTorchFile *file)
 {
   if (file == NULL)
     return;
@@ -43,7 +43,7 @@ dw_torch_close (DwTorchFile *file)
 }
 
 static gboolean
-find_pickle (DwTorchFile *file, zip_uint64_t *index, GError **error)
+dw_batch_torch_find_pickle (DwTorchFile *file, zip_uint64_t *index, GError **error)
 {
   zip_int64_t n = zip_get_num_entries (file->za, 0);
 
@@ -64,7 +64,7 @@ find_pickle (DwTorchFile *file, zip_uint64_t *index, GError **error)
 }
 
 static void
-read_byteorder (DwTorchFile *file)
+dw_batch_torch_read_byteorder (DwTorchFile *file)
 {
   g_autofree char *mname = g_strdup_printf ("%s/byteorder", file->prefix);
   zip_int64_t idx = zip_name_locate (file->za, mname, ZIP_FL_ENC_RAW);
@@ -73,12 +73,12 @@ read_byteorder (DwTorchFile *file)
 
   if (idx < 0)
     return; /* before torch 2.1: native order, little-endian on every machine torch runs */
-  buf = dw_zip_read_member (file->za, (zip_uint64_t)idx, &file->src, mname, &len, NULL);
+  buf = dw_batch_zip_read_member (file->za, (zip_uint64_t)idx, &file->src, mname, &len, NULL);
   file->big_endian = buf && len >= 3 && memcmp (buf, "big", 3) == 0;
 }
 
 DwTorchFile *
-dw_torch_open (const DwSource *src, GError **error)
+dw_batch_torch_open (const DwSource *src, GError **error)
 {
   g_autoptr (DwTorchFile) file = g_new0 (DwTorchFile, 1);
   g_autofree guint8 *pkl = NULL;
@@ -89,14 +89,14 @@ dw_torch_open (const DwSource *src, GError **error)
   file->name = g_strdup (src->name);
   file->src = *src;
   file->src.name = file->name;
-  file->za = dw_zip_open (src, error);
-  if (!file->za || !find_pickle (file, &index, error))
+  file->za = dw_batch_zip_open (src, error);
+  if (!file->za || !dw_batch_torch_find_pickle (file, &index, error))
     return NULL;
   ctx = g_strdup_printf ("member %s/data.pkl", file->prefix);
-  pkl = dw_zip_read_member (file->za, index, &file->src, ctx, &len, error);
+  pkl = dw_batch_zip_read_member (file->za, index, &file->src, ctx, &len, error);
   if (!pkl)
     return NULL;
-  read_byteorder (file);
+  dw_batch_torch_read_byteorder (file);
   {
     g_autofree char *pname = g_strdup_printf ("%s: %s", file->name, ctx);
     GError *local = NULL;
@@ -114,19 +114,19 @@ dw_torch_open (const DwSource *src, GError **error)
 }
 
 const char *
-dw_torch_get_name (const DwTorchFile *file)
+dw_batch_torch_get_name (const DwTorchFile *file)
 {
   return file->name;
 }
 
 const DwPickleValue *
-dw_torch_get_root (const DwTorchFile *file)
+dw_batch_torch_get_root (const DwTorchFile *file)
 {
   return dw_pickle_get_root (file->pickle);
 }
 
 char *
-dw_torch_refused_note (const DwTorchFile *file)
+dw_batch_torch_refused_note (const DwTorchFile *file)
 {
   const GPtrArray *refused = dw_pickle_get_refused (file->pickle);
   GString *s;
@@ -140,7 +140,8 @@ dw_torch_refused_note (const DwTorchFile *file)
 }
 
 static GBytes *
-load_storage (DwTorchFile *file, const DwPickleTensor *t, const char *where, GError **error)
+dw_batch_torch_load_storage (DwTorchFile *file, const DwPickleTensor *t, const char *where,
+                             GError **error)
 {
   GBytes *bytes = g_hash_table_lookup (file->storages, t->storage_key);
   g_autofree char *mname = NULL;
@@ -170,7 +171,7 @@ load_storage (DwTorchFile *file, const DwPickleTensor *t, const char *where, GEr
         dw_batch_reader_get_max_bytes ());
       return NULL;
     }
-  buf = dw_zip_read_member (file->za, (zip_uint64_t)idx, &file->src, ctx, &len, error);
+  buf = dw_batch_zip_read_member (file->za, (zip_uint64_t)idx, &file->src, ctx, &len, error);
   if (!buf)
     return NULL;
   if (len < want)
@@ -190,10 +191,10 @@ load_storage (DwTorchFile *file, const DwPickleTensor *t, const char *where, GEr
 }
 
 static double *
-tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const char *where, guint64 *n,
-                GError **error)
+dw_batch_torch_tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const char *where,
+                               guint64 *n, GError **error)
 {
-  GBytes *bytes = load_storage (file, t, where, error);
+  GBytes *bytes = dw_batch_torch_load_storage (file, t, where, error);
   const guint8 *base;
   gsize es = dw_dtype_size (t->dtype);
   guint64 idx[8] = { 0 };
@@ -226,8 +227,8 @@ tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const char *where, g
 }
 
 double *
-dw_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const char *where, guint64 *n,
-                  DwDType *src_dtype, GError **error)
+dw_batch_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const char *where,
+                        guint64 *n, DwDType *src_dtype, GError **error)
 {
   const DwPickleTensor *t = dw_pickle_value_tensor (value);
   DwPickleKind kind = dw_pickle_value_kind (value);
@@ -235,7 +236,7 @@ dw_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const char *whe
   if (t)
     {
       *src_dtype = t->dtype;
-      return tensor_numbers (file, t, where, n, error);
+      return dw_batch_torch_tensor_numbers (file, t, where, n, error);
     }
   if (value && (kind == DW_PICKLE_LIST || kind == DW_PICKLE_TUPLE))
     {
@@ -262,7 +263,7 @@ dw_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const char *whe
     }
   {
     g_autofree char *d = dw_pickle_value_describe (value);
-    g_autofree char *note = dw_torch_refused_note (file);
+    g_autofree char *note = dw_batch_torch_refused_note (file);
     dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, file->name,
                         "%s: expected a tensor or a list of numbers, found %s%s", where, d, note);
   }

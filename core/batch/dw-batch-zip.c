@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 void
-dw_zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze, guint64 size)
+dw_batch_zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze,
+                   guint64 size)
 {
   int code = zip_error_code_zip (ze);
   DwBatchError e = DW_BATCH_ERROR_CORRUPT;
@@ -40,7 +41,7 @@ dw_zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze
 }
 
 zip_t *
-dw_zip_open (const DwSource *src, GError **error)
+dw_batch_zip_open (const DwSource *src, GError **error)
 {
   zip_error_t ze;
   zip_source_t *zs;
@@ -67,7 +68,7 @@ dw_zip_open (const DwSource *src, GError **error)
     zs = zip_source_buffer_create (src->mem, src->size, 0, &ze);
   if (!zs)
     {
-      dw_zip_fail (error, src->name, "zip archive", &ze, src->size);
+      dw_batch_zip_fail (error, src->name, "zip archive", &ze, src->size);
       zip_error_fini (&ze);
       return NULL;
     }
@@ -75,7 +76,7 @@ dw_zip_open (const DwSource *src, GError **error)
   if (!za)
     {
       zip_source_free (zs);
-      dw_zip_fail (error, src->name, "zip archive", &ze, src->size);
+      dw_batch_zip_fail (error, src->name, "zip archive", &ze, src->size);
       zip_error_fini (&ze);
       return NULL;
     }
@@ -84,15 +85,15 @@ dw_zip_open (const DwSource *src, GError **error)
 }
 
 gboolean
-dw_zip_stat_member (zip_t *za, zip_uint64_t index, const DwSource *src, const char *ctx,
-                    zip_stat_t *st, GError **error)
+dw_batch_zip_stat_member (zip_t *za, zip_uint64_t index, const DwSource *src, const char *ctx,
+                          zip_stat_t *st, GError **error)
 {
   const zip_uint64_t want = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
 
   zip_stat_init (st);
   if (zip_stat_index (za, index, 0, st) < 0 || (st->valid & want) != want)
     {
-      dw_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
+      dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
       return FALSE;
     }
   if (st->comp_method != ZIP_CM_STORE && st->comp_method != ZIP_CM_DEFLATE)
@@ -125,8 +126,8 @@ dw_zip_stat_member (zip_t *za, zip_uint64_t index, const DwSource *src, const ch
 }
 
 guint8 *
-dw_zip_read_member (zip_t *za, zip_uint64_t index, const DwSource *src, const char *ctx,
-                    guint64 *len, GError **error)
+dw_batch_zip_read_member (zip_t *za, zip_uint64_t index, const DwSource *src, const char *ctx,
+                          guint64 *len, GError **error)
 {
   zip_stat_t st;
   zip_file_t *zf;
@@ -134,7 +135,7 @@ dw_zip_read_member (zip_t *za, zip_uint64_t index, const DwSource *src, const ch
   guint64 done = 0;
   guint8 extra;
 
-  if (!dw_zip_stat_member (za, index, src, ctx, &st, error))
+  if (!dw_batch_zip_stat_member (za, index, src, ctx, &st, error))
     return NULL;
   buf = g_try_malloc (st.size ? st.size : 1);
   if (!buf)
@@ -147,7 +148,7 @@ dw_zip_read_member (zip_t *za, zip_uint64_t index, const DwSource *src, const ch
   zf = zip_fopen_index (za, index, 0);
   if (!zf)
     {
-      dw_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
+      dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
       return NULL;
     }
   while (done < st.size)

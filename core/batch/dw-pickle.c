@@ -81,7 +81,7 @@ typedef struct
 /* Values                                                                                     */
 
 static void
-value_free (DwPickleValue *v)
+dw_pickle_value_free (DwPickleValue *v)
 {
   switch (v->kind)
     {
@@ -120,11 +120,11 @@ value_free (DwPickleValue *v)
   g_free (v);
 }
 
-static gboolean machine_fail (Machine *m, DwBatchError code, const char *format, ...)
+static gboolean dw_pickle_machine_fail (Machine *m, DwBatchError code, const char *format, ...)
   G_GNUC_PRINTF (3, 4);
 
 static gboolean
-machine_fail (Machine *m, DwBatchError code, const char *format, ...)
+dw_pickle_machine_fail (Machine *m, DwBatchError code, const char *format, ...)
 {
   va_list args;
   g_autofree char *msg = NULL;
@@ -139,23 +139,23 @@ machine_fail (Machine *m, DwBatchError code, const char *format, ...)
 
 /* Counts @n more bytes of value memory against the limit. */
 static gboolean
-machine_charge (Machine *m, guint64 n)
+dw_pickle_machine_charge (Machine *m, guint64 n)
 {
   m->pk->bytes += n;
   if (m->pk->bytes > m->pk->max_bytes)
-    return machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
-                         "the pickle needs more than %" G_GUINT64_FORMAT
-                         " bytes of memory to hold its values (the reader's limit)",
-                         m->pk->max_bytes);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
+                                   "the pickle needs more than %" G_GUINT64_FORMAT
+                                   " bytes of memory to hold its values (the reader's limit)",
+                                   m->pk->max_bytes);
   return TRUE;
 }
 
 static DwPickleValue *
-value_new (Machine *m, DwPickleKind kind)
+dw_pickle_value_new (Machine *m, DwPickleKind kind)
 {
   DwPickleValue *v;
 
-  if (!machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
+  if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
     return NULL;
   v = g_new0 (DwPickleValue, 1);
   v->kind = kind;
@@ -173,30 +173,30 @@ value_new (Machine *m, DwPickleKind kind)
 
 /* Frees a scalar that nothing else refers to (it was folded into a compact list). */
 static void
-value_release (Machine *m, DwPickleValue *v)
+dw_pickle_value_release (Machine *m, DwPickleValue *v)
 {
   if (v->memoized)
     return;
   g_ptr_array_index (m->pk->arena, v->slot) = NULL;
-  value_free (v);
+  dw_pickle_value_free (v);
   m->pk->bytes -= sizeof (DwPickleValue); /* the arena slot stays charged */
 }
 
 static gboolean
-adopt_child (Machine *m, DwPickleValue *parent, const DwPickleValue *child)
+dw_pickle_adopt_child (Machine *m, DwPickleValue *parent, const DwPickleValue *child)
 {
   if (child->depth + 1 > parent->depth)
     parent->depth = child->depth + 1;
   if (parent->depth > DW_PICKLE_MAX_DEPTH)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                         "containers nested deeper than %d levels (a training dump nests "
-                         "a handful)",
-                         DW_PICKLE_MAX_DEPTH);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "containers nested deeper than %d levels (a training dump nests "
+                                   "a handful)",
+                                   DW_PICKLE_MAX_DEPTH);
   return TRUE;
 }
 
 static gboolean
-is_plain_number (const DwPickleValue *v)
+dw_pickle_is_plain_number (const DwPickleValue *v)
 {
   return !v->memoized
          && (v->kind == DW_PICKLE_FLOAT
@@ -206,7 +206,7 @@ is_plain_number (const DwPickleValue *v)
 
 /* A compact list gets a real element: its numbers become values first. */
 static gboolean
-seq_expand (Machine *m, DwPickleValue *seq)
+dw_pickle_seq_expand (Machine *m, DwPickleValue *seq)
 {
   GArray *nums = seq->u.seq.nums;
 
@@ -217,8 +217,9 @@ seq_expand (Machine *m, DwPickleValue *seq)
   for (guint i = 0; i < nums->len; i++)
     {
       double d = g_array_index (nums, double, i);
-      DwPickleValue *v = value_new (m, seq->u.seq.nums_int ? DW_PICKLE_INT : DW_PICKLE_FLOAT);
-      if (!v || !machine_charge (m, sizeof (gpointer)))
+      DwPickleValue *v
+        = dw_pickle_value_new (m, seq->u.seq.nums_int ? DW_PICKLE_INT : DW_PICKLE_FLOAT);
+      if (!v || !dw_pickle_machine_charge (m, sizeof (gpointer)))
         {
           g_array_unref (nums);
           return FALSE;
@@ -234,11 +235,11 @@ seq_expand (Machine *m, DwPickleValue *seq)
 }
 
 static gboolean
-seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
+dw_pickle_seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
 {
   gboolean empty = (seq->u.seq.items && seq->u.seq.items->len == 0) || seq->u.seq.nums;
 
-  if (seq->kind == DW_PICKLE_LIST && empty && is_plain_number (item)
+  if (seq->kind == DW_PICKLE_LIST && empty && dw_pickle_is_plain_number (item)
       && (seq->u.seq.nums == NULL || seq->u.seq.nums_int == (item->kind == DW_PICKLE_INT)))
     {
       double d = item->kind == DW_PICKLE_INT ? (double)item->u.i : item->u.f;
@@ -249,22 +250,23 @@ seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
           seq->u.seq.nums = g_array_new (FALSE, FALSE, sizeof (double));
           seq->u.seq.nums_int = item->kind == DW_PICKLE_INT;
         }
-      if (!machine_charge (m, sizeof (double)))
+      if (!dw_pickle_machine_charge (m, sizeof (double)))
         return FALSE;
       g_array_append_val (seq->u.seq.nums, d);
-      value_release (m, item);
+      dw_pickle_value_release (m, item);
       return TRUE;
     }
-  if (!seq_expand (m, seq) || !machine_charge (m, sizeof (gpointer)) || !adopt_child (m, seq, item))
+  if (!dw_pickle_seq_expand (m, seq) || !dw_pickle_machine_charge (m, sizeof (gpointer))
+      || !dw_pickle_adopt_child (m, seq, item))
     return FALSE;
   g_ptr_array_add (seq->u.seq.items, item);
   return TRUE;
 }
 
 static gboolean
-dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickleValue *val)
+dw_pickle_dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickleValue *val)
 {
-  if (!machine_charge (m, 2 * sizeof (gpointer)) || !adopt_child (m, dict, val))
+  if (!dw_pickle_machine_charge (m, 2 * sizeof (gpointer)) || !dw_pickle_adopt_child (m, dict, val))
     return FALSE;
   /* a repeated string key replaces the earlier value, as in Python */
   if (key->kind == DW_PICKLE_STR)
@@ -287,25 +289,25 @@ dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickleValue *va
 /* Reading the stream                                                                         */
 
 static gboolean
-take (Machine *m, gsize n, const guint8 **out)
+dw_pickle_take (Machine *m, gsize n, const guint8 **out)
 {
   if (n > m->len - m->pos)
-    return machine_fail (m, DW_BATCH_ERROR_TRUNCATED,
-                         "the pickle ends inside an opcode (needs %" G_GSIZE_FORMAT
-                         " more bytes, %" G_GSIZE_FORMAT " left)",
-                         n, m->len - m->pos);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TRUNCATED,
+                                   "the pickle ends inside an opcode (needs %" G_GSIZE_FORMAT
+                                   " more bytes, %" G_GSIZE_FORMAT " left)",
+                                   n, m->len - m->pos);
   *out = m->data + m->pos;
   m->pos += n;
   return TRUE;
 }
 
 static gboolean
-take_uint (Machine *m, guint width, guint64 *out)
+dw_pickle_take_uint (Machine *m, guint width, guint64 *out)
 {
   const guint8 *p = NULL;
   guint64 v = 0;
 
-  if (!take (m, width, &p))
+  if (!dw_pickle_take (m, width, &p))
     return FALSE;
   for (guint i = 0; i < width; i++)
     v |= (guint64)p[i] << (8 * i);
@@ -315,20 +317,20 @@ take_uint (Machine *m, guint width, guint64 *out)
 
 /* A text line (protocol 0 arguments), without its newline. */
 static gboolean
-take_line (Machine *m, char **out)
+dw_pickle_take_line (Machine *m, char **out)
 {
   const guint8 *start = m->data + m->pos;
   const guint8 *nl = memchr (start, '\n', m->len - m->pos);
 
   if (nl == NULL || nl - start > 4096)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "text argument without a newline");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "text argument without a newline");
   *out = g_strndup ((const char *)start, (gsize)(nl - start));
   m->pos += (gsize)(nl - start) + 1;
   return TRUE;
 }
 
 static gboolean
-push (Machine *m, DwPickleValue *v)
+dw_pickle_push (Machine *m, DwPickleValue *v)
 {
   if (v == NULL)
     return FALSE;
@@ -338,14 +340,14 @@ push (Machine *m, DwPickleValue *v)
 }
 
 static DwPickleValue *
-pop (Machine *m)
+dw_pickle_pop (Machine *m)
 {
   DwPickleValue *v;
   guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
 
   if (m->stack->len <= floor)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
       return NULL;
     }
   v = g_ptr_array_index (m->stack, m->stack->len - 1);
@@ -354,13 +356,13 @@ pop (Machine *m)
 }
 
 static DwPickleValue *
-top (Machine *m)
+dw_pickle_top (Machine *m)
 {
   guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
 
   if (m->stack->len <= floor)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
       return NULL;
     }
   return g_ptr_array_index (m->stack, m->stack->len - 1);
@@ -368,53 +370,53 @@ top (Machine *m)
 
 /* Start of the items above the last MARK; the mark is removed. */
 static gboolean
-pop_mark (Machine *m, guint *start)
+dw_pickle_pop_mark (Machine *m, guint *start)
 {
   if (m->marks->len == 0)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "no MARK on the stack");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "no MARK on the stack");
   *start = g_array_index (m->marks, guint, m->marks->len - 1);
   g_array_set_size (m->marks, m->marks->len - 1);
   return TRUE;
 }
 
 static gboolean
-push_str (Machine *m, gsize n, gboolean is_text)
+dw_pickle_push_str (Machine *m, gsize n, gboolean is_text)
 {
   const guint8 *p = NULL;
   DwPickleValue *v;
 
-  if (!take (m, n, &p) || !machine_charge (m, n + 1))
+  if (!dw_pickle_take (m, n, &p) || !dw_pickle_machine_charge (m, n + 1))
     return FALSE;
   if (is_text && !g_utf8_validate ((const char *)p, (gssize)n, NULL))
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "string is not valid UTF-8");
-  v = value_new (m, DW_PICKLE_STR);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "string is not valid UTF-8");
+  v = dw_pickle_value_new (m, DW_PICKLE_STR);
   if (!v)
     return FALSE;
   v->u.str.s = g_strndup ((const char *)p, n);
   v->u.str.len = n;
   if (n && memchr (p, 0, n))
     memcpy (v->u.str.s, p, n); /* g_strndup stopped at the NUL */
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-push_int (Machine *m, gint64 i)
+dw_pickle_push_int (Machine *m, gint64 i)
 {
-  DwPickleValue *v = value_new (m, DW_PICKLE_INT);
+  DwPickleValue *v = dw_pickle_value_new (m, DW_PICKLE_INT);
   if (!v)
     return FALSE;
   v->u.i = i;
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 /* LONG1/LONG4: little-endian two's complement of @n bytes; more than 8 do not fit. */
 static gboolean
-push_long (Machine *m, gsize n)
+dw_pickle_push_long (Machine *m, gsize n)
 {
   const guint8 *p = NULL;
   guint64 u = 0;
 
-  if (!take (m, n, &p))
+  if (!dw_pickle_take (m, n, &p))
     return FALSE;
   if (n > 8)
     {
@@ -422,15 +424,16 @@ push_long (Machine *m, gsize n)
       guint8 ext = (p[7] & 0x80) ? 0xff : 0x00;
       for (gsize i = 8; i < n; i++)
         if (p[i] != ext)
-          return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                               "integer of %" G_GSIZE_FORMAT " bytes does not fit in 64 bits", n);
+          return dw_pickle_machine_fail (
+            m, DW_BATCH_ERROR_CORRUPT,
+            "integer of %" G_GSIZE_FORMAT " bytes does not fit in 64 bits", n);
       n = 8;
     }
   for (gsize i = 0; i < n; i++)
     u |= (guint64)p[i] << (8 * i);
   if (n > 0 && n < 8 && (p[n - 1] & 0x80))
     u |= ~G_GUINT64_CONSTANT (0) << (8 * n);
-  return push_int (m, (gint64)u);
+  return dw_pickle_push_int (m, (gint64)u);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -455,7 +458,7 @@ static const char *const allowed_globals[] = {
 };
 
 static gboolean
-storage_dtype (const char *global, DwDType *dtype)
+dw_pickle_storage_dtype (const char *global, DwDType *dtype)
 {
   if (!g_str_has_prefix (global, "torch."))
     return FALSE;
@@ -469,7 +472,7 @@ storage_dtype (const char *global, DwDType *dtype)
 }
 
 static gboolean
-push_global (Machine *m, const char *module, const char *name)
+dw_pickle_push_global (Machine *m, const char *module, const char *name)
 {
   g_autofree char *full = g_strdup_printf ("%s.%s", module, name);
   gboolean allowed = FALSE;
@@ -478,7 +481,7 @@ push_global (Machine *m, const char *module, const char *name)
 
   for (guint i = 0; i < G_N_ELEMENTS (allowed_globals); i++)
     allowed = allowed || strcmp (full, allowed_globals[i]) == 0;
-  allowed = allowed || storage_dtype (full, &dtype);
+  allowed = allowed || dw_pickle_storage_dtype (full, &dtype);
   if (!allowed)
     {
       g_autofree char *note = g_strdup_printf ("%s (offset %" G_GSIZE_FORMAT ")", full, m->op_pos);
@@ -491,15 +494,15 @@ push_global (Machine *m, const char *module, const char *name)
       if (!seen && m->pk->refused->len < 64)
         g_ptr_array_add (m->pk->refused, g_steal_pointer (&note));
     }
-  v = value_new (m, allowed ? DW_PICKLE_GLOBAL : DW_PICKLE_REFUSED);
-  if (!v || !machine_charge (m, strlen (full) + 1))
+  v = dw_pickle_value_new (m, allowed ? DW_PICKLE_GLOBAL : DW_PICKLE_REFUSED);
+  if (!v || !dw_pickle_machine_charge (m, strlen (full) + 1))
     return FALSE;
   v->u.global = g_steal_pointer (&full);
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *out)
+dw_pickle_tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *out)
 {
   guint64 len;
 
@@ -522,7 +525,7 @@ tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *out)
 /* torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
  * backward_hooks[, metadata]) → a tensor description, checked against its storage. */
 static DwPickleValue *
-rebuild_tensor (Machine *m, const DwPickleValue *args)
+dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
 {
   const DwPickleValue *storage, *size, *stride, *offset;
   DwPickleTensor t = { 0 };
@@ -533,9 +536,9 @@ rebuild_tensor (Machine *m, const DwPickleValue *args)
 
   if (args->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (args) < 4)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                    "_rebuild_tensor_v2 needs (storage, offset, "
-                    "size, stride, …)");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2 needs (storage, offset, "
+                              "size, stride, …)");
       return NULL;
     }
   storage = dw_pickle_seq_get (args, 0);
@@ -544,20 +547,21 @@ rebuild_tensor (Machine *m, const DwPickleValue *args)
   stride = dw_pickle_seq_get (args, 3);
   if (storage == NULL || storage->kind != DW_PICKLE_STORAGE)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT, "_rebuild_tensor_v2: argument 0 is not a storage");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2: argument 0 is not a storage");
       return NULL;
     }
   if (offset == NULL || !dw_pickle_value_int (offset, &off) || off < 0)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT, "_rebuild_tensor_v2: bad storage offset");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "_rebuild_tensor_v2: bad storage offset");
       return NULL;
     }
-  if (size == NULL || stride == NULL || !tuple_of_uints (size, 8, &t.ndim, t.shape)
-      || !tuple_of_uints (stride, 8, &nstride, t.stride) || nstride != t.ndim)
+  if (size == NULL || stride == NULL || !dw_pickle_tuple_of_uints (size, 8, &t.ndim, t.shape)
+      || !dw_pickle_tuple_of_uints (stride, 8, &nstride, t.stride) || nstride != t.ndim)
     {
-      machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                    "_rebuild_tensor_v2: size and stride must be tuples of at most 8 "
-                    "non-negative integers of the same length");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2: size and stride must be tuples of at most 8 "
+                              "non-negative integers of the same length");
       return NULL;
     }
   t.dtype = storage->u.storage.dtype;
@@ -565,7 +569,7 @@ rebuild_tensor (Machine *m, const DwPickleValue *args)
   t.offset = (guint64)off;
   if (!dw_shape_product (t.ndim, t.shape, dw_dtype_size (t.dtype), &t.numel))
     {
-      machine_fail (m, DW_BATCH_ERROR_TOO_LARGE, "tensor size overflows");
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE, "tensor size overflows");
       return NULL;
     }
   if (t.numel > 0)
@@ -584,14 +588,15 @@ rebuild_tensor (Machine *m, const DwPickleValue *args)
       if (last >= t.storage_numel)
         {
           g_autofree char *s = dw_shape_to_string (t.ndim, t.shape);
-          machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                        "tensor %s at offset %" G_GUINT64_FORMAT
-                        " reaches past its storage '%s' of %" G_GUINT64_FORMAT " elements",
-                        s, t.offset, storage->u.storage.key, t.storage_numel);
+          dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                  "tensor %s at offset %" G_GUINT64_FORMAT
+                                  " reaches past its storage '%s' of %" G_GUINT64_FORMAT
+                                  " elements",
+                                  s, t.offset, storage->u.storage.key, t.storage_numel);
           return NULL;
         }
     }
-  v = value_new (m, DW_PICKLE_TENSOR);
+  v = dw_pickle_value_new (m, DW_PICKLE_TENSOR);
   if (!v)
     return NULL;
   t.storage_key = g_strdup (storage->u.storage.key);
@@ -601,17 +606,18 @@ rebuild_tensor (Machine *m, const DwPickleValue *args)
 
 /* REDUCE / NEWOBJ: only allowed globals mean something; anything else stays refused. */
 static gboolean
-op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
+dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
 {
   DwPickleValue *v;
 
   if (callable->kind == DW_PICKLE_REFUSED)
-    return push (m, callable);
+    return dw_pickle_push (m, callable);
   if (callable->kind != DW_PICKLE_GLOBAL)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "call of a value that is not a global");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "call of a value that is not a global");
   if (strcmp (callable->u.global, "collections.OrderedDict") == 0)
     {
-      v = value_new (m, DW_PICKLE_DICT);
+      v = dw_pickle_value_new (m, DW_PICKLE_DICT);
       if (!v)
         return FALSE;
       /* OrderedDict([(k, v), …]) */
@@ -623,22 +629,23 @@ op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
               const DwPickleValue *pair = dw_pickle_seq_get (pairs, i);
               if (pair && pair->kind == DW_PICKLE_TUPLE && pair->u.seq.items
                   && pair->u.seq.items->len == 2
-                  && !dict_set (m, v, g_ptr_array_index (pair->u.seq.items, 0),
-                                g_ptr_array_index (pair->u.seq.items, 1)))
+                  && !dw_pickle_dict_set (m, v, g_ptr_array_index (pair->u.seq.items, 0),
+                                          g_ptr_array_index (pair->u.seq.items, 1)))
                 return FALSE;
             }
         }
-      return push (m, v);
+      return dw_pickle_push (m, v);
     }
   if (g_str_has_prefix (callable->u.global, "torch._utils._rebuild_tensor"))
-    return push (m, rebuild_tensor (m, args));
+    return dw_pickle_push (m, dw_pickle_rebuild_tensor (m, args));
   /* a storage type called directly (never done by torch.save): not data */
-  return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "%s cannot be called here", callable->u.global);
+  return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "%s cannot be called here",
+                                 callable->u.global);
 }
 
 /* BINPERSID: ('storage', torch.XStorage, key, location, numel) */
 static gboolean
-op_persid (Machine *m, DwPickleValue *pid)
+dw_pickle_op_persid (Machine *m, DwPickleValue *pid)
 {
   const DwPickleValue *tag, *type, *key, *numel;
   DwDType dtype;
@@ -648,50 +655,52 @@ op_persid (Machine *m, DwPickleValue *pid)
   if (pid->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (pid) != 5
       || (tag = dw_pickle_seq_get (pid, 0)) == NULL || dw_pickle_value_str (tag) == NULL
       || strcmp (dw_pickle_value_str (tag), "storage") != 0)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                         "persistent id is not ('storage', type, key, location, numel)");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "persistent id is not ('storage', type, key, location, numel)");
   type = dw_pickle_seq_get (pid, 1);
   key = dw_pickle_seq_get (pid, 2);
   numel = dw_pickle_seq_get (pid, 4);
   if (type == NULL || type->kind == DW_PICKLE_REFUSED)
-    return machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
-                         "storage type %s is not one of the tensor storage types",
-                         type ? type->u.global : "?");
-  if (type->kind != DW_PICKLE_GLOBAL || !storage_dtype (type->u.global, &dtype))
-    return machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
-                         "storage type is not a torch.*Storage global");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                                   "storage type %s is not one of the tensor storage types",
+                                   type ? type->u.global : "?");
+  if (type->kind != DW_PICKLE_GLOBAL || !dw_pickle_storage_dtype (type->u.global, &dtype))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                                   "storage type is not a torch.*Storage global");
   if (key == NULL || dw_pickle_value_str (key) == NULL || strchr (key->u.str.s, '/') != NULL
       || key->u.str.len == 0 || key->u.str.len > 64)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "storage key is not a plain name");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "storage key is not a plain name");
   if (numel == NULL || !dw_pickle_value_int (numel, &n) || n < 0)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "storage size is not a non-negative integer");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "storage size is not a non-negative integer");
   if ((guint64)n > dw_batch_reader_get_max_bytes () / dw_dtype_size (dtype))
-    return machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
-                         "storage '%s' declares %" G_GINT64_FORMAT
-                         " elements, more than the reader's limit of %" G_GUINT64_FORMAT " bytes",
-                         key->u.str.s, n, dw_batch_reader_get_max_bytes ());
-  v = value_new (m, DW_PICKLE_STORAGE);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
+                                   "storage '%s' declares %" G_GINT64_FORMAT
+                                   " elements, more than the reader's limit of %" G_GUINT64_FORMAT
+                                   " bytes",
+                                   key->u.str.s, n, dw_batch_reader_get_max_bytes ());
+  v = dw_pickle_value_new (m, DW_PICKLE_STORAGE);
   if (!v)
     return FALSE;
   v->u.storage.dtype = dtype;
   v->u.storage.key = g_strdup (key->u.str.s);
   v->u.storage.numel = (guint64)n;
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* The machine                                                                                */
 
 static gboolean
-op_memo_put (Machine *m, guint64 index)
+dw_pickle_op_memo_put (Machine *m, guint64 index)
 {
-  DwPickleValue *v = top (m);
+  DwPickleValue *v = dw_pickle_top (m);
 
   if (!v)
     return FALSE;
   if (g_hash_table_size (m->memo) >= m->len)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "memo larger than the pickle");
-  if (!machine_charge (m, 48))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "memo larger than the pickle");
+  if (!dw_pickle_machine_charge (m, 48))
     return FALSE;
   v->memoized = TRUE;
   g_hash_table_insert (m->memo, GSIZE_TO_POINTER ((gsize)index + 1), v);
@@ -699,47 +708,47 @@ op_memo_put (Machine *m, guint64 index)
 }
 
 static gboolean
-op_memo_get (Machine *m, guint64 index)
+dw_pickle_op_memo_get (Machine *m, guint64 index)
 {
   DwPickleValue *v = g_hash_table_lookup (m->memo, GSIZE_TO_POINTER ((gsize)index + 1));
 
   if (!v)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "memo key %" G_GUINT64_FORMAT " is not set",
-                         index);
-  return push (m, v);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "memo key %" G_GUINT64_FORMAT " is not set", index);
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-op_build_seq (Machine *m, DwPickleKind kind, guint start)
+dw_pickle_op_build_seq (Machine *m, DwPickleKind kind, guint start)
 {
-  DwPickleValue *v = value_new (m, kind);
+  DwPickleValue *v = dw_pickle_value_new (m, kind);
 
   if (!v)
     return FALSE;
   for (guint i = start; i < m->stack->len; i++)
-    if (!seq_append (m, v, g_ptr_array_index (m->stack, i)))
+    if (!dw_pickle_seq_append (m, v, g_ptr_array_index (m->stack, i)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-op_tuple_n (Machine *m, guint n)
+dw_pickle_op_tuple_n (Machine *m, guint n)
 {
   guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
 
   if (m->stack->len < floor + n)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
-  return op_build_seq (m, DW_PICKLE_TUPLE, m->stack->len - n);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+  return dw_pickle_op_build_seq (m, DW_PICKLE_TUPLE, m->stack->len - n);
 }
 
 static gboolean
-op_appends (Machine *m, guint start)
+dw_pickle_op_appends (Machine *m, guint start)
 {
   DwPickleValue *list;
 
   if (start == 0)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "APPENDS without a list");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "APPENDS without a list");
   list = g_ptr_array_index (m->stack, start - 1);
   if (list->kind == DW_PICKLE_REFUSED)
     {
@@ -747,23 +756,23 @@ op_appends (Machine *m, guint start)
       return TRUE;
     }
   if (list->kind != DW_PICKLE_LIST)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "append to a non-list");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "append to a non-list");
   for (guint i = start; i < m->stack->len; i++)
-    if (!seq_append (m, list, g_ptr_array_index (m->stack, i)))
+    if (!dw_pickle_seq_append (m, list, g_ptr_array_index (m->stack, i)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
   return TRUE;
 }
 
 static gboolean
-op_setitems (Machine *m, guint start)
+dw_pickle_op_setitems (Machine *m, guint start)
 {
   DwPickleValue *dict;
 
   if (start == 0 || (m->stack->len - start) % 2 != 0)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                         "SETITEMS without a dict or with an odd "
-                         "number of items");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "SETITEMS without a dict or with an odd "
+                                   "number of items");
   dict = g_ptr_array_index (m->stack, start - 1);
   if (dict->kind == DW_PICKLE_REFUSED)
     {
@@ -771,80 +780,81 @@ op_setitems (Machine *m, guint start)
       return TRUE;
     }
   if (dict->kind != DW_PICKLE_DICT)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "item assignment to a non-dict");
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "item assignment to a non-dict");
   for (guint i = start; i + 1 < m->stack->len; i += 2)
-    if (!dict_set (m, dict, g_ptr_array_index (m->stack, i), g_ptr_array_index (m->stack, i + 1)))
+    if (!dw_pickle_dict_set (m, dict, g_ptr_array_index (m->stack, i),
+                             g_ptr_array_index (m->stack, i + 1)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
   return TRUE;
 }
 
 static gboolean
-op_simple_value (Machine *m, DwPickleKind kind, gint64 i)
+dw_pickle_op_simple_value (Machine *m, DwPickleKind kind, gint64 i)
 {
-  DwPickleValue *v = value_new (m, kind);
+  DwPickleValue *v = dw_pickle_value_new (m, kind);
   if (!v)
     return FALSE;
   v->u.i = i;
   if (kind == DW_PICKLE_BOOL)
     v->u.b = i != 0;
-  return push (m, v);
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-op_text_number (Machine *m, gboolean is_float)
+dw_pickle_op_text_number (Machine *m, gboolean is_float)
 {
   g_autofree char *line = NULL;
   char *end = NULL;
   DwPickleValue *v;
 
-  if (!take_line (m, &line))
+  if (!dw_pickle_take_line (m, &line))
     return FALSE;
   if (!is_float)
     {
       gint64 i;
       if (strcmp (line, "00") == 0 || strcmp (line, "01") == 0)
-        return op_simple_value (m, DW_PICKLE_BOOL, line[1] == '1');
+        return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, line[1] == '1');
       if (g_str_has_suffix (line, "L"))
         line[strlen (line) - 1] = '\0';
       i = g_ascii_strtoll (line, &end, 10);
       if (end == line || *end)
-        return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad integer literal");
-      return push_int (m, i);
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad integer literal");
+      return dw_pickle_push_int (m, i);
     }
-  v = value_new (m, DW_PICKLE_FLOAT);
+  v = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
   if (!v)
     return FALSE;
   v->u.f = g_ascii_strtod (line, &end);
   if (end == line || *end)
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad float literal");
-  return push (m, v);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad float literal");
+  return dw_pickle_push (m, v);
 }
 
 static gboolean
-op_global_text (Machine *m)
+dw_pickle_op_global_text (Machine *m)
 {
   g_autofree char *module = NULL;
   g_autofree char *name = NULL;
 
-  if (!take_line (m, &module) || !take_line (m, &name))
+  if (!dw_pickle_take_line (m, &module) || !dw_pickle_take_line (m, &name))
     return FALSE;
-  return push_global (m, module, name);
+  return dw_pickle_push_global (m, module, name);
 }
 
 static gboolean
-op_stack_global (Machine *m)
+dw_pickle_op_stack_global (Machine *m)
 {
-  DwPickleValue *name = pop (m), *module = name ? pop (m) : NULL;
+  DwPickleValue *name = dw_pickle_pop (m), *module = name ? dw_pickle_pop (m) : NULL;
 
   if (!module || !dw_pickle_value_str (module) || !dw_pickle_value_str (name))
-    return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "STACK_GLOBAL needs two strings");
-  return push_global (m, module->u.str.s, name->u.str.s);
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "STACK_GLOBAL needs two strings");
+  return dw_pickle_push_global (m, module->u.str.s, name->u.str.s);
 }
 
 /* One opcode; *done at STOP. */
 static gboolean
-machine_step (Machine *m, gboolean *done)
+dw_pickle_machine_step (Machine *m, gboolean *done)
 {
   const guint8 *p = NULL;
   guint64 n;
@@ -852,177 +862,181 @@ machine_step (Machine *m, gboolean *done)
   DwPickleValue *a, *b, *c;
 
   m->op_pos = m->pos;
-  if (!take (m, 1, &p))
+  if (!dw_pickle_take (m, 1, &p))
     return FALSE;
   switch (*p)
     {
     case 0x80: /* PROTO */
-      if (!take (m, 1, &p))
+      if (!dw_pickle_take (m, 1, &p))
         return FALSE;
       if (*p > 5)
-        return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "pickle protocol %d is unknown", *p);
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "pickle protocol %d is unknown",
+                                       *p);
       return TRUE;
     case 0x95: /* FRAME */
-      return take_uint (m, 8, &n);
+      return dw_pickle_take_uint (m, 8, &n);
     case '.': /* STOP */
       *done = TRUE;
       return TRUE;
     case '(': /* MARK */
       if (m->marks->len > 1u << 20)
-        return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "too many MARKs");
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "too many MARKs");
       g_array_append_val (m->marks, m->stack->len);
-      return machine_charge (m, sizeof (guint));
+      return dw_pickle_machine_charge (m, sizeof (guint));
     case '0': /* POP */
-      return pop (m) != NULL;
+      return dw_pickle_pop (m) != NULL;
     case '1': /* POP_MARK */
-      if (!pop_mark (m, &start))
+      if (!dw_pickle_pop_mark (m, &start))
         return FALSE;
       g_ptr_array_set_size (m->stack, start);
       return TRUE;
     case '2': /* DUP: the value now has two owners, never fold it into a compact list */
-      if ((a = top (m)) == NULL)
+      if ((a = dw_pickle_top (m)) == NULL)
         return FALSE;
       a->memoized = TRUE;
-      return push (m, a);
+      return dw_pickle_push (m, a);
     case 'N':
-      return op_simple_value (m, DW_PICKLE_NONE, 0);
+      return dw_pickle_op_simple_value (m, DW_PICKLE_NONE, 0);
     case 0x88:
-      return op_simple_value (m, DW_PICKLE_BOOL, 1);
+      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, 1);
     case 0x89:
-      return op_simple_value (m, DW_PICKLE_BOOL, 0);
+      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, 0);
     case 'I':
-      return op_text_number (m, FALSE);
+      return dw_pickle_op_text_number (m, FALSE);
     case 'L':
-      return op_text_number (m, FALSE);
+      return dw_pickle_op_text_number (m, FALSE);
     case 'F':
-      return op_text_number (m, TRUE);
+      return dw_pickle_op_text_number (m, TRUE);
     case 'J': /* BININT */
-      return take_uint (m, 4, &n) && push_int (m, (gint32)(guint32)n);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_int (m, (gint32)(guint32)n);
     case 'K': /* BININT1 */
-      return take_uint (m, 1, &n) && push_int (m, (gint64)n);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_int (m, (gint64)n);
     case 'M': /* BININT2 */
-      return take_uint (m, 2, &n) && push_int (m, (gint64)n);
+      return dw_pickle_take_uint (m, 2, &n) && dw_pickle_push_int (m, (gint64)n);
     case 0x8a: /* LONG1 */
-      return take_uint (m, 1, &n) && push_long (m, n);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_long (m, n);
     case 0x8b: /* LONG4 */
-      return take_uint (m, 4, &n) && push_long (m, n);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_long (m, n);
     case 'G': /* BINFLOAT, big-endian */
       {
         guint64 bits = 0;
         double d;
-        if (!take (m, 8, &p))
+        if (!dw_pickle_take (m, 8, &p))
           return FALSE;
         for (int i = 0; i < 8; i++)
           bits = bits << 8 | p[i];
         memcpy (&d, &bits, 8);
-        a = value_new (m, DW_PICKLE_FLOAT);
+        a = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
         if (!a)
           return FALSE;
         a->u.f = d;
-        return push (m, a);
+        return dw_pickle_push (m, a);
       }
     case 'X': /* BINUNICODE */
-      return take_uint (m, 4, &n) && push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, TRUE);
     case 0x8c: /* SHORT_BINUNICODE */
-      return take_uint (m, 1, &n) && push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, TRUE);
     case 0x8d: /* BINUNICODE8 */
-      return take_uint (m, 8, &n) && push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, TRUE);
     case 'T': /* BINSTRING */
-      return take_uint (m, 4, &n) && push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
     case 'U': /* SHORT_BINSTRING */
-      return take_uint (m, 1, &n) && push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
     case 'B': /* BINBYTES */
-      return take_uint (m, 4, &n) && push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
     case 'C': /* SHORT_BINBYTES */
-      return take_uint (m, 1, &n) && push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
     case 0x8e: /* BINBYTES8 */
-      return take_uint (m, 8, &n) && push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, FALSE);
     case '}':
-      return push (m, value_new (m, DW_PICKLE_DICT));
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT));
     case ']':
-      return push (m, value_new (m, DW_PICKLE_LIST));
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_LIST));
     case 0x8f: /* EMPTY_SET */
-      return push (m, value_new (m, DW_PICKLE_LIST));
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_LIST));
     case ')':
-      return push (m, value_new (m, DW_PICKLE_TUPLE));
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_TUPLE));
     case 'd': /* DICT */
-      if (!pop_mark (m, &start) || !push (m, value_new (m, DW_PICKLE_DICT)))
+      if (!dw_pickle_pop_mark (m, &start)
+          || !dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT)))
         return FALSE;
       {
         /* move the dict below its items, then SETITEMS */
         DwPickleValue *dict = g_ptr_array_steal_index (m->stack, m->stack->len - 1);
         g_ptr_array_insert (m->stack, (gint)start, dict);
-        return op_setitems (m, start + 1);
+        return dw_pickle_op_setitems (m, start + 1);
       }
     case 'l': /* LIST */
-      return pop_mark (m, &start) && op_build_seq (m, DW_PICKLE_LIST, start);
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_LIST, start);
     case 0x91: /* FROZENSET */
-      return pop_mark (m, &start) && op_build_seq (m, DW_PICKLE_LIST, start);
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_LIST, start);
     case 't': /* TUPLE */
-      return pop_mark (m, &start) && op_build_seq (m, DW_PICKLE_TUPLE, start);
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_TUPLE, start);
     case 0x85:
-      return op_tuple_n (m, 1);
+      return dw_pickle_op_tuple_n (m, 1);
     case 0x86:
-      return op_tuple_n (m, 2);
+      return dw_pickle_op_tuple_n (m, 2);
     case 0x87:
-      return op_tuple_n (m, 3);
+      return dw_pickle_op_tuple_n (m, 3);
     case 'a': /* APPEND */
-      return m->stack->len >= 2 && op_appends (m, m->stack->len - 1);
+      return m->stack->len >= 2 && dw_pickle_op_appends (m, m->stack->len - 1);
     case 'e':  /* APPENDS */
     case 0x90: /* ADDITEMS */
-      return pop_mark (m, &start) && op_appends (m, start);
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_appends (m, start);
     case 's': /* SETITEM */
-      return m->stack->len >= 3 && op_setitems (m, m->stack->len - 2);
+      return m->stack->len >= 3 && dw_pickle_op_setitems (m, m->stack->len - 2);
     case 'u': /* SETITEMS */
-      return pop_mark (m, &start) && op_setitems (m, start);
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_setitems (m, start);
     case 'q': /* BINPUT */
-      return take_uint (m, 1, &n) && op_memo_put (m, n);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_put (m, n);
     case 'r': /* LONG_BINPUT */
-      return take_uint (m, 4, &n) && op_memo_put (m, n);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_put (m, n);
     case 0x94: /* MEMOIZE */
-      return op_memo_put (m, g_hash_table_size (m->memo));
+      return dw_pickle_op_memo_put (m, g_hash_table_size (m->memo));
     case 'h': /* BINGET */
-      return take_uint (m, 1, &n) && op_memo_get (m, n);
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_get (m, n);
     case 'j': /* LONG_BINGET */
-      return take_uint (m, 4, &n) && op_memo_get (m, n);
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_get (m, n);
     case 'p': /* PUT */
     case 'g': /* GET */
       {
         g_autofree char *line = NULL;
         char *end = NULL;
         guint8 op = *p;
-        if (!take_line (m, &line))
+        if (!dw_pickle_take_line (m, &line))
           return FALSE;
         n = g_ascii_strtoull (line, &end, 10);
         if (end == line || *end)
-          return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad memo index");
-        return op == 'p' ? op_memo_put (m, n) : op_memo_get (m, n);
+          return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad memo index");
+        return op == 'p' ? dw_pickle_op_memo_put (m, n) : dw_pickle_op_memo_get (m, n);
       }
     case 'c': /* GLOBAL */
-      return op_global_text (m);
+      return dw_pickle_op_global_text (m);
     case 0x93: /* STACK_GLOBAL */
-      return op_stack_global (m);
+      return dw_pickle_op_stack_global (m);
     case 'R':  /* REDUCE */
     case 0x81: /* NEWOBJ */
-      return (b = pop (m)) != NULL && (a = pop (m)) != NULL && op_call (m, a, b);
+      return (b = dw_pickle_pop (m)) != NULL && (a = dw_pickle_pop (m)) != NULL
+             && dw_pickle_op_call (m, a, b);
     case 0x92: /* NEWOBJ_EX */
-      return (c = pop (m)) != NULL && (b = pop (m)) != NULL && (a = pop (m)) != NULL
-             && op_call (m, a, b);
-    case 'b': /* BUILD: state for an object; data objects here take none that matters */
-      return pop (m) != NULL && top (m) != NULL;
+      return (c = dw_pickle_pop (m)) != NULL && (b = dw_pickle_pop (m)) != NULL
+             && (a = dw_pickle_pop (m)) != NULL && dw_pickle_op_call (m, a, b);
+    case 'b': /* BUILD: state for an object; data objects here dw_pickle_take none that matters */
+      return dw_pickle_pop (m) != NULL && dw_pickle_top (m) != NULL;
     case 'Q': /* BINPERSID */
-      return (a = pop (m)) != NULL && op_persid (m, a);
+      return (a = dw_pickle_pop (m)) != NULL && dw_pickle_op_persid (m, a);
     case 'P': /* PERSID */
-      return machine_fail (m, DW_BATCH_ERROR_CORRUPT, "text persistent ids are not torch's");
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "text persistent ids are not torch's");
     case 'i': /* INST */
     case 'o': /* OBJ */
-      return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                           "protocol-0 object instantiation (INST/OBJ) is refused");
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "protocol-0 object instantiation (INST/OBJ) is refused");
     default:
-      return machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                           "opcode 0x%02x is not a pickle opcode "
-                           "this reader accepts",
-                           *p);
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "opcode 0x%02x is not a pickle opcode "
+                                     "this reader accepts",
+                                     *p);
     }
 }
 
@@ -1049,18 +1063,19 @@ dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_byt
       if (m.pos >= m.len)
         {
           m.op_pos = m.pos;
-          ok = machine_fail (&m, DW_BATCH_ERROR_TRUNCATED, "the pickle ends without STOP");
+          ok
+            = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_TRUNCATED, "the pickle ends without STOP");
           break;
         }
-      ok = machine_step (&m, &done);
+      ok = dw_pickle_machine_step (&m, &done);
     }
   if (ok && m.stack->len != 1)
-    ok = machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "STOP with %u values on the stack, not 1",
-                       m.stack->len);
+    ok = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT,
+                                 "STOP with %u values on the stack, not 1", m.stack->len);
   if (ok)
     pk->root = g_ptr_array_index (m.stack, 0);
   else if (error && *error == NULL)
-    machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
+    dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
   g_ptr_array_unref (m.stack);
   g_array_unref (m.marks);
   g_hash_table_unref (m.memo);
@@ -1074,7 +1089,7 @@ dw_pickle_free (DwPickle *pickle)
     return;
   for (guint i = 0; i < pickle->arena->len; i++)
     if (g_ptr_array_index (pickle->arena, i))
-      value_free (g_ptr_array_index (pickle->arena, i));
+      dw_pickle_value_free (g_ptr_array_index (pickle->arena, i));
   g_ptr_array_unref (pickle->arena);
   g_ptr_array_unref (pickle->refused);
   g_free (pickle);

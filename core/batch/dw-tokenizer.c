@@ -20,7 +20,7 @@ struct _DwTokenizer
 
 /* code point → byte of GPT-2's table; -1 when the code point is not in it */
 static int
-byte_level_byte (gunichar c)
+dw_tokenizer_byte_level_byte (gunichar c)
 {
   static int table[324];
   static gsize done = 0;
@@ -45,13 +45,13 @@ byte_level_byte (gunichar c)
 
 /* A byte-level piece → bytes; NULL if some code point is outside the table (not byte-level). */
 static GBytes *
-decode_byte_level (const char *piece)
+dw_tokenizer_decode_byte_level (const char *piece)
 {
   GByteArray *out = g_byte_array_new ();
 
   for (const char *p = piece; *p; p = g_utf8_next_char (p))
     {
-      int b = byte_level_byte (g_utf8_get_char (p));
+      int b = dw_tokenizer_byte_level_byte (g_utf8_get_char (p));
       guint8 byte = (guint8)b;
       if (b < 0)
         {
@@ -64,11 +64,11 @@ decode_byte_level (const char *piece)
 }
 
 static GBytes *
-decode_piece (const char *piece, gboolean byte_level, gboolean special)
+dw_tokenizer_decode_piece (const char *piece, gboolean byte_level, gboolean special)
 {
   if (byte_level && !special)
     {
-      GBytes *b = decode_byte_level (piece);
+      GBytes *b = dw_tokenizer_decode_byte_level (piece);
       if (b)
         return b;
     }
@@ -96,7 +96,7 @@ decode_piece (const char *piece, gboolean byte_level, gboolean special)
 }
 
 static gboolean
-uses_byte_level (JsonObject *root)
+dw_tokenizer_uses_byte_level (JsonObject *root)
 {
   const char *sections[] = { "decoder", "pre_tokenizer" };
 
@@ -117,7 +117,8 @@ uses_byte_level (JsonObject *root)
 }
 
 static gboolean
-set_piece (DwTokenizer *self, gint64 id, const char *piece, gboolean byte_level, gboolean special)
+dw_tokenizer_set_piece (DwTokenizer *self, gint64 id, const char *piece, gboolean byte_level,
+                        gboolean special)
 {
   if (id < 0 || id > 16 * 1024 * 1024)
     return FALSE;
@@ -125,7 +126,7 @@ set_piece (DwTokenizer *self, gint64 id, const char *piece, gboolean byte_level,
     g_ptr_array_set_size (self->pieces, (guint)id + 1);
   if (g_ptr_array_index (self->pieces, id))
     g_bytes_unref (g_ptr_array_index (self->pieces, id));
-  g_ptr_array_index (self->pieces, id) = decode_piece (piece, byte_level, special);
+  g_ptr_array_index (self->pieces, id) = dw_tokenizer_decode_piece (piece, byte_level, special);
   return TRUE;
 }
 
@@ -164,13 +165,13 @@ dw_tokenizer_load (const char *path, GError **error)
                    path);
       return NULL;
     }
-  byte_level = uses_byte_level (root);
+  byte_level = dw_tokenizer_uses_byte_level (root);
   members = json_object_get_members (vocab);
   for (GList *l = members; l; l = l->next)
     {
       JsonNode *n = json_object_get_member (vocab, l->data);
       if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64)
-        set_piece (self, json_node_get_int (n), l->data, byte_level, FALSE);
+        dw_tokenizer_set_piece (self, json_node_get_int (n), l->data, byte_level, FALSE);
     }
   g_list_free (members);
   added = json_object_get_member (root, "added_tokens");
@@ -182,8 +183,8 @@ dw_tokenizer_load (const char *path, GError **error)
           JsonNode *e = json_array_get_element (a, i);
           JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
           if (o && json_object_has_member (o, "id") && json_object_has_member (o, "content"))
-            set_piece (self, json_object_get_int_member (o, "id"),
-                       json_object_get_string_member (o, "content"), byte_level, TRUE);
+            dw_tokenizer_set_piece (self, json_object_get_int_member (o, "id"),
+                                    json_object_get_string_member (o, "content"), byte_level, TRUE);
         }
     }
   return g_steal_pointer (&self);

@@ -1529,7 +1529,7 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
       /* slime's rollout side is joined to train_data/{id}.pt when that is read */
       if (strcmp (dir, "rollout_data") == 0)
         return TRUE;
-      if (!dw_batch_torch_is_set_leader (path))
+      if (!dw_batch_slime_is_set_leader (path))
         return TRUE; /* a per-rank dump: read whole through its lowest rank */
     }
 

@@ -164,8 +164,8 @@ test_v1 (gconstpointer data)
   check_case (dir, dump);
   /* any rank file reads the whole set; only the lowest rank leads it */
   check_case (dir, other);
-  g_assert_true (dw_batch_torch_is_set_leader (p0));
-  g_assert_false (dw_batch_torch_is_set_leader (p1));
+  g_assert_true (dw_batch_slime_is_set_leader (p0));
+  g_assert_false (dw_batch_slime_is_set_leader (p1));
 }
 
 static void

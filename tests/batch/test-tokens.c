@@ -73,7 +73,7 @@ test_rank_and_catastrophes (void)
     = { { 0.1f, -0.1f, 0.f, 0.f }, { 0.f, -3.f, 0.2f, 0.f }, { 2.5f, 2.5f, 0, 0 } };
   const int len[3] = { 2, 3, 2 };
   g_autoptr (GArray) ranked = NULL, seq = NULL;
-  g_autoptr (DwCatastrophes) cat = dw_catastrophes_new (2.0);
+  g_autoptr (DwCatastrophes) cat = dw_batch_tokens_catastrophes_new (2.0);
   g_autoptr (GPtrArray) top = NULL;
 
   b->token_ids = g_new0 (gint64, 12);
@@ -111,10 +111,11 @@ test_rank_and_catastrophes (void)
   g_assert_cmpint (g_array_index (seq, DwTokenRow, 1).token_id, ==, 101);
   g_assert_cmpfloat_with_epsilon (g_array_index (seq, DwTokenRow, 1).log_ratio, -3.0, 1e-6);
 
-  g_assert_true (dw_catastrophes_add (cat, b, 7));
-  g_assert_true (dw_catastrophes_add (cat, b, 9));
-  g_assert_cmpuint (dw_catastrophes_get_total (cat), ==, 6); /* 3 per step: 101, 100, 101 */
-  top = dw_catastrophes_top (cat, 10);
+  g_assert_true (dw_batch_tokens_catastrophes_add (cat, b, 7));
+  g_assert_true (dw_batch_tokens_catastrophes_add (cat, b, 9));
+  g_assert_cmpuint (dw_batch_tokens_catastrophes_get_total (cat), ==,
+                    6); /* 3 per step: 101, 100, 101 */
+  top = dw_batch_tokens_catastrophes_top (cat, 10);
   g_assert_cmpuint (top->len, ==, 2);
   {
     const DwCatastrophicToken *t = g_ptr_array_index (top, 0);
