@@ -19,6 +19,8 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   slime_v1_cp2_missing/  the cp2 dump with rank 3's file missing: cannot be reassembled
   miles_cp2/         miles (utils/train_dump_utils.py): per-rank files that also say cp_rank,
                      cp_size and qkv_format ("thd")
+  miles_bshd_cp2/    miles with qkv_format "bshd": chunks counted from rollout_data's
+                     max_seq_lens (training_utils/data.py), here 40 for every sample
   hostile/           pickles that must be refused: posix.system at the top and inside a real
                      dump, 5000-deep nesting, a storage declaring 2^40 elements, a tensor
                      reaching past its storage, two data.pkl members, a truncated archive
@@ -104,12 +106,14 @@ def expected(path, samples):
     })
 
 
-def cp_slice(x, total, resp, cp, rank):
-    """Rank @rank's part of a response-long tensor (slime cp_utils, restated)."""
+def cp_slice(x, total, resp, cp, rank, max_seq_len=None):
+    """Rank @rank's part of a response-long tensor (slime cp_utils, restated; miles' "bshd"
+    counts the chunks from the padded max_seq_len instead of the sample's length)."""
     if cp == 1:
         return x
     prompt = total - resp
-    chunk = (total + 2 * cp - 1) // (2 * cp)
+    base = max_seq_len if max_seq_len is not None else total
+    chunk = (base + 2 * cp - 1) // (2 * cp)
     parts = []
     for c0, c1 in ((rank * chunk, (rank + 1) * chunk),
                    ((2 * cp - rank - 1) * chunk, (2 * cp - rank) * chunk)):
@@ -174,7 +178,7 @@ def v2_dump(case, samples, with_rollout_lp=True):
     expected(os.path.join(d, 'expected.safetensors'), samples)
 
 
-def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None):
+def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None):
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, 'train_data'))
@@ -187,9 +191,10 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None):
             rank = dp_rank * cp + cp_rank  # Megatron's order: tp (1), cp, dp
             # the training engine computes log-probs for the whole micro-batch, then splits:
             # per-sample tensors are views of one storage, as in the real dump
-            train_cat = torch.cat([cp_slice(s['train'], s['total'], s['resp'], cp, cp_rank)
-                                   for s in local])
-            lens = [len(cp_slice(s['train'], s['total'], s['resp'], cp, cp_rank)) for s in local]
+            def sl(x, s):
+                return cp_slice(x, s['total'], s['resp'], cp, cp_rank, bshd_len)
+            train_cat = torch.cat([sl(s['train'], s) for s in local])
+            lens = [len(sl(s['train'], s)) for s in local]
             rollout_data = {
                 'tokens': [s['tokens'] for s in local],
                 'total_lengths': [s['total'] for s in local],
@@ -198,17 +203,18 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None):
                 'rewards': [s['reward'] for s in local],
                 'raw_reward': [s['reward'] for s in samples],
                 'sample_indices': [s['index'] for s in local],
-                'rollout_log_probs': [cp_slice(s['rollout'], s['total'], s['resp'], cp, cp_rank)
-                                      for s in local],
+                'rollout_log_probs': [sl(s['rollout'], s) for s in local],
                 'log_probs': list(torch.split(train_cat, lens)),
-                'advantages': [cp_slice(s['adv'], s['total'], s['resp'], cp, cp_rank)
-                               for s in local],
+                'advantages': [sl(s['adv'], s) for s in local],
                 'micro_batch_indices': [[list(range(len(local)))]],
                 'num_microbatches': [1], 'global_batch_sizes': [len(samples)],
             }
             payload = {'rollout_id': ROLLOUT_ID, 'rank': rank, 'rollout_data': rollout_data}
             if miles:
-                payload.update(cp_rank=cp_rank, cp_size=cp, qkv_format='thd')
+                payload.update(cp_rank=cp_rank, cp_size=cp,
+                               qkv_format='bshd' if bshd_len else 'thd')
+            if bshd_len:
+                rollout_data['max_seq_lens'] = [bshd_len] * len(local)
             if rank == drop_rank:
                 continue
             torch.save(payload, os.path.join(d, 'train_data', f'{ROLLOUT_ID}_{rank}.pt'))
@@ -299,4 +305,5 @@ v1_dump('slime_v1_cp2', make_samples(6, 4), dp=2, cp=2)
 v1_dump('slime_v1_cp4', make_samples(4, 5), dp=1, cp=4)
 v1_dump('slime_v1_cp2_missing', make_samples(6, 4), dp=2, cp=2, drop_rank=3)
 v1_dump('miles_cp2', make_samples(4, 6), dp=1, cp=2, miles=True)
+v1_dump('miles_bshd_cp2', make_samples(4, 7), dp=1, cp=2, miles=True, bshd_len=40)
 hostile()
