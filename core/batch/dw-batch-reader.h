@@ -87,6 +87,8 @@ gboolean dw_batch_write_safetensors_full (const DwBatch *batch, const char *path
  * reads the whole set. FALSE for a rank file whose set has a lower rank beside it (the ingester
  * reads each set once, through its lowest rank); TRUE for every other path. */
 gboolean dw_batch_slime_is_set_leader (const char *path);
+/* The path of that lowest rank's file (a copy of @path when it is not a rank file). */
+char *dw_batch_slime_set_leader (const char *path);
 
 /* numpy .npz (stored, or deflate when @compress), members <name>.npy with .npy v1.0 headers. */
 gboolean dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress,

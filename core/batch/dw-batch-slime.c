@@ -921,11 +921,12 @@ dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
   return NULL;
 }
 
-gboolean
-dw_batch_slime_is_set_leader (const char *path)
+char *
+dw_batch_slime_set_leader (const char *path)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *leader = NULL;
   g_autoptr (GDir) d = NULL;
   const char *entry;
   char *end = NULL;
@@ -933,10 +934,10 @@ dw_batch_slime_is_set_leader (const char *path)
 
   id = g_ascii_strtoll (base, &end, 10);
   if (end == base || *end != '_')
-    return TRUE;
+    return g_strdup (path);
   rank = g_ascii_strtoll (end + 1, &end, 10);
   if (strcmp (end, ".pt") != 0)
-    return TRUE;
+    return g_strdup (path);
   d = g_dir_open (dir, 0, NULL);
   while (d && (entry = g_dir_read_name (d)))
     {
@@ -946,7 +947,18 @@ dw_batch_slime_is_set_leader (const char *path)
         continue;
       erank = g_ascii_strtoll (e1 + 1, &e2, 10);
       if (e2 != e1 + 1 && strcmp (e2, ".pt") == 0 && erank < rank)
-        return FALSE;
+        {
+          rank = erank;
+          g_free (leader);
+          leader = g_build_filename (dir, entry, NULL);
+        }
     }
-  return TRUE;
+  return leader ? g_steal_pointer (&leader) : g_strdup (path);
+}
+
+gboolean
+dw_batch_slime_is_set_leader (const char *path)
+{
+  g_autofree char *leader = dw_batch_slime_set_leader (path);
+  return strcmp (leader, path) == 0;
 }

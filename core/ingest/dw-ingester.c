@@ -1497,6 +1497,16 @@ npy_set_prefix (const char *path)
   return g_build_filename (dir, base, NULL);
 }
 
+/* Was the lowest rank's file of this per-rank set read (and remembered) already? It is not
+ * when it found its set incomplete: then a later rank file reads the set. */
+static gboolean
+torch_set_read (DwIngester *self, const char *path)
+{
+  g_autofree char *leader = dw_batch_slime_set_leader (path);
+  g_autoptr (DwFileRecord) record = dw_store_get_file (self->store, leader, NULL);
+  return record != NULL;
+}
+
 static gboolean
 ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st, DwFormat format,
               DwFileRecord *rec, const char *run_root, DwIngestReport *report, GError **error)
@@ -1529,8 +1539,11 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
       /* slime's rollout side is joined to train_data/{id}.pt when that is read */
       if (strcmp (dir, "rollout_data") == 0)
         return TRUE;
-      if (!dw_batch_slime_is_set_leader (path))
-        return TRUE; /* a per-rank dump: read whole through its lowest rank */
+      /* A per-rank dump is read whole through its lowest rank. A later rank file reads the set
+       * only when that one was not remembered: live, it may have been written first and found
+       * its set incomplete. */
+      if (!dw_batch_slime_is_set_leader (path) && torch_set_read (self, path))
+        return TRUE;
     }
 
   batch = dw_batch_read_file (path, &berr);

@@ -383,6 +383,80 @@ test_ingest_growing (void)
   }
 }
 
+/* Live per-rank dump (slime v1, cp 2): rank 0's file lands first and cannot be reassembled
+ * alone; when rank 1's file arrives, the follower is told about that file only, and it reads the
+ * set through it. */
+static void
+test_ingest_ranks_arriving (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("dw-torch-XXXXXX", NULL);
+  g_autofree char *dump = g_build_filename (tmp, "dump", NULL);
+  g_autofree char *train = g_build_filename (dump, "train_data", NULL);
+  g_autofree char *db = g_build_filename (tmp, "store.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwIngester) ing = NULL;
+  DwIngestReport report;
+
+  g_mkdir_with_parents (train, 0700);
+  for (int rank = 0; rank < 2; rank++)
+    {
+      g_autofree char *name = g_strdup_printf ("3_%d.pt", rank);
+      g_autofree char *rel = g_build_filename ("slime_v1_cp4", "train_data", name, NULL);
+      g_autofree char *src = torch_path (rel);
+      g_autofree char *dst = g_build_filename (train, name, NULL);
+      g_autofree char *data = NULL;
+      gsize len;
+
+      g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+      g_assert_true (g_file_set_contents (dst, data, (gssize)len, NULL));
+      if (rank == 0)
+        {
+          store = dw_store_open (db, &error);
+          ing = dw_ingester_new (store);
+          dw_ingest_report_init (&report);
+          g_assert_true (dw_ingester_ingest_path (ing, dump, &report, &error));
+          g_assert_cmpuint (report.n_batches, ==, 0);
+          g_assert_cmpuint (report.incomplete->len, ==, 1);
+          g_assert_nonnull (strstr (g_ptr_array_index (report.incomplete, 0),
+                                    "cannot reassemble the context-parallel slices"));
+          dw_ingest_report_clear (&report);
+        }
+    }
+  /* cp 4 needs ranks 0–3: still incomplete with two of them */
+  {
+    g_autofree char *p1 = g_build_filename (train, "3_1.pt", NULL);
+    dw_ingest_report_init (&report);
+    g_assert_true (dw_ingester_ingest_file (ing, p1, dump, &report, &error));
+    g_assert_cmpuint (report.n_batches, ==, 0);
+    dw_ingest_report_clear (&report);
+  }
+  for (int rank = 2; rank < 4; rank++)
+    {
+      g_autofree char *name = g_strdup_printf ("3_%d.pt", rank);
+      g_autofree char *rel = g_build_filename ("slime_v1_cp4", "train_data", name, NULL);
+      g_autofree char *src = torch_path (rel);
+      g_autofree char *dst = g_build_filename (train, name, NULL);
+      g_autofree char *data = NULL;
+      gsize len;
+
+      g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+      g_assert_true (g_file_set_contents (dst, data, (gssize)len, NULL));
+      dw_ingest_report_init (&report);
+      g_assert_true (dw_ingester_ingest_file (ing, dst, dump, &report, &error));
+      g_assert_no_error (error);
+      /* the last rank completes the set: read through it */
+      g_assert_cmpuint (report.n_batches, ==, rank == 3 ? 1 : 0);
+      dw_ingest_report_clear (&report);
+    }
+  g_clear_object (&ing);
+  g_clear_object (&store);
+  {
+    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
+    g_assert_cmpint (system (cmd), ==, 0);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -401,5 +475,6 @@ main (int argc, char **argv)
   g_test_add_data_func ("/batch-torch/ingest-v1-cp4", "slime_v1_cp4", test_ingest);
   g_test_add_data_func ("/batch-torch/ingest-miles", "miles_cp2", test_ingest);
   g_test_add_func ("/batch-torch/ingest-growing", test_ingest_growing);
+  g_test_add_func ("/batch-torch/ingest-ranks-arriving", test_ingest_ranks_arriving);
   return g_test_run ();
 }
