@@ -692,7 +692,6 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
       return TRUE;
   for (guint64 i = 0; i < first->n; i++)
     {
-      g_autofree char *prefix = NULL;
       Ref ref = { first->file, NULL, first->columns, i, "rollout_data" };
       Sample s = { 0 };
       gint64 base;

@@ -27,6 +27,7 @@ fuzz_torch_walk (const DwPickleValue *root)
       double number;
       gint64 integer;
 
+      g_assert_nonnull (text);
       (void)dw_pickle_value_number (v, &number);
       (void)dw_pickle_value_int (v, &integer);
       (void)dw_pickle_value_str (v);
