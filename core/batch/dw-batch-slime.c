@@ -376,8 +376,18 @@ dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *
   g_autoptr (DwTorchFile) file = NULL;
   const DwPickleValue *list;
   struct stat st;
+  gboolean needed = FALSE;
   int fd;
 
+  /* the rollout dump is only read for what the train dump lacks (it is the slower file: Python
+   * lists of numbers) */
+  for (guint i = 0; i < samples->len && !needed; i++)
+    {
+      const Sample *s = &g_array_index (samples, Sample, i);
+      needed = !s->roll || !s->mask || !s->tokens || !s->has_reward;
+    }
+  if (!needed)
+    return;
   fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return;

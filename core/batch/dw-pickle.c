@@ -57,6 +57,7 @@ struct _DwPickleValue
 struct _DwPickle
 {
   GPtrArray *arena;
+  GPtrArray *spare; /* released number structs, each keeping its (empty) arena slot */
   DwPickleValue *root;
   GPtrArray *refused;
   guint64 bytes;
@@ -155,12 +156,27 @@ dw_pickle_value_new (Machine *m, DwPickleKind kind)
 {
   DwPickleValue *v;
 
-  if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
-    return NULL;
-  v = g_new0 (DwPickleValue, 1);
+  if (m->pk->spare->len > 0)
+    {
+      /* a number folded into a compact list gave back its struct and arena slot */
+      guint slot;
+      v = g_ptr_array_steal_index_fast (m->pk->spare, m->pk->spare->len - 1);
+      slot = v->slot;
+      memset (v, 0, sizeof *v);
+      v->slot = slot;
+      g_ptr_array_index (m->pk->arena, slot) = v;
+      if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue)))
+        return NULL;
+    }
+  else
+    {
+      if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
+        return NULL;
+      v = g_new0 (DwPickleValue, 1);
+      v->slot = m->pk->arena->len;
+      g_ptr_array_add (m->pk->arena, v);
+    }
   v->kind = kind;
-  v->slot = m->pk->arena->len;
-  g_ptr_array_add (m->pk->arena, v);
   if (kind == DW_PICKLE_LIST || kind == DW_PICKLE_TUPLE)
     v->u.seq.items = g_ptr_array_new ();
   else if (kind == DW_PICKLE_DICT)
@@ -177,8 +193,9 @@ dw_pickle_value_release (Machine *m, DwPickleValue *v)
 {
   if (v->memoized)
     return;
+  /* only plain numbers come here: nothing to free inside, keep the struct for the next value */
   g_ptr_array_index (m->pk->arena, v->slot) = NULL;
-  dw_pickle_value_free (v);
+  g_ptr_array_add (m->pk->spare, v);
   m->pk->bytes -= sizeof (DwPickleValue); /* the arena slot stays charged */
 }
 
@@ -1048,6 +1065,7 @@ dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_byt
   gboolean done = FALSE, ok = TRUE;
 
   pk->arena = g_ptr_array_new ();
+  pk->spare = g_ptr_array_new_with_free_func (g_free);
   pk->refused = g_ptr_array_new_with_free_func (g_free);
   pk->max_bytes = max_bytes;
   m.pk = pk;
@@ -1091,6 +1109,7 @@ dw_pickle_free (DwPickle *pickle)
     if (g_ptr_array_index (pickle->arena, i))
       dw_pickle_value_free (g_ptr_array_index (pickle->arena, i));
   g_ptr_array_unref (pickle->arena);
+  g_ptr_array_unref (pickle->spare);
   g_ptr_array_unref (pickle->refused);
   g_free (pickle);
 }
