@@ -130,10 +130,9 @@ dw_tokenizer_set_piece (DwTokenizer *self, gint64 id, const char *piece, gboolea
   return TRUE;
 }
 
-DwTokenizer *
-dw_tokenizer_load (const char *path, GError **error)
+static DwTokenizer *
+dw_tokenizer_from_parser (JsonParser *parser, const char *path, GError **error)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (DwTokenizer) self = g_new0 (DwTokenizer, 1);
   JsonObject *root, *model, *vocab;
   JsonNode *added;
@@ -141,11 +140,6 @@ dw_tokenizer_load (const char *path, GError **error)
   GList *members;
 
   self->pieces = g_ptr_array_new_with_free_func ((GDestroyNotify)g_bytes_unref);
-  if (!json_parser_load_from_mapped_file (parser, path, error))
-    {
-      g_prefix_error (error, "%s: ", path);
-      return NULL;
-    }
   root = JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
            ? json_node_get_object (json_parser_get_root (parser))
            : NULL;
@@ -188,6 +182,32 @@ dw_tokenizer_load (const char *path, GError **error)
         }
     }
   return g_steal_pointer (&self);
+}
+
+DwTokenizer *
+dw_tokenizer_load (const char *path, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (!json_parser_load_from_mapped_file (parser, path, error))
+    {
+      g_prefix_error (error, "%s: ", path);
+      return NULL;
+    }
+  return dw_tokenizer_from_parser (parser, path, error);
+}
+
+DwTokenizer *
+dw_tokenizer_load_from_data (const char *name, const char *data, gsize len, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  if (!json_parser_load_from_data (parser, data, (gssize)len, error))
+    {
+      g_prefix_error (error, "%s: ", name);
+      return NULL;
+    }
+  return dw_tokenizer_from_parser (parser, name, error);
 }
 
 void

@@ -15,6 +15,9 @@ G_BEGIN_DECLS
 typedef struct _DwTokenizer DwTokenizer;
 
 DwTokenizer *dw_tokenizer_load (const char *path, GError **error);
+/* The same from memory; @name prefixes messages. */
+DwTokenizer *dw_tokenizer_load_from_data (const char *name, const char *data, gsize len,
+                                          GError **error);
 void dw_tokenizer_free (DwTokenizer *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwTokenizer, dw_tokenizer_free)
 

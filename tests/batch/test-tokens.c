@@ -52,6 +52,23 @@ test_tokenizer (void)
   g_assert_null (dw_tokenizer_display (tok, 8));
   g_assert_null (dw_tokenizer_display (tok, -1));
 
+  /* SentencePiece pieces as Llama 2's tokenizer.json has them (BPE, byte fallback) */
+  {
+    static const char llama[]
+      = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\xe2\x96\x81the\": 0, \"<0x0A>\": 1, "
+        "\"a\": 2}}, \"added_tokens\": [{\"id\": 3, \"content\": \"</s>\"}], "
+        "\"decoder\": {\"type\": \"Sequence\", \"decoders\": [{\"type\": \"ByteFallback\"}]}}";
+    const char *want_sp[] = { " the", "\\n", "a", "</s>" };
+    g_autoptr (DwTokenizer) sp
+      = dw_tokenizer_load_from_data ("llama.json", llama, sizeof llama - 1, &error);
+    g_assert_no_error (error);
+    for (guint i = 0; i < G_N_ELEMENTS (want_sp); i++)
+      {
+        g_autofree char *text = dw_tokenizer_display (sp, i);
+        g_assert_cmpstr (text, ==, want_sp[i]);
+      }
+  }
+
   /* not a tokenizer: a clear error naming the file */
   {
     g_autofree char *other = torch_path ("slime_v2/expected.safetensors");
