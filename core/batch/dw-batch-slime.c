@@ -776,7 +776,12 @@ dw_batch_slime_read_rank_set (const char *path, GError **error)
   for (guint k = 0; k < files->len; k++)
     {
       RankFile *r = &g_array_index (files, RankFile, k);
-      GPtrArray *g = g_hash_table_lookup (groups, r->signature);
+      GPtrArray *g;
+
+      /* with pipeline parallelism only the last stage's ranks computed log_probs */
+      if (dw_pickle_dict_lookup (r->columns, "log_probs") == NULL)
+        continue;
+      g = g_hash_table_lookup (groups, r->signature);
       if (!g)
         {
           g = g_ptr_array_new ();
@@ -784,6 +789,14 @@ dw_batch_slime_read_rank_set (const char *path, GError **error)
           g_ptr_array_add (order, g);
         }
       g_ptr_array_add (g, r);
+    }
+  if (order->len == 0)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, path,
+                          "none of the %u rank files of rollout %" G_GINT64_FORMAT
+                          " holds log_probs (the training engine's)",
+                          files->len, id);
+      return NULL;
     }
   for (guint k = 0; k < order->len; k++)
     {

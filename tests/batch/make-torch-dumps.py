@@ -16,6 +16,8 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   slime_v1_cp2/        {rollout_id, rank, rollout_data: {column: [per local sample]}}; log_probs,
   slime_v1_cp4/        rollout_log_probs and advantages are the rank's context-parallel slice
                      (cp_utils.slice_log_prob_with_cp); cp1: dp 2; cp2: dp 2 × cp 2; cp4: cp 4
+  slime_v1_tp2_cp2_pp2/  tensor parallel 2 (both TP ranks save the same slice), cp 2, pipeline
+                     parallel 2 (the first stage's 4 files have no log_probs)
   slime_v1_cp2_missing/  the cp2 dump with rank 3's file missing: cannot be reassembled
   miles_cp2/         miles (utils/train_dump_utils.py): per-rank files that also say cp_rank,
                      cp_size and qkv_format ("thd")
@@ -178,7 +180,7 @@ def v2_dump(case, samples, with_rollout_lp=True):
     expected(os.path.join(d, 'expected.safetensors'), samples)
 
 
-def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None):
+def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None, tp=1, pp=1):
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, 'train_data'))
@@ -187,8 +189,10 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None):
         idxs = list(range(dp_rank, len(samples), dp))
         order += idxs
         local = [samples[i] for i in idxs]
-        for cp_rank in range(cp):
-            rank = dp_rank * cp + cp_rank  # Megatron's order: tp (1), cp, dp
+        for cp_rank, tp_rank, pp_rank in [(c, t, p) for p in range(pp) for c in range(cp)
+                                          for t in range(tp)]:
+            # Megatron's order tp-cp-ep-dp-pp: tp fastest, then cp, dp, pp
+            rank = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
             # the training engine computes log-probs for the whole micro-batch, then splits:
             # per-sample tensors are views of one storage, as in the real dump
             def sl(x, s):
@@ -209,6 +213,8 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None):
                 'micro_batch_indices': [[list(range(len(local)))]],
                 'num_microbatches': [1], 'global_batch_sizes': [len(samples)],
             }
+            if pp_rank != pp - 1:
+                del rollout_data['log_probs']  # only the last pipeline stage computes them
             payload = {'rollout_id': ROLLOUT_ID, 'rank': rank, 'rollout_data': rollout_data}
             if miles:
                 payload.update(cp_rank=cp_rank, cp_size=cp,
@@ -303,6 +309,7 @@ v2_dump('slime_v2_join', make_samples(5, 2), with_rollout_lp=False)
 v1_dump('slime_v1_cp1', make_samples(6, 3), dp=2, cp=1)
 v1_dump('slime_v1_cp2', make_samples(6, 4), dp=2, cp=2)
 v1_dump('slime_v1_cp4', make_samples(4, 5), dp=1, cp=4)
+v1_dump('slime_v1_tp2_cp2_pp2', make_samples(4, 8), dp=1, cp=2, tp=2, pp=2)
 v1_dump('slime_v1_cp2_missing', make_samples(6, 4), dp=2, cp=2, drop_rank=3)
 v1_dump('miles_cp2', make_samples(4, 6), dp=1, cp=2, miles=True)
 v1_dump('miles_bshd_cp2', make_samples(4, 7), dp=1, cp=2, miles=True, bshd_len=40)
