@@ -16,6 +16,8 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   slime_v1_cp2/        {rollout_id, rank, rollout_data: {column: [per local sample]}}; log_probs,
   slime_v1_cp4/        rollout_log_probs and advantages are the rank's context-parallel slice
                      (cp_utils.slice_log_prob_with_cp); cp1: dp 2; cp2: dp 2 × cp 2; cp4: cp 4
+  slime_v1_cp2_join/ v1 cp 2 without rollout_log_probs in the train files: they come from
+                     rollout_data/{id}.pt, joined on sample_indices = Sample.index
   slime_v1_tp2_cp2_pp2/  tensor parallel 2 (both TP ranks save the same slice), cp 2, pipeline
                      parallel 2 (the first stage's 4 files have no log_probs)
   slime_v1_cp2_missing/  the cp2 dump with rank 3's file missing: cannot be reassembled
@@ -180,7 +182,8 @@ def v2_dump(case, samples, with_rollout_lp=True):
     expected(os.path.join(d, 'expected.safetensors'), samples)
 
 
-def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None, tp=1, pp=1):
+def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None, tp=1, pp=1,
+            rollout_side=False):
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, 'train_data'))
@@ -215,6 +218,8 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None, t
             }
             if pp_rank != pp - 1:
                 del rollout_data['log_probs']  # only the last pipeline stage computes them
+            if rollout_side:
+                del rollout_data['rollout_log_probs']  # joined from rollout_data/ on the index
             payload = {'rollout_id': ROLLOUT_ID, 'rank': rank, 'rollout_data': rollout_data}
             if miles:
                 payload.update(cp_rank=cp_rank, cp_size=cp,
@@ -224,6 +229,8 @@ def v1_dump(case, samples, dp, cp, miles=False, drop_rank=None, bshd_len=None, t
             if rank == drop_rank:
                 continue
             torch.save(payload, os.path.join(d, 'train_data', f'{ROLLOUT_ID}_{rank}.pt'))
+    if rollout_side:
+        rollout_dump(os.path.join(d, 'rollout_data', f'{ROLLOUT_ID}.pt'), samples)
     # the reader orders samples by sample_indices
     expected(os.path.join(d, 'expected.safetensors'),
              sorted(samples, key=lambda s: s['index']))
@@ -309,6 +316,7 @@ v2_dump('slime_v2_join', make_samples(5, 2), with_rollout_lp=False)
 v1_dump('slime_v1_cp1', make_samples(6, 3), dp=2, cp=1)
 v1_dump('slime_v1_cp2', make_samples(6, 4), dp=2, cp=2)
 v1_dump('slime_v1_cp4', make_samples(4, 5), dp=1, cp=4)
+v1_dump('slime_v1_cp2_join', make_samples(6, 9), dp=2, cp=2, rollout_side=True)
 v1_dump('slime_v1_tp2_cp2_pp2', make_samples(4, 8), dp=1, cp=2, tp=2, pp=2)
 v1_dump('slime_v1_cp2_missing', make_samples(6, 4), dp=2, cp=2, drop_rank=3)
 v1_dump('miles_cp2', make_samples(4, 6), dp=1, cp=2, miles=True)
