@@ -10,6 +10,8 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   slime_v2/          slime ≥ #2266 (observability/train_data_utils.py, _build_dump_payload):
                      train_data/{id}.pt = {format_version 2, rollout_id, rank, samples, dp_shards}
                      + rollout_data/{id}.pt = {rollout_id, samples: [Sample.to_dict()]}
+  slime_v2_p4/, slime_v2_p5/  the v2 layout saved with pickle_protocol 4 and 5 (torch.save's
+                     default is 2)
   slime_v2_join/     the same, but the train dump has no rollout_log_probs: they come from the
                      rollout dump, joined on rollout_position
   slime_v1_cp1/      slime before #2266 (utils/train_dump_utils.py): train_data/{id}_{rank}.pt =
@@ -150,7 +152,7 @@ def rollout_dump(path, samples):
     torch.save({'rollout_id': ROLLOUT_ID, 'samples': dicts}, path)
 
 
-def v2_dump(case, samples, with_rollout_lp=True):
+def v2_dump(case, samples, with_rollout_lp=True, protocol=2):
     d = os.path.join(out, case)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, 'train_data'))
@@ -177,7 +179,7 @@ def v2_dump(case, samples, with_rollout_lp=True):
     payload = {'format_version': 2, 'rollout_id': ROLLOUT_ID, 'rank': 0,
                'samples': [p[1] for p in flat], 'dp_shards': layout,
                'raw_reward': [s['reward'] for s in samples]}
-    torch.save(payload, os.path.join(d, 'train_data', f'{ROLLOUT_ID}.pt'))
+    torch.save(payload, os.path.join(d, 'train_data', f'{ROLLOUT_ID}.pt'), pickle_protocol=protocol)
     rollout_dump(os.path.join(d, 'rollout_data', f'{ROLLOUT_ID}.pt'), samples)
     expected(os.path.join(d, 'expected.safetensors'), samples)
 
@@ -313,6 +315,9 @@ os.makedirs(out, exist_ok=True)
 samples = make_samples(6, 1)
 v2_dump('slime_v2', samples)
 v2_dump('slime_v2_join', make_samples(5, 2), with_rollout_lp=False)
+# torch.save(pickle_protocol=4/5): FRAME, SHORT_BINUNICODE, MEMOIZE, STACK_GLOBAL opcodes
+v2_dump('slime_v2_p4', make_samples(4, 10), protocol=4)
+v2_dump('slime_v2_p5', make_samples(4, 11), protocol=5)
 v1_dump('slime_v1_cp1', make_samples(6, 3), dp=2, cp=1)
 v1_dump('slime_v1_cp2', make_samples(6, 4), dp=2, cp=2)
 v1_dump('slime_v1_cp4', make_samples(4, 5), dp=1, cp=4)

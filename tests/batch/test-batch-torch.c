@@ -146,6 +146,13 @@ test_v2 (void)
 }
 
 static void
+test_v2_case (gconstpointer data)
+{
+  g_autofree char *dump = g_build_filename ((const char *)data, "train_data", "3.pt", NULL);
+  check_case (data, dump);
+}
+
+static void
 test_v2_join (void)
 {
   /* rollout_log_probs only in rollout_data/3.pt, joined on rollout_position */
@@ -463,6 +470,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/batch-torch/slime-v2", test_v2);
   g_test_add_func ("/batch-torch/slime-v2-rollout-join", test_v2_join);
+  g_test_add_data_func ("/batch-torch/slime-v2-protocol-4", "slime_v2_p4", test_v2_case);
+  g_test_add_data_func ("/batch-torch/slime-v2-protocol-5", "slime_v2_p5", test_v2_case);
   g_test_add_data_func ("/batch-torch/slime-v1-cp1", "slime_v1_cp1", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-cp2", "slime_v1_cp2", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-cp4", "slime_v1_cp4", test_v1);
