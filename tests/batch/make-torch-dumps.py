@@ -18,6 +18,7 @@ trainer writes it (read from the sources, see docs/FORMATS-BATCH.md §2):
   slime_v1_cp2/        {rollout_id, rank, rollout_data: {column: [per local sample]}}; log_probs,
   slime_v1_cp4/        rollout_log_probs and advantages are the rank's context-parallel slice
                      (cp_utils.slice_log_prob_with_cp); cp1: dp 2; cp2: dp 2 × cp 2; cp4: cp 4
+  slime_v1_cp2_cuda/ the cp2 dump as the GPUs saved it: storages located on 'cuda:N'
   slime_v1_cp2_join/ v1 cp 2 without rollout_log_probs in the train files: they come from
                      rollout_data/{id}.pt, joined on sample_indices = Sample.index
   slime_v1_tp2_cp2_pp2/  tensor parallel 2 (both TP ranks save the same slice), cp 2, pipeline
@@ -311,6 +312,29 @@ def hostile():
     open(os.path.join(d, 'truncated.pt'), 'wb').write(data[:len(data) // 2])
 
 
+def cuda_copy(src_case, case):
+    """slime v1 saved the ranks' GPU tensors: the persistent ids say 'cuda:N', not 'cpu'. This
+    machine has no GPU, so the location strings of a CPU dump are rewritten (protocol 2 has no
+    frames, BINUNICODE carries its own length) and the archive is written again."""
+    src = os.path.join(out, src_case, 'train_data')
+    dst = os.path.join(out, case, 'train_data')
+    shutil.rmtree(os.path.join(out, case), ignore_errors=True)
+    os.makedirs(dst)
+    for name in sorted(os.listdir(src)):
+        rank = int(name.split('_')[1].split('.')[0])
+        zin = zipfile.ZipFile(os.path.join(src, name))
+        with zipfile.ZipFile(os.path.join(dst, name), 'w', zipfile.ZIP_STORED) as zout:
+            for info in zin.infolist():
+                data = zin.read(info.filename)
+                if info.filename.endswith('/data.pkl'):
+                    loc = f'cuda:{rank % 8}'.encode()
+                    data = data.replace(b'X\x03\x00\x00\x00cpu',
+                                        b'X' + struct.pack('<I', len(loc)) + loc)
+                zout.writestr(info, data)
+    shutil.copy(os.path.join(out, src_case, 'expected.safetensors'),
+                os.path.join(out, case, 'expected.safetensors'))
+
+
 os.makedirs(out, exist_ok=True)
 samples = make_samples(6, 1)
 v2_dump('slime_v2', samples)
@@ -321,6 +345,7 @@ v2_dump('slime_v2_p5', make_samples(4, 11), protocol=5)
 v1_dump('slime_v1_cp1', make_samples(6, 3), dp=2, cp=1)
 v1_dump('slime_v1_cp2', make_samples(6, 4), dp=2, cp=2)
 v1_dump('slime_v1_cp4', make_samples(4, 5), dp=1, cp=4)
+cuda_copy('slime_v1_cp2', 'slime_v1_cp2_cuda')
 v1_dump('slime_v1_cp2_join', make_samples(6, 9), dp=2, cp=2, rollout_side=True)
 v1_dump('slime_v1_tp2_cp2_pp2', make_samples(4, 8), dp=1, cp=2, tp=2, pp=2)
 v1_dump('slime_v1_cp2_missing', make_samples(6, 4), dp=2, cp=2, drop_rank=3)

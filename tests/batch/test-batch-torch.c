@@ -475,6 +475,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/batch-torch/slime-v1-cp1", "slime_v1_cp1", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-cp2", "slime_v1_cp2", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-cp4", "slime_v1_cp4", test_v1);
+  g_test_add_data_func ("/batch-torch/slime-v1-cp2-cuda", "slime_v1_cp2_cuda", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-tp2-cp2-pp2", "slime_v1_tp2_cp2_pp2", test_v1);
   g_test_add_data_func ("/batch-torch/slime-v1-cp2-rollout-join", "slime_v1_cp2_join", test_v1);
   g_test_add_data_func ("/batch-torch/miles-cp2", "miles_cp2", test_v1);
