@@ -123,9 +123,10 @@ dw_cli_tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, 
       return 0;
     }
   g_string_append_printf (out,
-                          _ ("%" G_GUINT64_FORMAT " catastrophic tokens (|log ratio| > %g) in %u "
+                          _ ("%" PRIu64 " catastrophic tokens (|log ratio| > %g) in %u "
                              "steps with token ids\n"),
-                          dw_batch_tokens_catastrophes_get_total (cat), o->threshold, with_ids);
+                          (uint64_t)dw_batch_tokens_catastrophes_get_total (cat), o->threshold,
+                          with_ids);
   g_string_append_printf (out, "%-10s %8s  %s\n", _ ("token id"), _ ("count"),
                           _ ("per step (step:count)"));
   for (guint i = 0; i < top->len; i++)
@@ -172,8 +173,8 @@ dw_cli_tokens_step (const DwBatch *batch, DwSeqStat by, const TokensOutput *o, G
       g_string_append (out, "]}\n");
       return 0;
     }
-  g_string_append_printf (out, _ ("step %" PRId64 ": %" G_GSIZE_FORMAT " sequences by %s\n"),
-                          batch->step, batch->rows, dw_batch_tokens_stat_name (by));
+  g_string_append_printf (out, _ ("step %" PRId64 ": %zu sequences by %s\n"), batch->step,
+                          batch->rows, dw_batch_tokens_stat_name (by));
   g_string_append_printf (out, "%5s", "seq");
   for (guint k = 0; k < G_N_ELEMENTS (shown); k++)
     g_string_append_printf (out, " %*s", k + 1 == G_N_ELEMENTS (shown) ? 17 : 10,
@@ -199,9 +200,8 @@ dw_cli_tokens_sequence (const DwBatch *batch, guint row, const TokensOutput *o, 
 
   if (row >= batch->rows)
     {
-      dw_cli_error (
-        "tokens", _ ("step %" PRId64 " has %" G_GSIZE_FORMAT " sequences (0–%" G_GSIZE_FORMAT ")"),
-        batch->step, batch->rows, batch->rows ? batch->rows - 1 : 0);
+      dw_cli_error ("tokens", _ ("step %" PRId64 " has %zu sequences (0–%zu)"), batch->step,
+                    batch->rows, batch->rows ? batch->rows - 1 : 0);
       return 2;
     }
   tokens = dw_batch_tokens_sequence (batch, row);
