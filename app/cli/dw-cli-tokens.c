@@ -21,7 +21,7 @@
 #include "dw-batch-tokens.h"
 #include "dw-cli.h"
 #include "dw-config-json.h"
-#include "dw-store-private.h" /* dw_store_open_read_only, as check and series use it */
+#include "dw-store.h"
 #include "dw-tokenizer.h"
 
 int dw_cli_tokens (int argc, char **argv);
@@ -322,7 +322,7 @@ dw_cli_tokens (int argc, char **argv)
   o.tokenizer = tokenizer;
 
   g_autofree char *path = db ? g_strdup (db) : dw_cli_default_db_path ();
-  g_autoptr (DwStore) store = dw_store_open_read_only (path, &error);
+  g_autoptr (DwStore) store = dw_store_open (path, &error);
   if (store == NULL)
     {
       dw_cli_error ("tokens", "%s", error->message);

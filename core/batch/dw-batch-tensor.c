@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK (dw - batch - error - quark, dw_batch_error)
+/* clang-format off */
+G_DEFINE_QUARK (dw-batch-error-quark, dw_batch_error)
+/* clang-format on */
 
 static guint64 max_batch_bytes = G_GUINT64_CONSTANT (4) << 30;
 

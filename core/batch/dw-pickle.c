@@ -914,13 +914,11 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
       return dw_pickle_push (m, a);
     case 'N':
       return dw_pickle_op_simple_value (m, DW_PICKLE_NONE, 0);
-    case 0x88:
-      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, 1);
-    case 0x89:
-      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, 0);
-    case 'I':
-      return dw_pickle_op_text_number (m, FALSE);
-    case 'L':
+    case 0x88: /* NEWTRUE */
+    case 0x89: /* NEWFALSE */
+      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, *p == 0x88);
+    case 'I': /* INT */
+    case 'L': /* LONG */
       return dw_pickle_op_text_number (m, FALSE);
     case 'F':
       return dw_pickle_op_text_number (m, TRUE);
@@ -956,11 +954,9 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
     case 0x8d: /* BINUNICODE8 */
       return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, TRUE);
     case 'T': /* BINSTRING */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
-    case 'U': /* SHORT_BINSTRING */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
     case 'B': /* BINBYTES */
       return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
+    case 'U': /* SHORT_BINSTRING */
     case 'C': /* SHORT_BINBYTES */
       return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
     case 0x8e: /* BINBYTES8 */
@@ -968,7 +964,6 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
     case '}':
       return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT));
     case ']':
-      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_LIST));
     case 0x8f: /* EMPTY_SET */
       return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_LIST));
     case ')':
@@ -983,8 +978,7 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
         g_ptr_array_insert (m->stack, (gint)start, dict);
         return dw_pickle_op_setitems (m, start + 1);
       }
-    case 'l': /* LIST */
-      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_LIST, start);
+    case 'l':  /* LIST */
     case 0x91: /* FROZENSET */
       return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_LIST, start);
     case 't': /* TUPLE */

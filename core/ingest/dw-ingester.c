@@ -16,7 +16,6 @@
 #include <glib/gstdio.h>
 #include <inttypes.h>
 
-#include "dw-batch-private.h"
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader-private.h"
