@@ -16,7 +16,6 @@
 #include <glib/gstdio.h>
 #include <inttypes.h>
 
-#include "dw-batch-private.h"
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader-private.h"
@@ -103,7 +102,7 @@ static gboolean
 is_batch_format (DwFormat f)
 {
   return f == DW_FORMAT_BATCH_SAFETENSORS || f == DW_FORMAT_BATCH_NPZ || f == DW_FORMAT_BATCH_NPY
-         || f == DW_FORMAT_BATCH_JSONL;
+         || f == DW_FORMAT_BATCH_JSONL || f == DW_FORMAT_BATCH_TORCH;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -287,9 +286,10 @@ dw_ingester_set_chunk_size (DwIngester *self, gsize bytes)
 
 /* Folders that are a part of the run of the folder holding them. Not "logs" (a folder of console
  * logs holds one run per log) nor "tensorboard_log" (verl and slime write
- * tensorboard_log/<project>/<experiment>/: one run per experiment). */
+ * tensorboard_log/<project>/<experiment>/: one run per experiment). slime's --dump-details D
+ * writes D/train_data/ and D/rollout_data/: parts of the run D. */
 static const char *const part_dirs[]
-  = { "tensorboard", "tb", "batches", "rollout_batches", "events" };
+  = { "tensorboard", "tb", "batches", "rollout_batches", "events", "train_data", "rollout_data" };
 
 static gboolean
 is_part_dir (const char *name)
@@ -1496,6 +1496,16 @@ npy_set_prefix (const char *path)
   return g_build_filename (dir, base, NULL);
 }
 
+/* Was the lowest rank's file of this per-rank set read (and remembered) already? It is not
+ * when it found its set incomplete: then a later rank file reads the set. */
+static gboolean
+torch_set_read (DwIngester *self, const char *path)
+{
+  g_autofree char *leader = dw_batch_slime_set_leader (path);
+  g_autoptr (DwFileRecord) record = dw_store_get_file (self->store, leader, NULL);
+  return record != NULL;
+}
+
 static gboolean
 ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st, DwFormat format,
               DwFileRecord *rec, const char *run_root, DwIngestReport *report, GError **error)
@@ -1519,6 +1529,20 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
         }
       if (!g_str_has_suffix (path, ".old_log_prob.npy"))
         return TRUE; /* read with its set's old_log_prob member */
+    }
+
+  if (format == DW_FORMAT_BATCH_TORCH)
+    {
+      g_autofree char *parent = g_path_get_dirname (path);
+      g_autofree char *dir = g_path_get_basename (parent);
+      /* slime's rollout side is joined to train_data/{id}.pt when that is read */
+      if (strcmp (dir, "rollout_data") == 0)
+        return TRUE;
+      /* A per-rank dump is read whole through its lowest rank. A later rank file reads the set
+       * only when that one was not remembered: live, it may have been written first and found
+       * its set incomplete. */
+      if (!dw_batch_slime_is_set_leader (path) && torch_set_read (self, path))
+        return TRUE;
     }
 
   batch = dw_batch_read_file (path, &berr);
