@@ -327,43 +327,17 @@ dw_ingest_run_root_for_file (const char *path, DwFormat format)
   return g_steal_pointer (&dir);
 }
 
-/* SwanLab's run folder swanlog/run-<time>-<id>/ holds run-<id>.swanlab: its experiment name */
-static char *
-swanlab_dir_run_name (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    if (g_str_has_prefix (name, "run-") && g_str_has_suffix (name, ".swanlab"))
-      {
-        g_autofree char *path = g_build_filename (dir, name, NULL);
-        return dw_swanlab_run_name (path);
-      }
-  return NULL;
-}
-
 char *
 dw_ingest_run_name (const char *run_root)
 {
   g_autofree char *base = g_path_get_basename (run_root);
+  char *named = dw_logger_run_name (run_root); /* an MLflow run folder, a SwanLab run */
   char *dot;
 
+  if (named != NULL)
+    return named;
   if (g_file_test (run_root, G_FILE_TEST_IS_DIR))
-    {
-      /* an MLflow file-store run folder is named by its run id: its meta.yaml has the name */
-      char *named
-        = dw_mlflow_file_is_run_dir (run_root) ? dw_mlflow_file_run_name (run_root) : NULL;
-      if (named == NULL)
-        named = swanlab_dir_run_name (run_root);
-      return named != NULL ? named : g_steal_pointer (&base);
-    }
-  {
-    /* a SwanLab run file (run-<id>.swanlab) names its experiment in its first record */
-    char *named = dw_swanlab_run_name (run_root);
-    if (named != NULL)
-      return named;
-  }
+    return g_steal_pointer (&base);
   dot = strrchr (base, '.');
   if (dot != NULL && dot != base)
     *dot = '\0';
