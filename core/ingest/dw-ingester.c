@@ -777,8 +777,7 @@ static gboolean
 infer_generation (DwIngester *self, gint64 run_id, GError **error)
 {
   g_autofree char *meta = NULL, *gen = NULL, *src = NULL;
-  g_autoptr (GPtrArray) tags = NULL;
-  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  g_autoptr (GPtrArray) names = NULL;
   GError *err = NULL;
   const char *inferred;
 
@@ -794,11 +793,11 @@ infer_generation (DwIngester *self, gint64 run_id, GError **error)
   src = dw_run_meta_get_string (meta, "generation_source");
   if (gen != NULL && g_strcmp0 (src, "inferred") != 0)
     return TRUE;
-  tags = dw_store_list_tags (self->store, run_id, error);
-  if (tags == NULL)
+  /* names only: counting each tag's points here made ingesting a folder of many files
+   * quadratic (120 MLflow metric files: 3× slower) */
+  names = dw_store_list_tag_names (self->store, run_id, error);
+  if (names == NULL)
     return FALSE;
-  for (guint i = 0; i < tags->len; i++)
-    g_ptr_array_add (names, ((DwTagInfo *)tags->pdata[i])->name);
   inferred = dw_run_meta_infer_generation ((const char *const *)names->pdata, names->len);
   if (inferred == NULL || g_strcmp0 (inferred, gen) == 0)
     return TRUE;

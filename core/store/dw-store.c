@@ -1695,6 +1695,28 @@ resolve_canonical (DwStore *self, gint64 run_id, GPtrArray *tags)
 }
 
 GPtrArray *
+dw_store_list_tag_names (DwStore *self, gint64 run_id, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), NULL);
+  stmt = prepare (self, "SELECT name FROM tags WHERE run_id = ? ORDER BY name", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "listing tags");
+      return NULL;
+    }
+  return g_steal_pointer (&names);
+}
+
+GPtrArray *
 dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
 {
   g_autoptr (sqlite3_stmt) stmt = NULL;

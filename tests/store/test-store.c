@@ -255,6 +255,14 @@ test_points (Fixture *f, gconstpointer data)
   g_assert_cmpstr (((DwTagInfo *)tags->pdata[0])->canonical, ==, "k3_kl");
   g_assert_cmpint (((DwTagInfo *)tags->pdata[0])->n_points, ==, 1);
   g_assert_cmpint (((DwTagInfo *)tags->pdata[1])->n_points, ==, G_N_ELEMENTS (values));
+  {
+    /* the same names, in the same order, without the counts */
+    g_autoptr (GPtrArray) names = dw_store_list_tag_names (store, run_id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (names->len, ==, tags->len);
+    for (guint i = 0; i < names->len; i++)
+      g_assert_cmpstr (names->pdata[i], ==, ((DwTagInfo *)tags->pdata[i])->name);
+  }
 
   run = dw_store_find_run (store, "run-a", &error);
   g_assert_no_error (error);
