@@ -52,6 +52,8 @@ dw_batch_free (DwBatch *batch)
   free (batch->rollout_log_prob);
   free (batch->response_mask);
   free (batch->advantages);
+  free (batch->token_ids);
+  free (batch->rewards);
   free (batch);
 }
 
