@@ -4,7 +4,7 @@
  *
  * One file per sub-command (dw-cli-<name>.c) defining `int dw_cli_<name> (int argc, char **argv)`;
  * argv[0] is the sub-command name. Exit codes: 0 ok, 1 unreadable input / runtime failure,
- * 2 usage or configuration error (see README "CLI reference").
+ * 2 usage or configuration error (see docs/CLI.md).
  */
 #pragma once
 
