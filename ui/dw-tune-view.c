@@ -1110,10 +1110,23 @@ update_run_header (DwTuneView *self)
                               self->run_info->n_batches);
       g_string_append (sub, " · ");
     }
+  if (self->run_info != NULL && self->store != NULL)
+    {
+      const char *source = NULL;
+      g_autofree char *detected
+        = dw_store_get_run_generation (self->store, self->run_info->id, &source, NULL);
+
+      if (detected != NULL)
+        /* TRANSLATORS: the run's generation as the store knows it, then where from */
+        g_string_append_printf (sub, _ ("trained with %s (%s) · "), detected,
+                                g_strcmp0 (source, "log") == 0      ? _ ("printed by the run")
+                                : g_strcmp0 (source, "config") == 0 ? _ ("from its config")
+                                                                    : _ ("from its metric keys"));
+    }
   if (self->run_info != NULL)
     {
-      /* TRANSLATORS: the generation the config is written for, then the preset; the store does
-       * not record the trainer's own config, so these are what the page is set to */
+      /* TRANSLATORS: the generation the config is written for, then the preset: what the page
+       * is set to */
       g_string_append_printf (sub, _ ("evaluated as %s, preset %s"), dw_generation_name (self->gen),
                               self->preset ? self->preset : "—");
       if (modified)
@@ -1254,6 +1267,13 @@ summary_cell (DwTuneView *self, int col, int row, const char *text, gboolean num
 {
   GtkWidget *l = gtk_label_new (text);
   gtk_label_set_xalign (GTK_LABEL (l), numeric ? 1.0f : 0.0f);
+  /* long metric names give way on a narrow page (the whole name in the tooltip) */
+  if (!numeric)
+    {
+      gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+      gtk_widget_set_tooltip_text (l, text);
+      gtk_widget_set_hexpand (l, TRUE);
+    }
   if (numeric)
     gtk_widget_add_css_class (l, "numeric");
   if (heading)
