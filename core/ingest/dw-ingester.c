@@ -1044,6 +1044,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
     {
       if (dw_log_reader_file_was_truncated (rec->offset, size))
         rewritten = TRUE;
+      else if (rec->prefix_len > DW_INGEST_PREFIX_MAX)
+        rewritten = TRUE; /* damaged bookkeeping: read again rather than trust it */
       else if (rec->prefix_len > 0)
         {
           guint32 crc;
@@ -1710,7 +1712,17 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
   {
     g_autofree char *reason = NULL;
 
-    format = rec != NULL ? (DwFormat)rec->format : recognise_fd (self, fd, path, &reason);
+    if (rec != NULL && (rec->format <= DW_FORMAT_UNKNOWN || rec->format >= DW_N_FORMATS))
+      {
+        /* damaged bookkeeping (a format number this build does not know): read it as new */
+        rec->format = DW_FORMAT_UNKNOWN;
+        rec->offset = rec->prefix_len = 0;
+        rec->max_step = G_MININT64;
+        g_clear_pointer (&rec->state, g_bytes_unref);
+      }
+    format = rec != NULL && rec->format != DW_FORMAT_UNKNOWN
+               ? (DwFormat)rec->format
+               : recognise_fd (self, fd, path, &reason);
     if (format == DW_FORMAT_UNKNOWN)
       {
         close (fd);

@@ -37,7 +37,9 @@
 #include "dw-correction.h"
 #include "dw-store-private.h"
 
-G_DEFINE_QUARK (dw - store - error - quark, dw_store_error)
+/* clang-format off */
+G_DEFINE_QUARK (dw-store-error-quark, dw_store_error)
+/* clang-format on */
 
 typedef enum
 {
@@ -269,6 +271,15 @@ prepare (DwStore *self, const char *sql, GError **error)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
+/* A text column as a new string; @fallback when the (crafted or damaged) store holds NULL. */
+static char *
+column_text_or (sqlite3_stmt *stmt, int col, const char *fallback)
+{
+  const char *text = (const char *)sqlite3_column_text (stmt, col);
+
+  return g_strdup (text != NULL ? text : fallback);
+}
+
 #define PUT_POINTS_ROWS 32
 
 /* STMT_PUT_POINT with PUT_POINTS_ROWS rows of VALUES: one statement step per 32 points. */
@@ -443,6 +454,14 @@ migrate (DwStore *self, GError **error)
   version = query_int (self, "PRAGMA user_version", "reading the schema version", error, &ok);
   if (!ok)
     goto fail;
+  if (version < 0)
+    {
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+                   _ ("%s: damaged Driftwatch store (schema version %" PRId64
+                      "); the file was left untouched"),
+                   self->path, version);
+      goto fail;
+    }
   if (version > DW_STORE_SCHEMA_VERSION)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA,
@@ -551,7 +570,7 @@ open_db (DwStore *self, GError **error)
                    self->path, version, DW_STORE_SCHEMA_VERSION);
       return FALSE;
     }
-  if ((n_tables > 0 || version > 0) && app_id != DW_STORE_APPLICATION_ID)
+  if ((n_tables > 0 || version != 0) && app_id != DW_STORE_APPLICATION_ID)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
                    _ ("%s: an SQLite file, but not a Driftwatch store; the file was left "
@@ -560,6 +579,15 @@ open_db (DwStore *self, GError **error)
       return FALSE;
     }
 
+  if (version < 0)
+    {
+      /* migrations[] is indexed by the version: a negative one is damage, never a migration */
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+                   _ ("%s: damaged Driftwatch store (schema version %" PRId64
+                      "); the file was left untouched"),
+                   self->path, version);
+      return FALSE;
+    }
   if (self->read_only)
     {
       if (version < DW_STORE_SCHEMA_VERSION)
@@ -594,6 +622,13 @@ store_open (const char *path, gboolean read_only, GError **error)
   if (path == NULL)
     path = default_path
       = g_build_filename (g_get_user_data_dir (), "driftwatch", "driftwatch.db", NULL);
+  if (*path == '\0')
+    {
+      /* SQLite opens "" as a private temporary database: everything written would be lost */
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
+                   _ ("the store path is empty (give --db a file name)"));
+      return NULL;
+    }
   self = g_object_new (DW_TYPE_STORE, "path", path, "read-only", read_only, NULL);
   if (!open_db (self, error))
     return NULL;
@@ -1297,7 +1332,7 @@ file_from_row (sqlite3_stmt *stmt)
 
   r->id = sqlite3_column_int64 (stmt, 0);
   r->run_id = sqlite3_column_int64 (stmt, 1);
-  r->path = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
+  r->path = column_text_or (stmt, 2, "");
   r->format = sqlite3_column_int (stmt, 3);
   r->dev = (guint64)sqlite3_column_int64 (stmt, 4);
   r->inode = (guint64)sqlite3_column_int64 (stmt, 5);
@@ -1311,6 +1346,16 @@ file_from_row (sqlite3_stmt *stmt)
   state = sqlite3_column_blob (stmt, 12);
   if (state != NULL)
     r->state = g_bytes_new (state, sqlite3_column_bytes (stmt, 12));
+  if (r->offset < 0 || r->prefix_len < 0 || r->prefix_len > r->offset || r->size < 0)
+    {
+      /* damaged bookkeeping (prefix_len = 1e12 made ingest allocate a terabyte): the file is
+       * read again from the start, which is always correct, only slower */
+      r->offset = r->prefix_len = 0;
+      r->prefix_crc = 0;
+      r->size = -1;
+      r->max_step = G_MININT64;
+      g_clear_pointer (&r->state, g_bytes_unref);
+    }
   return r;
 }
 
@@ -1424,9 +1469,9 @@ dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error)
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     g_ptr_array_add (out, g_strdup_printf ("%s: offset %" G_GINT64_FORMAT ": %s",
-                                           (const char *)sqlite3_column_text (stmt, 0),
+                                           (const char *)sqlite3_column_text (stmt, 0) ?: "?",
                                            (gint64)sqlite3_column_int64 (stmt, 1),
-                                           (const char *)sqlite3_column_text (stmt, 2)));
+                                           (const char *)sqlite3_column_text (stmt, 2) ?: "?"));
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "reading diagnostics");
@@ -1504,8 +1549,10 @@ run_from_row (sqlite3_stmt *stmt)
   double updated = column_double_or_nan (stmt, 9);
 
   info->id = sqlite3_column_int64 (stmt, 0);
-  info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
-  info->framework = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
+  info->name = sqlite3_column_type (stmt, 1) != SQLITE_NULL
+                 ? column_text_or (stmt, 1, "")
+                 : g_strdup_printf ("run %" G_GINT64_FORMAT, info->id);
+  info->framework = column_text_or (stmt, 2, "unknown");
   info->source = g_strdup ((const char *)sqlite3_column_text (stmt, 3));
   info->first_step
     = sqlite3_column_type (stmt, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64 (stmt, 4);
@@ -1735,7 +1782,7 @@ dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
     {
       DwTagInfo *info = g_new0 (DwTagInfo, 1);
       info->id = sqlite3_column_int64 (stmt, 0);
-      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      info->name = column_text_or (stmt, 1, "");
       info->canonical = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
       info->n_points = sqlite3_column_int64 (stmt, 3);
       g_ptr_array_add (tags, info);
@@ -1847,15 +1894,16 @@ dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after
   steps = g_array_new (FALSE, FALSE, sizeof (gint64));
   walls = g_array_new (FALSE, FALSE, sizeof (double));
   values = g_array_new (FALSE, FALSE, sizeof (double));
-  stmt
-    = prepare (self,
-               "SELECT step, wall_time, value, special FROM points WHERE tag_id = ? AND step > ? "
-               "ORDER BY step",
-               error);
+  stmt = prepare (self,
+                  "SELECT step, wall_time, value, special FROM points WHERE tag_id = ?1 AND "
+                  "(?3 OR step > ?2) ORDER BY step",
+                  error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, tag_id);
   sqlite3_bind_int64 (stmt, 2, after_step);
+  /* G_MININT64 means every point, also one logged at step G_MININT64 */
+  sqlite3_bind_int (stmt, 3, after_step == G_MININT64);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 step = sqlite3_column_int64 (stmt, 0);
@@ -1878,11 +1926,14 @@ dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after
 
   restarts = g_array_new (FALSE, FALSE, sizeof (gint64));
   stmt = prepare (
-    self, "SELECT DISTINCT step FROM restarts WHERE run_id = ? AND step > ? ORDER BY step", error);
+    self,
+    "SELECT DISTINCT step FROM restarts WHERE run_id = ?1 AND (?3 OR step > ?2) ORDER BY step",
+    error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   sqlite3_bind_int64 (stmt, 2, after_step);
+  sqlite3_bind_int (stmt, 3, after_step == G_MININT64);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 step = sqlite3_column_int64 (stmt, 0);
@@ -1927,6 +1978,16 @@ dw_store_list_batch_steps (DwStore *self, gint64 run_id, GError **error)
       return NULL;
     }
   return g_steal_pointer (&steps);
+}
+
+/* Whether column @col holds exactly @n elements of @dtype. */
+static gboolean
+blob_fits (sqlite3_stmt *stmt, int col, gsize n, int dtype)
+{
+  gsize bytes;
+
+  return g_size_checked_mul (&bytes, n, dw_dtype_size (dtype))
+         && (gsize)sqlite3_column_bytes (stmt, col) == bytes;
 }
 
 static gboolean
@@ -1977,14 +2038,18 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   cols = sqlite3_column_int64 (stmt, 1);
   lp_dtype = sqlite3_column_int (stmt, 2);
   mask_dtype = sqlite3_column_int (stmt, 4);
+  /* the sizes must agree with the stored blobs before anything is allocated: a crafted row
+   * count (rows = 2^62) would otherwise ask for exabytes */
   if (rows < 0 || cols < 0 || (lp_dtype != DW_DTYPE_F32 && lp_dtype != DW_DTYPE_F64)
       || mask_dtype < 0 || mask_dtype >= DW_N_DTYPES
+      || !g_size_checked_mul (&n, (gsize)rows, (gsize)cols) || !blob_fits (stmt, 6, n, lp_dtype)
+      || !blob_fits (stmt, 7, n, lp_dtype) || !blob_fits (stmt, 8, n, mask_dtype)
+      || (sqlite3_column_type (stmt, 9) != SQLITE_NULL && !blob_fits (stmt, 9, n, lp_dtype))
       || (batch = dw_batch_new ((size_t)rows, (size_t)cols, lp_dtype, mask_dtype)) == NULL)
     goto corrupt;
   batch->source_lp_dtype = sqlite3_column_int (stmt, 3);
   batch->flags = (uint32_t)sqlite3_column_int64 (stmt, 5);
   batch->step = step;
-  n = (gsize)rows * (gsize)cols;
   if (sqlite3_column_type (stmt, 9) != SQLITE_NULL)
     batch->advantages = g_malloc (MAX (n * dw_dtype_size (lp_dtype), 1));
   if (!copy_blob (stmt, 6, batch->old_log_prob, n * dw_dtype_size (lp_dtype))

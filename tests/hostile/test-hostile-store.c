@@ -1,0 +1,390 @@
+/* test-hostile-store.c — crafted and damaged stores, and store paths, from the attack run of
+ * issue 14: each case is the reproduction of one finding and failed before its fix
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "dw-batch-reader.h"
+#include "dw-correction.h"
+#include "dw-ingester.h"
+#include "dw-store-private.h"
+#include "dw-test-cli.h"
+
+typedef struct
+{
+  char *dir;
+  char *path;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  f->dir = g_dir_make_tmp ("dw-hostile-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->path = g_build_filename (f->dir, "store.db", NULL);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->dir);
+
+  g_assert_cmpint (system (cmd), ==, 0);
+  g_free (f->dir);
+  g_free (f->path);
+}
+
+/* @sql through a plain SQLite connection; the first column of the first row as text, or NULL */
+static char *
+raw_sql (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  const char *tail = sql;
+  char *out = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  while (tail != NULL && *tail != '\0')
+    {
+      g_assert_cmpint (sqlite3_prepare_v2 (db, tail, -1, &stmt, &tail), ==, SQLITE_OK);
+      if (stmt == NULL)
+        break;
+      if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL && out == NULL)
+        out = g_strdup ((const char *)sqlite3_column_text (stmt, 0));
+      sqlite3_finalize (stmt);
+    }
+  sqlite3_close (db);
+  return out;
+}
+
+static char *
+file_sha (const char *path)
+{
+  g_autofree char *data = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guint8 *)data, len);
+}
+
+/* A store holding one run "r" with tag "t" and a 2×3 batch at step 5. */
+static void
+make_store (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (path, &error);
+  g_autoptr (DwBatch) batch = dw_batch_new (2, 3, DW_DTYPE_F32, DW_DTYPE_U8);
+  gint64 run, tag;
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 6; i++)
+    {
+      ((float *)batch->old_log_prob)[i] = -0.5f;
+      ((float *)batch->rollout_log_prob)[i] = -0.6f;
+      ((guint8 *)batch->response_mask)[i] = 1;
+    }
+  g_assert_true (dw_store_begin (store, &error));
+  run = dw_store_ensure_run (store, "r", "verl", "/tmp/r", &error);
+  tag = dw_store_ensure_tag (store, run, "t", NULL, &error);
+  g_assert_true (dw_store_put_point (store, run, tag, 1, 0.0, 1.0, &error));
+  g_assert_true (dw_store_put_batch (store, run, 5, batch, "/tmp/r/b.safetensors", &error));
+  g_assert_true (dw_store_commit (store, &error));
+  g_assert_no_error (error);
+}
+
+/* Issue 14: "a store with a negative PRAGMA user_version overflows a global array in the migration
+ * code (ASan), runs an unrelated SQL string or segfaults". */
+static void
+test_negative_user_version (Fixture *f, gconstpointer data)
+{
+  static const char *const versions[] = { "-1", "-2", "-2147483648" };
+
+  make_store (f->path);
+  for (guint i = 0; i < G_N_ELEMENTS (versions); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *sql = g_strdup_printf ("PRAGMA user_version = %s", versions[i]);
+      g_autofree char *before = NULL, *after = NULL;
+      g_autoptr (DwStore) store = NULL;
+
+      g_free (raw_sql (f->path, sql));
+      before = file_sha (f->path);
+      store = dw_store_open (f->path, &error);
+      g_assert_null (store);
+      g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+      g_assert_nonnull (strstr (error->message, "schema version"));
+      g_clear_error (&error);
+      store = dw_store_open_read_only (f->path, &error);
+      g_assert_null (store);
+      g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+      after = file_sha (f->path);
+      g_assert_cmpstr (before, ==, after);
+    }
+}
+
+/* Issue 14: "a foreign empty SQLite file with version −1 is switched to WAL instead of being
+ * left alone". */
+static void
+test_foreign_negative_version_untouched (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  g_autofree char *before = NULL, *after = NULL, *mode = NULL;
+  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
+
+  g_free (raw_sql (f->path, "PRAGMA user_version = -1"));
+  before = file_sha (f->path);
+  store = dw_store_open (f->path, &error);
+  g_assert_null (store);
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, "left untouched"));
+  after = file_sha (f->path);
+  g_assert_cmpstr (before, ==, after);
+  g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+  mode = raw_sql (f->path, "PRAGMA journal_mode");
+  g_assert_cmpstr (mode, ==, "delete");
+}
+
+/* Issue 14: "crafted stores with NULL run/tag names … crash or abort the CLI and the window".
+ * The NOT NULL constraints are edited out of the schema, as a crafted file can. */
+static void
+test_null_names (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (GPtrArray) runs = NULL, tags = NULL, diags = NULL;
+  g_autoptr (DwRunInfo) found = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "runs", "--db", f->path, "--format", "json", NULL };
+
+  make_store (f->path);
+  g_free (raw_sql (f->path,
+                   "PRAGMA writable_schema = ON;"
+                   "UPDATE sqlite_master SET sql = replace (replace (replace (sql, "
+                   "'name TEXT NOT NULL UNIQUE', 'name TEXT UNIQUE'), 'name TEXT NOT NULL,', "
+                   "'name TEXT,'), 'framework TEXT NOT NULL', 'framework TEXT') "
+                   "WHERE name IN ('runs', 'tags');"));
+  g_free (raw_sql (f->path, "UPDATE runs SET name = NULL, framework = NULL;"
+                            "UPDATE tags SET name = NULL;"
+                            "INSERT INTO diagnostics VALUES (1, 'x', 0, 'm');"));
+  store = dw_store_open (f->path, &error);
+  g_assert_no_error (error);
+  runs = dw_store_list_runs (store, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (runs->len, ==, 1);
+  g_assert_cmpstr (((DwRunInfo *)runs->pdata[0])->name, ==, "run 1");
+  g_assert_cmpstr (((DwRunInfo *)runs->pdata[0])->framework, ==, "unknown");
+  tags = dw_store_list_tags (store, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tags->len, ==, 1);
+  g_assert_cmpstr (((DwTagInfo *)tags->pdata[0])->name, ==, "");
+  found = dw_store_find_run (store, "1", &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (found->id, ==, 1);
+  g_clear_object (&store);
+  /* and the CLI lists it */
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+  g_assert_nonnull (strstr (out, "run 1"));
+}
+
+/* Issue 14: "rows = 2^62 … crash or abort": the sizes must agree with the blobs. */
+static void
+test_huge_rows (Fixture *f, gconstpointer data)
+{
+  static const char *const updates[] = {
+    "UPDATE batches SET rows = 4611686018427387904",
+    "UPDATE batches SET rows = 4611686018427387904, cols = 4",
+    "UPDATE batches SET cols = 9223372036854775807",
+    "UPDATE batches SET rows = 3, cols = 3",
+    "UPDATE batches SET mask_dtype = 99",
+    "UPDATE batches SET lp_dtype = -1",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (updates); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwStore) store = NULL;
+      g_autoptr (DwBatch) batch = NULL;
+
+      g_remove (f->path);
+      make_store (f->path);
+      g_free (raw_sql (f->path, updates[i]));
+      store = dw_store_open (f->path, &error);
+      g_assert_no_error (error);
+      batch = dw_store_load_batch (store, 1, 5, &error);
+      g_assert_null (batch);
+      g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+      g_assert_nonnull (strstr (error->message, "step 5 is damaged"));
+    }
+}
+
+static void
+write_log (const char *path, guint first, guint last)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+
+  for (guint s = first; s <= last; s++)
+    g_string_append_printf (text, "{\"step\": %u, \"data\": {\"actor/pg_loss\": %u.5}}\n", s, s);
+  g_assert_true (g_file_set_contents (path, text->str, (gssize)text->len, NULL));
+}
+
+static guint64
+ingest (DwStore *store, const char *path)
+{
+  g_autoptr (DwIngester) ingester = dw_ingester_new (store);
+  g_autoptr (GError) error = NULL;
+  DwIngestReport report;
+  guint64 n;
+
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ingester, path, &report, &error));
+  g_assert_no_error (error);
+  n = report.n_points;
+  dw_ingest_report_clear (&report);
+  return n;
+}
+
+/* Issue 14: "crafted stores with … an unknown file format number or prefix_len = 1e12 crash or
+ * abort": the damaged bookkeeping is not trusted, the file is read again. */
+static void
+test_damaged_file_records (Fixture *f, gconstpointer data)
+{
+  static const char *const updates[] = {
+    "UPDATE files SET format = 999",
+    "UPDATE files SET format = -3",
+    "UPDATE files SET prefix_len = 1000000000000",
+    "UPDATE files SET prefix_len = 1000000000000, offset = 1000000000001",
+    "UPDATE files SET offset = -5",
+  };
+  g_autofree char *run = g_build_filename (f->dir, "run", NULL);
+  g_autofree char *log = g_build_filename (run, "metrics.jsonl", NULL);
+
+  g_assert_cmpint (g_mkdir (run, 0755), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (updates); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwStore) store = NULL;
+      g_autoptr (DwSeries) series = NULL;
+
+      g_remove (f->path);
+      write_log (log, 1, 3);
+      store = dw_store_open (f->path, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (ingest (store, run), ==, 3);
+      g_clear_object (&store);
+      g_free (raw_sql (f->path, updates[i]));
+      write_log (log, 1, 6); /* the run went on */
+      store = dw_store_open (f->path, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (ingest (store, run), >=, 3);
+      series = dw_store_get_series (store, 1, "actor/pg_loss", G_MININT64, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (series->n, ==, 6);
+      g_assert_cmpfloat (series->values[5], ==, 6.5);
+    }
+}
+
+/* Issue 14: "--db '' reports success and stores nothing". */
+static void
+test_empty_db_path (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open ("", &error);
+  g_autofree char *run = g_build_filename (f->dir, "run", NULL);
+  g_autofree char *log = g_build_filename (run, "metrics.jsonl", NULL);
+  g_autofree char *err = NULL;
+  const char *args[] = { "ingest", "--db", "", run, NULL };
+
+  g_assert_null (store);
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED);
+  g_assert_cmpint (g_mkdir (run, 0755), ==, 0);
+  write_log (log, 1, 2);
+  g_assert_cmpint (dw_test_run_cli (args, NULL, NULL, &err), !=, 0);
+  g_assert_nonnull (strstr (err, "store path is empty"));
+}
+
+/* Issue 14: "a point at step INT64_MIN is stored but never returned". */
+static void
+test_int64_min_step (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (DwSeries) all = NULL, after = NULL;
+  gint64 run, tag;
+
+  g_assert_no_error (error);
+  g_assert_true (dw_store_begin (store, &error));
+  run = dw_store_ensure_run (store, "r", "verl", NULL, &error);
+  tag = dw_store_ensure_tag (store, run, "t", NULL, &error);
+  g_assert_true (dw_store_put_point (store, run, tag, G_MININT64, 1.0, 7.0, &error));
+  g_assert_true (dw_store_put_point (store, run, tag, 0, 2.0, 8.0, &error));
+  g_assert_true (dw_store_add_restart (store, run, G_MININT64, "x", &error));
+  g_assert_true (dw_store_commit (store, &error));
+  all = dw_store_get_series (store, run, "t", G_MININT64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (all->n, ==, 2);
+  g_assert_cmpint (all->steps[0], ==, G_MININT64);
+  g_assert_cmpfloat (all->values[0], ==, 7.0);
+  g_assert_cmpuint (all->n_restarts, ==, 1);
+  after = dw_store_get_series (store, run, "t", G_MININT64 + 1, &error);
+  g_assert_cmpuint (after->n, ==, 1);
+}
+
+/* Issue 14: "a key containing \u0000 merges into another key". */
+static void
+test_nul_key_not_merged (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (GPtrArray) tags = NULL;
+  g_autoptr (DwSeries) plain = NULL;
+  g_autofree char *run = g_build_filename (f->dir, "run", NULL);
+  g_autofree char *log = g_build_filename (run, "metrics.jsonl", NULL);
+  const char *text = "{\"step\": 1, \"data\": {\"a\": 1.0, \"a\\u0000b\": 2.0}}\n"
+                     "{\"step\": 2, \"data\": {\"a\": 3.0, \"a\\u0000b\": 4.0}}\n";
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir (run, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (log, text, -1, NULL));
+  ingest (store, run);
+  tags = dw_store_list_tags (store, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tags->len, ==, 2);
+  plain = dw_store_get_series (store, 1, "a", G_MININT64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (plain->n, ==, 2);
+  g_assert_cmpfloat (plain->values[0], ==, 1.0);
+  g_assert_cmpfloat (plain->values[1], ==, 3.0);
+}
+
+/* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
+static void
+test_error_quark_names (Fixture *f, gconstpointer data)
+{
+  g_assert_cmpstr (g_quark_to_string (DW_STORE_ERROR), ==, "dw-store-error-quark");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(name, fn) g_test_add (name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  ADD ("/hostile/store/negative-user-version", test_negative_user_version);
+  ADD ("/hostile/store/foreign-negative-version-untouched",
+       test_foreign_negative_version_untouched);
+  ADD ("/hostile/store/null-names", test_null_names);
+  ADD ("/hostile/store/huge-rows", test_huge_rows);
+  ADD ("/hostile/store/damaged-file-records", test_damaged_file_records);
+  ADD ("/hostile/store/empty-db-path", test_empty_db_path);
+  ADD ("/hostile/store/int64-min-step", test_int64_min_step);
+  ADD ("/hostile/store/nul-key-not-merged", test_nul_key_not_merged);
+  ADD ("/hostile/store/error-quark-names", test_error_quark_names);
+  return g_test_run ();
+}
