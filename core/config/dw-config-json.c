@@ -3,12 +3,15 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "dw-config-json.h"
+#include "dw-json-scan.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK (dw - config - json - error - quark, dw_config_json_error)
+/* clang-format off */
+G_DEFINE_QUARK (dw-config-json-error-quark, dw_config_json_error)
+/* clang-format on */
 
 static gboolean
 value_from_node (JsonNode *n, DwValue *v)
@@ -75,7 +78,7 @@ dw_config_merge_json (DwConfig *config, const char *json, GError **error)
 {
   g_autoptr (JsonParser) p = json_parser_new ();
   g_autoptr (GError) perr = NULL;
-  if (!json_parser_load_from_data (p, json, -1, &perr))
+  if (!dw_json_load (p, json, -1, &perr))
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE, "config JSON: %s",
                    perr->message);
@@ -133,7 +136,7 @@ dw_config_set_assignment (DwConfig *config, const char *assignment, GError **err
   DwValue v;
   g_autoptr (JsonParser) p = json_parser_new ();
   JsonNode *root = NULL;
-  if (*val && json_parser_load_from_data (p, val, -1, NULL))
+  if (*val && dw_json_load (p, val, -1, NULL))
     root = json_parser_get_root (p);
   if (root && value_from_node (root, &v))
     ;
