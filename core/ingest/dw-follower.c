@@ -469,6 +469,9 @@ ingest_one_reporting (DwFollower *self, const char *path, DwIngestReport *r)
 
   if (root == NULL || g_stat (path, &st) != 0)
     return TRUE; /* gone (a temporary file renamed away, a deleted file): nothing to read */
+  if (S_ISDIR (st.st_mode) && !g_str_equal (path, root)
+      && g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    return TRUE; /* as `ingest` and README: symlinked folders are not followed (no loops) */
   if (S_ISDIR (st.st_mode))
     {
       /* A new (or moved-in) folder: follow it and queue what it holds. */

@@ -730,23 +730,25 @@ same_identity (const DwFileRecord *rec, const struct stat *st)
          && rec->mtime_us == now.mtime_us;
 }
 
+const char *
+dw_ingest_file_kind (mode_t mode)
+{
+  if (S_ISFIFO (mode))
+    return _ ("a FIFO (named pipe)");
+  if (S_ISSOCK (mode))
+    return _ ("a socket");
+  if (S_ISCHR (mode) || S_ISBLK (mode))
+    return _ ("a device");
+  if (S_ISDIR (mode))
+    return _ ("a folder");
+  return S_ISREG (mode) ? _ ("a file") : _ ("a special file");
+}
+
 /* Largest step of the other files of this run in this format (restart detection). */
 static gint64
 others_max_step (DwIngester *self, gint64 run_id, int format, const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) files = dw_store_list_files (self->store, error);
-  gint64 m = G_MININT64;
-
-  if (files == NULL)
-    return G_MININT64;
-  for (guint i = 0; i < files->len; i++)
-    {
-      DwFileRecord *f = files->pdata[i];
-      if (f->run_id == run_id && f->format == format && !g_str_equal (f->path, path)
-          && f->max_step > m)
-        m = f->max_step;
-    }
-  return m;
+  return dw_store_get_files_max_step (self->store, run_id, format, path, error);
 }
 
 /* tfevents: the framework is known once key names were seen ("unknown" is upgraded only). */
@@ -1650,13 +1652,26 @@ dw_ingester_recognise (DwIngester *self, const char *path, char **reason)
   rec = dw_store_get_file (self->store, abs, NULL);
   if (rec != NULL)
     return (DwFormat)rec->format;
-  fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
+  /* O_NONBLOCK: a FIFO in a watched folder must not block the follower */
+  fd = g_open (abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0)
     {
       if (reason != NULL)
         *reason = g_strdup_printf (_ ("cannot open: %s"), g_strerror (errno));
       return DW_FORMAT_UNKNOWN;
     }
+  {
+    struct stat st;
+
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+      {
+        if (reason != NULL)
+          *reason
+            = g_strdup_printf (_ ("%s, not a regular file"), dw_ingest_file_kind (st.st_mode));
+        close (fd);
+        return DW_FORMAT_UNKNOWN;
+      }
+  }
   f = recognise_fd (self, fd, abs, reason);
   close (fd);
   return f;
@@ -1685,7 +1700,8 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
       g_propagate_error (error, err);
       return FALSE;
     }
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* O_NONBLOCK: opening a FIFO with no writer would block forever (no effect on files) */
+  fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0 || fstat (fd, &st) != 0)
     {
       int saved = errno;
@@ -1698,6 +1714,22 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
           return FALSE;
         }
       report_note (report, _ ("%s: cannot open: %s"), path, g_strerror (saved));
+      return TRUE;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      const char *what = dw_ingest_file_kind (st.st_mode);
+
+      close (fd);
+      if (explicit)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                       _ ("%s: %s, not a regular file: Driftwatch reads files it can read "
+                          "again (save the output to a file first)"),
+                       path, what);
+          return FALSE;
+        }
+      report_note (report, _ ("%s: %s, not a regular file: skipped"), path, what);
       return TRUE;
     }
   /* a database in WAL mode changes in <db>-wal only: always asked for rows after the last */
@@ -1849,7 +1881,7 @@ is_data_file (DwIngester *self, const char *path)
   rec = dw_store_get_file (self->store, abs, NULL);
   if (rec != NULL)
     return TRUE;
-  fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
+  fd = g_open (abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0)
     return FALSE;
   f = recognise_fd (self, fd, abs, NULL);

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layout (schema version 2, PRAGMA user_version; PRAGMA application_id 'DWst'):
+ * Layout (schema version 5, PRAGMA user_version; PRAGMA application_id 'DWst'):
  *   runs(id, name UNIQUE, framework, source, status, first/last step and wall time, updated)
  *   tags(id, run_id, name, canonical, step_key)               UNIQUE(run_id, name)
  *   points(tag_id, step, wall_time, value, special, rank)     PRIMARY KEY(tag_id, step)
@@ -188,6 +188,9 @@ static const char *const migrations[DW_STORE_SCHEMA_VERSION] = {
   "CREATE TABLE batch_extras ("
   "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
   "  token_ids BLOB, rewards BLOB);",
+  /* 4 → 5: restart detection asks, per file, for the largest step of the run's other files of
+   * its format; without an index that read every file record per file (quadratic ingest). */
+  "CREATE INDEX IF NOT EXISTS files_run_format ON files (run_id, format, max_step);",
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1451,6 +1454,31 @@ dw_store_put_file (DwStore *self, DwFileRecord *r, GError **error)
   if (r->id == 0)
     r->id = sqlite3_last_insert_rowid (self->db);
   return TRUE;
+}
+
+gint64
+dw_store_get_files_max_step (DwStore *self, gint64 run_id, int format, const char *except_path,
+                             GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), G_MININT64);
+  /* the two largest: one of them is not @except_path */
+  stmt = prepare (self,
+                  "SELECT max_step, path FROM files WHERE run_id = ?1 AND format = ?2 AND "
+                  "max_step IS NOT NULL ORDER BY max_step DESC LIMIT 2",
+                  error);
+  if (stmt == NULL)
+    return G_MININT64;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_int (stmt, 2, format);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    if (g_strcmp0 ((const char *)sqlite3_column_text (stmt, 1), except_path) != 0)
+      return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
+    set_error (self, error, rc, "reading the ingest bookkeeping");
+  return G_MININT64;
 }
 
 GPtrArray *
