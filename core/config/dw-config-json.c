@@ -154,15 +154,33 @@ dw_config_set_assignment (DwConfig *config, const char *assignment, GError **err
 void
 dw_json_append_string (GString *out, const char *s)
 {
+  const char *end = s + strlen (s);
+
   g_string_append_c (out, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+  for (const char *p = s; *p;)
     {
-      if (*p == '"' || *p == '\\')
-        g_string_append_printf (out, "\\%c", *p);
-      else if (*p < 0x20)
-        g_string_append_printf (out, "\\u%04x", *p);
+      unsigned char c = (unsigned char)*p;
+      gunichar u;
+
+      if (c == '"' || c == '\\')
+        g_string_append_printf (out, "\\%c", c);
+      else if (c < 0x20)
+        g_string_append_printf (out, "\\u%04x", c);
+      else if (c < 0x80)
+        g_string_append_c (out, (char)c);
+      else if ((u = g_utf8_get_char_validated (p, end - p)) < 0x110000)
+        {
+          /* a valid UTF-8 sequence, copied whole */
+          const char *next = g_utf8_next_char (p);
+          g_string_append_len (out, p, next - p);
+          p = next;
+          continue;
+        }
       else
-        g_string_append_c (out, (char)*p);
+        /* a byte that is not UTF-8 (a run folder named in Latin-1): JSON text must be UTF-8,
+         * so it becomes U+FFFD, as Python's errors="replace" does */
+        g_string_append (out, "\\ufffd");
+      p++;
     }
   g_string_append_c (out, '"');
 }

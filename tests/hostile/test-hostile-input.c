@@ -492,6 +492,61 @@ test_yaml_int_forms (void)
   }
 }
 
+/* Issue 14: "an int64 mask holding INT64_MAX trips UBSan (float-cast-overflow) and is flipped
+ * to INT64_MIN in the output mask". Every preset of every generation: an output mask element
+ * is 0 or its input value (or, for float masks, that value rounded), never negative. */
+static void
+test_int64_mask_extremes (void)
+{
+  static const DwGeneration gens[]
+    = { DW_GEN_VERL, DW_GEN_VERL_0_7, DW_GEN_VERL_0_6_1, DW_GEN_VERL_0_6, DW_GEN_SLIME };
+  g_autoptr (DwBatch) batch = dw_batch_new (2, 4, DW_DTYPE_F32, DW_DTYPE_I64);
+  const gint64 mask[8] = { G_MAXINT64, 1, 0, 1, 1, G_MAXINT64, 1, 0 };
+  guint n_int64_outputs = 0, n_runs = 0;
+
+  for (int i = 0; i < 8; i++)
+    {
+      ((float *)batch->old_log_prob)[i] = -1.0f - 0.01f * (float)i;
+      ((float *)batch->rollout_log_prob)[i] = -1.0f;
+    }
+  memcpy (batch->response_mask, mask, sizeof mask);
+  for (guint g = 0; g < G_N_ELEMENTS (gens); g++)
+    {
+      size_t n_presets;
+      const DwPresetInfo *presets = dw_preset_list (gens[g], &n_presets);
+
+      for (size_t p = 0; p < n_presets; p++)
+        {
+          DwCorrectionResult result;
+          DwCorrectionError error = { 0 };
+          DwConfig config;
+
+          dw_correction_result_init (&result);
+          dw_config_init (&config, gens[g]);
+          g_assert_true (dw_preset_apply (&config, presets[p].name, &error));
+          if (!dw_correction_run (batch, &config, &result, &error))
+            continue;
+          n_runs++;
+          for (int i = 0; i < 8 && result.mask != NULL; i++)
+            {
+              double out
+                = result.mask_dtype == DW_DTYPE_I64 ? (double)((const gint64 *)result.mask)[i]
+                  : dw_dtype_size (result.mask_dtype) == 4 ? ((const float *)result.mask)[i]
+                                                           : ((const double *)result.mask)[i];
+
+              g_assert_cmpfloat (out, >=, 0.0);
+              if (result.mask_dtype == DW_DTYPE_I64)
+                g_assert_true (((const gint64 *)result.mask)[i] == 0
+                               || ((const gint64 *)result.mask)[i] == mask[i]);
+            }
+          n_int64_outputs += result.mask_dtype == DW_DTYPE_I64;
+          dw_correction_result_clear (&result);
+        }
+    }
+  g_test_message ("%u runs, %u with an int64 output mask", n_runs, n_int64_outputs);
+  g_assert_cmpuint (n_int64_outputs, >, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -514,6 +569,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile/input/yaml-billion-laughs", test_yaml_billion_laughs);
   g_test_add_func ("/hostile/input/yaml-deep-nesting", test_yaml_deep_nesting);
   g_test_add_func ("/hostile/input/yaml-int-forms", test_yaml_int_forms);
+  g_test_add_func ("/hostile/input/int64-mask-extremes", test_int64_mask_extremes);
   status = g_test_run ();
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);

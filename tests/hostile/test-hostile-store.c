@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <sqlite3.h>
 
 #include "dw-batch-reader.h"
@@ -474,6 +475,31 @@ test_ingest_linear_in_files (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (big / small, <, 9.0);
 }
 
+/* Issue 14: "non-UTF-8 run names make invalid JSON in runs --format json". */
+static void
+test_non_utf8_run_name_json (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "runs", "--db", f->path, "--format", "json", NULL };
+  JsonArray *runs;
+
+  g_assert_no_error (error);
+  g_assert_true (dw_store_begin (store, &error));
+  g_assert_cmpint (dw_store_ensure_run (store, "caf\xe9-\xff\xfe", "verl", "/r/caf\xe9", &error), >,
+                   0);
+  g_assert_true (dw_store_commit (store, &error));
+  g_clear_object (&store);
+  g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  runs = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (runs, 0), "name"),
+                   ==, "caf\xef\xbf\xbd-\xef\xbf\xbd\xef\xbf\xbd");
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -498,6 +524,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/ingest-linear-in-files", test_ingest_linear_in_files);
   ADD ("/hostile/store/mlflow-recursive-view", test_mlflow_recursive_view);
   ADD ("/hostile/store/fifo-refused", test_fifo_refused);
+  ADD ("/hostile/store/non-utf8-run-name-json", test_non_utf8_run_name_json);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
