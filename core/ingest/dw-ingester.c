@@ -1548,13 +1548,18 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
                    _ ("%s: no step in the metadata nor in the file name (step_000123.*)"), path);
       g_clear_pointer (&batch, dw_batch_free);
     }
-  if (batch != NULL)
+  if (batch != NULL
+      && !dw_store_put_batch (self->store, rec->run_id, batch->step, batch, path, &berr))
     {
-      if (!dw_store_put_batch (self->store, rec->run_id, batch->step, batch, path, &err))
-        return fail_tx (self, error, err);
-      rec->max_step = batch->step;
+      /* one batch too large for the store: that file is skipped with a diagnostic naming it,
+       * the rest of the folder is read (it stopped every ingest of the folder) */
+      if (!g_error_matches (berr, DW_STORE_ERROR, DW_STORE_ERROR_TOO_LARGE))
+        return fail_tx (self, error, g_steal_pointer (&berr));
+      g_clear_pointer (&batch, dw_batch_free);
     }
-  else
+  else if (batch != NULL)
+    rec->max_step = batch->step;
+  if (batch == NULL)
     {
       if (!dw_store_add_diagnostic (self->store, rec->run_id, path, 0, berr->message, &err))
         return fail_tx (self, error, err);

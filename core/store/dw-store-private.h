@@ -27,6 +27,9 @@ void dw_store_set_busy_timeout (DwStore *self, int timeout_ms);
 /* Caps the store's size (PRAGMA max_page_count): writes beyond fail with DW_STORE_ERROR_FULL as on
  * a full disk. For quotas and tests; 0 lifts the cap. */
 gboolean dw_store_set_max_size (DwStore *self, gint64 bytes, GError **error);
+/* Caps the size of one stored value (SQLite's SQLITE_LIMIT_LENGTH, 1 GB by default): a batch
+ * whose arrays are larger fails with DW_STORE_ERROR_TOO_LARGE. For tests of that limit. */
+void dw_store_set_max_value_size (DwStore *self, int bytes);
 /* Integrity check (PRAGMA integrity_check + foreign_key_check): FALSE with
  * DW_STORE_ERROR_CORRUPT and SQLite's first complaint. */
 gboolean dw_store_check_integrity (DwStore *self, GError **error);

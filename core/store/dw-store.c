@@ -688,6 +688,13 @@ dw_store_set_max_size (DwStore *self, gint64 bytes, GError **error)
   return exec (self, sql, "limiting the size", error);
 }
 
+void
+dw_store_set_max_value_size (DwStore *self, int bytes)
+{
+  g_return_if_fail (DW_IS_STORE (self));
+  sqlite3_limit (self->db, SQLITE_LIMIT_LENGTH, bytes);
+}
+
 gboolean
 dw_store_check_integrity (DwStore *self, GError **error)
 {
@@ -1202,6 +1209,28 @@ put_batch_extras (DwStore *self, gint64 batch_id, const DwBatch *batch, GError *
   return step_done (self, stmt, "storing token ids", error);
 }
 
+/* A batch whose padded arrays exceed SQLite's length limit (1 GB by default: a 4 MB packed file
+ * can pad past it) cannot be stored: said before anything is written, naming the input, so the
+ * ingester skips that one file. */
+static gboolean
+check_batch_fits (DwStore *self, const DwBatch *batch, gint64 step, const char *source,
+                  GError **error)
+{
+  gsize n, bytes;
+  gint64 limit = sqlite3_limit (self->db, SQLITE_LIMIT_LENGTH, -1);
+
+  if (g_size_checked_mul (&n, batch->rows, batch->cols)
+      && g_size_checked_mul (&bytes, n,
+                             MAX (dw_dtype_size (batch->lp_dtype), batch->token_ids ? 8u : 1u))
+      && (gint64)bytes <= limit)
+    return TRUE;
+  g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_TOO_LARGE,
+               _ ("%s: step %" PRId64 ": the batch pads to %zu × %zu tokens, more than one "
+                  "store value can hold (%" PRId64 " bytes per array): skipped"),
+               source, step, batch->rows, batch->cols, limit);
+  return FALSE;
+}
+
 gboolean
 dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
                     const char *source, GError **error)
@@ -1222,6 +1251,8 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
                    _ ("%s: step %" PRId64 ": log-probs must be float32 or float64"), source, step);
       return FALSE;
     }
+  if (!check_batch_fits (self, batch, step, source, error))
+    return FALSE;
   rows = g_new0 (DwRowStats, MAX (batch->rows, 1));
   dw_row_stats_compute (batch, rows);
   for (gsize r = 0; r < batch->rows; r++)

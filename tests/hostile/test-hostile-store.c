@@ -500,6 +500,64 @@ test_non_utf8_run_name_json (Fixture *f, gconstpointer data)
                    ==, "caf\xef\xbf\xbd-\xef\xbf\xbd\xef\xbf\xbd");
 }
 
+/* Issue 14: "one oversize batch (a 4 MB packed file that pads past SQLite's 1 GB blob limit)
+ * stops every ingest of its folder at that file — logs and later batches are never read" and
+ * "the oversize-batch error names the store, not the input". Scaled down: the store's value
+ * limit lowered to 64 KB, a ragged batch padding to 2 × 20000 float64 tokens (320 KB). */
+static void
+test_oversize_batch_skipped (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (DwIngester) ingester = NULL;
+  g_autoptr (GString) big = g_string_new ("{\"old_log_prob\": [");
+  g_autoptr (GArray) steps = NULL;
+  g_autoptr (DwSeries) series = NULL;
+  g_autofree char *run = g_build_filename (f->dir, "run", NULL);
+  g_autofree char *batches = g_build_filename (run, "batches", NULL);
+  g_autofree char *big_path = g_build_filename (batches, "step_000001.jsonl", NULL);
+  g_autofree char *small_path = g_build_filename (batches, "step_000002.jsonl", NULL);
+  g_autofree char *log = g_build_filename (run, "z-metrics.jsonl", NULL);
+  DwIngestReport report;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir_with_parents (batches, 0755), ==, 0);
+  for (int k = 0; k < 3; k++)
+    {
+      for (int i = 0; i < 20000; i++)
+        g_string_append (big, k == 2 ? (i ? ",1" : "1") : (i ? ",-1.5" : "-1.5"));
+      g_string_append (big, k == 0   ? "], \"rollout_log_prob\": ["
+                            : k == 1 ? "], \"response_mask\": ["
+                                     : "]}\n");
+    }
+  g_string_append (big, "{\"old_log_prob\": [-1.5], \"rollout_log_prob\": [-1.5], "
+                        "\"response_mask\": [1]}\n");
+  g_assert_true (g_file_set_contents (big_path, big->str, (gssize)big->len, NULL));
+  g_assert_true (g_file_set_contents (small_path,
+                                      "{\"old_log_prob\": [-1.5, -1], \"rollout_log_prob\": "
+                                      "[-1.5, -1], \"response_mask\": [1, 1]}\n",
+                                      -1, NULL));
+  write_log (log, 1, 3);
+
+  dw_store_set_max_value_size (store, 64 * 1024);
+  ingester = dw_ingester_new (store);
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ingester, run, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.diagnostics->len, ==, 1);
+  g_assert_true (g_str_has_prefix (report.diagnostics->pdata[0], big_path));
+  g_assert_nonnull (strstr (report.diagnostics->pdata[0], "step 1: the batch pads to 2 × 20000"));
+  g_assert_cmpuint (report.n_batches, ==, 1);
+  dw_ingest_report_clear (&report);
+  steps = dw_store_list_batch_steps (store, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (steps->len, ==, 1);
+  g_assert_cmpint (g_array_index (steps, gint64, 0), ==, 2);
+  series = dw_store_get_series (store, 1, "actor/pg_loss", G_MININT64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (series->n, ==, 3);
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -525,6 +583,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/mlflow-recursive-view", test_mlflow_recursive_view);
   ADD ("/hostile/store/fifo-refused", test_fifo_refused);
   ADD ("/hostile/store/non-utf8-run-name-json", test_non_utf8_run_name_json);
+  ADD ("/hostile/store/oversize-batch-skipped", test_oversize_batch_skipped);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
