@@ -92,8 +92,6 @@ struct _DwStore
   gint64 acc_run_id;     /* one-entry cache of run_acc */
   int rank;              /* precision rank of the points being written */
   RunAcc *acc;
-  guint n_commits;
-  guint crash_after_tx, crash_in_tx; /* test hooks, see dw_store_commit() */
 };
 
 G_DEFINE_FINAL_TYPE (DwStore, dw_store, G_TYPE_OBJECT)
@@ -436,14 +434,6 @@ dw_store_init (DwStore *self)
   self->run_acc = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
 }
 
-static guint
-env_uint (const char *name)
-{
-  const char *v = g_getenv (name);
-
-  return v != NULL ? (guint)g_ascii_strtoull (v, NULL, 10) : 0;
-}
-
 /* Brings the schema up to DW_STORE_SCHEMA_VERSION inside one write transaction. */
 static gboolean
 migrate (DwStore *self, GError **error)
@@ -604,15 +594,15 @@ open_db (DwStore *self, GError **error)
       return exec (self, "PRAGMA foreign_keys = ON", "configuring", error);
     }
 
-  if (!switch_to_wal (self, error)
-      || !exec (self, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring",
-                error))
+  /* migrate before switching to WAL: a migration that fails (a damaged store) is rolled back
+   * and leaves the file exactly as it was */
+  if (!exec (self, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring", error))
     return FALSE;
   if (version < DW_STORE_SCHEMA_VERSION && !migrate (self, error))
     return FALSE;
+  if (!switch_to_wal (self, error))
+    return FALSE;
 
-  self->crash_after_tx = env_uint ("DW_STORE_CRASH_AFTER_TX");
-  self->crash_in_tx = env_uint ("DW_STORE_CRASH_IN_TX");
   return TRUE;
 }
 
@@ -799,17 +789,11 @@ dw_store_commit (DwStore *self, GError **error)
       dw_store_rollback (self);
       return FALSE;
     }
-  self->n_commits++;
-  /* Crash-test hooks (tests/store): die without committing, or right after committing. */
-  if (self->crash_in_tx != 0 && self->n_commits == self->crash_in_tx)
-    _exit (99);
   if (!exec (self, "COMMIT", "committing", error))
     {
       dw_store_rollback (self);
       return FALSE;
     }
-  if (self->crash_after_tx != 0 && self->n_commits == self->crash_after_tx)
-    _exit (99);
   return TRUE;
 }
 
