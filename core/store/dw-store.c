@@ -92,6 +92,7 @@ struct _DwStore
   gint64 acc_run_id;     /* one-entry cache of run_acc */
   int rank;              /* precision rank of the points being written */
   RunAcc *acc;
+  gboolean wal_seen; /* the -wal file existed after our last commit (recover_lost_wal) */
 };
 
 G_DEFINE_FINAL_TYPE (DwStore, dw_store, G_TYPE_OBJECT)
@@ -722,11 +723,38 @@ dw_store_check_integrity (DwStore *self, GError **error)
 /* ------------------------------------------------------------------------------------------ */
 /* Transactions                                                                                */
 
+/* The write-ahead log of a writable store was deleted while it was open (a cleanup script, a
+ * user removing "stray" files): SQLite goes on writing into the unlinked file, which no other
+ * process sees and which is lost if this one dies, so an acknowledged write could vanish. Its
+ * frames are copied into the store file (a checkpoint through the still open descriptor), then
+ * the store is opened again with a new log. */
+static gboolean
+recover_lost_wal (DwStore *self, GError **error)
+{
+  g_autofree char *wal = g_strconcat (self->path, "-wal", NULL);
+
+  if (!self->wal_seen || g_file_test (wal, G_FILE_TEST_EXISTS))
+    return TRUE;
+  self->wal_seen = FALSE;
+  g_log_structured (G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "MESSAGE",
+                    "%s: the write-ahead log was deleted while the store was open; its contents "
+                    "are written into the store and the store is opened again",
+                    self->path);
+  if (!exec (self, "PRAGMA wal_checkpoint(FULL)", "saving the deleted write-ahead log", error))
+    return FALSE;
+  for (guint i = 0; i < N_STMTS; i++)
+    g_clear_pointer (&self->stmts[i], sqlite3_finalize);
+  sqlite3_close (self->db);
+  self->db = NULL;
+  g_hash_table_remove_all (self->tag_cache);
+  return open_db (self, error);
+}
+
 gboolean
 dw_store_begin (DwStore *self, GError **error)
 {
   g_return_val_if_fail (DW_IS_STORE (self), FALSE);
-  if (!check_writable (self, error))
+  if (!check_writable (self, error) || !recover_lost_wal (self, error))
     return FALSE;
   return exec (self, "BEGIN IMMEDIATE", "starting a write", error);
 }
@@ -793,6 +821,11 @@ dw_store_commit (DwStore *self, GError **error)
     {
       dw_store_rollback (self);
       return FALSE;
+    }
+  if (!self->wal_seen)
+    {
+      g_autofree char *wal = g_strconcat (self->path, "-wal", NULL);
+      self->wal_seen = g_file_test (wal, G_FILE_TEST_EXISTS);
     }
   return TRUE;
 }

@@ -558,6 +558,54 @@ test_oversize_batch_skipped (Fixture *f, gconstpointer data)
   g_assert_cmpuint (series->n, ==, 3);
 }
 
+static void
+put_one (DwStore *store, gint64 step, double value)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run, tag;
+
+  g_assert_true (dw_store_begin (store, &error));
+  g_assert_no_error (error);
+  run = dw_store_ensure_run (store, "r", "verl", NULL, &error);
+  tag = dw_store_ensure_tag (store, run, "t", NULL, &error);
+  g_assert_true (dw_store_put_point (store, run, tag, step, 0.0, value, &error));
+  g_assert_true (dw_store_commit (store, &error));
+  g_assert_no_error (error);
+}
+
+/* Issue 14: "deleting the WAL while watch runs loses a later acknowledged ingest silently". */
+static void
+test_deleted_wal (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) writer = dw_store_open (f->path, &error);
+  g_autoptr (DwStore) reader = NULL;
+  g_autoptr (DwSeries) series = NULL;
+  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (f->path, "-shm", NULL);
+
+  g_assert_no_error (error);
+  put_one (writer, 1, 1.0);
+  g_assert_true (g_file_test (wal, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (g_unlink (wal), ==, 0);
+  g_assert_cmpint (g_unlink (shm), ==, 0);
+  put_one (writer, 2, 2.0); /* acknowledged: must be seen by everyone from now on */
+  reader = dw_store_open_read_only (f->path, &error);
+  g_assert_no_error (error);
+  series = dw_store_get_series (reader, 1, "t", G_MININT64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (series->n, ==, 2);
+  g_assert_cmpfloat (series->values[1], ==, 2.0);
+  g_clear_object (&reader);
+  g_clear_object (&writer);
+  /* and after the writer is gone */
+  reader = dw_store_open_read_only (f->path, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&series, dw_series_free);
+  series = dw_store_get_series (reader, 1, "t", G_MININT64, &error);
+  g_assert_cmpuint (series->n, ==, 2);
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -584,6 +632,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/fifo-refused", test_fifo_refused);
   ADD ("/hostile/store/non-utf8-run-name-json", test_non_utf8_run_name_json);
   ADD ("/hostile/store/oversize-batch-skipped", test_oversize_batch_skipped);
+  ADD ("/hostile/store/deleted-wal", test_deleted_wal);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
