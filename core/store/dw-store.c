@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -507,6 +508,24 @@ switch_to_wal (DwStore *self, GError **error)
 }
 
 static gboolean
+on_read_only_fs (const char *path)
+{
+  struct statvfs fs;
+
+  return statvfs (path, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+}
+
+/* "file:PATH?immutable=1" with the characters a URI path cannot hold escaped */
+static char *
+immutable_uri (const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  g_autofree char *escaped = g_uri_escape_string (abs, "/", FALSE);
+
+  return g_strconcat ("file:", escaped, "?immutable=1", NULL);
+}
+
+static gboolean
 open_db (DwStore *self, GError **error)
 {
   int flags = self->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -532,7 +551,16 @@ open_db (DwStore *self, GError **error)
         }
     }
 
-  rc = sqlite3_open_v2 (self->path, &self->db, flags, NULL);
+  if (self->read_only && on_read_only_fs (self->path))
+    {
+      /* a WAL store cannot be opened read-only where its -shm index cannot be created (a
+       * read-only mount, a snapshot): nobody can write there, so SQLite may treat the file as
+       * immutable and read it without any lock or index */
+      g_autofree char *uri = immutable_uri (self->path);
+      rc = sqlite3_open_v2 (uri, &self->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    }
+  else
+    rc = sqlite3_open_v2 (self->path, &self->db, flags, NULL);
   if (rc != SQLITE_OK)
     {
       if (self->read_only && !g_file_test (self->path, G_FILE_TEST_EXISTS))
