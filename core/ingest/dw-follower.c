@@ -452,8 +452,13 @@ static GError *
 error_naming (const char *path, const GError *error)
 {
   GError *e = g_error_copy (error);
+  const char *colon = strstr (e->message, ": ");
+  g_autofree char *named = colon != NULL ? g_strndup (e->message, colon - e->message) : NULL;
 
-  if (strstr (e->message, path) == NULL)
+  /* A message that starts with another file's path is about that file (reading a new run
+   * folder reads all of it): prefixing the file that woke the follower blamed the wrong one. */
+  if (strstr (e->message, path) == NULL
+      && !(named != NULL && g_path_is_absolute (named) && g_file_test (named, G_FILE_TEST_EXISTS)))
     g_prefix_error (&e, "%s: ", path);
   return e;
 }

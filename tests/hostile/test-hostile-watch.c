@@ -5,7 +5,9 @@
  */
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <glib/gstdio.h>
 
@@ -77,11 +79,63 @@ test_symlinked_folders_not_followed (void)
   dw_watch_test_rm_rf (dir);
 }
 
+static void
+record_error_cb (DwFollower *follower, GError *error, const char *path, GPtrArray *errors)
+{
+  g_ptr_array_add (errors, g_strdup (error->message));
+}
+
+/* Issue 14: "watch blames the folder's first file for another file's error": a new run folder
+ * is read whole when its first file is seen, and a truncated batch in it was reported as
+ * "a.jsonl: …/step_000001.safetensors: …". */
+static void
+test_error_names_its_file (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("dw-hostile-watch-XXXXXX", &error);
+  g_autofree char *run = g_build_filename (dir, "run", NULL);
+  g_autofree char *batches = g_build_filename (run, "batches", NULL);
+  g_autofree char *first = g_build_filename (run, "a.jsonl", NULL);
+  g_autofree char *batch = g_build_filename (batches, "step_000001.safetensors", NULL);
+  g_autofree char *db = g_build_filename (dir, "store.db", NULL);
+  g_autoptr (GPtrArray) errors = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (DwStore) store = NULL;
+  g_autoptr (DwFollower) follower = NULL;
+  struct utimbuf old = { time (NULL) - 3600, time (NULL) - 3600 };
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir_with_parents (batches, 0755), ==, 0);
+  write_log (first, 1);
+  /* a safetensors header promising more bytes than there are, settled an hour ago */
+  g_assert_true (g_file_set_contents (batch, "\x40\0\0\0\0\0\0\0{\"a\"", 13, NULL));
+  g_assert_cmpint (g_utime (batch, &old), ==, 0);
+  g_assert_cmpint (g_utime (first, &old), ==, 0);
+
+  store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  follower = dw_follower_new (store);
+  g_signal_connect (follower, "error", G_CALLBACK (record_error_cb), errors);
+  g_assert_true (dw_follower_add_path (follower, run, &error));
+  g_assert_no_error (error);
+  dw_follower_flush (follower);
+  dw_watch_test_spin (300);
+  dw_follower_flush (follower);
+  g_assert_cmpuint (errors->len, >=, 1);
+  for (guint i = 0; i < errors->len; i++)
+    {
+      g_test_message ("error: %s", (const char *)errors->pdata[i]);
+      g_assert_true (g_str_has_prefix (errors->pdata[i], batch));
+    }
+  g_clear_object (&follower);
+  dw_watch_test_rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/hostile/watch/symlinked-folders-not-followed",
                    test_symlinked_folders_not_followed);
+  g_test_add_func ("/hostile/watch/error-names-its-file", test_error_names_its_file);
   return g_test_run ();
 }
