@@ -507,6 +507,27 @@ switch_to_wal (DwStore *self, GError **error)
   return TRUE;
 }
 
+/* An SQLite file is a whole number of pages. One that is not (a truncated copy, a 121-byte
+ * fragment) reads as an empty database, and creating the schema in it and rolling back cut it to
+ * nothing: refused, untouched, before anything is written. */
+static gboolean
+whole_pages (DwStore *self, GError **error)
+{
+  GStatBuf st;
+  gboolean ok;
+  gint64 page_size = query_int (self, "PRAGMA page_size", "reading the page size", error, &ok);
+
+  if (!ok)
+    return FALSE;
+  if (g_stat (self->path, &st) != 0 || page_size <= 0 || st.st_size % page_size == 0)
+    return TRUE;
+  g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+               _ ("%s: damaged SQLite file (%" G_GINT64_FORMAT " bytes, not a whole number of "
+                  "%" G_GINT64_FORMAT "-byte pages); the file was left untouched"),
+               self->path, (gint64)st.st_size, page_size);
+  return FALSE;
+}
+
 static gboolean
 on_read_only_fs (const char *path)
 {
@@ -592,6 +613,8 @@ open_db (DwStore *self, GError **error)
                    self->path, version, DW_STORE_SCHEMA_VERSION);
       return FALSE;
     }
+  if (!self->read_only && !whole_pages (self, error))
+    return FALSE;
   if ((n_tables > 0 || version != 0) && app_id != DW_STORE_APPLICATION_ID)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,

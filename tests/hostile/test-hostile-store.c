@@ -606,6 +606,30 @@ test_deleted_wal (Fixture *f, gconstpointer data)
   g_assert_cmpuint (series->n, ==, 2);
 }
 
+/* Found by fuzz-store-open: a 121-byte SQLite fragment read as an empty database; creating the
+ * schema in it failed and the rollback cut the file to nothing. Refused, byte for byte kept. */
+static void
+test_fragment_untouched (Fixture *f, gconstpointer data)
+{
+  g_autofree char *seed = g_test_build_filename (G_TEST_DIST, "fuzz", "corpus", "store-open",
+                                                 "hostile-fragment-121-bytes", NULL);
+  g_autofree char *bytes = NULL, *before = NULL, *after = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (seed, &bytes, &len, NULL));
+  g_assert_cmpuint (len, ==, 121);
+  g_assert_true (g_file_set_contents (f->path, bytes, (gssize)len, NULL));
+  before = file_sha (f->path);
+  store = dw_store_open (f->path, &error);
+  g_assert_null (store);
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+  g_assert_nonnull (strstr (error->message, "left untouched"));
+  after = file_sha (f->path);
+  g_assert_cmpstr (before, ==, after);
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -633,6 +657,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/non-utf8-run-name-json", test_non_utf8_run_name_json);
   ADD ("/hostile/store/oversize-batch-skipped", test_oversize_batch_skipped);
   ADD ("/hostile/store/deleted-wal", test_deleted_wal);
+  ADD ("/hostile/store/fragment-untouched", test_fragment_untouched);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
