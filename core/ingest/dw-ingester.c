@@ -1074,11 +1074,28 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   g_assert (reader != NULL);
   if (pos > 0 && (format == DW_FORMAT_WANDB_CSV || format == DW_FORMAT_WANDB_PANEL_CSV))
     {
-      /* CSV readers learn the columns from the header: prime with what was read before */
-      g_autofree guint8 *head = g_malloc ((gsize)pos);
-      if (!read_at (fd, path, 0, head, (gsize)pos, error))
-        return FALSE;
-      dw_log_reader_feed (reader, 0, head, (gsize)pos, FALSE, NULL, NULL, NULL);
+      /* CSV readers learn the columns from the header: prime with the header line only
+       * (priming with everything read before made watching a growing CSV quadratic: one line
+       * appended to a 313 MB export re-read all of it) */
+      gsize len = MIN ((gsize)pos, 64 * 1024), header = 0;
+      g_autofree guint8 *head = NULL;
+
+      for (;;)
+        {
+          const guint8 *nl;
+
+          head = g_realloc (head, len);
+          if (!read_at (fd, path, 0, head, len, error))
+            return FALSE;
+          nl = memchr (head, '\n', len);
+          if (nl != NULL || len == (gsize)pos)
+            {
+              header = nl != NULL ? (gsize)(nl - head) + 1 : len;
+              break;
+            }
+          len = MIN (len * 2, (gsize)pos);
+        }
+      dw_log_reader_feed (reader, 0, head, header, FALSE, NULL, NULL, NULL);
     }
 
   while (pos < size)

@@ -630,6 +630,56 @@ test_fragment_untouched (Fixture *f, gconstpointer data)
   g_assert_cmpstr (before, ==, after);
 }
 
+/* Bytes this process read through read()/pread() so far (/proc/self/io rchar). */
+static guint64
+bytes_read (void)
+{
+  g_autofree char *io = NULL;
+  const char *r;
+
+  g_assert_true (g_file_get_contents ("/proc/self/io", &io, NULL, NULL));
+  r = strstr (io, "rchar: ");
+  g_assert_nonnull (r);
+  return g_ascii_strtoull (r + strlen ("rchar: "), NULL, 10);
+}
+
+/* Issue 14: "one line appended to a 313 MB W&B CSV re-reads the whole file (watching a growing
+ * CSV is quadratic)". Scaled down: a 16 MB export, one row appended, the second ingest may read
+ * the header, the checksummed prefix (64 KB) and the new bytes, not the file again. */
+static void
+test_csv_append_reads_appended_bytes (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (f->path, &error);
+  g_autoptr (GString) csv = g_string_new ("_step,_timestamp,actor/pg_loss\n");
+  g_autoptr (DwSeries) series = NULL;
+  g_autofree char *run = g_build_filename (f->dir, "run", NULL);
+  g_autofree char *path = g_build_filename (run, "wandb_export.csv", NULL);
+  guint64 before;
+  guint n = 0;
+  FILE *out;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir (run, 0755), ==, 0);
+  for (; csv->len < 16u << 20; n++)
+    g_string_append_printf (csv, "%u,%u.5,0.%06u\n", n, 1700000000 + n, n);
+  g_assert_true (g_file_set_contents (path, csv->str, (gssize)csv->len, NULL));
+  g_assert_cmpuint (ingest (store, run), ==, n);
+  out = fopen (path, "a");
+  fprintf (out, "%u,%u.5,0.5\n", n, 1700000000 + n);
+  fclose (out);
+  before = bytes_read ();
+  g_assert_cmpuint (ingest (store, run), ==, 1);
+  g_test_message ("second ingest read %" G_GUINT64_FORMAT " bytes of a %" G_GSIZE_FORMAT
+                  "-byte file",
+                  bytes_read () - before, csv->len);
+  g_assert_cmpuint (bytes_read () - before, <, 2u << 20);
+  series = dw_store_get_series (store, 1, "actor/pg_loss", G_MININT64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (series->n, ==, n + 1);
+  g_assert_cmpfloat (series->values[n], ==, 0.5);
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -658,6 +708,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/oversize-batch-skipped", test_oversize_batch_skipped);
   ADD ("/hostile/store/deleted-wal", test_deleted_wal);
   ADD ("/hostile/store/fragment-untouched", test_fragment_untouched);
+  ADD ("/hostile/store/csv-append-reads-appended-bytes", test_csv_append_reads_appended_bytes);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
