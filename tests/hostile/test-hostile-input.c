@@ -17,6 +17,7 @@
 #include "dw-batch-reader.h"
 #include "dw-config-export.h"
 #include "dw-config-json.h"
+#include "dw-plot-series.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HOSTILE_ASAN 1
@@ -547,6 +548,47 @@ test_int64_mask_extremes (void)
   g_assert_cmpuint (n_int64_outputs, >, 0);
 }
 
+static double
+cpu_seconds (void)
+{
+  struct rusage ru;
+
+  g_assert_cmpint (getrusage (RUSAGE_SELF, &ru), ==, 0);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec
+         + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static double
+add_restarts_seconds (guint n)
+{
+  DwPlotSeries *series = dw_plot_series_new (0.0);
+  double t0 = cpu_seconds (), t;
+  gsize n_restarts;
+
+  for (guint i = 0; i < n; i++)
+    dw_plot_series_add_restart (series, (gint64)i * 7);
+  for (guint i = 0; i < n; i += 2)
+    dw_plot_series_add_restart (series, (gint64)i * 7); /* seen already */
+  t = cpu_seconds () - t0;
+  dw_plot_series_get_restarts (series, &n_restarts);
+  g_assert_cmpuint (n_restarts, ==, n);
+  dw_plot_series_free (series);
+  return t;
+}
+
+/* Issue 14: "the window is quadratic in restart markers (1 M markers block the main loop
+ * > 120 s)" — the core part: every marker was searched for linearly among those before it. Four
+ * times the markers must cost well under the sixteen times of a quadratic search (CPU time). */
+static void
+test_restart_markers_linear (void)
+{
+  double small = add_restarts_seconds (50000) + 5e-3;
+  double big = add_restarts_seconds (200000);
+
+  g_test_message ("50 k markers: %.3f s, 200 k: %.3f s", small, big);
+  g_assert_cmpfloat (big / small, <, 9.0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -570,6 +612,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile/input/yaml-deep-nesting", test_yaml_deep_nesting);
   g_test_add_func ("/hostile/input/yaml-int-forms", test_yaml_int_forms);
   g_test_add_func ("/hostile/input/int64-mask-extremes", test_int64_mask_extremes);
+  g_test_add_func ("/hostile/input/restart-markers-linear", test_restart_markers_linear);
   status = g_test_run ();
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);
