@@ -680,6 +680,28 @@ test_csv_append_reads_appended_bytes (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (series->values[n], ==, 0.5);
 }
 
+/* Issue 14: "unknown config keys are ignored (--set rollout_is_treshold=… exits 0)". */
+static void
+test_unknown_set_key (Fixture *f, gconstpointer data)
+{
+  g_autofree char *batch = g_build_filename (f->dir, "step_000001.safetensors", NULL);
+  g_autofree char *err = NULL, *out = NULL;
+  g_autoptr (DwBatch) b = dw_batch_new (1, 2, DW_DTYPE_F32, DW_DTYPE_U8);
+  g_autoptr (GError) error = NULL;
+  const char *typo[] = {
+    "metrics", batch, "--preset", "bypass_pg_geo_rs", "--set", "rollout_is_treshold=3.0", NULL
+  };
+  const char *right[] = {
+    "metrics", batch, "--preset", "bypass_pg_geo_rs", "--set", "rollout_is_threshold=3.0", NULL
+  };
+
+  memset (b->response_mask, 1, 2);
+  g_assert_true (dw_batch_write_safetensors (b, batch, &error));
+  g_assert_cmpint (dw_test_run_cli (typo, NULL, NULL, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "verl has no config key 'rollout_is_treshold'"));
+  g_assert_cmpint (dw_test_run_cli (right, NULL, &out, NULL), ==, 0);
+}
+
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
 test_error_quark_names (Fixture *f, gconstpointer data)
@@ -709,6 +731,7 @@ main (int argc, char **argv)
   ADD ("/hostile/store/deleted-wal", test_deleted_wal);
   ADD ("/hostile/store/fragment-untouched", test_fragment_untouched);
   ADD ("/hostile/store/csv-append-reads-appended-bytes", test_csv_append_reads_appended_bytes);
+  ADD ("/hostile/store/unknown-set-key", test_unknown_set_key);
   ADD ("/hostile/store/error-quark-names", test_error_quark_names);
   return g_test_run ();
 }
