@@ -818,17 +818,8 @@ infer_generation (DwIngester *self, gint64 run_id, GError **error)
 static gboolean
 run_has_other_formats (DwIngester *self, gint64 run_id, int format, GError **error)
 {
-  g_autoptr (GPtrArray) files = dw_store_list_files (self->store, error);
-
-  if (files == NULL)
-    return FALSE;
-  for (guint i = 0; i < files->len; i++)
-    {
-      DwFileRecord *f = files->pdata[i];
-      if (f->run_id == run_id && f->format != format)
-        return TRUE;
-    }
-  return FALSE;
+  /* indexed: listing every file record per file made ingest quadratic in files */
+  return dw_store_run_has_other_formats (self->store, run_id, format, error);
 }
 
 /* Merges @add (a JSON object) into the run's stored meta: members of @add win, except that an
@@ -1683,7 +1674,7 @@ dw_ingester_recognise (DwIngester *self, const char *path, char **reason)
       return DW_FORMAT_UNKNOWN;
     }
   {
-    struct stat st;
+    struct stat st = { 0 };
 
     if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
       {

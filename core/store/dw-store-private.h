@@ -133,6 +133,9 @@ GPtrArray *dw_store_list_files (DwStore *self, GError **error);
 gint64 dw_store_get_files_max_step (DwStore *self, gint64 run_id, int format,
                                     const char *except_path, GError **error);
 
+/* Whether @run_id holds a file of another format than @format (indexed, see above). */
+gboolean dw_store_run_has_other_formats (DwStore *self, gint64 run_id, int format, GError **error);
+
 /* Diagnostics of a run: strings "PATH: offset N: MESSAGE". */
 GPtrArray *dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error);
 

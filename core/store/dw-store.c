@@ -1580,6 +1580,31 @@ dw_store_get_files_max_step (DwStore *self, gint64 run_id, int format, const cha
   return G_MININT64;
 }
 
+gboolean
+dw_store_run_has_other_formats (DwStore *self, gint64 run_id, int format, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), FALSE);
+  /* two index seeks on (run_id, format): "format <> ?" would walk the run's files */
+  stmt = prepare (self,
+                  "SELECT EXISTS (SELECT 1 FROM files WHERE run_id = ?1 AND format < ?2) OR "
+                  "EXISTS (SELECT 1 FROM files WHERE run_id = ?1 AND format > ?2)",
+                  error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_int (stmt, 2, format);
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      set_error (self, error, rc, "reading the ingest bookkeeping");
+      return FALSE;
+    }
+  return sqlite3_column_int (stmt, 0) != 0;
+}
+
 GPtrArray *
 dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error)
 {
