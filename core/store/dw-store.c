@@ -1856,7 +1856,7 @@ dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **source, 
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+    g_ptr_array_add (names, column_text_or (stmt, 0, ""));
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "listing tags");
@@ -1906,7 +1906,7 @@ dw_store_list_tag_names (DwStore *self, gint64 run_id, GError **error)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+    g_ptr_array_add (names, column_text_or (stmt, 0, "")); /* NULL in a crafted store */
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "listing tags");
@@ -1985,7 +1985,7 @@ resolve_tag (DwStore *self, gint64 run_id, const char *tag, GError **error)
       DwTagInfo *info = g_new0 (DwTagInfo, 1);
 
       info->id = sqlite3_column_int64 (stmt, 0);
-      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      info->name = column_text_or (stmt, 1, "");
       g_ptr_array_add (tags, info);
     }
   if (rc != SQLITE_DONE)
