@@ -16,7 +16,7 @@
 #include "dw-monitor-view.h"
 #include "dw-wheel-guard.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define MAX_TAG_CARDS 60
 #define CARD_HEIGHT   220

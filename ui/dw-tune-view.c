@@ -23,7 +23,7 @@
 #include "dw-canonical.h"
 #include "dw-chart.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-tune-export.h"
 #include "dw-wheel-guard.h"
 

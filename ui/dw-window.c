@@ -21,7 +21,7 @@
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-tune-view.h"
 #include "dw-window.h"
 

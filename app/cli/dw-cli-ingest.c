@@ -16,7 +16,7 @@
 
 #include "dw-cli.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int dw_cli_ingest (int argc, char **argv);
 

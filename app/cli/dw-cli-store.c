@@ -19,7 +19,7 @@
 #include "dw-csv.h"
 #include "dw-health.h"
 #include "dw-config-json.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #include <json-glib/json-glib.h>
 

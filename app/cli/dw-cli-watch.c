@@ -29,7 +29,7 @@
 #include "dw-config-json.h"
 #include "dw-follower.h"
 #include "dw-health.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int dw_cli_watch (int argc, char **argv);
 

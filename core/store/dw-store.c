@@ -36,7 +36,7 @@
 #include "dw-batch-reader.h"
 #include "dw-canonical.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 /* clang-format off */
 G_DEFINE_QUARK (dw-store-error-quark, dw_store_error)

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * One SQLite file (WAL, foreign keys, versioned schema). Readers below are what the GUI, `check`,
- * `series`, `export` and `recompute` use; the writer side is in dw-store-private.h / ingest.
+ * `series`, `export` and `recompute` use; the writer side is in dw-store-writer.h / ingest.
  * This header is the agreed interface: extend it, do not change what is here without updating
  * every caller.
  */

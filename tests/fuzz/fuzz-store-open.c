@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 

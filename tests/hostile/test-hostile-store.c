@@ -15,7 +15,7 @@
 #include "dw-batch-reader.h"
 #include "dw-correction.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 
 typedef struct

@@ -16,7 +16,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-demo.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define N_KILLS 20
 

@@ -12,7 +12,7 @@
 
 #include "dw-batch-reader.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 typedef struct
 {

@@ -27,7 +27,7 @@
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-ui-test-util.h"
 #include "dw-window.h"
 

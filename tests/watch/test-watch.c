@@ -24,7 +24,7 @@
 #include "dw-follower.h"
 #include "dw-health.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 #include "watch-test-util.h"
 

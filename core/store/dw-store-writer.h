@@ -1,6 +1,10 @@
-/* dw-store-private.h — the writer side of the store (ingest, follower, demo, tests)
+/* dw-store-writer.h — the writer side of the store (ingest, follower, demo, tests)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A public header of core/store: dw-store.h is what readers need, this is what writers need
+ * (and what opens a store read-only or checks it). It used to be called dw-store-private.h
+ * although half the project included it.
  *
  * Writes happen inside explicit transactions: dw_store_begin() … dw_store_commit(). A failed
  * write leaves the transaction open: the caller must dw_store_rollback(). Points, tags, batches
