@@ -22,7 +22,7 @@
 #include "dw-log-sniff.h"
 #include "dw-reader-loggers.h"
 #include "dw-run-meta.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define DEFAULT_CHUNK (4u << 20)
 #define MAX_DEPTH     16
@@ -242,14 +242,10 @@ dw_ingester_class_init (DwIngesterClass *klass)
 static void
 dw_ingester_init (DwIngester *self)
 {
-  const char *env = g_getenv ("DW_INGEST_CHUNK_BYTES"); /* tests: many small transactions */
-
   self->chunk = DEFAULT_CHUNK;
   self->sniffers
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)dw_sniffer_free);
   self->sniff_budget_us = DW_SNIFF_BUDGET_US;
-  if (env != NULL && g_ascii_strtoull (env, NULL, 10) >= 64)
-    self->chunk = (gsize)g_ascii_strtoull (env, NULL, 10);
 }
 
 DwIngester *

@@ -34,8 +34,9 @@ static Ctx ctx;
 static char **
 ingest_argv (const char *db)
 {
-  return g_strdupv ((char *[]){ (char *)g_getenv ("DW_CLI"), "ingest", "--quiet", "--db",
-                                (char *)db, ctx.demo, NULL });
+  /* small transactions: many commits, more places to be killed at */
+  return g_strdupv ((char *[]){ (char *)g_getenv ("DW_CLI"), "ingest", "--quiet", "--chunk-bytes",
+                                "4096", "--db", (char *)db, ctx.demo, NULL });
 }
 
 static char **
@@ -43,7 +44,6 @@ env_with (const char *var, const char *value)
 {
   char **env = g_get_environ ();
 
-  env = g_environ_setenv (env, "DW_INGEST_CHUNK_BYTES", "4096", TRUE);
   if (var != NULL)
     {
       /* the crash points live in a preloaded library (tests/ingest/dw-crash-hook.c) */
