@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <stdio.h>
+
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
@@ -28,6 +30,7 @@ struct _DwApplication
   char *db_path;
   char *screenshot;
   char *view;
+  char *size; /* --size WxH of the screenshot */
   gboolean demo;
   gboolean dark;
   char *tmpdir; /* --demo: the temporary store and demo run, removed on shutdown */
@@ -46,6 +49,8 @@ static const GOptionEntry options[]
       { "db", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_ ("Store to open instead of the default one"),
         N_ ("FILE") },
       { "dark", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Use the dark style"), NULL },
+      { "size", 0, 0, G_OPTION_ARG_STRING, NULL,
+        N_ ("Window size of the screenshot (default 1400x900)"), N_ ("WxH") },
       { NULL } };
 
 DwApplication *
@@ -229,6 +234,7 @@ dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
   g_variant_dict_lookup (dict, "screenshot", "^ay", &self->screenshot);
   g_variant_dict_lookup (dict, "db", "^ay", &self->db_path);
   g_variant_dict_lookup (dict, "view", "s", &self->view);
+  g_variant_dict_lookup (dict, "size", "s", &self->size);
   self->demo = g_variant_dict_contains (dict, "demo");
   self->dark = g_variant_dict_contains (dict, "dark");
 
@@ -288,7 +294,13 @@ dw_application_activate (GApplication *app)
 
   window = GTK_WINDOW (dw_window_new (GTK_APPLICATION (app), store, self->screenshot == NULL));
   if (self->screenshot != NULL)
-    gtk_window_set_default_size (window, SCREENSHOT_WIDTH, SCREENSHOT_HEIGHT);
+    {
+      int width = SCREENSHOT_WIDTH, height = SCREENSHOT_HEIGHT;
+
+      if (self->size != NULL && sscanf (self->size, "%dx%d", &width, &height) != 2)
+        width = SCREENSHOT_WIDTH, height = SCREENSHOT_HEIGHT;
+      gtk_window_set_default_size (window, MAX (width, 360), MAX (height, 400));
+    }
   if (self->view != NULL)
     dw_window_set_view (DW_WINDOW (window), self->view);
   if (self->demo)
@@ -353,6 +365,7 @@ dw_application_finalize (GObject *object)
 
   g_free (self->db_path);
   g_free (self->screenshot);
+  g_free (self->size);
   g_free (self->view);
   g_free (self->tmpdir);
   G_OBJECT_CLASS (dw_application_parent_class)->finalize (object);

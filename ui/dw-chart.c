@@ -85,6 +85,7 @@ struct _DwChart
   DwXMode x_mode;
   double smoothing;
   gboolean ignore_outliers;
+  int natural_width; /* preferred width, 420 unless dw_chart_set_natural_width () */
   double cursor_x;
 
   GPtrArray *series; /* ChartSeries* */
@@ -1292,7 +1293,7 @@ dw_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, i
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     {
       *minimum = 220;
-      *natural = 420;
+      *natural = MAX (DW_CHART (widget)->natural_width, 220);
     }
   else
     {
@@ -1443,6 +1444,7 @@ dw_chart_init (DwChart *self)
   GtkGesture *drag, *click;
 
   self->series = g_ptr_array_new_with_free_func (chart_series_free);
+  self->natural_width = 420;
   self->thresholds = g_ptr_array_new_with_free_func (threshold_free);
   self->markers = g_ptr_array_new_with_free_func (marker_free);
   self->band_labels = g_string_new (NULL);
@@ -1524,6 +1526,14 @@ dw_chart_set_log_y (DwChart *self, gboolean log_y)
   self->zoomed_y = FALSE;
   queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOG_Y]);
+}
+
+void
+dw_chart_set_natural_width (DwChart *self, int width)
+{
+  g_return_if_fail (DW_IS_CHART (self));
+  self->natural_width = width;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
 }
 
 DwXMode

@@ -45,6 +45,9 @@ const char *dw_chart_get_title (DwChart *self);
 void dw_chart_set_title (DwChart *self, const char *title);
 gboolean dw_chart_get_log_y (DwChart *self);
 void dw_chart_set_log_y (DwChart *self, gboolean log_y);
+/* The width the chart asks for when there is room (420 px by default): a smaller one lets a
+ * GtkFlowBox put more charts on a line. */
+void dw_chart_set_natural_width (DwChart *self, int width);
 DwXMode dw_chart_get_x_mode (DwChart *self);
 void dw_chart_set_x_mode (DwChart *self, DwXMode mode);
 double dw_chart_get_smoothing (DwChart *self);

@@ -25,6 +25,7 @@
 #include "dw-correction.h"
 #include "dw-store-private.h"
 #include "dw-tune-export.h"
+#include "dw-wheel-guard.h"
 
 /* The preset the view starts with: token TIS with k3 rejection, the configuration verl's docs
  * recommend first for a mismatch problem (and the one the demo run was trained with). */
@@ -36,7 +37,8 @@
 /* A bound: log-scale slider plus an exact entry                                              */
 
 typedef struct _BoundCtl BoundCtl;
-typedef void (*BoundChanged) (DwTuneView *self, BoundCtl *ctl);
+/* Writes the control's value into the view's config (only that: no evaluation). */
+typedef void (*BoundWrite) (DwTuneView *self, BoundCtl *ctl);
 
 struct _BoundCtl
 {
@@ -46,9 +48,10 @@ struct _BoundCtl
   GtkEntry *entry;
   GtkScale *scale;
   GtkAdjustment *adj;
+  GtkLabel *error_label; /* why the typed value was refused, in verl's (Python's) words */
   double value;
   gboolean syncing;
-  BoundChanged changed;
+  BoundWrite write;
   gpointer data;
 };
 
@@ -130,6 +133,7 @@ struct _DwTuneView
   /* template */
   AdwComboRow *generation_row;
   AdwComboRow *preset_row;
+  AdwPreferencesGroup *config_group;
   AdwPreferencesGroup *is_group;
   AdwComboRow *is_level_row;
   AdwComboRow *is_mode_row;
@@ -138,7 +142,14 @@ struct _DwTuneView
   GtkLabel *grammar_label;
   GtkDropDown *format_dropdown;
   GtkLabel *status_label;
-  GtkGrid *charts_grid;
+  GtkFlowBox *charts_box;
+  GtkLabel *charts_legend;
+  AdwFlap *flap;
+  GtkScrolledWindow *controls_scroller;
+  GtkScrolledWindow *content_scroller;
+  GtkScale *step_scale;
+  GtkLabel *run_title;
+  GtkLabel *run_subtitle;
   GtkLabel *hist_title;
   GtkDrawingArea *hist_area;
   GtkAdjustment *step_adjustment;
@@ -146,6 +157,7 @@ struct _DwTuneView
   GtkGrid *summary_grid;
 
   /* built in code */
+  GtkWidget *modified_row; /* shown when the config differs from the preset: what, and Reset */
   BoundCtl *is_threshold;
   GtkWidget *bn_row;
   GtkSwitch *bn_switch;
@@ -166,6 +178,7 @@ struct _DwTuneView
 
   DwStore *store;
   gint64 run_id;
+  DwRunInfo *run_info; /* the run tuned, named at the top; NULL for none */
   DwWhatifEngine *engine;
   GCancellable *load_cancellable;
   GCancellable *exact_cancellable;
@@ -209,6 +222,7 @@ static guint signals[N_SIGNALS];
 static void schedule_evaluation (DwTuneView *self);
 static void sync_controls (DwTuneView *self);
 static void update_grammar (DwTuneView *self);
+static void bound_ctl_changed (DwTuneView *self, BoundCtl *ctl);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                              */
@@ -362,12 +376,23 @@ round_significant (double v)
 }
 
 static void
+bound_ctl_set_error (BoundCtl *ctl, const char *message)
+{
+  if (message != NULL)
+    gtk_widget_add_css_class (GTK_WIDGET (ctl->entry), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  gtk_label_set_text (ctl->error_label, message ? message : "");
+  gtk_widget_set_visible (GTK_WIDGET (ctl->error_label), message != NULL);
+}
+
+static void
 bound_ctl_show (BoundCtl *ctl)
 {
   g_autofree char *text = format_number (ctl->value);
   ctl->syncing = TRUE;
   gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
-  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   if (ctl->value > 0 && isfinite (ctl->value))
     gtk_adjustment_set_value (ctl->adj,
                               CLAMP (log10 (ctl->value), gtk_adjustment_get_lower (ctl->adj),
@@ -391,9 +416,32 @@ on_bound_adjustment_changed (GtkAdjustment *adj, BoundCtl *ctl)
   g_autofree char *text = format_number (ctl->value);
   ctl->syncing = TRUE;
   gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
-  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   ctl->syncing = FALSE;
-  ctl->changed (ctl->view, ctl);
+  bound_ctl_changed (ctl->view, ctl);
+}
+
+/* What verl would raise for the config with @value in @ctl (NULL when it accepts it, or when the
+ * config was already refused for another reason before: that is shown under "As verl reads it").
+ * The view's config is left as it was. */
+static char *
+bound_ctl_check (BoundCtl *ctl, double value)
+{
+  DwTuneView *self = ctl->view;
+  DwConfig saved = self->config;
+  double old = ctl->value;
+  DwCorrectionError before, after;
+  gboolean was_ok = dw_correction_check_config (&self->config, &before);
+  gboolean ok;
+
+  ctl->value = value;
+  ctl->write (self, ctl);
+  ok = dw_correction_check_config (&self->config, &after);
+  self->config = saved;
+  ctl->value = old;
+  if (ok || (!was_ok && strcmp (before.message, after.message) == 0))
+    return NULL;
+  return g_strdup_printf ("%s: %s", dw_error_kind_name (after.kind), after.message);
 }
 
 static void
@@ -401,20 +449,26 @@ on_bound_entry_activate (GtkEntry *entry, BoundCtl *ctl)
 {
   double v;
   const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
-  /* Python's float(), as verl reads the value; bounds must be positive */
-  if (!dw_python_float (text, &v) || !(v > 0))
+  g_autofree char *refused = NULL;
+
+  /* Python's float(), as verl reads the value; the message is the one Python gives */
+  if (!dw_python_float (text, &v))
+    refused = g_strdup_printf ("ValueError: could not convert string to float: '%s'", text);
+  else
+    refused = bound_ctl_check (ctl, v);
+  if (refused != NULL)
     {
-      gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+      bound_ctl_set_error (ctl, refused);
       return;
     }
-  gtk_widget_remove_css_class (GTK_WIDGET (entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   ctl->value = v;
   ctl->syncing = TRUE;
-  if (isfinite (v))
+  if (v > 0 && isfinite (v))
     gtk_adjustment_set_value (ctl->adj, CLAMP (log10 (v), gtk_adjustment_get_lower (ctl->adj),
                                                gtk_adjustment_get_upper (ctl->adj)));
   ctl->syncing = FALSE;
-  ctl->changed (ctl->view, ctl);
+  bound_ctl_changed (ctl->view, ctl);
 }
 
 static void
@@ -426,14 +480,15 @@ on_bound_focus_leave (GtkEventControllerFocus *focus, BoundCtl *ctl)
   on_bound_entry_activate (ctl->entry, ctl);
 }
 
-/* @name: widget name prefix for tests ("bound-<name>" entry, "scale-<name>" slider) */
+/* @name: widget name prefix for tests ("bound-<name>" entry, "scale-<name>" slider,
+ * "error-<name>" the refusal under the entry) */
 static BoundCtl *
 bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo, double hi,
-               double value, BoundChanged changed, gpointer data)
+               double value, BoundWrite write, gpointer data)
 {
   BoundCtl *ctl = g_new0 (BoundCtl, 1);
   ctl->view = self;
-  ctl->changed = changed;
+  ctl->write = write;
   ctl->data = data;
   ctl->value = value;
   ctl->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
@@ -464,7 +519,20 @@ bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo,
   gtk_widget_set_name (GTK_WIDGET (ctl->scale), scale_name);
   gtk_accessible_update_property (GTK_ACCESSIBLE (ctl->scale), GTK_ACCESSIBLE_PROPERTY_LABEL, title,
                                   -1);
+  /* the wheel scrolls the page: a slider passing under the pointer must not change the config */
+  dw_wheel_guard_attach (GTK_WIDGET (ctl->scale));
   gtk_box_append (GTK_BOX (ctl->box), GTK_WIDGET (ctl->scale));
+  ctl->error_label = GTK_LABEL (gtk_label_new (NULL));
+  g_autofree char *error_name = g_strdup_printf ("error-%s", name);
+  gtk_widget_set_name (GTK_WIDGET (ctl->error_label), error_name);
+  gtk_label_set_xalign (ctl->error_label, 0);
+  gtk_label_set_wrap (ctl->error_label, TRUE);
+  gtk_label_set_wrap_mode (ctl->error_label, PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (ctl->error_label, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (ctl->error_label), "error");
+  gtk_widget_add_css_class (GTK_WIDGET (ctl->error_label), "caption");
+  gtk_widget_set_visible (GTK_WIDGET (ctl->error_label), FALSE);
+  gtk_box_append (GTK_BOX (ctl->box), GTK_WIDGET (ctl->error_label));
   g_signal_connect (ctl->adj, "value-changed", G_CALLBACK (on_bound_adjustment_changed), ctl);
   g_signal_connect (ctl->entry, "activate", G_CALLBACK (on_bound_entry_activate), ctl);
   GtkEventController *focus = gtk_event_controller_focus_new ();
@@ -545,7 +613,7 @@ write_rs_legacy (DwTuneView *self, const RsRow *changed)
 }
 
 static void
-on_rs_bound_changed (DwTuneView *self, BoundCtl *ctl)
+write_rs_bound (DwTuneView *self, BoundCtl *ctl)
 {
   RsRow *row = ctl->data;
   if (row->spec->kind == RS_KIND_HEAD)
@@ -559,6 +627,13 @@ on_rs_bound_changed (DwTuneView *self, BoundCtl *ctl)
           self->gen == DW_GEN_SLIME ? "rs_lower_bound" : "rollout_rs_threshold_lower", ctl->value);
       write_rs_legacy (self, row);
     }
+}
+
+/* A bound was moved or typed: into the config, then re-evaluated. */
+static void
+bound_ctl_changed (DwTuneView *self, BoundCtl *ctl)
+{
+  ctl->write (self, ctl);
   update_grammar (self);
   schedule_evaluation (self);
 }
@@ -594,15 +669,13 @@ on_rs_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
 }
 
 static void
-on_is_threshold_changed (DwTuneView *self, BoundCtl *ctl)
+write_is_threshold (DwTuneView *self, BoundCtl *ctl)
 {
   config_set_float (&self->config, key_is_threshold (self->gen), ctl->value);
-  update_grammar (self);
-  schedule_evaluation (self);
 }
 
 static void
-write_veto (DwTuneView *self)
+write_veto (DwTuneView *self, BoundCtl *ctl)
 {
   const char *key = key_veto (self->gen);
   if (!key)
@@ -614,19 +687,11 @@ write_veto (DwTuneView *self)
 }
 
 static void
-on_veto_changed (DwTuneView *self, BoundCtl *ctl)
-{
-  write_veto (self);
-  update_grammar (self);
-  schedule_evaluation (self);
-}
-
-static void
 on_veto_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
 {
   if (self->syncing)
     return;
-  write_veto (self);
+  write_veto (self, self->veto);
   update_grammar (self);
   schedule_evaluation (self);
 }
@@ -932,6 +997,133 @@ on_generation_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Modified from the preset                                                                   */
+
+static void
+python_str (const DwValue *v, char *buf, gsize size)
+{
+  if (v == NULL)
+    g_strlcpy (buf, "None", size); /* an absent key is None to verl */
+  else if (v->kind == DW_VALUE_STR)
+    g_snprintf (buf, size, "\"%s\"", v->s);
+  else
+    dw_value_to_python_str (v, buf, size);
+}
+
+static void
+append_change (GString *out, const char *key, const DwValue *was, const DwValue *now)
+{
+  char a[DW_VALUE_STR_MAX + 8], b[DW_VALUE_STR_MAX + 8];
+
+  python_str (was, a, sizeof a);
+  python_str (now, b, sizeof b);
+  if (strcmp (a, b) == 0)
+    return;
+  if (out->len)
+    g_string_append_c (out, '\n');
+  g_string_append_printf (out, "%s: %s → %s", key, a, b);
+}
+
+/* The keys (that the generation reads) whose value differs from the preset's, one a line
+ * ("key: preset → now"); empty when the config is the preset's. */
+static char *
+describe_changes (DwTuneView *self)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  DwConfig preset;
+  DwCorrectionError err;
+
+  if (self->preset == NULL || !dw_preset_config (self->gen, self->preset, &preset, &err))
+    return g_string_free (g_steal_pointer (&out), FALSE);
+  for (size_t i = 0; i < preset.n_keys; i++)
+    if (dw_tune_export_key_accepted (self->gen, preset.keys[i]))
+      append_change (out, preset.keys[i], &preset.values[i],
+                     dw_config_get (&self->config, preset.keys[i]));
+  for (size_t i = 0; i < self->config.n_keys; i++)
+    if (dw_tune_export_key_accepted (self->gen, self->config.keys[i])
+        && dw_config_get (&preset, self->config.keys[i]) == NULL)
+      append_change (out, self->config.keys[i], NULL, &self->config.values[i]);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void update_run_header (DwTuneView *self);
+
+static void
+update_modified (DwTuneView *self)
+{
+  g_autofree char *changes = describe_changes (self);
+  gboolean modified = *changes != '\0';
+
+  gtk_widget_set_visible (self->modified_row, modified);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->modified_row), changes);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "tune.reset-preset", modified);
+  update_run_header (self);
+}
+
+gboolean
+dw_tune_view_get_modified (DwTuneView *self)
+{
+  g_autofree char *changes = NULL;
+
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
+  changes = describe_changes (self);
+  return *changes != '\0';
+}
+
+static void
+reset_preset_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  DwTuneView *self = DW_TUNE_VIEW (widget);
+  g_autofree char *preset = g_strdup (self->preset);
+
+  if (preset != NULL)
+    apply_preset (self, preset);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The run tuned, named at the top                                                            */
+
+static void
+update_run_header (DwTuneView *self)
+{
+  g_autoptr (GString) sub = g_string_new (NULL);
+  gboolean modified = gtk_widget_get_visible (self->modified_row);
+
+  if (self->run_info == NULL)
+    {
+      gtk_label_set_text (self->run_title, _ ("No run to tune"));
+      g_string_append (sub, _ ("Select a run with stored rollout batches in the sidebar"));
+    }
+  else
+    {
+      /* TRANSLATORS: heading of the Tune page; %s is the run name */
+      g_autofree char *title = g_strdup_printf (_ ("Tuning %s"), self->run_info->name);
+      gtk_label_set_text (self->run_title, title);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->run_title), self->run_info->source);
+      /* TRANSLATORS: %s is the framework that wrote the run ("verl", "slime") */
+      g_string_append_printf (sub, _ ("logged by %s"), self->run_info->framework);
+      g_string_append (sub, " · ");
+      g_string_append_printf (sub,
+                              g_dngettext (GETTEXT_PACKAGE, "%" G_GINT64_FORMAT " stored batch",
+                                           "%" G_GINT64_FORMAT " stored batches",
+                                           (gulong)self->run_info->n_batches),
+                              self->run_info->n_batches);
+      g_string_append (sub, " · ");
+    }
+  if (self->run_info != NULL)
+    {
+      /* TRANSLATORS: the generation the config is written for, then the preset; the store does
+       * not record the trainer's own config, so these are what the page is set to */
+      g_string_append_printf (sub, _ ("evaluated as %s, preset %s"), dw_generation_name (self->gen),
+                              self->preset ? self->preset : "—");
+      if (modified)
+        /* TRANSLATORS: after the preset name when the controls changed some of its values */
+        g_string_append (sub, _ (" (modified)"));
+    }
+  gtk_label_set_text (self->run_subtitle, sub->str);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* "As verl reads it"                                                                         */
 
 static void
@@ -988,6 +1180,7 @@ update_grammar (DwTuneView *self)
   if (s->len && s->str[s->len - 1] == '\n')
     g_string_truncate (s, s->len - 1);
   gtk_label_set_text (self->grammar_label, s->str);
+  update_modified (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2030,8 +2223,29 @@ build_controls (DwTuneView *self)
     adw_combo_row_set_factory (self->preset_row, value);
   }
 
+  self->modified_row = adw_action_row_new ();
+  gtk_widget_set_name (self->modified_row, "modified-row");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->modified_row),
+                                 _ ("Modified from the preset"));
+  adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (self->modified_row), 0);
+  gtk_widget_add_css_class (self->modified_row, "modified-row");
+  {
+    GtkWidget *icon = gtk_image_new_from_icon_name ("document-edit-symbolic");
+    GtkWidget *reset = gtk_button_new_with_mnemonic (_ ("_Reset"));
+
+    gtk_widget_add_css_class (icon, "accent");
+    adw_action_row_add_prefix (ADW_ACTION_ROW (self->modified_row), icon);
+    gtk_widget_set_name (reset, "reset-preset-button");
+    gtk_widget_set_valign (reset, GTK_ALIGN_CENTER);
+    gtk_widget_set_tooltip_text (reset, _ ("Back to the preset’s values"));
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (reset), "tune.reset-preset");
+    adw_action_row_add_suffix (ADW_ACTION_ROW (self->modified_row), reset);
+  }
+  gtk_widget_set_visible (self->modified_row, FALSE);
+  adw_preferences_group_add (self->config_group, self->modified_row);
+
   self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
-                                      1e4, 2.0, on_is_threshold_changed, NULL);
+                                      1e4, 2.0, write_is_threshold, NULL);
   GtkWidget *thr_row = adw_preferences_row_new ();
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (thr_row), FALSE);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (thr_row), self->is_threshold->box);
@@ -2066,13 +2280,13 @@ build_controls (DwTuneView *self)
         {
           g_autofree char *lname = g_strdup_printf ("%s-lower", row->spec->name);
           row->lower = bound_ctl_new (self, lname, _ ("Lower bound"), row->spec->lo, 1.0,
-                                      row->spec->def_lower, on_rs_bound_changed, row);
+                                      row->spec->def_lower, write_rs_bound, row);
           adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->lower->box);
         }
       g_autofree char *uname = g_strdup_printf ("%s-upper", row->spec->name);
       row->upper
         = bound_ctl_new (self, uname, _ ("Upper bound"), row->spec->has_lower ? 1.0 : row->spec->lo,
-                         row->spec->hi, row->spec->def_upper, on_rs_bound_changed, row);
+                         row->spec->hi, row->spec->def_upper, write_rs_bound, row);
       adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->upper->box);
       g_signal_connect (row->expander, "notify::enable-expansion", G_CALLBACK (on_rs_toggled),
                         self);
@@ -2084,7 +2298,7 @@ build_controls (DwTuneView *self)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->veto_row), _ ("Token veto"));
   adw_expander_row_set_show_enable_switch (ADW_EXPANDER_ROW (self->veto_row), TRUE);
   self->veto = bound_ctl_new (self, "veto", _ ("Veto threshold (ratio)"), 1e-12, 1.0, 1e-4,
-                              on_veto_changed, NULL);
+                              write_veto, NULL);
   adw_expander_row_add_row (ADW_EXPANDER_ROW (self->veto_row), self->veto->box);
   g_signal_connect (self->veto_row, "notify::enable-expansion", G_CALLBACK (on_veto_toggled), self);
   adw_preferences_group_add (self->veto_group, self->veto_row);
@@ -2093,10 +2307,7 @@ build_controls (DwTuneView *self)
   g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
                                              "<span foreground=\"#e66100\">━━</span> %s",
                                              _ ("Logged by the run"), _ ("What-if"));
-  GtkWidget *leg = gtk_label_new (NULL);
-  gtk_label_set_markup (GTK_LABEL (leg), legend);
-  gtk_label_set_xalign (GTK_LABEL (leg), 0);
-  gtk_grid_attach (self->charts_grid, leg, 0, 0, 2, 1);
+  gtk_label_set_markup (self->charts_legend, legend);
   for (guint c = 0; c < N_CHARTS; c++)
     {
       DwChart *chart = DW_CHART (dw_chart_new ());
@@ -2105,6 +2316,7 @@ build_controls (DwTuneView *self)
       g_autofree char *name = g_strdup_printf ("chart-%s", chart_specs[c].canonical);
       gtk_widget_set_name (GTK_WIDGET (chart), name);
       gtk_widget_set_size_request (GTK_WIDGET (chart), 260, 190);
+      dw_chart_set_natural_width (chart, 280);
       gtk_widget_set_hexpand (GTK_WIDGET (chart), TRUE);
       const DwCanonicalMetric *m = dw_canonical_lookup (chart_specs[c].canonical);
       if (m && isfinite (m->ideal))
@@ -2128,17 +2340,22 @@ build_controls (DwTuneView *self)
       self->empty_labels[c] = gtk_label_new (_ ("Neither logged by the run nor produced by this "
                                                 "config"));
       gtk_label_set_wrap (GTK_LABEL (self->empty_labels[c]), TRUE);
+      /* a short natural width: two cards still fit a line of the flow box */
+      gtk_label_set_max_width_chars (GTK_LABEL (self->empty_labels[c]), 24);
       gtk_label_set_justify (GTK_LABEL (self->empty_labels[c]), GTK_JUSTIFY_CENTER);
       gtk_widget_add_css_class (self->empty_labels[c], "dim-label");
       gtk_widget_set_size_request (self->empty_labels[c], -1, 190);
       gtk_widget_set_visible (self->empty_labels[c], FALSE);
       gtk_box_append (GTK_BOX (frame), self->empty_labels[c]);
-      gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2) + 1, 1, 1);
+      gtk_flow_box_append (self->charts_box, frame);
+      /* the cards are not selectable items: focus goes to what is inside them */
+      gtk_widget_set_focusable (gtk_widget_get_parent (frame), FALSE);
     }
 
   gtk_drawing_area_set_draw_func (self->hist_area, draw_histogram, self, NULL);
   gtk_drawing_area_set_draw_func (self->length_area, draw_length_bias, self, NULL);
   g_signal_connect (self->step_adjustment, "value-changed", G_CALLBACK (on_step_changed), self);
+  dw_wheel_guard_attach (GTK_WIDGET (self->step_scale));
 }
 
 static void
@@ -2175,6 +2392,7 @@ dw_tune_view_finalize (GObject *object)
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_object (&self->store);
+  g_clear_pointer (&self->run_info, dw_run_info_free);
   g_clear_pointer (&self->bounds, g_ptr_array_unref);
   g_free (self->preset);
   g_free (self->error_text);
@@ -2242,6 +2460,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-tune-view.ui");
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, generation_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, config_group);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_group);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_level_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_mode_row);
@@ -2250,7 +2469,14 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, grammar_label);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, format_dropdown);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, status_label);
-  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_grid);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_box);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_legend);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, flap);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, controls_scroller);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, content_scroller);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_scale);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, run_title);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, run_subtitle);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_title);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_area);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_adjustment);
@@ -2260,6 +2486,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_install_action (widget_class, "tune.copy-config", NULL, copy_config_action);
   gtk_widget_class_install_action (widget_class, "tune.save-config", NULL, save_config_action);
   gtk_widget_class_install_action (widget_class, "tune.paste-config", NULL, paste_config_action);
+  gtk_widget_class_install_action (widget_class, "tune.reset-preset", NULL, reset_preset_action);
 }
 
 static void
@@ -2308,6 +2535,10 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   self->max_len = 0;
   g_set_object (&self->store, store);
   self->run_id = store ? run_id : 0;
+  g_clear_pointer (&self->run_info, dw_run_info_free);
+  if (store != NULL)
+    self->run_info = dw_store_get_run (store, run_id, NULL);
+  update_run_header (self);
   load_logged_series (self);
   self->loading = store != NULL;
   if (store)
