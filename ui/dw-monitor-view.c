@@ -14,6 +14,7 @@
 #include "dw-canonical.h"
 #include "dw-health.h"
 #include "dw-monitor-view.h"
+#include "dw-wheel-guard.h"
 #include "dw-run-row.h"
 #include "dw-store-private.h"
 
@@ -945,6 +946,7 @@ dw_monitor_view_init (DwMonitorView *self)
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  dw_wheel_guard_attach (GTK_WIDGET (self->smoothing_scale));
   self->runs = g_ptr_array_new_with_free_func (run_entry_free);
   self->cards = g_ptr_array_new_with_free_func (card_entry_free);
   self->events = g_ptr_array_new_with_free_func (event_entry_free);

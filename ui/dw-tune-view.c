@@ -2209,6 +2209,8 @@ build_controls (DwTuneView *self)
   gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");
   gtk_widget_set_name (GTK_WIDGET (self->preset_row), "preset-row");
   gtk_widget_set_name (GTK_WIDGET (self->status_label), "status-label");
+  gtk_widget_set_name (GTK_WIDGET (self->run_title), "run-title");
+  gtk_widget_set_name (GTK_WIDGET (self->run_subtitle), "run-subtitle");
   gtk_widget_set_name (GTK_WIDGET (self->is_level_row), "is-level-row");
 
   g_autoptr (GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();

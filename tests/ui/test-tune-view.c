@@ -21,6 +21,7 @@
 #include "dw-recompute.h"
 #include "dw-tune-export.h"
 #include "dw-tune-view.h"
+#include "dw-ui-test-util.h"
 
 #define N_STEPS 12
 
@@ -486,6 +487,238 @@ test_tune_view (void)
     ;
 }
 
+static void
+collect_scales (GtkWidget *w, GPtrArray *out)
+{
+  if (GTK_IS_SCALE (w) && gtk_widget_is_drawable (w))
+    g_ptr_array_add (out, w);
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    collect_scales (c, out);
+}
+
+/* Scrolls @scroller so that @w is in its upper third (and asserts it is in view). */
+static void
+scroll_into_view (GtkScrolledWindow *scroller, GtkWidget *w)
+{
+  GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (scroller);
+  double x, y;
+
+  /* y in the scrolled window's visible area, plus what is scrolled away: y in the content */
+  g_assert_true (gtk_widget_translate_coordinates (w, GTK_WIDGET (scroller), 0, 0, &x, &y));
+  gtk_adjustment_set_value (vadj, gtk_adjustment_get_value (vadj) + y
+                                    - gtk_adjustment_get_page_size (vadj) / 3);
+  dw_ui_test_iterate_ms (100);
+  g_assert_true (gtk_widget_translate_coordinates (w, GTK_WIDGET (scroller), 0,
+                                                   gtk_widget_get_height (w) / 2.0, &x, &y));
+  g_assert_cmpfloat (y, >, 0);
+  g_assert_cmpfloat (y, <, gtk_widget_get_height (GTK_WIDGET (scroller)));
+}
+
+static char *
+config_text (DwTuneView *view)
+{
+  g_autoptr (GError) error = NULL;
+  char *text = dw_tune_view_export_config (view, "yaml", &error);
+
+  g_assert_no_error (error);
+  return text;
+}
+
+/* The mouse wheel over a slider scrolls the page and never changes a value: every slider of
+ * the page (all RS options enabled, so every bound slider is shown), real wheel notches through
+ * the X server. A plain GtkScale first proves the wheel events reach scales at all. */
+static void
+test_wheel_leaves_config (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  g_autoptr (GPtrArray) scales = g_ptr_array_new ();
+  g_autofree char *before = NULL;
+  guint n_scrolled = 0;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (200);
+  if (!dw_ui_test_xtest_available (window))
+    {
+      g_test_skip ("no XTEST on this display");
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+
+  /* the control: an unguarded scale takes the wheel */
+  {
+    GtkWidget *probe_win = gtk_window_new ();
+    GtkWidget *probe = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 100, 1);
+
+    gtk_range_set_value (GTK_RANGE (probe), 50);
+    gtk_window_set_default_size (GTK_WINDOW (probe_win), 300, 80);
+    gtk_window_set_child (GTK_WINDOW (probe_win), probe);
+    gtk_window_present (GTK_WINDOW (probe_win));
+    dw_ui_test_iterate_ms (300);
+    g_assert_true (dw_ui_test_wheel (probe, gtk_widget_get_width (probe) / 2.0,
+                                     gtk_widget_get_height (probe) / 2.0, 2));
+    g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (probe)), !=, 50);
+    gtk_window_destroy (GTK_WINDOW (probe_win));
+    dw_ui_test_iterate_ms (100);
+  }
+
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  for (guint i = 0; i < 14; i++)
+    {
+      static const char *const rows[]
+        = { "rs-token_k1",    "rs-token_k2",   "rs-token_k3",    "rs-seq_sum_k1",
+            "rs-seq_sum_k2",  "rs-seq_sum_k3", "rs-seq_mean_k1", "rs-seq_mean_k2",
+            "rs-seq_mean_k3", "rs-seq_max_k2", "rs-seq_max_k3" };
+      if (i < G_N_ELEMENTS (rows))
+        {
+          AdwExpanderRow *row = ADW_EXPANDER_ROW (named (w, rows[i]));
+          adw_expander_row_set_enable_expansion (row, TRUE);
+          adw_expander_row_set_expanded (row, TRUE);
+        }
+    }
+  wait_idle (view);
+  dw_ui_test_iterate_ms (300);
+  before = config_text (view);
+  collect_scales (w, scales);
+  /* IS threshold, 11 options (3 with a lower bound: 14 bounds) and the histogram's step */
+  g_assert_cmpuint (scales->len, ==, 1 + 14 + 1);
+
+  for (guint i = 0; i < scales->len; i++)
+    {
+      GtkWidget *scale = g_ptr_array_index (scales, i);
+      GtkScrolledWindow *scroller
+        = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (scale, GTK_TYPE_SCROLLED_WINDOW));
+      GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (scroller);
+      double value = gtk_range_get_value (GTK_RANGE (scale));
+      double top;
+      int notches = 2;
+
+      scroll_into_view (scroller, scale);
+      top = gtk_adjustment_get_value (vadj);
+      if (top + gtk_adjustment_get_page_size (vadj) >= gtk_adjustment_get_upper (vadj) - 1)
+        notches = -2; /* at the bottom: scroll up instead */
+      g_assert_true (dw_ui_test_wheel (scale, gtk_widget_get_width (scale) / 2.0,
+                                       gtk_widget_get_height (scale) / 2.0, notches));
+      wait_idle (view);
+      g_test_message ("%s: page %g → %g", gtk_widget_get_name (scale), top,
+                      gtk_adjustment_get_value (vadj));
+      g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (scale)), ==, value);
+      g_autofree char *after = config_text (view);
+      g_assert_cmpstr (after, ==, before);
+      /* the page scrolled instead */
+      if (gtk_adjustment_get_value (vadj) != top)
+        n_scrolled++;
+    }
+  g_assert_cmpuint (n_scrolled, ==, scales->len);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+/* A changed value marks the config "modified from the preset" (what changed, preset → now);
+ * Reset, clicked with the pointer, brings back the preset. A refused value says why under the
+ * entry in verl's (Python's) words and leaves the config as it was. The run is named at the top. */
+static void
+test_modified_and_errors (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  GtkWidget *row, *error;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+
+  g_assert_nonnull (
+    strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-title"))), "demo-collapse"));
+  row = named (w, "modified-row");
+  g_assert_false (gtk_widget_get_visible (row));
+  g_assert_false (dw_tune_view_get_modified (view));
+
+  set_entry (w, "bound-is-threshold", "5");
+  wait_idle (view);
+  g_assert_true (dw_tune_view_get_modified (view));
+  g_assert_true (gtk_widget_get_visible (row));
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==,
+                   "rollout_is_threshold: 2.0 → 5.0");
+  g_assert_nonnull (
+    strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle"))), "modified"));
+
+  /* refused values: not a float, and one verl rejects; the config keeps 5.0 */
+  set_entry (w, "bound-is-threshold", "0x10");
+  error = named (w, "error-is-threshold");
+  g_assert_true (gtk_widget_get_visible (error));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
+                   "ValueError: could not convert string to float: '0x10'");
+  set_entry (w, "bound-is-threshold", "-1");
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
+                   "ValueError: rollout_is_threshold must be positive, got -1.0.");
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
+  set_entry (w, "bound-is-threshold", "4");
+  g_assert_false (gtk_widget_get_visible (error));
+
+  /* Reset, with the pointer when the X server can take input, else through its action */
+  GtkWidget *reset = named (w, "reset-preset-button");
+  if (dw_ui_test_xtest_available (window))
+    g_assert_true (dw_ui_test_click (reset, gtk_widget_get_width (reset) / 2.0,
+                                     gtk_widget_get_height (reset) / 2.0));
+  else
+    gtk_widget_activate (reset);
+  wait_idle (view);
+  g_assert_false (dw_tune_view_get_modified (view));
+  g_assert_false (gtk_widget_get_visible (row));
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "2.0");
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+/* Below ~650 px the configuration folds away behind its toggle (AdwFlap) and comes over the
+ * results when toggled; wide, it sits beside them (and the toggle hides it). */
+static void
+test_narrow_layout (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  AdwFlap *flap;
+  GtkWidget *toggle;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 800);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (300);
+  flap = ADW_FLAP (gtk_widget_get_ancestor (named (w, "generation-row"), ADW_TYPE_FLAP));
+  toggle = named (w, "controls-toggle");
+  g_assert_false (adw_flap_get_folded (flap));
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (toggle)));
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 360, 700);
+  dw_ui_test_iterate_ms (500);
+  g_test_message ("narrow: %d px", gtk_widget_get_width (w));
+  g_assert_cmpint (gtk_widget_get_width (w), <=, 400);
+  g_assert_true (adw_flap_get_folded (flap));
+  g_assert_false (adw_flap_get_reveal_flap (flap));
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (toggle)));
+  if (dw_ui_test_xtest_available (window))
+    g_assert_true (dw_ui_test_click (toggle, gtk_widget_get_width (toggle) / 2.0,
+                                     gtk_widget_get_height (toggle) / 2.0));
+  else
+    gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (toggle), TRUE);
+  dw_ui_test_iterate_ms (300);
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -493,6 +726,9 @@ main (int argc, char **argv)
   adw_init ();
   make_store ();
   g_test_add_func ("/Dw/TuneView/whatif-equals-recompute", test_tune_view);
+  g_test_add_func ("/Dw/TuneView/wheel-leaves-config", test_wheel_leaves_config);
+  g_test_add_func ("/Dw/TuneView/modified-and-errors", test_modified_and_errors);
+  g_test_add_func ("/Dw/TuneView/narrow-layout", test_narrow_layout);
   int ret = g_test_run ();
   g_clear_object (&store);
   remove_tree (dir);
