@@ -2350,8 +2350,6 @@ build_controls (DwTuneView *self)
       gtk_widget_set_visible (self->empty_labels[c], FALSE);
       gtk_box_append (GTK_BOX (frame), self->empty_labels[c]);
       gtk_flow_box_append (self->charts_box, frame);
-      /* the cards are not selectable items: focus goes to what is inside them */
-      gtk_widget_set_focusable (gtk_widget_get_parent (frame), FALSE);
     }
 
   gtk_drawing_area_set_draw_func (self->hist_area, draw_histogram, self, NULL);

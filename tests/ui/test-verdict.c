@@ -1,0 +1,261 @@
+/* test-verdict.c — the verdict at a glance: every run's badge right after start-up, equal to
+ * `driftwatch-cli runs`; a live run that collapses shows it while live (badge, banner, toast);
+ * user text with & and < shows as written in toasts and health rows
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Fixtures: the collapse and healthy demo runs (dw_demo_write) ingested into a fresh store — a
+ * restart of the app on a store whose collapsed run is not the one selected; and a run written
+ * through the store API while the window shows it, turning NaN (what a diverged bf16 run logs).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "dw-demo.h"
+#include "dw-health-panel.h"
+#include "dw-ingester.h"
+#include "dw-run-row.h"
+#include "dw-store-private.h"
+#include "dw-ui-test-util.h"
+#include "dw-window.h"
+
+static char *dir;
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+static gboolean
+wait_ready (DwWindow *window, guint timeout_ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      if (dw_window_is_ready (window))
+        {
+          dw_ui_test_iterate_ms (100);
+          return TRUE;
+        }
+      g_usleep (1000);
+    }
+  return FALSE;
+}
+
+static gint64
+ingest_demo (DwStore *store, const char *name, DwDemoScenario scenario)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *run = g_build_filename (dir, name, NULL);
+  g_autoptr (DwIngester) ing = dw_ingester_new (store);
+  DwIngestReport report;
+  gint64 id;
+
+  g_assert_true (dw_demo_write (run, scenario, 200, 1, &error));
+  dw_ingest_report_init (&report);
+  g_assert_true (dw_ingester_ingest_path (ing, run, &report, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (report.run_ids->len, ==, 1);
+  id = g_array_index (report.run_ids, gint64, 0);
+  dw_ingest_report_clear (&report);
+  return id;
+}
+
+/* name → status as `driftwatch-cli runs --format json` prints it */
+static GHashTable *
+cli_statuses (const char *db)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL;
+  int status = 0;
+  const char *argv[] = { DW_CLI_PATH, "runs", "--db", db, "--format", "json", NULL };
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GHashTable *map = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  JsonArray *runs;
+
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  runs = json_node_get_array (json_parser_get_root (parser));
+  for (guint i = 0; i < json_array_get_length (runs); i++)
+    {
+      JsonObject *o = json_array_get_object_element (runs, i);
+      g_hash_table_insert (map, g_strdup (json_object_get_string_member (o, "name")),
+                           g_strdup (json_object_get_string_member (o, "status")));
+    }
+  return map;
+}
+
+/* A restart: the store holds a collapsed and a healthy run, the healthy one (newest) is
+ * selected. Without a click, every badge reads what `driftwatch-cli runs` says. */
+static void
+test_badge_equals_cli (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "restart.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autoptr (GHashTable) cli = NULL;
+  DwWindow *window;
+  guint n_rows = 0, n_collapsed = 0;
+
+  ingest_demo (store, "collapse-run", DW_DEMO_COLLAPSE);
+  ingest_demo (store, "healthy-run", DW_DEMO_HEALTHY);
+  cli = cli_statuses (db);
+  g_assert_cmpstr (g_hash_table_lookup (cli, "collapse-run"), ==, "collapsed");
+  g_assert_cmpstr (g_hash_table_lookup (cli, "healthy-run"), ==, "finished");
+
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 60000));
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+       c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      DwRunRow *row = DW_RUN_ROW (c);
+      const char *name = dw_run_row_get_info (row)->name;
+
+      g_test_message ("%s: window %s, cli %s (selected: %d)", name, dw_run_row_get_state_text (row),
+                      (char *)g_hash_table_lookup (cli, name),
+                      gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (row)));
+      g_assert_cmpstr (dw_run_row_get_state_text (row), ==, g_hash_table_lookup (cli, name));
+      n_collapsed += g_str_equal (name, "collapse-run")
+                     && !gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (row));
+      n_rows++;
+    }
+  g_assert_cmpuint (n_rows, ==, 2);
+  g_assert_cmpuint (n_collapsed, ==, 1); /* collapsed without having been selected */
+  /* the healthy run selected: no verdict line */
+  g_assert_null (dw_window_get_verdict (window));
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+/* Whether a label under @w shows (as rendered text, markup removed) something containing
+ * @text. */
+static gboolean
+has_label_with (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && strstr (gtk_label_get_text (GTK_LABEL (w)), text) != NULL)
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    if (has_label_with (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+static double
+k3_value (gint64 step)
+{
+  return 1e-4;
+}
+
+static void
+put_steps (DwStore *store, gint64 run, gint64 tag, gint64 from, gint64 to, gboolean nan_from_to)
+{
+  g_autoptr (GError) error = NULL;
+  double now = g_get_real_time () / 1e6;
+
+  g_assert_true (dw_store_begin (store, &error));
+  for (gint64 s = from; s <= to; s++)
+    g_assert_true (dw_store_put_point (store, run, tag, s, now - (to - s),
+                                       nan_from_to ? NAN : k3_value (s), &error));
+  g_assert_true (dw_store_set_run_status (store, run, DW_RUN_STATUS_LIVE, &error));
+  g_assert_true (dw_store_commit (store, &error));
+  g_assert_no_error (error);
+}
+
+/* A run being written (status live) turns NaN while shown: the badge says "live · collapsed" at
+ * once, the verdict line names the step, a toast says which rule fired. The run name has & and <
+ * in it: toasts and health rows show it as written (libadwaita 1.2 parses both as markup). */
+static void
+test_live_collapse (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "live.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  const char *name = "ppo & <grpo> run";
+  gint64 run, tag;
+  DwWindow *window;
+  DwRunRow *row;
+  GPtrArray *toasts;
+  gboolean toasted = FALSE;
+
+  g_assert_true (dw_store_begin (store, &error));
+  run = dw_store_ensure_run (store, name, "verl", "/runs/a&b<c>", &error);
+  tag = dw_store_ensure_tag (store, run, "rollout_corr/k3_kl", NULL, &error);
+  g_assert_true (dw_store_commit (store, &error));
+  g_assert_no_error (error);
+  put_steps (store, run, tag, 1, 30, FALSE);
+
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 20000));
+  row = DW_RUN_ROW (gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window))));
+  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "live");
+  g_assert_null (dw_window_get_verdict (window));
+
+  put_steps (store, run, tag, 31, 33, TRUE);
+  dw_window_refresh (window);
+  dw_ui_test_iterate_ms (100);
+  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "live · collapsed");
+  g_assert_nonnull (dw_window_get_verdict (window));
+  g_assert_true (g_str_has_prefix (dw_window_get_verdict (window), "Collapsed at step 31: "));
+  toasts = dw_window_get_toasts (window);
+  for (guint i = 0; i < toasts->len; i++)
+    toasted |= g_str_has_prefix (g_ptr_array_index (toasts, i), "ppo & <grpo> run: ")
+               && strstr (g_ptr_array_index (toasts, i), "at step 31") != NULL;
+  g_assert_true (toasted);
+  /* the health row's subtitle holds the name as written (a markup parse would have failed on
+   * "<grpo>" with a warning, fatal here) */
+  dw_window_set_view (window, "health");
+  dw_ui_test_iterate_ms (200);
+  {
+    GtkWidget *panel = dw_window_get_health_panel (window);
+
+    g_assert_cmpuint (dw_health_panel_get_n_events (DW_HEALTH_PANEL (panel)), >=, 1);
+    g_assert_true (has_label_with (panel, name));
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  int ret;
+
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+  dir = g_dir_make_tmp ("dw-test-verdict-XXXXXX", &error);
+  g_assert_no_error (error);
+  g_test_add_func ("/Dw/Verdict/badge-equals-cli", test_badge_equals_cli);
+  g_test_add_func ("/Dw/Verdict/live-collapse", test_live_collapse);
+  ret = g_test_run ();
+  remove_tree (dir);
+  g_free (dir);
+  return ret;
+}
