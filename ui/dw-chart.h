@@ -45,6 +45,12 @@ const char *dw_chart_get_title (DwChart *self);
 void dw_chart_set_title (DwChart *self, const char *title);
 gboolean dw_chart_get_log_y (DwChart *self);
 void dw_chart_set_log_y (DwChart *self, gboolean log_y);
+/* Where the x-axis value @x (a step, or seconds) is drawn, in widget coordinates. */
+double dw_chart_data_to_widget_x (DwChart *self, double x);
+/* The y axis title, the unit of the values ("nats", "fraction", "tokens"; NULL or "" for none).
+ * A "fraction" axis starts at 0. */
+void dw_chart_set_y_unit (DwChart *self, const char *unit);
+const char *dw_chart_get_y_unit (DwChart *self);
 /* The width the chart asks for when there is room (420 px by default): a smaller one lets a
  * GtkFlowBox put more charts on a line. */
 void dw_chart_set_natural_width (DwChart *self, int width);
@@ -86,7 +92,11 @@ gboolean dw_chart_is_zoomed (DwChart *self);
 
 /* Hover at widget coordinates (what pointer motion does), and the read-out shown. */
 void dw_chart_hover (DwChart *self, double x, double y);
+/* The pointer left: no cursor, no read-out. */
+void dw_chart_leave (DwChart *self);
 char *dw_chart_dup_hover_text (DwChart *self);
+/* The read-out popover (a DwChartReadout) shown while the pointer is over the chart. */
+GtkWidget *dw_chart_get_readout (DwChart *self);
 /* Counts of what the last data draw marked (for tests). */
 /* The marker labels written above the plot at the last drawing, one a line ("" when none). */
 char *dw_chart_dup_marker_labels (DwChart *self);

@@ -393,7 +393,11 @@ add_references (DwMonitorView *self, CardEntry *c)
 
       if (m == NULL)
         continue;
-      log_y |= m->log_scale;
+      /* a signed quantity (KL of rollout against training, log PPL difference) goes below 0:
+       * a linear axis shows those points where a log axis could only mark them ▼ */
+      log_y |= m->log_scale && !g_str_equal (m->id, "kl") && !g_str_equal (m->id, "log_ppl_diff");
+      if (s == 0)
+        dw_chart_set_y_unit (chart, m->unit);
       if (s == 0 && isfinite (m->ideal) && !(m->log_scale && m->ideal <= 0))
         dw_chart_add_threshold (chart, m->ideal, DW_THRESHOLD_IDEAL, NULL);
       for (guint i = 0; i < n_rules; i++)

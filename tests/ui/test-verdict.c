@@ -1,6 +1,7 @@
 /* test-verdict.c — the verdict at a glance: every run's badge right after start-up, equal to
  * `driftwatch-cli runs`; a live run that collapses shows it while live (badge, banner, toast);
- * user text with & and < shows as written in toasts and health rows
+ * user text with & and < shows as written in toasts and health rows; the chart read-out is a
+ * popover fully inside the window for every card position and 1–5 overlaid runs
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -17,6 +18,8 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include "dw-chart-card.h"
+#include "dw-chart-readout.h"
 #include "dw-demo.h"
 #include "dw-health-panel.h"
 #include "dw-ingester.h"
@@ -63,7 +66,7 @@ wait_ready (DwWindow *window, guint timeout_ms)
 }
 
 static gint64
-ingest_demo (DwStore *store, const char *name, DwDemoScenario scenario)
+ingest_demo_steps (DwStore *store, const char *name, DwDemoScenario scenario, guint n_steps)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *run = g_build_filename (dir, name, NULL);
@@ -71,7 +74,7 @@ ingest_demo (DwStore *store, const char *name, DwDemoScenario scenario)
   DwIngestReport report;
   gint64 id;
 
-  g_assert_true (dw_demo_write (run, scenario, 200, 1, &error));
+  g_assert_true (dw_demo_write (run, scenario, n_steps, 1, &error));
   dw_ingest_report_init (&report);
   g_assert_true (dw_ingester_ingest_path (ing, run, &report, &error));
   g_assert_no_error (error);
@@ -79,6 +82,12 @@ ingest_demo (DwStore *store, const char *name, DwDemoScenario scenario)
   id = g_array_index (report.run_ids, gint64, 0);
   dw_ingest_report_clear (&report);
   return id;
+}
+
+static gint64
+ingest_demo (DwStore *store, const char *name, DwDemoScenario scenario)
+{
+  return ingest_demo_steps (store, name, scenario, 200);
 }
 
 /* name → status as `driftwatch-cli runs --format json` prints it */
@@ -242,6 +251,135 @@ test_live_collapse (void)
   dw_ui_test_iterate_ms (50);
 }
 
+static void
+collect_charts (GtkWidget *w, GPtrArray *out)
+{
+  if (DW_IS_CHART_CARD (w) && gtk_widget_get_mapped (w))
+    g_ptr_array_add (out, dw_chart_card_get_chart (DW_CHART_CARD (w)));
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    collect_charts (c, out);
+}
+
+/* The read-out popover's rectangle in the window's coordinates. */
+static void
+readout_rect (GtkWidget *readout, GtkWidget *window, graphene_rect_t *r)
+{
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (readout));
+  double rx, ry, wx, wy;
+
+  gtk_native_get_surface_transform (GTK_NATIVE (readout), &rx, &ry);
+  gtk_native_get_surface_transform (GTK_NATIVE (window), &wx, &wy);
+  graphene_rect_init (r, gdk_popup_get_position_x (GDK_POPUP (surface)) + rx - wx,
+                      gdk_popup_get_position_y (GDK_POPUP (surface)) + ry - wy,
+                      gtk_widget_get_width (readout), gtk_widget_get_height (readout));
+}
+
+/* Hovers the four edges and the middle of every card on screen (at the top and at the bottom
+ * of the page) with 1 to 5 runs overlaid: the read-out, one row per run, is always whole inside
+ * the window. */
+static void
+test_readout_inside (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "readout.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  gint64 ids[5];
+  DwWindow *window;
+  guint n_checked = 0;
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("run-%u-with-a-long-name", i + 1);
+      ids[i] = ingest_demo_steps (store, name, i % 2 ? DW_DEMO_COLLAPSE : DW_DEMO_HEALTHY, 40);
+    }
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 60000));
+  /* the real pointer off the window: its motion would move the cursor the test sets */
+  dw_ui_test_pointer_move (GTK_WIDGET (window), 1500, 1100);
+  for (guint k = 1; k <= 5; k++)
+    {
+      GtkWidget *monitor = dw_window_get_monitor_view (window);
+      GtkScrolledWindow *scroller = NULL;
+
+      dw_window_select_runs (window, ids, k);
+      g_assert_true (wait_ready (window, 60000));
+      for (GtkWidget *c = gtk_widget_get_first_child (monitor); c && !scroller;
+           c = gtk_widget_get_first_child (c))
+        for (GtkWidget *d = c; d && !scroller; d = gtk_widget_get_next_sibling (d))
+          if (GTK_IS_SCROLLED_WINDOW (d))
+            scroller = GTK_SCROLLED_WINDOW (d);
+      for (guint page = 0; page < 2; page++)
+        {
+          g_autoptr (GPtrArray) charts = g_ptr_array_new ();
+
+          if (scroller != NULL)
+            {
+              GtkAdjustment *v = gtk_scrolled_window_get_vadjustment (scroller);
+              gtk_adjustment_set_value (v, page ? gtk_adjustment_get_upper (v) : 0);
+              dw_ui_test_iterate_ms (150);
+            }
+          collect_charts (monitor, charts);
+          for (guint i = 0; i < charts->len; i++)
+            {
+              DwChart *chart = g_ptr_array_index (charts, i);
+              GtkWidget *readout = dw_chart_get_readout (chart);
+              int w = gtk_widget_get_width (GTK_WIDGET (chart));
+              int h = gtk_widget_get_height (GTK_WIDGET (chart));
+              const double points[][2]
+                = { { 0.5, 0.5 }, { 0.02, 0.5 }, { 0.98, 0.5 }, { 0.5, 0.05 }, { 0.5, 0.95 } };
+              graphene_rect_t bounds;
+
+              /* on screen (the window's visible part) only */
+              if (!gtk_widget_compute_bounds (GTK_WIDGET (chart), GTK_WIDGET (window), &bounds)
+                  || bounds.origin.y < 0
+                  || bounds.origin.y + bounds.size.height
+                       > gtk_widget_get_height (GTK_WIDGET (window)))
+                continue;
+              if (dw_chart_get_n_series (chart) == 0)
+                continue;
+              for (guint p = 0; p < G_N_ELEMENTS (points); p++)
+                {
+                  graphene_rect_t r;
+                  g_autofree char *text = NULL;
+
+                  dw_chart_hover (chart, points[p][0] * w, points[p][1] * h);
+                  dw_ui_test_iterate_ms (25);
+                  if (!gtk_widget_get_visible (readout))
+                    continue; /* nothing under the cursor (before the first step) */
+                  readout_rect (readout, GTK_WIDGET (window), &r);
+                  text = dw_chart_readout_dup_text (DW_CHART_READOUT (readout));
+                  if (r.origin.x < 0 || r.origin.y < 0
+                      || r.origin.x + r.size.width > gtk_widget_get_width (GTK_WIDGET (window))
+                      || r.origin.y + r.size.height > gtk_widget_get_height (GTK_WIDGET (window)))
+                    g_error ("%u runs, %s at (%g, %g): read-out %gx%g+%g+%g outside the window", k,
+                             dw_chart_get_title (chart), points[p][0], points[p][1], r.size.width,
+                             r.size.height, r.origin.x, r.origin.y);
+                  /* in the middle of the run: a row for every overlaid run (all log it) */
+                  if (p == 0)
+                    {
+                      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+                      guint n_rows = 0;
+
+                      for (guint l = 0; lines[l]; l++)
+                        n_rows += strchr (lines[l], '\t') != NULL;
+                      g_assert_cmpuint (n_rows, >=, k);
+                    }
+                  n_checked++;
+                }
+              dw_chart_leave (chart);
+              dw_ui_test_iterate_ms (20);
+              g_assert_false (gtk_widget_get_visible (readout));
+            }
+        }
+    }
+  g_test_message ("%u read-outs checked", n_checked);
+  g_assert_cmpuint (n_checked, >, 100);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -254,6 +392,7 @@ main (int argc, char **argv)
   g_assert_no_error (error);
   g_test_add_func ("/Dw/Verdict/badge-equals-cli", test_badge_equals_cli);
   g_test_add_func ("/Dw/Verdict/live-collapse", test_live_collapse);
+  g_test_add_func ("/Dw/Readout/inside-window", test_readout_inside);
   ret = g_test_run ();
   remove_tree (dir);
   g_free (dir);
