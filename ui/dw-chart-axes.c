@@ -13,14 +13,14 @@
 
 #include "dw-chart-axes.h"
 
-/* 1, 2, 5 × a power of ten: the first at least @raw */
+/* 1, 2, 5 × a power of ten: the one nearest @raw */
 static double
 nice_step (double raw)
 {
   double mag = pow (10, floor (log10 (raw)));
   double r = raw / mag;
 
-  return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
+  return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
 
 /* "1.5e-05" → "1.5e-5", "2e+06" → "2e6" */
@@ -65,11 +65,11 @@ dw_chart_axes_format (double value, double resolution, char *buf, gsize size)
       /* mantissa digits: from the value's decade down to the resolution's */
       int digits = (int)floor (log10 (mag)) - (int)floor (log10 (resolution) + 1e-9);
 
-      g_snprintf (buf, size, "%.*e", CLAMP (digits, 0, 12), value);
+      g_snprintf (buf, size, "%.*e", CLAMP (digits, 0, 16), value);
       compact_exponent (buf);
       return;
     }
-  g_snprintf (buf, size, "%.*f", CLAMP ((int)ceil (-log10 (resolution) - 1e-9), 0, 12), value);
+  g_snprintf (buf, size, "%.*f", CLAMP ((int)ceil (-log10 (resolution) - 1e-9), 0, 17), value);
 }
 
 static guint
@@ -191,7 +191,7 @@ dw_chart_axes_ticks (DwAxisKind kind, double lo, double hi, int target, DwAxisTi
       step = time_step (span / target);
       for (double k = ceil (lo / step - 1e-9); k * step <= hi + step * 1e-9 && n < max; k++)
         {
-          ticks[n].value = k * step;
+          ticks[n].value = k == 0 ? 0 : k * step; /* never "-0s" */
           ticks[n].labelled = TRUE;
           if (kind == DW_AXIS_RELATIVE)
             format_relative (ticks[n].value, step, ticks[n].label, sizeof ticks[n].label);
