@@ -139,6 +139,14 @@ enum
 
 static GParamSpec *properties[N_PROPS];
 
+enum
+{
+  SIGNAL_ZOOM_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
 static void
 chart_series_free (gpointer data)
 {
@@ -1499,6 +1507,15 @@ dw_chart_class_init (DwChartClass *klass)
   widget_class->measure = dw_chart_measure;
   widget_class->size_allocate = dw_chart_size_allocate;
 
+  /**
+   * DwChart::zoom-changed:
+   *
+   * The view was zoomed (dragged, or dw_chart_zoom()) or reset to the data's extent.
+   */
+  signals[SIGNAL_ZOOM_CHANGED]
+    = g_signal_new ("zoom-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                    NULL, G_TYPE_NONE, 0);
+
   properties[PROP_TITLE]
     = g_param_spec_string ("title", NULL, NULL, NULL,
                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1904,14 +1921,18 @@ dw_chart_zoom (DwChart *self, double x0, double x1, double y0, double y1)
   self->zy0 = y0;
   self->zy1 = y1;
   queue_all (self);
+  g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
 void
 dw_chart_reset_zoom (DwChart *self)
 {
   g_return_if_fail (DW_IS_CHART (self));
+  if (!self->zoomed && !self->zoomed_y)
+    return;
   self->zoomed = self->zoomed_y = FALSE;
   queue_all (self);
+  g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
 gboolean

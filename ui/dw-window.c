@@ -66,6 +66,7 @@ struct _DwWindow
   guint refresh_id;
   guint n_refreshes;
   gboolean updating_list;
+  GArray *keynav_kept; /* run ids selected before a focus key; NULL when no key is handled */
   char *live_text;
   GPtrArray *toasts; /* texts of the toasts shown, newest last (at most MAX_TOAST_LOG) */
 };
@@ -445,9 +446,57 @@ show_selected (DwWindow *self)
 static void
 on_selection_changed (GtkListBox *list, DwWindow *self)
 {
+  if (self->keynav_kept != NULL && !self->updating_list)
+    {
+      /* Moving the keyboard focus (Tab, arrows) must not change what is shown: GtkListBox
+       * selects the row the focus lands on, which dropped a multi-run overlay. Put it back. */
+      self->updating_list = TRUE;
+      gtk_list_box_unselect_all (list);
+      for (guint i = 0; i < self->keynav_kept->len; i++)
+        {
+          DwRunRow *row = find_row (self, g_array_index (self->keynav_kept, gint64, i));
+          if (row != NULL)
+            gtk_list_box_select_row (list, GTK_LIST_BOX_ROW (row));
+        }
+      self->updating_list = FALSE;
+      return;
+    }
   /* Disposing the list unselects its rows: nothing to show any more. */
   if (!self->updating_list && !gtk_widget_in_destruction (GTK_WIDGET (self)))
     show_selected (self);
+}
+
+static void
+keynav_done_cb (gpointer data)
+{
+  DwWindow *self = data;
+
+  g_clear_pointer (&self->keynav_kept, g_array_unref);
+  g_object_unref (self);
+}
+
+/* A focus key in the run list: the selection is kept until the key has been handled. Space,
+ * Enter and Ctrl+Space (select, toggle) are not focus keys and go on selecting. */
+static gboolean
+on_run_list_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
+                 GdkModifierType state, DwWindow *self)
+{
+  static const guint focus_keys[]
+    = { GDK_KEY_Tab,  GDK_KEY_ISO_Left_Tab, GDK_KEY_KP_Tab,   GDK_KEY_Up,
+        GDK_KEY_Down, GDK_KEY_KP_Up,        GDK_KEY_KP_Down,  GDK_KEY_Home,
+        GDK_KEY_End,  GDK_KEY_Page_Up,      GDK_KEY_Page_Down };
+
+  if (self->keynav_kept != NULL
+      || ((state & (GDK_CONTROL_MASK | GDK_SHIFT_MASK)) != 0 && keyval != GDK_KEY_ISO_Left_Tab))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (focus_keys); i++)
+    if (keyval == focus_keys[i])
+      {
+        self->keynav_kept = g_array_copy (self->shown);
+        g_idle_add_once (keynav_done_cb, g_object_ref (self));
+        break;
+      }
+  return FALSE;
 }
 
 void
@@ -1241,6 +1290,13 @@ dw_window_init (DwWindow *self)
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
+  {
+    GtkEventController *keys = gtk_event_controller_key_new ();
+
+    gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+    g_signal_connect_object (keys, "key-pressed", G_CALLBACK (on_run_list_key), self, 0);
+    gtk_widget_add_controller (GTK_WIDGET (self->run_list), keys);
+  }
   g_signal_connect_object (self->health_panel, "show-step", G_CALLBACK (on_show_step), self, 0);
   g_signal_connect_object (self->view_stack, "notify::visible-child-name",
                            G_CALLBACK (sync_tune_view), self, G_CONNECT_SWAPPED);

@@ -105,7 +105,8 @@ root_point (GtkWidget *widget, double x, double y, int *rx, int *ry)
   double nx, ny, sx, sy;
   Window child;
 
-  if (dpy == NULL || native == NULL
+  if (dpy == NULL || native == NULL || gtk_native_get_surface (native) == NULL
+      || !gtk_widget_get_mapped (widget)
       || !gtk_widget_translate_coordinates (widget, GTK_WIDGET (native), x, y, &nx, &ny))
     return FALSE;
   gtk_native_get_surface_transform (native, &sx, &sy);
@@ -184,6 +185,22 @@ dw_ui_test_key (GtkWidget *widget, guint keyval, gboolean control)
   xtest.key (dpy, code, False, 0);
   if (control)
     xtest.key (dpy, ctrl, False, 0);
+  xtest_settle (dpy);
+  return TRUE;
+}
+
+gboolean
+dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1)
+{
+  Display *dpy = xtest_display (widget);
+
+  if (!dw_ui_test_pointer_move (widget, x0, y0))
+    return FALSE;
+  xtest.button (dpy, 1, True, 0);
+  xtest_settle (dpy);
+  for (int i = 1; i <= 8; i++)
+    dw_ui_test_pointer_move (widget, x0 + (x1 - x0) * i / 8, y0 + (y1 - y0) * i / 8);
+  xtest.button (dpy, 1, False, 0);
   xtest_settle (dpy);
   return TRUE;
 }

@@ -23,6 +23,8 @@ gboolean dw_ui_test_xtest_available (GtkWidget *widget);
 gboolean dw_ui_test_pointer_move (GtkWidget *widget, double x, double y);
 /* @notches > 0 scrolls down (button 5), < 0 up (button 4), one press/release per notch. */
 gboolean dw_ui_test_wheel (GtkWidget *widget, double x, double y, int notches);
+/* Button 1 pressed at (@x0, @y0), moved in steps to (@x1, @y1) and released there. */
+gboolean dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1);
 /* Button 1 press and release at (@x, @y). */
 gboolean dw_ui_test_click (GtkWidget *widget, double x, double y);
 /* Presses and releases the key of @keyval (with Control held when @control) in @widget's window,

@@ -23,6 +23,7 @@
 #include "dw-demo.h"
 #include "dw-health-panel.h"
 #include "dw-ingester.h"
+#include "dw-monitor-view.h"
 #include "dw-run-row.h"
 #include "dw-store-private.h"
 #include "dw-ui-test-util.h"
@@ -380,6 +381,103 @@ test_readout_inside (void)
   dw_ui_test_iterate_ms (50);
 }
 
+static guint
+n_selected (DwWindow *window)
+{
+  guint n = 0;
+
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+       c != NULL; c = gtk_widget_get_next_sibling (c))
+    n += gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (c));
+  return n;
+}
+
+static GtkWidget *
+find_named (GtkWidget *w, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *r = find_named (c, name);
+      if (r)
+        return r;
+    }
+  return NULL;
+}
+
+/* With the real pointer and keyboard: a drag zooms every chart (zoom synced) and shows the
+ * "Zoomed · Reset" chip; Escape typed in the tag entry resets them all; Tab through the run list
+ * keeps a two-run overlay. */
+static void
+test_zoom_escape_tab (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "zoom.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autoptr (GPtrArray) charts = g_ptr_array_new ();
+  gint64 ids[2];
+  DwWindow *window;
+  GtkWidget *monitor, *chip, *entry, *row;
+  DwChart *chart;
+  guint n_zoomed = 0;
+
+  ids[0] = ingest_demo_steps (store, "zoom-a", DW_DEMO_HEALTHY, 60);
+  ids[1] = ingest_demo_steps (store, "zoom-b", DW_DEMO_COLLAPSE, 60);
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 60000));
+  if (!dw_ui_test_xtest_available (GTK_WIDGET (window)))
+    {
+      g_test_skip ("no XTEST on this display");
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+  dw_window_select_runs (window, ids, 2);
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_cmpuint (n_selected (window), ==, 2);
+  monitor = dw_window_get_monitor_view (window);
+  chip = find_named (monitor, "zoom-chip");
+  g_assert_false (gtk_widget_get_visible (chip));
+  collect_charts (monitor, charts);
+  g_assert_cmpuint (charts->len, >=, 4);
+  chart = g_ptr_array_index (charts, 0);
+
+  /* drag across the middle of the first chart */
+  g_assert_true (dw_ui_test_drag (GTK_WIDGET (chart),
+                                  gtk_widget_get_width (GTK_WIDGET (chart)) * 0.35,
+                                  gtk_widget_get_height (GTK_WIDGET (chart)) * 0.5,
+                                  gtk_widget_get_width (GTK_WIDGET (chart)) * 0.7,
+                                  gtk_widget_get_height (GTK_WIDGET (chart)) * 0.5));
+  for (guint i = 0; i < charts->len; i++)
+    n_zoomed += dw_chart_is_zoomed (g_ptr_array_index (charts, i));
+  g_assert_cmpuint (n_zoomed, ==, charts->len);
+  g_assert_true (gtk_widget_get_visible (chip));
+
+  /* Escape from the tag entry (clicked into, so it has the keyboard focus) */
+  entry = find_named (monitor, "tag-entry");
+  g_assert_nonnull (entry);
+  g_assert_true (dw_ui_test_click (entry, 40, gtk_widget_get_height (entry) / 2.0));
+  g_assert_true (gtk_widget_is_ancestor (gtk_root_get_focus (GTK_ROOT (window)), entry));
+  g_assert_true (dw_ui_test_key (entry, GDK_KEY_Escape, FALSE));
+  for (guint i = 0; i < charts->len; i++)
+    g_assert_false (dw_chart_is_zoomed (g_ptr_array_index (charts, i)));
+  g_assert_false (gtk_widget_get_visible (chip));
+
+  /* Tab from a selected run row onwards: the overlay of both runs stays */
+  row = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+  gtk_widget_grab_focus (row);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_true (dw_ui_test_key (row, GDK_KEY_Tab, FALSE));
+      g_assert_cmpuint (n_selected (window), ==, 2);
+    }
+  g_assert_cmpuint (dw_monitor_view_get_n_runs (DW_MONITOR_VIEW (monitor)), ==, 2);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -393,6 +491,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Verdict/badge-equals-cli", test_badge_equals_cli);
   g_test_add_func ("/Dw/Verdict/live-collapse", test_live_collapse);
   g_test_add_func ("/Dw/Readout/inside-window", test_readout_inside);
+  g_test_add_func ("/Dw/Monitor/zoom-escape-tab", test_zoom_escape_tab);
   ret = g_test_run ();
   remove_tree (dir);
   g_free (dir);
