@@ -158,6 +158,13 @@ dw_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (dw_application_parent_class)->startup (app);
 
+  /* GTK's cairo renderer unless the user asks for another (GSK_RENDERER=gl): the charts are
+   * cairo drawings either way, and on software GL (llvmpipe: VNC, X forwarding, no GPU) the GL
+   * renderer took 145–550 ms from a Tune slider move to its painted frame and 19–37 % of a core
+   * on the idle Monitor page, the cairo renderer 44–113 ms and 1–2 % (tests/ui/bench-renderer.c).
+   * GTK reads the variable when it makes the first window's renderer, after this. */
+  g_setenv ("GSK_RENDERER", "cairo", FALSE);
+
   /* Screenshots are light unless --dark, whatever the desktop's preference. */
   if (self->dark)
     adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
