@@ -13,6 +13,7 @@
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-error-window.h"
 #include "dw-screenshot.h"
 #include "dw-window.h"
 
@@ -262,7 +263,8 @@ dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
 static gboolean
 window_ready (GtkWidget *window)
 {
-  return dw_window_is_ready (DW_WINDOW (window));
+  /* the store error window has nothing to load */
+  return !DW_IS_WINDOW (window) || dw_window_is_ready (DW_WINDOW (window));
 }
 
 static void
@@ -294,8 +296,14 @@ dw_application_activate (GApplication *app)
   store = dw_application_get_store (self, &error);
   if (store == NULL)
     {
+      /* said in a window of its own, and on stderr for scripts; exit status 1 */
       g_printerr ("driftwatch: %s\n", error->message);
       self->exit_status = 1;
+      window = GTK_WINDOW (dw_error_window_new (GTK_APPLICATION (app), self->db_path, error));
+      gtk_window_present (window);
+      if (self->screenshot != NULL)
+        dw_screenshot_window (GTK_WIDGET (window), self->screenshot, window_ready,
+                              SCREENSHOT_TIMEOUT_MS, on_screenshot_done, self);
       return;
     }
 

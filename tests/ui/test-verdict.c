@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -21,6 +22,7 @@
 #include "dw-chart-card.h"
 #include "dw-chart-readout.h"
 #include "dw-demo.h"
+#include "dw-error-window.h"
 #include "dw-health-panel.h"
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
@@ -478,6 +480,48 @@ test_zoom_escape_tab (void)
   dw_ui_test_iterate_ms (50);
 }
 
+/* A file that is not a Driftwatch store (a path with & and < in it): the application shows the
+ * error page — rendered to a PNG by --screenshot — says why on stderr, exits with status 1, and
+ * leaves the file as it was. */
+static void
+test_store_error_page (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *bad = g_build_filename (dir, "not a store & <x>.db", NULL);
+  g_autofree char *png = g_build_filename (dir, "error-page.png", NULL);
+  g_autofree char *err = NULL, *after = NULL;
+  const char *junk = "this is a text file, not SQLite\n";
+  const char *argv[] = { DW_APP_PATH, "--db", bad, "--screenshot", png, NULL };
+  int status;
+  GStatBuf st;
+  GtkWidget *window;
+  g_autoptr (DwStore) store = NULL;
+
+  g_assert_true (g_file_set_contents (bad, junk, -1, &error));
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                               NULL, &err, &status, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+  g_assert_nonnull (strstr (err, "not a Driftwatch store"));
+  g_assert_cmpint (g_stat (png, &st), ==, 0);
+  g_assert_cmpint (st.st_size, >, 10000); /* a rendered page, not an empty image */
+  g_assert_true (g_file_get_contents (bad, &after, NULL, &error));
+  g_assert_cmpstr (after, ==, junk);
+
+  /* the page's text, as written (the description is markup to libadwaita) */
+  store = dw_store_open (bad, &error);
+  g_assert_null (store);
+  window = dw_error_window_new (NULL, bad, error);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (100);
+  g_assert_cmpstr (dw_error_window_get_title (window), ==, "Cannot Open the Store");
+  g_assert_nonnull (strstr (dw_error_window_get_description (window), bad));
+  g_assert_true (has_label_with (window, "not a store & <x>.db"));
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -492,6 +536,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Verdict/live-collapse", test_live_collapse);
   g_test_add_func ("/Dw/Readout/inside-window", test_readout_inside);
   g_test_add_func ("/Dw/Monitor/zoom-escape-tab", test_zoom_escape_tab);
+  g_test_add_func ("/Dw/App/store-error-page", test_store_error_page);
   ret = g_test_run ();
   remove_tree (dir);
   g_free (dir);
