@@ -1796,6 +1796,17 @@ dw_chart_get_series (DwChart *self, const char *id)
   return NULL;
 }
 
+char **
+dw_chart_dup_series_labels (DwChart *self)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  for (guint i = 0; i < self->series->len; i++)
+    g_strv_builder_add (b, ((ChartSeries *)g_ptr_array_index (self->series, i))->label);
+  return g_strv_builder_end (b);
+}
+
 guint
 dw_chart_get_n_series (DwChart *self)
 {

@@ -32,10 +32,11 @@ struct _DwRunRow
 
 G_DEFINE_FINAL_TYPE (DwRunRow, dw_run_row, GTK_TYPE_LIST_BOX_ROW)
 
-/* GNOME palette shades that read on light and dark backgrounds and stay clear of the warning
- * (yellow) and error (red) colours the charts use for thresholds and health markers. */
+/* GNOME palette shades that read on light and dark backgrounds and stay clear of the meaning
+ * colours: green (good, the healthy band), yellow/amber/orange (warning) and red (error) are
+ * never a run's colour. Blues, purples, pink, brown, teal and grey only. */
 static const char *const palette[] = {
-  "#3584e4", "#e66100", "#9141ac", "#26a269", "#c061cb", "#986a44", "#1c71d8", "#2190a4",
+  "#3584e4", "#9141ac", "#2190a4", "#c061cb", "#986a44", "#1a5fb4", "#613583", "#5e5c64",
 };
 
 void

@@ -1284,7 +1284,8 @@ update_charts_and_summary (DwTuneView *self)
     return;
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
-  static const GdkRGBA whatif_color = { 0.902f, 0.380f, 0.0f, 1.0f };
+  /* purple: orange would read as a warning */
+  static const GdkRGBA whatif_color = { 0.569f, 0.255f, 0.675f, 1.0f };
   for (guint c = 0; c < N_CHARTS; c++)
     {
       gboolean approx;
@@ -1809,10 +1810,11 @@ draw_length_bias (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoi
       g_snprintf (buf, sizeof buf, "%.0f", self->max_len * t / 4);
       draw_axes_text (cr, ml + pw * t / 4, mt + ph + 14, buf, t == 0 ? 0 : t == 4 ? 1 : 0.5);
     }
+  /* none of them green, amber or red: those colours mean good, warning, error */
   static const GdkRGBA colors[] = {
-    { 0.902f, 0.380f, 0.0f, 1.0f },   /* what-if: orange */
-    { 0.878f, 0.106f, 0.141f, 0.8f }, /* sequence bound: red */
-    { 0.180f, 0.761f, 0.494f, 0.9f }, /* geometric: green */
+    { 0.569f, 0.255f, 0.675f, 1.0f }, /* what-if: purple, as in the charts */
+    { 0.208f, 0.518f, 0.894f, 0.8f }, /* sequence bound: blue */
+    { 0.129f, 0.565f, 0.643f, 0.9f }, /* geometric: teal */
   };
   const char *names[]
     = { _ ("What-if"), _ ("Sequence bound 0.5_2.0"), _ ("Geometric 0.999_1.001") };
@@ -2307,7 +2309,7 @@ build_controls (DwTuneView *self)
 
   /* charts: one legend, then two columns of cards */
   g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
-                                             "<span foreground=\"#e66100\">━━</span> %s",
+                                             "<span foreground=\"#9141ac\">━━</span> %s",
                                              _ ("Logged by the run"), _ ("What-if"));
   gtk_label_set_markup (self->charts_legend, legend);
   for (guint c = 0; c < N_CHARTS; c++)

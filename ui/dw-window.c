@@ -9,6 +9,7 @@
 #include <inttypes.h>
 
 #include <math.h>
+#include <string.h>
 
 #include <glib/gi18n.h>
 
@@ -422,8 +423,10 @@ show_selected (DwWindow *self)
 
   if (infos->len > 0 && self->settings != NULL)
     {
+      /* keyed by the store: a run id means nothing in another store */
       g_autofree char *id
-        = g_strdup_printf ("%" G_GINT64_FORMAT, ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
+        = g_strdup_printf ("%s\t%" G_GINT64_FORMAT, dw_store_get_path (self->store),
+                           ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
       g_settings_set_string (self->settings, "last-run", id);
     }
   if (infos->len == 1)
@@ -544,7 +547,13 @@ dw_window_reload_runs (DwWindow *self)
       /* At start-up, the run shown when the window was closed; else the newest. */
       g_autofree char *last
         = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
-      DwRunRow *row = last && *last ? find_row (self, g_ascii_strtoll (last, NULL, 10)) : NULL;
+      const char *tab = last ? strrchr (last, '\t') : NULL;
+      DwRunRow *row = NULL;
+
+      /* "<store path>\t<run id>": only when it was this store */
+      if (tab != NULL && strncmp (last, dw_store_get_path (self->store), tab - last) == 0
+          && dw_store_get_path (self->store)[tab - last] == '\0')
+        row = find_row (self, g_ascii_strtoll (tab + 1, NULL, 10));
 
       gtk_list_box_select_row (self->run_list,
                                row ? GTK_LIST_BOX_ROW (row)
