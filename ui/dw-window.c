@@ -45,6 +45,7 @@ struct _DwWindow
   GtkStack *main_stack;
   AdwLeaflet *leaflet;
   GtkListBox *run_list;
+  GtkSearchEntry *run_filter;
   AdwViewSwitcherTitle *switcher_title;
   GtkLabel *live_label;
   GtkRevealer *verdict_revealer;
@@ -467,6 +468,31 @@ on_selection_changed (GtkListBox *list, DwWindow *self)
   /* Disposing the list unselects its rows: nothing to show any more. */
   if (!self->updating_list && !gtk_widget_in_destruction (GTK_WIDGET (self)))
     show_selected (self);
+}
+
+/* The sidebar filter: runs whose name or source contains the text (any case); a filtered-out
+ * run stays shown in the charts if it was selected. */
+static gboolean
+run_filter_func (GtkListBoxRow *row, gpointer data)
+{
+  DwWindow *self = data;
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->run_filter));
+  g_autofree char *needle = NULL, *name = NULL, *source = NULL;
+  const DwRunInfo *info;
+
+  if (!DW_IS_RUN_ROW (row) || text == NULL || *text == '\0')
+    return TRUE;
+  info = dw_run_row_get_info (DW_RUN_ROW (row));
+  needle = g_utf8_casefold (text, -1);
+  name = g_utf8_casefold (info->name ? info->name : "", -1);
+  source = g_utf8_casefold (info->source ? info->source : "", -1);
+  return strstr (name, needle) != NULL || strstr (source, needle) != NULL;
+}
+
+static void
+on_run_filter_changed (GtkSearchEntry *entry, DwWindow *self)
+{
+  gtk_list_box_invalidate_filter (self->run_list);
 }
 
 static void
@@ -1249,6 +1275,7 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, main_stack);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, leaflet);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, run_list);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, run_filter);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, live_label);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, verdict_revealer);
@@ -1299,6 +1326,9 @@ dw_window_init (DwWindow *self)
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
+  gtk_list_box_set_filter_func (self->run_list, run_filter_func, self, NULL);
+  g_signal_connect_object (self->run_filter, "search-changed", G_CALLBACK (on_run_filter_changed),
+                           self, 0);
   {
     GtkEventController *keys = gtk_event_controller_key_new ();
 

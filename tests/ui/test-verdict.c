@@ -564,6 +564,29 @@ test_last_run_per_store (void)
       g_autofree char *name = g_strdup_printf ("b-%u", i);
       b3 = ingest_demo_steps (b, name, DW_DEMO_HEALTHY, 20);
     }
+  /* the sidebar filter: by name, any case; the overlay is kept */
+  window = dw_window_new (NULL, b, FALSE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  {
+    GtkWidget *filter = find_named (GTK_WIDGET (window), "run-filter");
+    guint n_visible = 0;
+
+    gtk_editable_set_text (GTK_EDITABLE (filter), "B-1");
+    dw_ui_test_iterate_ms (400); /* search-changed is delayed */
+    for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+         c != NULL; c = gtk_widget_get_next_sibling (c))
+      if (gtk_widget_get_child_visible (c))
+        {
+          n_visible++;
+          g_assert_cmpstr (dw_run_row_get_info (DW_RUN_ROW (c))->name, ==, "b-1");
+        }
+    g_assert_cmpuint (n_visible, ==, 1);
+    g_assert_cmpuint (n_selected (window), ==, 1); /* b-2, the newest, still shown */
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+
   /* store A, its older run chosen */
   window = dw_window_new (NULL, a, TRUE);
   gtk_window_present (GTK_WINDOW (window));
