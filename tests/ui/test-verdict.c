@@ -198,9 +198,10 @@ put_steps (DwStore *store, gint64 run, gint64 tag, gint64 from, gint64 to, gbool
   g_assert_no_error (error);
 }
 
-/* A run being written (status live) turns NaN while shown: the badge says "live · collapsed" at
- * once, the verdict line names the step, a toast says which rule fired. The run name has & and <
- * in it: toasts and health rows show it as written (libadwaita 1.2 parses both as markup). */
+/* A run being written (status live) turns NaN while shown: the badge says "collapsing" at once
+ * (as `driftwatch-cli runs` does), the verdict line names the step, a toast says which rule fired.
+ * The run name has & and < in it: toasts and health rows show it as written (libadwaita 1.2 parses
+ * both as markup). */
 static void
 test_live_collapse (void)
 {
@@ -232,7 +233,12 @@ test_live_collapse (void)
   put_steps (store, run, tag, 31, 33, TRUE);
   dw_window_refresh (window);
   dw_ui_test_iterate_ms (100);
-  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "live · collapsed");
+  /* the core's rule (dw_health_shown_status), the same `driftwatch-cli runs` applies */
+  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "collapsing");
+  {
+    g_autoptr (GHashTable) cli = cli_statuses (db);
+    g_assert_cmpstr (g_hash_table_lookup (cli, name), ==, "collapsing");
+  }
   g_assert_nonnull (dw_window_get_verdict (window));
   g_assert_true (g_str_has_prefix (dw_window_get_verdict (window), "Collapsed at step 31: "));
   toasts = dw_window_get_toasts (window);
