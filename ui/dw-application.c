@@ -14,6 +14,7 @@
 #include "dw-application.h"
 #include "dw-preferences-window.h"
 #include "dw-error-window.h"
+#include "dw-run-row.h"
 #include "dw-screenshot.h"
 #include "dw-window.h"
 
@@ -31,7 +32,8 @@ struct _DwApplication
   char *db_path;
   char *screenshot;
   char *view;
-  char *size; /* --size WxH of the screenshot */
+  char *size;  /* --size WxH of the screenshot */
+  int overlay; /* --overlay N: the N newest runs shown together */
   gboolean demo;
   gboolean dark;
   char *tmpdir; /* --demo: the temporary store and demo run, removed on shutdown */
@@ -50,6 +52,7 @@ static const GOptionEntry options[]
       { "db", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_ ("Store to open instead of the default one"),
         N_ ("FILE") },
       { "dark", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Use the dark style"), NULL },
+      { "overlay", 0, 0, G_OPTION_ARG_INT, NULL, N_ ("Show the N newest runs overlaid"), N_ ("N") },
       { "size", 0, 0, G_OPTION_ARG_STRING, NULL,
         N_ ("Window size of the screenshot (default 1400x900)"), N_ ("WxH") },
       { NULL } };
@@ -243,6 +246,7 @@ dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
   g_variant_dict_lookup (dict, "db", "^ay", &self->db_path);
   g_variant_dict_lookup (dict, "view", "s", &self->view);
   g_variant_dict_lookup (dict, "size", "s", &self->size);
+  g_variant_dict_lookup (dict, "overlay", "i", &self->overlay);
   self->demo = g_variant_dict_contains (dict, "demo");
   self->dark = g_variant_dict_contains (dict, "dark");
 
@@ -315,6 +319,20 @@ dw_application_activate (GApplication *app)
       if (self->size != NULL && sscanf (self->size, "%dx%d", &width, &height) != 2)
         width = SCREENSHOT_WIDTH, height = SCREENSHOT_HEIGHT;
       gtk_window_set_default_size (window, MAX (width, 360), MAX (height, 400));
+    }
+  if (self->overlay > 1)
+    {
+      g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+      GtkListBox *list = dw_window_get_run_list (DW_WINDOW (window));
+
+      for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (list));
+           c != NULL && ids->len < (guint)self->overlay; c = gtk_widget_get_next_sibling (c))
+        if (DW_IS_RUN_ROW (c))
+          {
+            gint64 id = dw_run_row_get_run_id (DW_RUN_ROW (c));
+            g_array_append_val (ids, id);
+          }
+      dw_window_select_runs (DW_WINDOW (window), (const gint64 *)(gpointer)ids->data, ids->len);
     }
   if (self->view != NULL)
     dw_window_set_view (DW_WINDOW (window), self->view);

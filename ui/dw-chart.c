@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <adwaita.h>
 #include <cairo-pdf.h>
@@ -377,6 +378,8 @@ ensure_bounds (DwChart *self)
   self->bounds_valid = TRUE;
 }
 
+static gboolean has_legend (DwChart *self);
+
 /* Width of a tick label (drawn at 0.8 of the widget's font). */
 static int
 text_width (DwChart *self, const char *text)
@@ -413,8 +416,8 @@ make_frame (DwChart *self, Frame *f, int width, int height)
     }
   f->py = MARGIN_TOP;
   f->legend_y = -1;
-  /* several lines in one card: a legend band names them */
-  if (self->series->len > 1)
+  /* several metrics in one card: a legend band names them */
+  if (has_legend (self))
     {
       f->legend_y = f->py - 4;
       f->py += LEGEND_BAND;
@@ -637,25 +640,56 @@ draw_axes (DwChart *self, cairo_t *cr, const Frame *f, const Style *st, int widt
   cairo_restore (cr);
 }
 
-/* The names of a card's lines, over the plot: a swatch and a label each, sharing the width
- * (a label too long for its share loses its start, the run name; the hover read-out has it whole).
- */
+/* The part of a series label that names its line within the card: "run · metric" → "metric".
+ * NULL for a label that only names a run (the sidebar's colours say which run a line is). */
+static const char *
+legend_text (const ChartSeries *s)
+{
+  const char *dot = strstr (s->label, " · ");
+
+  return dot != NULL ? dot + strlen (" · ") : NULL;
+}
+
+/* Whether the card draws several metrics (not only several runs of one): it then has a legend. */
+static gboolean
+has_legend (DwChart *self)
+{
+  for (guint i = 0; i < self->series->len; i++)
+    if (legend_text (g_ptr_array_index (self->series, i)) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* The names of a card's lines, over the plot: a swatch and a label for each metric (in the
+ * colour of its first run), sharing the width; a label too long for its share is ellipsized. */
 static void
 draw_legend (DwChart *self, cairo_t *cr, const Frame *f, const Style *st, int width)
 {
-  double x = f->px;
-  double share = (width - MARGIN_RIGHT - f->px) / MAX (self->series->len, 1u);
+  g_autoptr (GPtrArray) shown = g_ptr_array_new ();
+  double x = f->px, share;
 
   if (f->legend_y < 0)
     return;
   for (guint i = 0; i < self->series->len; i++)
     {
       ChartSeries *s = g_ptr_array_index (self->series, i);
-      g_autoptr (PangoLayout) layout = make_layout (cr, st, s->label, 0.8, FALSE);
+      const char *text = legend_text (s);
+      gboolean seen = FALSE;
+
+      for (guint j = 0; text != NULL && j < shown->len; j++)
+        seen |= g_str_equal (legend_text (g_ptr_array_index (shown, j)), text);
+      if (text != NULL && !seen)
+        g_ptr_array_add (shown, s);
+    }
+  share = (width - MARGIN_RIGHT - f->px) / MAX (shown->len, 1u);
+  for (guint i = 0; i < shown->len; i++)
+    {
+      ChartSeries *s = g_ptr_array_index (shown, i);
+      g_autoptr (PangoLayout) layout = make_layout (cr, st, legend_text (s), 0.8, FALSE);
       int w, h;
 
       pango_layout_set_width (layout, (int)MAX (share - 30, 10) * PANGO_SCALE);
-      pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_START);
+      pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
       pango_layout_get_pixel_size (layout, &w, &h);
       set_color (cr, &s->color, 1);
       cairo_rectangle (cr, x, f->legend_y + 8, 12, 3);
@@ -1794,6 +1828,17 @@ dw_chart_get_series (DwChart *self, const char *id)
         return s->data;
     }
   return NULL;
+}
+
+char **
+dw_chart_dup_series_labels (DwChart *self)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  for (guint i = 0; i < self->series->len; i++)
+    g_strv_builder_add (b, ((ChartSeries *)g_ptr_array_index (self->series, i))->label);
+  return g_strv_builder_end (b);
 }
 
 guint

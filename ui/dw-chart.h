@@ -70,6 +70,8 @@ DwPlotSeries *dw_chart_add_series (DwChart *self, const char *id, const char *la
                                    const GdkRGBA *color);
 DwPlotSeries *dw_chart_get_series (DwChart *self, const char *id);
 guint dw_chart_get_n_series (DwChart *self);
+/* The series' labels, in drawing order (a run name, or "run · metric"). */
+char **dw_chart_dup_series_labels (DwChart *self);
 void dw_chart_remove_series (DwChart *self, const char *id);
 void dw_chart_clear (DwChart *self);
 /* Data changed: redrawn at the next frame, at most once per frame however often it is called. */

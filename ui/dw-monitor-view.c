@@ -27,12 +27,16 @@ typedef struct
   const char *title; /* N_(); NULL: the canonical title of metrics[0] */
   const char *metrics[4];
   gboolean always; /* shown even when no selected run logged it */
+  /* the first metric is the card's own: its lines are labelled by run only, the others also by
+   * metric (the IS card: verl ≥ 0.8's applied-weight mean, and the raw ratio mean verl ≤ 0.7.1
+   * and slime log instead) */
+  gboolean first_unlabelled;
 } CardSpec;
 
 /* The mismatch family first (always shown, so a run that does not log them says so), then the
  * training signals when logged. */
 static const CardSpec mismatch_cards[] = {
-  { "is_mean", NULL, { "is_mean" }, TRUE },
+  { "is_mean", NULL, { "is_mean", "is_raw_mean" }, TRUE, TRUE },
   { "ess", NULL, { "ess" }, TRUE },
   { "rejection",
     N_ ("Veto / rejection fraction"),
@@ -63,7 +67,8 @@ typedef struct
   GHashTable *last_step; /* "RUN\tSOURCE" → gint64*: the last step read */
   gsize n_points;
   gboolean always;
-  gboolean pending; /* its first load is in the worker */
+  gboolean first_unlabelled; /* CardSpec.first_unlabelled */
+  gboolean pending;          /* its first load is in the worker */
 } CardEntry;
 
 typedef struct
@@ -187,7 +192,7 @@ append_series (DwMonitorView *self, CardEntry *c, RunEntry *r, guint i, const Dw
       GdkRGBA color;
 
       shade (&r->color, i, &color);
-      if (n_sources > 1)
+      if (n_sources > 1 && !(c->first_unlabelled && i == 0))
         label = g_strdup_printf ("%s · %s", r->info->name, source_title (c->sources[i]));
       else
         label = g_strdup (r->info->name);
@@ -521,6 +526,8 @@ add_spec_group (DwMonitorView *self, const char *title, const CardSpec *specs, g
       const char *ctitle
         = spec->title ? _ (spec->title) : _ (dw_canonical_lookup (spec->metrics[0])->title);
       CardEntry *c = add_card (self, group, spec->id, ctitle, NULL, spec->metrics, spec->always);
+
+      c->first_unlabelled = spec->first_unlabelled;
 
       add_references (self, c);
       c->pending = TRUE;

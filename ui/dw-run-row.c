@@ -32,10 +32,11 @@ struct _DwRunRow
 
 G_DEFINE_FINAL_TYPE (DwRunRow, dw_run_row, GTK_TYPE_LIST_BOX_ROW)
 
-/* GNOME palette shades that read on light and dark backgrounds and stay clear of the warning
- * (yellow) and error (red) colours the charts use for thresholds and health markers. */
+/* GNOME palette shades that read on light and dark backgrounds and stay clear of the meaning
+ * colours: green (good, the healthy band), yellow/amber/orange (warning) and red (error) are
+ * never a run's colour. Blues, purples, pink, brown, teal and grey only. */
 static const char *const palette[] = {
-  "#3584e4", "#e66100", "#9141ac", "#26a269", "#c061cb", "#986a44", "#1c71d8", "#2190a4",
+  "#3584e4", "#9141ac", "#2190a4", "#c061cb", "#986a44", "#1a5fb4", "#613583", "#5e5c64",
 };
 
 void
@@ -180,6 +181,10 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
       /* TRANSLATORS: run state in the sidebar: a critical health rule fired */
       state = _ ("collapsed");
       break;
+    case DW_RUN_STATUS_COLLAPSING:
+      /* TRANSLATORS: run state in the sidebar: still written, and a critical rule fired */
+      state = _ ("collapsing");
+      break;
     case DW_RUN_STATUS_FINISHED:
     default:
       /* TRANSLATORS: run state in the sidebar */
@@ -203,10 +208,14 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   else if (status == DW_RUN_STATUS_COLLAPSED)
     gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
                                  _ ("A critical health rule fired on this run"));
+  else if (status == DW_RUN_STATUS_COLLAPSING)
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
+                                 _ ("Still being written, and a critical health rule fired"));
   else
     gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label), NULL);
   for (guint i = 0; i < G_N_ELEMENTS (state_classes); i++)
     gtk_widget_remove_css_class (GTK_WIDGET (self->state_label), state_classes[i]);
+  /* collapsing is drawn as collapsed (the error style) */
   gtk_widget_add_css_class (GTK_WIDGET (self->state_label),
                             state_classes[CLAMP ((int)status, 0, 2)]);
   gtk_widget_queue_draw (GTK_WIDGET (self->swatch));

@@ -23,7 +23,7 @@ void dw_run_row_update (DwRunRow *self, const DwRunInfo *info);
 /* @n_at_end: how many warning or critical rules were still firing at the last point of their
  * series; a finished run with any of them (or any critical event) is shown as collapsed. */
 void dw_run_row_set_health (DwRunRow *self, guint n_warnings, guint n_critical, guint n_at_end);
-/* The text of the state badge: "live", "finished" or "collapsed" (translated). */
+/* The text of the state badge: "live", "finished", "collapsed" or "collapsing" (translated). */
 const char *dw_run_row_get_state_text (DwRunRow *self);
 void dw_run_row_get_color (DwRunRow *self, GdkRGBA *color);
 

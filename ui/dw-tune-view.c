@@ -110,17 +110,19 @@ typedef struct
 {
   const char *canonical; /* dw-canonical.h id, or a key's name after the generation's prefix */
   const char *title;
+  const char *alternative; /* the metric a generation logs instead, or NULL */
 } ChartSpec;
 
 static const ChartSpec chart_specs[] = {
-  { "is_mean", N_ ("IS weight mean") },
+  /* verl ≥ 0.8 logs the applied weights' mean, verl ≤ 0.7.1 and slime the raw ratio's */
+  { "is_mean", N_ ("IS weight mean"), "is_raw_mean" },
   { "ess", N_ ("Effective sample size") },
   { "rs_masked_fraction", N_ ("Rejected token fraction") },
   { "rs_seq_masked_fraction", N_ ("Rejected sequence fraction") },
   { "veto_fraction", N_ ("Veto fraction") },
   { "k3_kl", N_ ("K3 KL") },
-  /* IcePop (verl ≥ 0.8): the fraction of tokens whose ratio fell outside [L, U] */
-  { "rollout_is_oob_ratio", N_ ("Out-of-bounds fraction (IcePop)") },
+  /* verl ≥ 0.8 rollout_is_oob_ratio: tokens whose ratio fell outside [L, U] (IcePop zeroes them) */
+  { "is_oob_fraction", N_ ("Out-of-bounds fraction") },
 };
 #define N_CHARTS G_N_ELEMENTS (chart_specs)
 
@@ -1303,10 +1305,10 @@ update_grammar (DwTuneView *self)
 /* ------------------------------------------------------------------------------------------ */
 /* Results → charts, summary, length bias                                                     */
 
-/* The metric of @res that maps to @canonical: the shortest such key (the option-independent
- * key rather than a per-option one). */
+/* The metric of @res that maps to @spec's metric (or its alternative): the shortest such key
+ * (the option-independent key rather than a per-option one). */
 static const char *
-canonical_key (const DwWhatifStepResult *res, const char *canonical)
+canonical_key (const DwWhatifStepResult *res, const ChartSpec *spec)
 {
   const char *best = NULL;
   for (gsize m = 0; m < res->result.n_metrics; m++)
@@ -1314,8 +1316,8 @@ canonical_key (const DwWhatifStepResult *res, const char *canonical)
       const char *k = res->result.metrics[m].key;
       const char *c = dw_canonical_for_tag (k);
       const char *slash = strrchr (k, '/');
-      gboolean same
-        = c ? strcmp (c, canonical) == 0 : strcmp (slash ? slash + 1 : k, canonical) == 0;
+      gboolean same = c ? strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0
+                        : strcmp (slash ? slash + 1 : k, spec->canonical) == 0;
       if (same && (!best || strlen (k) < strlen (best)))
         best = k;
     }
@@ -1323,7 +1325,7 @@ canonical_key (const DwWhatifStepResult *res, const char *canonical)
 }
 
 static void
-whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean *any_approx)
+whatif_values (DwTuneView *self, const ChartSpec *spec, double *values, gboolean *any_approx)
 {
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
@@ -1340,7 +1342,7 @@ whatif_values (DwTuneView *self, const char *canonical, double *values, gboolean
       const double *v = key[0] ? dw_whatif_step_result_get (r, key, NULL) : NULL;
       if (!v)
         {
-          const char *k = canonical_key (r, canonical);
+          const char *k = canonical_key (r, spec);
           if (!k)
             continue;
           g_strlcpy (key, k, sizeof key);
@@ -1403,11 +1405,12 @@ update_charts_and_summary (DwTuneView *self)
     return;
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
-  static const GdkRGBA whatif_color = { 0.902f, 0.380f, 0.0f, 1.0f };
+  /* purple: orange would read as a warning */
+  static const GdkRGBA whatif_color = { 0.569f, 0.255f, 0.675f, 1.0f };
   for (guint c = 0; c < N_CHARTS; c++)
     {
       gboolean approx;
-      whatif_values (self, chart_specs[c].canonical, values, &approx);
+      whatif_values (self, &chart_specs[c], values, &approx);
       DwChart *chart = self->charts[c];
       dw_chart_remove_series (chart, "whatif");
       gboolean any = FALSE;
@@ -1929,10 +1932,11 @@ draw_length_bias (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoi
       g_snprintf (buf, sizeof buf, "%.0f", self->max_len * t / 4);
       draw_axes_text (cr, ml + pw * t / 4, mt + ph + 14, buf, t == 0 ? 0 : t == 4 ? 1 : 0.5);
     }
+  /* none of them green, amber or red: those colours mean good, warning, error */
   static const GdkRGBA colors[] = {
-    { 0.902f, 0.380f, 0.0f, 1.0f },   /* what-if: orange */
-    { 0.878f, 0.106f, 0.141f, 0.8f }, /* sequence bound: red */
-    { 0.180f, 0.761f, 0.494f, 0.9f }, /* geometric: green */
+    { 0.569f, 0.255f, 0.675f, 1.0f }, /* what-if: purple, as in the charts */
+    { 0.208f, 0.518f, 0.894f, 0.8f }, /* sequence bound: blue */
+    { 0.129f, 0.565f, 0.643f, 0.9f }, /* geometric: teal */
   };
   const char *names[]
     = { _ ("What-if"), _ ("Sequence bound 0.5_2.0"), _ ("Geometric 0.999_1.001") };
@@ -2115,6 +2119,12 @@ load_logged_series (DwTuneView *self)
                                               chart_specs[c].canonical, NULL);
       g_autoptr (DwSeries) s
         = dw_store_get_series (self->store, self->run_id, tag, G_MININT64, &error);
+      if (!s && chart_specs[c].alternative != NULL)
+        {
+          g_clear_error (&error);
+          s = dw_store_get_series (self->store, self->run_id, chart_specs[c].alternative,
+                                   G_MININT64, &error);
+        }
       if (!s)
         continue; /* the run did not log it */
       DwPlotSeries *ps = dw_chart_add_series (chart, "logged", _ ("Logged"), &logged_color);
@@ -2436,7 +2446,7 @@ build_controls (DwTuneView *self)
 
   /* charts: one legend, then two columns of cards */
   g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
-                                             "<span foreground=\"#e66100\">━━</span> %s",
+                                             "<span foreground=\"#9141ac\">━━</span> %s",
                                              _ ("Logged by the run"), _ ("What-if"));
   gtk_label_set_markup (self->charts_legend, legend);
   for (guint c = 0; c < N_CHARTS; c++)

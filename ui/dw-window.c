@@ -9,6 +9,7 @@
 #include <inttypes.h>
 
 #include <math.h>
+#include <string.h>
 
 #include <glib/gi18n.h>
 
@@ -44,6 +45,7 @@ struct _DwWindow
   GtkStack *main_stack;
   AdwLeaflet *leaflet;
   GtkListBox *run_list;
+  GtkSearchEntry *run_filter;
   AdwViewSwitcherTitle *switcher_title;
   GtkLabel *live_label;
   GtkRevealer *verdict_revealer;
@@ -422,8 +424,10 @@ show_selected (DwWindow *self)
 
   if (infos->len > 0 && self->settings != NULL)
     {
+      /* keyed by the store: a run id means nothing in another store */
       g_autofree char *id
-        = g_strdup_printf ("%" G_GINT64_FORMAT, ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
+        = g_strdup_printf ("%s\t%" G_GINT64_FORMAT, dw_store_get_path (self->store),
+                           ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
       g_settings_set_string (self->settings, "last-run", id);
     }
   if (infos->len == 1)
@@ -464,6 +468,31 @@ on_selection_changed (GtkListBox *list, DwWindow *self)
   /* Disposing the list unselects its rows: nothing to show any more. */
   if (!self->updating_list && !gtk_widget_in_destruction (GTK_WIDGET (self)))
     show_selected (self);
+}
+
+/* The sidebar filter: runs whose name or source contains the text (any case); a filtered-out
+ * run stays shown in the charts if it was selected. */
+static gboolean
+run_filter_func (GtkListBoxRow *row, gpointer data)
+{
+  DwWindow *self = data;
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->run_filter));
+  g_autofree char *needle = NULL, *name = NULL, *source = NULL;
+  const DwRunInfo *info;
+
+  if (!DW_IS_RUN_ROW (row) || text == NULL || *text == '\0')
+    return TRUE;
+  info = dw_run_row_get_info (DW_RUN_ROW (row));
+  needle = g_utf8_casefold (text, -1);
+  name = g_utf8_casefold (info->name ? info->name : "", -1);
+  source = g_utf8_casefold (info->source ? info->source : "", -1);
+  return strstr (name, needle) != NULL || strstr (source, needle) != NULL;
+}
+
+static void
+on_run_filter_changed (GtkSearchEntry *entry, DwWindow *self)
+{
+  gtk_list_box_invalidate_filter (self->run_list);
 }
 
 static void
@@ -544,7 +573,13 @@ dw_window_reload_runs (DwWindow *self)
       /* At start-up, the run shown when the window was closed; else the newest. */
       g_autofree char *last
         = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
-      DwRunRow *row = last && *last ? find_row (self, g_ascii_strtoll (last, NULL, 10)) : NULL;
+      const char *tab = last ? strrchr (last, '\t') : NULL;
+      DwRunRow *row = NULL;
+
+      /* "<store path>\t<run id>": only when it was this store */
+      if (tab != NULL && strncmp (last, dw_store_get_path (self->store), tab - last) == 0
+          && dw_store_get_path (self->store)[tab - last] == '\0')
+        row = find_row (self, g_ascii_strtoll (tab + 1, NULL, 10));
 
       gtk_list_box_select_row (self->run_list,
                                row ? GTK_LIST_BOX_ROW (row)
@@ -1240,6 +1275,7 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, main_stack);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, leaflet);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, run_list);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, run_filter);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, live_label);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, verdict_revealer);
@@ -1290,6 +1326,9 @@ dw_window_init (DwWindow *self)
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
+  gtk_list_box_set_filter_func (self->run_list, run_filter_func, self, NULL);
+  g_signal_connect_object (self->run_filter, "search-changed", G_CALLBACK (on_run_filter_changed),
+                           self, 0);
   {
     GtkEventController *keys = gtk_event_controller_key_new ();
 

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "dw-canonical.h"
 #include "dw-cli.h"
 #include "dw-csv.h"
 #include "dw-health.h"
@@ -129,7 +130,7 @@ write_out (GString *out)
   fwrite (out->str, 1, out->len, stdout);
 }
 
-static const char *const status_names[] = { "finished", "live", "collapsed" };
+static const char *const status_names[] = { "finished", "live", "collapsed", "collapsing" };
 
 static const char *
 status_name (DwRunStatus s)
@@ -330,14 +331,29 @@ run_tags_command (int argc, char **argv, const char *command, const char *text, 
   return rc;
 }
 
+/* Each tag with the canonical metric it names and what the logged number means, under the
+ * generation the run's keys show (the one the store, `check` and the window read them under). */
 static int
 write_tags (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GString *out)
 {
+  const char *source = NULL;
+  g_autofree char *generation = dw_store_get_run_generation (store, run->id, &source, NULL);
+
   if (a->json)
     g_string_append (out, "[");
+  else if (g_strcmp0 (source, "log") == 0 || g_strcmp0 (source, "config") == 0)
+    /* TRANSLATORS: first line of `tags`: the generation the run printed (its version or config) */
+    g_string_append_printf (out, _ ("# generation: %s (printed by the run)\n"), generation);
+  else
+    /* TRANSLATORS: first line of `tags`: the generation whose key meanings are shown */
+    g_string_append_printf (out, _ ("# generation: %s (inferred from the logged keys)\n"),
+                            generation != NULL ? generation : _ ("unknown"));
   for (guint i = 0; i < tags->len; i++)
     {
       DwTagInfo *t = tags->pdata[i];
+      DwCanonicalKeyInfo info = { NULL, NULL, NULL, NULL };
+      gboolean known = dw_canonical_describe_key (t->name, generation, &info);
+
       if (a->json)
         {
           g_string_append_printf (out, "%s\n  {\"name\": ", i ? "," : "");
@@ -347,11 +363,27 @@ write_tags (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GStr
             dw_json_append_string (out, t->canonical);
           else
             g_string_append (out, "null");
-          g_string_append_printf (out, ", \"n_points\": %" G_GINT64_FORMAT "}", t->n_points);
+          g_string_append_printf (
+            out, ", \"n_points\": %" G_GINT64_FORMAT ", \"generation\": ", t->n_points);
+          if (generation != NULL)
+            dw_json_append_string (out, generation);
+          else
+            g_string_append (out, "null");
+          g_string_append (out, ", \"meaning\": ");
+          if (known)
+            {
+              dw_json_append_string (out, _ (info.meaning));
+              g_string_append (out, ", \"logged_by\": ");
+              dw_json_append_string (out, info.generations);
+            }
+          else
+            g_string_append (out, "null, \"logged_by\": null");
+          g_string_append_c (out, '}');
         }
       else
-        g_string_append_printf (out, "%s\t%s\t%" G_GINT64_FORMAT "\n", t->name,
-                                t->canonical ? t->canonical : "-", t->n_points);
+        g_string_append_printf (out, "%s\t%s\t%" G_GINT64_FORMAT "\t%s\n", t->name,
+                                t->canonical ? t->canonical : "-", t->n_points,
+                                known ? _ (info.meaning) : "-");
     }
   if (a->json)
     g_string_append (out, tags->len ? "\n]\n" : "]\n");
@@ -361,7 +393,9 @@ write_tags (Args *a, DwStore *store, const DwRunInfo *run, GPtrArray *tags, GStr
 int
 dw_cli_tags (int argc, char **argv)
 {
-  return run_tags_command (argc, argv, "tags", _ ("— list the tags of a stored run"),
+  return run_tags_command (argc, argv, "tags",
+                           _ ("— list the tags of a stored run, the canonical metric each names "
+                              "and what it means"),
                            _ ("usage: tags --run R [--db FILE] [--format text|json]"), TRUE,
                            write_tags);
 }

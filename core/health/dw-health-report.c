@@ -10,11 +10,14 @@
 #include <math.h>
 #include <inttypes.h>
 
+#include "dw-canonical.h"
 #include "dw-config-json.h"
 
 void
 dw_health_append_event_json (GString *out, const DwHealthEvent *e)
 {
+  g_autofree char *crossing = dw_health_event_format_crossing (e);
+
   g_string_append (out, "{\"rule_id\": ");
   dw_json_append_string (out, e->rule_id);
   g_string_append (out, ", \"severity\": ");
@@ -36,6 +39,8 @@ dw_health_append_event_json (GString *out, const DwHealthEvent *e)
     g_string_append (out, "null");
   else
     dw_json_append_number (out, e->threshold);
+  g_string_append (out, ", \"crossing\": ");
+  dw_json_append_string (out, crossing);
   g_string_append (out, ", \"title\": ");
   dw_json_append_string (out, e->title);
   g_string_append (out, ", \"explanation\": ");
@@ -46,13 +51,42 @@ dw_health_append_event_json (GString *out, const DwHealthEvent *e)
 }
 
 void
-dw_health_append_report_json (GString *out, GPtrArray *events)
+dw_health_append_report_json (GString *out, const DwHealthReport *report)
 {
-  gboolean healthy = TRUE;
-  for (guint i = 0; i < events->len; i++)
-    if (((DwHealthEvent *)events->pdata[i])->severity >= DW_HEALTH_WARNING)
-      healthy = FALSE;
-  g_string_append_printf (out, "{\"healthy\": %s, \"events\": [", healthy ? "true" : "false");
+  DwHealthVerdict verdict = dw_health_report_verdict (report);
+  GPtrArray *events = report->events;
+
+  g_autofree char *headline = dw_health_headline (events, report->shown_status);
+
+  g_string_append_printf (
+    out, "{\"verdict\": \"%s\", \"healthy\": %s, \"headline\": ", dw_health_verdict_name (verdict),
+    verdict == DW_HEALTH_VERDICT_HEALTHY ? "true" : "false");
+  if (headline != NULL)
+    dw_json_append_string (out, headline);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ", \"generation\": ");
+  if (report->generation != NULL)
+    dw_json_append_string (out, report->generation);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ", \"generation_source\": ");
+  if (report->generation_source != NULL)
+    dw_json_append_string (out, report->generation_source);
+  else
+    g_string_append (out, "null");
+  g_string_append_printf (out, ", \"generation_inferred\": %s, \"evaluated\": [",
+                          report->generation_inferred ? "true" : "false");
+  for (guint i = 0; i < report->evaluated->len; i++)
+    {
+      g_string_append (out, i ? ", " : "");
+      dw_json_append_string (out, report->evaluated->pdata[i]);
+    }
+  g_string_append_printf (out,
+                          "], \"n_mismatch_metrics\": %u, \"n_tags\": %u, "
+                          "\"n_unmapped\": %u, \"panel_columns\": %u, \"events\": [",
+                          report->n_mismatch, report->n_tags, report->n_unmapped,
+                          report->panel_columns->len);
   for (guint i = 0; i < events->len; i++)
     {
       g_string_append (out, i ? ",\n  " : "\n  ");
@@ -62,7 +96,7 @@ dw_health_append_report_json (GString *out, GPtrArray *events)
 }
 
 static const char *
-severity_label (DwHealthSeverity s)
+dw_health_severity_label (DwHealthSeverity s)
 {
   switch (s)
     {
@@ -78,9 +112,11 @@ severity_label (DwHealthSeverity s)
 void
 dw_health_append_event_text (GString *out, const DwHealthEvent *e)
 {
-  char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE];
+  g_autofree char *crossing = dw_health_event_format_crossing (e);
+  char v[G_ASCII_DTOSTR_BUF_SIZE];
+
   g_ascii_formatd (v, sizeof v, "%.6g", e->value);
-  g_string_append_printf (out, "%s  ", severity_label (e->severity));
+  g_string_append_printf (out, "%s  ", dw_health_severity_label (e->severity));
   if (e->first_step == e->last_step)
     /* TRANSLATORS: health report line: step, rule title, rule id */
     g_string_append_printf (out, _ ("step %" PRId64 ": %s [%s]\n"), e->first_step, e->title,
@@ -93,13 +129,69 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
     /* TRANSLATORS: logged tag, value */
     g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, v);
   else
-    {
-      g_ascii_formatd (t, sizeof t, "%.6g", e->threshold);
-      /* TRANSLATORS: logged tag, value, threshold, number of steps */
-      g_string_append_printf (out, _ ("    %s = %s (threshold %s), fired on %" PRId64 " step(s)\n"),
-                              e->tag, v, t, e->n_steps);
-    }
+    /* TRANSLATORS: logged tag, "value > threshold (ratio×)", number of steps */
+    g_string_append_printf (out, _ ("    %s: %s, fired on %" PRId64 " step(s)\n"), e->tag, crossing,
+                            e->n_steps);
   g_string_append_printf (out, "    %s\n", e->explanation);
   /* TRANSLATORS: prefix of the advice line of a health warning */
   g_string_append_printf (out, _ ("    Try: %s\n"), e->advice);
+}
+
+/* "K3 KL 0.00542 > 0.00532 (1×)": the metric's title and the crossing. */
+static char *
+dw_health_describe_crossing (const DwHealthEvent *event)
+{
+  const DwCanonicalMetric *metric = dw_canonical_lookup (event->metric);
+  g_autofree char *crossing = dw_health_event_format_crossing (event);
+
+  return g_strdup_printf ("%s %s", metric != NULL ? _ (metric->title) : event->tag, crossing);
+}
+
+char *
+dw_health_headline (GPtrArray *events, DwRunStatus shown_status)
+{
+  const DwHealthEvent *first_critical = NULL, *first_warning = NULL;
+  g_autofree char *what = NULL;
+  GString *line;
+
+  for (guint i = 0; i < events->len; i++)
+    {
+      const DwHealthEvent *event = events->pdata[i];
+
+      if (event->severity == DW_HEALTH_CRITICAL && first_critical == NULL)
+        first_critical = event;
+      if (event->severity == DW_HEALTH_WARNING && first_warning == NULL)
+        first_warning = event;
+    }
+  if (first_critical == NULL && first_warning == NULL)
+    return NULL;
+
+  line = g_string_new (NULL);
+  if (first_critical != NULL)
+    {
+      what = dw_health_describe_crossing (first_critical);
+      if (shown_status == DW_RUN_STATUS_COLLAPSED)
+        /* TRANSLATORS: banner: step, rule title, "metric value > bound (ratio×)" */
+        g_string_append_printf (line, _ ("Collapsed at step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      else if (shown_status == DW_RUN_STATUS_COLLAPSING)
+        /* TRANSLATORS: banner of a run still written: step, rule title, crossing */
+        g_string_append_printf (line, _ ("Collapsing since step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      else
+        /* TRANSLATORS: banner: step, rule title, crossing */
+        g_string_append_printf (line, _ ("Critical at step %" PRId64 " (%s): %s"),
+                                first_critical->first_step, first_critical->title, what);
+      if (first_warning != NULL && first_warning->first_step < first_critical->first_step)
+        /* TRANSLATORS: appended to a banner: step, rule title */
+        g_string_append_printf (line, _ ("; first warning at step %" PRId64 ": %s"),
+                                first_warning->first_step, first_warning->title);
+      return g_string_free (line, FALSE);
+    }
+
+  what = dw_health_describe_crossing (first_warning);
+  /* TRANSLATORS: banner: step, rule title, crossing */
+  g_string_append_printf (line, _ ("Warning since step %" PRId64 " (%s): %s"),
+                          first_warning->first_step, first_warning->title, what);
+  return g_string_free (line, FALSE);
 }

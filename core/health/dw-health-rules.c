@@ -2,9 +2,11 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Thresholds are the ones verl documents for its rollout-correction diagnostics; the advice follows
- * from ../shared/docs/ROLLOUT_CORRECTION.md (what each metric measures and which knob changes it).
- * No store here: everything works on (step, value) arrays.
+ * Warning thresholds are the ones verl documents for its rollout-correction diagnostics (IS mean
+ * in [0.5, 2], ESS ≥ 0.3, IS std ≤ 1, |KL| ≤ 0.1, χ² ≤ 1, probability difference ≤ 0.01);
+ * critical ones mark collapse-level evidence (half the batch rejected, ten times a threshold,
+ * NaN); docs/HEALTH.md §4 gives the reasons. The advice follows from what each metric measures
+ * and which knob changes it. No store here: everything works on (step, value) arrays.
  */
 #include "config.h"
 
@@ -17,20 +19,20 @@
 #include "dw-canonical.h"
 #include "dw-smooth.h"
 
-#define DRIFT_NONE          \
-  {                         \
-    0, 0, 0, 0, 0, 0.0, 0.0 \
+#define DRIFT_NONE               \
+  {                              \
+    0, 0, 0, 0, 0, 0.0, 0.0, 0.0 \
   }
 
 /* Drift parameters: 20-point baseline, 10-point rolling median, 20-point Theil–Sen slope, three
- * consecutive drifting points. */
-#define DRIFT(tr, factor, delta)     \
-  {                                  \
-    tr, 20, 10, 20, 3, factor, delta \
+ * consecutive drifting points; critical at ten times the drift bound. */
+#define DRIFT(tr, factor, delta)           \
+  {                                        \
+    tr, 20, 10, 20, 3, factor, delta, 10.0 \
   }
 
 static const DwHealthRule rules[] = {
-  { "first-nan", NULL, DW_HEALTH_RULE_NONFINITE, DW_HEALTH_CRITICAL, NAN, NAN, DRIFT_NONE,
+  { "first-nan", NULL, DW_HEALTH_RULE_NONFINITE, DW_HEALTH_CRITICAL, NAN, NAN, NAN, NAN, DRIFT_NONE,
     N_ ("Non-finite value"),
     N_ (
       "The series produced NaN or infinity. In the mismatch metrics this means a log-ratio "
@@ -42,16 +44,56 @@ static const DwHealthRule rules[] = {
         "differ by tens of nats. Check the rollout engine and the trainer for precision problems "
         "(bf16 logits, different kernels), lower the learning rate, and enable rejection sampling "
         "(seq_max_k2 / seq_mean_k3) so that such tokens are masked before they reach the loss.") },
-  { "is-mean-range", "is_mean", DW_HEALTH_RULE_OUTSIDE, DW_HEALTH_WARNING, 0.5, 2.0, DRIFT_NONE,
-    N_ ("IS weight mean outside [0.5, 2]"),
-    N_ ("The mean importance weight π_train/π_rollout should stay close to 1. Outside [0.5, 2] "
-        "the rollout engine samples from a distribution that differs systematically from the one "
-        "the trainer optimises, and the correction itself becomes a large, noisy factor."),
+  { "is-mean-range", "is_raw_mean", DW_HEALTH_RULE_OUTSIDE, DW_HEALTH_WARNING, 0.5, 2.0, 0.05, 20.0,
+    DRIFT_NONE, N_ ("Raw IS ratio mean outside [0.5, 2]"),
+    N_ ("The mean of the raw importance ratio π_train/π_rollout should stay close to 1. Outside "
+        "[0.5, 2] the rollout engine samples from a distribution that differs systematically "
+        "from the one the trainer optimises (or a few tokens have enormous ratios), and the "
+        "correction itself becomes a large, noisy factor."),
     N_ ("Check that the rollout engine and the trainer use the same sampling parameters "
         "(temperature, top-p/top-k), the same weights (sync every step) and compatible precision; "
         "compare training and rollout PPL. Keep truncated IS on (rollout_is_threshold 2.0) and "
         "consider geometric rejection (seq_mean_k1) to drop the most shifted sequences.") },
-  { "ess-low", "ess", DW_HEALTH_RULE_BELOW, DW_HEALTH_WARNING, 0.3, NAN, DRIFT_NONE,
+  { "is-weight-mean-low", "is_mean", DW_HEALTH_RULE_BELOW, DW_HEALTH_WARNING, 0.5, NAN, 0.05, NAN,
+    DRIFT_NONE, N_ ("Applied IS weight mean below 0.5"),
+    N_ ("The weights the correction applies average below 0.5: most tokens have a training "
+        "probability far below their rollout probability, or IcePop zeroed a large part of the "
+        "batch, so the gradient is scaled down and carried by few tokens. (The applied mean "
+        "cannot exceed the IS threshold under truncation; the upper side is judged from the raw "
+        "ratio fractions.)"),
+    N_ ("Compare training and rollout PPL and check weight synchronisation and sampling "
+        "parameters. With IcePop, look at rollout_is_oob_ratio: widen the bounds only after "
+        "finding why so many ratios fall outside them.") },
+  { "is-ratio-high", "is_raw_fraction_high", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.05,
+    NAN, 0.5, DRIFT_NONE, N_ ("Raw IS ratios above the IS threshold for over 5% of tokens"),
+    /* xgettext:no-c-format */
+    N_ ("More than 5% of the tokens (sequence-level IS: sequences) have a raw ratio "
+        "π_train/π_rollout above the IS threshold; from half of them on, the median ratio itself "
+        "lies beyond it. This is the shift the raw-ratio mean shows up to verl 0.7.1: verl ≥ 0.8 "
+        "logs the mean of the truncated weights, which stays below the threshold by "
+        "construction."),
+    N_ ("Check sampling parameters, weight synchronisation and precision of the rollout engine "
+        "before touching the threshold; add sequence-mean rejection (seq_mean_k1 / seq_mean_k3) "
+        "while investigating.") },
+  { "is-ratio-low", "is_raw_fraction_low", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.05, NAN,
+    0.5, DRIFT_NONE, N_ ("Raw IS ratios below the lower bound for over 5% of tokens"),
+    /* xgettext:no-c-format */
+    N_ ("More than 5% of the tokens have a raw ratio below the lower IS bound (1/threshold, or "
+        "the IcePop lower bound): the trainer finds many sampled tokens much less likely than the "
+        "rollout engine did."),
+    N_ ("Check sampling parameters (temperature applied on both sides), weight synchronisation "
+        "and precision; add sequence-mean rejection (seq_mean_k1 / seq_mean_k3) while "
+        "investigating.") },
+  { "is-oob-high", "is_oob_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.2, NAN, 0.5,
+    DRIFT_NONE, N_ ("Tokens outside the IS bounds above 20%"),
+    /* xgettext:no-c-format */
+    N_ ("More than 20% of the tokens have a ratio outside the IS bounds: their weights are "
+        "truncated (slime TIS) or zeroed (IcePop), so a large part of the batch no longer carries "
+        "its own gradient."),
+    N_ ("Look for the source of the mismatch (sampling parameters, stale weights, precision); "
+        "the bounds are a safety net, not a fix. With IcePop, compare rollout_is_ratio_fraction_"
+        "high and _low to see which side is hit.") },
+  { "ess-low", "ess", DW_HEALTH_RULE_BELOW, DW_HEALTH_WARNING, 0.3, NAN, 0.03, NAN, DRIFT_NONE,
     N_ ("Effective sample size below 0.3"),
     /* xgettext:no-c-format */
     N_ ("Fewer than 30% of the tokens effectively carry the gradient: a few sequences with very "
@@ -60,8 +102,8 @@ static const DwHealthRule rules[] = {
       "Lower rollout_is_threshold (for example 2.0 → 1.5), prefer token-level IS (sequence-level "
       "weights multiply per-token ratios and explode with length), or add rejection sampling "
       "(seq_mean_k1 or seq_mean_k3) so the outlying sequences are dropped instead of weighted.") },
-  { "veto-fraction-high", "veto_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.1,
-    DRIFT_NONE, N_ ("Veto fraction above 10%"),
+  { "veto-fraction-high", "veto_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.1, NAN,
+    0.5, DRIFT_NONE, N_ ("Veto fraction above 10%"),
     N_ ("More than one sequence in ten contains a catastrophic token (a log-ratio below the veto "
         "threshold) and is dropped entirely, so a large part of the batch is wasted."),
     N_ (
@@ -70,7 +112,7 @@ static const DwHealthRule rules[] = {
       "Raising the veto threshold only hides the symptom; current verl replaces the veto by "
       "seq_max_k2 / seq_max_k3 rejection.") },
   { "rejection-fraction-high", "rs_seq_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
-    NAN, 0.1, DRIFT_NONE, N_ ("Rejected sequence fraction above 10%"),
+    NAN, 0.1, NAN, 0.5, DRIFT_NONE, N_ ("Rejected sequence fraction above 10%"),
     /* xgettext:no-c-format */
     N_ ("Rejection sampling drops more than 10% of the sequences. The bounds are tight for the "
         "current mismatch, and the surviving batch may be biased (for example towards short "
@@ -80,20 +122,20 @@ static const DwHealthRule rules[] = {
       "often than geometric ones (seq_mean_k1, seq_mean_k3). Widen rollout_rs_threshold or switch "
       "to a per-token-mean statistic, and look for the source of the growing mismatch.") },
   { "masked-fraction-high", "rs_masked_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.3,
-    DRIFT_NONE, N_ ("Masked token fraction above 30%"),
+    NAN, 0.5, DRIFT_NONE, N_ ("Masked token fraction above 30%"),
     /* xgettext:no-c-format */
     N_ ("More than 30% of the response tokens are masked out of the loss by rejection sampling; "
         "the effective batch is much smaller than configured."),
     N_ ("Loosen rollout_rs_threshold, or move from token-level to sequence-mean rejection so that "
         "fewer tokens are lost; if the fraction keeps rising, the mismatch itself is growing — fix "
         "its source rather than the threshold.") },
-  { "is-std-high", "is_std", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, DRIFT_NONE,
-    N_ ("IS weight std above 1"),
-    N_ ("The importance weights (clamped to [1/C, C]) spread by more than 1 around their mean: the "
-        "correction adds a lot of variance to the gradient."),
+  { "is-std-high", "is_std", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, NAN, 10.0,
+    DRIFT_NONE, N_ ("IS weight std above 1"),
+    N_ ("The importance weights (clamped to the IS bounds) spread by more than 1 around their "
+        "mean: the correction adds a lot of variance to the gradient."),
     N_ ("Lower rollout_is_threshold, use token-level instead of sequence-level IS, or combine IS "
         "with rejection sampling of the extreme sequences (seq_mean_k1 / seq_mean_k3).") },
-  { "kl-high", "kl", DW_HEALTH_RULE_ABS_ABOVE, DW_HEALTH_WARNING, NAN, 0.1, DRIFT_NONE,
+  { "kl-high", "kl", DW_HEALTH_RULE_ABS_ABOVE, DW_HEALTH_WARNING, NAN, 0.1, NAN, 1.0, DRIFT_NONE,
     N_ ("|KL| between rollout and training above 0.1"),
     N_ (
       "The mean log-ratio between the rollout and the training policy exceeds 0.1 nats per token: "
@@ -101,14 +143,14 @@ static const DwHealthRule rules[] = {
     N_ ("Check weight synchronisation, sampling parameters and precision of the rollout engine; "
         "use decoupled IS (decoupled_token_is / decoupled_seq_is) and, if the KL grows, rejection "
         "sampling (decoupled_geo_rs, decoupled_k3_rs).") },
-  { "chi2-token-high", "chi2_token", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, DRIFT_NONE,
-    N_ ("χ² (token) above 1"),
+  { "chi2-token-high", "chi2_token", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 1.0, NAN, 10.0,
+    DRIFT_NONE, N_ ("χ² (token) above 1"),
     N_ ("The second moment of the token importance ratio, E[ρ²] − 1, exceeds 1: token weights have "
         "heavy tails and the per-token IS estimate has high variance."),
     N_ ("Use truncated token-level IS with a smaller rollout_is_threshold, or reject tokens with "
         "large k2/k3 (token_k2, token_k3, seq_max_k2).") },
   { "catastrophic-fraction-high", "catastrophic_fraction", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING,
-    NAN, 0.01, DRIFT_NONE, N_ ("Catastrophic token fraction above 1%"),
+    NAN, 0.01, NAN, 0.1, DRIFT_NONE, N_ ("Catastrophic token fraction above 1%"),
     /* xgettext:no-c-format */
     N_ ("More than 1% of the tokens have a training probability far below their rollout "
         "probability (below the veto threshold): the rollout engine samples tokens the trainer "
@@ -116,7 +158,22 @@ static const DwHealthRule rules[] = {
     N_ ("Inspect those tokens in the step's batch: special tokens, tokenizer or chat-template "
         "differences and low-precision logits are the usual causes. Keep the veto (or seq_max_k2 "
         "rejection) on until the source is fixed.") },
-  { "k3-kl-drift", "k3_kl", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+  { "probs-diff-high", "probs_diff_mean", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.01, NAN,
+    0.1, DRIFT_NONE, N_ ("Mean probability difference above 0.01"),
+    N_ ("The mean |π_train − π_rollout| per token exceeds 0.01; verl's FAQ calls values below "
+        "0.005 normal and above 0.01 a precision problem of the inference engine."),
+    N_ ("Known causes: non-Hopper GPUs, long outputs, vLLM's cascade attention (try "
+        "+actor_rollout_ref.rollout.engine_kwargs.vllm.disable_cascade_attn=True), a temperature "
+        "applied on one side only. Enable rollout correction (decoupled_token_is) meanwhile.") },
+  { "logprob-diff-high", "logprob_abs_diff", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.2, NAN,
+    2.0, DRIFT_NONE, N_ ("Mean |log-prob difference| above 0.2"),
+    N_ ("The training and rollout engines disagree by more than 0.2 nats per token on average "
+        "(about 0.01 is typical at the start of a healthy run): the samples are strongly "
+        "off-policy."),
+    N_ ("Reduce off-policyness (fewer epochs per rollout, a lower learning rate, a larger rollout "
+        "batch), check weight synchronisation and precision, and turn on TIS (--use-tis) or "
+        "IcePop.") },
+  { "k3-kl-drift", "k3_kl", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN, NAN, NAN,
     DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 5e-4), N_ ("K3 KL drifting upwards"),
     N_ ("The rolling median of the K3 KL estimate has risen to several times its early-run "
         "baseline and is still growing. A steadily growing mismatch between the rollout and the "
@@ -125,20 +182,27 @@ static const DwHealthRule rules[] = {
       "Act before the hard thresholds fire: check weight synchronisation and precision, enable or "
       "tighten rejection sampling (decoupled_k3_rs with rollout_rs_threshold 0.01, or "
       "decoupled_geo_rs), lower the learning rate, and watch ESS and the veto fraction.") },
-  { "ppl-ratio-drift", "ppl_ratio", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+  { "ppl-ratio-drift", "ppl_ratio", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN, NAN, NAN,
     DRIFT (DW_HEALTH_DRIFT_ABS_LOG, 3.0, 0.01), N_ ("PPL ratio drifting away from 1"),
     N_ ("The rolling median of |ln PPL ratio| (rollout against training perplexity) has moved to "
         "several times its baseline and keeps moving: the two engines diverge more every step."),
     N_ ("Compare training and rollout PPL to see which side moves; check sampling parameters and "
         "weight synchronisation, and enable geometric rejection (seq_mean_k1) or k3 rejection "
         "before the mismatch becomes a collapse.") },
-  { "log-ppl-drift", "log_ppl_abs_diff", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
-    DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 0.01), N_ ("|log PPL difference| drifting upwards"),
+  { "log-ppl-drift", "log_ppl_abs_diff", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN, NAN,
+    NAN, DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 0.01), N_ ("|log PPL difference| drifting upwards"),
     N_ ("The rolling median of the per-sequence |log PPL difference| has risen to several times "
         "its baseline and keeps growing."),
     N_ (
       "Check the rollout engine against the trainer (sampling parameters, weights, precision) and "
       "enable sequence-mean rejection (seq_mean_k1 / seq_mean_k3) while investigating.") },
+  { "logprob-diff-drift", "logprob_abs_diff", DW_HEALTH_RULE_DRIFT, DW_HEALTH_WARNING, NAN, NAN,
+    NAN, NAN, DRIFT (DW_HEALTH_DRIFT_VALUE, 3.0, 0.005),
+    N_ ("|log-prob difference| drifting upwards"),
+    N_ ("The rolling median of the mean |training − rollout log-prob| has risen to several times "
+        "its early-run value and keeps growing (seen before slime + SGLang runs went off)."),
+    N_ ("Check that the rollout engine receives every weight update and computes in the same "
+        "precision; lower the learning rate and enable TIS or IcePop while investigating.") },
 };
 
 const DwHealthRule *
@@ -150,7 +214,7 @@ dw_health_rules (guint *n_rules)
 }
 
 static gint
-rule_index (const char *id)
+dw_health_rule_index (const char *id)
 {
   for (guint i = 0; id && i < G_N_ELEMENTS (rules); i++)
     if (strcmp (rules[i].id, id) == 0)
@@ -161,7 +225,7 @@ rule_index (const char *id)
 const DwHealthRule *
 dw_health_rule_lookup (const char *rule_id)
 {
-  gint i = rule_index (rule_id);
+  gint i = dw_health_rule_index (rule_id);
   return i < (gint)G_N_ELEMENTS (rules) ? &rules[i] : NULL;
 }
 
@@ -179,6 +243,42 @@ dw_health_severity_name (DwHealthSeverity severity)
     default:
       return "unknown";
     }
+}
+
+/* %.3g, but %.1e for tiny or huge magnitudes (locale-independent). */
+static void
+dw_health_format_number (char *buf, gsize size, double v)
+{
+  double a = fabs (v);
+
+  g_ascii_formatd (buf, size, a != 0 && (a < 1e-3 || a >= 1e5) ? "%.2e" : "%.3g", v);
+}
+
+char *
+dw_health_event_format_crossing (const DwHealthEvent *event)
+{
+  const DwHealthRule *rule = dw_health_rule_lookup (event->rule_id);
+  gboolean abs_rule = rule != NULL && rule->kind == DW_HEALTH_RULE_ABS_ABOVE;
+  char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE], r[G_ASCII_DTOSTR_BUF_SIZE + 8];
+  double x = abs_rule ? fabs (event->value) : event->value;
+
+  dw_health_format_number (v, sizeof v, event->value);
+  if (isnan (event->threshold) || !isfinite (event->value))
+    return g_strdup (v);
+  dw_health_format_number (t, sizeof t, event->threshold);
+  /* the ratio to the bound, unless the bound is 0 */
+  if (event->threshold != 0)
+    {
+      g_ascii_formatd (r + 2, sizeof r - 4, fabs (x / event->threshold) >= 10 ? "%.1f" : "%.3g",
+                       x / event->threshold);
+      r[0] = ' ';
+      r[1] = '(';
+      strcat (r, "×)");
+    }
+  else
+    r[0] = '\0';
+  return g_strdup_printf (abs_rule ? "|%s| %s %s%s" : "%s %s %s%s", v,
+                          x < event->threshold ? "<" : ">", t, r);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -220,15 +320,15 @@ dw_health_event_compare (gconstpointer pa, gconstpointer pb)
     return a->first_step < b->first_step ? -1 : 1;
   if (a->severity != b->severity)
     return a->severity > b->severity ? -1 : 1;
-  gint ra = rule_index (a->rule_id), rb = rule_index (b->rule_id);
+  gint ra = dw_health_rule_index (a->rule_id), rb = dw_health_rule_index (b->rule_id);
   if (ra != rb)
     return ra < rb ? -1 : 1;
   return g_strcmp0 (a->tag, b->tag);
 }
 
 static DwHealthEvent *
-event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step, double value,
-           double threshold)
+dw_health_event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step,
+                     double value, double threshold)
 {
   DwHealthEvent *e = g_new0 (DwHealthEvent, 1);
   e->rule_id = g_strdup (rule->id);
@@ -250,7 +350,7 @@ event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64
 
 /* Median of a[0..n) (reorders a; the mean of the two middle values for even n). */
 static double
-median_inplace (double *a, gsize n)
+dw_health_median_inplace (double *a, gsize n)
 {
   double hi = dw_select_kth (a, n, n / 2);
   if (n % 2)
@@ -263,14 +363,14 @@ median_inplace (double *a, gsize n)
 
 /* Theil–Sen slope: median over pairs i < j of (x_j − x_i) / (s_j − s_i). */
 static double
-theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
+dw_health_theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
 {
   gsize m = 0;
   for (gsize i = 0; i < n; i++)
     for (gsize j = i + 1; j < n; j++)
       if (s[j] != s[i])
         scratch[m++] = (x[j] - x[i]) / (double)(s[j] - s[i]);
-  return m ? median_inplace (scratch, m) : 0.0;
+  return m ? dw_health_median_inplace (scratch, m) : 0.0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -279,7 +379,8 @@ theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
 typedef struct
 {
   const DwHealthRule *rule;
-  DwHealthEvent *event; /* owned; NULL until fired */
+  DwHealthEvent *event;          /* owned; NULL until fired */
+  DwHealthEvent *critical_event; /* owned; NULL until the critical bound was reached */
   /* drift */
   gboolean has_baseline;
   double baseline;
@@ -301,18 +402,21 @@ typedef struct
 
 struct _DwHealthMonitor
 {
-  GHashTable *series; /* tag → SeriesState* */
-  GPtrArray *order;   /* SeriesState*, creation order */
-  GArray *scratch;    /* double, for medians and slopes */
+  GHashTable *series;            /* tag → SeriesState* */
+  GPtrArray *order;              /* SeriesState*, creation order */
+  GArray *scratch;               /* double, for medians and slopes */
+  const char *generation;        /* dw_canonical_generation() name, or NULL */
+  const char *generation_source; /* "given", "log", "config", "keys"; NULL when unknown */
 };
 
 static void
-series_state_free (gpointer p)
+dw_health_series_state_free (gpointer p)
 {
   SeriesState *s = p;
   for (guint i = 0; i < s->n_rules; i++)
     {
       dw_health_event_free (s->states[i].event);
+      dw_health_event_free (s->states[i].critical_event);
       if (s->states[i].x)
         g_array_unref (s->states[i].x);
       if (s->states[i].steps)
@@ -329,7 +433,7 @@ dw_health_monitor_new (void)
 {
   DwHealthMonitor *m = g_new0 (DwHealthMonitor, 1);
   m->series = g_hash_table_new (g_str_hash, g_str_equal);
-  m->order = g_ptr_array_new_with_free_func (series_state_free);
+  m->order = g_ptr_array_new_with_free_func (dw_health_series_state_free);
   m->scratch = g_array_new (FALSE, FALSE, sizeof (double));
   return m;
 }
@@ -346,7 +450,7 @@ dw_health_monitor_free (DwHealthMonitor *monitor)
 }
 
 static SeriesState *
-series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
+dw_health_series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
 {
   SeriesState *s = g_hash_table_lookup (m->series, tag);
   if (s)
@@ -374,8 +478,44 @@ series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
   return s;
 }
 
+void
+dw_health_monitor_set_generation (DwHealthMonitor *monitor, const char *generation)
+{
+  g_return_if_fail (monitor != NULL);
+  monitor->generation = dw_canonical_generation (generation);
+  monitor->generation_source = monitor->generation != NULL ? "given" : NULL;
+}
+
+const char *
+dw_health_monitor_get_generation_source (DwHealthMonitor *monitor)
+{
+  g_return_val_if_fail (monitor != NULL, NULL);
+  return monitor->generation_source;
+}
+
+void
+dw_health_monitor_adopt_generation (DwHealthMonitor *monitor, const char *generation,
+                                    const char *source)
+{
+  g_return_if_fail (monitor != NULL);
+  if (g_strcmp0 (monitor->generation_source, "given") == 0)
+    return;
+  monitor->generation = dw_canonical_generation (generation);
+  monitor->generation_source = monitor->generation == NULL         ? NULL
+                               : g_strcmp0 (source, "log") == 0    ? "log"
+                               : g_strcmp0 (source, "config") == 0 ? "config"
+                                                                   : "keys";
+}
+
+const char *
+dw_health_monitor_get_generation (DwHealthMonitor *monitor)
+{
+  g_return_val_if_fail (monitor != NULL, NULL);
+  return monitor->generation;
+}
+
 static double *
-scratch (DwHealthMonitor *m, gsize n)
+dw_health_scratch (DwHealthMonitor *m, gsize n)
 {
   if (m->scratch->len < n)
     g_array_set_size (m->scratch, n);
@@ -383,7 +523,7 @@ scratch (DwHealthMonitor *m, gsize n)
 }
 
 static double
-drift_transform (DwHealthDriftTransform t, double v)
+dw_health_drift_transform (DwHealthDriftTransform t, double v)
 {
   switch (t)
     {
@@ -396,13 +536,21 @@ drift_transform (DwHealthDriftTransform t, double v)
     }
 }
 
+/* One point against one level of a rule: did it cross, and what (value, bound). */
+typedef struct
+{
+  gboolean fired;
+  double value;
+  double threshold;
+} Crossing;
+
 /* Returns TRUE when the point fires (fills *value / *threshold). */
 static gboolean
-eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
-            double *threshold)
+dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
+                      double *threshold)
 {
   const DwHealthDriftParams *p = &st->rule->drift;
-  double x = drift_transform (p->transform, v);
+  double x = dw_health_drift_transform (p->transform, v);
   if (!isfinite (x))
     return FALSE; /* skipped: neither drifting nor breaking the confirmation run */
   g_array_append_val (st->x, x);
@@ -411,12 +559,12 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
     {
       if (st->x->len == p->baseline_points)
         {
-          double *a = scratch (m, st->x->len);
+          double *a = dw_health_scratch (m, st->x->len);
           memcpy (a, st->x->data, st->x->len * sizeof (double));
-          st->baseline = median_inplace (a, st->x->len);
+          st->baseline = dw_health_median_inplace (a, st->x->len);
           for (guint i = 0; i < st->x->len; i++)
             a[i] = fabs (g_array_index (st->x, double, i) - st->baseline);
-          st->baseline_sigma = 1.4826 * median_inplace (a, st->x->len);
+          st->baseline_sigma = 1.4826 * dw_health_median_inplace (a, st->x->len);
           st->has_baseline = TRUE;
         }
       return FALSE;
@@ -432,16 +580,17 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
   const gint64 *ss = (const gint64 *)st->steps->data;
   guint len = st->x->len;
   guint w = MIN (p->window, len);
-  double *a = scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
+  double *a
+    = dw_health_scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
   memcpy (a, xs + len - w, w * sizeof (double));
-  double med = median_inplace (a, w);
+  double med = dw_health_median_inplace (a, w);
   double bound = MAX (st->baseline * p->factor, st->baseline + p->min_delta);
   bound = MAX (bound, st->baseline + 3.0 * st->baseline_sigma);
   gboolean drifting = FALSE;
   if (med > bound)
     {
       guint sw = MIN (p->slope_window, len);
-      drifting = theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
+      drifting = dw_health_theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
     }
   if (!drifting)
     {
@@ -456,36 +605,107 @@ eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *va
   return TRUE;
 }
 
-static gboolean
-eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
-           double *threshold)
+/* The collapse-level check of a bound rule: inclusive bounds ("≥ 50 % rejected"). */
+static void
+dw_health_eval_critical (const DwHealthRule *r, double v, Crossing *crit)
 {
-  const DwHealthRule *r = st->rule;
-  *value = v;
-  *threshold = NAN;
-  if (r->kind == DW_HEALTH_RULE_NONFINITE)
-    return !isfinite (v);
-  if (!isfinite (v))
-    return FALSE; /* reported by first-nan; the bounds compare finite values only */
+  gboolean below = isfinite (r->crit_lo) && v <= r->crit_lo;
+  gboolean above = isfinite (r->crit_hi) && v >= r->crit_hi;
+
   switch (r->kind)
     {
     case DW_HEALTH_RULE_ABOVE:
-      *threshold = r->hi;
-      return v > r->hi;
+      crit->fired = above;
+      crit->threshold = r->crit_hi;
+      break;
     case DW_HEALTH_RULE_BELOW:
-      *threshold = r->lo;
-      return v < r->lo;
+      crit->fired = below;
+      crit->threshold = r->crit_lo;
+      break;
     case DW_HEALTH_RULE_OUTSIDE:
-      *threshold = v < r->lo ? r->lo : r->hi;
-      return v < r->lo || v > r->hi;
+      crit->fired = below || above;
+      crit->threshold = below ? r->crit_lo : r->crit_hi;
+      break;
     case DW_HEALTH_RULE_ABS_ABOVE:
-      *threshold = r->hi;
-      return fabs (v) > r->hi;
-    case DW_HEALTH_RULE_DRIFT:
-      return eval_drift (m, st, step, v, value, threshold);
+      crit->fired = isfinite (r->crit_hi) && fabs (v) >= r->crit_hi;
+      crit->threshold = r->crit_hi;
+      break;
     default:
-      return FALSE;
+      break;
     }
+}
+
+/* Evaluates one point: @base at the rule's own severity, @crit at the critical level. */
+static void
+dw_health_eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *base,
+                     Crossing *crit)
+{
+  const DwHealthRule *r = st->rule;
+
+  *base = (Crossing){ FALSE, v, NAN };
+  *crit = (Crossing){ FALSE, v, NAN };
+  if (r->kind == DW_HEALTH_RULE_NONFINITE)
+    {
+      base->fired = !isfinite (v);
+      return;
+    }
+  if (!isfinite (v))
+    return; /* reported by first-nan; the bounds compare finite values only */
+  switch (r->kind)
+    {
+    case DW_HEALTH_RULE_ABOVE:
+      base->threshold = r->hi;
+      base->fired = v > r->hi;
+      break;
+    case DW_HEALTH_RULE_BELOW:
+      base->threshold = r->lo;
+      base->fired = v < r->lo;
+      break;
+    case DW_HEALTH_RULE_OUTSIDE:
+      base->threshold = v < r->lo ? r->lo : r->hi;
+      base->fired = v < r->lo || v > r->hi;
+      break;
+    case DW_HEALTH_RULE_ABS_ABOVE:
+      base->threshold = r->hi;
+      base->fired = fabs (v) > r->hi;
+      break;
+    case DW_HEALTH_RULE_DRIFT:
+      base->fired = dw_health_eval_drift (m, st, step, v, &base->value, &base->threshold);
+      if (base->fired && r->drift.critical_factor > 0)
+        {
+          crit->value = base->value;
+          crit->threshold = r->drift.critical_factor * base->threshold;
+          crit->fired = base->value > crit->threshold;
+        }
+      return;
+    default:
+      return;
+    }
+  dw_health_eval_critical (r, v, crit);
+}
+
+/* Records a crossing in *slot: extends the event, or creates it (then also added to @fired). */
+static void
+dw_health_record (DwHealthEvent **slot, const DwHealthRule *rule, DwHealthSeverity severity,
+                  const SeriesState *s, gint64 step, const Crossing *c, GPtrArray *fired)
+{
+  if (*slot != NULL)
+    {
+      (*slot)->last_step = step;
+      (*slot)->n_steps++;
+      return;
+    }
+  *slot = dw_health_event_new (rule, s->canonical, s->tag, step, c->value, c->threshold);
+  if (severity != rule->severity)
+    {
+      /* the collapse-level event of a warning rule: its title says so (the bound is in the
+       * crossing) */
+      g_free ((*slot)->title);
+      /* TRANSLATORS: title of a critical health event: the rule's title */
+      (*slot)->title = g_strdup_printf (_ ("%s — collapse level"), _ (rule->title));
+      (*slot)->severity = severity;
+    }
+  g_ptr_array_add (fired, *slot);
 }
 
 GPtrArray *
@@ -494,8 +714,8 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
 {
   g_return_val_if_fail (monitor != NULL && tag != NULL, NULL);
   if (canonical == NULL)
-    canonical = dw_canonical_for_tag (tag);
-  SeriesState *s = series_state (monitor, canonical, tag);
+    canonical = dw_canonical_for_key (tag, monitor->generation);
+  SeriesState *s = dw_health_series_state (monitor, canonical, tag);
   g_autoptr (GPtrArray) fired = g_ptr_array_new ();
   for (gsize i = 0; i < n; i++)
     {
@@ -506,19 +726,14 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
       for (guint k = 0; k < s->n_rules; k++)
         {
           RuleState *st = &s->states[k];
-          double value, threshold;
-          if (!eval_rule (monitor, st, steps[i], values[i], &value, &threshold))
-            continue;
-          if (st->event)
-            {
-              st->event->last_step = steps[i];
-              st->event->n_steps++;
-            }
-          else
-            {
-              st->event = event_new (st->rule, canonical, tag, steps[i], value, threshold);
-              g_ptr_array_add (fired, st->event);
-            }
+          Crossing base, crit;
+
+          dw_health_eval_rule (monitor, st, steps[i], values[i], &base, &crit);
+          if (base.fired)
+            dw_health_record (&st->event, st->rule, st->rule->severity, s, steps[i], &base, fired);
+          if (crit.fired)
+            dw_health_record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[i], &crit,
+                              fired);
         }
     }
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
@@ -536,10 +751,39 @@ dw_health_monitor_get_events (DwHealthMonitor *monitor)
     {
       SeriesState *s = monitor->order->pdata[i];
       for (guint k = 0; k < s->n_rules; k++)
-        if (s->states[k].event)
-          g_ptr_array_add (out, dw_health_event_copy (s->states[k].event));
+        {
+          if (s->states[k].event)
+            g_ptr_array_add (out, dw_health_event_copy (s->states[k].event));
+          if (s->states[k].critical_event)
+            g_ptr_array_add (out, dw_health_event_copy (s->states[k].critical_event));
+        }
     }
   g_ptr_array_sort (out, dw_health_event_compare);
+  return out;
+}
+
+GPtrArray *
+dw_health_monitor_get_evaluated (DwHealthMonitor *monitor)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  GPtrArray *out = g_ptr_array_new ();
+  const DwCanonicalMetric *table;
+  guint n_table;
+
+  for (guint i = 0; i < monitor->order->len; i++)
+    {
+      SeriesState *s = monitor->order->pdata[i];
+
+      if (s->canonical == NULL || !s->has_last)
+        continue;
+      for (guint k = 0; k < s->n_rules; k++)
+        if (s->states[k].rule->metric != NULL) /* a rule of its own, not only the NaN check */
+          g_hash_table_add (seen, s->canonical);
+    }
+  table = dw_canonical_metrics (&n_table);
+  for (guint i = 0; i < n_table; i++)
+    if (g_hash_table_contains (seen, table[i].id))
+      g_ptr_array_add (out, (gpointer)table[i].id);
   return out;
 }
 

@@ -1572,6 +1572,94 @@ dw_store_find_run (DwStore *self, const char *id_or_name, GError **error)
   return NULL;
 }
 
+/* The generation ingest found printed by the run or by its config (runs.meta), as the map names
+ * it; NULL when the run did not print it (or the store has no metadata). @source gets "log" or
+ * "config". */
+static char *
+run_printed_generation (DwStore *self, gint64 run_id, const char **source)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  const char *generation;
+  char *out = NULL;
+
+  stmt = prepare (self,
+                  "SELECT json_extract (meta, '$.generation'), "
+                  "json_extract (meta, '$.generation_source') FROM runs "
+                  "WHERE id = ?1 AND json_valid (meta)",
+                  NULL);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  if (sqlite3_step (stmt) != SQLITE_ROW)
+    return NULL;
+  generation = dw_canonical_generation ((const char *)sqlite3_column_text (stmt, 0));
+  if (generation != NULL
+      && (g_strcmp0 ((const char *)sqlite3_column_text (stmt, 1), "log") == 0
+          || g_strcmp0 ((const char *)sqlite3_column_text (stmt, 1), "config") == 0))
+    {
+      out = g_strdup ((const char *)sqlite3_column_text (stmt, 0));
+      if (source != NULL)
+        *source
+          = g_strcmp0 ((const char *)sqlite3_column_text (stmt, 1), "log") == 0 ? "log" : "config";
+    }
+  return out;
+}
+
+char *
+dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **source, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  char *printed;
+  const char *inferred;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), NULL);
+  if (source != NULL)
+    *source = NULL;
+  if ((printed = run_printed_generation (self, run_id, source)) != NULL)
+    return printed;
+  if ((stmt = prepare (self, "SELECT name FROM tags WHERE run_id = ?1", error)) == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "listing tags");
+      return NULL;
+    }
+  inferred = dw_canonical_infer_generation ((const char *const *)names->pdata, names->len);
+  if (inferred != NULL && source != NULL)
+    *source = "keys";
+  return g_strdup (inferred);
+}
+
+/* What a logged key means can depend on the run's generation (verl's rollout_is_mean is the raw
+ * ratio up to 0.7.1, the applied weight from 0.8.0), and a tag is stored before the run's other
+ * keys are known: so the canonical name of each tag is resolved when read, under the generation
+ * the run printed (runs.meta), else the one its whole key set shows (dw-canonical.h). The stored
+ * column keeps the key-only guess. */
+static void
+resolve_canonical (DwStore *self, gint64 run_id, GPtrArray *tags)
+{
+  g_autofree const char **names = g_new (const char *, tags->len + 1);
+  g_autofree char *printed = run_printed_generation (self, run_id, NULL);
+  const char *generation = printed;
+
+  for (guint i = 0; i < tags->len; i++)
+    names[i] = ((DwTagInfo *)tags->pdata[i])->name;
+  if (generation == NULL)
+    generation = dw_canonical_infer_generation (names, tags->len);
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *info = tags->pdata[i];
+
+      g_free (info->canonical);
+      info->canonical = g_strdup (dw_canonical_for_key (info->name, generation));
+    }
+}
+
 GPtrArray *
 dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
 {
@@ -1601,37 +1689,79 @@ dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
       set_error (self, error, rc, "listing tags");
       return NULL;
     }
+  resolve_canonical (self, run_id, tags);
   return g_steal_pointer (&tags);
 }
 
-/* The tag id of @tag in @run: the logged name, else the newest tag mapping to that canonical
- * name (largest last step, then the latest created). 0 when none. */
+/* The tag id of @tag in @run: the logged name, else the newest tag whose canonical name (as
+ * dw_store_list_tags resolves it) is @tag (largest last step, then the latest created). 0 when
+ * none. */
 static gint64
 resolve_tag (DwStore *self, gint64 run_id, const char *tag, GError **error)
 {
-  const char *sql[] = {
-    "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2",
-    "SELECT id FROM tags t WHERE run_id = ?1 AND canonical = ?2 ORDER BY "
-    "(SELECT max (step) FROM points p WHERE p.tag_id = t.id) DESC, id DESC LIMIT 1",
-  };
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  g_autoptr (GPtrArray) tags = NULL;
+  g_autoptr (GString) ids = g_string_new (NULL);
+  g_autofree char *sql = NULL;
+  int rc;
 
-  for (guint i = 0; i < G_N_ELEMENTS (sql); i++)
+  stmt = prepare (self, "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2", error);
+  if (stmt == NULL)
+    return -1;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_text (stmt, 2, tag, -1, SQLITE_STATIC);
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
     {
-      g_autoptr (sqlite3_stmt) stmt = prepare (self, sql[i], error);
-      int rc;
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
 
-      if (stmt == NULL)
-        return -1;
-      sqlite3_bind_int64 (stmt, 1, run_id);
-      sqlite3_bind_text (stmt, 2, tag, -1, SQLITE_STATIC);
-      rc = sqlite3_step (stmt);
-      if (rc == SQLITE_ROW)
-        return sqlite3_column_int64 (stmt, 0);
-      if (rc != SQLITE_DONE)
-        {
-          set_error (self, error, rc, "looking up a tag");
-          return -1;
-        }
+  /* the run's tag names only (dw_store_list_tags also counts every tag's points) */
+  tags = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tag_info_free);
+  if ((stmt = prepare (self, "SELECT id, name FROM tags WHERE run_id = ?1", error)) == NULL)
+    return -1;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      DwTagInfo *info = g_new0 (DwTagInfo, 1);
+
+      info->id = sqlite3_column_int64 (stmt, 0);
+      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      g_ptr_array_add (tags, info);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
+  resolve_canonical (self, run_id, tags);
+  for (guint i = 0; i < tags->len; i++)
+    {
+      DwTagInfo *info = tags->pdata[i];
+
+      if (g_strcmp0 (info->canonical, tag) == 0)
+        g_string_append_printf (ids, "%s%" G_GINT64_FORMAT, ids->len ? ", " : "", info->id);
+    }
+  if (ids->len == 0)
+    return 0;
+  sql = g_strdup_printf ("SELECT id FROM tags t WHERE id IN (%s) ORDER BY "
+                         "(SELECT max (step) FROM points p WHERE p.tag_id = t.id) DESC, id DESC "
+                         "LIMIT 1",
+                         ids->str);
+  if ((stmt = prepare (self, sql, error)) == NULL)
+    return -1;
+  rc = sqlite3_step (stmt);
+  if (rc == SQLITE_ROW)
+    return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "looking up a tag");
+      return -1;
     }
   return 0;
 }

@@ -34,6 +34,8 @@ typedef enum
   DW_RUN_STATUS_FINISHED = 0,
   DW_RUN_STATUS_LIVE,      /* a follower appended within the last minute */
   DW_RUN_STATUS_COLLAPSED, /* a critical health rule fired */
+  /* never stored: how a live run with a critical event is shown (dw_health_shown_status) */
+  DW_RUN_STATUS_COLLAPSING,
 } DwRunStatus;
 
 typedef struct
@@ -57,7 +59,7 @@ typedef struct
 {
   gint64 id;
   char *name;      /* as logged */
-  char *canonical; /* canonical metric name (dw-canonical.h), or NULL */
+  char *canonical; /* canonical metric (dw-canonical.h) under the run's generation, or NULL */
   gint64 n_points;
 } DwTagInfo;
 
@@ -100,6 +102,12 @@ DwRunInfo *dw_store_find_run (DwStore *self, const char *id_or_name, GError **er
  * run's algorithm.rollout_correction / slime TIS arguments, verl's key names), "project",
  * "experiment". */
 char *dw_store_get_run_meta (DwStore *self, gint64 run_id, GError **error);
+
+/* The generation the run's keys are read under (dw-canonical.h's names): the one the run or its
+ * config printed (run metadata, @source "log" / "config"), else the newest consistent with its
+ * keys (@source "keys"); NULL (and @source NULL) when neither tells, or on error. */
+char *dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **source,
+                                   GError **error);
 
 /* Tags of a run, by name. Element type DwTagInfo*. */
 GPtrArray *dw_store_list_tags (DwStore *self, gint64 run_id, GError **error);

@@ -17,20 +17,30 @@ check (const char *canonical, const double *v, gsize n)
   return dw_health_check_series (canonical, steps, v, n);
 }
 
+/* The event of @rule_id at @severity (one per rule, severity and series). */
 static const DwHealthEvent *
-find_event (GPtrArray *events, const char *rule_id)
+find_event_at (GPtrArray *events, const char *rule_id, DwHealthSeverity severity)
 {
   const DwHealthEvent *found = NULL;
   for (guint i = 0; i < events->len; i++)
     {
       const DwHealthEvent *e = events->pdata[i];
-      if (strcmp (e->rule_id, rule_id) == 0)
+      if (strcmp (e->rule_id, rule_id) == 0 && e->severity == severity)
         {
-          g_assert_null (found); /* one event per rule and series */
+          g_assert_null (found);
           found = e;
         }
     }
   return found;
+}
+
+/* The rule's first-level event (warning, or critical for first-nan). */
+static const DwHealthEvent *
+find_event (GPtrArray *events, const char *rule_id)
+{
+  const DwHealthRule *rule = dw_health_rule_lookup (rule_id);
+  g_assert_nonnull (rule);
+  return find_event_at (events, rule_id, rule->severity);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -46,8 +56,14 @@ typedef struct
 } ThresholdCase;
 
 static const ThresholdCase threshold_cases[] = {
-  { "is_mean", "is-mean-range", 2.0, 2.0001, 2.0 },
-  { "is_mean", "is-mean-range", 0.5, 0.4999, 0.5 },
+  { "is_raw_mean", "is-mean-range", 2.0, 2.0001, 2.0 },
+  { "is_raw_mean", "is-mean-range", 0.5, 0.4999, 0.5 },
+  { "is_mean", "is-weight-mean-low", 0.5, 0.4999, 0.5 },
+  { "is_raw_fraction_high", "is-ratio-high", 0.05, 0.0501, 0.05 },
+  { "is_raw_fraction_low", "is-ratio-low", 0.05, 0.0501, 0.05 },
+  { "is_oob_fraction", "is-oob-high", 0.2, 0.2001, 0.2 },
+  { "probs_diff_mean", "probs-diff-high", 0.01, 0.0101, 0.01 },
+  { "logprob_abs_diff", "logprob-diff-high", 0.2, 0.21, 0.2 },
   { "ess", "ess-low", 0.3, 0.2999, 0.3 },
   { "veto_fraction", "veto-fraction-high", 0.1, 0.1001, 0.1 },
   { "rs_seq_masked_fraction", "rejection-fraction-high", 0.1, 0.125, 0.1 },
@@ -122,6 +138,122 @@ test_first_nan (void)
   g_assert_cmpuint (fired2->len, ==, 1);
   g_assert_cmpstr (((DwHealthEvent *)fired2->pdata[0])->metric, ==, "is_mean");
   g_assert_cmpstr (((DwHealthEvent *)fired2->pdata[0])->tag, ==, "rollout_corr/rollout_is_mean");
+  /* … under the monitor's generation: verl 0.7.1 logs the raw ratio mean under that key */
+  g_autoptr (DwHealthMonitor) old = dw_health_monitor_new ();
+  dw_health_monitor_set_generation (old, "verl-0.7.1");
+  g_assert_cmpstr (dw_health_monitor_get_generation (old), ==, "verl-0.7.1");
+  g_autoptr (GPtrArray) fired3
+    = dw_health_monitor_feed (old, NULL, "rollout_corr/rollout_is_mean", steps, v, 20);
+  g_assert_cmpstr (((DwHealthEvent *)fired3->pdata[0])->metric, ==, "is_raw_mean");
+  g_autoptr (GPtrArray) evaluated = dw_health_monitor_get_evaluated (old);
+  g_assert_cmpuint (evaluated->len, ==, 1);
+  g_assert_cmpstr (evaluated->pdata[0], ==, "is_raw_mean");
+}
+
+/* Collapse-level bounds: a second, critical event of the same rule, inclusive of the bound; the
+ * warning event keeps its own steps. */
+typedef struct
+{
+  const char *canonical;
+  const char *rule_id;
+  double ok, warn, crit; /* crit is exactly on the critical bound */
+} CriticalCase;
+
+static const CriticalCase critical_cases[] = {
+  { "rs_seq_masked_fraction", "rejection-fraction-high", 0.0, 0.2, 0.5 },
+  { "veto_fraction", "veto-fraction-high", 0.0, 0.2, 0.5 },
+  { "rs_masked_fraction", "masked-fraction-high", 0.0, 0.4, 0.5 },
+  { "kl", "kl-high", 0.0, 0.2, 1.0 },
+  { "kl", "kl-high", 0.0, -0.2, -1.0 },
+  { "is_raw_mean", "is-mean-range", 1.0, 3.0, 20.0 },
+  { "is_raw_mean", "is-mean-range", 1.0, 0.4, 0.05 },
+  { "is_mean", "is-weight-mean-low", 1.0, 0.4, 0.05 },
+  { "ess", "ess-low", 0.9, 0.2, 0.03 },
+  { "is_std", "is-std-high", 0.1, 2.0, 10.0 },
+  { "chi2_token", "chi2-token-high", 0.1, 2.0, 10.0 },
+  { "catastrophic_fraction", "catastrophic-fraction-high", 0.0, 0.05, 0.1 },
+  { "is_raw_fraction_high", "is-ratio-high", 0.0, 0.1, 0.5 },
+  { "is_oob_fraction", "is-oob-high", 0.0, 0.3, 0.5 },
+  { "probs_diff_mean", "probs-diff-high", 0.001, 0.02, 0.1 },
+  { "logprob_abs_diff", "logprob-diff-high", 0.01, 0.3, 2.0 },
+};
+
+static void
+test_critical (void)
+{
+  for (gsize c = 0; c < G_N_ELEMENTS (critical_cases); c++)
+    {
+      const CriticalCase *cc = &critical_cases[c];
+      const DwHealthRule *rule = dw_health_rule_lookup (cc->rule_id);
+      double v[20];
+      for (int i = 0; i < 20; i++)
+        v[i] = cc->ok;
+      v[5] = cc->warn;
+      v[10] = v[12] = cc->crit;
+      g_autoptr (GPtrArray) ev = check (cc->canonical, v, 20);
+      g_assert_cmpuint (ev->len, ==, 2);
+      const DwHealthEvent *w = find_event_at (ev, cc->rule_id, DW_HEALTH_WARNING);
+      const DwHealthEvent *k = find_event_at (ev, cc->rule_id, DW_HEALTH_CRITICAL);
+      g_assert_nonnull (w);
+      g_assert_nonnull (k);
+      g_assert_cmpint (w->first_step, ==, 5);
+      g_assert_cmpint (w->last_step, ==, 12);
+      g_assert_cmpint (w->n_steps, ==, 3);
+      g_assert_cmpint (k->first_step, ==, 10);
+      g_assert_cmpint (k->last_step, ==, 12);
+      g_assert_cmpint (k->n_steps, ==, 2);
+      g_assert_cmpfloat (k->value, ==, cc->crit);
+      g_assert_true (g_str_has_suffix (k->title, " — collapse level"));
+      g_assert_true (g_str_has_prefix (k->title, w->title));
+      g_assert_cmpfloat (k->threshold, ==,
+                         isfinite (rule->crit_hi) && cc->crit > cc->ok
+                           ? rule->crit_hi
+                           : (isfinite (rule->crit_lo) ? rule->crit_lo : rule->crit_hi));
+      /* sorted: the warning (step 5) before the critical event (step 10) */
+      g_assert_true (ev->pdata[0] == w);
+    }
+}
+
+/* The row a health panel shows: the value, the bound crossed and how far past it. */
+static void
+test_crossing (void)
+{
+  double k3[160];
+  for (int i = 0; i < 160; i++)
+    k3[i] = i < 100 ? 1e-3 : 1e-2 + 1e-3 * (i - 100);
+  const struct
+  {
+    const char *canonical;
+    double bad;
+    const char *want;
+  } cases[] = {
+    { "kl", 0.43, "|0.43| > 0.1 (4.3×)" },
+    { "kl", -1.08, "|-1.08| > 1 (1.08×)" }, /* critical first: its own bound */
+    { "ess", 0.2, "0.2 < 0.3 (0.667×)" },
+    { "rs_seq_masked_fraction", 0.75, "0.75 > 0.5 (1.5×)" },
+    { "rs_seq_masked_fraction", 0.25, "0.25 > 0.1 (2.5×)" },
+    { "chi2_token", 9.5, "9.5 > 1 (9.5×)" },
+  };
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      double v[3] = { cases[c].canonical[0] == 'e' ? 0.9 : 0.0, cases[c].bad, 0.0 };
+      g_autoptr (GPtrArray) ev = check (cases[c].canonical, v, 2);
+      g_autofree char *text = dw_health_event_format_crossing (ev->pdata[0]);
+      g_assert_cmpstr (text, ==, cases[c].want);
+    }
+  /* a drift event: the rolling median against the drift bound; its critical event at 10× */
+  g_autoptr (GPtrArray) drift = check ("k3_kl", k3, 160);
+  g_autofree char *w
+    = dw_health_event_format_crossing (find_event_at (drift, "k3-kl-drift", DW_HEALTH_WARNING));
+  g_autofree char *k
+    = dw_health_event_format_crossing (find_event_at (drift, "k3-kl-drift", DW_HEALTH_CRITICAL));
+  g_assert_cmpstr (w, ==, "0.0125 > 0.003 (4.17×)");
+  g_assert_cmpstr (k, ==, "0.0305 > 0.03 (1.02×)");
+  /* no threshold: the value alone */
+  double nan_v[2] = { 1.0, NAN };
+  g_autoptr (GPtrArray) nan_ev = check ("k3_kl", nan_v, 2);
+  g_autofree char *n = dw_health_event_format_crossing (nan_ev->pdata[0]);
+  g_assert_cmpstr (n, ==, "nan");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -134,7 +266,7 @@ test_drift_exact (void)
   for (int i = 0; i < 160; i++)
     v[i] = i < 100 ? 1e-3 : 1e-2 + 1e-3 * (i - 100);
   g_autoptr (GPtrArray) ev = check ("k3_kl", v, 160);
-  g_assert_cmpuint (ev->len, ==, 1);
+  g_assert_cmpuint (ev->len, ==, 2);
   const DwHealthEvent *e = find_event (ev, "k3-kl-drift");
   g_assert_nonnull (e);
   /* Baseline = 1e-3, bound = max(3·1e-3, 1e-3 + 5e-4) = 3e-3.
@@ -148,6 +280,14 @@ test_drift_exact (void)
   g_assert_cmpfloat_with_epsilon (e->threshold, 3e-3, 1e-18);
   g_assert_cmpint (e->last_step, ==, 159);
   g_assert_cmpint (e->n_steps, ==, 159 - 107 + 1);
+  /* critical once the median passes 10 × 3e-3: median at step s is 1e-2 + 1e-3 (s − 104.5),
+   * above 3e-2 from s = 125 (0.0305) */
+  e = find_event_at (ev, "k3-kl-drift", DW_HEALTH_CRITICAL);
+  g_assert_nonnull (e);
+  g_assert_cmpint (e->first_step, ==, 125);
+  g_assert_cmpfloat_with_epsilon (e->value, 3.05e-2, 1e-15);
+  g_assert_cmpfloat_with_epsilon (e->threshold, 3e-2, 1e-17);
+  g_assert_cmpint (e->last_step, ==, 159);
 
   /* a plateau stops it: Theil–Sen slope 0 once 11 of the last 20 points are equal */
   double p[160];
@@ -162,6 +302,7 @@ test_drift_exact (void)
    * positive. Zero slopes: C(s−109, 2); the median (of 190) is 0 once C(k,2) ≥ 96, k = 15 → s =
    * 124 is the first non-drifting step, so the last drifting one is 123. */
   g_assert_cmpint (e->last_step, ==, 123);
+  g_assert_null (find_event_at (ev2, "k3-kl-drift", DW_HEALTH_CRITICAL)); /* plateau < 3e-2 */
 
   /* a single spike, however large, never drifts */
   double s[200];
@@ -313,7 +454,7 @@ test_incremental (void)
   make_series (7, &noisy[0], TRUE, n, steps, v);
   v[450] = INFINITY;
   g_autoptr (GPtrArray) once = dw_health_check_series ("k3_kl", steps, v, n);
-  g_assert_cmpuint (once->len, ==, 2);
+  g_assert_cmpuint (once->len, ==, 3); /* drift warning, drift critical, first-nan */
 
   g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
   g_autoptr (GRand) r = g_rand_new_with_seed (3);
@@ -346,6 +487,7 @@ test_incremental (void)
     {
       const DwHealthEvent *a = all->pdata[k], *b = once->pdata[k], *f = fired_all->pdata[k];
       g_assert_cmpstr (a->rule_id, ==, b->rule_id);
+      g_assert_cmpint (a->severity, ==, b->severity);
       g_assert_cmpstr (f->rule_id, ==, b->rule_id);
       g_assert_cmpint (a->first_step, ==, b->first_step);
       g_assert_cmpint (f->first_step, ==, b->first_step);
@@ -355,8 +497,11 @@ test_incremental (void)
     }
   /* sorted by first step */
   g_assert_cmpstr (((DwHealthEvent *)all->pdata[0])->rule_id, ==, "k3-kl-drift");
-  g_assert_cmpstr (((DwHealthEvent *)all->pdata[1])->rule_id, ==, "first-nan");
-  g_assert_cmpint (((DwHealthEvent *)all->pdata[1])->first_step, ==, 450);
+  g_assert_cmpint (((DwHealthEvent *)all->pdata[0])->severity, ==, DW_HEALTH_WARNING);
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[1])->rule_id, ==, "k3-kl-drift");
+  g_assert_cmpint (((DwHealthEvent *)all->pdata[1])->severity, ==, DW_HEALTH_CRITICAL);
+  g_assert_cmpstr (((DwHealthEvent *)all->pdata[2])->rule_id, ==, "first-nan");
+  g_assert_cmpint (((DwHealthEvent *)all->pdata[2])->first_step, ==, 450);
 }
 
 /* same step: critical before warning */
@@ -382,13 +527,26 @@ test_report_json (void)
   double v[3] = { 0.9, 0.2, 0.25 };
   g_autoptr (GPtrArray) ev = check ("ess", v, 3);
   g_autoptr (GString) out = g_string_new (NULL);
-  dw_health_append_report_json (out, ev);
+  g_autoptr (GPtrArray) evaluated = g_ptr_array_new ();
+  g_ptr_array_add (evaluated, (gpointer) "ess");
+  g_autoptr (GPtrArray) columns = g_ptr_array_new ();
+  DwHealthReport report
+    = { ev, evaluated, 1, 1, 0, 12, 3, (char *)"verl-0.9.0", TRUE, "keys", columns };
+  g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_UNHEALTHY);
+  dw_health_append_report_json (out, &report);
   g_autoptr (JsonParser) p = json_parser_new ();
   g_autoptr (GError) error = NULL;
   g_assert_true (json_parser_load_from_data (p, out->str, -1, &error));
   g_assert_no_error (error);
   JsonObject *o = json_node_get_object (json_parser_get_root (p));
   g_assert_false (json_object_get_boolean_member (o, "healthy"));
+  g_assert_cmpstr (json_object_get_string_member (o, "verdict"), ==, "unhealthy");
+  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+  g_assert_cmpint (json_object_get_int_member (o, "n_tags"), ==, 12);
+  g_assert_cmpint (json_object_get_int_member (o, "n_unmapped"), ==, 3);
+  JsonArray *evaluated_json = json_object_get_array_member (o, "evaluated");
+  g_assert_cmpuint (json_array_get_length (evaluated_json), ==, 1);
+  g_assert_cmpstr (json_array_get_string_element (evaluated_json, 0), ==, "ess");
   JsonArray *a = json_object_get_array_member (o, "events");
   g_assert_cmpuint (json_array_get_length (a), ==, 1);
   JsonObject *e = json_array_get_object_element (a, 0);
@@ -399,16 +557,37 @@ test_report_json (void)
   g_assert_cmpint (json_object_get_int_member (e, "n_steps"), ==, 2);
   g_assert_cmpfloat (json_object_get_double_member (e, "value"), ==, 0.2);
   g_assert_cmpfloat (json_object_get_double_member (e, "threshold"), ==, 0.3);
+  g_assert_cmpstr (json_object_get_string_member (e, "crossing"), ==, "0.2 < 0.3 (0.667×)");
 
+  /* nothing fired: healthy only when a mismatch metric was judged */
   g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  report.events = none;
+  report.n_warning = 0;
+  g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_HEALTHY);
   g_string_truncate (out, 0);
-  dw_health_append_report_json (out, none);
-  g_assert_cmpstr (out->str, ==, "{\"healthy\": true, \"events\": []}");
+  dw_health_append_report_json (out, &report);
+  g_assert_cmpstr (
+    out->str, ==,
+    "{\"verdict\": \"healthy\", \"healthy\": true, \"headline\": null, "
+    "\"generation\": "
+    "\"verl-0.9.0\", \"generation_source\": \"keys\", \"generation_inferred\": true, "
+    "\"evaluated\": [\"ess\"], "
+    "\"n_mismatch_metrics\": 1, \"n_tags\": 12, \"n_unmapped\": 3, "
+    "\"panel_columns\": 0, \"events\": []}");
+  g_ptr_array_set_size (evaluated, 0);
+  report.n_mismatch = 0;
+  report.generation = NULL;
+  report.generation_source = NULL;
+  g_assert_cmpint (dw_health_report_verdict (&report), ==, DW_HEALTH_VERDICT_NO_MISMATCH_DATA);
+  g_string_truncate (out, 0);
+  dw_health_append_report_json (out, &report);
+  g_assert_true (g_str_has_prefix (out->str, "{\"verdict\": \"no-mismatch-metrics\", \"healthy\": "
+                                             "false, \"headline\": null, \"generation\": null,"));
 
   g_string_truncate (out, 0);
   dw_health_append_event_text (out, ev->pdata[0]);
   g_assert_true (g_str_has_prefix (out->str, "WARNING  steps 1–2: Effective sample size below 0.3 "
-                                             "[ess-low]\n    ess = 0.2 (threshold 0.3), fired on "
+                                             "[ess-low]\n    ess: 0.2 < 0.3 (0.667×), fired on "
                                              "2 step(s)\n"));
 }
 
@@ -427,12 +606,46 @@ test_rule_table (void)
   g_assert_null (dw_health_rule_lookup ("nope"));
 }
 
+/* The banner line: the first critical event with the status, the first warning before it. */
+static void
+test_headline (void)
+{
+  g_autoptr (DwHealthMonitor) m = dw_health_monitor_new ();
+  gint64 steps[6] = { 1, 2, 3, 4, 5, 6 };
+  double kl[6] = { 0.0, 0.2, 0.2, 0.3, 1.5, 1.5 };
+  double rs[6] = { 0.0, 0.0, 0.0, 0.75, 0.75, 0.75 };
+  g_autoptr (GPtrArray) a = dw_health_monitor_feed (m, "kl", "rollout_corr/kl", steps, kl, 6);
+  g_autoptr (GPtrArray) b = dw_health_monitor_feed (
+    m, "rs_seq_masked_fraction", "rollout_corr/rollout_rs_seq_masked_fraction", steps, rs, 6);
+  g_autoptr (GPtrArray) events = dw_health_monitor_get_events (m);
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  g_autofree char *collapsed = dw_health_headline (events, DW_RUN_STATUS_COLLAPSED);
+  g_autofree char *collapsing = dw_health_headline (events, DW_RUN_STATUS_COLLAPSING);
+  g_autofree char *warning = NULL;
+  double ess[3] = { 0.9, 0.2, 0.9 };
+  g_autoptr (GPtrArray) only_warning = check ("ess", ess, 3);
+
+  g_assert_cmpstr (collapsed, ==,
+                   "Collapsed at step 4 (Rejected sequence fraction above 10% — collapse level): "
+                   "Rejected sequence fraction 0.75 > 0.5 (1.5×); first warning at step 2: |KL| "
+                   "between rollout and training above 0.1");
+  g_assert_true (g_str_has_prefix (collapsing, "Collapsing since step 4 (Rejected sequence"));
+  warning = dw_health_headline (only_warning, DW_RUN_STATUS_FINISHED);
+  g_assert_cmpstr (warning, ==,
+                   "Warning since step 1 (Effective sample size below 0.3): Effective sample "
+                   "size 0.2 < 0.3 (0.667×)");
+  g_assert_null (dw_health_headline (none, DW_RUN_STATUS_FINISHED));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/health/thresholds", test_thresholds);
   g_test_add_func ("/health/first-nan", test_first_nan);
+  g_test_add_func ("/health/critical", test_critical);
+  g_test_add_func ("/health/crossing", test_crossing);
+  g_test_add_func ("/health/headline", test_headline);
   g_test_add_func ("/health/drift-exact", test_drift_exact);
   g_test_add_func ("/health/healthy-noisy", test_healthy_noisy);
   g_test_add_func ("/health/noisy-collapse", test_noisy_collapse);

@@ -5,7 +5,6 @@
  * Expected points: tests/data/ingest/expected/<name>.tsv, written by tests/ingest/make-expected.py
  * from the shared Python reference readers / Python's json, csv and ast modules.
  */
-#include "dw-canonical.h"
 #include "dw-log-reader.h"
 
 #include <math.h>
@@ -465,49 +464,6 @@ test_sniff_batch (void)
   g_assert_null (dw_log_reader_new (DW_FORMAT_BATCH_NPZ, "x"));
 }
 
-static void
-test_canonical (void)
-{
-  static const char *const pairs[][2] = {
-    { "rollout_corr/rollout_is_mean", "is_mean" },
-    { "mismatch/rollout_is_mean", "is_mean" },
-    { "mismatch/mismatch_kl", "kl" },
-    { "mismatch/mismatch_k3_kl", "k3_kl" },
-    { "rollout_corr/k3_kl", "k3_kl" },
-    { "rollout_corr/rollout_is_eff_sample_size", "ess" },
-    { "mismatch/rollout_is_eff_sample_size", "ess" },
-    { "rollout_corr/rollout_is_veto_fraction", "veto_fraction" },
-    { "rollout_corr/rollout_rs_masked_fraction", "rs_masked_fraction" },
-    { "rollout_corr/rollout_rs_seq_mean_k3_masked_fraction", "rs_masked_fraction" },
-    { "rollout_corr/rollout_rs_seq_mean_k3_seq_masked_fraction", "rs_seq_masked_fraction" },
-    { "rollout_corr/rollout_is_catastrophic_token_fraction", "catastrophic_fraction" },
-    { "train/mis_k3_kl", "k3_kl" },
-    { "train/mis_ppl_ratio", "ppl_ratio" },
-    { "critic/score/mean", "reward" },
-    { "response_length/mean", "response_length" },
-    { "actor/entropy", "entropy" },
-    { "actor/grad_norm", "grad_norm" },
-    { "train/grad_norm", "grad_norm" },
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS (pairs); i++)
-    {
-      g_assert_cmpstr (dw_canonical_for_tag (pairs[i][0]), ==, pairs[i][1]);
-      g_assert_nonnull (dw_canonical_lookup (pairs[i][1]));
-    }
-  g_assert_null (dw_canonical_for_tag ("rollout_corr/rollout_rs_seq_mean_k3_mean"));
-  g_assert_null (dw_canonical_for_tag ("timing_s/step"));
-  guint n;
-  const DwCanonicalMetric *m = dw_canonical_metrics (&n);
-  g_assert_cmpuint (n, >, 15);
-  for (guint i = 0; i < n; i++)
-    g_assert_true (m[i].title != NULL && m[i].id != NULL);
-  /* every key of the verl TSV that names a core mismatch metric maps */
-  g_autofree char *tsv = shared_path ("verl/metric_keys_one_step.tsv");
-  g_autofree char *text = NULL;
-  g_assert_true (g_file_get_contents (tsv, &text, NULL, NULL));
-  g_assert_nonnull (strstr (text, "rollout_corr/rollout_is_eff_sample_size"));
-}
-
 int
 main (int argc, char **argv)
 {
@@ -524,6 +480,5 @@ main (int argc, char **argv)
   g_test_add_func ("/ingest/mlflow", test_mlflow);
   g_test_add_func ("/ingest/slime/axes", test_slime_axes);
   g_test_add_func ("/ingest/sniff/batch", test_sniff_batch);
-  g_test_add_func ("/ingest/canonical", test_canonical);
   return g_test_run ();
 }

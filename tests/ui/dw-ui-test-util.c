@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include <gdk/x11/gdkx.h>
-#include <gmodule.h>
 
 void
 dw_ui_test_iterate (void)
@@ -55,11 +56,16 @@ dw_ui_test_iterate_ms (guint ms)
 }
 
 /* libXtst's entry points (declared here: only the runtime library is installed, not its
- * headers; the signatures are those of <X11/extensions/XTest.h>). */
+ * headers; the signatures are those of <X11/extensions/XTest.h>), and the three Xlib calls this
+ * file makes, from libX11 (so the tests link no X library: the build needs nothing beyond GTK). */
 typedef int (*FakeMotionFunc) (Display *dpy, int screen, int x, int y, unsigned long delay);
 typedef int (*FakeButtonFunc) (Display *dpy, unsigned int button, Bool is_press,
                                unsigned long delay);
 typedef int (*FakeKeyFunc) (Display *dpy, unsigned int keycode, Bool is_press, unsigned long delay);
+typedef Bool (*TranslateFunc) (Display *dpy, Window src, Window dest, int x, int y, int *rx,
+                               int *ry, Window *child);
+typedef int (*SyncFunc) (Display *dpy, Bool discard);
+typedef KeyCode (*KeysymToKeycodeFunc) (Display *dpy, KeySym keysym);
 
 static struct
 {
@@ -67,6 +73,9 @@ static struct
   FakeMotionFunc motion;
   FakeButtonFunc button;
   FakeKeyFunc key;
+  TranslateFunc translate;
+  SyncFunc sync;
+  KeysymToKeycodeFunc keysym_to_keycode;
 } xtest;
 
 static Display *
@@ -78,13 +87,21 @@ xtest_display (GtkWidget *widget)
     return NULL;
   if (!xtest.tried)
     {
-      GModule *module = g_module_open ("libXtst.so.6", G_MODULE_BIND_LOCAL);
+      void *tst = dlopen ("libXtst.so.6", RTLD_NOW | RTLD_LOCAL);
+      void *x11 = dlopen ("libX11.so.6", RTLD_NOW | RTLD_LOCAL);
 
       xtest.tried = TRUE;
-      if (module == NULL
-          || !g_module_symbol (module, "XTestFakeMotionEvent", (gpointer *)&xtest.motion)
-          || !g_module_symbol (module, "XTestFakeButtonEvent", (gpointer *)&xtest.button)
-          || !g_module_symbol (module, "XTestFakeKeyEvent", (gpointer *)&xtest.key))
+      if (tst != NULL && x11 != NULL)
+        {
+          *(void **)&xtest.motion = dlsym (tst, "XTestFakeMotionEvent");
+          *(void **)&xtest.button = dlsym (tst, "XTestFakeButtonEvent");
+          *(void **)&xtest.key = dlsym (tst, "XTestFakeKeyEvent");
+          *(void **)&xtest.translate = dlsym (x11, "XTranslateCoordinates");
+          *(void **)&xtest.sync = dlsym (x11, "XSync");
+          *(void **)&xtest.keysym_to_keycode = dlsym (x11, "XKeysymToKeycode");
+        }
+      if (!xtest.button || !xtest.key || !xtest.translate || !xtest.sync
+          || !xtest.keysym_to_keycode)
         xtest.motion = NULL;
     }
   return xtest.motion ? gdk_x11_display_get_xdisplay (display) : NULL;
@@ -110,15 +127,14 @@ root_point (GtkWidget *widget, double x, double y, int *rx, int *ry)
       || !gtk_widget_translate_coordinates (widget, GTK_WIDGET (native), x, y, &nx, &ny))
     return FALSE;
   gtk_native_get_surface_transform (native, &sx, &sy);
-  return XTranslateCoordinates (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
-                                DefaultRootWindow (dpy), (int)(nx + sx), (int)(ny + sy), rx, ry,
-                                &child);
+  return xtest.translate (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                          DefaultRootWindow (dpy), (int)(nx + sx), (int)(ny + sy), rx, ry, &child);
 }
 
 static void
 xtest_settle (Display *dpy)
 {
-  XSync (dpy, False);
+  xtest.sync (dpy, False);
   dw_ui_test_iterate_ms (60);
 }
 
@@ -175,8 +191,8 @@ dw_ui_test_key (GtkWidget *widget, guint keyval, gboolean control)
       || !dw_ui_test_pointer_move (widget, gtk_widget_get_width (widget) / 2.0,
                                    gtk_widget_get_height (widget) / 2.0))
     return FALSE;
-  code = XKeysymToKeycode (dpy, keyval); /* GDK keyvals are X keysyms */
-  ctrl = XKeysymToKeycode (dpy, GDK_KEY_Control_L);
+  code = xtest.keysym_to_keycode (dpy, keyval); /* GDK keyvals are X keysyms */
+  ctrl = xtest.keysym_to_keycode (dpy, GDK_KEY_Control_L);
   if (code == 0)
     return FALSE;
   if (control)

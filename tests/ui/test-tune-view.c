@@ -592,8 +592,7 @@ test_schema_controls (void)
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
                    "5.0");
   g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
-  g_assert_nonnull (
-    dw_chart_get_series (DW_CHART (named (w, "chart-rollout_is_oob_ratio")), "whatif"));
+  g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-is_oob_fraction")), "whatif"));
   assert_matches_recompute (view);
   select_label (w, "preset-row", "bypass_pg_token_icepop");
   wait_idle (view);

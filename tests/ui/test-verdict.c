@@ -198,9 +198,10 @@ put_steps (DwStore *store, gint64 run, gint64 tag, gint64 from, gint64 to, gbool
   g_assert_no_error (error);
 }
 
-/* A run being written (status live) turns NaN while shown: the badge says "live · collapsed" at
- * once, the verdict line names the step, a toast says which rule fired. The run name has & and <
- * in it: toasts and health rows show it as written (libadwaita 1.2 parses both as markup). */
+/* A run being written (status live) turns NaN while shown: the badge says "collapsing" at once
+ * (as `driftwatch-cli runs` does), the verdict line names the step, a toast says which rule fired.
+ * The run name has & and < in it: toasts and health rows show it as written (libadwaita 1.2 parses
+ * both as markup). */
 static void
 test_live_collapse (void)
 {
@@ -232,7 +233,12 @@ test_live_collapse (void)
   put_steps (store, run, tag, 31, 33, TRUE);
   dw_window_refresh (window);
   dw_ui_test_iterate_ms (100);
-  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "live · collapsed");
+  /* the core's rule (dw_health_shown_status), the same `driftwatch-cli runs` applies */
+  g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "collapsing");
+  {
+    g_autoptr (GHashTable) cli = cli_statuses (db);
+    g_assert_cmpstr (g_hash_table_lookup (cli, name), ==, "collapsing");
+  }
   g_assert_nonnull (dw_window_get_verdict (window));
   g_assert_true (g_str_has_prefix (dw_window_get_verdict (window), "Collapsed at step 31: "));
   toasts = dw_window_get_toasts (window);
@@ -476,6 +482,18 @@ test_zoom_escape_tab (void)
       g_assert_cmpuint (n_selected (window), ==, 2);
     }
   g_assert_cmpuint (dw_monitor_view_get_n_runs (DW_MONITOR_VIEW (monitor)), ==, 2);
+
+  /* the export file name: the run, how many more are overlaid, the card */
+  {
+    GtkWidget *card = gtk_widget_get_ancestor (GTK_WIDGET (chart), DW_TYPE_CHART_CARD);
+    g_autofree char *name = dw_chart_card_dup_export_name (DW_CHART_CARD (card), "png");
+    g_autofree char *title = g_strdup (dw_chart_card_get_title (DW_CHART_CARD (card)));
+
+    g_test_message ("export name %s (%s)", name, title);
+    g_assert_true (g_str_has_prefix (name, "zoom-a+1-") || g_str_has_prefix (name, "zoom-b+1-"));
+    g_assert_true (g_str_has_suffix (name, ".png"));
+    g_assert_null (strpbrk (name, " /\\:()"));
+  }
   gtk_window_destroy (GTK_WINDOW (window));
   dw_ui_test_iterate_ms (50);
 }
@@ -522,6 +540,89 @@ test_store_error_page (void)
   dw_ui_test_iterate_ms (50);
 }
 
+static gint64
+selected_id (DwWindow *window)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+       c != NULL; c = gtk_widget_get_next_sibling (c))
+    if (gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (c)))
+      return dw_run_row_get_run_id (DW_RUN_ROW (c));
+  return 0;
+}
+
+/* The run shown last is remembered with its store: another store (whose run ids overlap) opens
+ * on its newest run, the first store again on the remembered one. */
+static void
+test_last_run_per_store (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db_a = g_build_filename (dir, "last-a.db", NULL);
+  g_autofree char *db_b = g_build_filename (dir, "last-b.db", NULL);
+  g_autoptr (DwStore) a = dw_store_open (db_a, &error);
+  g_autoptr (DwStore) b = dw_store_open (db_b, &error);
+  gint64 a1, b3 = 0;
+  DwWindow *window;
+
+  a1 = ingest_demo_steps (a, "a-first", DW_DEMO_HEALTHY, 20);
+  ingest_demo_steps (a, "a-second", DW_DEMO_HEALTHY, 20);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("b-%u", i);
+      b3 = ingest_demo_steps (b, name, DW_DEMO_HEALTHY, 20);
+    }
+  /* the sidebar filter: by name, any case; the overlay is kept */
+  window = dw_window_new (NULL, b, FALSE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  {
+    GtkWidget *filter = find_named (GTK_WIDGET (window), "run-filter");
+    guint n_visible = 0;
+
+    gtk_editable_set_text (GTK_EDITABLE (filter), "B-1");
+    dw_ui_test_iterate_ms (400); /* search-changed is delayed */
+    for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+         c != NULL; c = gtk_widget_get_next_sibling (c))
+      if (gtk_widget_get_child_visible (c))
+        {
+          n_visible++;
+          g_assert_cmpstr (dw_run_row_get_info (DW_RUN_ROW (c))->name, ==, "b-1");
+        }
+    g_assert_cmpuint (n_visible, ==, 1);
+    g_assert_cmpuint (n_selected (window), ==, 1); /* b-2, the newest, still shown */
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+
+  /* store A, its older run chosen */
+  window = dw_window_new (NULL, a, TRUE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  dw_window_select_runs (window, &a1, 1);
+  g_assert_true (wait_ready (window, 30000));
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+  /* store B: its run with A's id is not chosen for it; its newest is */
+  window = dw_window_new (NULL, b, TRUE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  g_assert_cmpint (selected_id (window), ==, b3);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+  /* A again, its older run chosen, then A once more: that run is selected again */
+  window = dw_window_new (NULL, a, TRUE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  dw_window_select_runs (window, &a1, 1);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+  window = dw_window_new (NULL, a, TRUE);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 30000));
+  g_assert_cmpint (selected_id (window), ==, a1);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -537,6 +638,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Readout/inside-window", test_readout_inside);
   g_test_add_func ("/Dw/Monitor/zoom-escape-tab", test_zoom_escape_tab);
   g_test_add_func ("/Dw/App/store-error-page", test_store_error_page);
+  g_test_add_func ("/Dw/Window/last-run-per-store", test_last_run_per_store);
   ret = g_test_run ();
   remove_tree (dir);
   g_free (dir);
