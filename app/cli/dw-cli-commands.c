@@ -25,6 +25,7 @@ DW_CLI_DECLARE (tags)
 DW_CLI_DECLARE (series)
 DW_CLI_DECLARE (export)
 DW_CLI_DECLARE (watch)
+DW_CLI_DECLARE (tokens)
 #undef DW_CLI_DECLARE
 
 const DwCliCommand dw_cli_commands[] = {
@@ -46,5 +47,7 @@ const DwCliCommand dw_cli_commands[] = {
   { "series", dw_cli_series,
     N_ ("Print one series of a stored run (CSV or JSON, full resolution)") },
   { "export", dw_cli_export, N_ ("Print every series of a stored run (CSV or JSON)") },
+  { "tokens", dw_cli_tokens,
+    N_ ("Sequences and tokens behind a step's ratios; catastrophic token ids of a run") },
   { NULL, NULL, NULL },
 };

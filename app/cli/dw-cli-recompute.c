@@ -238,7 +238,7 @@ dw_cli_recompute (int argc, char **argv)
     }
   DwRecomputeOptions opt = { rtol, atol, 0 };
   g_autoptr (DwRecomputeResult) res
-    = dw_whatif_recompute_run (store, run->id, &config, gen, &opt, NULL, &error);
+    = dw_recompute_run (store, run->id, &config, gen, &opt, NULL, &error);
   if (!res)
     {
       dw_cli_error ("recompute", "%s", error->message);

@@ -5,7 +5,7 @@
  * The .npy header (a Python dict literal, numpy/lib/format.py) is parsed here; the zip container
  * (central directory, zip64 extras, inflate, CRC-32) is libzip's.
  */
-#include "dw-batch-private.h"
+#include "dw-batch-zip.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -432,27 +432,6 @@ dw_npy_read (const DwSource *src, GError **error)
 /* ------------------------------------------------------------------------------------------ */
 /* .npz                                                                                       */
 
-static void
-zip_fail (GError **error, const char *name, const char *what, zip_error_t *ze, guint64 size)
-{
-  int code = zip_error_code_zip (ze);
-  DwBatchError e = DW_BATCH_ERROR_CORRUPT;
-
-  if (code == ZIP_ER_NOZIP || code == ZIP_ER_EOF || code == ZIP_ER_SEEK)
-    e = DW_BATCH_ERROR_TRUNCATED;
-  else if (code == ZIP_ER_MEMORY)
-    e = DW_BATCH_ERROR_TOO_LARGE;
-  else if (code == ZIP_ER_OPEN || code == ZIP_ER_READ)
-    e = DW_BATCH_ERROR_IO;
-  if (code == ZIP_ER_NOZIP)
-    dw_batch_set_error (error, e, name,
-                        "%s: offset %" G_GUINT64_FORMAT ": no end-of-central-directory record "
-                        "at the end of the file (truncated, or not a zip archive)",
-                        what, size);
-  else
-    dw_batch_set_error (error, e, name, "%s: %s", what, zip_error_strerror (ze));
-}
-
 typedef struct
 {
   zip_file_t *zf;
@@ -596,46 +575,13 @@ DwBatch *
 dw_npz_read (const DwSource *src, const char *path, GError **error)
 {
   g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
-  zip_error_t ze;
-  zip_source_t *zs;
   zip_t *za;
   zip_int64_t n_entries;
   DwBatch *batch = NULL;
 
-  zip_error_init (&ze);
-  if (src->fd >= 0)
-    {
-      int fd = dup (src->fd);
-      FILE *fp = fd >= 0 ? fdopen (fd, "rb") : NULL;
-      if (!fp)
-        {
-          int saved = errno;
-          if (fd >= 0)
-            close (fd);
-          dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name, "%s", g_strerror (saved));
-          return NULL;
-        }
-      zs = zip_source_filep_create (fp, 0, -1, &ze);
-      if (!zs)
-        fclose (fp);
-    }
-  else
-    zs = zip_source_buffer_create (src->mem, src->size, 0, &ze);
-  if (!zs)
-    {
-      zip_fail (error, src->name, "zip archive", &ze, src->size);
-      zip_error_fini (&ze);
-      return NULL;
-    }
-  za = zip_open_from_source (zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+  za = dw_batch_zip_open (src, error);
   if (!za)
-    {
-      zip_source_free (zs);
-      zip_fail (error, src->name, "zip archive", &ze, src->size);
-      zip_error_fini (&ze);
-      return NULL;
-    }
-  zip_error_fini (&ze);
+    return NULL;
 
   n_entries = zip_get_num_entries (za, 0);
   for (zip_int64_t i = 0; i < n_entries; i++)
@@ -653,50 +599,29 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       if (!dw_batch_tensor_wanted (tname))
         continue;
       ctx = g_strdup_printf ("member %s", mname);
-      zip_stat_init (&st);
-      if (zip_stat_index (za, (zip_uint64_t)i, 0, &st) < 0
-          || (st.valid & (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
-               != (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
-        {
-          zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
-          goto out;
-        }
-      if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
-                              "%s: compression method %d is not supported (stored or deflate)", ctx,
-                              (int)st.comp_method);
-          goto out;
-        }
-      /* Refuse impossible sizes before allocating: stored members are as large as their data,
-       * deflate expands at most 1032:1, and nothing may exceed the batch limit. */
-      if (st.comp_size > src->size || (st.comp_method == ZIP_CM_STORE && st.size != st.comp_size)
-          || (st.comp_method == ZIP_CM_DEFLATE && st.size / 1032 > st.comp_size + 1))
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
-                              "%s: declared size %" G_GUINT64_FORMAT
-                              " (compressed %" G_GUINT64_FORMAT
-                              ") is impossible in an archive of %" G_GUINT64_FORMAT " bytes",
-                              ctx, (guint64)st.size, (guint64)st.comp_size, src->size);
-          goto out;
-        }
-      if (st.size > dw_batch_reader_get_max_bytes ())
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
-                              "%s: %" G_GUINT64_FORMAT " bytes exceed the reader's limit of "
-                              "%" G_GUINT64_FORMAT,
-                              ctx, (guint64)st.size, dw_batch_reader_get_max_bytes ());
-          goto out;
-        }
+      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)i, src, ctx, &st, error))
+        goto out;
       zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
       if (!zf)
         {
-          zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
+          dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
         }
-      t = npz_member_header (src->name, ctx, tname, zf, st.size, error);
-      if (!t)
-        goto out;
+      {
+        /* an optional extra (token ids, rewards) that is not a plain array is left out */
+        GError *local = NULL;
+        t = npz_member_header (src->name, ctx, tname, zf, st.size, &local);
+        if (!t && dw_batch_tensor_optional (tname))
+          {
+            g_clear_error (&local);
+            continue;
+          }
+        if (!t)
+          {
+            g_propagate_error (error, local);
+            goto out;
+          }
+      }
       g_ptr_array_add (tensors, t);
     }
   batch = dw_batch_from_tensors (src->name, tensors, dw_step_from_name (path ? path : src->name),

@@ -68,6 +68,8 @@ gint64 dw_step_from_name (const char *name);
 
 /* Is @name one of the tensors the batch uses (canonical name or alias)? */
 gboolean dw_batch_tensor_wanted (const char *name);
+/* …and one the batch can do without (token ids, rewards): a malformed one is left out. */
+gboolean dw_batch_tensor_optional (const char *name);
 
 /* Builds the padded batch from tensors (by canonical name or alias): validates dtypes and
  * shapes, pads packed layouts, converts. @step may be -1. Takes nothing from @tensors. */
@@ -78,6 +80,8 @@ DwBatch *dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 ste
 void dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, gboolean swap,
                  gsize n);
 double dw_half_to_double (guint16 h);
+/* One element at @p as a double (@swap: byte-swap first). */
+double dw_decode_element (const guint8 *p, DwDType dtype, gboolean swap);
 float dw_bf16_to_float (guint16 b);
 
 /* Parses one .npy array of @len bytes at @src offset @base ("where" prefixes messages). */

@@ -1,4 +1,4 @@
-/* dw-batch-reader.h — read and write rollout batches (npz/npy, safetensors, JSONL)
+/* dw-batch-reader.h — read and write rollout batches (npz/npy, safetensors, JSONL, torch .pt dumps)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -40,6 +40,7 @@ typedef enum
   DW_BATCH_FORMAT_NPY,
   DW_BATCH_FORMAT_SAFETENSORS,
   DW_BATCH_FORMAT_JSONL,
+  DW_BATCH_FORMAT_TORCH, /* torch.save zip: slime / miles dumps */
 } DwBatchFormat;
 
 GQuark dw_batch_error_quark (void);
@@ -82,6 +83,13 @@ gboolean dw_batch_write_safetensors (const DwBatch *batch, const char *path, GEr
 gboolean dw_batch_write_safetensors_full (const DwBatch *batch, const char *path,
                                           DwBatchWriteFlags flags, GHashTable *extra_metadata,
                                           GError **error);
+/* A slime v1 / miles dump is one file per rank, "{rollout_id}_{rank}.pt"; reading any of them
+ * reads the whole set. FALSE for a rank file whose set has a lower rank beside it (the ingester
+ * reads each set once, through its lowest rank); TRUE for every other path. */
+gboolean dw_batch_slime_is_set_leader (const char *path);
+/* The path of that lowest rank's file (a copy of @path when it is not a rank file). */
+char *dw_batch_slime_set_leader (const char *path);
+
 /* numpy .npz (stored, or deflate when @compress), members <name>.npy with .npy v1.0 headers. */
 gboolean dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress,
                              GError **error);

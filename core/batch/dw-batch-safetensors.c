@@ -448,7 +448,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   g_autoptr (GByteArray) out = NULL;
   g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
   g_autofree guint64 *cu = NULL;
-  OutTensor t[5];
+  OutTensor t[7];
   guint nt = 0;
   gsize lps, ms, n, offset = 0;
   gboolean packed = (flags & DW_BATCH_WRITE_PACKED) != 0;
@@ -544,6 +544,23 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
         n * ms
       };
     }
+  if (batch->token_ids && packed)
+    {
+      guint64 ntok = cu[batch->rows];
+      g_ptr_array_add (owned, pack (batch->token_ids, sizeof (gint64), batch, cu));
+      t[nt++] = (OutTensor){ "token_ids",
+                             DW_DTYPE_I64,
+                             1,
+                             { ntok, 0 },
+                             g_ptr_array_index (owned, owned->len - 1),
+                             ntok * sizeof (gint64) };
+    }
+  else if (batch->token_ids)
+    t[nt++] = (OutTensor){ "token_ids",      DW_DTYPE_I64,       2, { batch->rows, batch->cols },
+                           batch->token_ids, n * sizeof (gint64) };
+  if (batch->rewards)
+    t[nt++] = (OutTensor){ "rewards",          DW_DTYPE_F64,   1,
+                           { batch->rows, 0 }, batch->rewards, batch->rows * sizeof (double) };
   for (guint i = 0; i < nt; i++)
     {
       g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[i].name,

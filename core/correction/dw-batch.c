@@ -1,4 +1,4 @@
-/* dw-batch.c
+/* dw-batch.c — a padded batch in memory: allocation and mask values
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -6,32 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-static const struct
-{
-  const char *name;
-  size_t size;
-} dtype_info[DW_N_DTYPES] = {
-  [DW_DTYPE_F32] = { "float32", 4 },   [DW_DTYPE_F64] = { "float64", 8 },
-  [DW_DTYPE_BF16] = { "bfloat16", 2 }, [DW_DTYPE_F16] = { "float16", 2 },
-  [DW_DTYPE_BOOL] = { "bool", 1 },     [DW_DTYPE_U8] = { "uint8", 1 },
-  [DW_DTYPE_I8] = { "int8", 1 },       [DW_DTYPE_I16] = { "int16", 2 },
-  [DW_DTYPE_I32] = { "int32", 4 },     [DW_DTYPE_I64] = { "int64", 8 },
-  [DW_DTYPE_U16] = { "uint16", 2 },    [DW_DTYPE_U32] = { "uint32", 4 },
-  [DW_DTYPE_U64] = { "uint64", 8 },
-};
-
-size_t
-dw_dtype_size (DwDType dtype)
-{
-  return (unsigned)dtype < DW_N_DTYPES ? dtype_info[dtype].size : 0;
-}
-
-const char *
-dw_dtype_name (DwDType dtype)
-{
-  return (unsigned)dtype < DW_N_DTYPES ? dtype_info[dtype].name : "unknown";
-}
 
 DwBatch *
 dw_batch_new (size_t rows, size_t cols, DwDType lp_dtype, DwDType mask_dtype)
@@ -78,6 +52,8 @@ dw_batch_free (DwBatch *batch)
   free (batch->rollout_log_prob);
   free (batch->response_mask);
   free (batch->advantages);
+  free (batch->token_ids);
+  free (batch->rewards);
   free (batch);
 }
 

@@ -53,6 +53,8 @@ extern "C"
     uint32_t flags;          /* DwBatchFlags */
     int64_t step;            /* training step, or -1 when unknown */
     DwDType source_lp_dtype; /* dtype the log-probs had on disk (F32, F64, BF16, F16) */
+    int64_t *token_ids;      /* optional [B,T] response token ids (malloc'd), or NULL */
+    double *rewards;         /* optional [B] per-sequence reward (malloc'd), or NULL */
   } DwBatch;
 
   /* Size in bytes of one element of @dtype (BF16/F16: 2). */

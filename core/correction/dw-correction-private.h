@@ -293,3 +293,16 @@ bool dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, siz
 
 /* y[i] = expf(x[i]) through the vector path when enabled (for tests). */
 void dw_correction_simd_expf_array (const float *x, float *y, size_t n);
+
+/* one row of slime's built-in paths (§7.2): the ratios ρ = exp(ℓ) of the row, its mask */
+typedef struct
+{
+  size_t T;
+  const float *ratio, *m;
+  float clip, clip_low;
+  bool icepop; /* ρ inside [clip_low, clip], else 0; otherwise clamp (ρ, clip_low, clip) */
+} DwSlimeRowIn;
+
+/* w[t] the applied weights; sums: Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m (float products, double sums);
+ * *count Σm. AVX2 when enabled (4 double lanes: only the order of additions differs). */
+void dw_correction_simd_slime_row (const DwSlimeRowIn *in, float *w, double sums[3], double *count);

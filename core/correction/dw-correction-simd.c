@@ -14,7 +14,7 @@
  * f_* float-lane counts; TOK / BN / K the compile-time specialisation flags.
  */
 #include "dw-correction-private.h"
-#include "dw-torch-private.h"
+#include "dw-torch.h"
 
 #include <math.h>
 #include <string.h>
@@ -99,6 +99,25 @@ dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
 {
   dw_correction_simd_row_out_init (out);
   dw_correction_simd_row_pass_scalar_from (in, out, 0);
+}
+
+/* tokens [t0, T) of a slime built-in row: weight, Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m, Σm */
+static void
+dw_correction_simd_slime_row_scalar_from (const DwSlimeRowIn *in, float *w, double sums[3],
+                                          double *count, size_t t0)
+{
+  const float C = in->clip, c = in->clip_low;
+  for (size_t t = t0; t < in->T; t++)
+    {
+      const float rho = in->ratio[t], mv = in->m[t];
+      const float a
+        = in->icepop ? (rho >= c && rho <= C ? rho : 0.0f) : dw_torch_clampf (rho, c, C);
+      w[t] = a;
+      sums[0] += (double)(rho * mv);
+      sums[1] += (double)((a != rho) * mv);
+      sums[2] += (double)(fabsf (rho - 1.0f) * mv);
+      *count += mv;
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -190,6 +209,28 @@ dw_correction_simd_mask_i64_avx2 (const int64_t *p, size_t T, float *mf)
   return true;
 }
 
+/* float32 masks are always exact: copy the row and say whether every value is 0, −0 or 1 */
+__attribute__ ((target ("avx2"))) static bool
+dw_correction_simd_mask_f32_avx2 (const float *p, size_t T, float *mf)
+{
+  size_t t = 0;
+  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
+  __m256 binary = _mm256_castsi256_ps (_mm256_set1_epi32 (-1));
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m256 v = _mm256_loadu_ps (p + t);
+      binary = _mm256_and_ps (binary, _mm256_or_ps (_mm256_cmp_ps (v, zero, _CMP_EQ_OQ),
+                                                    _mm256_cmp_ps (v, one, _CMP_EQ_OQ)));
+      _mm256_storeu_ps (mf + t, v);
+    }
+  bool all_binary = _mm256_movemask_ps (binary) == 0xff;
+  for (; t < T; t++)
+    {
+      mf[t] = p[t];
+      all_binary &= p[t] == 0 || p[t] == 1;
+    }
+  return all_binary;
+}
 __attribute__ ((target ("avx2"))) static bool
 dw_correction_simd_mask_u8_avx2 (const uint8_t *p, size_t T, float *mf)
 {
@@ -226,6 +267,12 @@ dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T
           && dw_correction_simd_mask_i64_avx2 ((const int64_t *)batch->response_mask + off, T, mf))
         {
           *binary = true;
+          return true;
+        }
+      if (batch->mask_dtype == DW_DTYPE_F32)
+        {
+          *binary
+            = dw_correction_simd_mask_f32_avx2 ((const float *)batch->response_mask + off, T, mf);
           return true;
         }
       if ((batch->mask_dtype == DW_DTYPE_U8 || batch->mask_dtype == DW_DTYPE_BOOL)
@@ -608,6 +655,43 @@ dw_correction_simd_row_pass_avx2 (const DwRowIn *in, DwRowOut *out)
   else
     dw_correction_simd_row_pass_any (in, out, k);
 }
+
+/* slime's built-in paths on one row of ratios (see dw_correction_simd_slime_row) */
+static VT void
+dw_correction_simd_slime_row_avx2 (const DwSlimeRowIn *in, float *w, double sums[3], double *count)
+{
+  const size_t T = in->T;
+  const __m256 one = _mm256_set1_ps (1.0f), sgn = _mm256_set1_ps (-0.0f);
+  const __m256 hi = _mm256_set1_ps (in->clip), lo = _mm256_set1_ps (in->clip_low);
+  __m256d d_tis = _mm256_setzero_pd (), d_clip = d_tis, d_abs = d_tis, d_n = d_tis;
+  size_t t = 0;
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m256 R = _mm256_loadu_ps (in->ratio + t), M = _mm256_loadu_ps (in->m + t);
+      __m256 A;
+      if (in->icepop)
+        A = _mm256_and_ps (
+          R, _mm256_and_ps (_mm256_cmp_ps (R, lo, _CMP_GE_OQ), _mm256_cmp_ps (R, hi, _CMP_LE_OQ)));
+      else
+        {
+          /* clamp (R, lo, hi) as torch: min (max (R, lo), hi), NaN stays NaN */
+          const __m256 Y = _mm256_blendv_ps (R, lo, _mm256_cmp_ps (R, lo, _CMP_LT_OQ));
+          A = _mm256_blendv_ps (Y, hi, _mm256_cmp_ps (Y, hi, _CMP_GT_OQ));
+        }
+      _mm256_storeu_ps (w + t, A);
+      const __m256 changed = _mm256_and_ps (_mm256_cmp_ps (A, R, _CMP_NEQ_UQ), one);
+      d_tis = dw_correction_simd_acc_pd (d_tis, _mm256_mul_ps (R, M));
+      d_clip = dw_correction_simd_acc_pd (d_clip, _mm256_mul_ps (changed, M));
+      d_abs = dw_correction_simd_acc_pd (
+        d_abs, _mm256_mul_ps (_mm256_andnot_ps (sgn, _mm256_sub_ps (R, one)), M));
+      d_n = dw_correction_simd_acc_pd (d_n, M);
+    }
+  sums[0] = dw_correction_simd_hsum_pd (d_tis);
+  sums[1] = dw_correction_simd_hsum_pd (d_clip);
+  sums[2] = dw_correction_simd_hsum_pd (d_abs);
+  *count = dw_correction_simd_hsum_pd (d_n);
+  dw_correction_simd_slime_row_scalar_from (in, w, sums, count, t);
+}
 #endif
 
 void
@@ -632,4 +716,19 @@ dw_correction_simd_expf_array (const float *x, float *y, size_t n)
 #endif
   for (size_t i = 0; i < n; i++)
     y[i] = expf (x[i]);
+}
+
+void
+dw_correction_simd_slime_row (const DwSlimeRowIn *in, float *w, double sums[3], double *count)
+{
+  sums[0] = sums[1] = sums[2] = 0;
+  *count = 0;
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_slime_row_avx2 (in, w, sums, count);
+      return;
+    }
+#endif
+  dw_correction_simd_slime_row_scalar_from (in, w, sums, count, 0);
 }

@@ -29,32 +29,6 @@ static const char *const dw_slime_builtin_keys[DW_SLIME_BUILTIN_N_KEYS] = {
   "tis_abs",
 };
 
-/* the three per-sample sums of one row of float32 ratios (@ratios [T], @mask [T]); the applied
- * weights into @weights [T] */
-static void
-dw_slime_builtin_row_float (const DwPlan *plan, const float *ratios, const float *mask, size_t cols,
-                            float *weights, double sums[DW_SLIME_BUILTIN_N_KEYS], double *row_count)
-{
-  const float clip = (float)plan->is_upper, clip_low = (float)plan->is_lower;
-  const bool icepop = plan->path == DW_PATH_SLIME_ICEPOP;
-  double ratio_sum = 0, clipped = 0, distance = 0, count = 0;
-  for (size_t col = 0; col < cols; col++)
-    {
-      const float ratio = ratios[col], weight_of_mask = mask[col];
-      const float weight = icepop ? (ratio >= clip_low && ratio <= clip ? ratio : 0.0f)
-                                  : dw_torch_clampf (ratio, clip_low, clip);
-      weights[col] = weight;
-      ratio_sum += (double)(ratio * weight_of_mask);
-      clipped += (double)(weight != ratio) * weight_of_mask;
-      distance += (double)(fabsf (ratio - 1.0f) * weight_of_mask);
-      count += weight_of_mask;
-    }
-  sums[DW_SLIME_BUILTIN_TIS] = ratio_sum;
-  sums[DW_SLIME_BUILTIN_CLIPFRAC] = clipped;
-  sums[DW_SLIME_BUILTIN_ABS] = distance;
-  *row_count = count;
-}
-
 /* the logged values from the per-row sums: per sample then over samples, or over tokens */
 static void
 dw_slime_builtin_emit (DwMetricList *list, const DwPlan *plan, bool f32,
@@ -108,7 +82,13 @@ dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectio
         log_ratios[col] = old[col] - rollout[col];
       dw_correction_simd_expf_array (log_ratios, ratios, cols);
       double sums[DW_SLIME_BUILTIN_N_KEYS], row_count;
-      dw_slime_builtin_row_float (plan, ratios, mask, cols, weights + offset, sums, &row_count);
+      const DwSlimeRowIn in = { cols,
+                                ratios,
+                                mask,
+                                (float)plan->is_upper,
+                                (float)plan->is_lower,
+                                plan->path == DW_PATH_SLIME_ICEPOP };
+      dw_correction_simd_slime_row (&in, weights + offset, sums, &row_count);
       for (int key = 0; key < DW_SLIME_BUILTIN_N_KEYS; key++)
         {
           sample_means[key] += (double)(float)((double)(float)sums[key] / fmax (row_count, 1.0));

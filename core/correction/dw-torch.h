@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 /* verl's and slime's SAFETY_BOUND: log-ratios are clamped to ±20 before exp, and the 1e-8 verl's
- * masked_mean adds to the count (ROLLOUT_CORRECTION.md §1.2) */
+ * masked_mean adds to the count (docs/CORRECTION.md §2) */
 #define DW_TORCH_SAFETY_BOUND 20.0
 #define DW_TORCH_MEAN_EPSILON 1e-8
 

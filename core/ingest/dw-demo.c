@@ -274,6 +274,23 @@ typedef struct
   gint64 n_tokens;
 } BatchFacts;
 
+/* Token ids without touching the demo's random stream (its numbers stay as they were): a hash of
+ * the place in a Qwen-sized vocabulary; the catastrophic tokens come from a handful of ids
+ * (end-of-text, newline, '.', ',', a digit), as real mismatches cluster on a few tokens. */
+static gint64
+demo_token_id (gint64 step, guint row, guint col, gboolean catastrophic)
+{
+  static const gint64 troublesome[] = { 151643, 198, 13, 11, 15 };
+  guint64 h = (guint64)step * 0x9E3779B97F4A7C15u ^ ((guint64)row << 32 | col);
+
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9u;
+  h ^= h >> 29;
+  if (catastrophic)
+    return troublesome[h % 7 % G_N_ELEMENTS (troublesome)];
+  return (gint64)(h % 151000u);
+}
+
 static DwBatch *
 make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
 {
@@ -288,6 +305,8 @@ make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
   double len_sum = 0, len_max = 0, len_min = G_MAXDOUBLE;
 
   b->step = step;
+  b->token_ids = g_new0 (gint64, DW_DEMO_ROWS * DW_DEMO_COLS);
+  b->rewards = g_new0 (double, DW_DEMO_ROWS);
   b->advantages = g_new0 (float, DW_DEMO_ROWS *DW_DEMO_COLS);
   adv = b->advantages;
   for (guint r = 0; r < DW_DEMO_ROWS; r++)
@@ -313,8 +332,12 @@ make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
             double lp = -fabs (gauss (d->rand)) * (collapsed ? 1.6 : 0.45);
             double l = gauss (d->rand) * sigma - sigma * sigma / 2.0; /* old − rollout */
 
+            b->token_ids[i] = demo_token_id (step, r, t, FALSE);
             if (collapsed && g_rand_double (d->rand) < 0.004)
-              l = -7.0; /* catastrophic token: the rollout engine was sure, training is not */
+              {
+                l = -7.0; /* catastrophic token: the rollout engine was sure, training is not */
+                b->token_ids[i] = demo_token_id (step, r, t, TRUE);
+              }
             lp = MAX (lp, -18.0);
             old[i] = (float)lp;
             roll[i] = (float)(lp - l);
@@ -335,6 +358,9 @@ make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
       if (len == DW_DEMO_COLS)
         n_clipped++;
     }
+
+  for (guint r = 0; r < DW_DEMO_ROWS; r++)
+    b->rewards[r] = scores[r];
 
   /* GRPO advantages: score normalised within each group of DEMO_GROUP responses */
   facts->adv_mean = 0;

@@ -16,7 +16,6 @@
 #include <glib/gstdio.h>
 #include <inttypes.h>
 
-#include "dw-batch-private.h"
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader-private.h"
@@ -103,7 +102,7 @@ static gboolean
 is_batch_format (DwFormat f)
 {
   return f == DW_FORMAT_BATCH_SAFETENSORS || f == DW_FORMAT_BATCH_NPZ || f == DW_FORMAT_BATCH_NPY
-         || f == DW_FORMAT_BATCH_JSONL;
+         || f == DW_FORMAT_BATCH_JSONL || f == DW_FORMAT_BATCH_TORCH;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -287,9 +286,10 @@ dw_ingester_set_chunk_size (DwIngester *self, gsize bytes)
 
 /* Folders that are a part of the run of the folder holding them. Not "logs" (a folder of console
  * logs holds one run per log) nor "tensorboard_log" (verl and slime write
- * tensorboard_log/<project>/<experiment>/: one run per experiment). */
+ * tensorboard_log/<project>/<experiment>/: one run per experiment). slime's --dump-details D
+ * writes D/train_data/ and D/rollout_data/: parts of the run D. */
 static const char *const part_dirs[]
-  = { "tensorboard", "tb", "batches", "rollout_batches", "events" };
+  = { "tensorboard", "tb", "batches", "rollout_batches", "events", "train_data", "rollout_data" };
 
 static gboolean
 is_part_dir (const char *name)
@@ -327,43 +327,17 @@ dw_ingest_run_root_for_file (const char *path, DwFormat format)
   return g_steal_pointer (&dir);
 }
 
-/* SwanLab's run folder swanlog/run-<time>-<id>/ holds run-<id>.swanlab: its experiment name */
-static char *
-swanlab_dir_run_name (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    if (g_str_has_prefix (name, "run-") && g_str_has_suffix (name, ".swanlab"))
-      {
-        g_autofree char *path = g_build_filename (dir, name, NULL);
-        return dw_swanlab_run_name (path);
-      }
-  return NULL;
-}
-
 char *
 dw_ingest_run_name (const char *run_root)
 {
   g_autofree char *base = g_path_get_basename (run_root);
+  char *named = dw_logger_run_name (run_root); /* an MLflow run folder, a SwanLab run */
   char *dot;
 
+  if (named != NULL)
+    return named;
   if (g_file_test (run_root, G_FILE_TEST_IS_DIR))
-    {
-      /* an MLflow file-store run folder is named by its run id: its meta.yaml has the name */
-      char *named
-        = dw_mlflow_file_is_run_dir (run_root) ? dw_mlflow_file_run_name (run_root) : NULL;
-      if (named == NULL)
-        named = swanlab_dir_run_name (run_root);
-      return named != NULL ? named : g_steal_pointer (&base);
-    }
-  {
-    /* a SwanLab run file (run-<id>.swanlab) names its experiment in its first record */
-    char *named = dw_swanlab_run_name (run_root);
-    if (named != NULL)
-      return named;
-  }
+    return g_steal_pointer (&base);
   dot = strrchr (base, '.');
   if (dot != NULL && dot != base)
     *dot = '\0';
@@ -803,8 +777,7 @@ static gboolean
 infer_generation (DwIngester *self, gint64 run_id, GError **error)
 {
   g_autofree char *meta = NULL, *gen = NULL, *src = NULL;
-  g_autoptr (GPtrArray) tags = NULL;
-  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  g_autoptr (GPtrArray) names = NULL;
   GError *err = NULL;
   const char *inferred;
 
@@ -820,11 +793,11 @@ infer_generation (DwIngester *self, gint64 run_id, GError **error)
   src = dw_run_meta_get_string (meta, "generation_source");
   if (gen != NULL && g_strcmp0 (src, "inferred") != 0)
     return TRUE;
-  tags = dw_store_list_tags (self->store, run_id, error);
-  if (tags == NULL)
+  /* names only: counting each tag's points here made ingesting a folder of many files
+   * quadratic (120 MLflow metric files: 3× slower) */
+  names = dw_store_list_tag_names (self->store, run_id, error);
+  if (names == NULL)
     return FALSE;
-  for (guint i = 0; i < tags->len; i++)
-    g_ptr_array_add (names, ((DwTagInfo *)tags->pdata[i])->name);
   inferred = dw_run_meta_infer_generation ((const char *const *)names->pdata, names->len);
   if (inferred == NULL || g_strcmp0 (inferred, gen) == 0)
     return TRUE;
@@ -1496,6 +1469,16 @@ npy_set_prefix (const char *path)
   return g_build_filename (dir, base, NULL);
 }
 
+/* Was the lowest rank's file of this per-rank set read (and remembered) already? It is not
+ * when it found its set incomplete: then a later rank file reads the set. */
+static gboolean
+torch_set_read (DwIngester *self, const char *path)
+{
+  g_autofree char *leader = dw_batch_slime_set_leader (path);
+  g_autoptr (DwFileRecord) record = dw_store_get_file (self->store, leader, NULL);
+  return record != NULL;
+}
+
 static gboolean
 ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st, DwFormat format,
               DwFileRecord *rec, const char *run_root, DwIngestReport *report, GError **error)
@@ -1519,6 +1502,20 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
         }
       if (!g_str_has_suffix (path, ".old_log_prob.npy"))
         return TRUE; /* read with its set's old_log_prob member */
+    }
+
+  if (format == DW_FORMAT_BATCH_TORCH)
+    {
+      g_autofree char *parent = g_path_get_dirname (path);
+      g_autofree char *dir = g_path_get_basename (parent);
+      /* slime's rollout side is joined to train_data/{id}.pt when that is read */
+      if (strcmp (dir, "rollout_data") == 0)
+        return TRUE;
+      /* A per-rank dump is read whole through its lowest rank. A later rank file reads the set
+       * only when that one was not remembered: live, it may have been written first and found
+       * its set incomplete. */
+      if (!dw_batch_slime_is_set_leader (path) && torch_set_read (self, path))
+        return TRUE;
     }
 
   batch = dw_batch_read_file (path, &berr);

@@ -27,6 +27,7 @@ static const char *const format_names[DW_N_FORMATS] = {
   [DW_FORMAT_SWANLAB] = "swanlab",
   [DW_FORMAT_MLFLOW_FILE] = "mlflow-file",
   [DW_FORMAT_TRACKIO_SQLITE] = "trackio-sqlite",
+  [DW_FORMAT_BATCH_TORCH] = "batch-torch",
 };
 
 const char *
@@ -449,6 +450,9 @@ dw_format_sniff (const char *path, const guint8 *head, gsize n)
           if (30 + name_len <= n && name_len >= 4
               && memcmp (head + 30 + name_len - 4, ".npy", 4) == 0)
             return DW_FORMAT_BATCH_NPZ;
+          if (30 + name_len <= n && name_len >= 9
+              && memcmp (head + 30 + name_len - 9, "/data.pkl", 9) == 0)
+            return DW_FORMAT_BATCH_TORCH;
         }
       return has_suffix (path, ".npz") ? DW_FORMAT_BATCH_NPZ : DW_FORMAT_UNKNOWN;
     }

@@ -32,6 +32,7 @@ typedef enum
   DW_FORMAT_SWANLAB,        /* SwanLab ≥ 0.8 run-<id>.swanlab (LevelDB-log framing + protobuf) */
   DW_FORMAT_MLFLOW_FILE,    /* MLflow file store: mlruns/<exp>/<run>/metrics/<key> lines */
   DW_FORMAT_TRACKIO_SQLITE, /* trackio project database ({project}.db) */
+  DW_FORMAT_BATCH_TORCH,    /* torch.save zip: slime / miles dumps (--dump-details) */
   DW_N_FORMATS
 } DwFormat;
 

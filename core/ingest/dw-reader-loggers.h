@@ -50,6 +50,11 @@ char *dw_mlflow_file_run_name (const char *run_dir);
 /* The metric key of a metric file: its path below metrics/ ('/' kept), or its basename. */
 char *dw_mlflow_file_key (const char *path);
 
+/* The name the trainer gave the run of @run_root, when the trackers' files say it: an MLflow
+ * file-store run folder (meta.yaml), a SwanLab run folder or file (the start record's experiment
+ * name). NULL otherwise. */
+char *dw_logger_run_name (const char *run_root);
+
 /* SQLite files: which store is it? DW_FORMAT_MLFLOW_SQLITE, DW_FORMAT_TRACKIO_SQLITE or
  * DW_FORMAT_UNKNOWN (another SQLite database; *@why says what it is not). Opened read-only. */
 DwFormat dw_sqlite_sniff (const char *path, char **why);

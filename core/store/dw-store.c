@@ -181,6 +181,11 @@ static const char *const migrations[DW_STORE_SCHEMA_VERSION] = {
   /* 2 → 3: what ingest found out about a run (framework version, generation, its
    * rollout-correction config, project/experiment), as a JSON object */
   "ALTER TABLE runs ADD COLUMN meta TEXT;",
+  /* 3 → 4: a batch's response token ids ([B,T] int64) and rewards ([B] float64) when its
+   * source has them (slime dumps, the verl hook), for `driftwatch-cli tokens`. */
+  "CREATE TABLE batch_extras ("
+  "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
+  "  token_ids BLOB, rewards BLOB);",
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1132,6 +1137,33 @@ bind_array (sqlite3_stmt *stmt, int index, const void *data, DwDType dtype, gsiz
   return sqlite3_bind_blob (stmt, index, data, (int)bytes, SQLITE_STATIC) == SQLITE_OK;
 }
 
+/* Token ids and rewards beside the batch (or none: a replaced batch loses stale ones). */
+static gboolean
+put_batch_extras (DwStore *self, gint64 batch_id, const DwBatch *batch, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+
+  if (batch->token_ids == NULL && batch->rewards == NULL)
+    stmt = prepare (self, "DELETE FROM batch_extras WHERE batch_id = ?1", error);
+  else
+    stmt = prepare (self,
+                    "INSERT OR REPLACE INTO batch_extras (batch_id, token_ids, rewards) "
+                    "VALUES (?1, ?2, ?3)",
+                    error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, batch_id);
+  if ((batch->token_ids || batch->rewards)
+      && (!bind_array (stmt, 2, batch->token_ids, DW_DTYPE_I64, batch->rows * batch->cols)
+          || !bind_array (stmt, 3, batch->rewards, DW_DTYPE_F64, batch->rows)))
+    {
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
+                   _ ("%s: token ids too large for the store"), self->path);
+      return FALSE;
+    }
+  return step_done (self, stmt, "storing token ids", error);
+}
+
 gboolean
 dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
                     const char *source, GError **error)
@@ -1198,6 +1230,8 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
       return FALSE;
     }
   batch_id = sqlite3_column_int64 (stmt, 0);
+  if (!put_batch_extras (self, batch_id, batch, error))
+    return FALSE;
 
   seq = prepare (self,
                  "INSERT OR REPLACE INTO sequences (batch_id, row, n_valid, n, sum_l, sum_old, "
@@ -1661,6 +1695,28 @@ resolve_canonical (DwStore *self, gint64 run_id, GPtrArray *tags)
 }
 
 GPtrArray *
+dw_store_list_tag_names (DwStore *self, gint64 run_id, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), NULL);
+  stmt = prepare (self, "SELECT name FROM tags WHERE run_id = ? ORDER BY name", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+  if (rc != SQLITE_DONE)
+    {
+      set_error (self, error, rc, "listing tags");
+      return NULL;
+    }
+  return g_steal_pointer (&names);
+}
+
+GPtrArray *
 dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
 {
   g_autoptr (sqlite3_stmt) stmt = NULL;
@@ -1896,7 +1952,8 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   g_return_val_if_fail (DW_IS_STORE (self), NULL);
   stmt = prepare (self,
                   "SELECT rows, cols, lp_dtype, source_lp_dtype, mask_dtype, flags, "
-                  "old_log_prob, rollout_log_prob, response_mask, advantages FROM batches "
+                  "old_log_prob, rollout_log_prob, response_mask, advantages, x.token_ids, "
+                  "x.rewards FROM batches LEFT JOIN batch_extras x ON x.batch_id = batches.id "
                   "WHERE run_id = ? AND step = ?",
                   error);
   if (stmt == NULL)
@@ -1934,6 +1991,13 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
       || !copy_blob (stmt, 7, batch->rollout_log_prob, n * dw_dtype_size (lp_dtype))
       || !copy_blob (stmt, 8, batch->response_mask, n * dw_dtype_size (mask_dtype))
       || !copy_blob (stmt, 9, batch->advantages, n * dw_dtype_size (lp_dtype)))
+    goto corrupt;
+  if (sqlite3_column_type (stmt, 10) != SQLITE_NULL)
+    batch->token_ids = g_malloc (MAX (n * sizeof (gint64), 1));
+  if (sqlite3_column_type (stmt, 11) != SQLITE_NULL)
+    batch->rewards = g_malloc (MAX ((gsize)rows * sizeof (double), 1));
+  if (!copy_blob (stmt, 10, batch->token_ids, n * sizeof (gint64))
+      || !copy_blob (stmt, 11, batch->rewards, (gsize)rows * sizeof (double)))
     goto corrupt;
   return g_steal_pointer (&batch);
 

@@ -111,6 +111,9 @@ char *dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **so
 
 /* Tags of a run, by name. Element type DwTagInfo*. */
 GPtrArray *dw_store_list_tags (DwStore *self, gint64 run_id, GError **error);
+/* The tag names of a run, by name (char*), without dw_store_list_tags()'s point counts: cheap
+ * whatever the run's size. */
+GPtrArray *dw_store_list_tag_names (DwStore *self, gint64 run_id, GError **error);
 
 /* The series of @tag (a logged name, or a canonical name: then the newest logged key that maps to
  * it) with step > @after_step (G_MININT64 for all). */

@@ -27,7 +27,7 @@ dw_recompute_values_agree (double logged, double recomputed, double rtol, double
 }
 
 static void
-diff_free (DwRecomputeDiff *d)
+dw_recompute_diff_free (DwRecomputeDiff *d)
 {
   g_free (d->key);
   g_free (d->tag);
@@ -57,41 +57,42 @@ typedef struct
   gint next;
   GMutex lock; /* the store's connection */
   GError *error;
-} Job;
+} DwRecomputeJob;
 
 static gpointer
-worker (gpointer data)
+dw_recompute_worker (gpointer data)
 {
-  Job *j = data;
+  DwRecomputeJob *job = data;
   for (;;)
     {
-      gint i = g_atomic_int_add (&j->next, 1);
-      if ((guint)i >= j->res->n_steps || g_cancellable_is_cancelled (j->cancellable))
+      gint index = g_atomic_int_add (&job->next, 1);
+      if ((guint)index >= job->res->n_steps || g_cancellable_is_cancelled (job->cancellable))
         break;
-      DwRecomputeStep *st = &j->res->steps[i];
-      GError *err = NULL;
-      g_mutex_lock (&j->lock);
-      DwBatch *batch
-        = j->error ? NULL : dw_store_load_batch (j->store, j->res->run_id, st->step, &err);
-      g_mutex_unlock (&j->lock);
+      DwRecomputeStep *step = &job->res->steps[index];
+      GError *error = NULL;
+      g_mutex_lock (&job->lock);
+      DwBatch *batch = job->error
+                         ? NULL
+                         : dw_store_load_batch (job->store, job->res->run_id, step->step, &error);
+      g_mutex_unlock (&job->lock);
       if (!batch)
         {
-          g_mutex_lock (&j->lock);
-          if (!j->error && err)
-            j->error = err;
+          g_mutex_lock (&job->lock);
+          if (!job->error && error)
+            job->error = error;
           else
-            g_clear_error (&err);
-          g_mutex_unlock (&j->lock);
+            g_clear_error (&error);
+          g_mutex_unlock (&job->lock);
           break;
         }
-      if (dw_correction_run (batch, &j->res->config, &st->result, &st->error))
+      if (dw_correction_run (batch, &job->res->config, &step->result, &step->error))
         {
-          free (st->result.weights);
-          free (st->result.mask);
-          st->result.weights = st->result.mask = NULL;
+          free (step->result.weights);
+          free (step->result.mask);
+          step->result.weights = step->result.mask = NULL;
         }
       else
-        st->failed = TRUE;
+        step->failed = TRUE;
       dw_batch_free (batch);
     }
   dw_correction_release_workspace ();
@@ -101,7 +102,8 @@ worker (gpointer data)
 /* recomputed key → logged tag: the same name, else the only logged tag of the same canonical
  * metric when only one recomputed key maps to that canonical metric */
 static GHashTable *
-match_tags (DwStore *store, gint64 run_id, const DwRecomputeResult *res, GError **error)
+dw_recompute_match_tags (DwStore *store, gint64 run_id, const DwRecomputeResult *res,
+                         GError **error)
 {
   g_autoptr (GPtrArray) tags = dw_store_list_tags (store, run_id, error);
   if (!tags)
@@ -158,9 +160,10 @@ match_tags (DwStore *store, gint64 run_id, const DwRecomputeResult *res, GError 
 }
 
 static gboolean
-compare_logged (DwStore *store, DwRecomputeResult *res, double rtol, double atol, GError **error)
+dw_recompute_compare_logged (DwStore *store, DwRecomputeResult *res, double rtol, double atol,
+                             GError **error)
 {
-  g_autoptr (GHashTable) map = match_tags (store, res->run_id, res, error);
+  g_autoptr (GHashTable) map = dw_recompute_match_tags (store, res->run_id, res, error);
   if (!map)
     return FALSE;
   g_autoptr (GHashTable) series
@@ -168,7 +171,7 @@ compare_logged (DwStore *store, DwRecomputeResult *res, double rtol, double atol
   for (guint i = 0; i < res->n_steps; i++)
     {
       DwRecomputeStep *st = &res->steps[i];
-      st->diffs = g_ptr_array_new_with_free_func ((GDestroyNotify)diff_free);
+      st->diffs = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_recompute_diff_free);
       for (gsize m = 0; m < st->result.n_metrics; m++)
         {
           const DwMetric *met = &st->result.metrics[m];
@@ -204,9 +207,8 @@ compare_logged (DwStore *store, DwRecomputeResult *res, double rtol, double atol
 }
 
 DwRecomputeResult *
-dw_whatif_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config,
-                         DwGeneration generation, const DwRecomputeOptions *options,
-                         GCancellable *cancellable, GError **error)
+dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config, DwGeneration generation,
+                  const DwRecomputeOptions *options, GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (DW_IS_STORE (store), NULL);
   g_return_val_if_fail (config != NULL, NULL);
@@ -258,13 +260,13 @@ dw_whatif_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config,
   res->steps = g_new0 (DwRecomputeStep, steps->len);
   for (guint i = 0; i < steps->len; i++)
     res->steps[i].step = g_array_index (steps, gint64, i);
-  Job j = { .store = store, .res = res, .cancellable = cancellable };
+  DwRecomputeJob j = { .store = store, .res = res, .cancellable = cancellable };
   g_mutex_init (&j.lock);
   guint nt = opt.n_threads ? opt.n_threads : MAX (1, g_get_num_processors ());
   nt = MIN (nt, res->n_steps);
   GThread **th = g_new (GThread *, nt);
   for (guint t = 0; t < nt; t++)
-    th[t] = g_thread_new ("dw-recompute", worker, &j);
+    th[t] = g_thread_new ("dw-recompute", dw_recompute_worker, &j);
   for (guint t = 0; t < nt; t++)
     g_thread_join (th[t]);
   g_free (th);
@@ -276,7 +278,7 @@ dw_whatif_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config,
       return NULL;
     }
   if (g_cancellable_set_error_if_cancelled (cancellable, error)
-      || !compare_logged (store, res, opt.rtol, opt.atol, error))
+      || !dw_recompute_compare_logged (store, res, opt.rtol, opt.atol, error))
     {
       dw_recompute_result_free (res);
       return NULL;

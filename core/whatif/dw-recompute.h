@@ -64,12 +64,14 @@ typedef struct
  * config's generation is set to @generation. Errors: the run has no stored batch, store
  * errors (DW_STORE_ERROR), an unknown preset (DW_WHATIF_ERROR_CONFIG). A config verl rejects is
  * not a GError: every step is then failed with verl's error. */
-DwRecomputeResult *dw_whatif_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config,
-                                            DwGeneration generation,
-                                            const DwRecomputeOptions *options,
-                                            GCancellable *cancellable, GError **error);
+DwRecomputeResult *dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config,
+                                     DwGeneration generation, const DwRecomputeOptions *options,
+                                     GCancellable *cancellable, GError **error);
 
 /* The agreement rule above. */
 gboolean dw_recompute_values_agree (double logged, double recomputed, double rtol, double atol);
+
+/* The name of dw_recompute_run before every function carried its file's prefix. */
+#define dw_whatif_recompute_run dw_recompute_run
 
 G_END_DECLS

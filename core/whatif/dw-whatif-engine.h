@@ -51,7 +51,7 @@ DwWhatifStep *dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **er
  * every sequence-level option and IS level stays exact, and instead of the tokens a sketch of
  * their log-ratios (the extreme tokens in full, equal-count bins of the bulk): token-level values
  * whose bound falls inside a bin are approximate, with an error bound (error_bound). About
- * 320 KB per step plus ~360 bytes per row. */
+ * 320 KB per step plus ~190 bytes per row. */
 DwWhatifStep *dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error);
 gboolean dw_whatif_step_is_compact (const DwWhatifStep *self);
 void dw_whatif_step_free (DwWhatifStep *self);

@@ -15,79 +15,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
-/* metric lists with approximate flags                                                         */
-
-typedef struct
-{
-  DwMetric metric;
-  guint8 approximate;
-  double error;
-} DwWhatifEntry;
-
-typedef struct
-{
-  const char *prefix;
-  GArray *entries;      /* DwWhatifEntry */
-  gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
-  double error;         /* error bound of the value put next (reset by each put) */
-} DwWhatifList;
-
-/* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
-static void
-dw_whatif_eval_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
-{
-  DwWhatifEntry entry;
-  const char *parts[3] = { list->prefix, name, suffix };
-  gsize length = 0;
-  for (int part = 0; part < 3; part++)
-    for (const char *c = parts[part]; *c && length + 1 < sizeof entry.metric.key; c++)
-      entry.metric.key[length++] = *c;
-  entry.metric.key[length] = '\0';
-  entry.metric.value = value;
-  entry.approximate = list->approximate || list->error != 0;
-  entry.error = list->approximate && list->error == 0 ? NAN : list->error;
-  list->error = 0;
-  g_array_append_val (list->entries, entry);
-}
-
-static void
-dw_whatif_eval_put (DwWhatifList *list, const char *name, double value)
-{
-  dw_whatif_eval_put3 (list, value, name, "");
-}
-
-static int
-dw_whatif_eval_entry_compare (const void *a, const void *b)
-{
-  return strcmp ((*(const DwWhatifEntry *const *)a)->metric.key,
-                 (*(const DwWhatifEntry *const *)b)->metric.key);
-}
-
-static void
-dw_whatif_eval_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
-{
-  /* sorted through pointers: an entry is ~100 bytes */
-  gsize n = list->entries->len;
-  const DwWhatifEntry **order = g_new (const DwWhatifEntry *, n ? n : 1);
-  for (gsize index = 0; index < n; index++)
-    order[index] = &g_array_index (list->entries, DwWhatifEntry, index);
-  qsort (order, n, sizeof *order, dw_whatif_eval_entry_compare);
-  out->result.n_metrics = n;
-  out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
-  out->approximate = g_new0 (guint8, n ? n : 1);
-  out->error_bound = g_new0 (double, n ? n : 1);
-  for (gsize index = 0; index < n; index++)
-    {
-      out->result.metrics[index] = order[index]->metric;
-      out->approximate[index] = order[index]->approximate;
-      out->error_bound[index] = order[index]->error;
-      out->any_approximate |= order[index]->approximate;
-    }
-  g_free (order);
-  g_array_free (list->entries, TRUE);
-}
-
-/* ------------------------------------------------------------------------------------------ */
 /* the plan                                                                                    */
 
 static void
@@ -142,14 +69,14 @@ dw_whatif_eval_ratio_token (const DwWhatifStep *step, DwWhatifList *list, const 
   *sum_error = clamped.sum_error;
   *sum_sq_error = clamped.sum_sq_error;
   list->approximate |= !step->weight_monotone;
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, step->weight_sum_tok), prefix, "_mean");
-  dw_whatif_eval_put3 (list, step->max_weight, prefix, "_max");
-  dw_whatif_eval_put3 (list, step->min_weight, prefix, "_min");
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, step->weight_sum_tok), prefix, "_mean");
+  dw_whatif_list_put3 (list, step->max_weight, prefix, "_max");
+  dw_whatif_list_put3 (list, step->min_weight, prefix, "_min");
   list->error = clamped.n_high_error / step->mask_count;
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_high), prefix,
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, clamped.n_high), prefix,
                        "_ratio_fraction_high");
   list->error = clamped.n_low_error / step->mask_count;
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, clamped.n_low), prefix,
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, clamped.n_low), prefix,
                        "_ratio_fraction_low");
 }
 
@@ -176,7 +103,7 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
       dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, clamped * clamped), valid[row]);
     }
   double weight_sum = sequence ? step->weight_sum_seq : step->weight_sum_geo;
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, weight_sum), prefix, "_mean");
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, weight_sum), prefix, "_mean");
 
   const double log_max = step->level_stat[level].log_max, log_min = step->level_stat[level].log_min;
   const double log_upper = (float)log ((float)upper), log_lower = (float)log ((float)lower);
@@ -187,14 +114,14 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
       n_high += (log_ratio[row] > log_upper) * row_weight;
       n_low += (log_ratio[row] < log_lower) * row_weight;
     }
-  dw_whatif_eval_put3 (
+  dw_whatif_list_put3 (
     list, dw_whatif_round (step, dw_whatif_exp (step, fmin (log_max, DW_WHATIF_SAFETY_BOUND))),
     prefix, "_max");
-  dw_whatif_eval_put3 (list, dw_whatif_round (step, dw_whatif_exp (step, log_min)), prefix, "_min");
-  dw_whatif_eval_put3 (
+  dw_whatif_list_put3 (list, dw_whatif_round (step, dw_whatif_exp (step, log_min)), prefix, "_min");
+  dw_whatif_list_put3 (
     list, token_weighted ? dw_whatif_mean_batch (step, n_high) : n_high / (double)n_rows, prefix,
     "_ratio_fraction_high");
-  dw_whatif_eval_put3 (list,
+  dw_whatif_list_put3 (list,
                        token_weighted ? dw_whatif_mean_batch (step, n_low) : n_low / (double)n_rows,
                        prefix, "_ratio_fraction_low");
 }
@@ -213,58 +140,14 @@ dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const ch
       n_high += mean[row] > upper_r;
       n_low += mean[row] < lower_r;
     }
-  dw_whatif_eval_put3 (list, stat->mean, prefix, "_seq_mean");
-  dw_whatif_eval_put3 (list, n_rows > 1 ? sqrt (stat->sum_sq_dev / (double)(n_rows - 1)) : 0.0,
+  dw_whatif_list_put3 (list, stat->mean, prefix, "_seq_mean");
+  dw_whatif_list_put3 (list, n_rows > 1 ? sqrt (stat->sum_sq_dev / (double)(n_rows - 1)) : 0.0,
                        prefix, "_seq_std");
-  dw_whatif_eval_put3 (list, stat->max, prefix, "_seq_max");
-  dw_whatif_eval_put3 (list, stat->min, prefix, "_seq_min");
-  dw_whatif_eval_put3 (list, stat->max_dev, prefix, "_seq_max_deviation");
-  dw_whatif_eval_put3 (list, n_high / (double)n_rows, prefix, "_seq_fraction_high");
-  dw_whatif_eval_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
-}
-
-/* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
-static void
-dw_whatif_eval_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
-                              double *ess)
-{
-  double mean_clamped = dw_whatif_mean_batch (step, sum);
-  *std = 0.0;
-  if (step->mask_sum > 1)
-    {
-      double variance
-        = dw_whatif_round (step, dw_whatif_mean_batch (step, sum_sq)
-                                   - dw_whatif_round (step, mean_clamped * mean_clamped));
-      *std = sqrt (fmax (variance, 0.0));
-    }
-  double denominator = dw_whatif_round (step, mean_clamped + DW_WHATIF_MEAN_EPSILON);
-  *ess = 1.0 / dw_whatif_mean_batch (step, sum_sq / (denominator * denominator));
-}
-
-/* puts <prefix>_std and <prefix>_eff_sample_size; with error bounds on the sums (a compact step),
- * the bounds of std and ESS are their largest change over the corners of the sums' box (std²
- * and 1/ESS are monotone in each sum) */
-static void
-dw_whatif_eval_spread (const DwWhatifStep *step, DwWhatifList *list, const char *prefix, double sum,
-                       double sum_sq, double sum_error, double sum_sq_error)
-{
-  double std, ess;
-  dw_whatif_eval_spread_values (step, sum, sum_sq, &std, &ess);
-  double std_error = 0, ess_error = 0;
-  if (sum_error != 0 || sum_sq_error != 0)
-    for (int corner = 0; corner < 4; corner++)
-      {
-        double corner_std, corner_ess;
-        dw_whatif_eval_spread_values (step, sum + (corner & 1 ? sum_error : -sum_error),
-                                      sum_sq + (corner & 2 ? sum_sq_error : -sum_sq_error),
-                                      &corner_std, &corner_ess);
-        std_error = fmax (std_error, fabs (corner_std - std));
-        ess_error = fmax (ess_error, fabs (corner_ess - ess));
-      }
-  list->error = std_error;
-  dw_whatif_eval_put3 (list, std, prefix, "_std");
-  list->error = ess_error;
-  dw_whatif_eval_put3 (list, ess, prefix, "_eff_sample_size");
+  dw_whatif_list_put3 (list, stat->max, prefix, "_seq_max");
+  dw_whatif_list_put3 (list, stat->min, prefix, "_seq_min");
+  dw_whatif_list_put3 (list, stat->max_dev, prefix, "_seq_max_deviation");
+  dw_whatif_list_put3 (list, n_high / (double)n_rows, prefix, "_seq_fraction_high");
+  dw_whatif_list_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
 }
 
 /* the correction core's ratio metrics of a ratio clamped to [lower, upper] */
@@ -281,7 +164,7 @@ dw_whatif_eval_ratio (const DwWhatifStep *step, DwWhatifList *list, const char *
   else
     dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &sum,
                                &sum_sq);
-  dw_whatif_eval_spread (step, list, prefix, sum, sum_sq, sum_error, sum_sq_error);
+  dw_whatif_list_put_spread (step, list, prefix, sum, sum_sq, sum_error, sum_sq_error);
   list->approximate = approximate_before;
   dw_whatif_eval_ratio_seq (step, list, prefix, level, upper_r, lower_r);
 }
@@ -298,7 +181,7 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
       double error;
       mean = dw_whatif_mean_batch (step, dw_whatif_query_truncated_sum (step, cap, &error));
       list->error = error / step->mask_count;
-      dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
+      dw_whatif_list_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
       list->approximate = approximate_before;
       return;
     }
@@ -306,383 +189,18 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
   const gboolean all_rows = plan->bn_rows == DW_BN_ROWS_ALL;
   for (gsize row = 0; row < step->n_rows; row++)
     {
-      const DwWhatifRow *stats = &step->rows[row];
-      double weight = stats->weight_seq > cap ? cap : stats->weight_seq;
+      const double raw = dw_whatif_cell (step, DW_WHATIF_COL_WEIGHT_SEQ, row);
+      const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      double weight = raw > cap ? cap : raw;
       double row_sum = 0;
-      dw_whatif_add_repeated (step, &row_sum, weight, stats->valid);
-      double row_mean = dw_whatif_mean_row (step, row_sum, stats->n);
-      if (all_rows || stats->n > 0)
+      dw_whatif_add_repeated (step, &row_sum, weight,
+                              dw_whatif_cell (step, DW_WHATIF_COL_VALID, row));
+      double row_mean = dw_whatif_mean_row (step, row_sum, n);
+      if (all_rows || n > 0)
         sum += row_mean, n_counted += 1;
     }
   mean = sum / fmax (n_counted, 1e-8);
-  dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
-
-/* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics */
-static void
-dw_whatif_eval_applied_seq (const DwWhatifStep *step, DwWhatifList *list,
-                            const DwWhatifApplied *applied, const double *row_mean,
-                            gboolean estimated)
-{
-  const gboolean approximate_before = list->approximate;
-  const gsize n_rows = step->n_rows;
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  double sum = 0, max = -INFINITY, min = INFINITY, max_dev = -INFINITY;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      sum += row_mean[row];
-      max = fmax (max, row_mean[row]);
-      min = fmin (min, row_mean[row]);
-      max_dev = fmax (max_dev, fabs (row_mean[row] - 1.0));
-    }
-  const double mean = sum / (double)n_rows;
-  double sum_sq_dev = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    sum_sq_dev += (row_mean[row] - mean) * (row_mean[row] - mean);
-  /* v0.9.0 compares the raw rows' means with the bounds, v0.8.0 the applied ones */
-  const double *compared
-    = applied->raw_seq_fractions ? dw_whatif_column (
-        step, applied->level == DW_LEVEL_TOKEN ? DW_WHATIF_COL_MEAN_TOK : DW_WHATIF_COL_MEAN_SEQ)
-                                 : row_mean;
-  double n_high = 0, n_low = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      n_high += compared[row] > upper_r;
-      n_low += compared[row] < lower_r;
-    }
-  list->approximate |= estimated;
-  dw_whatif_eval_put (list, "rollout_is_seq_mean", mean);
-  dw_whatif_eval_put (list, "rollout_is_seq_std",
-                      n_rows > 1 ? sqrt (sum_sq_dev / (double)(n_rows - 1)) : 0.0);
-  dw_whatif_eval_put (list, "rollout_is_seq_max", max);
-  dw_whatif_eval_put (list, "rollout_is_seq_min", min);
-  dw_whatif_eval_put (list, "rollout_is_seq_max_deviation", max_dev);
-  if (applied->raw_seq_fractions)
-    list->approximate = approximate_before;
-  dw_whatif_eval_put (list, "rollout_is_seq_fraction_high", n_high / (double)n_rows);
-  dw_whatif_eval_put (list, "rollout_is_seq_fraction_low", n_low / (double)n_rows);
-  list->approximate = approximate_before;
-}
-
-/* the batch normalisation factor of the applied weights: the token mean (@token_mean) or the
- * mean of the non-empty rows' means (docs/CORRECTION.md §3.2) */
-static void
-dw_whatif_eval_applied_batch_norm (const DwWhatifStep *step, DwWhatifList *list,
-                                   const DwWhatifApplied *applied, double token_mean,
-                                   const double *row_mean)
-{
-  double factor = token_mean;
-  if (applied->level != DW_LEVEL_TOKEN)
-    {
-      double sum = 0, n_counted = 0;
-      for (gsize row = 0; row < step->n_rows; row++)
-        if (applied->bn_all_rows || step->rows[row].n > 0)
-          sum += row_mean[row], n_counted += 1;
-      factor = sum / fmax (n_counted, 1e-8);
-    }
-  dw_whatif_eval_put (list, "rollout_is_batch_norm_factor", factor > 1e-8 ? factor : 1.0);
-}
-
-/* the token-level sums of the applied weights and the counts beyond the bounds */
-typedef struct
-{
-  double sum, sum_sq, n_below, n_above;
-  double sum_error, sum_sq_error, n_below_error, n_above_error;
-  double max, min;
-  gboolean extremes_estimated; /* max / min are estimates without a bound (compact IcePop) */
-} DwWhatifAppliedSums;
-
-/* the same on a compact step, from the sketch */
-static void
-dw_whatif_eval_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                     DwWhatifAppliedSums *out)
-{
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  const int weight = DW_WHATIF_Q_WEIGHT, weight_sq = DW_WHATIF_Q_WEIGHT_SQ;
-  DwWhatifSketchPart below, at_most;
-  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LT, lower_r, &below);
-  dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LE, upper_r, &at_most);
-  out->n_below = below.count;
-  out->n_below_error = below.count_error;
-  out->n_above = (double)step->n_tokens - at_most.count;
-  out->n_above_error = at_most.count_error;
-  out->sum = at_most.sum[weight];
-  out->sum_sq = at_most.sum[weight_sq];
-  out->sum_error = at_most.sum_error[weight];
-  out->sum_sq_error = at_most.sum_error[weight_sq];
-  if (applied->icepop)
-    {
-      out->sum -= below.sum[weight];
-      out->sum_sq -= below.sum[weight_sq];
-      out->sum_error += below.sum_error[weight];
-      out->sum_sq_error += below.sum_error[weight_sq];
-      const gboolean some_out = out->n_below + out->n_above > 0;
-      out->max = at_most.count > below.count ? fmin (step->max_weight, upper_r) : 0.0;
-      out->min = some_out ? 0.0 : step->min_weight;
-      out->extremes_estimated = TRUE;
-      return;
-    }
-  const double upper_sq = dw_whatif_round (step, upper_r * upper_r);
-  out->sum += dw_whatif_times (upper_r, out->n_above);
-  out->sum_sq += dw_whatif_times (upper_sq, out->n_above);
-  out->sum_error += dw_whatif_times (upper_r, at_most.count_error);
-  out->sum_sq_error += dw_whatif_times (upper_sq, at_most.count_error);
-  out->max = fmin (step->max_weight, upper_r);
-  out->min = fmin (step->min_weight, upper_r);
-}
-
-/* the row means of the applied weights on a compact step: exact for a row with no token beyond
- * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
-static void
-dw_whatif_eval_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                          double *row_mean, gboolean *estimated)
-{
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  *estimated = FALSE;
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      const DwWhatifRow *stats = &step->rows[row];
-      const double raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK)[row];
-      const gboolean high = stats->max_weight > upper_r;
-      const gboolean low = applied->icepop && stats->min_weight < lower_r;
-      if (!high && !low)
-        {
-          row_mean[row] = raw_mean;
-          continue;
-        }
-      *estimated = TRUE;
-      double sum = raw_mean * stats->n;
-      if (high)
-        sum -= applied->icepop ? stats->max_weight : stats->max_weight - upper_r;
-      if (low)
-        sum -= stats->min_weight;
-      row_mean[row] = dw_whatif_mean_row (step, sum, stats->n);
-    }
-}
-
-/* the row means of token-level applied weights. A row with no token beyond the bounds keeps
- * its raw mean. In the others, the tokens with w ≤ U (TIS) or L ≤ w ≤ U (IcePop) are a window
- * of the row's sorted tokens, found from the ℓ where the step's sorted weights cross the bounds
- * (@low_position, @high_position) */
-static void
-dw_whatif_eval_applied_token_rows (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                   gsize low_position, gsize high_position, double *row_mean)
-{
-  const gsize n = step->n_tokens;
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  /* tokens with ℓ < high_log have w ≤ U; tokens with ℓ < low_log have w < L */
-  const double high_log
-    = high_position < n ? dw_whatif_sorted_value (step, high_position) : INFINITY;
-  const double low_log = low_position < n ? dw_whatif_sorted_value (step, low_position) : INFINITY;
-  const int high_cut = step->cut_count ? dw_whatif_query_cut_index (step, high_log) : 0;
-  const int low_cut = step->cut_count ? dw_whatif_query_cut_index (step, low_log) : 0;
-  const double *max_weight = dw_whatif_column (step, DW_WHATIF_COL_MAX_WEIGHT);
-  const double *min_weight = dw_whatif_column (step, DW_WHATIF_COL_MIN_WEIGHT);
-  const double *raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK);
-  const double *mask_n = dw_whatif_column (step, DW_WHATIF_COL_N);
-  enum
-  {
-    AHEAD = 8
-  };
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      const gboolean high = max_weight[row] > upper_r;
-      const gboolean low = applied->icepop && min_weight[row] < lower_r;
-      if (step->cut_count && row + AHEAD < step->n_rows)
-        {
-          if (max_weight[row + AHEAD] > upper_r)
-            dw_whatif_query_row_prefetch (step, row + AHEAD, high_cut);
-          if (applied->icepop && min_weight[row + AHEAD] < lower_r)
-            dw_whatif_query_row_prefetch (step, row + AHEAD, low_cut);
-        }
-      if (!high && !low)
-        {
-          row_mean[row] = raw_mean[row];
-          continue;
-        }
-      const gsize length = step->row_start[row + 1] - step->row_start[row];
-      gsize kept_end
-        = high ? dw_whatif_query_row_count_below (step, row, high_cut, high_log) : length;
-      gsize kept_start = low ? dw_whatif_query_row_count_below (step, row, low_cut, low_log) : 0;
-      kept_start = MIN (kept_start, kept_end);
-      double sum = dw_whatif_query_row_weight_sum (step, row, kept_start, kept_end);
-      if (!applied->icepop)
-        sum += dw_whatif_times (upper_r, (double)(length - kept_end));
-      row_mean[row] = dw_whatif_mean_row (step, sum, mask_n[row]);
-    }
-}
-
-/* token level: sums of the applied weights over the step's sorted tokens */
-static void
-dw_whatif_eval_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                   DwWhatifAppliedSums *out, gsize *low_position,
-                                   gsize *high_position)
-{
-  const gsize n = step->n_tokens;
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  const int weight = DW_WHATIF_Q_WEIGHT;
-  /* [0, n_below): w < L; [high_position, n): w > U */
-  const gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower_r, 0, n);
-  const gsize high = dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper_r, 0, n);
-  const gsize kept_start = applied->icepop ? MIN (n_below, high) : 0;
-  DwWhatifSum total = dw_whatif_query_range_sum (step, weight, kept_start, high);
-  DwWhatifSum total_sq = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, kept_start, high);
-  out->n_below = (double)n_below;
-  out->n_above = (double)(n - high);
-  if (applied->icepop)
-    {
-      const gboolean some_out = kept_start > 0 || high < n;
-      out->max = high > kept_start
-                   ? dw_whatif_quantity (step, weight, dw_whatif_sorted_value (step, high - 1))
-                   : 0.0;
-      out->min = some_out || n == 0 ? 0.0 : step->min_weight;
-    }
-  else
-    {
-      total = dw_whatif_sum_add_value (total, dw_whatif_times (upper_r, out->n_above));
-      total_sq = dw_whatif_sum_add_value (
-        total_sq, dw_whatif_times (dw_whatif_round (step, upper_r * upper_r), out->n_above));
-      out->max = fmin (step->max_weight, upper_r);
-      out->min = fmin (step->min_weight, upper_r);
-    }
-  out->sum = dw_whatif_sum_value (total);
-  out->sum_sq = dw_whatif_sum_value (total_sq);
-  *low_position = n_below;
-  *high_position = high;
-}
-
-/* token level: the metrics that come from the token sums, and the rows' means */
-static void
-dw_whatif_eval_applied_token (const DwWhatifStep *step, DwWhatifList *list,
-                              const DwWhatifApplied *applied, DwWhatifAppliedSums *sums,
-                              double *row_mean, gboolean *rows_estimated)
-{
-  memset (sums, 0, sizeof *sums);
-  *rows_estimated = FALSE;
-  if (step->sketch)
-    {
-      dw_whatif_eval_applied_token_sketch (step, applied, sums);
-      dw_whatif_eval_applied_token_rows_sketch (step, applied, row_mean, rows_estimated);
-    }
-  else
-    {
-      gsize low_position, high_position;
-      dw_whatif_eval_applied_token_sums (step, applied, sums, &low_position, &high_position);
-      dw_whatif_eval_applied_token_rows (step, applied, low_position, high_position, row_mean);
-    }
-  gboolean approximate_before = list->approximate;
-  list->approximate |= sums->extremes_estimated;
-  dw_whatif_eval_put (list, "rollout_is_max", sums->max);
-  dw_whatif_eval_put (list, "rollout_is_min", sums->min);
-  list->approximate = approximate_before;
-  if (applied->icepop)
-    {
-      list->error = (sums->n_below_error + sums->n_above_error) / step->mask_count;
-      dw_whatif_eval_put (list, "rollout_is_oob_ratio",
-                          dw_whatif_mean_batch (step, sums->n_below + sums->n_above));
-    }
-  list->error = sums->n_above_error / step->mask_count;
-  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_high",
-                      dw_whatif_mean_batch (step, sums->n_above));
-  list->error = sums->n_below_error / step->mask_count;
-  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_low",
-                      dw_whatif_mean_batch (step, sums->n_below));
-}
-
-/* sequence level: one applied weight per row */
-static void
-dw_whatif_eval_applied_rows (const DwWhatifStep *step, DwWhatifList *list,
-                             const DwWhatifApplied *applied, double *sum, double *sum_sq,
-                             double *row_mean)
-{
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  const double *raw = dw_whatif_column (step, DW_WHATIF_COL_WEIGHT_SEQ);
-  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  double n_out = 0;
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      double weight;
-      if (applied->icepop)
-        {
-          gboolean inside = raw[row] >= lower_r && raw[row] <= upper_r;
-          weight = inside ? raw[row] : 0.0;
-          n_out += inside ? 0.0 : valid[row];
-        }
-      else
-        weight = raw[row] > upper_r ? upper_r : raw[row];
-      double row_sum = 0;
-      dw_whatif_add_repeated (step, &row_sum, weight, valid[row]);
-      dw_whatif_add_repeated (step, sum, weight, valid[row]);
-      dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, weight * weight), valid[row]);
-      row_mean[row] = dw_whatif_mean_row (step, row_sum, step->rows[row].n);
-    }
-  if (applied->icepop)
-    dw_whatif_eval_put (list, "rollout_is_oob_ratio", dw_whatif_mean_batch (step, n_out));
-  /* max, min and the ratio fractions come from the rows' log-ratio sums, as before v0.8.0 */
-  const DwWhatifLevelStat *stat = &step->level_stat[DW_LEVEL_SEQUENCE];
-  const double *log_ratio = dw_whatif_column (step, DW_WHATIF_COL_LOG_SEQ);
-  const double log_upper = (float)log ((float)applied->upper);
-  const double log_lower = (float)log ((float)applied->lower);
-  double n_high = 0, n_low = 0;
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      n_high += log_ratio[row] > log_upper;
-      n_low += log_ratio[row] < log_lower;
-    }
-  dw_whatif_eval_put (
-    list, "rollout_is_max",
-    dw_whatif_round (step, dw_whatif_exp (step, fmin (stat->log_max, DW_WHATIF_SAFETY_BOUND))));
-  dw_whatif_eval_put (list, "rollout_is_min",
-                      dw_whatif_round (step, dw_whatif_exp (step, stat->log_min)));
-  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_high", n_high / (double)step->n_rows);
-  dw_whatif_eval_put (list, "rollout_is_ratio_fraction_low", n_low / (double)step->n_rows);
-}
-
-/* the IS metrics of verl v0.8.0 / v0.9.0 (TIS or IcePop); FALSE when verl raises: with every
- * applied weight zero (IcePop bounds no token falls in), the ESS's final reciprocal is Python's
- * 1.0 / 0.0 */
-static gboolean
-dw_whatif_eval_applied (const DwWhatifStep *step, DwWhatifList *list,
-                        const DwWhatifApplied *applied)
-{
-  g_autofree double *row_mean = g_new (double, step->n_rows ? step->n_rows : 1);
-  DwWhatifAppliedSums sums = { 0 };
-  gboolean rows_estimated = FALSE;
-  gboolean approximate_before = list->approximate;
-  if (applied->level == DW_LEVEL_TOKEN)
-    {
-      list->approximate |= !step->weight_monotone;
-      dw_whatif_eval_applied_token (step, list, applied, &sums, row_mean, &rows_estimated);
-    }
-  else
-    dw_whatif_eval_applied_rows (step, list, applied, &sums.sum, &sums.sum_sq, row_mean);
-  /* std and ESS of u = clamp(w, 0, U) = w */
-  const double mean = dw_whatif_mean_batch (step, sums.sum);
-  const double denominator = dw_whatif_round (step, mean + DW_WHATIF_MEAN_EPSILON);
-  if (dw_whatif_mean_batch (step, sums.sum_sq / (denominator * denominator)) == 0.0
-      && sums.sum_sq_error == 0)
-    return FALSE;
-  list->error = sums.sum_error / step->mask_count;
-  dw_whatif_eval_put (list, "rollout_is_mean", mean);
-  dw_whatif_eval_spread (step, list, "rollout_is", sums.sum, sums.sum_sq, sums.sum_error,
-                         sums.sum_sq_error);
-  dw_whatif_eval_applied_seq (step, list, applied, row_mean, rows_estimated);
-  if (applied->batch_normalize)
-    {
-      list->error = sums.sum_error / step->mask_count;
-      dw_whatif_eval_applied_batch_norm (step, list, applied, mean, row_mean);
-    }
-  list->approximate = approximate_before;
-  return TRUE;
+  dw_whatif_list_put (list, "rollout_is_batch_norm_factor", mean > 1e-8 ? mean : 1.0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -828,53 +346,53 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
         n_high += row_value[row] > option->upper;
         n_low += row_value[row] < option->lower_metric;
       }
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->sum_stat), prefix, "_mean");
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->sum_stat), prefix, "_mean");
   if (option->aggregation != DW_RS_AGG_TOKEN && count > 0)
     {
-      dw_whatif_eval_put3 (list, stat->max, prefix, "_max");
-      dw_whatif_eval_put3 (list, stat->min, prefix, "_min");
-      dw_whatif_eval_put3 (list, n_high / count, prefix, "_fraction_high");
-      dw_whatif_eval_put3 (list, k1 ? n_low / count : 0.0, prefix, "_fraction_low");
+      dw_whatif_list_put3 (list, stat->max, prefix, "_max");
+      dw_whatif_list_put3 (list, stat->min, prefix, "_min");
+      dw_whatif_list_put3 (list, n_high / count, prefix, "_fraction_high");
+      dw_whatif_list_put3 (list, k1 ? n_low / count : 0.0, prefix, "_fraction_low");
     }
   else
     {
-      dw_whatif_eval_put3 (list, step->max_k[option->k - 1], prefix, "_max");
-      dw_whatif_eval_put3 (list, step->min_k[option->k - 1], prefix, "_min");
+      dw_whatif_list_put3 (list, step->max_k[option->k - 1], prefix, "_max");
+      dw_whatif_list_put3 (list, step->min_k[option->k - 1], prefix, "_min");
       list->error = option->count_error / step->mask_count;
-      dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->n_high), prefix,
+      dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->n_high), prefix,
                            "_fraction_high");
       list->error = k1 ? option->count_error / step->mask_count : 0.0;
-      dw_whatif_eval_put3 (list, k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
+      dw_whatif_list_put3 (list, k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
                            "_fraction_low");
     }
   double std, std_error, unused;
-  dw_whatif_eval_spread_values (step, option->sum, option->sum_sq, &std, &unused);
+  dw_whatif_list_spread_values (step, option->sum, option->sum_sq, &std, &unused);
   std_error = 0;
   for (int corner = 0; (option->sum_error != 0 || option->sum_sq_error != 0) && corner < 4;
        corner++)
     {
       double corner_std;
-      dw_whatif_eval_spread_values (
+      dw_whatif_list_spread_values (
         step, option->sum + (corner & 1 ? option->sum_error : -option->sum_error),
         option->sum_sq + (corner & 2 ? option->sum_sq_error : -option->sum_sq_error), &corner_std,
         &unused);
       std_error = fmax (std_error, fabs (corner_std - std));
     }
   list->error = std_error;
-  dw_whatif_eval_put3 (list, std, prefix, "_std");
-  dw_whatif_eval_put3 (list, mean, prefix, "_seq_mean");
-  dw_whatif_eval_put3 (list, count > 1 ? sqrt (stat->sum_sq_dev / (count - 1)) : 0.0, prefix,
+  dw_whatif_list_put3 (list, std, prefix, "_std");
+  dw_whatif_list_put3 (list, mean, prefix, "_seq_mean");
+  dw_whatif_list_put3 (list, count > 1 ? sqrt (stat->sum_sq_dev / (count - 1)) : 0.0, prefix,
                        "_seq_std");
-  dw_whatif_eval_put3 (list, count > 0 ? stat->max : 0.0, prefix, "_seq_max");
-  dw_whatif_eval_put3 (list, count > 0 ? stat->min : 0.0, prefix, "_seq_min");
-  dw_whatif_eval_put3 (list, count > 0 ? stat->max_dev : 0.0, prefix, "_seq_max_deviation");
-  dw_whatif_eval_put3 (list, count > 0 ? n_high / count : 0.0, prefix, "_seq_fraction_high");
+  dw_whatif_list_put3 (list, count > 0 ? stat->max : 0.0, prefix, "_seq_max");
+  dw_whatif_list_put3 (list, count > 0 ? stat->min : 0.0, prefix, "_seq_min");
+  dw_whatif_list_put3 (list, count > 0 ? stat->max_dev : 0.0, prefix, "_seq_max_deviation");
+  dw_whatif_list_put3 (list, count > 0 ? n_high / count : 0.0, prefix, "_seq_fraction_high");
   if (k1)
-    dw_whatif_eval_put3 (list, count > 0 ? n_low / count : 0.0, prefix, "_seq_fraction_low");
+    dw_whatif_list_put3 (list, count > 0 ? n_low / count : 0.0, prefix, "_seq_fraction_low");
   list->error = option->count_error / step->mask_count;
-  dw_whatif_eval_put3 (list, dw_whatif_mean_batch (step, option->masked), prefix,
+  dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->masked), prefix,
                        "_masked_fraction");
-  dw_whatif_eval_put3 (list, count > 0 ? option->seq_masked / count : 0.0, prefix,
+  dw_whatif_list_put3 (list, count > 0 ? option->seq_masked / count : 0.0, prefix,
                        "_seq_masked_fraction");
 }
 
@@ -994,9 +512,9 @@ dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
     }
   gboolean approximate_before = list->approximate;
   list->approximate |= approx;
-  dw_whatif_eval_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
+  dw_whatif_list_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
   list->approximate = approximate_before; /* row decisions come from per-row extremes: exact */
-  dw_whatif_eval_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)n_rows);
+  dw_whatif_list_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)n_rows);
 }
 
 /* dw_whatif_eval_rs_overall on a compact step: the tokens outside the token options' kept ℓ
@@ -1040,8 +558,8 @@ dw_whatif_eval_rs_overall_sketch (const DwWhatifStep *step, DwWhatifList *list,
         }
     }
   list->error = masked_error / step->mask_count;
-  dw_whatif_eval_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
-  dw_whatif_eval_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)step->n_rows);
+  dw_whatif_list_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
+  dw_whatif_list_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)step->n_rows);
 }
 
 static void
@@ -1098,9 +616,10 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel
       list->approximate |= !step->weight_monotone;
       for (gsize row = 0; row < step->n_rows; row++)
         {
-          const DwWhatifRow *stats = &step->rows[row];
           gboolean rejected
-            = stats->valid > 0 && !(stats->min_weight >= lower_r && stats->max_weight <= upper_r);
+            = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row) > 0
+              && !(dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row) >= lower_r
+                   && dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row) <= upper_r);
           rows += rejected;
           if (row_rejected)
             row_rejected[row] |= rejected;
@@ -1109,18 +628,20 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel
   else
     for (gsize row = 0; row < step->n_rows; row++)
       {
-        const DwWhatifRow *stats = &step->rows[row];
-        double weight = level == DW_LEVEL_SEQUENCE ? stats->weight_seq : stats->weight_geo;
+        const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
+        const int column
+          = level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO;
+        const double weight = dw_whatif_cell (step, column, row);
         gboolean keep = weight >= lower_r && weight <= upper_r;
         if (!keep)
-          masked += stats->valid;
+          masked += valid;
         rows += step->n_cols > 0 ? !keep : 0;
         if (row_rejected)
-          row_rejected[row] |= !keep && stats->valid > 0;
+          row_rejected[row] |= !keep && valid > 0;
       }
   list->error = masked_error / step->mask_count;
-  dw_whatif_eval_put (list, key_masked, dw_whatif_mean_batch (step, masked));
-  dw_whatif_eval_put (list, key_seq, step->n_rows ? rows / (double)step->n_rows : 0.0);
+  dw_whatif_list_put (list, key_masked, dw_whatif_mean_batch (step, masked));
+  dw_whatif_list_put (list, key_seq, step->n_rows ? rows / (double)step->n_rows : 0.0);
   list->approximate = approximate_before;
 }
 
@@ -1135,15 +656,16 @@ dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, 
       catastrophic = dw_whatif_query_count_log_below (step, log_threshold, &catastrophic_error);
       for (gsize row = 0; row < step->n_rows; row++)
         {
-          gboolean has = step->rows[row].valid > 0 && step->rows[row].min_log < log_threshold;
+          gboolean has = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row) > 0
+                         && dw_whatif_cell (step, DW_WHATIF_COL_MIN_LOG, row) < log_threshold;
           vetoed += has;
           if (row_rejected)
             row_rejected[row] |= has;
         }
     }
-  dw_whatif_eval_put (list, "rollout_is_veto_fraction", vetoed / (double)step->n_rows);
+  dw_whatif_list_put (list, "rollout_is_veto_fraction", vetoed / (double)step->n_rows);
   list->error = catastrophic_error / step->mask_count;
-  dw_whatif_eval_put (list, "rollout_is_catastrophic_token_fraction",
+  dw_whatif_list_put (list, "rollout_is_catastrophic_token_fraction",
                       dw_whatif_mean_batch (step, catastrophic));
 }
 
@@ -1156,7 +678,7 @@ dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean
       const char *key = step->offpolicy[index].key;
       if (old_names && g_str_has_prefix (key, "chi2_"))
         continue;
-      dw_whatif_eval_put3 (list, step->offpolicy[index].value, old_names ? "mismatch_" : "", key);
+      dw_whatif_list_put3 (list, step->offpolicy[index].value, old_names ? "mismatch_" : "", key);
     }
 }
 
@@ -1181,7 +703,7 @@ dw_whatif_eval_mismatch (const DwWhatifStep *step, DwWhatifList *list, const DwP
 }
 
 /* the IS metrics of the rollout_corr helper (every generation from v0.6.1 on); FALSE when verl
- * raises (dw_whatif_eval_applied) */
+ * raises (dw_whatif_applied_evaluate) */
 static gboolean
 dw_whatif_eval_is (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan)
 {
@@ -1196,7 +718,7 @@ dw_whatif_eval_is (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
         .batch_normalize = plan->batch_normalize,
         .bn_all_rows = plan->bn_rows == DW_BN_ROWS_ALL,
       };
-      return dw_whatif_eval_applied (step, list, &applied);
+      return dw_whatif_applied_evaluate (step, list, &applied);
     }
   dw_whatif_eval_ratio (step, list, "rollout_is", plan->is_level, plan->is_upper, plan->is_lower,
                         FALSE);
@@ -1242,7 +764,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
   if (plan->path == DW_PATH_VERL_MISMATCH)
     {
       dw_whatif_eval_mismatch (step, &list, plan, row_rejected);
-      dw_whatif_eval_list_finish (&list, out);
+      dw_whatif_list_finish (&list, out);
       return;
     }
   if (plan->is_on && !dw_whatif_eval_is (step, &list, plan))
@@ -1271,5 +793,5 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       dw_whatif_eval_veto (step, &list, plan->veto_on, plan->veto, row_rejected);
     }
   dw_whatif_eval_offpolicy (step, &list, FALSE);
-  dw_whatif_eval_list_finish (&list, out);
+  dw_whatif_list_finish (&list, out);
 }

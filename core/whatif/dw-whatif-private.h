@@ -2,12 +2,15 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The module has three parts (docs/WHATIF.md):
+ * The module's parts (docs/WHATIF.md §1):
  *   dw-whatif-step.c   builds the statistics of one batch (DwWhatifStep) and answers the public
  *                      step API;
  *   dw-whatif-query.c  the threshold-dependent queries on those statistics (counts and sums of a
  *                      quantity beyond a bound, per-row kept counts);
- *   dw-whatif-eval.c   a correction plan evaluated on the statistics (the metric lists);
+ *   dw-whatif-sketch.c the token sketch of a compact step;
+ *   dw-whatif-eval.c   a correction plan evaluated on the statistics;
+ *   dw-whatif-applied.c  the IS metrics of verl v0.8.0 / v0.9.0 (applied weights);
+ *   dw-whatif-list.c   the metric list an evaluation fills (flags, error bounds);
  *   dw-whatif-engine.c a run of steps: loading threads, parallel evaluation, the exact pass.
  *
  * Glossary of the symbols the formulas use (docs/CORRECTION.md §2–§6): ℓ = old − rollout
@@ -131,8 +134,9 @@ enum
   DW_WHATIF_COL_WEIGHT_GEO,
   DW_WHATIF_COL_LOG_SEQ, /* DwWhatifRow.log_seq, log_geo */
   DW_WHATIF_COL_LOG_GEO,
-  DW_WHATIF_COL_MIN_WEIGHT, /* DwWhatifRow.min_weight, max_weight */
+  DW_WHATIF_COL_MIN_WEIGHT, /* DwWhatifRow.min_weight, max_weight, min_log */
   DW_WHATIF_COL_MAX_WEIGHT,
+  DW_WHATIF_COL_MIN_LOG,
   DW_WHATIF_N_COLUMNS
 };
 
@@ -201,8 +205,8 @@ struct _DwWhatifStep
   gboolean weight_monotone;
   DwWhatifShape shape_k2, shape_k3;
   double neg_k3_sum, neg_k3_sq; /* Σ over k3 < 0 of k3 and of R(k3²) (clamped to 0 by RS std) */
-  DwWhatifRow *rows;
-  double *columns; /* [DW_WHATIF_N_COLUMNS][n_rows] */
+  DwWhatifRow *rows;            /* while the step is built; its columns stay (the rows are freed) */
+  double *columns;              /* [DW_WHATIF_N_COLUMNS][n_rows] */
   DwWhatifRowStat so_stat[DW_WHATIF_N_SO];
   DwWhatifLevelStat level_stat[3];
   double weight_sum_tok, weight_sum_seq, weight_sum_geo;
@@ -225,6 +229,13 @@ static inline const double *
 dw_whatif_column (const DwWhatifStep *step, int column)
 {
   return step->columns + (gsize)column * step->n_rows;
+}
+
+/* the value of @column at @row */
+static inline double
+dw_whatif_cell (const DwWhatifStep *step, int column, gsize row)
+{
+  return step->columns[(gsize)column * step->n_rows + row];
 }
 
 /* round to / exp in the step's dtype (dw-torch.h, as the correction core) */
@@ -440,6 +451,40 @@ typedef struct
   gboolean batch_normalize;
   gboolean bn_all_rows; /* sequence batch norm averages empty rows in */
 } DwWhatifApplied;
+
+/* the metric list of an evaluation (dw-whatif-list.c) */
+typedef struct
+{
+  DwMetric metric;
+  guint8 approximate;
+  double error;
+} DwWhatifEntry;
+
+typedef struct
+{
+  const char *prefix;
+  GArray *entries;      /* DwWhatifEntry */
+  gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
+  double error;         /* error bound of the value put next (reset by each put) */
+} DwWhatifList;
+
+/* appends the list's prefix + @name + @suffix (cut to the key size, like snprintf) with the list's
+ * current flags, and resets list->error */
+void dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix);
+void dw_whatif_list_put (DwWhatifList *list, const char *name, double value);
+/* sorts the list by key into @out (metrics, approximate flags, error bounds) and frees it */
+void dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out);
+/* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
+void dw_whatif_list_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
+                                   double *ess);
+/* puts <prefix>_std and <prefix>_eff_sample_size with their bounds from the sums' bounds */
+void dw_whatif_list_put_spread (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
+                                double sum, double sum_sq, double sum_error, double sum_sq_error);
+
+/* the v0.8.0 / v0.9.0 IS metrics (dw-whatif-applied.c); FALSE when verl raises its
+ * ZeroDivisionError (every applied weight zero) */
+gboolean dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
+                                     const DwWhatifApplied *applied);
 
 /* The plan of @config (dw_plan_build), or FALSE with @out failed: verl's error for a config it
  * rejects, or (@step nullable) the empty-batch error, which the trainer raises first. */

@@ -359,6 +359,7 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_LOG_GEO, stats->log_geo);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MIN_WEIGHT, stats->min_weight);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MAX_WEIGHT, stats->max_weight);
+      DW_WHATIF_STEP_SET (DW_WHATIF_COL_MIN_LOG, stats->min_log);
 #undef DW_WHATIF_STEP_SET
     }
 }
@@ -588,6 +589,7 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
   /* row pass */
   dw_whatif_step_fill_columns (self);
   dw_whatif_step_row_summaries (self);
+  g_clear_pointer (&self->rows, g_free); /* everything an evaluation reads is in the columns */
   if (!self->fast || self->empty)
     return self;
 
@@ -690,8 +692,7 @@ gsize
 dw_whatif_step_get_memory (const DwWhatifStep *self)
 {
   const gsize value_size = self->f32 ? sizeof (float) : sizeof (double);
-  gsize bytes
-    = sizeof *self + self->n_rows * sizeof (DwWhatifRow) + self->n_offpolicy * sizeof (DwMetric);
+  gsize bytes = sizeof *self + self->n_offpolicy * sizeof (DwMetric);
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
@@ -834,7 +835,7 @@ dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, d
   DwWhatifStepResult out;
   memset (&out, 0, sizeof out);
   for (gsize row = 0; row < self->n_rows; row++)
-    lengths[row] = self->rows[row].valid;
+    lengths[row] = dw_whatif_cell (self, DW_WHATIF_COL_VALID, row);
   DwPlan plan;
   if (!dw_whatif_eval_prepare (self, config, &plan, &out))
     {

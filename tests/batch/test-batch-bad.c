@@ -357,7 +357,7 @@ test_catalogue_safetensors (void)
   expect_error ("s.safetensors", p, len, DW_BATCH_ERROR_MISSING_TENSOR,
                 "s.safetensors: no tensor 'old_log_prob' (required: old_log_prob, "
                 "rollout_log_prob, response_mask; found: advantages, rollout_log_prob, "
-                "response_mask)");
+                "responses, response_mask)");
   g_free (p);
   p = patch (st, "\"shape\":[8,48]", "\"shape\":[8,48}", &len);
   expect_error ("s.safetensors", p, len, DW_BATCH_ERROR_CORRUPT, NULL);
@@ -525,7 +525,8 @@ test_catalogue_misc (void)
 
   expect_error ("e.npz", "", 0, DW_BATCH_ERROR_TRUNCATED, "e.npz: offset 0: empty file");
   expect_error_str ("w.csv", "step,value\n1,2\n", DW_BATCH_ERROR_UNKNOWN_FORMAT,
-                    "w.csv: offset 0: not a rollout batch (npz, npy, safetensors or JSONL); "
+                    "w.csv: offset 0: not a rollout batch (npz, npy, safetensors, JSONL or a torch "
+                    ".pt dump); "
                     "starts with 73 74 65 70 2c 76 61 6c");
   expect_error_str ("z.npz", "PK\003\004 short", DW_BATCH_ERROR_TRUNCATED,
                     "z.npz: zip archive: offset 10: no end-of-central-directory record at the end "
@@ -559,7 +560,8 @@ test_catalogue_misc (void)
     g_clear_error (&error);
   }
 
-  /* limits: members and declared tensors above the limit are refused before reading */
+  /* limits: members and declared tensors above the limit are refused before reading (the
+   * sample's verl "responses" token ids count: they are read as the batch's token ids) */
   dw_batch_reader_set_max_bytes (64 << 10);
   b = dw_batch_read_file (long4096, &error);
   g_assert_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_TOO_LARGE);
@@ -570,7 +572,7 @@ test_catalogue_misc (void)
   b = dw_batch_read_file (stpath, &error);
   g_assert_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_TOO_LARGE);
   g_test_message ("%s", error->message);
-  g_assert_nonnull (strstr (error->message, ": header: the batch tensors declare 4992 bytes, more "
+  g_assert_nonnull (strstr (error->message, ": header: the batch tensors declare 6528 bytes, more "
                                             "than the reader's limit of 1024"));
   g_clear_error (&error);
   dw_batch_reader_set_max_bytes (G_GUINT64_CONSTANT (4) << 30);

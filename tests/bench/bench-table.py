@@ -84,6 +84,9 @@ RULES = [
      + r" %", "idle Monitor page CPU, {0} renderer ({1}), Xvfb", "{2} % of a core", "aim ≤ 1 %"),
     ("whatif", r"^full recompute .*: " + NUM + r" s for " + NUM + r" steps",
      "full recompute of the run (1 thread)", "{0} s for {1} steps", ""),
+    ("verl-hook", r"^verl hook dump .*: median " + NUM + r" ms, " + NUM + r" MB, " + NUM + r" %",
+     "verl hook: dump one 256×8192 step (2.1 M tokens, CPU tensors)",
+     "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
 SETUP = r"^(renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"

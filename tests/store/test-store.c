@@ -90,10 +90,11 @@ test_create (Fixture *f, gconstpointer data)
   mode = raw_sql (f->path, "PRAGMA journal_mode");
   tables = raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
                              "sqlite_master WHERE type = 'table' ORDER BY name)");
-  g_assert_cmpstr (version, ==, "3");
+  g_assert_cmpstr (version, ==, "4");
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
-  g_assert_cmpstr (tables, ==, "batches,diagnostics,files,points,restarts,runs,sequences,tags");
+  g_assert_cmpstr (tables, ==,
+                   "batch_extras,batches,diagnostics,files,points,restarts,runs,sequences,tags");
   runs = dw_store_list_runs (store, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (runs->len, ==, 0);
@@ -124,7 +125,7 @@ test_newer_schema (Fixture *f, gconstpointer data)
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 7, this version "
-                              "reads up to 3); the file was left untouched",
+                              "reads up to 4); the file was left untouched",
                               f->path);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
   g_assert_cmpstr (error->message, ==, expected);
@@ -254,6 +255,14 @@ test_points (Fixture *f, gconstpointer data)
   g_assert_cmpstr (((DwTagInfo *)tags->pdata[0])->canonical, ==, "k3_kl");
   g_assert_cmpint (((DwTagInfo *)tags->pdata[0])->n_points, ==, 1);
   g_assert_cmpint (((DwTagInfo *)tags->pdata[1])->n_points, ==, G_N_ELEMENTS (values));
+  {
+    /* the same names, in the same order, without the counts */
+    g_autoptr (GPtrArray) names = dw_store_list_tag_names (store, run_id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (names->len, ==, tags->len);
+    for (guint i = 0; i < names->len; i++)
+      g_assert_cmpstr (names->pdata[i], ==, ((DwTagInfo *)tags->pdata[i])->name);
+  }
 
   run = dw_store_find_run (store, "run-a", &error);
   g_assert_no_error (error);
@@ -446,9 +455,11 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
   g_clear_pointer (&series, dw_series_free);
   g_clear_object (&store);
 
-  /* A version-1 store (no rank column) is migrated on open, its points kept. */
+  /* A version-1 store (no rank column, no runs.meta, no batch_extras) is migrated on open, its
+   * points kept. */
   g_free (raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
   g_free (raw_sql (f->path, "ALTER TABLE runs DROP COLUMN meta"));
+  g_free (raw_sql (f->path, "DROP TABLE batch_extras"));
   g_free (raw_sql (f->path, "PRAGMA user_version = 1"));
   version = raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "1");
@@ -456,7 +467,7 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_clear_pointer (&version, g_free);
   version = raw_sql (f->path, "PRAGMA user_version");
-  g_assert_cmpstr (version, ==, "3");
+  g_assert_cmpstr (version, ==, "4");
   series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
   g_assert_cmpuint (series->n, ==, 3);
   g_assert_cmpfloat (series->values[1], ==, 0.25);

@@ -639,11 +639,11 @@ test_bad_input_toasts (Fixture *fx, gconstpointer user_data)
   g_autofree char *want_jsonl
     = g_strdup_printf ("%s: byte offset %zu: verl JSONL: line is not a JSON object", jsonl,
                        strlen (good1) + strlen (good2));
-  g_autofree char *want_batch
-    = g_strdup_printf ("%s: offset 0: not a rollout batch (npz, npy, safetensors or JSONL); starts "
-                       "with 0a 00 00 00 00 "
-                       "00 00 00",
-                       st);
+  g_autofree char *want_batch = g_strdup_printf (
+    "%s: offset 0: not a rollout batch (npz, npy, safetensors, JSONL or a torch .pt dump); starts "
+    "with 0a 00 00 00 00 "
+    "00 00 00",
+    st);
   const char *paths[] = { run, NULL };
   GPtrArray *toasts = dw_window_get_toasts (fx->window);
   g_autoptr (GError) error = NULL;

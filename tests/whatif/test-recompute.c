@@ -123,8 +123,8 @@ test_all_presets (void)
           DwValue v = dw_value_str (p[i].name);
           dw_config_set (&c, "preset", &v);
           g_autoptr (GError) error = NULL;
-          g_autoptr (DwRecomputeResult) res = dw_whatif_recompute_run (
-            fx.store, fx.run_id, &c, (DwGeneration)g, NULL, NULL, &error);
+          g_autoptr (DwRecomputeResult) res
+            = dw_recompute_run (fx.store, fx.run_id, &c, (DwGeneration)g, NULL, NULL, &error);
           g_assert_no_error (error);
           g_assert_cmpuint (res->n_steps, ==, N_STEPS);
           DwConfig ref_cfg;
@@ -176,7 +176,7 @@ test_logged (void)
   v = dw_value_float (0.05);
   dw_config_set (&c, "rollout_rs_threshold", &v);
   g_autoptr (DwRecomputeResult) same
-    = dw_whatif_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
+    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (same->n_flagged, ==, 0);
   g_assert_null (dw_config_get (&same->config, "preset"));
@@ -185,7 +185,7 @@ test_logged (void)
 
   dw_config_unset (&c, "rollout_rs_threshold");
   g_autoptr (DwRecomputeResult) other
-    = dw_whatif_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
+    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (other->n_flagged, >, 0);
   guint rs_diffs = 0;

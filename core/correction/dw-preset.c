@@ -1,4 +1,4 @@
-/* dw-presets.c — preset classmethods of every generation, field values as the code returns them
+/* dw-preset.c — preset classmethods of every generation, field values as the code returns them
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *

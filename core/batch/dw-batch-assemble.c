@@ -1,0 +1,456 @@
+/* dw-batch-assemble.c — tensors found in a file → the padded DwBatch (roles and aliases, dtype and
+ * shape checks, padded/packed copies)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "dw-batch-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tensors → batch                                                                            */
+
+typedef enum
+{
+  ROLE_OLD,
+  ROLE_ROLLOUT,
+  ROLE_MASK,
+  ROLE_ADV,
+  ROLE_CU,
+  ROLE_TOKENS,
+  ROLE_REWARD,
+  N_ROLES
+} Role;
+
+/* First name is canonical; the others are the framework names FORMATS.md §4.1/§4.2/§4.4 list
+ * (verl's batch keys, slime's sample keys). */
+static const char *const role_names[N_ROLES][4] = {
+  [ROLE_OLD] = { "old_log_prob", "old_log_probs", "log_probs", NULL },
+  [ROLE_ROLLOUT] = { "rollout_log_prob", "rollout_log_probs", NULL },
+  [ROLE_MASK] = { "response_mask", "loss_masks", "loss_mask", NULL },
+  [ROLE_ADV] = { "advantages", "advantage", NULL },
+  [ROLE_CU] = { "cu_seqlens", NULL },
+  /* optional, for the token drill-down: verl's response token ids, a reward per sequence */
+  [ROLE_TOKENS] = { "token_ids", "responses", NULL },
+  [ROLE_REWARD] = { "rewards", "reward", NULL },
+};
+
+gboolean
+dw_batch_tensor_wanted (const char *name)
+{
+  for (int r = 0; r < N_ROLES; r++)
+    for (int k = 0; role_names[r][k]; k++)
+      if (strcmp (name, role_names[r][k]) == 0)
+        return TRUE;
+  return FALSE;
+}
+
+gboolean
+dw_batch_tensor_optional (const char *name)
+{
+  for (int r = ROLE_TOKENS; r <= ROLE_REWARD; r++)
+    for (int k = 0; role_names[r][k]; k++)
+      if (strcmp (name, role_names[r][k]) == 0)
+        return TRUE;
+  return FALSE;
+}
+
+static DwTensor *
+find_role (GPtrArray *tensors, Role role)
+{
+  /* canonical name first, then aliases in order */
+  for (int k = 0; role_names[role][k]; k++)
+    for (guint i = 0; i < tensors->len; i++)
+      {
+        DwTensor *t = g_ptr_array_index (tensors, i);
+        if (strcmp (t->name, role_names[role][k]) == 0)
+          return t;
+      }
+  return NULL;
+}
+
+static gboolean
+is_float (DwDType d)
+{
+  return d == DW_DTYPE_F32 || d == DW_DTYPE_F64 || d == DW_DTYPE_F16 || d == DW_DTYPE_BF16;
+}
+
+static gboolean
+is_int (DwDType d)
+{
+  return d != DW_DTYPE_BOOL && !is_float (d) && d < DW_N_DTYPES;
+}
+
+static gboolean
+same_shape (const DwTensor *a, const DwTensor *b)
+{
+  if (a->ndim != b->ndim)
+    return FALSE;
+  for (guint i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i])
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+shape_error (GError **error, const char *name, const DwTensor *t, const DwTensor *ref)
+{
+  g_autofree char *s1 = dw_shape_to_string (t->ndim, t->shape);
+  g_autofree char *s2 = dw_shape_to_string (ref->ndim, ref->shape);
+  dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                      "%s: shape %s does not match %s %s", t->where, s1, ref->name, s2);
+  return FALSE;
+}
+
+static gboolean
+check_lp_dtype (const char *name, const DwTensor *t, GError **error)
+{
+  if (is_float (t->dtype))
+    return TRUE;
+  dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
+                      "%s: dtype %s cannot hold log-probs (want float32 or float64; bfloat16 "
+                      "and float16 are read but flagged lossy)",
+                      t->where, dw_dtype_name (t->dtype));
+  return FALSE;
+}
+
+/* Copies @t (padded [B,T] C or Fortran order, [B] broadcast, or [1,T]/[T]) into @dst. */
+static gboolean
+copy_padded (void *dst, DwDType dd, DwTensor *t, gsize rows, gsize cols, GError **error)
+{
+  gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
+  gboolean fortran = t->fortran_order && t->ndim == 2 && rows > 1 && cols > 1;
+
+  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && !fortran
+      && t->n_elems == rows * cols)
+    return t->fill (t, dst, 0, t->n_elems, error); /* straight from the file into the batch */
+  if (!dw_tensor_load (t, error))
+    return FALSE;
+  if (t->ndim == 1 && t->shape[0] == rows && rows * cols != t->n_elems)
+    {
+      /* [B] per-sequence value broadcast over its row (JSONL-style scalar advantage) */
+      for (gsize b = 0; b < rows; b++)
+        for (gsize c = 0; c < cols; c++)
+          dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + b * ss, t->dtype,
+                      t->big_endian, 1);
+      return TRUE;
+    }
+  if (fortran)
+    {
+      for (gsize b = 0; b < rows; b++)
+        for (gsize c = 0; c < cols; c++)
+          dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + (c * rows + b) * ss,
+                      t->dtype, t->big_endian, 1);
+      return TRUE;
+    }
+  dw_convert (dst, dd, t->data, t->dtype, t->big_endian, rows * cols);
+  return TRUE;
+}
+
+static gboolean
+copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, gsize cols,
+             GError **error)
+{
+  gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
+
+  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && t->n_elems == cu[rows])
+    {
+      /* row by row straight from the file into the padded batch */
+      for (gsize b = 0; b < rows; b++)
+        if (cu[b + 1] > cu[b]
+            && !t->fill (t, (guint8 *)dst + b * cols * ds, cu[b], cu[b + 1] - cu[b], error))
+          return FALSE;
+      return cu[rows] > 0 || t->fill (t, dst, 0, 0, error);
+    }
+  if (!dw_tensor_load (t, error))
+    return FALSE;
+  if (t->ndim == 1 && t->shape[0] == rows && cu[rows] != rows)
+    {
+      for (gsize b = 0; b < rows; b++)
+        for (guint64 i = cu[b]; i < cu[b + 1]; i++)
+          dw_convert ((guint8 *)dst + (b * cols + (i - cu[b])) * ds, dd, t->data + b * ss, t->dtype,
+                      t->big_endian, 1);
+      return TRUE;
+    }
+  for (gsize b = 0; b < rows; b++)
+    dw_convert ((guint8 *)dst + b * cols * ds, dd, t->data + cu[b] * ss, t->dtype, t->big_endian,
+                cu[b + 1] - cu[b]);
+  return TRUE;
+}
+
+static gboolean
+read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint64 **cu_out,
+                 GError **error)
+{
+  g_autofree guint64 *cu = NULL;
+  guint64 nb;
+
+  if (!is_int (cu_t->dtype) || cu_t->ndim != 1 || cu_t->shape[0] < 1)
+    {
+      g_autofree char *s = dw_shape_to_string (cu_t->ndim, cu_t->shape);
+      dw_batch_set_error (error,
+                          is_int (cu_t->dtype) ? DW_BATCH_ERROR_SHAPE_MISMATCH
+                                               : DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                          name, "%s: cu_seqlens must be a 1-D integer array [B+1], got %s %s",
+                          cu_t->where, dw_dtype_name (cu_t->dtype), s);
+      return FALSE;
+    }
+  nb = cu_t->shape[0];
+  cu = g_new (guint64, nb);
+  for (guint64 i = 0; i < nb; i++)
+    {
+      double v = dw_decode_element (cu_t->data + i * dw_dtype_size (cu_t->dtype), cu_t->dtype,
+                                    cu_t->big_endian);
+      if (!(v >= 0 && v <= (double)n_tokens) || (i == 0 && v != 0)
+          || (i > 0 && (guint64)v < cu[i - 1]))
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
+                              "%s: cu_seqlens[%" G_GUINT64_FORMAT "] = %.17g: cu_seqlens must "
+                              "start at 0, never decrease and stay <= %" G_GUINT64_FORMAT,
+                              cu_t->where, i, v, n_tokens);
+          return FALSE;
+        }
+      cu[i] = (guint64)v;
+    }
+  if (cu[nb - 1] != n_tokens)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                          "%s: cu_seqlens ends at %" G_GUINT64_FORMAT
+                          " but the packed tensors hold %" G_GUINT64_FORMAT " tokens",
+                          cu_t->where, cu[nb - 1], n_tokens);
+      return FALSE;
+    }
+  *cu_out = g_steal_pointer (&cu);
+  return TRUE;
+}
+
+static gboolean
+check_size (const char *name, guint64 rows, guint64 cols, DwDType lp, DwDType mask, gboolean adv,
+            GError **error)
+{
+  guint64 per = 2 * dw_dtype_size (lp) + dw_dtype_size (mask) + (adv ? dw_dtype_size (lp) : 0);
+  guint64 n;
+  guint64 shape[2] = { rows, cols };
+
+  if (!dw_shape_product (2, shape, per, &n) || n * per > dw_batch_reader_get_max_bytes ())
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name,
+                          "a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                          "] needs more than the reader's limit of %" G_GUINT64_FORMAT " bytes",
+                          rows, cols, dw_batch_reader_get_max_bytes ());
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Token ids ([B,T] like the log-probs, or packed [N]) and rewards ([B]) when present and
+ * well-formed; they are extras the correction does not need, so malformed ones are left out. */
+static gboolean
+copy_extras (const char *name, DwBatch *batch, DwTensor *tok, DwTensor *rew, const DwTensor *old,
+             const guint64 *cu, GError **error)
+{
+  gsize rows = batch->rows, cols = batch->cols;
+
+  if (tok)
+    {
+      /* optional: integers shaped like the log-probs, else left out */
+      if (!is_int (tok->dtype) || !same_shape (tok, old) || (tok->fortran_order && tok->ndim > 1)
+          || !dw_tensor_load (tok, NULL))
+        tok = NULL;
+    }
+  if (tok)
+    {
+      gsize es = dw_dtype_size (tok->dtype);
+      batch->token_ids = g_malloc0 (MAX (rows * cols, 1) * sizeof (gint64));
+      for (gsize b = 0; b < rows; b++)
+        {
+          guint64 start = cu ? cu[b] : b * cols, len = cu ? cu[b + 1] - cu[b] : cols;
+          for (guint64 t = 0; t < len; t++)
+            batch->token_ids[b * cols + t] = (gint64)dw_decode_element (
+              tok->data + (start + t) * es, tok->dtype, tok->big_endian);
+        }
+    }
+  if (rew)
+    {
+      gsize es = dw_dtype_size (rew->dtype);
+      /* optional: one number per sequence, else left out */
+      if (rew->dtype == DW_DTYPE_BOOL || rew->n_elems != rows || rew->ndim > 2
+          || !dw_tensor_load (rew, NULL))
+        return TRUE;
+      batch->rewards = g_malloc0 (MAX (rows, 1) * sizeof (double));
+      for (gsize b = 0; b < rows; b++)
+        batch->rewards[b] = dw_decode_element (rew->data + b * es, rew->dtype, rew->big_endian);
+    }
+  return TRUE;
+}
+
+DwBatch *
+dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const char *layout,
+                       GError **error)
+{
+  DwTensor *old, *roll, *mask, *adv, *cu_t;
+  g_autoptr (DwBatch) batch = NULL;
+  g_autoptr (GError) local = NULL;
+  g_autofree guint64 *cu = NULL;
+  DwDType lp, md;
+  guint64 rows, cols;
+
+  old = find_role (tensors, ROLE_OLD);
+  roll = find_role (tensors, ROLE_ROLLOUT);
+  mask = find_role (tensors, ROLE_MASK);
+  adv = find_role (tensors, ROLE_ADV);
+  cu_t = find_role (tensors, ROLE_CU);
+
+  if (!old || !roll || !mask)
+    {
+      GString *found = g_string_new (NULL);
+      for (guint i = 0; i < tensors->len; i++)
+        g_string_append_printf (found, "%s%s", i ? ", " : "",
+                                ((DwTensor *)g_ptr_array_index (tensors, i))->name);
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
+                          "no tensor '%s' (required: old_log_prob, rollout_log_prob, "
+                          "response_mask; found: %s)",
+                          !old    ? "old_log_prob"
+                          : !roll ? "rollout_log_prob"
+                                  : "response_mask",
+                          found->len ? found->str : "none");
+      g_string_free (found, TRUE);
+      return NULL;
+    }
+  if (!check_lp_dtype (name, old, error) || !check_lp_dtype (name, roll, error))
+    return NULL;
+  if (!is_float (mask->dtype) && !is_int (mask->dtype) && mask->dtype != DW_DTYPE_BOOL)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
+                          "%s: dtype %s cannot hold a mask", mask->where,
+                          dw_dtype_name (mask->dtype));
+      return NULL;
+    }
+  if (adv && !is_float (adv->dtype) && !is_int (adv->dtype))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
+                          "%s: dtype %s cannot hold advantages", adv->where,
+                          dw_dtype_name (adv->dtype));
+      return NULL;
+    }
+  if (layout && strcmp (layout, "packed") == 0 && !cu_t)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
+                          "layout is 'packed' but there is no cu_seqlens tensor");
+      return NULL;
+    }
+
+  lp = (old->dtype == DW_DTYPE_F64 || roll->dtype == DW_DTYPE_F64) ? DW_DTYPE_F64 : DW_DTYPE_F32;
+  md = (mask->dtype == DW_DTYPE_F16 || mask->dtype == DW_DTYPE_BF16) ? DW_DTYPE_F32 : mask->dtype;
+
+  if (cu_t)
+    {
+      guint64 n;
+      if (old->ndim != 1)
+        {
+          g_autofree char *s = dw_shape_to_string (old->ndim, old->shape);
+          dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                              "%s: packed layout (cu_seqlens present) needs 1-D [N] tensors, "
+                              "got %s",
+                              old->where, s);
+          return NULL;
+        }
+      if (!same_shape (roll, old))
+        return shape_error (error, name, roll, old), NULL;
+      if (!same_shape (mask, old))
+        return shape_error (error, name, mask, old), NULL;
+      n = old->shape[0];
+      if (!dw_tensor_load (cu_t, &local))
+        goto fail;
+      if (!read_cu_seqlens (name, cu_t, n, &cu, error))
+        return NULL;
+      rows = cu_t->shape[0] - 1;
+      if (adv && !same_shape (adv, old) && !(adv->ndim == 1 && adv->shape[0] == rows))
+        return shape_error (error, name, adv, old), NULL;
+      cols = 0;
+      for (guint64 b = 0; b < rows; b++)
+        cols = MAX (cols, cu[b + 1] - cu[b]);
+    }
+  else
+    {
+      if (old->ndim == 2)
+        rows = old->shape[0], cols = old->shape[1];
+      else if (old->ndim == 1)
+        rows = 1, cols = old->shape[0];
+      else
+        {
+          g_autofree char *s = dw_shape_to_string (old->ndim, old->shape);
+          dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                              "%s: log-probs must be [B,T] (or packed [N] with cu_seqlens), got "
+                              "%s",
+                              old->where, s);
+          return NULL;
+        }
+      if (!same_shape (roll, old))
+        return shape_error (error, name, roll, old), NULL;
+      if (!same_shape (mask, old))
+        return shape_error (error, name, mask, old), NULL;
+      if (adv && !same_shape (adv, old) && !(adv->ndim == 1 && adv->shape[0] == rows))
+        return shape_error (error, name, adv, old), NULL;
+    }
+
+  if (!check_size (name, rows, cols, lp, md, adv != NULL, error))
+    return NULL;
+  batch = dw_batch_new (rows, cols, lp, md);
+  if (batch && adv)
+    {
+      batch->advantages = calloc (rows * cols != 0 ? rows * cols : 1, dw_dtype_size (lp));
+      if (!batch->advantages)
+        g_clear_pointer (&batch, dw_batch_free);
+    }
+  if (!batch)
+    {
+      dw_batch_set_error (
+        error, DW_BATCH_ERROR_TOO_LARGE, name,
+        "out of memory for a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "]", rows, cols);
+      return NULL;
+    }
+  batch->step = step;
+  if (old->dtype == DW_DTYPE_BF16 || roll->dtype == DW_DTYPE_BF16)
+    batch->source_lp_dtype = DW_DTYPE_BF16;
+  else if (old->dtype == DW_DTYPE_F16 || roll->dtype == DW_DTYPE_F16)
+    batch->source_lp_dtype = DW_DTYPE_F16;
+  else if (old->dtype == DW_DTYPE_F32 || roll->dtype == DW_DTYPE_F32)
+    batch->source_lp_dtype = DW_DTYPE_F32;
+  else
+    batch->source_lp_dtype = DW_DTYPE_F64;
+  if (batch->source_lp_dtype == DW_DTYPE_BF16 || batch->source_lp_dtype == DW_DTYPE_F16)
+    batch->flags |= DW_BATCH_LOSSY_LOGPROBS;
+
+  if (cu)
+    {
+      batch->flags |= DW_BATCH_PACKED_SOURCE;
+      if (!copy_packed (batch->old_log_prob, lp, old, cu, rows, cols, &local)
+          || !copy_packed (batch->rollout_log_prob, lp, roll, cu, rows, cols, &local)
+          || !copy_packed (batch->response_mask, md, mask, cu, rows, cols, &local)
+          || (adv && !copy_packed (batch->advantages, lp, adv, cu, rows, cols, &local)))
+        goto fail;
+    }
+  else
+    {
+      if (!copy_padded (batch->old_log_prob, lp, old, rows, cols, &local)
+          || !copy_padded (batch->rollout_log_prob, lp, roll, rows, cols, &local)
+          || !copy_padded (batch->response_mask, md, mask, rows, cols, &local)
+          || (adv && !copy_padded (batch->advantages, lp, adv, rows, cols, &local)))
+        goto fail;
+    }
+  if (!copy_extras (name, batch, find_role (tensors, ROLE_TOKENS), find_role (tensors, ROLE_REWARD),
+                    old, cu, &local))
+    goto fail;
+  return g_steal_pointer (&batch);
+
+fail:
+  /* local carries its own "NAME: " prefix already when it comes from a DwSource */
+  if (g_str_has_prefix (local->message, name))
+    g_propagate_error (error, g_steal_pointer (&local));
+  else
+    dw_batch_set_error (error, (DwBatchError)local->code, name, "%s", local->message);
+  return NULL;
+}

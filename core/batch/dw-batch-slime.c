@@ -1,0 +1,986 @@
+/* dw-batch-slime.c — slime's and miles' torch dumps (--dump-details D, --save-debug-train-data)
+ * → one padded DwBatch per rollout
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Layouts (docs/FORMATS-BATCH.md §2, read from slime and miles sources):
+ *   v2   D/train_data/{id}.pt = {format_version: 2, rollout_id, rank, samples: [{log_probs,
+ *        rollout_log_probs, loss_masks, tokens, response_lengths, total_lengths, rewards, …}],
+ *        dp_shards}; per-token fields already restored to the full response.
+ *   v1   D/train_data/{id}_{rank}.pt = {rollout_id, rank, rollout_data: {column: [per local
+ *        sample]}}, one file per rank; log_probs / rollout_log_probs / advantages hold the rank's
+ *        context-parallel slice; miles adds cp_rank, cp_size, qkv_format.
+ *   rollout  D/rollout_data/{id}.pt = {rollout_id, samples: [Sample.to_dict()]}: joined on the
+ *        sample's position (v2 rollout_position) or index (sample_index / sample_indices).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dw-batch-slime.h"
+#include "dw-batch-torch.h"
+
+/* Per-token fields split by context parallelism in v1 dumps (slime actor.py / loss.py). */
+static const char *const cp_fields[] = { "log_probs", "rollout_log_probs", "advantages" };
+
+typedef struct
+{
+  double *old, *roll, *mask, *adv, *tokens;
+  guint64 n_old, n_roll, n_mask, n_adv, n_tokens;
+  DwDType old_dtype, roll_dtype;
+  gint64 total, resp;
+  double reward;
+  gboolean has_reward;
+  gint64 position; /* index in the rollout dump, or -1 */
+  gint64 index;    /* sample.index, or -1 */
+} Sample;
+
+static void
+dw_batch_slime_sample_clear (gpointer data)
+{
+  Sample *s = data;
+  g_free (s->old);
+  g_free (s->roll);
+  g_free (s->mask);
+  g_free (s->adv);
+  g_free (s->tokens);
+}
+
+/* One sample's fields: a dict (v2, rollout dumps) or row @row of column lists (v1). */
+typedef struct
+{
+  DwTorchFile *file;
+  const DwPickleValue *dict;
+  const DwPickleValue *columns;
+  guint64 row;
+  const char *prefix; /* "samples[3]" or "rollout_data" */
+} Ref;
+
+static const DwPickleValue *
+dw_batch_slime_ref_value (const Ref *ref, const char *key)
+{
+  if (ref->dict)
+    return dw_pickle_dict_lookup (ref->dict, key);
+  return dw_pickle_seq_get (dw_pickle_dict_lookup (ref->columns, key), ref->row);
+}
+
+static gboolean
+dw_batch_slime_ref_number (const Ref *ref, const char *key, double *out)
+{
+  const DwPickleValue *v;
+  guint64 n;
+
+  if (ref->dict)
+    {
+      v = dw_pickle_dict_lookup (ref->dict, key);
+      if (dw_pickle_value_number (v, out))
+        return TRUE;
+      /* a one-element tensor (torch.tensor(1.0)) */
+      if (dw_pickle_value_tensor (v) && dw_pickle_value_tensor (v)->numel == 1)
+        {
+          DwDType dt;
+          g_autofree double *d = dw_batch_torch_numbers (ref->file, v, key, &n, &dt, NULL);
+          if (d)
+            *out = d[0];
+          return d != NULL;
+        }
+      return FALSE;
+    }
+  return dw_pickle_seq_number (dw_pickle_dict_lookup (ref->columns, key), ref->row, out);
+}
+
+static char *
+dw_batch_slime_ref_where (const Ref *ref, const char *key)
+{
+  if (ref->dict)
+    return g_strdup_printf ("%s.%s", ref->prefix, key);
+  return g_strdup_printf ("%s.%s[%" G_GUINT64_FORMAT "]", ref->prefix, key, ref->row);
+}
+
+/* An optional array field; FALSE only on error. */
+static gboolean
+dw_batch_slime_ref_array (const Ref *ref, const char *key, double **out, guint64 *n, DwDType *dtype,
+                          GError **error)
+{
+  const DwPickleValue *v = dw_batch_slime_ref_value (ref, key);
+  g_autofree char *where = NULL;
+
+  *out = NULL;
+  *n = 0;
+  if (v == NULL || dw_pickle_value_kind (v) == DW_PICKLE_NONE)
+    return TRUE;
+  where = dw_batch_slime_ref_where (ref, key);
+  *out = dw_batch_torch_numbers (ref->file, v, where, n, dtype, error);
+  return *out != NULL;
+}
+
+static gboolean
+dw_batch_slime_ref_int (const Ref *ref, const char *key, gint64 *out)
+{
+  double d;
+  if (!dw_batch_slime_ref_number (ref, key, &d) || d != floor (d) || fabs (d) > 9e15)
+    return FALSE;
+  *out = (gint64)d;
+  return TRUE;
+}
+
+/* Reads what a training sample holds. Lengths are checked later, after CP reassembly. */
+static gboolean
+dw_batch_slime_sample_read (const Ref *ref, Sample *s, GError **error)
+{
+  DwDType dt;
+  double idx;
+
+  s->position = s->index = -1;
+  if (!dw_batch_slime_ref_int (ref, "response_lengths", &s->resp) || s->resp < 0)
+    {
+      g_autofree char *where = dw_batch_slime_ref_where (ref, "response_lengths");
+      g_autofree char *note = dw_batch_torch_refused_note (ref->file);
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, dw_batch_torch_get_name (ref->file),
+                          "%s: missing or not a non-negative integer%s", where, note);
+      return FALSE;
+    }
+  if (!dw_batch_slime_ref_int (ref, "total_lengths", &s->total))
+    s->total = -1;
+  if (!dw_batch_slime_ref_array (ref, "log_probs", &s->old, &s->n_old, &s->old_dtype, error)
+      || !dw_batch_slime_ref_array (ref, "rollout_log_probs", &s->roll, &s->n_roll, &s->roll_dtype,
+                                    error)
+      || !dw_batch_slime_ref_array (ref, "loss_masks", &s->mask, &s->n_mask, &dt, error)
+      || !dw_batch_slime_ref_array (ref, "advantages", &s->adv, &s->n_adv, &dt, error)
+      || !dw_batch_slime_ref_array (ref, "tokens", &s->tokens, &s->n_tokens, &dt, error))
+    return FALSE;
+  s->has_reward = dw_batch_slime_ref_number (ref, "rewards", &s->reward);
+  if (dw_batch_slime_ref_number (ref, "rollout_position", &idx))
+    s->position = (gint64)idx;
+  if (dw_batch_slime_ref_number (ref, "sample_index", &idx)
+      || dw_batch_slime_ref_number (ref, "sample_indices", &idx))
+    s->index = (gint64)idx;
+  if (s->total < 0 && s->tokens)
+    s->total = (gint64)s->n_tokens;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Context-parallel reassembly (slime cp_utils.get_logits_and_tokens_offset_with_cp)          */
+
+typedef struct
+{
+  gint64 start[2], end[2]; /* response positions held by one CP rank, [start, end) */
+} CpSlice;
+
+static gboolean
+dw_batch_slime_cp_slice (gint64 dw_batch_slime_chunk_base, gint64 total, gint64 resp, guint cp,
+                         guint rank, CpSlice *out)
+{
+  gint64 prompt = total - resp;
+  gint64 chunk = (dw_batch_slime_chunk_base + 2 * (gint64)cp - 1) / (2 * (gint64)cp);
+  gint64 c[2][2] = { { rank * chunk, (rank + 1) * chunk },
+                     { (2 * (gint64)cp - rank - 1) * chunk, (2 * (gint64)cp - rank) * chunk } };
+
+  if (prompt < 1)
+    return FALSE;
+  for (int k = 0; k < 2; k++)
+    {
+      gint64 s = MAX (c[k][0], prompt - 1), e = MIN (c[k][1], total - 1);
+      if (s >= e)
+        s = e = prompt - 1; /* slime slices an empty range */
+      out->start[k] = s - (prompt - 1);
+      out->end[k] = e - (prompt - 1);
+    }
+  return TRUE;
+}
+
+static guint64
+dw_batch_slime_cp_slice_length (const CpSlice *sl)
+{
+  return (guint64)(sl->end[0] - sl->start[0] + sl->end[1] - sl->start[1]);
+}
+
+/* Rebuilds a response-long array from the slices of ranks 0..cp-1; FALSE if they do not fit. */
+static double *
+dw_batch_slime_cp_join (double *const *slices, const guint64 *lens, const CpSlice *sl, guint cp,
+                        gint64 resp)
+{
+  g_autofree double *out = g_new0 (double, resp > 0 ? resp : 1);
+  g_autofree guint8 *seen = g_new0 (guint8, resp > 0 ? resp : 1);
+
+  for (guint r = 0; r < cp; r++)
+    {
+      guint64 k = 0;
+      if (lens[r] != dw_batch_slime_cp_slice_length (&sl[r]) || (lens[r] && !slices[r]))
+        return NULL;
+      for (int part = 0; part < 2; part++)
+        for (gint64 i = sl[r].start[part]; i < sl[r].end[part]; i++, k++)
+          {
+            if (i < 0 || i >= resp || seen[i])
+              return NULL;
+            seen[i] = 1;
+            out[i] = slices[r][k];
+          }
+    }
+  for (gint64 i = 0; i < resp; i++)
+    if (!seen[i])
+      return NULL;
+  return g_steal_pointer (&out);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Samples → batch                                                                            */
+
+static gboolean
+dw_batch_slime_check_len (const char *name, guint64 row, const char *field, guint64 n, gint64 resp,
+                          GError **error)
+{
+  if ((gint64)n == resp)
+    return TRUE;
+  dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                      "sample %" G_GUINT64_FORMAT ": %s has %" G_GUINT64_FORMAT
+                      " values for a response of %" G_GINT64_FORMAT " tokens",
+                      row, field, n, resp);
+  return FALSE;
+}
+
+static DwDType
+dw_batch_slime_wider_lp (DwDType a, DwDType b)
+{
+  static const DwDType order[] = { DW_DTYPE_BF16, DW_DTYPE_F16, DW_DTYPE_F32, DW_DTYPE_F64 };
+  guint ia = 0, ib = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (order); i++)
+    {
+      if (order[i] == a)
+        ia = i;
+      if (order[i] == b)
+        ib = i;
+    }
+  return order[MIN (ia, ib)];
+}
+
+static DwBatch *
+dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 step, GError **error)
+{
+  g_autoptr (DwBatch) batch = NULL;
+  guint64 rows = samples->len, cols = 0;
+  gboolean any_f64 = FALSE, any_adv = FALSE, all_tokens = rows > 0, all_rewards = rows > 0;
+  DwDType narrowest = DW_DTYPE_F64;
+
+  for (guint64 b = 0; b < rows; b++)
+    {
+      Sample *s = &g_array_index (samples, Sample, b);
+      if (!s->old || !s->roll)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
+                              "sample %" G_GUINT64_FORMAT ": no %s (the dump needs log_probs "
+                              "from the training engine and rollout_log_probs from the rollout "
+                              "engine; run slime with the rollout engine's log-probs kept)",
+                              b, !s->old ? "log_probs" : "rollout_log_probs");
+          return NULL;
+        }
+      if (!dw_batch_slime_check_len (name, b, "log_probs", s->n_old, s->resp, error)
+          || !dw_batch_slime_check_len (name, b, "rollout_log_probs", s->n_roll, s->resp, error)
+          || (s->mask
+              && !dw_batch_slime_check_len (name, b, "loss_masks", s->n_mask, s->resp, error))
+          || (s->adv
+              && !dw_batch_slime_check_len (name, b, "advantages", s->n_adv, s->resp, error)))
+        return NULL;
+      if (s->tokens && (gint64)s->n_tokens < s->resp)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                              "sample %" G_GUINT64_FORMAT ": tokens has %" G_GUINT64_FORMAT
+                              " ids, fewer than the response's %" G_GINT64_FORMAT,
+                              b, s->n_tokens, s->resp);
+          return NULL;
+        }
+      cols = MAX (cols, (guint64)s->resp);
+      any_f64 = any_f64 || s->old_dtype == DW_DTYPE_F64 || s->roll_dtype == DW_DTYPE_F64;
+      narrowest = dw_batch_slime_wider_lp (narrowest,
+                                           dw_batch_slime_wider_lp (s->old_dtype, s->roll_dtype));
+      any_adv = any_adv || s->adv;
+      all_tokens = all_tokens && s->tokens;
+      all_rewards = all_rewards && s->has_reward;
+    }
+  {
+    guint64 shape[2] = { rows, cols }, n;
+    if (!dw_shape_product (2, shape, 40, &n) || n * 40 > dw_batch_reader_get_max_bytes ())
+      {
+        dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name,
+                            "a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                            "] exceeds the reader's limit",
+                            rows, cols);
+        return NULL;
+      }
+  }
+  batch = dw_batch_new (rows, cols, any_f64 ? DW_DTYPE_F64 : DW_DTYPE_F32, DW_DTYPE_F32);
+  if (!batch)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name, "out of memory for the batch");
+      return NULL;
+    }
+  batch->step = step;
+  batch->source_lp_dtype = narrowest;
+  if (narrowest == DW_DTYPE_BF16 || narrowest == DW_DTYPE_F16)
+    batch->flags |= DW_BATCH_LOSSY_LOGPROBS;
+  batch->flags |= DW_BATCH_PACKED_SOURCE; /* ragged per-sample responses, padded here */
+  if (any_adv)
+    batch->advantages = g_malloc0 (MAX (rows * cols, 1) * dw_dtype_size (batch->lp_dtype));
+  if (all_tokens)
+    batch->token_ids = g_malloc0 (MAX (rows * cols, 1) * sizeof (gint64));
+  if (all_rewards)
+    batch->rewards = g_malloc0 (MAX (rows, 1) * sizeof (double));
+  for (guint64 b = 0; b < rows; b++)
+    {
+      Sample *s = &g_array_index (samples, Sample, b);
+      float *mask = batch->response_mask;
+      for (gint64 t = 0; t < s->resp; t++)
+        {
+          gsize at = b * cols + (gsize)t;
+          if (any_f64)
+            {
+              ((double *)batch->old_log_prob)[at] = s->old[t];
+              ((double *)batch->rollout_log_prob)[at] = s->roll[t];
+              if (s->adv)
+                ((double *)batch->advantages)[at] = s->adv[t];
+            }
+          else
+            {
+              ((float *)batch->old_log_prob)[at] = (float)s->old[t];
+              ((float *)batch->rollout_log_prob)[at] = (float)s->roll[t];
+              if (s->adv)
+                ((float *)batch->advantages)[at] = (float)s->adv[t];
+            }
+          mask[at] = s->mask ? (float)s->mask[t] : 1.0f;
+          if (batch->token_ids)
+            batch->token_ids[at] = (gint64)s->tokens[s->n_tokens - (guint64)s->resp + (guint64)t];
+        }
+      if (batch->rewards)
+        batch->rewards[b] = s->reward;
+    }
+  return g_steal_pointer (&batch);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The rollout side: D/rollout_data/{id}.pt joined on the sample                              */
+
+static void
+dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *samples)
+{
+  g_autofree char *dir = g_path_get_dirname (train_path);
+  g_autofree char *parent = g_path_get_dirname (dir);
+  g_autofree char *base = g_strdup_printf ("%" G_GINT64_FORMAT ".pt", rollout_id);
+  g_autofree char *path = g_build_filename (parent, "rollout_data", base, NULL);
+  g_autoptr (DwTorchFile) file = NULL;
+  const DwPickleValue *list;
+  struct stat st;
+  gboolean needed = FALSE;
+  int fd;
+
+  /* the rollout dump is only read for what the train dump lacks (it is the slower file: Python
+   * lists of numbers) */
+  for (guint i = 0; i < samples->len && !needed; i++)
+    {
+      const Sample *s = &g_array_index (samples, Sample, i);
+      needed = !s->roll || !s->mask || !s->tokens || !s->has_reward;
+    }
+  if (!needed)
+    return;
+  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0)
+    return;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    {
+      DwSource src = { path, NULL, fd, (guint64)st.st_size };
+      file = dw_batch_torch_open (&src, NULL);
+    }
+  close (fd);
+  if (!file)
+    return; /* the rollout side is optional: the train dump alone is complete in v2 */
+  list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
+  for (guint i = 0; i < samples->len; i++)
+    {
+      Sample *s = &g_array_index (samples, Sample, i);
+      const DwPickleValue *rs = NULL;
+      Ref ref = { file, NULL, NULL, 0, "rollout sample" };
+      DwDType dt;
+      double idx;
+
+      if (s->position >= 0)
+        rs = dw_pickle_seq_get (list, (guint64)s->position);
+      else if (s->index >= 0)
+        for (guint64 k = 0; k < dw_pickle_seq_length (list) && !rs; k++)
+          {
+            const DwPickleValue *c = dw_pickle_seq_get (list, k);
+            if (dw_pickle_value_number (dw_pickle_dict_lookup (c, "index"), &idx)
+                && (gint64)idx == s->index)
+              rs = c;
+          }
+      if (!rs)
+        continue;
+      ref.dict = rs;
+      /* Python floats here; slime's trainer takes them .to(torch.float32) (actor.py) */
+      if (!s->roll
+          && dw_batch_slime_ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dt, NULL)
+          && s->roll)
+        s->roll_dtype = DW_DTYPE_F32;
+      if (!s->mask)
+        dw_batch_slime_ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dt, NULL);
+      if (!s->tokens)
+        dw_batch_slime_ref_array (&ref, "tokens", &s->tokens, &s->n_tokens, &dt, NULL);
+      if (!s->has_reward)
+        s->has_reward = dw_batch_slime_ref_number (&ref, "reward", &s->reward);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* v2: one file per rollout                                                                   */
+
+static DwBatch *
+dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError **error)
+{
+  const DwPickleValue *list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
+  g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
+  guint64 n = dw_pickle_seq_length (list);
+
+  g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
+  if (dw_pickle_value_kind (list) != DW_PICKLE_LIST)
+    {
+      g_autofree char *d = dw_pickle_value_describe (list);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
+                          "samples: expected a list, found %s", d);
+      return NULL;
+    }
+  g_array_set_size (samples, (guint)n);
+  for (guint64 i = 0; i < n; i++)
+    {
+      g_autofree char *prefix = g_strdup_printf ("samples[%" G_GUINT64_FORMAT "]", i);
+      Ref ref = { file, dw_pickle_seq_get (list, i), NULL, 0, prefix };
+      if (dw_pickle_value_kind (ref.dict) != DW_PICKLE_DICT)
+        {
+          g_autofree char *d = dw_pickle_value_describe (ref.dict);
+          g_autofree char *note = dw_batch_torch_refused_note (file);
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
+                              "%s: expected a dict, found %s%s", prefix, d, note);
+          return NULL;
+        }
+      if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
+        return NULL;
+    }
+  if (path)
+    dw_batch_slime_join_rollout (path, step, samples);
+  return dw_batch_slime_batch_from_samples (dw_batch_torch_get_name (file), samples, step, error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* v1 and miles: one file per rank, CP slices                                                 */
+
+typedef struct
+{
+  DwTorchFile *file;
+  gint64 rank;
+  gint64 cp_rank, cp_size; /* miles writes them; -1 for slime */
+  const char *qkv_format;
+  const DwPickleValue *columns;
+  guint64 n;
+  char *signature;
+} RankFile;
+
+static void
+dw_batch_slime_rank_file_clear (gpointer data)
+{
+  RankFile *r = data;
+  dw_batch_torch_close (r->file);
+  g_free (r->signature);
+}
+
+static gint
+dw_batch_slime_rank_file_cmp (gconstpointer a, gconstpointer b)
+{
+  const RankFile *x = a, *y = b;
+  return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The samples a rank holds, for grouping the ranks of one data-parallel group. */
+static char *
+dw_batch_slime_rank_signature (const RankFile *r)
+{
+  GString *s = g_string_new (NULL);
+  const char *keys[] = { "total_lengths", "response_lengths", "sample_indices" };
+
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    {
+      const DwPickleValue *col = dw_pickle_dict_lookup (r->columns, keys[k]);
+      double d;
+      for (guint64 i = 0; i < dw_pickle_seq_length (col); i++)
+        if (dw_pickle_seq_number (col, i, &d))
+          g_string_append_printf (s, "%.0f,", d);
+      g_string_append_c (s, '|');
+    }
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+dw_batch_slime_rank_file_load (const char *path, RankFile *r, GError **error)
+{
+  const DwPickleValue *root;
+  struct stat st;
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  double d;
+
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
+      return FALSE;
+    }
+  {
+    DwSource src = { path, NULL, fd, (guint64)st.st_size };
+    r->file = dw_batch_torch_open (&src, error);
+  }
+  close (fd);
+  if (!r->file)
+    return FALSE;
+  root = dw_batch_torch_get_root (r->file);
+  r->columns = dw_pickle_dict_lookup (root, "rollout_data");
+  if (dw_pickle_value_kind (r->columns) != DW_PICKLE_DICT)
+    {
+      g_autofree char *note = dw_batch_torch_refused_note (r->file);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, path,
+                          "not a slime per-rank train dump (no rollout_data dict)%s", note);
+      return FALSE;
+    }
+  r->rank = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rank"), &d) ? (gint64)d : -1;
+  r->cp_rank
+    = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_rank"), &d) ? (gint64)d : -1;
+  r->cp_size
+    = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_size"), &d) ? (gint64)d : -1;
+  r->qkv_format = dw_pickle_value_str (dw_pickle_dict_lookup (root, "qkv_format"));
+  r->n = dw_pickle_seq_length (dw_pickle_dict_lookup (r->columns, "response_lengths"));
+  r->signature = dw_batch_slime_rank_signature (r);
+  return TRUE;
+}
+
+/* The rank files of rollout @id beside @path: "{id}_{rank}.pt", sorted by rank. */
+static GArray *
+dw_batch_slime_rank_files_list (const char *path, gint64 *id, GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autoptr (GDir) d = NULL;
+  g_autoptr (GArray) files = g_array_new (FALSE, TRUE, sizeof (RankFile));
+  const char *entry;
+  char *end = NULL;
+
+  g_array_set_clear_func (files, dw_batch_slime_rank_file_clear);
+  *id = g_ascii_strtoll (base, &end, 10);
+  if (end == base || *end != '_')
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, path,
+                          "a per-rank dump is named {rollout_id}_{rank}.pt");
+      return NULL;
+    }
+  d = g_dir_open (dir, 0, error);
+  if (!d)
+    return NULL;
+  while ((entry = g_dir_read_name (d)))
+    {
+      gint64 eid, erank;
+      char *e2 = NULL;
+      g_autofree char *full = NULL;
+      RankFile r = { 0 };
+
+      eid = g_ascii_strtoll (entry, &end, 10);
+      if (end == entry || eid != *id || *end != '_')
+        continue;
+      erank = g_ascii_strtoll (end + 1, &e2, 10);
+      if (e2 == end + 1 || strcmp (e2, ".pt") != 0 || erank < 0)
+        continue;
+      full = g_build_filename (dir, entry, NULL);
+      if (!dw_batch_slime_rank_file_load (full, &r, error))
+        {
+          dw_batch_slime_rank_file_clear (&r);
+          return NULL;
+        }
+      if (r.rank < 0)
+        r.rank = erank;
+      g_array_append_val (files, r);
+    }
+  g_array_sort (files, dw_batch_slime_rank_file_cmp);
+  return g_steal_pointer (&files);
+}
+
+/* Per-sample chunk base: total_length (thd), or max_seq_len (miles bshd). */
+static gboolean
+dw_batch_slime_chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **error)
+{
+  double d;
+
+  if (r->qkv_format == NULL || strcmp (r->qkv_format, "thd") == 0)
+    {
+      *base = total;
+      return TRUE;
+    }
+  if (strcmp (r->qkv_format, "bshd") == 0
+      && dw_pickle_seq_number (dw_pickle_dict_lookup (r->columns, "max_seq_lens"), i, &d))
+    {
+      *base = (gint64)d;
+      return TRUE;
+    }
+  dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (r->file),
+                      "cannot reassemble the context-parallel slices: qkv_format '%s' needs "
+                      "max_seq_lens, which the dump does not hold",
+                      r->qkv_format);
+  return FALSE;
+}
+
+/* Joins one CP field of sample @i from the group's ranks (by cp rank); NULL, no error, when
+ * the lengths do not fit this cp. */
+static gboolean
+dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const char *key,
+                           gint64 total, gint64 resp, gint64 base, double **out, guint64 *n_out,
+                           DwDType *dtype, gboolean *fits, GError **error)
+{
+  double *slices[64] = { 0 };
+  guint64 lens[64] = { 0 };
+  CpSlice sl[64];
+  gboolean present = FALSE, ok = TRUE;
+
+  *fits = TRUE;
+  *out = NULL;
+  for (guint r = 0; r < cp && ok; r++)
+    {
+      Ref ref = { by_cp[r]->file, NULL, by_cp[r]->columns, i, "rollout_data" };
+      ok = dw_batch_slime_ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
+      present = present || slices[r];
+      if (!dw_batch_slime_cp_slice (base, total, resp, cp, r, &sl[r]))
+        *fits = FALSE;
+    }
+  if (ok && present && *fits)
+    {
+      /* slime keeps loss_masks whole on every rank; the other fields are the rank's slice */
+      if (strcmp (key, "loss_masks") == 0 && lens[0] == (guint64)resp)
+        *out = g_memdup2 (slices[0], MAX (lens[0], 1) * sizeof (double));
+      else
+        *out = dw_batch_slime_cp_join (slices, lens, sl, cp, resp);
+      *n_out = (guint64)resp;
+      *fits = *out != NULL;
+    }
+  for (guint r = 0; r < cp; r++)
+    g_free (slices[r]);
+  return ok;
+}
+
+/* One data-parallel group (ranks holding the same samples) → its samples, trying @cp. */
+static gboolean
+dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gboolean *fits,
+                              GError **error)
+{
+  RankFile *by_cp[64] = { 0 };
+  guint tp = group->len / cp;
+  const RankFile *first = g_ptr_array_index (group, 0);
+  guint start = samples->len;
+
+  *fits = FALSE;
+  if (cp == 0 || cp > 64 || group->len % cp != 0)
+    return TRUE;
+  for (guint j = 0; j < group->len; j++)
+    {
+      RankFile *r = g_ptr_array_index (group, j);
+      gint64 cr = r->cp_rank >= 0 ? r->cp_rank : (gint64)((j / tp) % cp);
+      if (cr < 0 || cr >= (gint64)cp)
+        return TRUE;
+      if (!by_cp[cr])
+        by_cp[cr] = r;
+    }
+  for (guint r = 0; r < cp; r++)
+    if (!by_cp[r])
+      return TRUE;
+  for (guint64 i = 0; i < first->n; i++)
+    {
+      Ref ref = { first->file, NULL, first->columns, i, "rollout_data" };
+      Sample s = { 0 };
+      gint64 base;
+      DwDType dt;
+      gboolean f1 = TRUE, f2 = TRUE, f3 = TRUE, f4 = TRUE;
+
+      if (!dw_batch_slime_sample_read (&ref, &s, error))
+        {
+          dw_batch_slime_sample_clear (&s);
+          return FALSE;
+        }
+      g_clear_pointer (&s.old, g_free);
+      g_clear_pointer (&s.roll, g_free);
+      g_clear_pointer (&s.adv, g_free);
+      g_clear_pointer (&s.mask, g_free);
+      if (s.total < s.resp || !dw_batch_slime_chunk_base (first, i, s.total, &base, error))
+        {
+          if (s.total < s.resp)
+            dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT,
+                                dw_batch_torch_get_name (first->file),
+                                "rollout_data.total_lengths[%" G_GUINT64_FORMAT
+                                "]: missing or shorter than the response",
+                                i);
+          dw_batch_slime_sample_clear (&s);
+          return FALSE;
+        }
+      if (!dw_batch_slime_join_field (by_cp, cp, i, cp_fields[0], s.total, s.resp, base, &s.old,
+                                      &s.n_old, &s.old_dtype, &f1, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[1], s.total, s.resp, base, &s.roll,
+                                         &s.n_roll, &s.roll_dtype, &f2, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[2], s.total, s.resp, base, &s.adv,
+                                         &s.n_adv, &dt, &f3, error)
+          || !dw_batch_slime_join_field (by_cp, cp, i, "loss_masks", s.total, s.resp, base, &s.mask,
+                                         &s.n_mask, &dt, &f4, error))
+        {
+          dw_batch_slime_sample_clear (&s);
+          return FALSE;
+        }
+      g_array_append_val (samples, s);
+      if (!(f1 && f2 && f3 && f4))
+        {
+          g_array_set_size (samples, start);
+          return TRUE;
+        }
+    }
+  *fits = TRUE;
+  return TRUE;
+}
+
+static gint
+dw_batch_slime_sample_index_cmp (gconstpointer a, gconstpointer b)
+{
+  const Sample *x = a, *y = b;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static DwBatch *
+dw_batch_slime_read_rank_set (const char *path, GError **error)
+{
+  g_autoptr (GArray) files = NULL;
+  g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
+  g_autoptr (GHashTable) groups
+    = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
+  g_autoptr (GPtrArray) order = g_ptr_array_new ();
+  gboolean all_indexed = TRUE;
+  gint64 id;
+
+  g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
+  files = dw_batch_slime_rank_files_list (path, &id, error);
+  if (!files)
+    return NULL;
+  for (guint k = 0; k < files->len; k++)
+    {
+      RankFile *r = &g_array_index (files, RankFile, k);
+      GPtrArray *g;
+
+      /* with pipeline parallelism only the last stage's ranks computed log_probs */
+      if (dw_pickle_dict_lookup (r->columns, "log_probs") == NULL)
+        continue;
+      g = g_hash_table_lookup (groups, r->signature);
+      if (!g)
+        {
+          g = g_ptr_array_new ();
+          g_hash_table_insert (groups, r->signature, g);
+          g_ptr_array_add (order, g);
+        }
+      g_ptr_array_add (g, r);
+    }
+  if (order->len == 0)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, path,
+                          "none of the %u rank files of rollout %" G_GINT64_FORMAT
+                          " holds log_probs (the training engine's)",
+                          files->len, id);
+      return NULL;
+    }
+  for (guint k = 0; k < order->len; k++)
+    {
+      GPtrArray *g = g_ptr_array_index (order, k);
+      const RankFile *first = g_ptr_array_index (g, 0);
+      GString *tried = g_string_new (NULL);
+      gboolean fits = FALSE;
+
+      if (first->cp_size > 0)
+        {
+          if (!dw_batch_slime_group_samples (g, (guint)first->cp_size, samples, &fits, error))
+            return g_string_free (tried, TRUE), NULL;
+          g_string_append_printf (tried, "%" G_GINT64_FORMAT " (as the dump says)", first->cp_size);
+        }
+      else
+        for (guint cp = 1; cp <= g->len && !fits; cp++)
+          {
+            if (g->len % cp != 0)
+              continue;
+            if (!dw_batch_slime_group_samples (g, cp, samples, &fits, error))
+              return g_string_free (tried, TRUE), NULL;
+            g_string_append_printf (tried, "%s%u", tried->len ? ", " : "", cp);
+          }
+      if (!fits)
+        {
+          GString *ranks = g_string_new (NULL);
+          for (guint j = 0; j < g->len; j++)
+            g_string_append_printf (ranks, "%s%" G_GINT64_FORMAT, j ? ", " : "",
+                                    ((RankFile *)g_ptr_array_index (g, j))->rank);
+          dw_batch_set_error (
+            error, DW_BATCH_ERROR_TRUNCATED, path,
+            "cannot reassemble the context-parallel slices of rollout %" G_GINT64_FORMAT
+            ": ranks %s hold the same samples but their log_probs slices fit "
+            "no context-parallel size (tried cp = %s); rank files are missing "
+            "or still being written",
+            id, ranks->str, tried->str);
+          g_string_free (ranks, TRUE);
+          g_string_free (tried, TRUE);
+          return NULL;
+        }
+      g_string_free (tried, TRUE);
+    }
+  for (guint i = 0; i < samples->len; i++)
+    all_indexed = all_indexed && g_array_index (samples, Sample, i).index >= 0;
+  if (all_indexed)
+    g_array_sort (samples, dw_batch_slime_sample_index_cmp);
+  dw_batch_slime_join_rollout (path, id, samples);
+  {
+    const RankFile *first = &g_array_index (files, RankFile, 0);
+    double d;
+    gint64 step = dw_pickle_value_number (
+                    dw_pickle_dict_lookup (dw_batch_torch_get_root (first->file), "rollout_id"), &d)
+                    ? (gint64)d
+                    : id;
+    return dw_batch_slime_batch_from_samples (path, samples, step, error);
+  }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Entry point                                                                                */
+
+DwBatch *
+dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
+{
+  g_autoptr (DwTorchFile) file = dw_batch_torch_open (src, error);
+  const DwPickleValue *root, *fv;
+  gint64 step;
+  double d;
+
+  if (!file)
+    return NULL;
+  root = dw_batch_torch_get_root (file);
+  if (dw_pickle_value_kind (root) != DW_PICKLE_DICT)
+    {
+      g_autofree char *desc = dw_pickle_value_describe (root);
+      g_autofree char *note = dw_batch_torch_refused_note (file);
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "the pickled object is %s, not a slime dump's dict%s", desc, note);
+      return NULL;
+    }
+  step = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rollout_id"), &d)
+           ? (gint64)d
+           : dw_step_from_name (path ? path : src->name);
+  fv = dw_pickle_dict_lookup (root, "format_version");
+  if (dw_pickle_dict_lookup (root, "rollout_data"))
+    {
+      const DwPickleValue *cs = dw_pickle_dict_lookup (root, "cp_size");
+      if (path && !(dw_pickle_value_number (cs, &d) && d == 1.0))
+        {
+          /* the whole per-rank set (also miles with cp > 1) */
+          g_clear_pointer (&file, dw_batch_torch_close);
+          return dw_batch_slime_read_rank_set (path, error);
+        }
+      else
+        {
+          /* one file read alone (from memory, or miles cp_size 1 which still may have DP
+           * siblings: read the set when the path is known) */
+          g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
+          const DwPickleValue *cols = dw_pickle_dict_lookup (root, "rollout_data");
+          guint64 n = dw_pickle_seq_length (dw_pickle_dict_lookup (cols, "response_lengths"));
+          if (path)
+            {
+              g_clear_pointer (&file, dw_batch_torch_close);
+              return dw_batch_slime_read_rank_set (path, error);
+            }
+          g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
+          g_array_set_size (samples, (guint)n);
+          for (guint64 i = 0; i < n; i++)
+            {
+              Ref ref = { file, NULL, cols, i, "rollout_data" };
+              if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
+                return NULL;
+            }
+          return dw_batch_slime_batch_from_samples (src->name, samples, step, error);
+        }
+    }
+  if (fv && dw_pickle_value_number (fv, &d) && d != 2.0)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "format_version %g: this reader knows slime's version 2", d);
+      return NULL;
+    }
+  if (dw_pickle_dict_lookup (root, "samples"))
+    {
+      const DwPickleValue *first = dw_pickle_seq_get (dw_pickle_dict_lookup (root, "samples"), 0);
+      if (!fv && first && !dw_pickle_dict_lookup (first, "log_probs")
+          && dw_pickle_dict_lookup (first, "response_length"))
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, src->name,
+                              "a slime rollout dump (rollout_data/{id}.pt): it holds the rollout "
+                              "engine's side only; it is joined to train_data/{id}.pt, which "
+                              "has the training engine's log_probs");
+          return NULL;
+        }
+      return dw_batch_slime_read_v2 (file, path, step, error);
+    }
+  {
+    g_autofree char *note = dw_batch_torch_refused_note (file);
+    dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                        "a torch file, but not a slime/miles dump (no 'samples' list nor "
+                        "'rollout_data' dict)%s",
+                        note);
+  }
+  return NULL;
+}
+
+char *
+dw_batch_slime_set_leader (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *leader = NULL;
+  g_autoptr (GDir) d = NULL;
+  const char *entry;
+  char *end = NULL;
+  gint64 id, rank;
+
+  id = g_ascii_strtoll (base, &end, 10);
+  if (end == base || *end != '_')
+    return g_strdup (path);
+  rank = g_ascii_strtoll (end + 1, &end, 10);
+  if (strcmp (end, ".pt") != 0)
+    return g_strdup (path);
+  d = g_dir_open (dir, 0, NULL);
+  while (d && (entry = g_dir_read_name (d)))
+    {
+      char *e1 = NULL, *e2 = NULL;
+      gint64 eid = g_ascii_strtoll (entry, &e1, 10), erank;
+      if (e1 == entry || eid != id || *e1 != '_')
+        continue;
+      erank = g_ascii_strtoll (e1 + 1, &e2, 10);
+      if (e2 != e1 + 1 && strcmp (e2, ".pt") == 0 && erank < rank)
+        {
+          rank = erank;
+          g_free (leader);
+          leader = g_build_filename (dir, entry, NULL);
+        }
+    }
+  return leader ? g_steal_pointer (&leader) : g_strdup (path);
+}
+
+gboolean
+dw_batch_slime_is_set_leader (const char *path)
+{
+  g_autofree char *leader = dw_batch_slime_set_leader (path);
+  return strcmp (leader, path) == 0;
+}

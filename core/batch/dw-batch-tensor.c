@@ -1,0 +1,383 @@
+/* dw-batch-tensor.c — what every batch format reader calls down to: errors and limits, byte
+ * sources, tensors and shapes, element decoding and dtype conversion
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "dw-batch-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* clang-format off */
+G_DEFINE_QUARK (dw-batch-error-quark, dw_batch_error)
+/* clang-format on */
+
+static guint64 max_batch_bytes = G_GUINT64_CONSTANT (4) << 30;
+
+guint64
+dw_batch_reader_get_max_bytes (void)
+{
+  return max_batch_bytes;
+}
+
+void
+dw_batch_reader_set_max_bytes (guint64 max_bytes)
+{
+  max_batch_bytes = max_bytes;
+}
+
+void
+dw_batch_set_error (GError **error, DwBatchError code, const char *name, const char *format, ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  if (error == NULL)
+    return;
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, DW_BATCH_ERROR, code, "%s: %s", name, msg);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sources                                                                                    */
+
+gboolean
+dw_source_read (const DwSource *src, guint64 offset, void *buf, gsize n, const char *what,
+                GError **error)
+{
+  if (offset > src->size || n > src->size - offset)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                          "offset %" G_GUINT64_FORMAT ": %s needs %" G_GSIZE_FORMAT
+                          " bytes but the file has %" G_GUINT64_FORMAT " bytes",
+                          offset, what, n, src->size);
+      return FALSE;
+    }
+  if (src->fd < 0)
+    {
+      if (n)
+        memcpy (buf, src->mem + offset, n);
+      return TRUE;
+    }
+  while (n > 0)
+    {
+      ssize_t r = pread (src->fd, buf, n, (off_t)offset);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        {
+          int saved = errno;
+          dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name,
+                              "offset %" G_GUINT64_FORMAT ": reading %s: %s", offset, what,
+                              g_strerror (saved));
+          return FALSE;
+        }
+      if (r == 0)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                              "offset %" G_GUINT64_FORMAT ": file ended while reading %s "
+                              "(it shrank while being read?)",
+                              offset, what);
+          return FALSE;
+        }
+      buf = (guint8 *)buf + r;
+      n -= (gsize)r;
+      offset += (guint64)r;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tensors                                                                                    */
+
+gint64
+dw_step_from_name (const char *name)
+{
+  g_autofree char *base = NULL;
+  const char *p;
+
+  if (name == NULL)
+    return -1;
+  base = g_path_get_basename (name);
+  p = strstr (base, "step");
+  if (p)
+    {
+      p += 4;
+      if (*p == '_' || *p == '-')
+        p++;
+    }
+  else
+    p = base;
+  if (!g_ascii_isdigit (*p))
+    return -1;
+  return g_ascii_strtoll (p, NULL, 10);
+}
+
+DwTensor *
+dw_tensor_new (const char *name, const char *where)
+{
+  DwTensor *t = g_new0 (DwTensor, 1);
+  t->name = g_strdup (name);
+  t->where = g_strdup (where);
+  return t;
+}
+
+void
+dw_tensor_free (DwTensor *tensor)
+{
+  if (tensor == NULL)
+    return;
+  g_free (tensor->name);
+  g_free (tensor->where);
+  if (tensor->fill_free && tensor->fill_ctx)
+    tensor->fill_free (tensor->fill_ctx);
+  g_free (tensor->owned);
+  g_free (tensor);
+}
+
+gboolean
+dw_tensor_load (DwTensor *t, GError **error)
+{
+  gsize nbytes = t->n_elems * dw_dtype_size (t->dtype);
+
+  if (t->data)
+    return TRUE;
+  g_assert (t->fill != NULL);
+  t->owned = g_try_malloc (nbytes ? nbytes : 1);
+  if (!t->owned)
+    {
+      g_set_error (error, DW_BATCH_ERROR, DW_BATCH_ERROR_TOO_LARGE,
+                   "%s: out of memory for %" G_GSIZE_FORMAT " bytes", t->where, nbytes);
+      return FALSE;
+    }
+  if (!t->fill (t, t->owned, 0, t->n_elems, error))
+    return FALSE;
+  t->data = t->owned;
+  return TRUE;
+}
+
+gboolean
+dw_tensor_fill_from_source (DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error)
+{
+  gsize es = dw_dtype_size (t->dtype);
+  return dw_source_read (t->fill_ctx, t->fill_offset + start * es, dst, n * es, t->where, error);
+}
+
+char *
+dw_shape_to_string (guint ndim, const guint64 *shape)
+{
+  GString *s = g_string_new ("[");
+  for (guint i = 0; i < ndim; i++)
+    g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, i ? "," : "", shape[i]);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+dw_shape_product (guint ndim, const guint64 *shape, gsize elem_size, guint64 *n_elems)
+{
+  guint64 n = 1;
+  gboolean zero = FALSE;
+
+  for (guint i = 0; i < ndim; i++)
+    if (shape[i] == 0)
+      zero = TRUE;
+  if (zero)
+    {
+      *n_elems = 0;
+      return TRUE;
+    }
+  for (guint i = 0; i < ndim; i++)
+    {
+      if (n > G_MAXUINT64 / shape[i])
+        return FALSE;
+      n *= shape[i];
+    }
+  if (elem_size && n > G_MAXUINT64 / elem_size)
+    return FALSE;
+  *n_elems = n;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Element conversion                                                                         */
+
+double
+dw_half_to_double (guint16 h)
+{
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+
+  if (exp == 0)
+    v = ldexp ((double)mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = ldexp ((double)(mant | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+float
+dw_bf16_to_float (guint16 b)
+{
+  guint32 bits = (guint32)b << 16;
+  float f;
+  memcpy (&f, &bits, 4);
+  return f;
+}
+
+static void
+byteswap_inplace (guint8 *p, gsize size, gsize n)
+{
+  for (gsize i = 0; i < n; i++, p += size)
+    for (gsize a = 0, b = size - 1; a < b; a++, b--)
+      {
+        guint8 tmp = p[a];
+        p[a] = p[b];
+        p[b] = tmp;
+      }
+}
+
+double
+dw_decode_element (const guint8 *p, DwDType dtype, gboolean swap)
+{
+  guint8 tmp[8];
+  gsize size = dw_dtype_size (dtype);
+
+  memcpy (tmp, p, size);
+  if (swap)
+    byteswap_inplace (tmp, size, 1);
+  switch (dtype)
+    {
+    case DW_DTYPE_F32:
+      {
+        float f;
+        memcpy (&f, tmp, 4);
+        return f;
+      }
+    case DW_DTYPE_F64:
+      {
+        double d;
+        memcpy (&d, tmp, 8);
+        return d;
+      }
+    case DW_DTYPE_F16:
+    case DW_DTYPE_BF16:
+      {
+        guint16 h;
+        memcpy (&h, tmp, 2);
+        return dtype == DW_DTYPE_F16 ? dw_half_to_double (h) : dw_bf16_to_float (h);
+      }
+    case DW_DTYPE_BOOL:
+    case DW_DTYPE_U8:
+      return tmp[0];
+    case DW_DTYPE_I8:
+      return (gint8)tmp[0];
+    case DW_DTYPE_I16:
+      {
+        gint16 v;
+        memcpy (&v, tmp, 2);
+        return v;
+      }
+    case DW_DTYPE_U16:
+      {
+        guint16 v;
+        memcpy (&v, tmp, 2);
+        return v;
+      }
+    case DW_DTYPE_I32:
+      {
+        gint32 v;
+        memcpy (&v, tmp, 4);
+        return v;
+      }
+    case DW_DTYPE_U32:
+      {
+        guint32 v;
+        memcpy (&v, tmp, 4);
+        return v;
+      }
+    case DW_DTYPE_I64:
+      {
+        gint64 v;
+        memcpy (&v, tmp, 8);
+        return (double)v;
+      }
+    case DW_DTYPE_U64:
+      {
+        guint64 v;
+        memcpy (&v, tmp, 8);
+        return (double)v;
+      }
+    case DW_N_DTYPES:
+    default:
+      return 0.0;
+    }
+}
+
+static void
+encode (void *dst, gsize i, DwDType dtype, double v)
+{
+  switch (dtype)
+    {
+    case DW_DTYPE_F32:
+      ((float *)dst)[i] = (float)v;
+      break;
+    case DW_DTYPE_F64:
+      ((double *)dst)[i] = v;
+      break;
+    default:
+      /* Only float destinations are produced by conversion; integer masks are copied as-is. */
+      g_assert_not_reached ();
+    }
+}
+
+void
+dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, gboolean swap,
+            gsize n)
+{
+  gsize ss = dw_dtype_size (src_dtype);
+
+  if (n == 0)
+    return;
+  if (src_dtype == dst_dtype)
+    {
+      memcpy (dst, src, n * ss);
+      if (swap && ss > 1)
+        byteswap_inplace (dst, ss, n);
+      return;
+    }
+  if (!swap && src_dtype == DW_DTYPE_F32 && dst_dtype == DW_DTYPE_F64)
+    {
+      const float *s = (const float *)(const void *)src;
+      double *d = dst;
+      if (((guintptr)src & 3) == 0)
+        for (gsize i = 0; i < n; i++)
+          d[i] = s[i];
+      else
+        for (gsize i = 0; i < n; i++)
+          d[i] = dw_decode_element (src + i * 4, DW_DTYPE_F32, FALSE);
+      return;
+    }
+  if (!swap && src_dtype == DW_DTYPE_BF16 && dst_dtype == DW_DTYPE_F32)
+    {
+      float *d = dst;
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 h;
+          memcpy (&h, src + 2 * i, 2);
+          d[i] = dw_bf16_to_float (h);
+        }
+      return;
+    }
+  for (gsize i = 0; i < n; i++)
+    encode (dst, i, dst_dtype, dw_decode_element (src + i * ss, src_dtype, swap));
+}

@@ -1,0 +1,257 @@
+/* dw-batch-tokens.c — the drill-down from a step to its sequences and tokens
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "dw-batch-tokens.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dw-correction.h"
+
+static const char *const seq_stat_names[DW_N_SEQ_STATS] = {
+  [DW_SEQ_STAT_K1_SUM] = "k1_sum",   [DW_SEQ_STAT_K2_SUM] = "k2_sum",
+  [DW_SEQ_STAT_K3_SUM] = "k3_sum",   [DW_SEQ_STAT_K1_MEAN] = "k1_mean",
+  [DW_SEQ_STAT_K2_MEAN] = "k2_mean", [DW_SEQ_STAT_K3_MEAN] = "k3_mean",
+  [DW_SEQ_STAT_K1_MAX] = "k1_max",   [DW_SEQ_STAT_K2_MAX] = "k2_max",
+  [DW_SEQ_STAT_K3_MAX] = "k3_max",   [DW_SEQ_STAT_MAX_ABS_LOG_RATIO] = "max_abs_log_ratio",
+  [DW_SEQ_STAT_LENGTH] = "length",   [DW_SEQ_STAT_REWARD] = "reward",
+};
+
+const char *
+dw_batch_tokens_stat_name (DwSeqStat stat)
+{
+  return stat < DW_N_SEQ_STATS ? seq_stat_names[stat] : "?";
+}
+
+gboolean
+dw_batch_tokens_stat_from_name (const char *name, DwSeqStat *stat)
+{
+  for (int i = 0; i < DW_N_SEQ_STATS; i++)
+    if (g_strcmp0 (name, seq_stat_names[i]) == 0)
+      {
+        *stat = (DwSeqStat)i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static double
+dw_batch_tokens_lp_value (const DwBatch *batch, const void *array, gsize index)
+{
+  return batch->lp_dtype == DW_DTYPE_F64 ? ((const double *)array)[index]
+                                         : ((const float *)array)[index];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Ranking sequences                                                                          */
+
+static gint
+dw_batch_tokens_ranked_cmp (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const DwSeqRanked *x = a, *y = b;
+  DwSeqStat by = GPOINTER_TO_INT (user_data);
+  double vx = x->stats[by], vy = y->stats[by];
+
+  if (isnan (vx) != isnan (vy))
+    return isnan (vx) ? 1 : -1;
+  if (!isnan (vx) && vx != vy)
+    return vx > vy ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+GArray *
+dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
+{
+  g_autofree DwRowStats *rows = g_new0 (DwRowStats, MAX (batch->rows, 1));
+  GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (DwSeqRanked), (guint)batch->rows);
+
+  dw_row_stats_compute (batch, rows);
+  for (gsize r = 0; r < batch->rows; r++)
+    {
+      DwSeqRanked s = { (guint)r, rows[r].n_valid, { 0 } };
+      double denom = rows[r].n + 1e-8, max_abs = 0.0;
+
+      for (int k = 0; k < 3; k++)
+        {
+          s.stats[DW_SEQ_STAT_K1_SUM + k] = rows[r].sum_k[k];
+          s.stats[DW_SEQ_STAT_K1_MEAN + k] = rows[r].sum_k[k] / denom;
+          s.stats[DW_SEQ_STAT_K1_MAX + k] = rows[r].max_k[k];
+        }
+      /* k1 = −ℓ̃: its maximum is minus the smallest clamped log-ratio (0 for an empty row) */
+      s.stats[DW_SEQ_STAT_K1_MAX] = rows[r].n_valid > 0 ? -CLAMP (rows[r].min_l, -20.0, 20.0) : 0.0;
+      for (gsize t = 0; t < batch->cols; t++)
+        {
+          gsize i = r * batch->cols + t;
+          if (dw_batch_mask_value (batch, i) != 0.0)
+            {
+              double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
+                         - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+              if (fabs (l) > max_abs || isnan (l))
+                max_abs = isnan (l) ? NAN : fabs (l);
+              if (isnan (max_abs))
+                break;
+            }
+        }
+      s.stats[DW_SEQ_STAT_MAX_ABS_LOG_RATIO] = max_abs;
+      s.stats[DW_SEQ_STAT_LENGTH] = (double)rows[r].n_valid;
+      s.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[r] : NAN;
+      g_array_append_val (out, s);
+    }
+  g_array_sort_with_data (out, dw_batch_tokens_ranked_cmp, GINT_TO_POINTER (by));
+  return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* One sequence                                                                               */
+
+GArray *
+dw_batch_tokens_sequence (const DwBatch *batch, guint row)
+{
+  GArray *out = g_array_new (FALSE, TRUE, sizeof (DwTokenRow));
+  gsize last = 0;
+
+  if (row >= batch->rows)
+    return out;
+  for (gsize t = 0; t < batch->cols; t++)
+    if (dw_batch_mask_value (batch, row * batch->cols + t) != 0.0)
+      last = t + 1;
+  for (gsize t = 0; t < last; t++)
+    {
+      gsize i = row * batch->cols + t;
+      DwTokenRow tr;
+      tr.position = (guint)t;
+      tr.token_id = batch->token_ids ? batch->token_ids[i] : -1;
+      tr.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i);
+      tr.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+      tr.log_ratio = tr.old_log_prob - tr.rollout_log_prob;
+      tr.mask = dw_batch_mask_value (batch, i);
+      g_array_append_val (out, tr);
+    }
+  return out;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Catastrophic tokens across a run                                                           */
+
+struct _DwCatastrophes
+{
+  double threshold;
+  GHashTable *by_token; /* gint64* → DwCatastrophicToken* */
+  guint64 total;
+};
+
+static void
+dw_batch_tokens_catastrophic_token_free (gpointer data)
+{
+  DwCatastrophicToken *t = data;
+  g_array_unref (t->steps);
+  g_array_unref (t->counts);
+  g_free (t);
+}
+
+DwCatastrophes *
+dw_batch_tokens_catastrophes_new (double threshold)
+{
+  DwCatastrophes *self = g_new0 (DwCatastrophes, 1);
+  self->threshold = threshold;
+  self->by_token = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                          dw_batch_tokens_catastrophic_token_free);
+  return self;
+}
+
+void
+dw_batch_tokens_catastrophes_free (DwCatastrophes *self)
+{
+  if (self == NULL)
+    return;
+  g_hash_table_unref (self->by_token);
+  g_free (self);
+}
+
+gboolean
+dw_batch_tokens_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
+{
+  gsize n = batch->rows * batch->cols;
+
+  if (batch->token_ids == NULL)
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    {
+      double l;
+      DwCatastrophicToken *t;
+      guint last;
+
+      if (dw_batch_mask_value (batch, i) == 0.0)
+        continue;
+      l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
+          - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+      if (!(fabs (l) > self->threshold)) /* NaN counts too: a broken token is catastrophic */
+        if (!isnan (l))
+          continue;
+      t = g_hash_table_lookup (self->by_token, &batch->token_ids[i]);
+      if (t == NULL)
+        {
+          t = g_new0 (DwCatastrophicToken, 1);
+          t->token_id = batch->token_ids[i];
+          t->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
+          t->counts = g_array_new (FALSE, FALSE, sizeof (guint64));
+          g_hash_table_insert (self->by_token, &t->token_id, t);
+        }
+      t->count++;
+      self->total++;
+      last = t->steps->len;
+      if (last == 0 || g_array_index (t->steps, gint64, last - 1) != step)
+        {
+          guint64 zero = 0;
+          g_array_append_val (t->steps, step);
+          g_array_append_val (t->counts, zero);
+          last++;
+        }
+      g_array_index (t->counts, guint64, last - 1)++;
+    }
+  return TRUE;
+}
+
+guint64
+dw_batch_tokens_catastrophes_get_total (const DwCatastrophes *self)
+{
+  return self->total;
+}
+
+static gint
+dw_batch_tokens_catastrophic_cmp (gconstpointer a, gconstpointer b)
+{
+  const DwCatastrophicToken *x = *(DwCatastrophicToken *const *)a;
+  const DwCatastrophicToken *y = *(DwCatastrophicToken *const *)b;
+
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->token_id < y->token_id ? -1 : x->token_id > y->token_id;
+}
+
+GPtrArray *
+dw_batch_tokens_catastrophes_top (const DwCatastrophes *self, guint top)
+{
+  GPtrArray *all = g_ptr_array_new ();
+  GPtrArray *out = g_ptr_array_new_with_free_func (dw_batch_tokens_catastrophic_token_free);
+  GHashTableIter it;
+  gpointer value;
+
+  g_hash_table_iter_init (&it, self->by_token);
+  while (g_hash_table_iter_next (&it, NULL, &value))
+    g_ptr_array_add (all, value);
+  g_ptr_array_sort (all, dw_batch_tokens_catastrophic_cmp);
+  for (guint i = 0; i < all->len && i < top; i++)
+    {
+      const DwCatastrophicToken *src = g_ptr_array_index (all, i);
+      DwCatastrophicToken *copy = g_new0 (DwCatastrophicToken, 1);
+      copy->token_id = src->token_id;
+      copy->count = src->count;
+      copy->steps = g_array_copy (src->steps);
+      copy->counts = g_array_copy (src->counts);
+      g_ptr_array_add (out, copy);
+    }
+  g_ptr_array_unref (all);
+  return out;
+}

@@ -1,0 +1,1300 @@
+/* dw-pickle.c — a restricted, data-only unpickler for torch.save files
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Written here because Debian has no C library for restricted unpickling (see
+ * docs/FORMATS-BATCH.md). The opcode meanings follow CPython's Lib/pickletools.py. The machine
+ * builds values only: no global is ever imported or called. Values live in an arena freed at
+ * once, so nothing here recurses over the tree (a hostile pickle may nest or even cycle through
+ * the memo; consumers walk fixed paths). Plain number lists, which slime's rollout dumps are full
+ * of, are stored as arrays of doubles, not one value per element.
+ */
+#include "dw-pickle.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dw-batch-private.h"
+
+struct _DwPickleValue
+{
+  DwPickleKind kind;
+  guint depth;
+  guint slot; /* index in the arena */
+  gboolean memoized;
+  union
+  {
+    gboolean b;
+    gint64 i;
+    double f;
+    struct
+    {
+      char *s;
+      gsize len;
+    } str;
+    struct
+    {
+      GPtrArray *items; /* DwPickleValue*, or NULL while the list is compact */
+      GArray *nums;     /* double, while every element is a plain number */
+      gboolean nums_int;
+    } seq;
+    struct
+    {
+      GPtrArray *keys;
+      GPtrArray *vals;
+    } dict;
+    char *global; /* "module.name" for GLOBAL and REFUSED */
+    struct
+    {
+      DwDType dtype;
+      char *key;
+      guint64 numel;
+    } storage;
+    DwPickleTensor tensor;
+  } u;
+};
+
+struct _DwPickle
+{
+  GPtrArray *arena;
+  GPtrArray *spare; /* released number structs, each keeping its (empty) arena slot */
+  DwPickleValue *root;
+  GPtrArray *refused;
+  guint64 bytes;
+  guint64 max_bytes;
+};
+
+typedef struct
+{
+  DwPickle *pk;
+  const char *name;
+  const guint8 *data;
+  gsize len;
+  gsize pos;
+  gsize op_pos; /* offset of the opcode being run, for messages */
+  GPtrArray *stack;
+  GArray *marks;
+  GHashTable *memo;
+  GError **error;
+} Machine;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Values                                                                                     */
+
+static void
+dw_pickle_value_free (DwPickleValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_PICKLE_STR:
+      g_free (v->u.str.s);
+      break;
+    case DW_PICKLE_LIST:
+    case DW_PICKLE_TUPLE:
+      if (v->u.seq.items)
+        g_ptr_array_unref (v->u.seq.items);
+      if (v->u.seq.nums)
+        g_array_unref (v->u.seq.nums);
+      break;
+    case DW_PICKLE_DICT:
+      g_ptr_array_unref (v->u.dict.keys);
+      g_ptr_array_unref (v->u.dict.vals);
+      break;
+    case DW_PICKLE_GLOBAL:
+    case DW_PICKLE_REFUSED:
+      g_free (v->u.global);
+      break;
+    case DW_PICKLE_STORAGE:
+      g_free (v->u.storage.key);
+      break;
+    case DW_PICKLE_TENSOR:
+      g_free ((char *)v->u.tensor.storage_key);
+      break;
+    case DW_PICKLE_NONE:
+    case DW_PICKLE_BOOL:
+    case DW_PICKLE_INT:
+    case DW_PICKLE_FLOAT:
+    case DW_PICKLE_MARK:
+    default:
+      break;
+    }
+  g_free (v);
+}
+
+static gboolean dw_pickle_machine_fail (Machine *m, DwBatchError code, const char *format, ...)
+  G_GNUC_PRINTF (3, 4);
+
+static gboolean
+dw_pickle_machine_fail (Machine *m, DwBatchError code, const char *format, ...)
+{
+  va_list args;
+  g_autofree char *msg = NULL;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (m->error && *m->error == NULL)
+    dw_batch_set_error (m->error, code, m->name, "offset %" G_GSIZE_FORMAT ": %s", m->op_pos, msg);
+  return FALSE;
+}
+
+/* Counts @n more bytes of value memory against the limit. */
+static gboolean
+dw_pickle_machine_charge (Machine *m, guint64 n)
+{
+  m->pk->bytes += n;
+  if (m->pk->bytes > m->pk->max_bytes)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
+                                   "the pickle needs more than %" G_GUINT64_FORMAT
+                                   " bytes of memory to hold its values (the reader's limit)",
+                                   m->pk->max_bytes);
+  return TRUE;
+}
+
+static DwPickleValue *
+dw_pickle_value_new (Machine *m, DwPickleKind kind)
+{
+  DwPickleValue *v;
+
+  if (m->pk->spare->len > 0)
+    {
+      /* a number folded into a compact list gave back its struct and arena slot */
+      guint slot;
+      v = g_ptr_array_steal_index_fast (m->pk->spare, m->pk->spare->len - 1);
+      slot = v->slot;
+      memset (v, 0, sizeof *v);
+      v->slot = slot;
+      g_ptr_array_index (m->pk->arena, slot) = v;
+      if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue)))
+        return NULL;
+    }
+  else
+    {
+      if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
+        return NULL;
+      v = g_new0 (DwPickleValue, 1);
+      v->slot = m->pk->arena->len;
+      g_ptr_array_add (m->pk->arena, v);
+    }
+  v->kind = kind;
+  if (kind == DW_PICKLE_LIST || kind == DW_PICKLE_TUPLE)
+    v->u.seq.items = g_ptr_array_new ();
+  else if (kind == DW_PICKLE_DICT)
+    {
+      v->u.dict.keys = g_ptr_array_new ();
+      v->u.dict.vals = g_ptr_array_new ();
+    }
+  return v;
+}
+
+/* Frees a scalar that nothing else refers to (it was folded into a compact list). */
+static void
+dw_pickle_value_release (Machine *m, DwPickleValue *v)
+{
+  if (v->memoized)
+    return;
+  /* only plain numbers come here: nothing to free inside, keep the struct for the next value */
+  g_ptr_array_index (m->pk->arena, v->slot) = NULL;
+  g_ptr_array_add (m->pk->spare, v);
+  m->pk->bytes -= sizeof (DwPickleValue); /* the arena slot stays charged */
+}
+
+static gboolean
+dw_pickle_adopt_child (Machine *m, DwPickleValue *parent, const DwPickleValue *child)
+{
+  if (child->depth + 1 > parent->depth)
+    parent->depth = child->depth + 1;
+  if (parent->depth > DW_PICKLE_MAX_DEPTH)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "containers nested deeper than %d levels (a training dump nests "
+                                   "a handful)",
+                                   DW_PICKLE_MAX_DEPTH);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_is_plain_number (const DwPickleValue *v)
+{
+  return !v->memoized
+         && (v->kind == DW_PICKLE_FLOAT
+             || (v->kind == DW_PICKLE_INT && v->u.i <= (G_GINT64_CONSTANT (1) << 53)
+                 && v->u.i >= -(G_GINT64_CONSTANT (1) << 53)));
+}
+
+/* A compact list gets a real element: its numbers become values first. */
+static gboolean
+dw_pickle_seq_expand (Machine *m, DwPickleValue *seq)
+{
+  GArray *nums = seq->u.seq.nums;
+
+  if (nums == NULL)
+    return TRUE;
+  seq->u.seq.nums = NULL;
+  seq->u.seq.items = g_ptr_array_sized_new (nums->len + 1);
+  for (guint i = 0; i < nums->len; i++)
+    {
+      double d = g_array_index (nums, double, i);
+      DwPickleValue *v
+        = dw_pickle_value_new (m, seq->u.seq.nums_int ? DW_PICKLE_INT : DW_PICKLE_FLOAT);
+      if (!v || !dw_pickle_machine_charge (m, sizeof (gpointer)))
+        {
+          g_array_unref (nums);
+          return FALSE;
+        }
+      if (seq->u.seq.nums_int)
+        v->u.i = (gint64)d;
+      else
+        v->u.f = d;
+      g_ptr_array_add (seq->u.seq.items, v);
+    }
+  g_array_unref (nums);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
+{
+  gboolean empty = (seq->u.seq.items && seq->u.seq.items->len == 0) || seq->u.seq.nums;
+
+  if (seq->kind == DW_PICKLE_LIST && empty && dw_pickle_is_plain_number (item)
+      && (seq->u.seq.nums == NULL || seq->u.seq.nums_int == (item->kind == DW_PICKLE_INT)))
+    {
+      double d = item->kind == DW_PICKLE_INT ? (double)item->u.i : item->u.f;
+      if (seq->u.seq.nums == NULL)
+        {
+          g_ptr_array_unref (seq->u.seq.items);
+          seq->u.seq.items = NULL;
+          seq->u.seq.nums = g_array_new (FALSE, FALSE, sizeof (double));
+          seq->u.seq.nums_int = item->kind == DW_PICKLE_INT;
+        }
+      if (!dw_pickle_machine_charge (m, sizeof (double)))
+        return FALSE;
+      g_array_append_val (seq->u.seq.nums, d);
+      dw_pickle_value_release (m, item);
+      return TRUE;
+    }
+  if (!dw_pickle_seq_expand (m, seq) || !dw_pickle_machine_charge (m, sizeof (gpointer))
+      || !dw_pickle_adopt_child (m, seq, item))
+    return FALSE;
+  g_ptr_array_add (seq->u.seq.items, item);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickleValue *val)
+{
+  if (!dw_pickle_machine_charge (m, 2 * sizeof (gpointer)) || !dw_pickle_adopt_child (m, dict, val))
+    return FALSE;
+  /* a repeated string key replaces the earlier value, as in Python */
+  if (key->kind == DW_PICKLE_STR)
+    for (guint i = 0; i < dict->u.dict.keys->len; i++)
+      {
+        DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, i);
+        if (k->kind == DW_PICKLE_STR && k->u.str.len == key->u.str.len
+            && memcmp (k->u.str.s, key->u.str.s, k->u.str.len) == 0)
+          {
+            g_ptr_array_index (dict->u.dict.vals, i) = val;
+            return TRUE;
+          }
+      }
+  g_ptr_array_add (dict->u.dict.keys, key);
+  g_ptr_array_add (dict->u.dict.vals, val);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reading the stream                                                                         */
+
+static gboolean
+dw_pickle_take (Machine *m, gsize n, const guint8 **out)
+{
+  if (n > m->len - m->pos)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TRUNCATED,
+                                   "the pickle ends inside an opcode (needs %" G_GSIZE_FORMAT
+                                   " more bytes, %" G_GSIZE_FORMAT " left)",
+                                   n, m->len - m->pos);
+  *out = m->data + m->pos;
+  m->pos += n;
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_take_uint (Machine *m, guint width, guint64 *out)
+{
+  const guint8 *p = NULL;
+  guint64 v = 0;
+
+  if (!dw_pickle_take (m, width, &p))
+    return FALSE;
+  for (guint i = 0; i < width; i++)
+    v |= (guint64)p[i] << (8 * i);
+  *out = v;
+  return TRUE;
+}
+
+/* A text line (protocol 0 arguments), without its newline. */
+static gboolean
+dw_pickle_take_line (Machine *m, char **out)
+{
+  const guint8 *start = m->data + m->pos;
+  const guint8 *nl = memchr (start, '\n', m->len - m->pos);
+
+  if (nl == NULL || nl - start > 4096)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "text argument without a newline");
+  *out = g_strndup ((const char *)start, (gsize)(nl - start));
+  m->pos += (gsize)(nl - start) + 1;
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_push (Machine *m, DwPickleValue *v)
+{
+  if (v == NULL)
+    return FALSE;
+  /* the stack holds values already charged; its own size is bounded by their number */
+  g_ptr_array_add (m->stack, v);
+  return TRUE;
+}
+
+static DwPickleValue *
+dw_pickle_pop (Machine *m)
+{
+  DwPickleValue *v;
+  guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
+
+  if (m->stack->len <= floor)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+      return NULL;
+    }
+  v = g_ptr_array_index (m->stack, m->stack->len - 1);
+  g_ptr_array_set_size (m->stack, m->stack->len - 1);
+  return v;
+}
+
+static DwPickleValue *
+dw_pickle_top (Machine *m)
+{
+  guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
+
+  if (m->stack->len <= floor)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+      return NULL;
+    }
+  return g_ptr_array_index (m->stack, m->stack->len - 1);
+}
+
+/* Start of the items above the last MARK; the mark is removed. */
+static gboolean
+dw_pickle_pop_mark (Machine *m, guint *start)
+{
+  if (m->marks->len == 0)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "no MARK on the stack");
+  *start = g_array_index (m->marks, guint, m->marks->len - 1);
+  g_array_set_size (m->marks, m->marks->len - 1);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_push_str (Machine *m, gsize n, gboolean is_text)
+{
+  const guint8 *p = NULL;
+  DwPickleValue *v;
+
+  if (!dw_pickle_take (m, n, &p) || !dw_pickle_machine_charge (m, n + 1))
+    return FALSE;
+  if (is_text && !g_utf8_validate ((const char *)p, (gssize)n, NULL))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "string is not valid UTF-8");
+  v = dw_pickle_value_new (m, DW_PICKLE_STR);
+  if (!v)
+    return FALSE;
+  v->u.str.s = g_strndup ((const char *)p, n);
+  v->u.str.len = n;
+  if (n && memchr (p, 0, n))
+    memcpy (v->u.str.s, p, n); /* g_strndup stopped at the NUL */
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_push_int (Machine *m, gint64 i)
+{
+  DwPickleValue *v = dw_pickle_value_new (m, DW_PICKLE_INT);
+  if (!v)
+    return FALSE;
+  v->u.i = i;
+  return dw_pickle_push (m, v);
+}
+
+/* LONG1/LONG4: little-endian two's complement of @n bytes; more than 8 do not fit. */
+static gboolean
+dw_pickle_push_long (Machine *m, gsize n)
+{
+  const guint8 *p = NULL;
+  guint64 u = 0;
+
+  if (!dw_pickle_take (m, n, &p))
+    return FALSE;
+  if (n > 8)
+    {
+      /* accept only sign extension beyond 8 bytes */
+      guint8 ext = (p[7] & 0x80) ? 0xff : 0x00;
+      for (gsize i = 8; i < n; i++)
+        if (p[i] != ext)
+          return dw_pickle_machine_fail (
+            m, DW_BATCH_ERROR_CORRUPT,
+            "integer of %" G_GSIZE_FORMAT " bytes does not fit in 64 bits", n);
+      n = 8;
+    }
+  for (gsize i = 0; i < n; i++)
+    u |= (guint64)p[i] << (8 * i);
+  if (n > 0 && n < 8 && (p[n - 1] & 0x80))
+    u |= ~G_GUINT64_CONSTANT (0) << (8 * n);
+  return dw_pickle_push_int (m, (gint64)u);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Globals: the only meanings a global can have                                               */
+
+static const struct
+{
+  const char *name;
+  DwDType dtype;
+} storage_types[] = {
+  { "FloatStorage", DW_DTYPE_F32 }, { "DoubleStorage", DW_DTYPE_F64 },
+  { "HalfStorage", DW_DTYPE_F16 },  { "BFloat16Storage", DW_DTYPE_BF16 },
+  { "LongStorage", DW_DTYPE_I64 },  { "IntStorage", DW_DTYPE_I32 },
+  { "ShortStorage", DW_DTYPE_I16 }, { "CharStorage", DW_DTYPE_I8 },
+  { "ByteStorage", DW_DTYPE_U8 },   { "BoolStorage", DW_DTYPE_BOOL },
+};
+
+static const char *const allowed_globals[] = {
+  "collections.OrderedDict",
+  "torch._utils._rebuild_tensor_v2",
+  "torch._utils._rebuild_tensor",
+};
+
+static gboolean
+dw_pickle_storage_dtype (const char *global, DwDType *dtype)
+{
+  if (!g_str_has_prefix (global, "torch."))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (storage_types); i++)
+    if (strcmp (global + 6, storage_types[i].name) == 0)
+      {
+        *dtype = storage_types[i].dtype;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static gboolean
+dw_pickle_push_global (Machine *m, const char *module, const char *name)
+{
+  g_autofree char *full = g_strdup_printf ("%s.%s", module, name);
+  gboolean allowed = FALSE;
+  DwDType dtype;
+  DwPickleValue *v;
+
+  for (guint i = 0; i < G_N_ELEMENTS (allowed_globals); i++)
+    allowed = allowed || strcmp (full, allowed_globals[i]) == 0;
+  allowed = allowed || dw_pickle_storage_dtype (full, &dtype);
+  if (!allowed)
+    {
+      g_autofree char *note = g_strdup_printf ("%s (offset %" G_GSIZE_FORMAT ")", full, m->op_pos);
+      gboolean seen = FALSE;
+      for (guint i = 0; i < m->pk->refused->len; i++)
+        {
+          const char *known = g_ptr_array_index (m->pk->refused, i);
+          seen = seen || (g_str_has_prefix (known, full) && known[strlen (full)] == ' ');
+        }
+      if (!seen && m->pk->refused->len < 64)
+        g_ptr_array_add (m->pk->refused, g_steal_pointer (&note));
+    }
+  v = dw_pickle_value_new (m, allowed ? DW_PICKLE_GLOBAL : DW_PICKLE_REFUSED);
+  if (!v || !dw_pickle_machine_charge (m, strlen (full) + 1))
+    return FALSE;
+  v->u.global = g_steal_pointer (&full);
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *out)
+{
+  guint64 len;
+
+  if (t->kind != DW_PICKLE_TUPLE && t->kind != DW_PICKLE_LIST)
+    return FALSE;
+  len = dw_pickle_seq_length (t);
+  if (len > max)
+    return FALSE;
+  for (guint64 i = 0; i < len; i++)
+    {
+      double d;
+      if (!dw_pickle_seq_number (t, i, &d) || d < 0 || d != floor (d) || d > 9.0e15)
+        return FALSE;
+      out[i] = (guint64)d;
+    }
+  *n = (guint)len;
+  return TRUE;
+}
+
+/* torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
+ * backward_hooks[, metadata]) → a tensor description, checked against its storage. */
+static DwPickleValue *
+dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
+{
+  const DwPickleValue *storage, *size, *stride, *offset;
+  DwPickleTensor t = { 0 };
+  guint nstride = 0;
+  guint64 last = 0;
+  gint64 off;
+  DwPickleValue *v;
+
+  if (args->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (args) < 4)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2 needs (storage, offset, "
+                              "size, stride, …)");
+      return NULL;
+    }
+  storage = dw_pickle_seq_get (args, 0);
+  offset = dw_pickle_seq_get (args, 1);
+  size = dw_pickle_seq_get (args, 2);
+  stride = dw_pickle_seq_get (args, 3);
+  if (storage == NULL || storage->kind != DW_PICKLE_STORAGE)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2: argument 0 is not a storage");
+      return NULL;
+    }
+  if (offset == NULL || !dw_pickle_value_int (offset, &off) || off < 0)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "_rebuild_tensor_v2: bad storage offset");
+      return NULL;
+    }
+  if (size == NULL || stride == NULL || !dw_pickle_tuple_of_uints (size, 8, &t.ndim, t.shape)
+      || !dw_pickle_tuple_of_uints (stride, 8, &nstride, t.stride) || nstride != t.ndim)
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                              "_rebuild_tensor_v2: size and stride must be tuples of at most 8 "
+                              "non-negative integers of the same length");
+      return NULL;
+    }
+  t.dtype = storage->u.storage.dtype;
+  t.storage_numel = storage->u.storage.numel;
+  t.offset = (guint64)off;
+  if (!dw_shape_product (t.ndim, t.shape, dw_dtype_size (t.dtype), &t.numel))
+    {
+      dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE, "tensor size overflows");
+      return NULL;
+    }
+  if (t.numel > 0)
+    {
+      last = t.offset;
+      for (guint i = 0; i < t.ndim; i++)
+        {
+          /* each term < 2^53 · 2^53 would overflow: bound by the storage first */
+          if (t.shape[i] - 1 > 0 && t.stride[i] > t.storage_numel)
+            {
+              last = G_MAXUINT64;
+              break;
+            }
+          last += (t.shape[i] - 1) * t.stride[i];
+        }
+      if (last >= t.storage_numel)
+        {
+          g_autofree char *s = dw_shape_to_string (t.ndim, t.shape);
+          dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                  "tensor %s at offset %" G_GUINT64_FORMAT
+                                  " reaches past its storage '%s' of %" G_GUINT64_FORMAT
+                                  " elements",
+                                  s, t.offset, storage->u.storage.key, t.storage_numel);
+          return NULL;
+        }
+    }
+  v = dw_pickle_value_new (m, DW_PICKLE_TENSOR);
+  if (!v)
+    return NULL;
+  t.storage_key = g_strdup (storage->u.storage.key);
+  v->u.tensor = t;
+  return v;
+}
+
+/* REDUCE / NEWOBJ: only allowed globals mean something; anything else stays refused. */
+static gboolean
+dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
+{
+  DwPickleValue *v;
+
+  if (callable->kind == DW_PICKLE_REFUSED)
+    return dw_pickle_push (m, callable);
+  if (callable->kind != DW_PICKLE_GLOBAL)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "call of a value that is not a global");
+  if (strcmp (callable->u.global, "collections.OrderedDict") == 0)
+    {
+      v = dw_pickle_value_new (m, DW_PICKLE_DICT);
+      if (!v)
+        return FALSE;
+      /* OrderedDict([(k, v), …]) */
+      if (args->kind == DW_PICKLE_TUPLE && dw_pickle_seq_length (args) == 1)
+        {
+          const DwPickleValue *pairs = dw_pickle_seq_get (args, 0);
+          for (guint64 i = 0; pairs && pairs->u.seq.items && i < dw_pickle_seq_length (pairs); i++)
+            {
+              const DwPickleValue *pair = dw_pickle_seq_get (pairs, i);
+              if (pair && pair->kind == DW_PICKLE_TUPLE && pair->u.seq.items
+                  && pair->u.seq.items->len == 2
+                  && !dw_pickle_dict_set (m, v, g_ptr_array_index (pair->u.seq.items, 0),
+                                          g_ptr_array_index (pair->u.seq.items, 1)))
+                return FALSE;
+            }
+        }
+      return dw_pickle_push (m, v);
+    }
+  if (g_str_has_prefix (callable->u.global, "torch._utils._rebuild_tensor"))
+    return dw_pickle_push (m, dw_pickle_rebuild_tensor (m, args));
+  /* a storage type called directly (never done by torch.save): not data */
+  return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "%s cannot be called here",
+                                 callable->u.global);
+}
+
+/* BINPERSID: ('storage', torch.XStorage, key, location, numel) */
+static gboolean
+dw_pickle_op_persid (Machine *m, DwPickleValue *pid)
+{
+  const DwPickleValue *tag, *type, *key, *numel;
+  DwDType dtype;
+  gint64 n;
+  DwPickleValue *v;
+
+  if (pid->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (pid) != 5
+      || (tag = dw_pickle_seq_get (pid, 0)) == NULL || dw_pickle_value_str (tag) == NULL
+      || strcmp (dw_pickle_value_str (tag), "storage") != 0)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "persistent id is not ('storage', type, key, location, numel)");
+  type = dw_pickle_seq_get (pid, 1);
+  key = dw_pickle_seq_get (pid, 2);
+  numel = dw_pickle_seq_get (pid, 4);
+  if (type == NULL || type->kind == DW_PICKLE_REFUSED)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                                   "storage type %s is not one of the tensor storage types",
+                                   type ? type->u.global : "?");
+  if (type->kind != DW_PICKLE_GLOBAL || !dw_pickle_storage_dtype (type->u.global, &dtype))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                                   "storage type is not a torch.*Storage global");
+  if (key == NULL || dw_pickle_value_str (key) == NULL || strchr (key->u.str.s, '/') != NULL
+      || key->u.str.len == 0 || key->u.str.len > 64)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "storage key is not a plain name");
+  if (numel == NULL || !dw_pickle_value_int (numel, &n) || n < 0)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "storage size is not a non-negative integer");
+  if ((guint64)n > dw_batch_reader_get_max_bytes () / dw_dtype_size (dtype))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
+                                   "storage '%s' declares %" G_GINT64_FORMAT
+                                   " elements, more than the reader's limit of %" G_GUINT64_FORMAT
+                                   " bytes",
+                                   key->u.str.s, n, dw_batch_reader_get_max_bytes ());
+  v = dw_pickle_value_new (m, DW_PICKLE_STORAGE);
+  if (!v)
+    return FALSE;
+  v->u.storage.dtype = dtype;
+  v->u.storage.key = g_strdup (key->u.str.s);
+  v->u.storage.numel = (guint64)n;
+  return dw_pickle_push (m, v);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The machine                                                                                */
+
+static gboolean
+dw_pickle_op_memo_put (Machine *m, guint64 index)
+{
+  DwPickleValue *v = dw_pickle_top (m);
+
+  if (!v)
+    return FALSE;
+  if (g_hash_table_size (m->memo) >= m->len)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "memo larger than the pickle");
+  if (!dw_pickle_machine_charge (m, 48))
+    return FALSE;
+  v->memoized = TRUE;
+  g_hash_table_insert (m->memo, GSIZE_TO_POINTER ((gsize)index + 1), v);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_op_memo_get (Machine *m, guint64 index)
+{
+  DwPickleValue *v = g_hash_table_lookup (m->memo, GSIZE_TO_POINTER ((gsize)index + 1));
+
+  if (!v)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "memo key %" G_GUINT64_FORMAT " is not set", index);
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_op_build_seq (Machine *m, DwPickleKind kind, guint start)
+{
+  DwPickleValue *v = dw_pickle_value_new (m, kind);
+
+  if (!v)
+    return FALSE;
+  for (guint i = start; i < m->stack->len; i++)
+    if (!dw_pickle_seq_append (m, v, g_ptr_array_index (m->stack, i)))
+      return FALSE;
+  g_ptr_array_set_size (m->stack, start);
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_op_tuple_n (Machine *m, guint n)
+{
+  guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
+
+  if (m->stack->len < floor + n)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
+  return dw_pickle_op_build_seq (m, DW_PICKLE_TUPLE, m->stack->len - n);
+}
+
+static gboolean
+dw_pickle_op_appends (Machine *m, guint start)
+{
+  DwPickleValue *list;
+
+  if (start == 0)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "APPENDS without a list");
+  list = g_ptr_array_index (m->stack, start - 1);
+  if (list->kind == DW_PICKLE_REFUSED)
+    {
+      g_ptr_array_set_size (m->stack, start);
+      return TRUE;
+    }
+  if (list->kind != DW_PICKLE_LIST)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "append to a non-list");
+  for (guint i = start; i < m->stack->len; i++)
+    if (!dw_pickle_seq_append (m, list, g_ptr_array_index (m->stack, i)))
+      return FALSE;
+  g_ptr_array_set_size (m->stack, start);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_op_setitems (Machine *m, guint start)
+{
+  DwPickleValue *dict;
+
+  if (start == 0 || (m->stack->len - start) % 2 != 0)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                   "SETITEMS without a dict or with an odd "
+                                   "number of items");
+  dict = g_ptr_array_index (m->stack, start - 1);
+  if (dict->kind == DW_PICKLE_REFUSED)
+    {
+      g_ptr_array_set_size (m->stack, start);
+      return TRUE;
+    }
+  if (dict->kind != DW_PICKLE_DICT)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "item assignment to a non-dict");
+  for (guint i = start; i + 1 < m->stack->len; i += 2)
+    if (!dw_pickle_dict_set (m, dict, g_ptr_array_index (m->stack, i),
+                             g_ptr_array_index (m->stack, i + 1)))
+      return FALSE;
+  g_ptr_array_set_size (m->stack, start);
+  return TRUE;
+}
+
+static gboolean
+dw_pickle_op_simple_value (Machine *m, DwPickleKind kind, gint64 i)
+{
+  DwPickleValue *v = dw_pickle_value_new (m, kind);
+  if (!v)
+    return FALSE;
+  v->u.i = i;
+  if (kind == DW_PICKLE_BOOL)
+    v->u.b = i != 0;
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_op_text_number (Machine *m, gboolean is_float)
+{
+  g_autofree char *line = NULL;
+  char *end = NULL;
+  DwPickleValue *v;
+
+  if (!dw_pickle_take_line (m, &line))
+    return FALSE;
+  if (!is_float)
+    {
+      gint64 i;
+      if (strcmp (line, "00") == 0 || strcmp (line, "01") == 0)
+        return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, line[1] == '1');
+      if (g_str_has_suffix (line, "L"))
+        line[strlen (line) - 1] = '\0';
+      i = g_ascii_strtoll (line, &end, 10);
+      if (end == line || *end)
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad integer literal");
+      return dw_pickle_push_int (m, i);
+    }
+  v = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
+  if (!v)
+    return FALSE;
+  v->u.f = g_ascii_strtod (line, &end);
+  if (end == line || *end)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad float literal");
+  return dw_pickle_push (m, v);
+}
+
+static gboolean
+dw_pickle_op_global_text (Machine *m)
+{
+  g_autofree char *module = NULL;
+  g_autofree char *name = NULL;
+
+  if (!dw_pickle_take_line (m, &module) || !dw_pickle_take_line (m, &name))
+    return FALSE;
+  return dw_pickle_push_global (m, module, name);
+}
+
+static gboolean
+dw_pickle_op_stack_global (Machine *m)
+{
+  DwPickleValue *name = dw_pickle_pop (m), *module = name ? dw_pickle_pop (m) : NULL;
+
+  if (!module || !dw_pickle_value_str (module) || !dw_pickle_value_str (name))
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "STACK_GLOBAL needs two strings");
+  return dw_pickle_push_global (m, module->u.str.s, name->u.str.s);
+}
+
+/* One opcode; *done at STOP. */
+static gboolean
+dw_pickle_machine_step (Machine *m, gboolean *done)
+{
+  const guint8 *p = NULL;
+  guint64 n;
+  guint start;
+  DwPickleValue *a, *b, *c;
+
+  m->op_pos = m->pos;
+  if (!dw_pickle_take (m, 1, &p))
+    return FALSE;
+  switch (*p)
+    {
+    case 0x80: /* PROTO */
+      if (!dw_pickle_take (m, 1, &p))
+        return FALSE;
+      if (*p > 5)
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "pickle protocol %d is unknown",
+                                       *p);
+      return TRUE;
+    case 0x95: /* FRAME */
+      return dw_pickle_take_uint (m, 8, &n);
+    case '.': /* STOP */
+      *done = TRUE;
+      return TRUE;
+    case '(': /* MARK */
+      if (m->marks->len > 1u << 20)
+        return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "too many MARKs");
+      g_array_append_val (m->marks, m->stack->len);
+      return dw_pickle_machine_charge (m, sizeof (guint));
+    case '0': /* POP */
+      return dw_pickle_pop (m) != NULL;
+    case '1': /* POP_MARK */
+      if (!dw_pickle_pop_mark (m, &start))
+        return FALSE;
+      g_ptr_array_set_size (m->stack, start);
+      return TRUE;
+    case '2': /* DUP: the value now has two owners, never fold it into a compact list */
+      if ((a = dw_pickle_top (m)) == NULL)
+        return FALSE;
+      a->memoized = TRUE;
+      return dw_pickle_push (m, a);
+    case 'N':
+      return dw_pickle_op_simple_value (m, DW_PICKLE_NONE, 0);
+    case 0x88: /* NEWTRUE */
+    case 0x89: /* NEWFALSE */
+      return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, *p == 0x88);
+    case 'I': /* INT */
+    case 'L': /* LONG */
+      return dw_pickle_op_text_number (m, FALSE);
+    case 'F':
+      return dw_pickle_op_text_number (m, TRUE);
+    case 'J': /* BININT */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_int (m, (gint32)(guint32)n);
+    case 'K': /* BININT1 */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_int (m, (gint64)n);
+    case 'M': /* BININT2 */
+      return dw_pickle_take_uint (m, 2, &n) && dw_pickle_push_int (m, (gint64)n);
+    case 0x8a: /* LONG1 */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_long (m, n);
+    case 0x8b: /* LONG4 */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_long (m, n);
+    case 'G': /* BINFLOAT, big-endian */
+      {
+        guint64 bits = 0;
+        double d;
+        if (!dw_pickle_take (m, 8, &p))
+          return FALSE;
+        for (int i = 0; i < 8; i++)
+          bits = bits << 8 | p[i];
+        memcpy (&d, &bits, 8);
+        a = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
+        if (!a)
+          return FALSE;
+        a->u.f = d;
+        return dw_pickle_push (m, a);
+      }
+    case 'X': /* BINUNICODE */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, TRUE);
+    case 0x8c: /* SHORT_BINUNICODE */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, TRUE);
+    case 0x8d: /* BINUNICODE8 */
+      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, TRUE);
+    case 'T': /* BINSTRING */
+    case 'B': /* BINBYTES */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
+    case 'U': /* SHORT_BINSTRING */
+    case 'C': /* SHORT_BINBYTES */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
+    case 0x8e: /* BINBYTES8 */
+      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, FALSE);
+    case '}':
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT));
+    case ']':
+    case 0x8f: /* EMPTY_SET */
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_LIST));
+    case ')':
+      return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_TUPLE));
+    case 'd': /* DICT */
+      if (!dw_pickle_pop_mark (m, &start)
+          || !dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT)))
+        return FALSE;
+      {
+        /* move the dict below its items, then SETITEMS */
+        DwPickleValue *dict = g_ptr_array_steal_index (m->stack, m->stack->len - 1);
+        g_ptr_array_insert (m->stack, (gint)start, dict);
+        return dw_pickle_op_setitems (m, start + 1);
+      }
+    case 'l':  /* LIST */
+    case 0x91: /* FROZENSET */
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_LIST, start);
+    case 't': /* TUPLE */
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_build_seq (m, DW_PICKLE_TUPLE, start);
+    case 0x85:
+      return dw_pickle_op_tuple_n (m, 1);
+    case 0x86:
+      return dw_pickle_op_tuple_n (m, 2);
+    case 0x87:
+      return dw_pickle_op_tuple_n (m, 3);
+    case 'a': /* APPEND */
+      return m->stack->len >= 2 && dw_pickle_op_appends (m, m->stack->len - 1);
+    case 'e':  /* APPENDS */
+    case 0x90: /* ADDITEMS */
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_appends (m, start);
+    case 's': /* SETITEM */
+      return m->stack->len >= 3 && dw_pickle_op_setitems (m, m->stack->len - 2);
+    case 'u': /* SETITEMS */
+      return dw_pickle_pop_mark (m, &start) && dw_pickle_op_setitems (m, start);
+    case 'q': /* BINPUT */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_put (m, n);
+    case 'r': /* LONG_BINPUT */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_put (m, n);
+    case 0x94: /* MEMOIZE */
+      return dw_pickle_op_memo_put (m, g_hash_table_size (m->memo));
+    case 'h': /* BINGET */
+      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_get (m, n);
+    case 'j': /* LONG_BINGET */
+      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_get (m, n);
+    case 'p': /* PUT */
+    case 'g': /* GET */
+      {
+        g_autofree char *line = NULL;
+        char *end = NULL;
+        guint8 op = *p;
+        if (!dw_pickle_take_line (m, &line))
+          return FALSE;
+        n = g_ascii_strtoull (line, &end, 10);
+        if (end == line || *end)
+          return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad memo index");
+        return op == 'p' ? dw_pickle_op_memo_put (m, n) : dw_pickle_op_memo_get (m, n);
+      }
+    case 'c': /* GLOBAL */
+      return dw_pickle_op_global_text (m);
+    case 0x93: /* STACK_GLOBAL */
+      return dw_pickle_op_stack_global (m);
+    case 'R':  /* REDUCE */
+    case 0x81: /* NEWOBJ */
+      return (b = dw_pickle_pop (m)) != NULL && (a = dw_pickle_pop (m)) != NULL
+             && dw_pickle_op_call (m, a, b);
+    case 0x92: /* NEWOBJ_EX */
+      return (c = dw_pickle_pop (m)) != NULL && (b = dw_pickle_pop (m)) != NULL
+             && (a = dw_pickle_pop (m)) != NULL && dw_pickle_op_call (m, a, b);
+    case 'b': /* BUILD: state for an object; data objects here dw_pickle_take none that matters */
+      return dw_pickle_pop (m) != NULL && dw_pickle_top (m) != NULL;
+    case 'Q': /* BINPERSID */
+      return (a = dw_pickle_pop (m)) != NULL && dw_pickle_op_persid (m, a);
+    case 'P': /* PERSID */
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "text persistent ids are not torch's");
+    case 'i': /* INST */
+    case 'o': /* OBJ */
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "protocol-0 object instantiation (INST/OBJ) is refused");
+    default:
+      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
+                                     "opcode 0x%02x is not a pickle opcode "
+                                     "this reader accepts",
+                                     *p);
+    }
+}
+
+DwPickle *
+dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_bytes, GError **error)
+{
+  g_autoptr (DwPickle) pk = g_new0 (DwPickle, 1);
+  Machine m = { 0 };
+  gboolean done = FALSE, ok = TRUE;
+
+  pk->arena = g_ptr_array_new ();
+  pk->spare = g_ptr_array_new_with_free_func (g_free);
+  pk->refused = g_ptr_array_new_with_free_func (g_free);
+  pk->max_bytes = max_bytes;
+  m.pk = pk;
+  m.name = name;
+  m.data = data;
+  m.len = len;
+  m.stack = g_ptr_array_new ();
+  m.marks = g_array_new (FALSE, FALSE, sizeof (guint));
+  m.memo = g_hash_table_new (NULL, NULL);
+  m.error = error;
+  while (ok && !done)
+    {
+      if (m.pos >= m.len)
+        {
+          m.op_pos = m.pos;
+          ok
+            = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_TRUNCATED, "the pickle ends without STOP");
+          break;
+        }
+      ok = dw_pickle_machine_step (&m, &done);
+    }
+  if (ok && m.stack->len != 1)
+    ok = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT,
+                                 "STOP with %u values on the stack, not 1", m.stack->len);
+  if (ok)
+    pk->root = g_ptr_array_index (m.stack, 0);
+  else if (error && *error == NULL)
+    dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
+  g_ptr_array_unref (m.stack);
+  g_array_unref (m.marks);
+  g_hash_table_unref (m.memo);
+  return ok ? g_steal_pointer (&pk) : NULL;
+}
+
+void
+dw_pickle_free (DwPickle *pickle)
+{
+  if (pickle == NULL)
+    return;
+  for (guint i = 0; i < pickle->arena->len; i++)
+    if (g_ptr_array_index (pickle->arena, i))
+      dw_pickle_value_free (g_ptr_array_index (pickle->arena, i));
+  g_ptr_array_unref (pickle->arena);
+  g_ptr_array_unref (pickle->spare);
+  g_ptr_array_unref (pickle->refused);
+  g_free (pickle);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Accessors                                                                                  */
+
+const DwPickleValue *
+dw_pickle_get_root (const DwPickle *pickle)
+{
+  return pickle->root;
+}
+
+const GPtrArray *
+dw_pickle_get_refused (const DwPickle *pickle)
+{
+  return pickle->refused;
+}
+
+DwPickleKind
+dw_pickle_value_kind (const DwPickleValue *value)
+{
+  return value ? value->kind : DW_PICKLE_NONE;
+}
+
+char *
+dw_pickle_value_describe (const DwPickleValue *value)
+{
+  if (value == NULL)
+    return g_strdup ("nothing");
+  switch (value->kind)
+    {
+    case DW_PICKLE_NONE:
+      return g_strdup ("None");
+    case DW_PICKLE_BOOL:
+      return g_strdup (value->u.b ? "True" : "False");
+    case DW_PICKLE_INT:
+      return g_strdup_printf ("the integer %" G_GINT64_FORMAT, value->u.i);
+    case DW_PICKLE_FLOAT:
+      return g_strdup_printf ("the float %.17g", value->u.f);
+    case DW_PICKLE_STR:
+      return g_strdup ("a string");
+    case DW_PICKLE_LIST:
+    case DW_PICKLE_TUPLE:
+      return g_strdup_printf ("a %s of %" G_GUINT64_FORMAT,
+                              value->kind == DW_PICKLE_LIST ? "list" : "tuple",
+                              dw_pickle_seq_length (value));
+    case DW_PICKLE_DICT:
+      return g_strdup_printf ("a dict of %u", value->u.dict.keys->len);
+    case DW_PICKLE_GLOBAL:
+      return g_strdup_printf ("the global %s", value->u.global);
+    case DW_PICKLE_STORAGE:
+      return g_strdup ("a bare storage");
+    case DW_PICKLE_TENSOR:
+      {
+        g_autofree char *s = dw_shape_to_string (value->u.tensor.ndim, value->u.tensor.shape);
+        return g_strdup_printf ("a %s tensor %s", dw_dtype_name (value->u.tensor.dtype), s);
+      }
+    case DW_PICKLE_REFUSED:
+      return g_strdup_printf ("an object of the refused global %s (not executed)", value->u.global);
+    case DW_PICKLE_MARK:
+    default:
+      return g_strdup ("?");
+    }
+}
+
+const DwPickleValue *
+dw_pickle_dict_lookup (const DwPickleValue *dict, const char *key)
+{
+  gsize klen = strlen (key);
+
+  if (dict == NULL || dict->kind != DW_PICKLE_DICT)
+    return NULL;
+  for (guint i = 0; i < dict->u.dict.keys->len; i++)
+    {
+      const DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, i);
+      if (k->kind == DW_PICKLE_STR && k->u.str.len == klen && memcmp (k->u.str.s, key, klen) == 0)
+        return g_ptr_array_index (dict->u.dict.vals, i);
+    }
+  return NULL;
+}
+
+guint
+dw_pickle_dict_size (const DwPickleValue *dict)
+{
+  return dict && dict->kind == DW_PICKLE_DICT ? dict->u.dict.keys->len : 0;
+}
+
+const char *
+dw_pickle_dict_key (const DwPickleValue *dict, guint i)
+{
+  return dw_pickle_value_str (g_ptr_array_index (dict->u.dict.keys, i));
+}
+
+const DwPickleValue *
+dw_pickle_dict_value (const DwPickleValue *dict, guint i)
+{
+  return g_ptr_array_index (dict->u.dict.vals, i);
+}
+
+guint64
+dw_pickle_seq_length (const DwPickleValue *seq)
+{
+  if (seq == NULL || (seq->kind != DW_PICKLE_LIST && seq->kind != DW_PICKLE_TUPLE))
+    return 0;
+  return seq->u.seq.nums ? seq->u.seq.nums->len : seq->u.seq.items->len;
+}
+
+const DwPickleValue *
+dw_pickle_seq_get (const DwPickleValue *seq, guint64 i)
+{
+  if (seq == NULL || (seq->kind != DW_PICKLE_LIST && seq->kind != DW_PICKLE_TUPLE)
+      || seq->u.seq.items == NULL || i >= seq->u.seq.items->len)
+    return NULL;
+  return g_ptr_array_index (seq->u.seq.items, i);
+}
+
+gboolean
+dw_pickle_seq_number (const DwPickleValue *seq, guint64 i, double *out)
+{
+  if (seq == NULL || (seq->kind != DW_PICKLE_LIST && seq->kind != DW_PICKLE_TUPLE))
+    return FALSE;
+  if (seq->u.seq.nums)
+    {
+      if (i >= seq->u.seq.nums->len)
+        return FALSE;
+      *out = g_array_index (seq->u.seq.nums, double, i);
+      return TRUE;
+    }
+  return dw_pickle_value_number (dw_pickle_seq_get (seq, i), out);
+}
+
+gboolean
+dw_pickle_value_number (const DwPickleValue *value, double *out)
+{
+  if (value == NULL)
+    return FALSE;
+  switch (value->kind)
+    {
+    case DW_PICKLE_BOOL:
+      *out = value->u.b;
+      return TRUE;
+    case DW_PICKLE_INT:
+      *out = (double)value->u.i;
+      return TRUE;
+    case DW_PICKLE_FLOAT:
+      *out = value->u.f;
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+gboolean
+dw_pickle_value_int (const DwPickleValue *value, gint64 *out)
+{
+  if (value == NULL)
+    return FALSE;
+  if (value->kind == DW_PICKLE_INT)
+    {
+      *out = value->u.i;
+      return TRUE;
+    }
+  if (value->kind == DW_PICKLE_BOOL)
+    {
+      *out = value->u.b;
+      return TRUE;
+    }
+  if (value->kind == DW_PICKLE_FLOAT && value->u.f == floor (value->u.f)
+      && fabs (value->u.f) < 9e15)
+    {
+      *out = (gint64)value->u.f;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+const char *
+dw_pickle_value_str (const DwPickleValue *value)
+{
+  return value && value->kind == DW_PICKLE_STR ? value->u.str.s : NULL;
+}
+
+const DwPickleTensor *
+dw_pickle_value_tensor (const DwPickleValue *value)
+{
+  return value && value->kind == DW_PICKLE_TENSOR ? &value->u.tensor : NULL;
+}
+
+const char *
+dw_pickle_value_refused_name (const DwPickleValue *value)
+{
+  return value && value->kind == DW_PICKLE_REFUSED ? value->u.global : NULL;
+}
