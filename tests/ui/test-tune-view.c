@@ -702,6 +702,23 @@ run_meta_json (const char *rs_threshold)
   return g_string_free (out, FALSE);
 }
 
+/* `driftwatch-cli runs` on the fixture store shows @line under the run. */
+static void
+assert_cli_runs_says (const char *line)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL;
+  int status = -1;
+  const char *argv[] = { g_getenv ("DW_CLI"), "runs", "--db", db, NULL };
+
+  g_assert_nonnull (argv[0]);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("runs: %s", out);
+  g_assert_nonnull (strstr (out, line));
+}
+
 static void
 wait_for_check (GtkWidget *w)
 {
@@ -731,11 +748,13 @@ test_run_own_config (void)
   g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_AGREES);
   g_assert_cmpuint (check.n_flagged, ==, 0);
   g_assert_cmpuint (check.n_compared, >, N_STEPS * 10);
+  assert_cli_runs_says ("logged metrics agree with a recompute under the run’s config");
   g_assert_true (dw_store_set_run_meta (store, run_id, wrong, &error));
   g_assert_true (dw_run_config_check (store, run_id, &check, NULL, &error));
   g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_DISAGREES);
   g_assert_cmpuint (check.n_flagged, >, 0);
   g_assert_nonnull (strstr (check.first_key, "rollout_rs"));
+  assert_cli_runs_says ("⚠ logged metrics disagree with a recompute under the run’s config");
 
   /* the page: the wrong config is loaded as the run's, named, and flagged */
   GtkWidget *window = gtk_window_new ();
