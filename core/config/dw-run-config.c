@@ -6,6 +6,7 @@
 
 #include <glib/gi18n-lib.h>
 #include <json-glib/json-glib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "dw-run-config.h"
@@ -120,7 +121,7 @@ dw_run_check_describe (const DwRunCheck *check)
     case DW_RUN_AGREEMENT_DISAGREES:
       if (check->first_key[0] != '\0')
         return g_strdup_printf (_ ("logged metrics disagree with a recompute under the run’s "
-                                   "config: %u of %u steps, first at step %" G_GINT64_FORMAT
+                                   "config: %u of %u steps, first at step %" PRId64
                                    ": %s logged %.9g, recomputed %.9g"),
                                 check->n_flagged, check->n_steps, check->first_step,
                                 check->first_key, check->first_logged, check->first_recomputed);
