@@ -638,6 +638,27 @@ test_schema_controls (void)
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
   g_assert_false (gtk_widget_get_visible (named (w, "is-mode-row")));
   g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  /* a pasted IcePop config (verl >= 0.8 only) opens as the newest verl, not as the page's 0.7.1 */
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  g_assert_no_error (error);
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+  g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
+  /* and a verl-0.8.0 page keeps a pasted verl >= 0.8 config as verl-0.8.0 */
+  select_generation (w, "verl-0.8.0");
+  wait_idle (view);
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
 
   /* slime's built-in paths: the function row, the bounds write tis_clip / tis_clip_low */
   select_generation (w, "slime");
