@@ -77,6 +77,9 @@ section_label (const char *heading, const char *text)
   gtk_widget_add_css_class (h, "heading");
   gtk_label_set_xalign (GTK_LABEL (t), 0);
   gtk_label_set_wrap (GTK_LABEL (t), TRUE);
+  /* advice holds long config keys ("+actor_rollout_ref.rollout.engine_kwargs…"): broken inside
+   * words when needed, or one key sets the window's minimum width */
+  gtk_label_set_wrap_mode (GTK_LABEL (t), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (t), TRUE);
   gtk_box_append (GTK_BOX (box), h);
   gtk_box_append (GTK_BOX (box), t);

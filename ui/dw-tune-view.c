@@ -1375,6 +1375,13 @@ summary_cell (DwTuneView *self, int col, int row, const char *text, gboolean num
 {
   GtkWidget *l = gtk_label_new (text);
   gtk_label_set_xalign (GTK_LABEL (l), numeric ? 1.0f : 0.0f);
+  /* long metric names give way on a narrow page (the whole name in the tooltip) */
+  if (!numeric)
+    {
+      gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+      gtk_widget_set_tooltip_text (l, text);
+      gtk_widget_set_hexpand (l, TRUE);
+    }
   if (numeric)
     gtk_widget_add_css_class (l, "numeric");
   if (heading)
