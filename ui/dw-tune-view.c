@@ -2723,9 +2723,19 @@ load_run_config (DwTuneView *self)
   self->run_agreement = DW_RUN_AGREEMENT_UNKNOWN;
   g_clear_pointer (&self->run_gen_source, g_free);
   g_clear_pointer (&self->run_check_text, g_free);
-  if (self->store == NULL || !dw_run_config_load (self->store, self->run_id, &own, NULL)
-      || !own.has_generation)
+  if (self->store == NULL || !dw_run_config_load (self->store, self->run_id, &own, NULL))
     return;
+  if (!own.has_generation)
+    {
+      /* no meta: the newest generation consistent with the run's keys, as the store reads them */
+      const char *source = NULL;
+      g_autofree char *name
+        = dw_store_get_run_generation (self->store, self->run_id, &source, NULL);
+      if (name == NULL || !dw_generation_from_name (name, &own.generation))
+        return;
+      g_strlcpy (own.source, g_strcmp0 (source, "keys") == 0 ? "inferred" : source,
+                 sizeof own.source);
+    }
   self->run_gen = own.generation;
   self->run_has_config = own.has_config;
   self->run_gen_source = g_strdup (own.source);

@@ -820,6 +820,14 @@ test_run_own_config (void)
   g_assert_nonnull (strstr (sub, "verl-0.9.0 · inferred from the metric keys"));
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
 
+  /* no meta at all: the generation the store reads the run's keys under, named as inferred */
+  g_assert_true (dw_store_set_run_meta (store, run_id, "{}", &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_nonnull (strstr (sub, " · inferred from the metric keys"));
+
   gtk_window_destroy (GTK_WINDOW (window));
   while (g_main_context_iteration (NULL, FALSE))
     ;
