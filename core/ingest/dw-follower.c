@@ -452,8 +452,13 @@ static GError *
 error_naming (const char *path, const GError *error)
 {
   GError *e = g_error_copy (error);
+  const char *colon = strstr (e->message, ": ");
+  g_autofree char *named = colon != NULL ? g_strndup (e->message, colon - e->message) : NULL;
 
-  if (strstr (e->message, path) == NULL)
+  /* A message that starts with another file's path is about that file (reading a new run
+   * folder reads all of it): prefixing the file that woke the follower blamed the wrong one. */
+  if (strstr (e->message, path) == NULL
+      && !(named != NULL && g_path_is_absolute (named) && g_file_test (named, G_FILE_TEST_EXISTS)))
     g_prefix_error (&e, "%s: ", path);
   return e;
 }
@@ -469,6 +474,9 @@ ingest_one_reporting (DwFollower *self, const char *path, DwIngestReport *r)
 
   if (root == NULL || g_stat (path, &st) != 0)
     return TRUE; /* gone (a temporary file renamed away, a deleted file): nothing to read */
+  if (S_ISDIR (st.st_mode) && !g_str_equal (path, root)
+      && g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    return TRUE; /* as `ingest` and README: symlinked folders are not followed (no loops) */
   if (S_ISDIR (st.st_mode))
     {
       /* A new (or moved-in) folder: follow it and queue what it holds. */

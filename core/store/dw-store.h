@@ -26,7 +26,8 @@ typedef enum
   DW_STORE_ERROR_BUSY,         /* another process holds the write lock too long */
   DW_STORE_ERROR_NOT_FOUND,    /* no such run / tag / step */
   DW_STORE_ERROR_READ_ONLY,
-  DW_STORE_ERROR_FULL, /* disk full: the transaction was rolled back */
+  DW_STORE_ERROR_FULL,      /* disk full: the transaction was rolled back */
+  DW_STORE_ERROR_TOO_LARGE, /* one value (a batch's array) exceeds SQLite's length limit */
 } DwStoreError;
 
 typedef enum

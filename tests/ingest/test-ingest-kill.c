@@ -5,8 +5,9 @@
  *
  * A collapse demo run (JSONL + tfevents + per-step safetensors batches) is ingested with small
  * chunks (many transactions). Kill points: SIGKILL at 20 moments spread over the duration of a
- * clean ingest, plus the store's deterministic crash hooks (exit inside a transaction before its
- * COMMIT, and right after a COMMIT) at commits spread over the whole ingest.
+ * clean ingest, plus deterministic crash points (exit inside a transaction before its COMMIT,
+ * and right after a COMMIT) at commits spread over the whole ingest, from a library preloaded
+ * into the CLI (dw-crash-hook.c).
  */
 #include <signal.h>
 #include <string.h>
@@ -44,7 +45,12 @@ env_with (const char *var, const char *value)
 
   env = g_environ_setenv (env, "DW_INGEST_CHUNK_BYTES", "4096", TRUE);
   if (var != NULL)
-    env = g_environ_setenv (env, var, value, TRUE);
+    {
+      /* the crash points live in a preloaded library (tests/ingest/dw-crash-hook.c) */
+      env = g_environ_setenv (env, var, value, TRUE);
+      env = g_environ_setenv (env, "LD_PRELOAD", DW_CRASH_HOOK, TRUE);
+      env = g_environ_setenv (env, "ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0", TRUE);
+    }
   return env;
 }
 
