@@ -25,6 +25,8 @@
 #include "dw-correction.h"
 #include "dw-store-writer.h"
 #include "dw-tune-export.h"
+#include "dw-tune-schema.h"
+#include "dw-run-config.h"
 #include "dw-wheel-guard.h"
 
 /* The preset the view starts with: token TIS with k3 rejection, the configuration verl's docs
@@ -106,7 +108,7 @@ typedef struct
 
 typedef struct
 {
-  const char *canonical; /* dw-canonical.h id */
+  const char *canonical; /* dw-canonical.h id, or a key's name after the generation's prefix */
   const char *title;
   const char *alternative; /* the metric a generation logs instead, or NULL */
 } ChartSpec;
@@ -119,12 +121,10 @@ static const ChartSpec chart_specs[] = {
   { "rs_seq_masked_fraction", N_ ("Rejected sequence fraction") },
   { "veto_fraction", N_ ("Veto fraction") },
   { "k3_kl", N_ ("K3 KL") },
+  /* verl ≥ 0.8 rollout_is_oob_ratio: tokens whose ratio fell outside [L, U] (IcePop zeroes them) */
+  { "is_oob_fraction", N_ ("Out-of-bounds fraction") },
 };
 #define N_CHARTS G_N_ELEMENTS (chart_specs)
-
-/* IS levels, in combo order; "none" switches IS off */
-static const char *const levels_verl[] = { "token", "sequence", "none", NULL };
-static const char *const levels_all[] = { "token", "sequence", "geometric", "none", NULL };
 
 struct _DwTuneView
 {
@@ -137,6 +137,7 @@ struct _DwTuneView
   AdwPreferencesGroup *is_group;
   AdwComboRow *is_level_row;
   AdwComboRow *is_mode_row;
+  AdwComboRow *function_row; /* slime: vanilla | icepop | mis (built in code) */
   AdwPreferencesGroup *rs_group;
   AdwPreferencesGroup *veto_group;
   GtkLabel *grammar_label;
@@ -159,6 +160,7 @@ struct _DwTuneView
   /* built in code */
   GtkWidget *modified_row; /* shown when the config differs from the preset: what, and Reset */
   BoundCtl *is_threshold;
+  BoundCtl *is_lower; /* IcePop's lower bound, or the generation's lower-bound key */
   GtkWidget *bn_row;
   GtkSwitch *bn_switch;
   GtkWidget *veto_row; /* AdwExpanderRow */
@@ -172,7 +174,15 @@ struct _DwTuneView
   DwGeneration gen;
   char *preset;
   DwConfig config;
-  const char *const *levels;
+  char **levels;                            /* the IS level combo's values ("none" last) */
+  const char *const *mode_choices;          /* the IS mode combo's values */
+  const char *const *function_choices;      /* the function combo's values */
+  DwGeneration gen_order[DW_N_GENERATIONS]; /* the generation combo's order */
+  DwGeneration run_gen;                     /* the run's own generation and config, from ingest */
+  gboolean run_has_config;
+  char *run_gen_source;         /* "log", "config", "inferred" or NULL */
+  DwRunAgreement run_agreement; /* its logged metrics against a recompute under its config */
+  char *run_check_text;
   const char *const *formats;
   guint syncing;
 
@@ -240,36 +250,6 @@ format_number (double v)
   return g_strdup (dw_python_float_repr (v, buf, sizeof buf));
 }
 
-static gboolean
-value_as_double (const DwValue *v, double *out)
-{
-  if (!v)
-    return FALSE;
-  switch (v->kind)
-    {
-    case DW_VALUE_FLOAT:
-      *out = v->f;
-      return TRUE;
-    case DW_VALUE_INT:
-      *out = (double)v->i;
-      return TRUE;
-    case DW_VALUE_STR:
-      return dw_python_float (v->s, out);
-    case DW_VALUE_NONE:
-    case DW_VALUE_BOOL:
-    case DW_VALUE_OTHER:
-    default:
-      return FALSE;
-    }
-}
-
-/* a config key's Python truth value; absent keys are false */
-static gboolean
-value_truthy (const DwValue *v)
-{
-  return v != NULL && dw_value_truthy (v);
-}
-
 static void
 config_set_float (DwConfig *c, const char *key, double v)
 {
@@ -291,68 +271,90 @@ config_set_bool (DwConfig *c, const char *key, gboolean b)
   dw_config_set (c, key, &val);
 }
 
+/* The schema key @field writes under the current config (NULL: the generation has none). */
 static const char *
-key_is_threshold (DwGeneration gen)
+schema_key (DwTuneView *self, DwTuneField field)
 {
-  return gen == DW_GEN_SLIME ? "tis_upper_bound" : "rollout_is_threshold";
+  const DwSchemaKey *key = dw_tune_schema_key (&self->config, field);
+  return key ? key->name : NULL;
 }
 
 static const char *
-key_batch_normalize (DwGeneration gen)
+role_key (DwTuneView *self, DwKeyRole role)
 {
-  return gen == DW_GEN_SLIME ? "tis_batch_normalize" : "rollout_is_batch_normalize";
+  const DwSchemaKey *key = dw_schema_find_role (self->gen, role);
+  return key ? key->name : NULL;
 }
 
-static const char *
-key_veto (DwGeneration gen)
+/* The current config resolved as the trainer resolves it; FALSE when the trainer refuses it. */
+static gboolean
+current_plan (DwTuneView *self, DwPlan *plan)
 {
-  switch (gen)
-    {
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      return "rollout_token_veto_threshold";
-    case DW_GEN_VERL_0_6:
-      return "rollout_is_veto_threshold";
-    case DW_GEN_SLIME:
-      return "rs_veto_threshold";
-    case DW_GEN_VERL:
-    case DW_N_GENERATIONS:
-    default:
-      return NULL;
-    }
+  DwCorrectionError error;
+  return dw_plan_build (&self->config, plan, &error);
 }
 
-static const char *
-key_is_mode (DwGeneration gen)
+/* verl ≥ 0.8: the IS threshold also takes "lower_upper" (IcePop) */
+static gboolean
+has_icepop_threshold (DwTuneView *self)
 {
-  switch (gen)
-    {
-    case DW_GEN_VERL_0_6:
-      return "rollout_is_mode";
-    case DW_GEN_SLIME:
-      return "tis_mode";
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-    case DW_N_GENERATIONS:
-    default:
-      return NULL;
-    }
+  return dw_tune_schema_key_takes_str (dw_schema_find_role (self->gen, DW_ROLE_IS_THRESHOLD));
 }
 
-static const char *const modes_g1[] = { "truncate", "mask", NULL };
-static const char *const modes_slime[] = { "truncate", "clip", "mask", NULL };
-
+/* The IS modes offered: the generation's mode key's choices, or truncate/IcePop where the
+ * threshold takes a "lower_upper" string. */
 static const char *const *
-is_modes (DwGeneration gen)
+is_modes (DwTuneView *self)
 {
-  return gen == DW_GEN_SLIME ? modes_slime : gen == DW_GEN_VERL_0_6 ? modes_g1 : NULL;
+  static const char *const threshold_modes[] = { "truncate", "icepop", NULL };
+  const char *const *choices = dw_tune_schema_choices (self->gen, DW_ROLE_IS_MODE);
+  if (choices)
+    return choices;
+  return has_icepop_threshold (self) ? threshold_modes : NULL;
+}
+
+static gboolean
+icepop_selected (DwTuneView *self)
+{
+  const char *const *modes = is_modes (self);
+  guint i = adw_combo_row_get_selected (self->is_mode_row);
+  return has_icepop_threshold (self) && modes && i != GTK_INVALID_LIST_POSITION && modes[i]
+         && strcmp (modes[i], "icepop") == 0;
+}
+
+static const char *
+choice_label (const char *choice)
+{
+  static const struct
+  {
+    const char *choice, *label;
+  } labels[] = {
+    { "token", N_ ("Token") },
+    { "sequence", N_ ("Sequence") },
+    { "geometric", N_ ("Geometric") },
+    { "none", N_ ("Off") },
+    { "truncate", N_ ("Truncate (TIS)") },
+    { "icepop", N_ ("IcePop") },
+    { "mask", N_ ("Mask") },
+    { "clip", N_ ("Clip") },
+    { "vanilla", N_ ("Built-in TIS") },
+    { "mis", N_ ("mis.py") },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (labels); i++)
+    if (strcmp (labels[i].choice, choice) == 0)
+      return _ (labels[i].label);
+  return choice;
 }
 
 static GtkStringList *
-string_list_new (const char *const *items)
+choice_list_new (const char *const *choices, gboolean with_off)
 {
-  return gtk_string_list_new ((const char *const *)items);
+  GtkStringList *list = gtk_string_list_new (NULL);
+  for (guint i = 0; choices && choices[i]; i++)
+    gtk_string_list_append (list, choice_label (choices[i]));
+  if (with_off)
+    gtk_string_list_append (list, choice_label ("none"));
+  return list;
 }
 
 static guint
@@ -549,7 +551,17 @@ bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo,
 static RsKind
 rs_kind_of (DwGeneration gen)
 {
-  return gen == DW_GEN_VERL ? RS_KIND_HEAD : RS_KIND_LEGACY;
+  return dw_generation_info (gen)->family == DW_FAMILY_VERL_K_OPTIONS ? RS_KIND_HEAD
+                                                                      : RS_KIND_LEGACY;
+}
+
+/* Whether the generation offers @spec: an allowed value of its RS options key. */
+static gboolean
+rs_spec_offered (DwGeneration gen, const RsSpec *spec)
+{
+  const char *const *choices = dw_tune_schema_choices (gen, DW_ROLE_RS_OPTIONS);
+  return spec->kind == rs_kind_of (gen) && choices
+         && g_strv_contains ((const char *const *)choices, spec->name);
 }
 
 static gboolean
@@ -558,7 +570,7 @@ rs_row_enabled (const RsRow *row)
   return adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (row->expander));
 }
 
-/* verl HEAD: rollout_rs = "a,b", rollout_rs_threshold = "lo_up,up" (one spec per option) */
+/* k-options: options = "a,b", threshold = "lo_up,up" (one spec per option) */
 static void
 write_rs_head (DwTuneView *self)
 {
@@ -584,32 +596,41 @@ write_rs_head (DwTuneView *self)
       else
         g_string_append (specs, up);
     }
-  config_set_str (&self->config, "rollout_rs", opts->len ? opts->str : NULL);
-  config_set_str (&self->config, "rollout_rs_threshold", specs->len ? specs->str : NULL);
+  config_set_str (&self->config, role_key (self, DW_ROLE_RS_OPTIONS), opts->len ? opts->str : NULL);
+  config_set_str (&self->config, role_key (self, DW_ROLE_RS_THRESHOLD),
+                  specs->len ? specs->str : NULL);
 }
 
+/* one RS level at a time: the options key names it (None: off), or a switch turns RS on */
 static void
 write_rs_legacy (DwTuneView *self, const RsRow *changed)
 {
   const RsRow *on = NULL;
+  const DwSchemaKey *options = dw_schema_find_role (self->gen, DW_ROLE_RS_OPTIONS);
   for (guint i = 0; i < N_RS; i++)
     if (self->rs[i].spec->kind == RS_KIND_LEGACY && rs_row_enabled (&self->rs[i]))
       on = &self->rs[i];
-  if (self->gen == DW_GEN_SLIME)
+  if (dw_tune_schema_key_takes_none (options))
+    config_set_str (&self->config, options->name, on ? on->spec->name : NULL);
+  else
     {
-      config_set_bool (&self->config, "use_rs", on != NULL);
-      if (!on)
-        return;
-      config_set_str (&self->config, "rs_level", on->spec->name);
-      config_set_float (&self->config, "rs_upper_bound", on->upper->value);
-      if (changed && changed->lower && changed == on
-          && dw_config_get (&self->config, "rs_lower_bound"))
-        config_set_float (&self->config, "rs_lower_bound", on->lower->value);
-      return;
+      const char *sw = schema_key (self, DW_TUNE_FIELD_RS_SWITCH);
+      if (sw)
+        config_set_bool (&self->config, sw, on != NULL);
+      if (on)
+        config_set_str (&self->config, options->name, on->spec->name);
     }
-  config_set_str (&self->config, "rollout_rs", on ? on->spec->name : NULL);
-  if (on)
-    config_set_float (&self->config, "rollout_rs_threshold", on->upper->value);
+  if (!on)
+    return;
+  config_set_float (&self->config, schema_key (self, DW_TUNE_FIELD_RS_UPPER), on->upper->value);
+  /* an explicit lower bound replaces the generation's default once the user moves it */
+  if (changed && changed == on && changed->lower && changed->lower->value > 0
+      && changed->lower->value != 1.0 / on->upper->value)
+    {
+      const char *lower = schema_key (self, DW_TUNE_FIELD_RS_LOWER);
+      if (lower)
+        config_set_float (&self->config, lower, on->lower->value);
+    }
 }
 
 static void
@@ -620,11 +641,12 @@ write_rs_bound (DwTuneView *self, BoundCtl *ctl)
     write_rs_head (self);
   else
     {
-      /* an explicit lower bound replaces the 1/upper default once the user moves it */
       if (ctl == row->lower)
-        config_set_float (
-          &self->config,
-          self->gen == DW_GEN_SLIME ? "rs_lower_bound" : "rollout_rs_threshold_lower", ctl->value);
+        {
+          const char *lower = schema_key (self, DW_TUNE_FIELD_RS_LOWER);
+          if (lower)
+            config_set_float (&self->config, lower, ctl->value);
+        }
       write_rs_legacy (self, row);
     }
 }
@@ -668,16 +690,36 @@ on_rs_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
   schedule_evaluation (self);
 }
 
+/* The IS bounds: IcePop writes "lower_upper" into the threshold; otherwise the upper bound is a
+ * number and the lower bound has its own key (where the generation has one). */
 static void
-write_is_threshold (DwTuneView *self, BoundCtl *ctl)
+write_is_bounds (DwTuneView *self, BoundCtl *ctl)
 {
-  config_set_float (&self->config, key_is_threshold (self->gen), ctl->value);
+  const char *upper = schema_key (self, DW_TUNE_FIELD_IS_UPPER);
+  if (upper == NULL)
+    return;
+  if (icepop_selected (self))
+    {
+      g_autofree char *lo = format_number (self->is_lower->value);
+      g_autofree char *up = format_number (self->is_threshold->value);
+      g_autofree char *spec = g_strdup_printf ("%s_%s", lo, up);
+      config_set_str (&self->config, upper, spec);
+      return;
+    }
+  if (ctl == self->is_threshold || ctl == NULL)
+    config_set_float (&self->config, upper, self->is_threshold->value);
+  if (ctl == self->is_lower)
+    {
+      const char *lower = schema_key (self, DW_TUNE_FIELD_IS_LOWER);
+      if (lower)
+        config_set_float (&self->config, lower, ctl->value);
+    }
 }
 
 static void
 write_veto (DwTuneView *self, BoundCtl *ctl)
 {
-  const char *key = key_veto (self->gen);
+  const char *key = schema_key (self, DW_TUNE_FIELD_VETO);
   if (!key)
     return;
   if (adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (self->veto_row)))
@@ -699,11 +741,38 @@ on_veto_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
 static void
 on_bn_toggled (GtkSwitch *sw, GParamSpec *pspec, DwTuneView *self)
 {
-  if (self->syncing)
+  const char *key = role_key (self, DW_ROLE_IS_BATCH_NORMALIZE);
+  if (self->syncing || key == NULL)
     return;
-  config_set_bool (&self->config, key_batch_normalize (self->gen), gtk_switch_get_active (sw));
+  config_set_bool (&self->config, key, gtk_switch_get_active (sw));
   update_grammar (self);
   schedule_evaluation (self);
+}
+
+/* IS off: a level key that takes None gets None; else a switch (slime use_tis) goes false; else
+ * the threshold gets None (mismatch_helper computes nothing then). */
+static void
+write_is_level (DwTuneView *self, const char *level)
+{
+  const DwSchemaKey *level_key = dw_schema_find_role (self->gen, DW_ROLE_IS_LEVEL);
+  const char *sw = schema_key (self, DW_TUNE_FIELD_IS_SWITCH);
+  gboolean off = level == NULL;
+
+  if (level_key == NULL)
+    return;
+  if (dw_tune_schema_key_takes_none (level_key))
+    {
+      config_set_str (&self->config, level_key->name, level);
+      return;
+    }
+  if (!off)
+    config_set_str (&self->config, level_key->name, level);
+  if (sw)
+    config_set_bool (&self->config, sw, !off);
+  else if (off)
+    config_set_str (&self->config, schema_key (self, DW_TUNE_FIELD_IS_UPPER), NULL);
+  else
+    write_is_bounds (self, NULL);
 }
 
 static void
@@ -715,174 +784,176 @@ on_is_level_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
   if (i == GTK_INVALID_LIST_POSITION || !self->levels[i])
     return;
   const char *level = self->levels[i];
-  gboolean off = strcmp (level, "none") == 0;
-  switch (self->gen)
-    {
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      config_set_str (&self->config, "rollout_is", off ? NULL : level);
-      break;
-    case DW_GEN_VERL_0_6:
-      config_set_bool (&self->config, "rollout_is", !off);
-      if (!off)
-        config_set_str (&self->config, "rollout_is_level", level);
-      break;
-    case DW_GEN_SLIME:
-      config_set_bool (&self->config, "use_tis", !off);
-      if (!off)
-        config_set_str (&self->config, "tis_level", level);
-      break;
-    case DW_N_GENERATIONS:
-    default:
-      g_assert_not_reached ();
-    }
-  update_grammar (self);
+  write_is_level (self, strcmp (level, "none") == 0 ? NULL : level);
+  sync_controls (self);
   schedule_evaluation (self);
 }
 
 static void
 on_is_mode_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
 {
-  const char *const *modes = is_modes (self->gen);
+  const char *const *modes = is_modes (self);
   guint i = adw_combo_row_get_selected (row);
   if (self->syncing || !modes || i == GTK_INVALID_LIST_POSITION || !modes[i])
     return;
-  config_set_str (&self->config, key_is_mode (self->gen), modes[i]);
-  update_grammar (self);
+  if (has_icepop_threshold (self))
+    {
+      /* IcePop starts from the bounds verl's IcePop presets use */
+      if (icepop_selected (self) && self->is_lower->value >= self->is_threshold->value)
+        bound_ctl_set (self->is_lower, 0.5);
+      write_is_bounds (self, NULL);
+    }
+  else
+    config_set_str (&self->config, role_key (self, DW_ROLE_IS_MODE), modes[i]);
+  sync_controls (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_function_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  const char *const *functions = dw_tune_schema_choices (self->gen, DW_ROLE_FUNCTION);
+  guint i = adw_combo_row_get_selected (row);
+  if (self->syncing || !functions || i == GTK_INVALID_LIST_POSITION || !functions[i])
+    return;
+  config_set_str (&self->config, role_key (self, DW_ROLE_FUNCTION), functions[i]);
+  dw_tune_export_drop_unread (&self->config);
+  sync_controls (self);
   schedule_evaluation (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Config → controls                                                                          */
+/* Config → controls (read back through the plan: what the trainer will do, not key names)     */
+
+/* The function a plan's path runs (slime: vanilla | icepop | mis). */
+static const char *
+plan_function (const DwPlan *plan)
+{
+  return plan->path == DW_PATH_SLIME_VANILLA  ? "vanilla"
+         : plan->path == DW_PATH_SLIME_ICEPOP ? "icepop"
+                                              : "mis";
+}
 
 static void
 sync_is (DwTuneView *self)
 {
-  const DwConfig *c = &self->config;
+  DwPlan plan;
+  gboolean planned = current_plan (self, &plan);
   const char *level = "none";
-  switch (self->gen)
+  if (planned && plan.is_on && !plan.nothing)
+    level = dw_plan_level_name (plan.is_level);
+  guint idx = strv_index ((const char *const *)self->levels, level);
+  adw_combo_row_set_selected (
+    self->is_level_row, idx != GTK_INVALID_LIST_POSITION ? idx : g_strv_length (self->levels) - 1);
+
+  const char *const *functions = dw_tune_schema_choices (self->gen, DW_ROLE_FUNCTION);
+  gtk_widget_set_visible (GTK_WIDGET (self->function_row), functions != NULL);
+  if (functions)
     {
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      {
-        const DwValue *v = dw_config_get (c, "rollout_is");
-        if (v && v->kind == DW_VALUE_STR)
-          level = v->s;
-        break;
-      }
-    case DW_GEN_VERL_0_6:
-    case DW_GEN_SLIME:
-      {
-        gboolean slime = self->gen == DW_GEN_SLIME;
-        const DwValue *on = dw_config_get (c, slime ? "use_tis" : "rollout_is");
-        const DwValue *lv = dw_config_get (c, slime ? "tis_level" : "rollout_is_level");
-        if (value_truthy (on))
-          level = lv && lv->kind == DW_VALUE_STR ? lv->s : "token";
-        break;
-      }
-    case DW_N_GENERATIONS:
-    default:
-      g_assert_not_reached ();
+      /* a new model only when the choices change: the row may be emitting "selected" now */
+      if (self->function_choices != functions)
+        {
+          g_autoptr (GtkStringList) list = choice_list_new (functions, FALSE);
+          adw_combo_row_set_model (self->function_row, G_LIST_MODEL (list));
+          self->function_choices = functions;
+        }
+      guint fi = strv_index (functions, planned ? plan_function (&plan) : NULL);
+      adw_combo_row_set_selected (self->function_row, fi != GTK_INVALID_LIST_POSITION ? fi : 0);
     }
-  guint idx = strv_index (self->levels, level);
-  adw_combo_row_set_selected (self->is_level_row, idx != GTK_INVALID_LIST_POSITION
-                                                    ? idx
-                                                    : g_strv_length ((char **)self->levels) - 1);
-  const char *const *modes = is_modes (self->gen);
-  gtk_widget_set_visible (GTK_WIDGET (self->is_mode_row), modes != NULL);
+
+  const char *const *modes = is_modes (self);
+  gboolean icepop = planned && has_icepop_threshold (self) && plan.is_lower_given;
+  gtk_widget_set_visible (GTK_WIDGET (self->is_mode_row),
+                          modes != NULL && (!planned || plan.path != DW_PATH_SLIME_VANILLA)
+                            && (!planned || plan.path != DW_PATH_SLIME_ICEPOP));
   if (modes)
     {
-      g_autoptr (GtkStringList) list = string_list_new (modes);
-      adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
-      const DwValue *mv = dw_config_get (c, key_is_mode (self->gen));
-      guint mi = strv_index (modes, mv && mv->kind == DW_VALUE_STR ? mv->s : "truncate");
+      if (self->mode_choices != modes)
+        {
+          g_autoptr (GtkStringList) list = choice_list_new (modes, FALSE);
+          adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
+          self->mode_choices = modes;
+        }
+      const char *mode = icepop ? "icepop" : "truncate";
+      const char *mode_key = role_key (self, DW_ROLE_IS_MODE);
+      if (mode_key)
+        {
+          DwValue mv = dw_schema_value (&self->config, mode_key);
+          if (mv.kind == DW_VALUE_STR)
+            mode = mv.s;
+        }
+      guint mi = strv_index (modes, mode);
       adw_combo_row_set_selected (self->is_mode_row, mi != GTK_INVALID_LIST_POSITION ? mi : 0);
     }
-  double thr = 2.0;
-  value_as_double (dw_config_get (c, key_is_threshold (self->gen)), &thr);
-  bound_ctl_set (self->is_threshold, thr);
-  gboolean bn_ok = dw_tune_export_key_accepted (self->gen, key_batch_normalize (self->gen));
-  gtk_widget_set_visible (self->bn_row, bn_ok);
-  gtk_switch_set_active (self->bn_switch,
-                         value_truthy (dw_config_get (c, key_batch_normalize (self->gen))));
+
+  double upper = planned && isfinite (plan.is_upper) && plan.is_upper > 0 ? plan.is_upper : 2.0;
+  bound_ctl_set (self->is_threshold, upper);
+  double lower
+    = planned && isfinite (plan.is_lower) && plan.is_lower > 0 ? plan.is_lower : 1.0 / upper;
+  bound_ctl_set (self->is_lower, lower);
+  gtk_widget_set_visible (self->is_lower->box,
+                          icepop || schema_key (self, DW_TUNE_FIELD_IS_LOWER) != NULL);
+
+  const char *bn = role_key (self, DW_ROLE_IS_BATCH_NORMALIZE);
+  gtk_widget_set_visible (self->bn_row, bn && dw_tune_export_key_accepted (self->gen, bn));
+  gtk_switch_set_active (self->bn_switch, planned && plan.batch_normalize);
 }
 
 static void
 sync_rs (DwTuneView *self)
 {
-  const DwConfig *c = &self->config;
   RsKind kind = rs_kind_of (self->gen);
-  gboolean has_rs = self->gen != DW_GEN_VERL_0_6;
+  gboolean has_rs = dw_schema_find_role (self->gen, DW_ROLE_RS_OPTIONS) != NULL;
+  DwPlan plan;
+  gboolean planned = current_plan (self, &plan);
+
   gtk_widget_set_visible (GTK_WIDGET (self->rs_group), has_rs);
   for (guint i = 0; i < N_RS; i++)
     {
       RsRow *row = &self->rs[i];
-      gtk_widget_set_visible (row->expander, has_rs && row->spec->kind == kind);
+      gtk_widget_set_visible (row->expander, has_rs && rs_spec_offered (self->gen, row->spec));
       adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), FALSE);
       bound_ctl_set (row->upper, row->spec->def_upper);
       if (row->lower)
         bound_ctl_set (row->lower, row->spec->def_lower);
     }
-  if (!has_rs)
-    return;
+  if (!has_rs || !planned || !plan.rs_on)
+    return; /* a refused config is shown by update_grammar () */
   if (kind == RS_KIND_HEAD)
     {
-      const DwValue *opts = dw_config_get (c, "rollout_rs");
-      if (!opts || opts->kind == DW_VALUE_NONE)
-        return;
-      DwRsParsed parsed;
-      DwCorrectionError err;
-      if (!dw_rs_parse (opts, dw_config_get (c, "rollout_rs_threshold"), &parsed, &err))
-        return; /* shown by update_grammar () */
-      for (gsize j = 0; j < parsed.n; j++)
+      for (gsize j = 0; j < plan.rs.n; j++)
         {
-          RsRow *row = &self->rs[parsed.bounds[j].option];
+          RsRow *row = &self->rs[plan.rs.bounds[j].option];
           adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
-          bound_ctl_set (row->upper, parsed.bounds[j].upper);
+          bound_ctl_set (row->upper, plan.rs.bounds[j].upper);
           if (row->lower)
-            bound_ctl_set (row->lower, parsed.bounds[j].lower);
+            bound_ctl_set (row->lower, plan.rs.bounds[j].lower);
         }
       return;
     }
-  gboolean slime = self->gen == DW_GEN_SLIME;
-  const DwValue *mode = dw_config_get (c, slime ? "rs_level" : "rollout_rs");
-  if (slime && !value_truthy (dw_config_get (c, "use_rs")))
-    return;
-  const char *name = mode && mode->kind == DW_VALUE_STR ? mode->s : slime ? "token" : NULL;
-  for (guint i = 0; name && i < N_RS; i++)
+  const char *name = dw_plan_level_name (plan.rs_level);
+  for (guint i = 0; i < N_RS; i++)
     {
       RsRow *row = &self->rs[i];
       if (row->spec->kind != RS_KIND_LEGACY || strcmp (row->spec->name, name) != 0)
         continue;
       adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
-      double up = row->spec->def_upper, lo;
-      /* slime: rs bounds default to the TIS bounds */
-      if (!value_as_double (dw_config_get (c, slime ? "rs_upper_bound" : "rollout_rs_threshold"),
-                            &up)
-          && slime)
-        value_as_double (dw_config_get (c, "tis_upper_bound"), &up);
-      if (!value_as_double (
-            dw_config_get (c, slime ? "rs_lower_bound" : "rollout_rs_threshold_lower"), &lo)
-          && !(slime && value_as_double (dw_config_get (c, "tis_lower_bound"), &lo)))
-        lo = 1.0 / up;
-      bound_ctl_set (row->upper, up);
-      bound_ctl_set (row->lower, lo);
+      bound_ctl_set (row->upper, plan.rs_upper);
+      bound_ctl_set (row->lower, plan.rs_lower);
     }
 }
 
 static void
 sync_veto (DwTuneView *self)
 {
-  const char *key = key_veto (self->gen);
+  const char *key = schema_key (self, DW_TUNE_FIELD_VETO);
+  DwPlan plan;
+  gboolean on = key && current_plan (self, &plan) && plan.veto_on;
   gtk_widget_set_visible (GTK_WIDGET (self->veto_group), key != NULL);
   if (!key)
     return;
-  double v;
-  gboolean on = value_as_double (dw_config_get (&self->config, key), &v);
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (self->veto_row), on);
-  bound_ctl_set (self->veto, on ? v : 1e-4);
+  bound_ctl_set (self->veto, on ? plan.veto : 1e-4);
 }
 
 static void
@@ -897,16 +968,29 @@ sync_controls (DwTuneView *self)
 }
 
 static void
-apply_preset (DwTuneView *self, const char *name)
+apply_preset (DwTuneView *self, const char *preset_name)
 {
   DwCorrectionError err;
   DwConfig c;
+  /* @preset_name may be self->preset itself */
+  g_autofree char *name = g_strdup (preset_name);
+  g_free (self->preset);
+  self->preset = NULL;
+  if (name == NULL)
+    {
+      /* a generation without presets (mismatch_helper): the schema's defaults */
+      dw_config_init (&self->config, self->gen);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("This release has no presets: the keys’ defaults"));
+      sync_controls (self);
+      schedule_evaluation (self);
+      return;
+    }
   if (!dw_preset_config (self->gen, name, &c, &err))
     {
       g_warning ("preset %s: %s", name, err.message);
       return;
     }
-  g_free (self->preset);
   self->preset = g_strdup (name);
   self->config = c;
   const DwPresetInfo *info = dw_preset_lookup (self->gen, name);
@@ -940,7 +1024,8 @@ fill_presets (DwTuneView *self, const char *select)
     }
   self->syncing++;
   adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (names));
-  adw_combo_row_set_selected (self->preset_row, sel);
+  adw_combo_row_set_selected (self->preset_row, n ? sel : GTK_INVALID_LIST_POSITION);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->preset_row), n > 0);
   self->syncing--;
 }
 
@@ -960,23 +1045,35 @@ fill_formats (DwTuneView *self)
   gtk_drop_down_set_selected (self->format_dropdown, 0);
 }
 
+static guint
+generation_position (DwTuneView *self, DwGeneration gen)
+{
+  for (guint i = 0; i < DW_N_GENERATIONS; i++)
+    if (self->gen_order[i] == gen)
+      return i;
+  return 0;
+}
+
 static void
 set_generation (DwTuneView *self, DwGeneration gen, const char *preset)
 {
   self->gen = gen;
-  self->levels = gen == DW_GEN_VERL_0_6 || gen == DW_GEN_SLIME ? levels_all : levels_verl;
-  g_autoptr (GtkStringList) levels = gtk_string_list_new (NULL);
-  for (guint i = 0; self->levels[i]; i++)
-    {
-      const char *l = self->levels[i];
-      gtk_string_list_append (levels, strcmp (l, "token") == 0       ? _ ("Token")
-                                      : strcmp (l, "sequence") == 0  ? _ ("Sequence")
-                                      : strcmp (l, "geometric") == 0 ? _ ("Geometric")
-                                                                     : _ ("Off"));
-    }
+  /* the IS levels the schema allows, then Off */
+  const char *const *levels = dw_tune_schema_choices (gen, DW_ROLE_IS_LEVEL);
+  g_strfreev (self->levels);
+  {
+    g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
+    if (levels)
+      g_strv_builder_addv (builder, (const char **)levels);
+    g_strv_builder_add (builder, "none");
+    self->levels = g_strv_builder_end (builder);
+  }
+  g_autoptr (GtkStringList) level_list = choice_list_new (levels, TRUE);
   self->syncing++;
-  adw_combo_row_set_model (self->is_level_row, G_LIST_MODEL (levels));
-  adw_combo_row_set_selected (self->generation_row, (guint)gen);
+  adw_combo_row_set_model (self->is_level_row, G_LIST_MODEL (level_list));
+  adw_combo_row_set_selected (self->generation_row, generation_position (self, gen));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->generation_row),
+                               dw_generation_info (gen)->summary);
   self->syncing--;
   fill_formats (self);
   if (!preset || !dw_preset_lookup (gen, preset))
@@ -992,8 +1089,8 @@ on_generation_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
   if (self->syncing)
     return;
   guint i = adw_combo_row_get_selected (row);
-  if (i < DW_N_GENERATIONS_PRE_RELEASE_NAMES && (DwGeneration)i != self->gen)
-    set_generation (self, (DwGeneration)i, self->preset);
+  if (i < DW_N_GENERATIONS && self->gen_order[i] != self->gen)
+    set_generation (self, self->gen_order[i], self->preset);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1110,29 +1207,37 @@ update_run_header (DwTuneView *self)
                               self->run_info->n_batches);
       g_string_append (sub, " · ");
     }
-  if (self->run_info != NULL && self->store != NULL)
-    {
-      const char *source = NULL;
-      g_autofree char *detected
-        = dw_store_get_run_generation (self->store, self->run_info->id, &source, NULL);
-
-      if (detected != NULL)
-        /* TRANSLATORS: the run's generation as the store knows it, then where from */
-        g_string_append_printf (sub, _ ("trained with %s (%s) · "), detected,
-                                g_strcmp0 (source, "log") == 0      ? _ ("printed by the run")
-                                : g_strcmp0 (source, "config") == 0 ? _ ("from its config")
-                                                                    : _ ("from its metric keys"));
-    }
   if (self->run_info != NULL)
     {
-      /* TRANSLATORS: the generation the config is written for, then the preset: what the page
-       * is set to */
-      g_string_append_printf (sub, _ ("evaluated as %s, preset %s"), dw_generation_name (self->gen),
-                              self->preset ? self->preset : "—");
+      if (self->run_gen_source != NULL)
+        {
+          /* TRANSLATORS: how the run's generation and config were found */
+          const char *how = self->run_has_config ? _ ("config from the log")
+                            : g_strcmp0 (self->run_gen_source, "inferred") == 0
+                              ? _ ("inferred from the metric keys")
+                              : _ ("generation from the log, no config printed");
+          g_string_append_printf (sub, "%s · %s · ", dw_generation_name (self->run_gen), how);
+        }
+      if (self->preset == NULL && self->run_has_config)
+        /* TRANSLATORS: the generation the config is written for */
+        g_string_append_printf (sub, _ ("evaluated as %s with the run’s own config"),
+                                dw_generation_name (self->gen));
+      else
+        /* TRANSLATORS: the generation the config is written for, then the preset */
+        g_string_append_printf (sub, _ ("evaluated as %s, preset %s"),
+                                dw_generation_name (self->gen), self->preset ? self->preset : "—");
       if (modified)
         /* TRANSLATORS: after the preset name when the controls changed some of its values */
         g_string_append (sub, _ (" (modified)"));
+      if (self->run_check_text != NULL)
+        g_string_append_printf (sub, "\n%s%s",
+                                self->run_agreement == DW_RUN_AGREEMENT_DISAGREES ? "⚠ " : "",
+                                self->run_check_text);
     }
+  if (self->run_agreement == DW_RUN_AGREEMENT_DISAGREES)
+    gtk_widget_add_css_class (GTK_WIDGET (self->run_subtitle), "warning");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->run_subtitle), "warning");
   gtk_label_set_text (self->run_subtitle, sub->str);
 }
 
@@ -1156,13 +1261,14 @@ update_grammar (DwTuneView *self)
         dw_value_to_python_str (v, buf, sizeof buf);
       g_string_append_printf (s, "%s = %s\n", c->keys[i], buf);
     }
-  if (self->gen == DW_GEN_VERL && dw_config_get (c, "rollout_rs")
-      && dw_config_get (c, "rollout_rs")->kind != DW_VALUE_NONE)
+  const char *rs_options = role_key (self, DW_ROLE_RS_OPTIONS);
+  if (rs_kind_of (self->gen) == RS_KIND_HEAD && rs_options && dw_config_get (c, rs_options)
+      && dw_config_get (c, rs_options)->kind != DW_VALUE_NONE)
     {
       DwRsParsed parsed;
       DwCorrectionError err;
-      if (dw_rs_parse (dw_config_get (c, "rollout_rs"), dw_config_get (c, "rollout_rs_threshold"),
-                       &parsed, &err))
+      if (dw_rs_parse (dw_config_get (c, rs_options),
+                       dw_config_get (c, role_key (self, DW_ROLE_RS_THRESHOLD)), &parsed, &err))
         for (gsize j = 0; j < parsed.n; j++)
           {
             const DwRsBound *b = &parsed.bounds[j];
@@ -1209,8 +1315,10 @@ canonical_key (const DwWhatifStepResult *res, const ChartSpec *spec)
     {
       const char *k = res->result.metrics[m].key;
       const char *c = dw_canonical_for_tag (k);
-      if (c && (strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0)
-          && (!best || strlen (k) < strlen (best)))
+      const char *slash = strrchr (k, '/');
+      gboolean same = c ? strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0
+                        : strcmp (slash ? slash + 1 : k, spec->canonical) == 0;
+      if (same && (!best || strlen (k) < strlen (best)))
         best = k;
     }
   return best;
@@ -1421,12 +1529,13 @@ length_outcomes (DwTuneView *self, const DwConfig *config, guint slot)
   self->len_valid[slot] = any;
 }
 
+/* The length-bias references: one RS option of the newest verl, its keys found by role. */
 static void
 reference_config (DwConfig *c, const char *option, const char *spec)
 {
-  dw_config_init (c, DW_GEN_VERL);
-  config_set_str (c, "rollout_rs", option);
-  config_set_str (c, "rollout_rs_threshold", spec);
+  dw_config_init (c, DW_GEN_VERL_LATEST);
+  config_set_str (c, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_OPTIONS)->name, option);
+  config_set_str (c, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_THRESHOLD)->name, spec);
 }
 
 static void
@@ -2010,8 +2119,13 @@ load_logged_series (DwTuneView *self)
       if (!self->store)
         continue;
       g_autoptr (GError) error = NULL;
-      g_autoptr (DwSeries) s = dw_store_get_series (self->store, self->run_id,
-                                                    chart_specs[c].canonical, G_MININT64, &error);
+      /* a canonical metric by its id; another by the key the run's generation logs it as */
+      g_autofree char *tag = dw_canonical_lookup (chart_specs[c].canonical)
+                               ? g_strdup (chart_specs[c].canonical)
+                               : g_strconcat (dw_schema_get (self->run_gen)->metric_prefix,
+                                              chart_specs[c].canonical, NULL);
+      g_autoptr (DwSeries) s
+        = dw_store_get_series (self->store, self->run_id, tag, G_MININT64, &error);
       if (!s && chart_specs[c].alternative != NULL)
         {
           g_clear_error (&error);
@@ -2157,8 +2271,9 @@ save_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
   const char *f = selected_format (self);
   gtk_file_chooser_set_current_name (
     GTK_FILE_CHOOSER (self->save_dialog),
-    strcmp (f, "yaml") == 0 ? (self->gen == DW_GEN_SLIME ? "mis.yaml" : "rollout_correction.yaml")
-                            : "rollout_correction.txt");
+    strcmp (f, "yaml") == 0
+      ? (role_key (self, DW_ROLE_FUNCTION) ? "mis.yaml" : "rollout_correction.yaml")
+      : "rollout_correction.txt");
   g_signal_connect (self->save_dialog, "response", G_CALLBACK (on_save_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->save_dialog));
 }
@@ -2225,8 +2340,9 @@ build_controls (DwTuneView *self)
 {
   /* generations */
   g_autoptr (GtkStringList) gens = gtk_string_list_new (NULL);
-  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
-    gtk_string_list_append (gens, dw_generation_name ((DwGeneration)g));
+  dw_tune_schema_generation_order (self->gen_order);
+  for (guint g = 0; g < DW_N_GENERATIONS; g++)
+    gtk_string_list_append (gens, dw_generation_name (self->gen_order[g]));
   adw_combo_row_set_model (self->generation_row, G_LIST_MODEL (gens));
   gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");
   gtk_widget_set_name (GTK_WIDGET (self->preset_row), "preset-row");
@@ -2234,6 +2350,8 @@ build_controls (DwTuneView *self)
   gtk_widget_set_name (GTK_WIDGET (self->run_title), "run-title");
   gtk_widget_set_name (GTK_WIDGET (self->run_subtitle), "run-subtitle");
   gtk_widget_set_name (GTK_WIDGET (self->is_level_row), "is-level-row");
+  gtk_widget_set_name (GTK_WIDGET (self->is_mode_row), "is-mode-row");
+  gtk_widget_set_name (GTK_WIDGET (self->function_row), "function-row");
 
   g_autoptr (GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();
   g_signal_connect (factory, "setup", G_CALLBACK (preset_item_setup), self);
@@ -2269,11 +2387,17 @@ build_controls (DwTuneView *self)
   adw_preferences_group_add (self->config_group, self->modified_row);
 
   self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
-                                      1e4, 2.0, write_is_threshold, NULL);
+                                      1e4, 2.0, write_is_bounds, NULL);
   GtkWidget *thr_row = adw_preferences_row_new ();
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (thr_row), FALSE);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (thr_row), self->is_threshold->box);
   adw_preferences_group_add (self->is_group, thr_row);
+  self->is_lower = bound_ctl_new (self, "is-lower", _ ("IS lower bound"), 1e-4, 0.9999, 0.5,
+                                  write_is_bounds, NULL);
+  GtkWidget *lower_row = adw_preferences_row_new ();
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (lower_row), FALSE);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (lower_row), self->is_lower->box);
+  adw_preferences_group_add (self->is_group, lower_row);
 
   self->bn_row = adw_action_row_new ();
   gtk_widget_set_name (self->bn_row, "bn-row");
@@ -2418,6 +2542,9 @@ dw_tune_view_finalize (GObject *object)
   g_clear_pointer (&self->bounds, g_ptr_array_unref);
   g_free (self->preset);
   g_free (self->error_text);
+  g_strfreev (self->levels);
+  g_free (self->run_gen_source);
+  g_free (self->run_check_text);
   G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
 }
 
@@ -2481,6 +2608,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   g_type_ensure (DW_TYPE_CHART);
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-tune-view.ui");
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, generation_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, function_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, preset_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, config_group);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_group);
@@ -2516,6 +2644,7 @@ dw_tune_view_init (DwTuneView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->bounds = g_ptr_array_new_with_free_func (g_free);
+  self->run_gen = DW_GEN_VERL_LATEST;
   build_controls (self);
   g_signal_connect (self->generation_row, "notify::selected", G_CALLBACK (on_generation_selected),
                     self);
@@ -2523,9 +2652,114 @@ dw_tune_view_init (DwTuneView *self)
   g_signal_connect (self->is_level_row, "notify::selected", G_CALLBACK (on_is_level_selected),
                     self);
   g_signal_connect (self->is_mode_row, "notify::selected", G_CALLBACK (on_is_mode_selected), self);
-  set_generation (self, DW_GEN_VERL, DEFAULT_PRESET);
+  g_signal_connect (self->function_row, "notify::selected", G_CALLBACK (on_function_selected),
+                    self);
+  set_generation (self, DW_GEN_VERL_LATEST, DEFAULT_PRESET);
   update_charts_and_summary (self);
   update_status (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The run's own generation and config (from ingest), and whether its log agrees with them    */
+
+typedef struct
+{
+  DwTuneView *view; /* a reference */
+  gint64 run_id;
+} CheckData;
+
+static void
+check_data_free (CheckData *d)
+{
+  g_object_unref (d->view);
+  g_free (d);
+}
+
+static void
+run_check_worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const char *db = g_object_get_data (G_OBJECT (task), "db");
+  GError *error = NULL;
+  DwRunCheck *check = g_new0 (DwRunCheck, 1);
+  gint64 run_id = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (task), "run-id"));
+  g_autoptr (DwStore) store = dw_store_open_read_only (db, &error);
+
+  if (store == NULL || !dw_run_config_check (store, run_id, check, cancellable, &error))
+    {
+      g_free (check);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, check, g_free);
+}
+
+static void
+on_run_check_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CheckData *d = user_data;
+  DwTuneView *self = d->view;
+  g_autoptr (GError) error = NULL;
+  g_autofree DwRunCheck *check = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (check != NULL && self->run_id == d->run_id)
+    {
+      self->run_agreement = check->agreement;
+      g_free (self->run_check_text);
+      self->run_check_text = dw_run_check_describe (check);
+      update_run_header (self);
+    }
+  check_data_free (d);
+}
+
+/* Starts the page from the generation and config ingest found for the run, and checks in a
+ * thread that the run's logged metrics agree with a recompute under them. */
+static void
+load_run_config (DwTuneView *self)
+{
+  DwRunConfig own;
+
+  self->run_gen = DW_GEN_VERL_LATEST;
+  self->run_has_config = FALSE;
+  self->run_agreement = DW_RUN_AGREEMENT_UNKNOWN;
+  g_clear_pointer (&self->run_gen_source, g_free);
+  g_clear_pointer (&self->run_check_text, g_free);
+  if (self->store == NULL || !dw_run_config_load (self->store, self->run_id, &own, NULL))
+    return;
+  if (!own.has_generation)
+    {
+      /* no meta: the newest generation consistent with the run's keys, as the store reads them */
+      const char *source = NULL;
+      g_autofree char *name
+        = dw_store_get_run_generation (self->store, self->run_id, &source, NULL);
+      if (name == NULL || !dw_generation_from_name (name, &own.generation))
+        return;
+      g_strlcpy (own.source, g_strcmp0 (source, "keys") == 0 ? "inferred" : source,
+                 sizeof own.source);
+    }
+  self->run_gen = own.generation;
+  self->run_has_config = own.has_config;
+  self->run_gen_source = g_strdup (own.source);
+  if (own.has_config)
+    {
+      dw_tune_view_set_config (self, NULL, &own.config);
+      g_clear_pointer (&self->preset, g_free); /* no preset: the run's own values */
+      update_modified (self);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("The run’s own config, as its log printed it"));
+
+      CheckData *d = g_new0 (CheckData, 1);
+      d->view = g_object_ref (self);
+      d->run_id = self->run_id;
+      g_autoptr (GTask) task = g_task_new (NULL, self->load_cancellable, on_run_check_done_cb, d);
+      g_task_set_source_tag (task, load_run_config);
+      g_object_set_data_full (G_OBJECT (task), "db", g_strdup (dw_store_get_path (self->store)),
+                              g_free);
+      g_object_set_data (G_OBJECT (task), "run-id", GSIZE_TO_POINTER ((gsize)self->run_id));
+      g_task_set_priority (task, G_PRIORITY_LOW);
+      g_task_run_in_thread (task, run_check_worker);
+    }
+  else if (own.generation != self->gen)
+    set_generation (self, own.generation, self->preset);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2575,6 +2809,8 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
       g_task_set_priority (task, G_PRIORITY_LOW);
       g_task_run_in_thread (task, load_thread);
     }
+  load_run_config (self);
+  update_run_header (self);
   update_charts_and_summary (self);
   update_status (self);
   gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));

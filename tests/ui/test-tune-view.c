@@ -18,12 +18,17 @@
 #include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-ingester.h"
+#include "dw-config-json.h"
 #include "dw-recompute.h"
+#include "dw-run-config.h"
+#include "dw-store-writer.h"
 #include "dw-tune-export.h"
 #include "dw-tune-view.h"
 #include "dw-ui-test-util.h"
 
 #define N_STEPS 12
+/* the preset the demo run was trained with (its rollout_rs_threshold is 0.05) */
+#define DEFAULT_DEMO_PRESET "decoupled_k3_rs_token_tis"
 
 static char *dir, *db;
 static DwStore *store;
@@ -277,6 +282,45 @@ save_png (GtkWidget *window, const char *path)
   g_assert_true (gdk_texture_save_to_png (tex, path));
 }
 
+/* Picks @name in the generation combo, as a click on its row would. */
+static void
+select_generation (GtkWidget *w, const char *name)
+{
+  AdwComboRow *row = ADW_COMBO_ROW (named (w, "generation-row"));
+  GListModel *model = adw_combo_row_get_model (row);
+
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+      if (strcmp (gtk_string_object_get_string (item), name) == 0)
+        {
+          adw_combo_row_set_selected (row, i);
+          return;
+        }
+    }
+  g_error ("no generation %s in the combo", name);
+}
+
+/* Picks the entry of combo row @row_name whose label is @label. */
+static void
+select_label (GtkWidget *w, const char *row_name, const char *label)
+{
+  AdwComboRow *row = ADW_COMBO_ROW (named (w, row_name));
+  GListModel *model = adw_combo_row_get_model (row);
+
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (row)));
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+      if (strcmp (gtk_string_object_get_string (item), label) == 0)
+        {
+          adw_combo_row_set_selected (row, i);
+          return;
+        }
+    }
+  g_error ("no %s in %s", label, row_name);
+}
+
 static void
 test_tune_view (void)
 {
@@ -294,7 +338,7 @@ test_tune_view (void)
 
   /* starts from the preset the demo was trained with, before any run */
   const DwConfig *c = dw_tune_view_get_config (view);
-  g_assert_cmpint (c->generation, ==, DW_GEN_VERL);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_LATEST);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
   g_assert_null (dw_tune_view_get_result (view));
 
@@ -402,10 +446,9 @@ test_tune_view (void)
     }
 
   /* the older generation: G2 vocabulary (token/sequence/geometric RS, veto) */
-  AdwComboRow *gen_row = ADW_COMBO_ROW (named (w, "generation-row"));
-  adw_combo_row_set_selected (gen_row, DW_GEN_VERL_0_7);
+  select_generation (w, "verl-0.7.0");
   wait_idle (view);
-  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_0);
   g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
   g_assert_false (gtk_widget_get_visible (named (w, "rs-token_k1")));
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-geometric")), TRUE);
@@ -418,7 +461,7 @@ test_tune_view (void)
   assert_round_trip (view, "yaml");
 
   /* slime: no statistics path, every value comes from the exact pass (recompute on the batches) */
-  adw_combo_row_set_selected (gen_row, DW_GEN_SLIME);
+  select_generation (w, "slime");
   wait_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
   g_assert_true (gtk_widget_get_visible (named (w, "rs-token")));
@@ -435,7 +478,7 @@ test_tune_view (void)
                       "algorithm.rollout_correction.rollout_rs_threshold='0.5_2.0'\n";
   gdk_clipboard_set_text (gtk_widget_get_clipboard (w), hydra);
   g_assert_true (gtk_widget_activate_action (w, "tune.paste-config", NULL));
-  while (c->generation != DW_GEN_VERL)
+  while (c->generation != DW_GEN_VERL_LATEST)
     g_main_context_iteration (NULL, TRUE);
   wait_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is")->s, ==, "sequence");
@@ -485,6 +528,310 @@ test_tune_view (void)
   gtk_window_destroy (GTK_WINDOW (window));
   while (g_main_context_iteration (NULL, FALSE))
     ;
+}
+
+/* Whether some evaluated step produced @key. */
+static gboolean
+result_has_key (DwTuneView *view, const char *key)
+{
+  const DwWhatifRunResult *res = dw_tune_view_get_result (view);
+  for (guint i = 0; res && i < res->n_steps; i++)
+    if (!res->results[i].failed && dw_whatif_step_result_get (&res->results[i], key, NULL))
+      return TRUE;
+  return FALSE;
+}
+
+static const char *
+selected_label (GtkWidget *w, const char *row_name)
+{
+  GtkStringObject *item = adw_combo_row_get_selected_item (ADW_COMBO_ROW (named (w, row_name)));
+  return item ? gtk_string_object_get_string (item) : NULL;
+}
+
+/* The controls come from each generation's schema: every release is offered by its name, the
+ * newest first; verl ≥ 0.8 has IcePop (two bounds → "lower_upper") and its out-of-bounds card;
+ * slime's built-in TIS / IcePop write use_tis' companions; a release without presets starts
+ * from its keys' defaults. The what-if equals a recompute under each. */
+static void
+test_schema_controls (void)
+{
+  g_autoptr (GError) error = NULL;
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  static const char *const releases[] = { "verl-0.9.0", "verl-0.8.0", "verl-0.7.1", "verl-0.7.0",
+                                          "verl-0.6.1", "verl-0.6.0", "slime" };
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 1000);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+
+  GListModel *gens = adw_combo_row_get_model (ADW_COMBO_ROW (named (w, "generation-row")));
+  g_assert_cmpuint (g_list_model_get_n_items (gens), ==, DW_N_GENERATIONS);
+  for (guint i = 0; i < G_N_ELEMENTS (releases); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (gens, i);
+      g_assert_cmpstr (gtk_string_object_get_string (item), ==, releases[i]);
+    }
+  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.9.0");
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  select_generation (w, "verl-0.9.0");
+  wait_idle (view);
+
+  /* verl's IcePop preset: the mode row says IcePop, both bounds shown, the oob card drawn */
+  select_label (w, "preset-row", "decoupled_token_icepop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+  g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
+  g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-lower"))), ==, "0.5");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "5.0");
+  g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-is_oob_fraction")), "whatif"));
+  assert_matches_recompute (view);
+  select_label (w, "preset-row", "bypass_pg_token_icepop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+  g_assert_true (dw_config_get (c, "bypass_mode")->b);
+
+  /* from truncation to IcePop with the controls: the bounds become "lower_upper" */
+  select_label (w, "preset-row", "decoupled_token_is");
+  wait_idle (view);
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
+  g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  g_assert_false (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  select_label (w, "is-mode-row", "IcePop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_2.0");
+  g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  set_entry (w, "bound-is-lower", "0.25");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.25_2.0");
+  g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  assert_matches_recompute (view);
+  assert_round_trip (view, "yaml");
+  assert_round_trip (view, "hydra");
+  {
+    g_autofree char *yaml = dw_tune_view_export_config (view, "yaml", &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (yaml, "0.25_2.0"));
+  }
+  /* back to truncation: a number again */
+  select_label (w, "is-mode-row", "Truncate (TIS)");
+  wait_idle (view);
+  g_assert_cmpint (dw_config_get (c, "rollout_is_threshold")->kind, ==, DW_VALUE_FLOAT);
+
+  /* verl-0.8.0 is offered as itself, with the same IcePop */
+  select_generation (w, "verl-0.8.0");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
+  g_assert_true (gtk_widget_get_visible (named (w, "is-mode-row")));
+
+  /* verl-0.7.1 has no IcePop: no mode row, no lower bound */
+  select_generation (w, "verl-0.7.1");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
+  g_assert_false (gtk_widget_get_visible (named (w, "is-mode-row")));
+  g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  /* a pasted IcePop config (verl >= 0.8 only) opens as the newest verl, not as the page's 0.7.1 */
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  g_assert_no_error (error);
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+  g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
+  /* and a verl-0.8.0 page keeps a pasted verl >= 0.8 config as verl-0.8.0 */
+  select_generation (w, "verl-0.8.0");
+  wait_idle (view);
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+
+  /* slime's built-in paths: the function row, the bounds write tis_clip / tis_clip_low */
+  select_generation (w, "slime");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
+  g_assert_cmpstr (selected_label (w, "function-row"), ==, "mis.py");
+  select_label (w, "function-row", "IcePop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "icepop");
+  set_entry (w, "bound-is-threshold", "3.0");
+  set_entry (w, "bound-is-lower", "0.4");
+  wait_idle (view);
+  g_assert_cmpfloat (dw_config_get (c, "tis_clip")->f, ==, 3.0);
+  g_assert_cmpfloat (dw_config_get (c, "tis_clip_low")->f, ==, 0.4);
+  /* mis.py's keys are dropped: the built-in path has no flag for them */
+  g_assert_null (dw_config_get (c, "tis_upper_bound"));
+  g_assert_null (dw_config_get (c, "use_rs"));
+  assert_matches_recompute (view);
+  assert_round_trip (view, "args");
+  {
+    g_autofree char *args = dw_tune_view_export_config (view, "args", &error);
+    g_assert_no_error (error);
+    g_test_message ("slime IcePop flags: %s", args);
+    g_assert_nonnull (strstr (args, "--use-tis"));
+    g_assert_nonnull (strstr (args, "--tis-clip 3.0"));
+    g_assert_nonnull (strstr (args, "--tis-clip-low 0.4"));
+    g_assert_nonnull (strstr (args, "icepop"));
+  }
+  select_label (w, "function-row", "Built-in TIS");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "vanilla");
+  assert_matches_recompute (view);
+
+  /* verl-0.6.0 (mismatch_helper) has no presets: its keys' defaults, veto on at 1e-4 */
+  select_generation (w, "verl-0.6.0");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_6_0);
+  g_assert_false (gtk_widget_get_sensitive (named (w, "preset-row")));
+  g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-veto"))), ==, "0.0001");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* The meta ingest stores for a verl console log that printed its config (generation_source
+ * "config"), with the config the demo run was trained with or a wrong threshold. */
+static char *
+run_meta_json (const char *rs_threshold)
+{
+  DwConfig config;
+  DwCorrectionError cerr;
+  DwValue threshold = dw_value_str (rs_threshold);
+  GString *out = g_string_new ("{\"generation\": \"verl-0.7.1\", \"generation_source\": "
+                               "\"config\", \"config\": ");
+
+  g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, DEFAULT_DEMO_PRESET, &config, &cerr));
+  dw_config_set (&config, "rollout_rs_threshold", &threshold);
+  dw_json_append_config (out, &config);
+  g_string_append (out, "}");
+  return g_string_free (out, FALSE);
+}
+
+/* `driftwatch-cli runs` on the fixture store shows @line under the run. */
+static void
+assert_cli_runs_says (const char *line)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL;
+  int status = -1;
+  const char *argv[] = { g_getenv ("DW_CLI"), "runs", "--db", db, NULL };
+
+  g_assert_nonnull (argv[0]);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("runs: %s", out);
+  g_assert_nonnull (strstr (out, line));
+}
+
+static void
+wait_for_check (GtkWidget *w)
+{
+  gint64 until = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle"))), "recompute")
+         && g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* Issue 11 item 4: the page starts from the run's own generation and config and names them;
+ * a run whose logged metrics disagree with a recompute under that config is flagged. */
+static void
+test_run_own_config (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *saved = dw_store_get_run_meta (store, run_id, &error);
+  g_autofree char *right = run_meta_json ("0.05");
+  g_autofree char *wrong = run_meta_json ("0.5");
+  DwRunCheck check;
+
+  g_assert_no_error (error);
+
+  /* the core check: the trained config agrees, a wrong threshold is flagged */
+  g_assert_true (dw_store_set_run_meta (store, run_id, right, &error));
+  g_assert_true (dw_run_config_check (store, run_id, &check, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_AGREES);
+  g_assert_cmpuint (check.n_flagged, ==, 0);
+  g_assert_cmpuint (check.n_compared, >, N_STEPS * 10);
+  assert_cli_runs_says ("logged metrics agree with a recompute under the run’s config");
+  g_assert_true (dw_store_set_run_meta (store, run_id, wrong, &error));
+  g_assert_true (dw_run_config_check (store, run_id, &check, NULL, &error));
+  g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_DISAGREES);
+  g_assert_cmpuint (check.n_flagged, >, 0);
+  g_assert_nonnull (strstr (check.first_key, "rollout_rs"));
+  assert_cli_runs_says ("⚠ logged metrics disagree with a recompute under the run’s config");
+
+  /* the page: the wrong config is loaded as the run's, named, and flagged */
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 1000);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  wait_for_check (w);
+  const char *sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
+  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.7.1");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.5");
+  g_assert_nonnull (strstr (sub, "verl-0.7.1 · config from the log"));
+  g_assert_nonnull (strstr (sub, "disagree"));
+  g_assert_true (gtk_widget_has_css_class (named (w, "run-subtitle"), "warning"));
+
+  /* the right one: not flagged */
+  g_assert_true (dw_store_set_run_meta (store, run_id, right, &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  wait_for_check (w);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
+  g_assert_nonnull (strstr (sub, "agree with a recompute"));
+  g_assert_null (strstr (sub, "disagree"));
+  g_assert_false (gtk_widget_has_css_class (named (w, "run-subtitle"), "warning"));
+  assert_matches_recompute (view);
+
+  /* inferred from the metric keys: named so */
+  g_assert_true (dw_store_set_run_meta (
+    store, run_id, "{\"generation\": \"verl-0.9.0\", \"generation_source\": \"inferred\"}",
+    &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_assert_nonnull (strstr (sub, "verl-0.9.0 · inferred from the metric keys"));
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+
+  /* no meta at all: the generation the store reads the run's keys under, named as inferred */
+  g_assert_true (dw_store_set_run_meta (store, run_id, "{}", &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_nonnull (strstr (sub, " · inferred from the metric keys"));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_true (dw_store_set_run_meta (store, run_id, saved ? saved : "{}", &error));
 }
 
 static void
@@ -658,8 +1005,9 @@ test_modified_and_errors (void)
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
                    "ValueError: could not convert string to float: '0x10'");
   set_entry (w, "bound-is-threshold", "-1");
+  /* verl 0.9.0's _parse_rollout_is_threshold words it so (0.7.1: "… must be positive …") */
   g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
-                   "ValueError: rollout_is_threshold must be positive, got -1.0.");
+                   "ValueError: rollout_is_threshold upper bound must be positive, got -1.0.");
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
   set_entry (w, "bound-is-threshold", "4");
   g_assert_false (gtk_widget_get_visible (error));
@@ -729,6 +1077,8 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/TuneView/wheel-leaves-config", test_wheel_leaves_config);
   g_test_add_func ("/Dw/TuneView/modified-and-errors", test_modified_and_errors);
   g_test_add_func ("/Dw/TuneView/narrow-layout", test_narrow_layout);
+  g_test_add_func ("/Dw/TuneView/schema-controls", test_schema_controls);
+  g_test_add_func ("/Dw/TuneView/run-own-config", test_run_own_config);
   int ret = g_test_run ();
   g_clear_object (&store);
   remove_tree (dir);
