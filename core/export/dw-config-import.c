@@ -240,8 +240,8 @@ dw_config_import_yaml (DwConfigImporter *im, const char *text, gsize len, GError
   if (!dw_yaml_scan_depth (text, len, DW_YAML_MAX_DEPTH, &deep_line))
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                   _ ("%s:%" G_GSIZE_FORMAT ": nested deeper than %d levels"), im->source,
-                   deep_line, DW_YAML_MAX_DEPTH);
+                   _ ("%s:%zu: nested deeper than %d levels"), im->source, (size_t)deep_line,
+                   DW_YAML_MAX_DEPTH);
       return FALSE;
     }
   if (!yaml_parser_initialize (&parser))

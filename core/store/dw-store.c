@@ -522,9 +522,9 @@ whole_pages (DwStore *self, GError **error)
   if (g_stat (self->path, &st) != 0 || page_size <= 0 || st.st_size % page_size == 0)
     return TRUE;
   g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
-               _ ("%s: damaged SQLite file (%" G_GINT64_FORMAT " bytes, not a whole number of "
-                  "%" G_GINT64_FORMAT "-byte pages); the file was left untouched"),
-               self->path, (gint64)st.st_size, page_size);
+               _ ("%s: damaged SQLite file (%" PRId64 " bytes, not a whole number of "
+                  "%" PRId64 "-byte pages); the file was left untouched"),
+               self->path, (int64_t)st.st_size, (int64_t)page_size);
   return FALSE;
 }
 
