@@ -6,11 +6,15 @@
 
 #include "config.h"
 
+#include <stdio.h>
+
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-error-window.h"
+#include "dw-run-row.h"
 #include "dw-screenshot.h"
 #include "dw-window.h"
 
@@ -28,6 +32,8 @@ struct _DwApplication
   char *db_path;
   char *screenshot;
   char *view;
+  char *size;  /* --size WxH of the screenshot */
+  int overlay; /* --overlay N: the N newest runs shown together */
   gboolean demo;
   gboolean dark;
   char *tmpdir; /* --demo: the temporary store and demo run, removed on shutdown */
@@ -46,6 +52,9 @@ static const GOptionEntry options[]
       { "db", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_ ("Store to open instead of the default one"),
         N_ ("FILE") },
       { "dark", 0, 0, G_OPTION_ARG_NONE, NULL, N_ ("Use the dark style"), NULL },
+      { "overlay", 0, 0, G_OPTION_ARG_INT, NULL, N_ ("Show the N newest runs overlaid"), N_ ("N") },
+      { "size", 0, 0, G_OPTION_ARG_STRING, NULL,
+        N_ ("Window size of the screenshot (default 1400x900)"), N_ ("WxH") },
       { NULL } };
 
 DwApplication *
@@ -153,6 +162,13 @@ dw_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (dw_application_parent_class)->startup (app);
 
+  /* GTK's cairo renderer unless the user asks for another (GSK_RENDERER=gl): the charts are
+   * cairo drawings either way, and on software GL (llvmpipe: VNC, X forwarding, no GPU) the GL
+   * renderer took 145–550 ms from a Tune slider move to its painted frame and 19–37 % of a core
+   * on the idle Monitor page, the cairo renderer 44–113 ms and 1–2 % (tests/ui/bench-renderer.c).
+   * GTK reads the variable when it makes the first window's renderer, after this. */
+  g_setenv ("GSK_RENDERER", "cairo", FALSE);
+
   /* Screenshots are light unless --dark, whatever the desktop's preference. */
   if (self->dark)
     adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
@@ -229,6 +245,8 @@ dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
   g_variant_dict_lookup (dict, "screenshot", "^ay", &self->screenshot);
   g_variant_dict_lookup (dict, "db", "^ay", &self->db_path);
   g_variant_dict_lookup (dict, "view", "s", &self->view);
+  g_variant_dict_lookup (dict, "size", "s", &self->size);
+  g_variant_dict_lookup (dict, "overlay", "i", &self->overlay);
   self->demo = g_variant_dict_contains (dict, "demo");
   self->dark = g_variant_dict_contains (dict, "dark");
 
@@ -249,7 +267,8 @@ dw_application_handle_local_options (GApplication *app, GVariantDict *dict)
 static gboolean
 window_ready (GtkWidget *window)
 {
-  return dw_window_is_ready (DW_WINDOW (window));
+  /* the store error window has nothing to load */
+  return !DW_IS_WINDOW (window) || dw_window_is_ready (DW_WINDOW (window));
 }
 
 static void
@@ -281,14 +300,40 @@ dw_application_activate (GApplication *app)
   store = dw_application_get_store (self, &error);
   if (store == NULL)
     {
+      /* said in a window of its own, and on stderr for scripts; exit status 1 */
       g_printerr ("driftwatch: %s\n", error->message);
       self->exit_status = 1;
+      window = GTK_WINDOW (dw_error_window_new (GTK_APPLICATION (app), self->db_path, error));
+      gtk_window_present (window);
+      if (self->screenshot != NULL)
+        dw_screenshot_window (GTK_WIDGET (window), self->screenshot, window_ready,
+                              SCREENSHOT_TIMEOUT_MS, on_screenshot_done, self);
       return;
     }
 
   window = GTK_WINDOW (dw_window_new (GTK_APPLICATION (app), store, self->screenshot == NULL));
   if (self->screenshot != NULL)
-    gtk_window_set_default_size (window, SCREENSHOT_WIDTH, SCREENSHOT_HEIGHT);
+    {
+      int width = SCREENSHOT_WIDTH, height = SCREENSHOT_HEIGHT;
+
+      if (self->size != NULL && sscanf (self->size, "%dx%d", &width, &height) != 2)
+        width = SCREENSHOT_WIDTH, height = SCREENSHOT_HEIGHT;
+      gtk_window_set_default_size (window, MAX (width, 360), MAX (height, 400));
+    }
+  if (self->overlay > 1)
+    {
+      g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+      GtkListBox *list = dw_window_get_run_list (DW_WINDOW (window));
+
+      for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (list));
+           c != NULL && ids->len < (guint)self->overlay; c = gtk_widget_get_next_sibling (c))
+        if (DW_IS_RUN_ROW (c))
+          {
+            gint64 id = dw_run_row_get_run_id (DW_RUN_ROW (c));
+            g_array_append_val (ids, id);
+          }
+      dw_window_select_runs (DW_WINDOW (window), (const gint64 *)(gpointer)ids->data, ids->len);
+    }
   if (self->view != NULL)
     dw_window_set_view (DW_WINDOW (window), self->view);
   if (self->demo)
@@ -353,6 +398,7 @@ dw_application_finalize (GObject *object)
 
   g_free (self->db_path);
   g_free (self->screenshot);
+  g_free (self->size);
   g_free (self->view);
   g_free (self->tmpdir);
   G_OBJECT_CLASS (dw_application_parent_class)->finalize (object);

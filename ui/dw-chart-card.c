@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <string.h>
+
 #include <glib/gi18n.h>
 
 #include "dw-chart-card.h"
@@ -44,8 +46,11 @@ show_error (DwChartCard *self, const GError *error)
 {
   GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
 
+  /* toast titles are markup in libadwaita 1.2: a path with & or < must show as written */
+  g_autofree char *markup = g_markup_escape_text (error->message, -1);
+
   if (overlay != NULL)
-    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (error->message));
+    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (markup));
   else
     g_warning ("%s", error->message);
 }
@@ -83,10 +88,69 @@ on_export_response (GtkNativeDialog *dialog, int response, DwChartCard *self)
 
       if (path != NULL && !dw_chart_card_export (self, path, format, &error))
         show_error (self, error);
+      else if (path != NULL)
+        {
+          GtkWidget *overlay = gtk_widget_get_ancestor (GTK_WIDGET (self), ADW_TYPE_TOAST_OVERLAY);
+          g_autofree char *base = g_file_get_basename (file);
+          /* TRANSLATORS: toast after a chart was exported; %s is the file name */
+          g_autofree char *text = g_strdup_printf (_ ("Saved “%s”"), base);
+          g_autofree char *markup = g_markup_escape_text (text, -1);
+
+          if (overlay != NULL)
+            adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (markup));
+        }
     }
   gtk_native_dialog_destroy (dialog);
   g_object_unref (dialog);
   g_object_unref (self);
+}
+
+/* "run name" or "run-a+2" (several runs), a word a file system takes */
+static void
+append_file_word (GString *out, const char *text)
+{
+  for (const char *p = text; *p; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_unichar_isalnum (c) || c == '.' || c == '_' || c == '-')
+        g_string_append_unichar (out, c);
+      else if (out->len > 0 && out->str[out->len - 1] != '-')
+        g_string_append_c (out, '-');
+    }
+  while (out->len > 0 && out->str[out->len - 1] == '-')
+    g_string_truncate (out, out->len - 1);
+}
+
+char *
+dw_chart_card_dup_export_name (DwChartCard *self, const char *format)
+{
+  g_auto (GStrv) labels = dw_chart_dup_series_labels (self->chart);
+  g_autoptr (GPtrArray) runs = g_ptr_array_new_with_free_func (g_free);
+  GString *name = g_string_new (NULL);
+
+  g_return_val_if_fail (DW_IS_CHART_CARD (self), NULL);
+  /* the runs drawn: labels are "run" or "run · metric" */
+  for (guint i = 0; labels[i] != NULL; i++)
+    {
+      g_autofree char *run = g_strdup (labels[i]);
+      char *dot = strstr (run, " · ");
+
+      if (dot != NULL)
+        *dot = '\0';
+      if (!g_ptr_array_find_with_equal_func (runs, run, g_str_equal, NULL))
+        g_ptr_array_add (runs, g_steal_pointer (&run));
+    }
+  if (runs->len > 0)
+    {
+      append_file_word (name, g_ptr_array_index (runs, 0));
+      if (runs->len > 1)
+        g_string_append_printf (name, "+%u", runs->len - 1);
+      g_string_append_c (name, '-');
+    }
+  append_file_word (name, dw_chart_card_get_title (self));
+  g_string_append_printf (name, ".%s", format);
+  return g_string_free (name, FALSE);
 }
 
 static void
@@ -96,12 +160,9 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   const char *format = g_variant_get_string (parameter, NULL);
   GtkRoot *root = gtk_widget_get_root (widget);
   g_autofree char *name = NULL;
-  g_autofree char *title = NULL;
   GtkFileChooserNative *dialog;
 
-  title = g_strdup (dw_chart_card_get_title (self));
-  g_strdelimit (title, "/\\:", '-');
-  name = g_strdup_printf ("%s.%s", title, format);
+  name = dw_chart_card_dup_export_name (self, format);
   dialog = gtk_file_chooser_native_new (g_str_equal (format, "csv") ? _ ("Export Chart Data")
                                                                     : _ ("Export Chart"),
                                         GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,

@@ -24,6 +24,9 @@ void dw_chart_card_set_log_y (DwChartCard *self, gboolean log_y);
 void dw_chart_card_set_empty_text (DwChartCard *self, const char *text);
 
 /* What the export menu items do once a file is chosen: @format is "png", "svg", "pdf" or "csv". */
+/* The file name the export dialog proposes: the run (and how many more are overlaid), the
+ * card's title, @format ("demo-collapse-KL-rollout-training.png"). */
+char *dw_chart_card_dup_export_name (DwChartCard *self, const char *format);
 gboolean dw_chart_card_export (DwChartCard *self, const char *path, const char *format,
                                GError **error);
 

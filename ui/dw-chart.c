@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <adwaita.h>
 #include <cairo-pdf.h>
@@ -15,14 +16,19 @@
 #include <glib/gstdio.h>
 #include <inttypes.h>
 
+#include "dw-chart-axes.h"
 #include "dw-chart-private.h"
+#include "dw-chart-readout.h"
 #include "dw-csv.h"
 #include "dw-smooth.h"
 
-#define MARGIN_LEFT   56
+#define MARGIN_LEFT   56 /* the export's title indent; the plot's is from its tick labels */
 #define MARGIN_RIGHT  14
 #define MARGIN_TOP    10
-#define MARGIN_BOTTOM 24
+#define MARGIN_BOTTOM 24 /* tick labels; the axis title adds AXIS_TITLE */
+#define AXIS_TITLE    14
+#define LEGEND_BAND   16 /* above the plot, when a card draws several series */
+#define N_TICKS_MAX   64
 #define EXPORT_TITLE  30
 #define MARKER_BAND   16 /* above the plot, for health marker labels */
 #define MAX_COLUMNS   8192
@@ -64,13 +70,16 @@ typedef struct
   const PangoFontDescription *font;
 } Style;
 
-/* Data → pixel mapping of one drawing. */
+/* Data → pixel mapping of one drawing, with the y ticks the left margin was sized for. */
 typedef struct
 {
   double x0, x1, y0, y1; /* data range; y in data units */
   double ty0, ty1;       /* y range after the log transform */
   double px, py, pw, ph; /* plot rectangle */
   gboolean log_y;
+  double legend_y; /* top of the legend band, < 0 when there is none */
+  guint n_yticks;
+  DwAxisTick yticks[N_TICKS_MAX];
 } Frame;
 
 struct _DwChart
@@ -79,12 +88,15 @@ struct _DwChart
 
   GtkWidget *data_layer;
   GtkWidget *overlay_layer;
+  GtkWidget *readout; /* DwChartReadout: the hover read-out, a popover */
 
   char *title;
   gboolean log_y;
   DwXMode x_mode;
   double smoothing;
   gboolean ignore_outliers;
+  int natural_width; /* preferred width, 420 unless dw_chart_set_natural_width () */
+  char *y_unit;      /* "nats", "fraction", …: the y axis title; NULL for none */
   double cursor_x;
 
   GPtrArray *series; /* ChartSeries* */
@@ -127,6 +139,14 @@ enum
 };
 
 static GParamSpec *properties[N_PROPS];
+
+enum
+{
+  SIGNAL_ZOOM_CHANGED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
 
 static void
 chart_series_free (gpointer data)
@@ -233,6 +253,9 @@ x_extent (DwChart *self, double *x0, double *x1)
       *x0 -= 0.5;
       *x1 += 0.5;
     }
+  /* a run logged from step 1 (or a few seconds in) is drawn from 0, where training starts */
+  if (self->x_mode != DW_X_WALL && *x0 > 0 && *x0 <= 0.1 * (*x1 - *x0))
+    *x0 = 0;
 }
 
 /* y bounds of the visible x range: all finite values, or TensorBoard's 5–95 % quantiles. */
@@ -308,6 +331,13 @@ y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
       lo = self->log_y ? 0.1 : 0;
       hi = self->log_y ? 10 : 1;
     }
+  /* a fraction is read against 0 (and a fraction that is all 0 against [0, 1]) */
+  if (!self->log_y && g_strcmp0 (self->y_unit, "fraction") == 0 && lo >= 0)
+    {
+      lo = 0;
+      if (hi <= 0)
+        hi = 1;
+    }
   if (self->log_y)
     {
       double l0 = log10 (lo), l1 = log10 (hi);
@@ -318,8 +348,10 @@ y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
   else
     {
       double span = hi - lo;
-      double pad = span > 0 ? span * 0.08 : MAX (fabs (hi) * 0.1, 0.5);
-      *y0 = lo - pad;
+      /* a constant is drawn in the middle of a range of its own size (1e-6 in [0.9e-6, 1.1e-6],
+       * not on the "0" line of [-0.5, 0.5]) */
+      double pad = span > 0 ? span * 0.08 : hi != 0 ? fabs (hi) * 0.1 : 0.5;
+      *y0 = lo == 0 && span > 0 ? lo - span * 0.02 : lo - pad;
       *y1 = hi + pad;
     }
 }
@@ -346,6 +378,26 @@ ensure_bounds (DwChart *self)
   self->bounds_valid = TRUE;
 }
 
+static gboolean has_legend (DwChart *self);
+
+/* Width of a tick label (drawn at 0.8 of the widget's font). */
+static int
+text_width (DwChart *self, const char *text)
+{
+  g_autoptr (PangoLayout) layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
+  const PangoFontDescription *font
+    = pango_context_get_font_description (gtk_widget_get_pango_context (GTK_WIDGET (self)));
+  PangoFontDescription *desc
+    = font ? pango_font_description_copy (font) : pango_font_description_from_string ("Sans 10");
+  int size = pango_font_description_get_size (desc), w, h;
+
+  pango_font_description_set_size (desc, (int)((size > 0 ? size : 10 * PANGO_SCALE) * 0.8));
+  pango_layout_set_font_description (layout, desc);
+  pango_font_description_free (desc);
+  pango_layout_get_pixel_size (layout, &w, &h);
+  return w;
+}
+
 static void
 make_frame (DwChart *self, Frame *f, int width, int height)
 {
@@ -362,14 +414,34 @@ make_frame (DwChart *self, Frame *f, int width, int height)
       f->ty0 = f->log_y ? -1 : f->y0;
       f->ty1 = f->ty0 + 1;
     }
-  f->px = MARGIN_LEFT;
   f->py = MARGIN_TOP;
+  f->legend_y = -1;
+  /* several metrics in one card: a legend band names them */
+  if (has_legend (self))
+    {
+      f->legend_y = f->py - 4;
+      f->py += LEGEND_BAND;
+    }
   /* Markers get a band of their own above the plot for their flags and labels, so they never
    * hide data; every chart with markers has it, so plots of a row of cards stay aligned. */
   if (self->markers->len > 0)
     f->py += MARKER_BAND;
-  f->pw = MAX (width - MARGIN_LEFT - MARGIN_RIGHT, 10);
-  f->ph = MAX (height - f->py - MARGIN_BOTTOM, 10);
+  f->ph = MAX (height - f->py - MARGIN_BOTTOM - AXIS_TITLE, 10);
+  /* y ticks from the plot's height (a label every ~40 px), then a left margin as wide as the
+   * widest label (and the unit title): labels are never cut */
+  f->n_yticks
+    = dw_chart_axes_ticks (f->log_y ? DW_AXIS_LOG : DW_AXIS_LINEAR, f->y0, f->y1,
+                           MAX (2, (int)(f->ph / (f->log_y ? 16 : 28))), f->yticks, N_TICKS_MAX);
+  f->px = 8 + (self->y_unit ? AXIS_TITLE : 0);
+  {
+    int widest = 0;
+
+    for (guint i = 0; i < f->n_yticks; i++)
+      if (f->yticks[i].labelled)
+        widest = MAX (widest, text_width (self, f->yticks[i].label));
+    f->px += widest + 6;
+  }
+  f->pw = MAX (width - f->px - MARGIN_RIGHT, 10);
 }
 
 /* ---------------------------------------------------------------- style */
@@ -476,129 +548,87 @@ format_value (double v)
   return g_strdup_printf ("%.4g", v);
 }
 
-static char *
-format_x (DwXMode mode, double x, double span)
+static DwAxisKind
+x_axis_kind (DwChart *self)
 {
-  if (mode == DW_X_STEP)
-    {
-      if (fabs (x) >= 1e6)
-        return g_strdup_printf ("%.3gM", x / 1e6);
-      if (fabs (x) >= 1e4 && span >= 1e3)
-        return g_strdup_printf ("%.4gk", x / 1e3);
-      return g_strdup_printf ("%.0f", x);
-    }
-  if (mode == DW_X_RELATIVE)
-    {
-      if (span >= 3 * 3600)
-        return g_strdup_printf (_ ("%.4gh"), x / 3600);
-      if (span >= 180)
-        return g_strdup_printf (_ ("%.4gm"), x / 60);
-      return g_strdup_printf (_ ("%.4gs"), x);
-    }
-  else
-    {
-      g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local ((gint64)floor (x));
-      if (dt == NULL)
-        return g_strdup ("?");
-      return g_date_time_format (dt, span >= 2 * 86400 ? "%b %d"
-                                     : span >= 600     ? "%H:%M"
-                                                       : "%H:%M:%S");
-    }
+  return self->x_mode == DW_X_RELATIVE ? DW_AXIS_RELATIVE
+         : self->x_mode == DW_X_WALL   ? DW_AXIS_WALL_TIME
+                                       : DW_AXIS_STEP;
 }
 
-static guint
-nice_ticks (double lo, double hi, int target, gboolean time_axis, double *ticks, guint max)
+static const char *
+x_axis_title (DwChart *self)
 {
-  static const double time_steps[]
-    = { 1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
-        900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800 };
-  double span = hi - lo, raw, step, t;
-  guint n = 0;
-
-  if (!(span > 0) || target < 1)
-    return 0;
-  raw = span / target;
-  if (time_axis && raw <= time_steps[G_N_ELEMENTS (time_steps) - 1])
-    {
-      step = time_steps[G_N_ELEMENTS (time_steps) - 1];
-      for (guint i = 0; i < G_N_ELEMENTS (time_steps); i++)
-        if (time_steps[i] >= raw)
-          {
-            step = time_steps[i];
-            break;
-          }
-    }
-  else
-    {
-      double mag = pow (10, floor (log10 (raw)));
-      double r = raw / mag;
-      step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
-    }
-  for (t = ceil (lo / step) * step; t <= hi + span * 1e-9 && n < max; t += step)
-    ticks[n++] = fabs (t) < step * 1e-9 ? 0 : t;
-  return n;
+  return self->x_mode == DW_X_RELATIVE ? _ ("time since the start")
+         : self->x_mode == DW_X_WALL   ? _ ("wall-clock time")
+                                       : _ ("training step");
 }
 
 static void
-draw_axes (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
+draw_axes (DwChart *self, cairo_t *cr, const Frame *f, const Style *st, int width)
 {
-  double ticks[64];
+  DwAxisTick ticks[N_TICKS_MAX];
   guint n;
-  int target_y = MAX (2, (int)(f->ph / 44));
-  int target_x = MAX (2, (int)(f->pw / 110));
+  double last_right = -INFINITY;
+  int widest = 0, target_x;
 
   cairo_save (cr);
   cairo_set_line_width (cr, 1);
 
-  /* y ticks: decades on a log axis that spans several, "nice" numbers otherwise. */
-  if (f->log_y && f->ty1 - f->ty0 >= 2)
+  for (guint i = 0; i < f->n_yticks; i++)
     {
-      double d0 = ceil (f->ty0), d1 = floor (f->ty1);
-      double every = MAX (1, ceil ((d1 - d0 + 1) / target_y));
-      n = 0;
-      for (double d = d0; d <= d1 && n < G_N_ELEMENTS (ticks); d += every)
-        ticks[n++] = pow (10, d);
-    }
-  else
-    n = nice_ticks (f->y0, f->y1, target_y, FALSE, ticks, G_N_ELEMENTS (ticks));
-  for (guint i = 0; i < n; i++)
-    {
-      double y = round (fy (f, ticks[i])) + 0.5;
-      g_autofree char *label = NULL;
+      double y = round (fy (f, f->yticks[i].value)) + 0.5;
 
       if (y < f->py - 0.5 || y > f->py + f->ph + 0.5)
         continue;
-      set_color (cr, &st->grid, 1);
+      set_color (cr, &st->grid, f->yticks[i].labelled ? 1 : 0.5);
       cairo_move_to (cr, f->px, y);
       cairo_line_to (cr, f->px + f->pw, y);
       cairo_stroke (cr);
-      label = format_value (ticks[i]);
+      if (!f->yticks[i].labelled)
+        continue;
       set_color (cr, &st->fg, 0.7);
-      draw_text (cr, st, label, f->px - 6, y, 1, 0.5, 0.8, FALSE);
+      draw_text (cr, st, f->yticks[i].label, f->px - 6, y, 1, 0.5, 0.8, FALSE);
     }
 
-  n = nice_ticks (f->x0, f->x1, target_x, self->x_mode == DW_X_RELATIVE, ticks,
-                  G_N_ELEMENTS (ticks));
-  if (self->x_mode == DW_X_STEP)
-    {
-      /* Steps are whole numbers: never label 12.5. */
-      guint m = 0;
-      for (guint i = 0; i < n; i++)
-        if (ticks[i] == floor (ticks[i]))
-          ticks[m++] = ticks[i];
-      n = m;
-    }
+  /* x ticks: as many as fit labels as wide as the widest of a first pass, plus a gap */
+  n = dw_chart_axes_ticks (x_axis_kind (self), f->x0, f->x1, MAX (2, (int)(f->pw / 60)), ticks,
+                           N_TICKS_MAX);
+  for (guint i = 0; i < n; i++)
+    widest = MAX (widest, text_width (self, ticks[i].label));
+  target_x = MAX (2, (int)(f->pw / (widest + 24)));
+  n = dw_chart_axes_ticks (x_axis_kind (self), f->x0, f->x1, target_x, ticks, N_TICKS_MAX);
   for (guint i = 0; i < n; i++)
     {
-      double x = round (fx (f, ticks[i])) + 0.5;
-      g_autofree char *label = format_x (self->x_mode, ticks[i], f->x1 - f->x0);
+      double x = round (fx (f, ticks[i].value)) + 0.5;
+      int w = text_width (self, ticks[i].label);
+      double left = CLAMP (x - w / 2.0, 0, width - w - 1);
 
+      if (x < f->px - 0.5 || x > f->px + f->pw + 0.5)
+        continue;
       set_color (cr, &st->grid, 1);
       cairo_move_to (cr, x, f->py);
       cairo_line_to (cr, x, f->py + f->ph);
       cairo_stroke (cr);
+      /* kept inside the widget, and never over the previous label */
+      if (left < last_right + 4)
+        continue;
       set_color (cr, &st->fg, 0.7);
-      draw_text (cr, st, label, x, f->py + f->ph + 4, 0.5, 0, 0.8, FALSE);
+      draw_text (cr, st, ticks[i].label, left, f->py + f->ph + 4, 0, 0, 0.8, FALSE);
+      last_right = left + w;
+    }
+
+  /* axis titles: the x quantity under its labels, the y unit along the left edge */
+  set_color (cr, &st->fg, 0.55);
+  draw_text (cr, st, x_axis_title (self), f->px + f->pw, f->py + f->ph + 4 + AXIS_TITLE, 1, 0, 0.75,
+             FALSE);
+  if (self->y_unit != NULL)
+    {
+      cairo_save (cr);
+      cairo_translate (cr, 2, f->py + f->ph / 2);
+      cairo_rotate (cr, -G_PI / 2);
+      draw_text (cr, st, self->y_unit, 0, 0, 0.5, 0, 0.75, FALSE);
+      cairo_restore (cr);
     }
 
   /* Plot frame: baseline and left axis. */
@@ -608,6 +638,67 @@ draw_axes (DwChart *self, cairo_t *cr, const Frame *f, const Style *st)
   cairo_line_to (cr, f->px + f->pw, f->py + f->ph + 0.5);
   cairo_stroke (cr);
   cairo_restore (cr);
+}
+
+/* The part of a series label that names its line within the card: "run · metric" → "metric".
+ * NULL for a label that only names a run (the sidebar's colours say which run a line is). */
+static const char *
+legend_text (const ChartSeries *s)
+{
+  const char *dot = strstr (s->label, " · ");
+
+  return dot != NULL ? dot + strlen (" · ") : NULL;
+}
+
+/* Whether the card draws several metrics (not only several runs of one): it then has a legend. */
+static gboolean
+has_legend (DwChart *self)
+{
+  for (guint i = 0; i < self->series->len; i++)
+    if (legend_text (g_ptr_array_index (self->series, i)) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* The names of a card's lines, over the plot: a swatch and a label for each metric (in the
+ * colour of its first run), sharing the width; a label too long for its share is ellipsized. */
+static void
+draw_legend (DwChart *self, cairo_t *cr, const Frame *f, const Style *st, int width)
+{
+  g_autoptr (GPtrArray) shown = g_ptr_array_new ();
+  double x = f->px, share;
+
+  if (f->legend_y < 0)
+    return;
+  for (guint i = 0; i < self->series->len; i++)
+    {
+      ChartSeries *s = g_ptr_array_index (self->series, i);
+      const char *text = legend_text (s);
+      gboolean seen = FALSE;
+
+      for (guint j = 0; text != NULL && j < shown->len; j++)
+        seen |= g_str_equal (legend_text (g_ptr_array_index (shown, j)), text);
+      if (text != NULL && !seen)
+        g_ptr_array_add (shown, s);
+    }
+  share = (width - MARGIN_RIGHT - f->px) / MAX (shown->len, 1u);
+  for (guint i = 0; i < shown->len; i++)
+    {
+      ChartSeries *s = g_ptr_array_index (shown, i);
+      g_autoptr (PangoLayout) layout = make_layout (cr, st, legend_text (s), 0.8, FALSE);
+      int w, h;
+
+      pango_layout_set_width (layout, (int)MAX (share - 30, 10) * PANGO_SCALE);
+      pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+      pango_layout_get_pixel_size (layout, &w, &h);
+      set_color (cr, &s->color, 1);
+      cairo_rectangle (cr, x, f->legend_y + 8, 12, 3);
+      cairo_fill (cr);
+      set_color (cr, &st->fg, 0.8);
+      cairo_move_to (cr, round (x + 16), round (f->legend_y + 2));
+      pango_cairo_show_layout (cr, layout);
+      x += 16 + w + 14;
+    }
 }
 
 static void
@@ -986,7 +1077,8 @@ draw_data (DwChart *self, cairo_t *cr, int width, int height, const Style *st)
 
   self->n_nonfinite = self->n_clipped = self->n_restarts = 0;
   make_frame (self, &f, width, height);
-  draw_axes (self, cr, &f, st);
+  draw_axes (self, cr, &f, st, width);
+  draw_legend (self, cr, &f, st, width);
   draw_references (self, cr, &f, st);
   for (guint i = 0; i < self->series->len; i++)
     {
@@ -1158,33 +1250,6 @@ _dw_chart_draw_overlay (DwChart *self, cairo_t *cr, int width, int height)
       cairo_arc (cr, px, py, 3, 0, 2 * G_PI);
       cairo_fill (cr);
     }
-
-  if (self->hovering)
-    {
-      g_autofree char *text = dw_chart_dup_hover_text (self);
-      g_autoptr (PangoLayout) layout = NULL;
-      int tw, th;
-      double bx, by;
-
-      if (text == NULL || *text == '\0')
-        return;
-      layout = make_layout (cr, &st, text, 0.8, FALSE);
-      pango_layout_get_pixel_size (layout, &tw, &th);
-      bx = cx + 12;
-      if (bx + tw + 12 > width)
-        bx = cx - 12 - tw - 12;
-      bx = MAX (bx, 2);
-      by = CLAMP (self->hover_py - th / 2.0, 2, MAX (2, height - th - 12));
-      set_color (cr, &st.bg, 0.94);
-      cairo_rectangle (cr, bx, by, tw + 12, th + 8);
-      cairo_fill_preserve (cr);
-      set_color (cr, &st.fg, st.high_contrast ? 0.8 : 0.2);
-      cairo_set_line_width (cr, 1);
-      cairo_stroke (cr);
-      set_color (cr, &st.fg, 1);
-      cairo_move_to (cr, bx + 6, by + 4);
-      pango_cairo_show_layout (cr, layout);
-    }
 }
 
 /* ---------------------------------------------------------------- input */
@@ -1203,6 +1268,57 @@ queue_all (DwChart *self)
   gtk_widget_queue_draw (self->overlay_layer);
 }
 
+/* The read-out popover of the hovered chart: every series at the cursor, then its markers. */
+static void
+update_readout (DwChart *self, double x, double y)
+{
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (DwReadoutRow));
+  g_autoptr (GPtrArray) markers = g_ptr_array_new_with_free_func (g_free);
+
+  if (!isfinite (self->cursor_x) || !gtk_widget_get_mapped (GTK_WIDGET (self)))
+    return;
+  for (guint i = 0; i < self->series->len; i++)
+    {
+      ChartSeries *s = g_ptr_array_index (self->series, i);
+      gssize j = dw_plot_series_nearest (s->data, self->x_mode, self->cursor_x);
+      gboolean wall = self->x_mode == DW_X_WALL;
+      DwReadoutRow r;
+
+      if (j < 0)
+        continue;
+      r.color = s->color;
+      r.label = s->label;
+      r.value = dw_pyramid_get_values (main_pyramid (self, s))[j];
+      r.raw
+        = self->smoothing > 0 ? dw_pyramid_get_values (dw_plot_series_get_raw (s->data))[j] : NAN;
+      r.step = dw_plot_series_get_steps (s->data)[j];
+      r.time = dw_plot_series_get_x (s->data, wall ? DW_X_WALL : DW_X_RELATIVE)[j];
+      r.wall = wall;
+      g_array_append_val (rows, r);
+    }
+  hover_marker_rows (self, self->cursor_x, markers);
+  g_ptr_array_add (markers, NULL);
+  if (rows->len == 0 && markers->len == 1)
+    {
+      gtk_popover_popdown (GTK_POPOVER (self->readout));
+      return;
+    }
+  ensure_bounds (self);
+  dw_chart_readout_set_rows (DW_CHART_READOUT (self->readout), (DwReadoutRow *)rows->data,
+                             rows->len, (const char *const *)markers->pdata,
+                             (self->by1 - self->by0) / 1000);
+  dw_chart_readout_point_at (DW_CHART_READOUT (self->readout), x, y);
+  if (!gtk_widget_get_visible (self->readout))
+    gtk_popover_popup (GTK_POPOVER (self->readout));
+}
+
+GtkWidget *
+dw_chart_get_readout (DwChart *self)
+{
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  return self->readout;
+}
+
 void
 dw_chart_hover (DwChart *self, double x, double y)
 {
@@ -1215,6 +1331,7 @@ dw_chart_hover (DwChart *self, double x, double y)
   self->hover_px = x;
   self->hover_py = y;
   dw_chart_set_cursor_x (self, inv_fx (&f, CLAMP (x, f.px, f.px + f.pw)));
+  update_readout (self, x, y);
 }
 
 static void
@@ -1223,11 +1340,19 @@ on_motion (GtkEventControllerMotion *motion, double x, double y, DwChart *self)
   dw_chart_hover (self, x, y);
 }
 
+void
+dw_chart_leave (DwChart *self)
+{
+  g_return_if_fail (DW_IS_CHART (self));
+  self->hovering = FALSE;
+  gtk_popover_popdown (GTK_POPOVER (self->readout));
+  dw_chart_set_cursor_x (self, NAN);
+}
+
 static void
 on_leave (GtkEventControllerMotion *motion, DwChart *self)
 {
-  self->hovering = FALSE;
-  dw_chart_set_cursor_x (self, NAN);
+  dw_chart_leave (self);
 }
 
 static void
@@ -1292,7 +1417,7 @@ dw_chart_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, i
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     {
       *minimum = 220;
-      *natural = 420;
+      *natural = MAX (DW_CHART (widget)->natural_width, 220);
     }
   else
     {
@@ -1308,6 +1433,8 @@ dw_chart_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 
   gtk_widget_allocate (self->data_layer, width, height, baseline, NULL);
   gtk_widget_allocate (self->overlay_layer, width, height, baseline, NULL);
+  if (gtk_widget_get_visible (self->readout))
+    gtk_popover_present (GTK_POPOVER (self->readout));
 }
 
 static void
@@ -1322,6 +1449,7 @@ dw_chart_dispose (GObject *object)
     }
   g_clear_pointer (&self->data_layer, gtk_widget_unparent);
   g_clear_pointer (&self->overlay_layer, gtk_widget_unparent);
+  g_clear_pointer (&self->readout, gtk_widget_unparent);
   G_OBJECT_CLASS (dw_chart_parent_class)->dispose (object);
 }
 
@@ -1331,6 +1459,7 @@ dw_chart_finalize (GObject *object)
   DwChart *self = DW_CHART (object);
 
   g_free (self->title);
+  g_free (self->y_unit);
   g_ptr_array_unref (self->series);
   g_ptr_array_unref (self->thresholds);
   g_ptr_array_unref (self->markers);
@@ -1412,6 +1541,15 @@ dw_chart_class_init (DwChartClass *klass)
   widget_class->measure = dw_chart_measure;
   widget_class->size_allocate = dw_chart_size_allocate;
 
+  /**
+   * DwChart::zoom-changed:
+   *
+   * The view was zoomed (dragged, or dw_chart_zoom()) or reset to the data's extent.
+   */
+  signals[SIGNAL_ZOOM_CHANGED]
+    = g_signal_new ("zoom-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                    NULL, G_TYPE_NONE, 0);
+
   properties[PROP_TITLE]
     = g_param_spec_string ("title", NULL, NULL, NULL,
                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1425,7 +1563,7 @@ dw_chart_class_init (DwChartClass *klass)
     = g_param_spec_double ("smoothing", NULL, NULL, 0, 0.999, 0,
                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_IGNORE_OUTLIERS]
-    = g_param_spec_boolean ("ignore-outliers", NULL, NULL, TRUE,
+    = g_param_spec_boolean ("ignore-outliers", NULL, NULL, FALSE,
                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_CURSOR_X]
     = g_param_spec_double ("cursor-x", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0,
@@ -1443,10 +1581,12 @@ dw_chart_init (DwChart *self)
   GtkGesture *drag, *click;
 
   self->series = g_ptr_array_new_with_free_func (chart_series_free);
+  self->natural_width = 420;
   self->thresholds = g_ptr_array_new_with_free_func (threshold_free);
   self->markers = g_ptr_array_new_with_free_func (marker_free);
   self->band_labels = g_string_new (NULL);
-  self->ignore_outliers = TRUE;
+  /* spikes are what a health tool exists to show: the axis covers them unless asked not to */
+  self->ignore_outliers = FALSE;
   self->cursor_x = NAN;
   self->band_lo = self->band_hi = NAN;
   self->columns = g_new (DwColumn, MAX_COLUMNS);
@@ -1455,6 +1595,8 @@ dw_chart_init (DwChart *self)
   gtk_widget_set_parent (self->data_layer, GTK_WIDGET (self));
   self->overlay_layer = dw_chart_layer_new (DW_CHART_LAYER_OVERLAY);
   gtk_widget_set_parent (self->overlay_layer, GTK_WIDGET (self));
+  self->readout = dw_chart_readout_new ();
+  gtk_widget_set_parent (self->readout, GTK_WIDGET (self));
 
   motion = gtk_event_controller_motion_new ();
   g_signal_connect (motion, "enter", G_CALLBACK (on_motion), self);
@@ -1524,6 +1666,45 @@ dw_chart_set_log_y (DwChart *self, gboolean log_y)
   self->zoomed_y = FALSE;
   queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOG_Y]);
+}
+
+double
+dw_chart_data_to_widget_x (DwChart *self, double x)
+{
+  Frame f;
+
+  g_return_val_if_fail (DW_IS_CHART (self), NAN);
+  make_frame (self, &f, gtk_widget_get_width (GTK_WIDGET (self)),
+              gtk_widget_get_height (GTK_WIDGET (self)));
+  return fx (&f, x);
+}
+
+void
+dw_chart_set_y_unit (DwChart *self, const char *unit)
+{
+  g_return_if_fail (DW_IS_CHART (self));
+  if (unit != NULL && *unit == '\0')
+    unit = NULL;
+  if (g_strcmp0 (unit, self->y_unit) == 0)
+    return;
+  g_free (self->y_unit);
+  self->y_unit = g_strdup (unit);
+  queue_all (self);
+}
+
+const char *
+dw_chart_get_y_unit (DwChart *self)
+{
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  return self->y_unit;
+}
+
+void
+dw_chart_set_natural_width (DwChart *self, int width)
+{
+  g_return_if_fail (DW_IS_CHART (self));
+  self->natural_width = width;
+  gtk_widget_queue_resize (GTK_WIDGET (self));
 }
 
 DwXMode
@@ -1602,7 +1783,11 @@ dw_chart_set_cursor_x (DwChart *self, double x)
     return;
   self->cursor_x = x;
   if (isnan (x))
-    self->hovering = FALSE;
+    {
+      self->hovering = FALSE;
+      if (self->readout != NULL)
+        gtk_popover_popdown (GTK_POPOVER (self->readout));
+    }
   /* Only the overlay changes: the data layer keeps its render node. */
   queue_overlay (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CURSOR_X]);
@@ -1643,6 +1828,17 @@ dw_chart_get_series (DwChart *self, const char *id)
         return s->data;
     }
   return NULL;
+}
+
+char **
+dw_chart_dup_series_labels (DwChart *self)
+{
+  g_autoptr (GStrvBuilder) b = g_strv_builder_new ();
+
+  g_return_val_if_fail (DW_IS_CHART (self), NULL);
+  for (guint i = 0; i < self->series->len; i++)
+    g_strv_builder_add (b, ((ChartSeries *)g_ptr_array_index (self->series, i))->label);
+  return g_strv_builder_end (b);
 }
 
 guint
@@ -1770,14 +1966,18 @@ dw_chart_zoom (DwChart *self, double x0, double x1, double y0, double y1)
   self->zy0 = y0;
   self->zy1 = y1;
   queue_all (self);
+  g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
 void
 dw_chart_reset_zoom (DwChart *self)
 {
   g_return_if_fail (DW_IS_CHART (self));
+  if (!self->zoomed && !self->zoomed_y)
+    return;
   self->zoomed = self->zoomed_y = FALSE;
   queue_all (self);
+  g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
 gboolean

@@ -45,6 +45,15 @@ const char *dw_chart_get_title (DwChart *self);
 void dw_chart_set_title (DwChart *self, const char *title);
 gboolean dw_chart_get_log_y (DwChart *self);
 void dw_chart_set_log_y (DwChart *self, gboolean log_y);
+/* Where the x-axis value @x (a step, or seconds) is drawn, in widget coordinates. */
+double dw_chart_data_to_widget_x (DwChart *self, double x);
+/* The y axis title, the unit of the values ("nats", "fraction", "tokens"; NULL or "" for none).
+ * A "fraction" axis starts at 0. */
+void dw_chart_set_y_unit (DwChart *self, const char *unit);
+const char *dw_chart_get_y_unit (DwChart *self);
+/* The width the chart asks for when there is room (420 px by default): a smaller one lets a
+ * GtkFlowBox put more charts on a line. */
+void dw_chart_set_natural_width (DwChart *self, int width);
 DwXMode dw_chart_get_x_mode (DwChart *self);
 void dw_chart_set_x_mode (DwChart *self, DwXMode mode);
 double dw_chart_get_smoothing (DwChart *self);
@@ -61,6 +70,8 @@ DwPlotSeries *dw_chart_add_series (DwChart *self, const char *id, const char *la
                                    const GdkRGBA *color);
 DwPlotSeries *dw_chart_get_series (DwChart *self, const char *id);
 guint dw_chart_get_n_series (DwChart *self);
+/* The series' labels, in drawing order (a run name, or "run · metric"). */
+char **dw_chart_dup_series_labels (DwChart *self);
 void dw_chart_remove_series (DwChart *self, const char *id);
 void dw_chart_clear (DwChart *self);
 /* Data changed: redrawn at the next frame, at most once per frame however often it is called. */
@@ -83,7 +94,11 @@ gboolean dw_chart_is_zoomed (DwChart *self);
 
 /* Hover at widget coordinates (what pointer motion does), and the read-out shown. */
 void dw_chart_hover (DwChart *self, double x, double y);
+/* The pointer left: no cursor, no read-out. */
+void dw_chart_leave (DwChart *self);
 char *dw_chart_dup_hover_text (DwChart *self);
+/* The read-out popover (a DwChartReadout) shown while the pointer is over the chart. */
+GtkWidget *dw_chart_get_readout (DwChart *self);
 /* Counts of what the last data draw marked (for tests). */
 /* The marker labels written above the plot at the last drawing, one a line ("" when none). */
 char *dw_chart_dup_marker_labels (DwChart *self);

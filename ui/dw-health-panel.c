@@ -77,6 +77,9 @@ section_label (const char *heading, const char *text)
   gtk_widget_add_css_class (h, "heading");
   gtk_label_set_xalign (GTK_LABEL (t), 0);
   gtk_label_set_wrap (GTK_LABEL (t), TRUE);
+  /* advice holds long config keys ("+actor_rollout_ref.rollout.engine_kwargs…"): broken inside
+   * words when needed, or one key sets the window's minimum width */
+  gtk_label_set_wrap_mode (GTK_LABEL (t), PANGO_WRAP_WORD_CHAR);
   gtk_label_set_selectable (GTK_LABEL (t), TRUE);
   gtk_box_append (GTK_BOX (box), h);
   gtk_box_append (GTK_BOX (box), t);
@@ -101,6 +104,8 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
   GtkWidget *icon, *button, *content;
   g_autofree char *subtitle = NULL, *steps = NULL;
 
+  /* run names and tags are the user's: never Pango markup ("a&b <x>" shows as written) */
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _ (ev->title));
   if (ev->last_step > ev->first_step)
     /* TRANSLATORS: health event: first and last step a rule fired on, and how many steps */
@@ -119,6 +124,13 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
     /* TRANSLATORS: health event subtitle: run name · steps · metric title · value at first step */
     subtitle = g_strdup_printf (_ ("%s · %s · %s = %.4g"), e->run_name, steps,
                                 m ? _ (m->title) : (ev->tag ? ev->tag : ""), ev->value);
+  if (isfinite (ev->threshold))
+    {
+      /* TRANSLATORS: appended to a health event subtitle: the bound the value crossed */
+      g_autofree char *with = g_strdup_printf (_ ("%s, threshold %.4g"), subtitle, ev->threshold);
+      g_free (subtitle);
+      subtitle = g_steal_pointer (&with);
+    }
   adw_expander_row_set_subtitle (ADW_EXPANDER_ROW (row), subtitle);
 
   icon = gtk_image_new_from_icon_name (ev->severity == DW_HEALTH_CRITICAL ? "dialog-error-symbolic"

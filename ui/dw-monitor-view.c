@@ -14,8 +14,9 @@
 #include "dw-canonical.h"
 #include "dw-health.h"
 #include "dw-monitor-view.h"
+#include "dw-wheel-guard.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define MAX_TAG_CARDS 60
 #define CARD_HEIGHT   220
@@ -85,6 +86,9 @@ struct _DwMonitorView
   GtkScale *smoothing_scale;
   GtkAdjustment *smoothing_adjustment;
   GtkDropDown *x_mode_dropdown;
+  GtkWidget *zoom_chip;
+  GtkToggleButton *sync_zoom_toggle;
+  gboolean syncing_zoom;
   GtkScrolledWindow *scroller;
   GtkBox *groups_box;
 
@@ -318,6 +322,56 @@ on_cursor_changed (DwChart *chart, GParamSpec *pspec, DwMonitorView *self)
   self->syncing_cursor = FALSE;
 }
 
+static gboolean
+any_zoomed (DwMonitorView *self)
+{
+  for (guint i = 0; i < self->cards->len; i++)
+    if (dw_chart_is_zoomed (
+          dw_chart_card_get_chart (((CardEntry *)g_ptr_array_index (self->cards, i))->card)))
+      return TRUE;
+  return FALSE;
+}
+
+/* A chart zoomed or reset: with "zoom every chart together" on, the others take the same steps
+ * (their own y range); the "Zoomed · Reset" chip shows while any chart is zoomed. */
+static void
+on_zoom_changed (DwChart *chart, DwMonitorView *self)
+{
+  if (!self->syncing_zoom && gtk_toggle_button_get_active (self->sync_zoom_toggle))
+    {
+      gboolean zoomed = dw_chart_is_zoomed (chart);
+      double x0, x1;
+
+      dw_chart_get_view (chart, &x0, &x1, NULL, NULL);
+      self->syncing_zoom = TRUE;
+      for (guint i = 0; i < self->cards->len; i++)
+        {
+          DwChart *other
+            = dw_chart_card_get_chart (((CardEntry *)g_ptr_array_index (self->cards, i))->card);
+
+          if (other == chart)
+            continue;
+          if (zoomed)
+            dw_chart_zoom (other, x0, x1, NAN, NAN);
+          else
+            dw_chart_reset_zoom (other);
+        }
+      self->syncing_zoom = FALSE;
+    }
+  gtk_widget_set_visible (self->zoom_chip, any_zoomed (self));
+}
+
+/* Escape in the tag entry: first the zoom goes, then the search text (GtkSearchEntry takes
+ * Escape for itself, so the view's binding never sees it there). */
+static void
+on_tag_stop_search (GtkSearchEntry *entry, DwMonitorView *self)
+{
+  if (any_zoomed (self))
+    dw_monitor_view_reset_zoom (self);
+  else
+    gtk_editable_set_text (GTK_EDITABLE (entry), "");
+}
+
 static GtkWidget *
 add_group (DwMonitorView *self, const char *title, guint max_per_line)
 {
@@ -366,6 +420,7 @@ add_card (DwMonitorView *self, GtkWidget *group, const char *id, const char *tit
     g_settings_bind (self->settings, "ignore-outliers", chart, "ignore-outliers",
                      G_SETTINGS_BIND_GET);
   g_signal_connect_object (chart, "notify::cursor-x", G_CALLBACK (on_cursor_changed), self, 0);
+  g_signal_connect_object (chart, "zoom-changed", G_CALLBACK (on_zoom_changed), self, 0);
 
   gtk_flow_box_append (GTK_FLOW_BOX (flow), GTK_WIDGET (c->card));
   /* The flow box wraps every card in a focusable child; the card itself is what takes focus. */
@@ -392,7 +447,11 @@ add_references (DwMonitorView *self, CardEntry *c)
 
       if (m == NULL)
         continue;
-      log_y |= m->log_scale;
+      /* a signed quantity (KL of rollout against training, log PPL difference) goes below 0:
+       * a linear axis shows those points where a log axis could only mark them ▼ */
+      log_y |= m->log_scale && !g_str_equal (m->id, "kl") && !g_str_equal (m->id, "log_ppl_diff");
+      if (s == 0)
+        dw_chart_set_y_unit (chart, m->unit);
       if (s == 0 && isfinite (m->ideal) && !(m->log_scale && m->ideal <= 0))
         dw_chart_add_threshold (chart, m->ideal, DW_THRESHOLD_IDEAL, NULL);
       for (guint i = 0; i < n_rules; i++)
@@ -924,6 +983,8 @@ dw_monitor_view_class_init (DwMonitorViewClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-monitor-view.ui");
   gtk_widget_class_bind_template_child (widget_class, DwMonitorView, box);
   gtk_widget_class_bind_template_child (widget_class, DwMonitorView, tag_entry);
+  gtk_widget_class_bind_template_child (widget_class, DwMonitorView, zoom_chip);
+  gtk_widget_class_bind_template_child (widget_class, DwMonitorView, sync_zoom_toggle);
   gtk_widget_class_bind_template_child (widget_class, DwMonitorView, smoothing_scale);
   gtk_widget_class_bind_template_child (widget_class, DwMonitorView, smoothing_adjustment);
   gtk_widget_class_bind_template_child (widget_class, DwMonitorView, x_mode_dropdown);
@@ -945,6 +1006,9 @@ dw_monitor_view_init (DwMonitorView *self)
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  dw_wheel_guard_attach (GTK_WIDGET (self->smoothing_scale));
+  g_signal_connect_object (self->tag_entry, "stop-search", G_CALLBACK (on_tag_stop_search), self,
+                           0);
   self->runs = g_ptr_array_new_with_free_func (run_entry_free);
   self->cards = g_ptr_array_new_with_free_func (card_entry_free);
   self->events = g_ptr_array_new_with_free_func (event_entry_free);
@@ -1079,11 +1143,14 @@ dw_monitor_view_show_step (DwMonitorView *self, gint64 step)
         }
       if (!isfinite (x))
         continue;
+      self->syncing_zoom = TRUE; /* each chart around the step in its own x */
       dw_chart_reset_zoom (chart);
       dw_chart_get_view (chart, &x0, &x1, NULL, NULL);
       half = MAX ((x1 - x0) * 0.15, mode == DW_X_STEP ? 5 : 1);
       dw_chart_zoom (chart, x - half, x + half, NAN, NAN);
+      self->syncing_zoom = FALSE;
     }
+  gtk_widget_set_visible (self->zoom_chip, any_zoomed (self));
   self->syncing_cursor = TRUE;
   for (guint i = 0; i < self->cards->len; i++)
     dw_chart_set_cursor_x (
@@ -1202,9 +1269,12 @@ void
 dw_monitor_view_reset_zoom (DwMonitorView *self)
 {
   g_return_if_fail (DW_IS_MONITOR_VIEW (self));
+  self->syncing_zoom = TRUE;
   for (guint i = 0; i < self->cards->len; i++)
     dw_chart_reset_zoom (
       dw_chart_card_get_chart (((CardEntry *)g_ptr_array_index (self->cards, i))->card));
+  self->syncing_zoom = FALSE;
+  gtk_widget_set_visible (self->zoom_chip, FALSE);
 }
 
 void

@@ -12,6 +12,7 @@
 #include <glib/gi18n.h>
 
 #include "dw-preferences-window.h"
+#include "dw-wheel-guard.h"
 
 struct _DwPreferencesWindow
 {
@@ -20,6 +21,8 @@ struct _DwPreferencesWindow
   GSettings *settings;
 
   GtkAdjustment *smoothing_adjustment;
+  GtkScale *smoothing_scale;
+  GtkSpinButton *refresh_spin;
   AdwComboRow *x_axis_row;
   GtkSwitch *log_scale_switch;
   GtkSwitch *ignore_outliers_switch;
@@ -168,12 +171,17 @@ dw_preferences_window_class_init (DwPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwPreferencesWindow, refresh_adjustment);
   gtk_widget_class_bind_template_child (widget_class, DwPreferencesWindow, notifications_switch);
   gtk_widget_class_bind_template_child (widget_class, DwPreferencesWindow, recent_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, DwPreferencesWindow, smoothing_scale);
+  gtk_widget_class_bind_template_child (widget_class, DwPreferencesWindow, refresh_spin);
 }
 
 static void
 dw_preferences_window_init (DwPreferencesWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* scrolling the page with the wheel must not change a setting passing under the pointer */
+  dw_wheel_guard_attach (GTK_WIDGET (self->smoothing_scale));
+  dw_wheel_guard_attach (GTK_WIDGET (self->refresh_spin));
 }
 
 /**

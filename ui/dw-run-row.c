@@ -32,10 +32,11 @@ struct _DwRunRow
 
 G_DEFINE_FINAL_TYPE (DwRunRow, dw_run_row, GTK_TYPE_LIST_BOX_ROW)
 
-/* GNOME palette shades that read on light and dark backgrounds and stay clear of the warning
- * (yellow) and error (red) colours the charts use for thresholds and health markers. */
+/* GNOME palette shades that read on light and dark backgrounds and stay clear of the meaning
+ * colours: green (good, the healthy band), yellow/amber/orange (warning) and red (error) are
+ * never a run's colour. Blues, purples, pink, brown, teal and grey only. */
 static const char *const palette[] = {
-  "#3584e4", "#e66100", "#9141ac", "#26a269", "#c061cb", "#986a44", "#1c71d8", "#2190a4",
+  "#3584e4", "#9141ac", "#2190a4", "#c061cb", "#986a44", "#1a5fb4", "#613583", "#5e5c64",
 };
 
 void
@@ -164,6 +165,15 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
   switch (status)
     {
     case DW_RUN_STATUS_LIVE:
+      /* A run still being written on which a critical rule fired: say so now, not when it
+       * ends (`driftwatch-cli runs` says "live" until then). */
+      if (self->n_critical > 0)
+        {
+          /* TRANSLATORS: run state in the sidebar: still written, a critical rule fired */
+          state = _ ("live · collapsed");
+          status = DW_RUN_STATUS_COLLAPSED;
+          break;
+        }
       /* TRANSLATORS: run state in the sidebar */
       state = _ ("live");
       break;
@@ -182,7 +192,11 @@ dw_run_row_update (DwRunRow *self, const DwRunInfo *info)
       break;
     }
   gtk_label_set_label (self->state_label, state);
-  if (status == DW_RUN_STATUS_COLLAPSED && self->n_at_end > 0)
+  if (status == DW_RUN_STATUS_COLLAPSED && info->status == DW_RUN_STATUS_LIVE)
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->state_label),
+                                 _ ("A critical health rule fired on this run while it is still "
+                                    "being written"));
+  else if (status == DW_RUN_STATUS_COLLAPSED && self->n_at_end > 0)
     {
       g_autofree char *why = g_strdup_printf (
         /* TRANSLATORS: tooltip of the "collapsed" badge of a run in the sidebar */

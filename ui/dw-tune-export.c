@@ -29,11 +29,11 @@ dw_tune_export_config (const DwConfig *config, const char *format, GError **erro
 const char *const *
 dw_tune_export_formats (DwGeneration gen)
 {
-  static const char *lists[DW_N_GENERATIONS_PRE_RELEASE_NAMES][DW_N_EXPORT_FORMATS + 1];
+  static const char *lists[DW_N_GENERATIONS][DW_N_EXPORT_FORMATS + 1];
   static gsize once = 0;
   if (g_once_init_enter (&once))
     {
-      for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
+      for (int g = 0; g < DW_N_GENERATIONS; g++)
         {
           int n = 0;
           for (int f = 0; f < DW_N_EXPORT_FORMATS; f++)
@@ -50,6 +50,18 @@ gboolean
 dw_tune_export_key_accepted (DwGeneration gen, const char *key)
 {
   return dw_export_key_accepted (gen, key);
+}
+
+void
+dw_tune_export_drop_unread (DwConfig *config)
+{
+  DwConfig read = *config;
+
+  /* decided on the config as it is, then removed together */
+  for (size_t i = 0; i < config->n_keys; i++)
+    if (!dw_export_key_read (config, config->keys[i]))
+      dw_config_unset (&read, config->keys[i]);
+  *config = read;
 }
 
 gboolean
@@ -69,18 +81,14 @@ dw_tune_import_detect (const char *text, DwGeneration prefer, DwConfig *out,
   DwGeneration gen;
   DwExportFormat f;
   dw_config_import_detect (text, -1, &gen, &f);
-  /* the Tune page offers the generations of before the release names: read a pasted config as
-   * the one of those with the same keys */
-  if (gen >= DW_N_GENERATIONS_PRE_RELEASE_NAMES)
+  /* the page's generation when the text is in its vocabulary (verl-0.8.0 and verl-0.9.0 share
+   * one, as do verl-0.6.1 and 2f2996b7d) and it reads there; else the one detected */
+  if (prefer != gen && dw_generation_info (prefer)->family == dw_generation_info (gen)->family)
     {
-      const DwFamily family = dw_generation_info (gen)->family;
-      gen = family == DW_FAMILY_VERL_K_OPTIONS   ? DW_GEN_VERL
-            : family == DW_FAMILY_VERL_LEGACY_RS ? DW_GEN_VERL_0_7
-            : family == DW_FAMILY_VERL_MISMATCH  ? DW_GEN_VERL_0_6
-                                                 : DW_GEN_SLIME;
+      DwConfig trial;
+      if (dw_config_import (text, -1, "clipboard", prefer, f, &trial, NULL))
+        gen = prefer;
     }
-  if (gen == DW_GEN_VERL_0_7 && prefer == DW_GEN_VERL_0_6_1)
-    gen = prefer;
   if (format_out)
     *format_out = dw_export_format_name (f);
   return dw_config_import (text, -1, "clipboard", gen, f, out, error);

@@ -28,5 +28,8 @@ gboolean dw_tune_import_detect (const char *text, DwGeneration prefer, DwConfig 
                                 const char **format_out, GError **error);
 /* Whether the config's generation accepts @key (export writes only those). */
 gboolean dw_tune_export_key_accepted (DwGeneration gen, const char *key);
+/* Drops the keys of @config the path it runs does not read (slime: mis.py keys under the
+ * built-in TIS / IcePop, tis_clip under mis.py), so that it exports. */
+void dw_tune_export_drop_unread (DwConfig *config);
 
 G_END_DECLS

@@ -23,8 +23,11 @@
 #include "dw-canonical.h"
 #include "dw-chart.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-tune-export.h"
+#include "dw-tune-schema.h"
+#include "dw-run-config.h"
+#include "dw-wheel-guard.h"
 
 /* The preset the view starts with: token TIS with k3 rejection, the configuration verl's docs
  * recommend first for a mismatch problem (and the one the demo run was trained with). */
@@ -36,7 +39,8 @@
 /* A bound: log-scale slider plus an exact entry                                              */
 
 typedef struct _BoundCtl BoundCtl;
-typedef void (*BoundChanged) (DwTuneView *self, BoundCtl *ctl);
+/* Writes the control's value into the view's config (only that: no evaluation). */
+typedef void (*BoundWrite) (DwTuneView *self, BoundCtl *ctl);
 
 struct _BoundCtl
 {
@@ -46,9 +50,10 @@ struct _BoundCtl
   GtkEntry *entry;
   GtkScale *scale;
   GtkAdjustment *adj;
+  GtkLabel *error_label; /* why the typed value was refused, in verl's (Python's) words */
   double value;
   gboolean syncing;
-  BoundChanged changed;
+  BoundWrite write;
   gpointer data;
 };
 
@@ -103,7 +108,7 @@ typedef struct
 
 typedef struct
 {
-  const char *canonical; /* dw-canonical.h id */
+  const char *canonical; /* dw-canonical.h id, or a key's name after the generation's prefix */
   const char *title;
   const char *alternative; /* the metric a generation logs instead, or NULL */
 } ChartSpec;
@@ -116,12 +121,10 @@ static const ChartSpec chart_specs[] = {
   { "rs_seq_masked_fraction", N_ ("Rejected sequence fraction") },
   { "veto_fraction", N_ ("Veto fraction") },
   { "k3_kl", N_ ("K3 KL") },
+  /* verl ≥ 0.8 rollout_is_oob_ratio: tokens whose ratio fell outside [L, U] (IcePop zeroes them) */
+  { "is_oob_fraction", N_ ("Out-of-bounds fraction") },
 };
 #define N_CHARTS G_N_ELEMENTS (chart_specs)
-
-/* IS levels, in combo order; "none" switches IS off */
-static const char *const levels_verl[] = { "token", "sequence", "none", NULL };
-static const char *const levels_all[] = { "token", "sequence", "geometric", "none", NULL };
 
 struct _DwTuneView
 {
@@ -130,15 +133,24 @@ struct _DwTuneView
   /* template */
   AdwComboRow *generation_row;
   AdwComboRow *preset_row;
+  AdwPreferencesGroup *config_group;
   AdwPreferencesGroup *is_group;
   AdwComboRow *is_level_row;
   AdwComboRow *is_mode_row;
+  AdwComboRow *function_row; /* slime: vanilla | icepop | mis (built in code) */
   AdwPreferencesGroup *rs_group;
   AdwPreferencesGroup *veto_group;
   GtkLabel *grammar_label;
   GtkDropDown *format_dropdown;
   GtkLabel *status_label;
-  GtkGrid *charts_grid;
+  GtkFlowBox *charts_box;
+  GtkLabel *charts_legend;
+  AdwFlap *flap;
+  GtkScrolledWindow *controls_scroller;
+  GtkScrolledWindow *content_scroller;
+  GtkScale *step_scale;
+  GtkLabel *run_title;
+  GtkLabel *run_subtitle;
   GtkLabel *hist_title;
   GtkDrawingArea *hist_area;
   GtkAdjustment *step_adjustment;
@@ -146,7 +158,9 @@ struct _DwTuneView
   GtkGrid *summary_grid;
 
   /* built in code */
+  GtkWidget *modified_row; /* shown when the config differs from the preset: what, and Reset */
   BoundCtl *is_threshold;
+  BoundCtl *is_lower; /* IcePop's lower bound, or the generation's lower-bound key */
   GtkWidget *bn_row;
   GtkSwitch *bn_switch;
   GtkWidget *veto_row; /* AdwExpanderRow */
@@ -160,12 +174,21 @@ struct _DwTuneView
   DwGeneration gen;
   char *preset;
   DwConfig config;
-  const char *const *levels;
+  char **levels;                            /* the IS level combo's values ("none" last) */
+  const char *const *mode_choices;          /* the IS mode combo's values */
+  const char *const *function_choices;      /* the function combo's values */
+  DwGeneration gen_order[DW_N_GENERATIONS]; /* the generation combo's order */
+  DwGeneration run_gen;                     /* the run's own generation and config, from ingest */
+  gboolean run_has_config;
+  char *run_gen_source;         /* "log", "config", "inferred" or NULL */
+  DwRunAgreement run_agreement; /* its logged metrics against a recompute under its config */
+  char *run_check_text;
   const char *const *formats;
   guint syncing;
 
   DwStore *store;
   gint64 run_id;
+  DwRunInfo *run_info; /* the run tuned, named at the top; NULL for none */
   DwWhatifEngine *engine;
   GCancellable *load_cancellable;
   GCancellable *exact_cancellable;
@@ -209,6 +232,7 @@ static guint signals[N_SIGNALS];
 static void schedule_evaluation (DwTuneView *self);
 static void sync_controls (DwTuneView *self);
 static void update_grammar (DwTuneView *self);
+static void bound_ctl_changed (DwTuneView *self, BoundCtl *ctl);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Small helpers                                                                              */
@@ -224,36 +248,6 @@ format_number (double v)
 {
   char buf[64];
   return g_strdup (dw_python_float_repr (v, buf, sizeof buf));
-}
-
-static gboolean
-value_as_double (const DwValue *v, double *out)
-{
-  if (!v)
-    return FALSE;
-  switch (v->kind)
-    {
-    case DW_VALUE_FLOAT:
-      *out = v->f;
-      return TRUE;
-    case DW_VALUE_INT:
-      *out = (double)v->i;
-      return TRUE;
-    case DW_VALUE_STR:
-      return dw_python_float (v->s, out);
-    case DW_VALUE_NONE:
-    case DW_VALUE_BOOL:
-    case DW_VALUE_OTHER:
-    default:
-      return FALSE;
-    }
-}
-
-/* a config key's Python truth value; absent keys are false */
-static gboolean
-value_truthy (const DwValue *v)
-{
-  return v != NULL && dw_value_truthy (v);
 }
 
 static void
@@ -277,68 +271,90 @@ config_set_bool (DwConfig *c, const char *key, gboolean b)
   dw_config_set (c, key, &val);
 }
 
+/* The schema key @field writes under the current config (NULL: the generation has none). */
 static const char *
-key_is_threshold (DwGeneration gen)
+schema_key (DwTuneView *self, DwTuneField field)
 {
-  return gen == DW_GEN_SLIME ? "tis_upper_bound" : "rollout_is_threshold";
+  const DwSchemaKey *key = dw_tune_schema_key (&self->config, field);
+  return key ? key->name : NULL;
 }
 
 static const char *
-key_batch_normalize (DwGeneration gen)
+role_key (DwTuneView *self, DwKeyRole role)
 {
-  return gen == DW_GEN_SLIME ? "tis_batch_normalize" : "rollout_is_batch_normalize";
+  const DwSchemaKey *key = dw_schema_find_role (self->gen, role);
+  return key ? key->name : NULL;
 }
 
-static const char *
-key_veto (DwGeneration gen)
+/* The current config resolved as the trainer resolves it; FALSE when the trainer refuses it. */
+static gboolean
+current_plan (DwTuneView *self, DwPlan *plan)
 {
-  switch (gen)
-    {
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      return "rollout_token_veto_threshold";
-    case DW_GEN_VERL_0_6:
-      return "rollout_is_veto_threshold";
-    case DW_GEN_SLIME:
-      return "rs_veto_threshold";
-    case DW_GEN_VERL:
-    case DW_N_GENERATIONS:
-    default:
-      return NULL;
-    }
+  DwCorrectionError error;
+  return dw_plan_build (&self->config, plan, &error);
 }
 
-static const char *
-key_is_mode (DwGeneration gen)
+/* verl ≥ 0.8: the IS threshold also takes "lower_upper" (IcePop) */
+static gboolean
+has_icepop_threshold (DwTuneView *self)
 {
-  switch (gen)
-    {
-    case DW_GEN_VERL_0_6:
-      return "rollout_is_mode";
-    case DW_GEN_SLIME:
-      return "tis_mode";
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-    case DW_N_GENERATIONS:
-    default:
-      return NULL;
-    }
+  return dw_tune_schema_key_takes_str (dw_schema_find_role (self->gen, DW_ROLE_IS_THRESHOLD));
 }
 
-static const char *const modes_g1[] = { "truncate", "mask", NULL };
-static const char *const modes_slime[] = { "truncate", "clip", "mask", NULL };
-
+/* The IS modes offered: the generation's mode key's choices, or truncate/IcePop where the
+ * threshold takes a "lower_upper" string. */
 static const char *const *
-is_modes (DwGeneration gen)
+is_modes (DwTuneView *self)
 {
-  return gen == DW_GEN_SLIME ? modes_slime : gen == DW_GEN_VERL_0_6 ? modes_g1 : NULL;
+  static const char *const threshold_modes[] = { "truncate", "icepop", NULL };
+  const char *const *choices = dw_tune_schema_choices (self->gen, DW_ROLE_IS_MODE);
+  if (choices)
+    return choices;
+  return has_icepop_threshold (self) ? threshold_modes : NULL;
+}
+
+static gboolean
+icepop_selected (DwTuneView *self)
+{
+  const char *const *modes = is_modes (self);
+  guint i = adw_combo_row_get_selected (self->is_mode_row);
+  return has_icepop_threshold (self) && modes && i != GTK_INVALID_LIST_POSITION && modes[i]
+         && strcmp (modes[i], "icepop") == 0;
+}
+
+static const char *
+choice_label (const char *choice)
+{
+  static const struct
+  {
+    const char *choice, *label;
+  } labels[] = {
+    { "token", N_ ("Token") },
+    { "sequence", N_ ("Sequence") },
+    { "geometric", N_ ("Geometric") },
+    { "none", N_ ("Off") },
+    { "truncate", N_ ("Truncate (TIS)") },
+    { "icepop", N_ ("IcePop") },
+    { "mask", N_ ("Mask") },
+    { "clip", N_ ("Clip") },
+    { "vanilla", N_ ("Built-in TIS") },
+    { "mis", N_ ("mis.py") },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (labels); i++)
+    if (strcmp (labels[i].choice, choice) == 0)
+      return _ (labels[i].label);
+  return choice;
 }
 
 static GtkStringList *
-string_list_new (const char *const *items)
+choice_list_new (const char *const *choices, gboolean with_off)
 {
-  return gtk_string_list_new ((const char *const *)items);
+  GtkStringList *list = gtk_string_list_new (NULL);
+  for (guint i = 0; choices && choices[i]; i++)
+    gtk_string_list_append (list, choice_label (choices[i]));
+  if (with_off)
+    gtk_string_list_append (list, choice_label ("none"));
+  return list;
 }
 
 static guint
@@ -362,12 +378,23 @@ round_significant (double v)
 }
 
 static void
+bound_ctl_set_error (BoundCtl *ctl, const char *message)
+{
+  if (message != NULL)
+    gtk_widget_add_css_class (GTK_WIDGET (ctl->entry), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  gtk_label_set_text (ctl->error_label, message ? message : "");
+  gtk_widget_set_visible (GTK_WIDGET (ctl->error_label), message != NULL);
+}
+
+static void
 bound_ctl_show (BoundCtl *ctl)
 {
   g_autofree char *text = format_number (ctl->value);
   ctl->syncing = TRUE;
   gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
-  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   if (ctl->value > 0 && isfinite (ctl->value))
     gtk_adjustment_set_value (ctl->adj,
                               CLAMP (log10 (ctl->value), gtk_adjustment_get_lower (ctl->adj),
@@ -391,9 +418,32 @@ on_bound_adjustment_changed (GtkAdjustment *adj, BoundCtl *ctl)
   g_autofree char *text = format_number (ctl->value);
   ctl->syncing = TRUE;
   gtk_editable_set_text (GTK_EDITABLE (ctl->entry), text);
-  gtk_widget_remove_css_class (GTK_WIDGET (ctl->entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   ctl->syncing = FALSE;
-  ctl->changed (ctl->view, ctl);
+  bound_ctl_changed (ctl->view, ctl);
+}
+
+/* What verl would raise for the config with @value in @ctl (NULL when it accepts it, or when the
+ * config was already refused for another reason before: that is shown under "As verl reads it").
+ * The view's config is left as it was. */
+static char *
+bound_ctl_check (BoundCtl *ctl, double value)
+{
+  DwTuneView *self = ctl->view;
+  DwConfig saved = self->config;
+  double old = ctl->value;
+  DwCorrectionError before, after;
+  gboolean was_ok = dw_correction_check_config (&self->config, &before);
+  gboolean ok;
+
+  ctl->value = value;
+  ctl->write (self, ctl);
+  ok = dw_correction_check_config (&self->config, &after);
+  self->config = saved;
+  ctl->value = old;
+  if (ok || (!was_ok && strcmp (before.message, after.message) == 0))
+    return NULL;
+  return g_strdup_printf ("%s: %s", dw_error_kind_name (after.kind), after.message);
 }
 
 static void
@@ -401,20 +451,26 @@ on_bound_entry_activate (GtkEntry *entry, BoundCtl *ctl)
 {
   double v;
   const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
-  /* Python's float(), as verl reads the value; bounds must be positive */
-  if (!dw_python_float (text, &v) || !(v > 0))
+  g_autofree char *refused = NULL;
+
+  /* Python's float(), as verl reads the value; the message is the one Python gives */
+  if (!dw_python_float (text, &v))
+    refused = g_strdup_printf ("ValueError: could not convert string to float: '%s'", text);
+  else
+    refused = bound_ctl_check (ctl, v);
+  if (refused != NULL)
     {
-      gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+      bound_ctl_set_error (ctl, refused);
       return;
     }
-  gtk_widget_remove_css_class (GTK_WIDGET (entry), "error");
+  bound_ctl_set_error (ctl, NULL);
   ctl->value = v;
   ctl->syncing = TRUE;
-  if (isfinite (v))
+  if (v > 0 && isfinite (v))
     gtk_adjustment_set_value (ctl->adj, CLAMP (log10 (v), gtk_adjustment_get_lower (ctl->adj),
                                                gtk_adjustment_get_upper (ctl->adj)));
   ctl->syncing = FALSE;
-  ctl->changed (ctl->view, ctl);
+  bound_ctl_changed (ctl->view, ctl);
 }
 
 static void
@@ -426,14 +482,15 @@ on_bound_focus_leave (GtkEventControllerFocus *focus, BoundCtl *ctl)
   on_bound_entry_activate (ctl->entry, ctl);
 }
 
-/* @name: widget name prefix for tests ("bound-<name>" entry, "scale-<name>" slider) */
+/* @name: widget name prefix for tests ("bound-<name>" entry, "scale-<name>" slider,
+ * "error-<name>" the refusal under the entry) */
 static BoundCtl *
 bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo, double hi,
-               double value, BoundChanged changed, gpointer data)
+               double value, BoundWrite write, gpointer data)
 {
   BoundCtl *ctl = g_new0 (BoundCtl, 1);
   ctl->view = self;
-  ctl->changed = changed;
+  ctl->write = write;
   ctl->data = data;
   ctl->value = value;
   ctl->box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
@@ -464,7 +521,20 @@ bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo,
   gtk_widget_set_name (GTK_WIDGET (ctl->scale), scale_name);
   gtk_accessible_update_property (GTK_ACCESSIBLE (ctl->scale), GTK_ACCESSIBLE_PROPERTY_LABEL, title,
                                   -1);
+  /* the wheel scrolls the page: a slider passing under the pointer must not change the config */
+  dw_wheel_guard_attach (GTK_WIDGET (ctl->scale));
   gtk_box_append (GTK_BOX (ctl->box), GTK_WIDGET (ctl->scale));
+  ctl->error_label = GTK_LABEL (gtk_label_new (NULL));
+  g_autofree char *error_name = g_strdup_printf ("error-%s", name);
+  gtk_widget_set_name (GTK_WIDGET (ctl->error_label), error_name);
+  gtk_label_set_xalign (ctl->error_label, 0);
+  gtk_label_set_wrap (ctl->error_label, TRUE);
+  gtk_label_set_wrap_mode (ctl->error_label, PANGO_WRAP_WORD_CHAR);
+  gtk_label_set_selectable (ctl->error_label, TRUE);
+  gtk_widget_add_css_class (GTK_WIDGET (ctl->error_label), "error");
+  gtk_widget_add_css_class (GTK_WIDGET (ctl->error_label), "caption");
+  gtk_widget_set_visible (GTK_WIDGET (ctl->error_label), FALSE);
+  gtk_box_append (GTK_BOX (ctl->box), GTK_WIDGET (ctl->error_label));
   g_signal_connect (ctl->adj, "value-changed", G_CALLBACK (on_bound_adjustment_changed), ctl);
   g_signal_connect (ctl->entry, "activate", G_CALLBACK (on_bound_entry_activate), ctl);
   GtkEventController *focus = gtk_event_controller_focus_new ();
@@ -481,7 +551,17 @@ bound_ctl_new (DwTuneView *self, const char *name, const char *title, double lo,
 static RsKind
 rs_kind_of (DwGeneration gen)
 {
-  return gen == DW_GEN_VERL ? RS_KIND_HEAD : RS_KIND_LEGACY;
+  return dw_generation_info (gen)->family == DW_FAMILY_VERL_K_OPTIONS ? RS_KIND_HEAD
+                                                                      : RS_KIND_LEGACY;
+}
+
+/* Whether the generation offers @spec: an allowed value of its RS options key. */
+static gboolean
+rs_spec_offered (DwGeneration gen, const RsSpec *spec)
+{
+  const char *const *choices = dw_tune_schema_choices (gen, DW_ROLE_RS_OPTIONS);
+  return spec->kind == rs_kind_of (gen) && choices
+         && g_strv_contains ((const char *const *)choices, spec->name);
 }
 
 static gboolean
@@ -490,7 +570,7 @@ rs_row_enabled (const RsRow *row)
   return adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (row->expander));
 }
 
-/* verl HEAD: rollout_rs = "a,b", rollout_rs_threshold = "lo_up,up" (one spec per option) */
+/* k-options: options = "a,b", threshold = "lo_up,up" (one spec per option) */
 static void
 write_rs_head (DwTuneView *self)
 {
@@ -516,49 +596,66 @@ write_rs_head (DwTuneView *self)
       else
         g_string_append (specs, up);
     }
-  config_set_str (&self->config, "rollout_rs", opts->len ? opts->str : NULL);
-  config_set_str (&self->config, "rollout_rs_threshold", specs->len ? specs->str : NULL);
+  config_set_str (&self->config, role_key (self, DW_ROLE_RS_OPTIONS), opts->len ? opts->str : NULL);
+  config_set_str (&self->config, role_key (self, DW_ROLE_RS_THRESHOLD),
+                  specs->len ? specs->str : NULL);
 }
 
+/* one RS level at a time: the options key names it (None: off), or a switch turns RS on */
 static void
 write_rs_legacy (DwTuneView *self, const RsRow *changed)
 {
   const RsRow *on = NULL;
+  const DwSchemaKey *options = dw_schema_find_role (self->gen, DW_ROLE_RS_OPTIONS);
   for (guint i = 0; i < N_RS; i++)
     if (self->rs[i].spec->kind == RS_KIND_LEGACY && rs_row_enabled (&self->rs[i]))
       on = &self->rs[i];
-  if (self->gen == DW_GEN_SLIME)
+  if (dw_tune_schema_key_takes_none (options))
+    config_set_str (&self->config, options->name, on ? on->spec->name : NULL);
+  else
     {
-      config_set_bool (&self->config, "use_rs", on != NULL);
-      if (!on)
-        return;
-      config_set_str (&self->config, "rs_level", on->spec->name);
-      config_set_float (&self->config, "rs_upper_bound", on->upper->value);
-      if (changed && changed->lower && changed == on
-          && dw_config_get (&self->config, "rs_lower_bound"))
-        config_set_float (&self->config, "rs_lower_bound", on->lower->value);
-      return;
+      const char *sw = schema_key (self, DW_TUNE_FIELD_RS_SWITCH);
+      if (sw)
+        config_set_bool (&self->config, sw, on != NULL);
+      if (on)
+        config_set_str (&self->config, options->name, on->spec->name);
     }
-  config_set_str (&self->config, "rollout_rs", on ? on->spec->name : NULL);
-  if (on)
-    config_set_float (&self->config, "rollout_rs_threshold", on->upper->value);
+  if (!on)
+    return;
+  config_set_float (&self->config, schema_key (self, DW_TUNE_FIELD_RS_UPPER), on->upper->value);
+  /* an explicit lower bound replaces the generation's default once the user moves it */
+  if (changed && changed == on && changed->lower && changed->lower->value > 0
+      && changed->lower->value != 1.0 / on->upper->value)
+    {
+      const char *lower = schema_key (self, DW_TUNE_FIELD_RS_LOWER);
+      if (lower)
+        config_set_float (&self->config, lower, on->lower->value);
+    }
 }
 
 static void
-on_rs_bound_changed (DwTuneView *self, BoundCtl *ctl)
+write_rs_bound (DwTuneView *self, BoundCtl *ctl)
 {
   RsRow *row = ctl->data;
   if (row->spec->kind == RS_KIND_HEAD)
     write_rs_head (self);
   else
     {
-      /* an explicit lower bound replaces the 1/upper default once the user moves it */
       if (ctl == row->lower)
-        config_set_float (
-          &self->config,
-          self->gen == DW_GEN_SLIME ? "rs_lower_bound" : "rollout_rs_threshold_lower", ctl->value);
+        {
+          const char *lower = schema_key (self, DW_TUNE_FIELD_RS_LOWER);
+          if (lower)
+            config_set_float (&self->config, lower, ctl->value);
+        }
       write_rs_legacy (self, row);
     }
+}
+
+/* A bound was moved or typed: into the config, then re-evaluated. */
+static void
+bound_ctl_changed (DwTuneView *self, BoundCtl *ctl)
+{
+  ctl->write (self, ctl);
   update_grammar (self);
   schedule_evaluation (self);
 }
@@ -593,18 +690,36 @@ on_rs_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
   schedule_evaluation (self);
 }
 
+/* The IS bounds: IcePop writes "lower_upper" into the threshold; otherwise the upper bound is a
+ * number and the lower bound has its own key (where the generation has one). */
 static void
-on_is_threshold_changed (DwTuneView *self, BoundCtl *ctl)
+write_is_bounds (DwTuneView *self, BoundCtl *ctl)
 {
-  config_set_float (&self->config, key_is_threshold (self->gen), ctl->value);
-  update_grammar (self);
-  schedule_evaluation (self);
+  const char *upper = schema_key (self, DW_TUNE_FIELD_IS_UPPER);
+  if (upper == NULL)
+    return;
+  if (icepop_selected (self))
+    {
+      g_autofree char *lo = format_number (self->is_lower->value);
+      g_autofree char *up = format_number (self->is_threshold->value);
+      g_autofree char *spec = g_strdup_printf ("%s_%s", lo, up);
+      config_set_str (&self->config, upper, spec);
+      return;
+    }
+  if (ctl == self->is_threshold || ctl == NULL)
+    config_set_float (&self->config, upper, self->is_threshold->value);
+  if (ctl == self->is_lower)
+    {
+      const char *lower = schema_key (self, DW_TUNE_FIELD_IS_LOWER);
+      if (lower)
+        config_set_float (&self->config, lower, ctl->value);
+    }
 }
 
 static void
-write_veto (DwTuneView *self)
+write_veto (DwTuneView *self, BoundCtl *ctl)
 {
-  const char *key = key_veto (self->gen);
+  const char *key = schema_key (self, DW_TUNE_FIELD_VETO);
   if (!key)
     return;
   if (adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (self->veto_row)))
@@ -614,19 +729,11 @@ write_veto (DwTuneView *self)
 }
 
 static void
-on_veto_changed (DwTuneView *self, BoundCtl *ctl)
-{
-  write_veto (self);
-  update_grammar (self);
-  schedule_evaluation (self);
-}
-
-static void
 on_veto_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
 {
   if (self->syncing)
     return;
-  write_veto (self);
+  write_veto (self, self->veto);
   update_grammar (self);
   schedule_evaluation (self);
 }
@@ -634,11 +741,38 @@ on_veto_toggled (AdwExpanderRow *expander, GParamSpec *pspec, DwTuneView *self)
 static void
 on_bn_toggled (GtkSwitch *sw, GParamSpec *pspec, DwTuneView *self)
 {
-  if (self->syncing)
+  const char *key = role_key (self, DW_ROLE_IS_BATCH_NORMALIZE);
+  if (self->syncing || key == NULL)
     return;
-  config_set_bool (&self->config, key_batch_normalize (self->gen), gtk_switch_get_active (sw));
+  config_set_bool (&self->config, key, gtk_switch_get_active (sw));
   update_grammar (self);
   schedule_evaluation (self);
+}
+
+/* IS off: a level key that takes None gets None; else a switch (slime use_tis) goes false; else
+ * the threshold gets None (mismatch_helper computes nothing then). */
+static void
+write_is_level (DwTuneView *self, const char *level)
+{
+  const DwSchemaKey *level_key = dw_schema_find_role (self->gen, DW_ROLE_IS_LEVEL);
+  const char *sw = schema_key (self, DW_TUNE_FIELD_IS_SWITCH);
+  gboolean off = level == NULL;
+
+  if (level_key == NULL)
+    return;
+  if (dw_tune_schema_key_takes_none (level_key))
+    {
+      config_set_str (&self->config, level_key->name, level);
+      return;
+    }
+  if (!off)
+    config_set_str (&self->config, level_key->name, level);
+  if (sw)
+    config_set_bool (&self->config, sw, !off);
+  else if (off)
+    config_set_str (&self->config, schema_key (self, DW_TUNE_FIELD_IS_UPPER), NULL);
+  else
+    write_is_bounds (self, NULL);
 }
 
 static void
@@ -650,174 +784,176 @@ on_is_level_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
   if (i == GTK_INVALID_LIST_POSITION || !self->levels[i])
     return;
   const char *level = self->levels[i];
-  gboolean off = strcmp (level, "none") == 0;
-  switch (self->gen)
-    {
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      config_set_str (&self->config, "rollout_is", off ? NULL : level);
-      break;
-    case DW_GEN_VERL_0_6:
-      config_set_bool (&self->config, "rollout_is", !off);
-      if (!off)
-        config_set_str (&self->config, "rollout_is_level", level);
-      break;
-    case DW_GEN_SLIME:
-      config_set_bool (&self->config, "use_tis", !off);
-      if (!off)
-        config_set_str (&self->config, "tis_level", level);
-      break;
-    case DW_N_GENERATIONS:
-    default:
-      g_assert_not_reached ();
-    }
-  update_grammar (self);
+  write_is_level (self, strcmp (level, "none") == 0 ? NULL : level);
+  sync_controls (self);
   schedule_evaluation (self);
 }
 
 static void
 on_is_mode_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
 {
-  const char *const *modes = is_modes (self->gen);
+  const char *const *modes = is_modes (self);
   guint i = adw_combo_row_get_selected (row);
   if (self->syncing || !modes || i == GTK_INVALID_LIST_POSITION || !modes[i])
     return;
-  config_set_str (&self->config, key_is_mode (self->gen), modes[i]);
-  update_grammar (self);
+  if (has_icepop_threshold (self))
+    {
+      /* IcePop starts from the bounds verl's IcePop presets use */
+      if (icepop_selected (self) && self->is_lower->value >= self->is_threshold->value)
+        bound_ctl_set (self->is_lower, 0.5);
+      write_is_bounds (self, NULL);
+    }
+  else
+    config_set_str (&self->config, role_key (self, DW_ROLE_IS_MODE), modes[i]);
+  sync_controls (self);
+  schedule_evaluation (self);
+}
+
+static void
+on_function_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
+{
+  const char *const *functions = dw_tune_schema_choices (self->gen, DW_ROLE_FUNCTION);
+  guint i = adw_combo_row_get_selected (row);
+  if (self->syncing || !functions || i == GTK_INVALID_LIST_POSITION || !functions[i])
+    return;
+  config_set_str (&self->config, role_key (self, DW_ROLE_FUNCTION), functions[i]);
+  dw_tune_export_drop_unread (&self->config);
+  sync_controls (self);
   schedule_evaluation (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Config → controls                                                                          */
+/* Config → controls (read back through the plan: what the trainer will do, not key names)     */
+
+/* The function a plan's path runs (slime: vanilla | icepop | mis). */
+static const char *
+plan_function (const DwPlan *plan)
+{
+  return plan->path == DW_PATH_SLIME_VANILLA  ? "vanilla"
+         : plan->path == DW_PATH_SLIME_ICEPOP ? "icepop"
+                                              : "mis";
+}
 
 static void
 sync_is (DwTuneView *self)
 {
-  const DwConfig *c = &self->config;
+  DwPlan plan;
+  gboolean planned = current_plan (self, &plan);
   const char *level = "none";
-  switch (self->gen)
+  if (planned && plan.is_on && !plan.nothing)
+    level = dw_plan_level_name (plan.is_level);
+  guint idx = strv_index ((const char *const *)self->levels, level);
+  adw_combo_row_set_selected (
+    self->is_level_row, idx != GTK_INVALID_LIST_POSITION ? idx : g_strv_length (self->levels) - 1);
+
+  const char *const *functions = dw_tune_schema_choices (self->gen, DW_ROLE_FUNCTION);
+  gtk_widget_set_visible (GTK_WIDGET (self->function_row), functions != NULL);
+  if (functions)
     {
-    case DW_GEN_VERL:
-    case DW_GEN_VERL_0_7:
-    case DW_GEN_VERL_0_6_1:
-      {
-        const DwValue *v = dw_config_get (c, "rollout_is");
-        if (v && v->kind == DW_VALUE_STR)
-          level = v->s;
-        break;
-      }
-    case DW_GEN_VERL_0_6:
-    case DW_GEN_SLIME:
-      {
-        gboolean slime = self->gen == DW_GEN_SLIME;
-        const DwValue *on = dw_config_get (c, slime ? "use_tis" : "rollout_is");
-        const DwValue *lv = dw_config_get (c, slime ? "tis_level" : "rollout_is_level");
-        if (value_truthy (on))
-          level = lv && lv->kind == DW_VALUE_STR ? lv->s : "token";
-        break;
-      }
-    case DW_N_GENERATIONS:
-    default:
-      g_assert_not_reached ();
+      /* a new model only when the choices change: the row may be emitting "selected" now */
+      if (self->function_choices != functions)
+        {
+          g_autoptr (GtkStringList) list = choice_list_new (functions, FALSE);
+          adw_combo_row_set_model (self->function_row, G_LIST_MODEL (list));
+          self->function_choices = functions;
+        }
+      guint fi = strv_index (functions, planned ? plan_function (&plan) : NULL);
+      adw_combo_row_set_selected (self->function_row, fi != GTK_INVALID_LIST_POSITION ? fi : 0);
     }
-  guint idx = strv_index (self->levels, level);
-  adw_combo_row_set_selected (self->is_level_row, idx != GTK_INVALID_LIST_POSITION
-                                                    ? idx
-                                                    : g_strv_length ((char **)self->levels) - 1);
-  const char *const *modes = is_modes (self->gen);
-  gtk_widget_set_visible (GTK_WIDGET (self->is_mode_row), modes != NULL);
+
+  const char *const *modes = is_modes (self);
+  gboolean icepop = planned && has_icepop_threshold (self) && plan.is_lower_given;
+  gtk_widget_set_visible (GTK_WIDGET (self->is_mode_row),
+                          modes != NULL && (!planned || plan.path != DW_PATH_SLIME_VANILLA)
+                            && (!planned || plan.path != DW_PATH_SLIME_ICEPOP));
   if (modes)
     {
-      g_autoptr (GtkStringList) list = string_list_new (modes);
-      adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
-      const DwValue *mv = dw_config_get (c, key_is_mode (self->gen));
-      guint mi = strv_index (modes, mv && mv->kind == DW_VALUE_STR ? mv->s : "truncate");
+      if (self->mode_choices != modes)
+        {
+          g_autoptr (GtkStringList) list = choice_list_new (modes, FALSE);
+          adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
+          self->mode_choices = modes;
+        }
+      const char *mode = icepop ? "icepop" : "truncate";
+      const char *mode_key = role_key (self, DW_ROLE_IS_MODE);
+      if (mode_key)
+        {
+          DwValue mv = dw_schema_value (&self->config, mode_key);
+          if (mv.kind == DW_VALUE_STR)
+            mode = mv.s;
+        }
+      guint mi = strv_index (modes, mode);
       adw_combo_row_set_selected (self->is_mode_row, mi != GTK_INVALID_LIST_POSITION ? mi : 0);
     }
-  double thr = 2.0;
-  value_as_double (dw_config_get (c, key_is_threshold (self->gen)), &thr);
-  bound_ctl_set (self->is_threshold, thr);
-  gboolean bn_ok = dw_tune_export_key_accepted (self->gen, key_batch_normalize (self->gen));
-  gtk_widget_set_visible (self->bn_row, bn_ok);
-  gtk_switch_set_active (self->bn_switch,
-                         value_truthy (dw_config_get (c, key_batch_normalize (self->gen))));
+
+  double upper = planned && isfinite (plan.is_upper) && plan.is_upper > 0 ? plan.is_upper : 2.0;
+  bound_ctl_set (self->is_threshold, upper);
+  double lower
+    = planned && isfinite (plan.is_lower) && plan.is_lower > 0 ? plan.is_lower : 1.0 / upper;
+  bound_ctl_set (self->is_lower, lower);
+  gtk_widget_set_visible (self->is_lower->box,
+                          icepop || schema_key (self, DW_TUNE_FIELD_IS_LOWER) != NULL);
+
+  const char *bn = role_key (self, DW_ROLE_IS_BATCH_NORMALIZE);
+  gtk_widget_set_visible (self->bn_row, bn && dw_tune_export_key_accepted (self->gen, bn));
+  gtk_switch_set_active (self->bn_switch, planned && plan.batch_normalize);
 }
 
 static void
 sync_rs (DwTuneView *self)
 {
-  const DwConfig *c = &self->config;
   RsKind kind = rs_kind_of (self->gen);
-  gboolean has_rs = self->gen != DW_GEN_VERL_0_6;
+  gboolean has_rs = dw_schema_find_role (self->gen, DW_ROLE_RS_OPTIONS) != NULL;
+  DwPlan plan;
+  gboolean planned = current_plan (self, &plan);
+
   gtk_widget_set_visible (GTK_WIDGET (self->rs_group), has_rs);
   for (guint i = 0; i < N_RS; i++)
     {
       RsRow *row = &self->rs[i];
-      gtk_widget_set_visible (row->expander, has_rs && row->spec->kind == kind);
+      gtk_widget_set_visible (row->expander, has_rs && rs_spec_offered (self->gen, row->spec));
       adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), FALSE);
       bound_ctl_set (row->upper, row->spec->def_upper);
       if (row->lower)
         bound_ctl_set (row->lower, row->spec->def_lower);
     }
-  if (!has_rs)
-    return;
+  if (!has_rs || !planned || !plan.rs_on)
+    return; /* a refused config is shown by update_grammar () */
   if (kind == RS_KIND_HEAD)
     {
-      const DwValue *opts = dw_config_get (c, "rollout_rs");
-      if (!opts || opts->kind == DW_VALUE_NONE)
-        return;
-      DwRsParsed parsed;
-      DwCorrectionError err;
-      if (!dw_rs_parse (opts, dw_config_get (c, "rollout_rs_threshold"), &parsed, &err))
-        return; /* shown by update_grammar () */
-      for (gsize j = 0; j < parsed.n; j++)
+      for (gsize j = 0; j < plan.rs.n; j++)
         {
-          RsRow *row = &self->rs[parsed.bounds[j].option];
+          RsRow *row = &self->rs[plan.rs.bounds[j].option];
           adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
-          bound_ctl_set (row->upper, parsed.bounds[j].upper);
+          bound_ctl_set (row->upper, plan.rs.bounds[j].upper);
           if (row->lower)
-            bound_ctl_set (row->lower, parsed.bounds[j].lower);
+            bound_ctl_set (row->lower, plan.rs.bounds[j].lower);
         }
       return;
     }
-  gboolean slime = self->gen == DW_GEN_SLIME;
-  const DwValue *mode = dw_config_get (c, slime ? "rs_level" : "rollout_rs");
-  if (slime && !value_truthy (dw_config_get (c, "use_rs")))
-    return;
-  const char *name = mode && mode->kind == DW_VALUE_STR ? mode->s : slime ? "token" : NULL;
-  for (guint i = 0; name && i < N_RS; i++)
+  const char *name = dw_plan_level_name (plan.rs_level);
+  for (guint i = 0; i < N_RS; i++)
     {
       RsRow *row = &self->rs[i];
       if (row->spec->kind != RS_KIND_LEGACY || strcmp (row->spec->name, name) != 0)
         continue;
       adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (row->expander), TRUE);
-      double up = row->spec->def_upper, lo;
-      /* slime: rs bounds default to the TIS bounds */
-      if (!value_as_double (dw_config_get (c, slime ? "rs_upper_bound" : "rollout_rs_threshold"),
-                            &up)
-          && slime)
-        value_as_double (dw_config_get (c, "tis_upper_bound"), &up);
-      if (!value_as_double (
-            dw_config_get (c, slime ? "rs_lower_bound" : "rollout_rs_threshold_lower"), &lo)
-          && !(slime && value_as_double (dw_config_get (c, "tis_lower_bound"), &lo)))
-        lo = 1.0 / up;
-      bound_ctl_set (row->upper, up);
-      bound_ctl_set (row->lower, lo);
+      bound_ctl_set (row->upper, plan.rs_upper);
+      bound_ctl_set (row->lower, plan.rs_lower);
     }
 }
 
 static void
 sync_veto (DwTuneView *self)
 {
-  const char *key = key_veto (self->gen);
+  const char *key = schema_key (self, DW_TUNE_FIELD_VETO);
+  DwPlan plan;
+  gboolean on = key && current_plan (self, &plan) && plan.veto_on;
   gtk_widget_set_visible (GTK_WIDGET (self->veto_group), key != NULL);
   if (!key)
     return;
-  double v;
-  gboolean on = value_as_double (dw_config_get (&self->config, key), &v);
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (self->veto_row), on);
-  bound_ctl_set (self->veto, on ? v : 1e-4);
+  bound_ctl_set (self->veto, on ? plan.veto : 1e-4);
 }
 
 static void
@@ -832,16 +968,29 @@ sync_controls (DwTuneView *self)
 }
 
 static void
-apply_preset (DwTuneView *self, const char *name)
+apply_preset (DwTuneView *self, const char *preset_name)
 {
   DwCorrectionError err;
   DwConfig c;
+  /* @preset_name may be self->preset itself */
+  g_autofree char *name = g_strdup (preset_name);
+  g_free (self->preset);
+  self->preset = NULL;
+  if (name == NULL)
+    {
+      /* a generation without presets (mismatch_helper): the schema's defaults */
+      dw_config_init (&self->config, self->gen);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("This release has no presets: the keys’ defaults"));
+      sync_controls (self);
+      schedule_evaluation (self);
+      return;
+    }
   if (!dw_preset_config (self->gen, name, &c, &err))
     {
       g_warning ("preset %s: %s", name, err.message);
       return;
     }
-  g_free (self->preset);
   self->preset = g_strdup (name);
   self->config = c;
   const DwPresetInfo *info = dw_preset_lookup (self->gen, name);
@@ -875,7 +1024,8 @@ fill_presets (DwTuneView *self, const char *select)
     }
   self->syncing++;
   adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (names));
-  adw_combo_row_set_selected (self->preset_row, sel);
+  adw_combo_row_set_selected (self->preset_row, n ? sel : GTK_INVALID_LIST_POSITION);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->preset_row), n > 0);
   self->syncing--;
 }
 
@@ -895,23 +1045,35 @@ fill_formats (DwTuneView *self)
   gtk_drop_down_set_selected (self->format_dropdown, 0);
 }
 
+static guint
+generation_position (DwTuneView *self, DwGeneration gen)
+{
+  for (guint i = 0; i < DW_N_GENERATIONS; i++)
+    if (self->gen_order[i] == gen)
+      return i;
+  return 0;
+}
+
 static void
 set_generation (DwTuneView *self, DwGeneration gen, const char *preset)
 {
   self->gen = gen;
-  self->levels = gen == DW_GEN_VERL_0_6 || gen == DW_GEN_SLIME ? levels_all : levels_verl;
-  g_autoptr (GtkStringList) levels = gtk_string_list_new (NULL);
-  for (guint i = 0; self->levels[i]; i++)
-    {
-      const char *l = self->levels[i];
-      gtk_string_list_append (levels, strcmp (l, "token") == 0       ? _ ("Token")
-                                      : strcmp (l, "sequence") == 0  ? _ ("Sequence")
-                                      : strcmp (l, "geometric") == 0 ? _ ("Geometric")
-                                                                     : _ ("Off"));
-    }
+  /* the IS levels the schema allows, then Off */
+  const char *const *levels = dw_tune_schema_choices (gen, DW_ROLE_IS_LEVEL);
+  g_strfreev (self->levels);
+  {
+    g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
+    if (levels)
+      g_strv_builder_addv (builder, (const char **)levels);
+    g_strv_builder_add (builder, "none");
+    self->levels = g_strv_builder_end (builder);
+  }
+  g_autoptr (GtkStringList) level_list = choice_list_new (levels, TRUE);
   self->syncing++;
-  adw_combo_row_set_model (self->is_level_row, G_LIST_MODEL (levels));
-  adw_combo_row_set_selected (self->generation_row, (guint)gen);
+  adw_combo_row_set_model (self->is_level_row, G_LIST_MODEL (level_list));
+  adw_combo_row_set_selected (self->generation_row, generation_position (self, gen));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->generation_row),
+                               dw_generation_info (gen)->summary);
   self->syncing--;
   fill_formats (self);
   if (!preset || !dw_preset_lookup (gen, preset))
@@ -927,8 +1089,156 @@ on_generation_selected (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self)
   if (self->syncing)
     return;
   guint i = adw_combo_row_get_selected (row);
-  if (i < DW_N_GENERATIONS_PRE_RELEASE_NAMES && (DwGeneration)i != self->gen)
-    set_generation (self, (DwGeneration)i, self->preset);
+  if (i < DW_N_GENERATIONS && self->gen_order[i] != self->gen)
+    set_generation (self, self->gen_order[i], self->preset);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Modified from the preset                                                                   */
+
+static void
+python_str (const DwValue *v, char *buf, gsize size)
+{
+  if (v == NULL)
+    g_strlcpy (buf, "None", size); /* an absent key is None to verl */
+  else if (v->kind == DW_VALUE_STR)
+    g_snprintf (buf, size, "\"%s\"", v->s);
+  else
+    dw_value_to_python_str (v, buf, size);
+}
+
+static void
+append_change (GString *out, const char *key, const DwValue *was, const DwValue *now)
+{
+  char a[DW_VALUE_STR_MAX + 8], b[DW_VALUE_STR_MAX + 8];
+
+  python_str (was, a, sizeof a);
+  python_str (now, b, sizeof b);
+  if (strcmp (a, b) == 0)
+    return;
+  if (out->len)
+    g_string_append_c (out, '\n');
+  g_string_append_printf (out, "%s: %s → %s", key, a, b);
+}
+
+/* The keys (that the generation reads) whose value differs from the preset's, one a line
+ * ("key: preset → now"); empty when the config is the preset's. */
+static char *
+describe_changes (DwTuneView *self)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  DwConfig preset;
+  DwCorrectionError err;
+
+  if (self->preset == NULL || !dw_preset_config (self->gen, self->preset, &preset, &err))
+    return g_string_free (g_steal_pointer (&out), FALSE);
+  for (size_t i = 0; i < preset.n_keys; i++)
+    if (dw_tune_export_key_accepted (self->gen, preset.keys[i]))
+      append_change (out, preset.keys[i], &preset.values[i],
+                     dw_config_get (&self->config, preset.keys[i]));
+  for (size_t i = 0; i < self->config.n_keys; i++)
+    if (dw_tune_export_key_accepted (self->gen, self->config.keys[i])
+        && dw_config_get (&preset, self->config.keys[i]) == NULL)
+      append_change (out, self->config.keys[i], NULL, &self->config.values[i]);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void update_run_header (DwTuneView *self);
+
+static void
+update_modified (DwTuneView *self)
+{
+  g_autofree char *changes = describe_changes (self);
+  gboolean modified = *changes != '\0';
+
+  gtk_widget_set_visible (self->modified_row, modified);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->modified_row), changes);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "tune.reset-preset", modified);
+  update_run_header (self);
+}
+
+gboolean
+dw_tune_view_get_modified (DwTuneView *self)
+{
+  g_autofree char *changes = NULL;
+
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
+  changes = describe_changes (self);
+  return *changes != '\0';
+}
+
+static void
+reset_preset_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  DwTuneView *self = DW_TUNE_VIEW (widget);
+  g_autofree char *preset = g_strdup (self->preset);
+
+  if (preset != NULL)
+    apply_preset (self, preset);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The run tuned, named at the top                                                            */
+
+static void
+update_run_header (DwTuneView *self)
+{
+  g_autoptr (GString) sub = g_string_new (NULL);
+  gboolean modified = gtk_widget_get_visible (self->modified_row);
+
+  if (self->run_info == NULL)
+    {
+      gtk_label_set_text (self->run_title, _ ("No run to tune"));
+      g_string_append (sub, _ ("Select a run with stored rollout batches in the sidebar"));
+    }
+  else
+    {
+      /* TRANSLATORS: heading of the Tune page; %s is the run name */
+      g_autofree char *title = g_strdup_printf (_ ("Tuning %s"), self->run_info->name);
+      gtk_label_set_text (self->run_title, title);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->run_title), self->run_info->source);
+      /* TRANSLATORS: %s is the framework that wrote the run ("verl", "slime") */
+      g_string_append_printf (sub, _ ("logged by %s"), self->run_info->framework);
+      g_string_append (sub, " · ");
+      g_string_append_printf (sub,
+                              g_dngettext (GETTEXT_PACKAGE, "%" G_GINT64_FORMAT " stored batch",
+                                           "%" G_GINT64_FORMAT " stored batches",
+                                           (gulong)self->run_info->n_batches),
+                              self->run_info->n_batches);
+      g_string_append (sub, " · ");
+    }
+  if (self->run_info != NULL)
+    {
+      if (self->run_gen_source != NULL)
+        {
+          /* TRANSLATORS: how the run's generation and config were found */
+          const char *how = self->run_has_config ? _ ("config from the log")
+                            : g_strcmp0 (self->run_gen_source, "inferred") == 0
+                              ? _ ("inferred from the metric keys")
+                              : _ ("generation from the log, no config printed");
+          g_string_append_printf (sub, "%s · %s · ", dw_generation_name (self->run_gen), how);
+        }
+      if (self->preset == NULL && self->run_has_config)
+        /* TRANSLATORS: the generation the config is written for */
+        g_string_append_printf (sub, _ ("evaluated as %s with the run’s own config"),
+                                dw_generation_name (self->gen));
+      else
+        /* TRANSLATORS: the generation the config is written for, then the preset */
+        g_string_append_printf (sub, _ ("evaluated as %s, preset %s"),
+                                dw_generation_name (self->gen), self->preset ? self->preset : "—");
+      if (modified)
+        /* TRANSLATORS: after the preset name when the controls changed some of its values */
+        g_string_append (sub, _ (" (modified)"));
+      if (self->run_check_text != NULL)
+        g_string_append_printf (sub, "\n%s%s",
+                                self->run_agreement == DW_RUN_AGREEMENT_DISAGREES ? "⚠ " : "",
+                                self->run_check_text);
+    }
+  if (self->run_agreement == DW_RUN_AGREEMENT_DISAGREES)
+    gtk_widget_add_css_class (GTK_WIDGET (self->run_subtitle), "warning");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->run_subtitle), "warning");
+  gtk_label_set_text (self->run_subtitle, sub->str);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -951,13 +1261,14 @@ update_grammar (DwTuneView *self)
         dw_value_to_python_str (v, buf, sizeof buf);
       g_string_append_printf (s, "%s = %s\n", c->keys[i], buf);
     }
-  if (self->gen == DW_GEN_VERL && dw_config_get (c, "rollout_rs")
-      && dw_config_get (c, "rollout_rs")->kind != DW_VALUE_NONE)
+  const char *rs_options = role_key (self, DW_ROLE_RS_OPTIONS);
+  if (rs_kind_of (self->gen) == RS_KIND_HEAD && rs_options && dw_config_get (c, rs_options)
+      && dw_config_get (c, rs_options)->kind != DW_VALUE_NONE)
     {
       DwRsParsed parsed;
       DwCorrectionError err;
-      if (dw_rs_parse (dw_config_get (c, "rollout_rs"), dw_config_get (c, "rollout_rs_threshold"),
-                       &parsed, &err))
+      if (dw_rs_parse (dw_config_get (c, rs_options),
+                       dw_config_get (c, role_key (self, DW_ROLE_RS_THRESHOLD)), &parsed, &err))
         for (gsize j = 0; j < parsed.n; j++)
           {
             const DwRsBound *b = &parsed.bounds[j];
@@ -988,6 +1299,7 @@ update_grammar (DwTuneView *self)
   if (s->len && s->str[s->len - 1] == '\n')
     g_string_truncate (s, s->len - 1);
   gtk_label_set_text (self->grammar_label, s->str);
+  update_modified (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1003,8 +1315,10 @@ canonical_key (const DwWhatifStepResult *res, const ChartSpec *spec)
     {
       const char *k = res->result.metrics[m].key;
       const char *c = dw_canonical_for_tag (k);
-      if (c && (strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0)
-          && (!best || strlen (k) < strlen (best)))
+      const char *slash = strrchr (k, '/');
+      gboolean same = c ? strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0
+                        : strcmp (slash ? slash + 1 : k, spec->canonical) == 0;
+      if (same && (!best || strlen (k) < strlen (best)))
         best = k;
     }
   return best;
@@ -1061,6 +1375,13 @@ summary_cell (DwTuneView *self, int col, int row, const char *text, gboolean num
 {
   GtkWidget *l = gtk_label_new (text);
   gtk_label_set_xalign (GTK_LABEL (l), numeric ? 1.0f : 0.0f);
+  /* long metric names give way on a narrow page (the whole name in the tooltip) */
+  if (!numeric)
+    {
+      gtk_label_set_ellipsize (GTK_LABEL (l), PANGO_ELLIPSIZE_END);
+      gtk_widget_set_tooltip_text (l, text);
+      gtk_widget_set_hexpand (l, TRUE);
+    }
   if (numeric)
     gtk_widget_add_css_class (l, "numeric");
   if (heading)
@@ -1091,7 +1412,8 @@ update_charts_and_summary (DwTuneView *self)
     return;
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
-  static const GdkRGBA whatif_color = { 0.902f, 0.380f, 0.0f, 1.0f };
+  /* purple: orange would read as a warning */
+  static const GdkRGBA whatif_color = { 0.569f, 0.255f, 0.675f, 1.0f };
   for (guint c = 0; c < N_CHARTS; c++)
     {
       gboolean approx;
@@ -1207,12 +1529,13 @@ length_outcomes (DwTuneView *self, const DwConfig *config, guint slot)
   self->len_valid[slot] = any;
 }
 
+/* The length-bias references: one RS option of the newest verl, its keys found by role. */
 static void
 reference_config (DwConfig *c, const char *option, const char *spec)
 {
-  dw_config_init (c, DW_GEN_VERL);
-  config_set_str (c, "rollout_rs", option);
-  config_set_str (c, "rollout_rs_threshold", spec);
+  dw_config_init (c, DW_GEN_VERL_LATEST);
+  config_set_str (c, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_OPTIONS)->name, option);
+  config_set_str (c, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_THRESHOLD)->name, spec);
 }
 
 static void
@@ -1616,10 +1939,11 @@ draw_length_bias (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpoi
       g_snprintf (buf, sizeof buf, "%.0f", self->max_len * t / 4);
       draw_axes_text (cr, ml + pw * t / 4, mt + ph + 14, buf, t == 0 ? 0 : t == 4 ? 1 : 0.5);
     }
+  /* none of them green, amber or red: those colours mean good, warning, error */
   static const GdkRGBA colors[] = {
-    { 0.902f, 0.380f, 0.0f, 1.0f },   /* what-if: orange */
-    { 0.878f, 0.106f, 0.141f, 0.8f }, /* sequence bound: red */
-    { 0.180f, 0.761f, 0.494f, 0.9f }, /* geometric: green */
+    { 0.569f, 0.255f, 0.675f, 1.0f }, /* what-if: purple, as in the charts */
+    { 0.208f, 0.518f, 0.894f, 0.8f }, /* sequence bound: blue */
+    { 0.129f, 0.565f, 0.643f, 0.9f }, /* geometric: teal */
   };
   const char *names[]
     = { _ ("What-if"), _ ("Sequence bound 0.5_2.0"), _ ("Geometric 0.999_1.001") };
@@ -1795,8 +2119,13 @@ load_logged_series (DwTuneView *self)
       if (!self->store)
         continue;
       g_autoptr (GError) error = NULL;
-      g_autoptr (DwSeries) s = dw_store_get_series (self->store, self->run_id,
-                                                    chart_specs[c].canonical, G_MININT64, &error);
+      /* a canonical metric by its id; another by the key the run's generation logs it as */
+      g_autofree char *tag = dw_canonical_lookup (chart_specs[c].canonical)
+                               ? g_strdup (chart_specs[c].canonical)
+                               : g_strconcat (dw_schema_get (self->run_gen)->metric_prefix,
+                                              chart_specs[c].canonical, NULL);
+      g_autoptr (DwSeries) s
+        = dw_store_get_series (self->store, self->run_id, tag, G_MININT64, &error);
       if (!s && chart_specs[c].alternative != NULL)
         {
           g_clear_error (&error);
@@ -1942,8 +2271,9 @@ save_config_action (GtkWidget *widget, const char *action_name, GVariant *param)
   const char *f = selected_format (self);
   gtk_file_chooser_set_current_name (
     GTK_FILE_CHOOSER (self->save_dialog),
-    strcmp (f, "yaml") == 0 ? (self->gen == DW_GEN_SLIME ? "mis.yaml" : "rollout_correction.yaml")
-                            : "rollout_correction.txt");
+    strcmp (f, "yaml") == 0
+      ? (role_key (self, DW_ROLE_FUNCTION) ? "mis.yaml" : "rollout_correction.yaml")
+      : "rollout_correction.txt");
   g_signal_connect (self->save_dialog, "response", G_CALLBACK (on_save_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (self->save_dialog));
 }
@@ -2010,13 +2340,18 @@ build_controls (DwTuneView *self)
 {
   /* generations */
   g_autoptr (GtkStringList) gens = gtk_string_list_new (NULL);
-  for (int g = 0; g < DW_N_GENERATIONS_PRE_RELEASE_NAMES; g++)
-    gtk_string_list_append (gens, dw_generation_name ((DwGeneration)g));
+  dw_tune_schema_generation_order (self->gen_order);
+  for (guint g = 0; g < DW_N_GENERATIONS; g++)
+    gtk_string_list_append (gens, dw_generation_name (self->gen_order[g]));
   adw_combo_row_set_model (self->generation_row, G_LIST_MODEL (gens));
   gtk_widget_set_name (GTK_WIDGET (self->generation_row), "generation-row");
   gtk_widget_set_name (GTK_WIDGET (self->preset_row), "preset-row");
   gtk_widget_set_name (GTK_WIDGET (self->status_label), "status-label");
+  gtk_widget_set_name (GTK_WIDGET (self->run_title), "run-title");
+  gtk_widget_set_name (GTK_WIDGET (self->run_subtitle), "run-subtitle");
   gtk_widget_set_name (GTK_WIDGET (self->is_level_row), "is-level-row");
+  gtk_widget_set_name (GTK_WIDGET (self->is_mode_row), "is-mode-row");
+  gtk_widget_set_name (GTK_WIDGET (self->function_row), "function-row");
 
   g_autoptr (GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();
   g_signal_connect (factory, "setup", G_CALLBACK (preset_item_setup), self);
@@ -2030,12 +2365,39 @@ build_controls (DwTuneView *self)
     adw_combo_row_set_factory (self->preset_row, value);
   }
 
+  self->modified_row = adw_action_row_new ();
+  gtk_widget_set_name (self->modified_row, "modified-row");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->modified_row),
+                                 _ ("Modified from the preset"));
+  adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (self->modified_row), 0);
+  gtk_widget_add_css_class (self->modified_row, "modified-row");
+  {
+    GtkWidget *icon = gtk_image_new_from_icon_name ("document-edit-symbolic");
+    GtkWidget *reset = gtk_button_new_with_mnemonic (_ ("_Reset"));
+
+    gtk_widget_add_css_class (icon, "accent");
+    adw_action_row_add_prefix (ADW_ACTION_ROW (self->modified_row), icon);
+    gtk_widget_set_name (reset, "reset-preset-button");
+    gtk_widget_set_valign (reset, GTK_ALIGN_CENTER);
+    gtk_widget_set_tooltip_text (reset, _ ("Back to the preset’s values"));
+    gtk_actionable_set_action_name (GTK_ACTIONABLE (reset), "tune.reset-preset");
+    adw_action_row_add_suffix (ADW_ACTION_ROW (self->modified_row), reset);
+  }
+  gtk_widget_set_visible (self->modified_row, FALSE);
+  adw_preferences_group_add (self->config_group, self->modified_row);
+
   self->is_threshold = bound_ctl_new (self, "is-threshold", _ ("IS threshold (upper cap)"), 1.0001,
-                                      1e4, 2.0, on_is_threshold_changed, NULL);
+                                      1e4, 2.0, write_is_bounds, NULL);
   GtkWidget *thr_row = adw_preferences_row_new ();
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (thr_row), FALSE);
   gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (thr_row), self->is_threshold->box);
   adw_preferences_group_add (self->is_group, thr_row);
+  self->is_lower = bound_ctl_new (self, "is-lower", _ ("IS lower bound"), 1e-4, 0.9999, 0.5,
+                                  write_is_bounds, NULL);
+  GtkWidget *lower_row = adw_preferences_row_new ();
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (lower_row), FALSE);
+  gtk_list_box_row_set_child (GTK_LIST_BOX_ROW (lower_row), self->is_lower->box);
+  adw_preferences_group_add (self->is_group, lower_row);
 
   self->bn_row = adw_action_row_new ();
   gtk_widget_set_name (self->bn_row, "bn-row");
@@ -2066,13 +2428,13 @@ build_controls (DwTuneView *self)
         {
           g_autofree char *lname = g_strdup_printf ("%s-lower", row->spec->name);
           row->lower = bound_ctl_new (self, lname, _ ("Lower bound"), row->spec->lo, 1.0,
-                                      row->spec->def_lower, on_rs_bound_changed, row);
+                                      row->spec->def_lower, write_rs_bound, row);
           adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->lower->box);
         }
       g_autofree char *uname = g_strdup_printf ("%s-upper", row->spec->name);
       row->upper
         = bound_ctl_new (self, uname, _ ("Upper bound"), row->spec->has_lower ? 1.0 : row->spec->lo,
-                         row->spec->hi, row->spec->def_upper, on_rs_bound_changed, row);
+                         row->spec->hi, row->spec->def_upper, write_rs_bound, row);
       adw_expander_row_add_row (ADW_EXPANDER_ROW (row->expander), row->upper->box);
       g_signal_connect (row->expander, "notify::enable-expansion", G_CALLBACK (on_rs_toggled),
                         self);
@@ -2084,19 +2446,16 @@ build_controls (DwTuneView *self)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->veto_row), _ ("Token veto"));
   adw_expander_row_set_show_enable_switch (ADW_EXPANDER_ROW (self->veto_row), TRUE);
   self->veto = bound_ctl_new (self, "veto", _ ("Veto threshold (ratio)"), 1e-12, 1.0, 1e-4,
-                              on_veto_changed, NULL);
+                              write_veto, NULL);
   adw_expander_row_add_row (ADW_EXPANDER_ROW (self->veto_row), self->veto->box);
   g_signal_connect (self->veto_row, "notify::enable-expansion", G_CALLBACK (on_veto_toggled), self);
   adw_preferences_group_add (self->veto_group, self->veto_row);
 
   /* charts: one legend, then two columns of cards */
   g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
-                                             "<span foreground=\"#e66100\">━━</span> %s",
+                                             "<span foreground=\"#9141ac\">━━</span> %s",
                                              _ ("Logged by the run"), _ ("What-if"));
-  GtkWidget *leg = gtk_label_new (NULL);
-  gtk_label_set_markup (GTK_LABEL (leg), legend);
-  gtk_label_set_xalign (GTK_LABEL (leg), 0);
-  gtk_grid_attach (self->charts_grid, leg, 0, 0, 2, 1);
+  gtk_label_set_markup (self->charts_legend, legend);
   for (guint c = 0; c < N_CHARTS; c++)
     {
       DwChart *chart = DW_CHART (dw_chart_new ());
@@ -2105,6 +2464,7 @@ build_controls (DwTuneView *self)
       g_autofree char *name = g_strdup_printf ("chart-%s", chart_specs[c].canonical);
       gtk_widget_set_name (GTK_WIDGET (chart), name);
       gtk_widget_set_size_request (GTK_WIDGET (chart), 260, 190);
+      dw_chart_set_natural_width (chart, 280);
       gtk_widget_set_hexpand (GTK_WIDGET (chart), TRUE);
       const DwCanonicalMetric *m = dw_canonical_lookup (chart_specs[c].canonical);
       if (m && isfinite (m->ideal))
@@ -2128,17 +2488,20 @@ build_controls (DwTuneView *self)
       self->empty_labels[c] = gtk_label_new (_ ("Neither logged by the run nor produced by this "
                                                 "config"));
       gtk_label_set_wrap (GTK_LABEL (self->empty_labels[c]), TRUE);
+      /* a short natural width: two cards still fit a line of the flow box */
+      gtk_label_set_max_width_chars (GTK_LABEL (self->empty_labels[c]), 24);
       gtk_label_set_justify (GTK_LABEL (self->empty_labels[c]), GTK_JUSTIFY_CENTER);
       gtk_widget_add_css_class (self->empty_labels[c], "dim-label");
       gtk_widget_set_size_request (self->empty_labels[c], -1, 190);
       gtk_widget_set_visible (self->empty_labels[c], FALSE);
       gtk_box_append (GTK_BOX (frame), self->empty_labels[c]);
-      gtk_grid_attach (self->charts_grid, frame, (int)(c % 2), (int)(c / 2) + 1, 1, 1);
+      gtk_flow_box_append (self->charts_box, frame);
     }
 
   gtk_drawing_area_set_draw_func (self->hist_area, draw_histogram, self, NULL);
   gtk_drawing_area_set_draw_func (self->length_area, draw_length_bias, self, NULL);
   g_signal_connect (self->step_adjustment, "value-changed", G_CALLBACK (on_step_changed), self);
+  dw_wheel_guard_attach (GTK_WIDGET (self->step_scale));
 }
 
 static void
@@ -2175,9 +2538,13 @@ dw_tune_view_finalize (GObject *object)
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_object (&self->store);
+  g_clear_pointer (&self->run_info, dw_run_info_free);
   g_clear_pointer (&self->bounds, g_ptr_array_unref);
   g_free (self->preset);
   g_free (self->error_text);
+  g_strfreev (self->levels);
+  g_free (self->run_gen_source);
+  g_free (self->run_check_text);
   G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
 }
 
@@ -2241,7 +2608,9 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   g_type_ensure (DW_TYPE_CHART);
   gtk_widget_class_set_template_from_resource (widget_class, RESOURCE_PATH "/dw-tune-view.ui");
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, generation_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, function_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, config_group);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_group);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_level_row);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, is_mode_row);
@@ -2250,7 +2619,14 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, grammar_label);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, format_dropdown);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, status_label);
-  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_grid);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_box);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, charts_legend);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, flap);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, controls_scroller);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, content_scroller);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_scale);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, run_title);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, run_subtitle);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_title);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, hist_area);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_adjustment);
@@ -2260,6 +2636,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_install_action (widget_class, "tune.copy-config", NULL, copy_config_action);
   gtk_widget_class_install_action (widget_class, "tune.save-config", NULL, save_config_action);
   gtk_widget_class_install_action (widget_class, "tune.paste-config", NULL, paste_config_action);
+  gtk_widget_class_install_action (widget_class, "tune.reset-preset", NULL, reset_preset_action);
 }
 
 static void
@@ -2267,6 +2644,7 @@ dw_tune_view_init (DwTuneView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->bounds = g_ptr_array_new_with_free_func (g_free);
+  self->run_gen = DW_GEN_VERL_LATEST;
   build_controls (self);
   g_signal_connect (self->generation_row, "notify::selected", G_CALLBACK (on_generation_selected),
                     self);
@@ -2274,9 +2652,114 @@ dw_tune_view_init (DwTuneView *self)
   g_signal_connect (self->is_level_row, "notify::selected", G_CALLBACK (on_is_level_selected),
                     self);
   g_signal_connect (self->is_mode_row, "notify::selected", G_CALLBACK (on_is_mode_selected), self);
-  set_generation (self, DW_GEN_VERL, DEFAULT_PRESET);
+  g_signal_connect (self->function_row, "notify::selected", G_CALLBACK (on_function_selected),
+                    self);
+  set_generation (self, DW_GEN_VERL_LATEST, DEFAULT_PRESET);
   update_charts_and_summary (self);
   update_status (self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The run's own generation and config (from ingest), and whether its log agrees with them    */
+
+typedef struct
+{
+  DwTuneView *view; /* a reference */
+  gint64 run_id;
+} CheckData;
+
+static void
+check_data_free (CheckData *d)
+{
+  g_object_unref (d->view);
+  g_free (d);
+}
+
+static void
+run_check_worker (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const char *db = g_object_get_data (G_OBJECT (task), "db");
+  GError *error = NULL;
+  DwRunCheck *check = g_new0 (DwRunCheck, 1);
+  gint64 run_id = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (task), "run-id"));
+  g_autoptr (DwStore) store = dw_store_open_read_only (db, &error);
+
+  if (store == NULL || !dw_run_config_check (store, run_id, check, cancellable, &error))
+    {
+      g_free (check);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, check, g_free);
+}
+
+static void
+on_run_check_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  CheckData *d = user_data;
+  DwTuneView *self = d->view;
+  g_autoptr (GError) error = NULL;
+  g_autofree DwRunCheck *check = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (check != NULL && self->run_id == d->run_id)
+    {
+      self->run_agreement = check->agreement;
+      g_free (self->run_check_text);
+      self->run_check_text = dw_run_check_describe (check);
+      update_run_header (self);
+    }
+  check_data_free (d);
+}
+
+/* Starts the page from the generation and config ingest found for the run, and checks in a
+ * thread that the run's logged metrics agree with a recompute under them. */
+static void
+load_run_config (DwTuneView *self)
+{
+  DwRunConfig own;
+
+  self->run_gen = DW_GEN_VERL_LATEST;
+  self->run_has_config = FALSE;
+  self->run_agreement = DW_RUN_AGREEMENT_UNKNOWN;
+  g_clear_pointer (&self->run_gen_source, g_free);
+  g_clear_pointer (&self->run_check_text, g_free);
+  if (self->store == NULL || !dw_run_config_load (self->store, self->run_id, &own, NULL))
+    return;
+  if (!own.has_generation)
+    {
+      /* no meta: the newest generation consistent with the run's keys, as the store reads them */
+      const char *source = NULL;
+      g_autofree char *name
+        = dw_store_get_run_generation (self->store, self->run_id, &source, NULL);
+      if (name == NULL || !dw_generation_from_name (name, &own.generation))
+        return;
+      g_strlcpy (own.source, g_strcmp0 (source, "keys") == 0 ? "inferred" : source,
+                 sizeof own.source);
+    }
+  self->run_gen = own.generation;
+  self->run_has_config = own.has_config;
+  self->run_gen_source = g_strdup (own.source);
+  if (own.has_config)
+    {
+      dw_tune_view_set_config (self, NULL, &own.config);
+      g_clear_pointer (&self->preset, g_free); /* no preset: the run's own values */
+      update_modified (self);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("The run’s own config, as its log printed it"));
+
+      CheckData *d = g_new0 (CheckData, 1);
+      d->view = g_object_ref (self);
+      d->run_id = self->run_id;
+      g_autoptr (GTask) task = g_task_new (NULL, self->load_cancellable, on_run_check_done_cb, d);
+      g_task_set_source_tag (task, load_run_config);
+      g_object_set_data_full (G_OBJECT (task), "db", g_strdup (dw_store_get_path (self->store)),
+                              g_free);
+      g_object_set_data (G_OBJECT (task), "run-id", GSIZE_TO_POINTER ((gsize)self->run_id));
+      g_task_set_priority (task, G_PRIORITY_LOW);
+      g_task_run_in_thread (task, run_check_worker);
+    }
+  else if (own.generation != self->gen)
+    set_generation (self, own.generation, self->preset);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2308,6 +2791,10 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   self->max_len = 0;
   g_set_object (&self->store, store);
   self->run_id = store ? run_id : 0;
+  g_clear_pointer (&self->run_info, dw_run_info_free);
+  if (store != NULL)
+    self->run_info = dw_store_get_run (store, run_id, NULL);
+  update_run_header (self);
   load_logged_series (self);
   self->loading = store != NULL;
   if (store)
@@ -2322,6 +2809,8 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
       g_task_set_priority (task, G_PRIORITY_LOW);
       g_task_run_in_thread (task, load_thread);
     }
+  load_run_config (self);
+  update_run_header (self);
   update_charts_and_summary (self);
   update_status (self);
   gtk_widget_queue_draw (GTK_WIDGET (self->hist_area));

@@ -33,6 +33,10 @@ const DwConfig *dw_tune_view_get_config (DwTuneView *self);
  * for export). @preset may be NULL. */
 void dw_tune_view_set_config (DwTuneView *self, const char *preset, const DwConfig *config);
 
+/* Whether the config differs from the selected preset (the page then shows what changed and a
+ * Reset button, action tune.reset-preset). */
+gboolean dw_tune_view_get_modified (DwTuneView *self);
+
 /* TRUE while loading or evaluating ("busy" property). */
 gboolean dw_tune_view_get_busy (DwTuneView *self);
 /* The last finished evaluation, NULL before the first. */

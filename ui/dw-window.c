@@ -9,6 +9,7 @@
 #include <inttypes.h>
 
 #include <math.h>
+#include <string.h>
 
 #include <glib/gi18n.h>
 
@@ -20,7 +21,7 @@
 #include "dw-ingester.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-tune-view.h"
 #include "dw-window.h"
 
@@ -44,8 +45,12 @@ struct _DwWindow
   GtkStack *main_stack;
   AdwLeaflet *leaflet;
   GtkListBox *run_list;
+  GtkSearchEntry *run_filter;
   AdwViewSwitcherTitle *switcher_title;
   GtkLabel *live_label;
+  GtkRevealer *verdict_revealer;
+  GtkWidget *verdict_box;
+  GtkLabel *verdict_label;
   AdwViewStack *view_stack;
   AdwViewStackPage *health_page;
   DwMonitorView *monitor_view;
@@ -63,6 +68,7 @@ struct _DwWindow
   guint refresh_id;
   guint n_refreshes;
   gboolean updating_list;
+  GArray *keynav_kept; /* run ids selected before a focus key; NULL when no key is handled */
   char *live_text;
   GPtrArray *toasts; /* texts of the toasts shown, newest last (at most MAX_TOAST_LOG) */
 };
@@ -92,7 +98,9 @@ run_state_free (gpointer data)
 static void
 toast (DwWindow *self, const char *text)
 {
-  AdwToast *t = adw_toast_new (text);
+  /* libadwaita 1.2 toast titles are Pango markup: a path with & or < must show as written */
+  g_autofree char *escaped = g_markup_escape_text (text, -1);
+  AdwToast *t = adw_toast_new (escaped);
 
   g_debug ("toast: %s", text);
   if (self->toasts->len == MAX_TOAST_LOG)
@@ -138,7 +146,32 @@ update_health_badge (DwWindow *self)
   adw_view_stack_page_set_badge_number (self->health_page, n);
 }
 
-/* Feeds the health monitor of a shown run everything stored since it last looked; returns the
+/* The counts of the run's health monitor into its sidebar row: the badge says "collapsed" by the
+ * same rule as `driftwatch-cli runs` (dw_health_shown_status) as soon as the rules have run. */
+static void
+apply_row_health (DwWindow *self, RunState *st)
+{
+  DwRunRow *row = find_row (self, st->run_id);
+  g_autoptr (GPtrArray) events = NULL;
+  guint n_warn, n_crit, n_at_end;
+
+  if (row == NULL || st->monitor == NULL)
+    return;
+  events = dw_health_monitor_get_events (st->monitor);
+  dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
+  dw_run_row_set_health (row, n_warn, n_crit, n_at_end);
+}
+
+static gboolean
+is_shown (DwWindow *self, gint64 run_id)
+{
+  for (guint i = 0; i < self->shown->len; i++)
+    if (g_array_index (self->shown, gint64, i) == run_id)
+      return TRUE;
+  return FALSE;
+}
+
+/* Feeds the health monitor of a run everything stored since it last looked; returns the
  * events that fired for the first time (NULL on error, reported once as a toast). */
 static GPtrArray *
 poll_health (DwWindow *self, RunState *st)
@@ -210,7 +243,9 @@ on_health_done (GObject *object, GAsyncResult *result, gpointer user_data)
   st->monitor = g_steal_pointer (&job->monitor);
   if (gtk_widget_in_destruction (GTK_WIDGET (self)))
     return;
-  show_health (self);
+  apply_row_health (self, st);
+  if (is_shown (self, st->run_id))
+    show_health (self);
 }
 
 static void
@@ -227,6 +262,95 @@ evaluate_health_async (DwWindow *self, RunState *st)
   g_task_set_task_data (task, job, health_job_free);
   g_task_set_name (task, "dw-health");
   g_task_run_in_thread (task, health_thread);
+}
+
+/* The one-line verdict over the pages for the first shown run in trouble: where it collapsed
+ * and why, and the first sign before that ("Collapsed at step 140: … · first sign at step 87:
+ * …"); a warning line when rules fire without a collapse; hidden for a healthy run. */
+static void
+update_verdict (DwWindow *self)
+{
+  g_autofree char *text = NULL;
+  gboolean critical = FALSE;
+
+  for (guint i = 0; i < self->shown->len && text == NULL; i++)
+    {
+      gint64 id = g_array_index (self->shown, gint64, i);
+      RunState *st = run_state (self, id);
+      DwRunRow *row = find_row (self, id);
+      g_autoptr (GPtrArray) events = NULL;
+      const DwHealthEvent *first = NULL, *crit = NULL;
+      guint n_warn, n_crit, n_at_end;
+      g_autofree char *line = NULL;
+
+      if (st->monitor == NULL || row == NULL)
+        continue;
+      events = dw_health_monitor_get_events (st->monitor);
+      dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
+      for (guint j = 0; j < events->len; j++)
+        {
+          const DwHealthEvent *ev = g_ptr_array_index (events, j);
+
+          if (ev->severity < DW_HEALTH_WARNING)
+            continue;
+          if (first == NULL)
+            first = ev;
+          if (crit == NULL && ev->severity == DW_HEALTH_CRITICAL)
+            crit = ev;
+        }
+      if (first == NULL)
+        continue;
+      critical = crit != NULL
+                 || dw_health_shown_status (dw_run_row_get_info (row)->status, n_crit, n_at_end)
+                      == DW_RUN_STATUS_COLLAPSED;
+      if (crit != NULL)
+        /* TRANSLATORS: verdict banner: the step and rule of the first critical event */
+        line = g_strdup_printf (_ ("Collapsed at step %" PRId64 ": %s"), crit->first_step,
+                                _ (crit->title));
+      else if (critical)
+        /* TRANSLATORS: verdict banner: a run that ended with health rules still firing */
+        line = g_strdup_printf (ngettext ("Collapsed: %u rule still firing at the end",
+                                          "Collapsed: %u rules still firing at the end", n_at_end),
+                                n_at_end);
+      else
+        /* TRANSLATORS: verdict banner: the first warning of a run that did not collapse */
+        line = g_strdup_printf (_ ("Warning since step %" PRId64 ": %s"), first->first_step,
+                                _ (first->title));
+      if (critical && first != crit)
+        {
+          /* TRANSLATORS: verdict banner, after the collapse: the earliest sign of it */
+          g_autofree char *since = g_strdup_printf (_ ("%s · first sign at step %" PRId64 ": %s"),
+                                                    line, first->first_step, _ (first->title));
+          g_free (line);
+          line = g_steal_pointer (&since);
+        }
+      if (self->shown->len > 1)
+        text = g_strdup_printf ("%s — %s", dw_run_row_get_info (row)->name, line);
+      else
+        text = g_steal_pointer (&line);
+    }
+  gtk_label_set_text (self->verdict_label, text ? text : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->verdict_label), text);
+  if (critical)
+    {
+      gtk_widget_add_css_class (self->verdict_box, "critical");
+      gtk_widget_remove_css_class (self->verdict_box, "warning");
+    }
+  else
+    {
+      gtk_widget_add_css_class (self->verdict_box, "warning");
+      gtk_widget_remove_css_class (self->verdict_box, "critical");
+    }
+  gtk_revealer_set_reveal_child (self->verdict_revealer, text != NULL);
+}
+
+const char *
+dw_window_get_verdict (DwWindow *self)
+{
+  g_return_val_if_fail (DW_IS_WINDOW (self), NULL);
+  return gtk_revealer_get_reveal_child (self->verdict_revealer)
+           ? gtk_label_get_text (self->verdict_label)
+           : NULL;
 }
 
 static void
@@ -252,6 +376,7 @@ show_health (DwWindow *self)
       dw_monitor_view_set_events (self->monitor_view, id, events);
     }
   update_health_badge (self);
+  update_verdict (self);
 }
 
 /* The Tune page re-derives the run's batches in a worker: only worth it once it is looked at. */
@@ -299,8 +424,10 @@ show_selected (DwWindow *self)
 
   if (infos->len > 0 && self->settings != NULL)
     {
+      /* keyed by the store: a run id means nothing in another store */
       g_autofree char *id
-        = g_strdup_printf ("%" G_GINT64_FORMAT, ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
+        = g_strdup_printf ("%s\t%" G_GINT64_FORMAT, dw_store_get_path (self->store),
+                           ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
       g_settings_set_string (self->settings, "last-run", id);
     }
   if (infos->len == 1)
@@ -323,9 +450,82 @@ show_selected (DwWindow *self)
 static void
 on_selection_changed (GtkListBox *list, DwWindow *self)
 {
+  if (self->keynav_kept != NULL && !self->updating_list)
+    {
+      /* Moving the keyboard focus (Tab, arrows) must not change what is shown: GtkListBox
+       * selects the row the focus lands on, which dropped a multi-run overlay. Put it back. */
+      self->updating_list = TRUE;
+      gtk_list_box_unselect_all (list);
+      for (guint i = 0; i < self->keynav_kept->len; i++)
+        {
+          DwRunRow *row = find_row (self, g_array_index (self->keynav_kept, gint64, i));
+          if (row != NULL)
+            gtk_list_box_select_row (list, GTK_LIST_BOX_ROW (row));
+        }
+      self->updating_list = FALSE;
+      return;
+    }
   /* Disposing the list unselects its rows: nothing to show any more. */
   if (!self->updating_list && !gtk_widget_in_destruction (GTK_WIDGET (self)))
     show_selected (self);
+}
+
+/* The sidebar filter: runs whose name or source contains the text (any case); a filtered-out
+ * run stays shown in the charts if it was selected. */
+static gboolean
+run_filter_func (GtkListBoxRow *row, gpointer data)
+{
+  DwWindow *self = data;
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (self->run_filter));
+  g_autofree char *needle = NULL, *name = NULL, *source = NULL;
+  const DwRunInfo *info;
+
+  if (!DW_IS_RUN_ROW (row) || text == NULL || *text == '\0')
+    return TRUE;
+  info = dw_run_row_get_info (DW_RUN_ROW (row));
+  needle = g_utf8_casefold (text, -1);
+  name = g_utf8_casefold (info->name ? info->name : "", -1);
+  source = g_utf8_casefold (info->source ? info->source : "", -1);
+  return strstr (name, needle) != NULL || strstr (source, needle) != NULL;
+}
+
+static void
+on_run_filter_changed (GtkSearchEntry *entry, DwWindow *self)
+{
+  gtk_list_box_invalidate_filter (self->run_list);
+}
+
+static void
+keynav_done_cb (gpointer data)
+{
+  DwWindow *self = data;
+
+  g_clear_pointer (&self->keynav_kept, g_array_unref);
+  g_object_unref (self);
+}
+
+/* A focus key in the run list: the selection is kept until the key has been handled. Space,
+ * Enter and Ctrl+Space (select, toggle) are not focus keys and go on selecting. */
+static gboolean
+on_run_list_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
+                 GdkModifierType state, DwWindow *self)
+{
+  static const guint focus_keys[]
+    = { GDK_KEY_Tab,  GDK_KEY_ISO_Left_Tab, GDK_KEY_KP_Tab,   GDK_KEY_Up,
+        GDK_KEY_Down, GDK_KEY_KP_Up,        GDK_KEY_KP_Down,  GDK_KEY_Home,
+        GDK_KEY_End,  GDK_KEY_Page_Up,      GDK_KEY_Page_Down };
+
+  if (self->keynav_kept != NULL
+      || ((state & (GDK_CONTROL_MASK | GDK_SHIFT_MASK)) != 0 && keyval != GDK_KEY_ISO_Left_Tab))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (focus_keys); i++)
+    if (keyval == focus_keys[i])
+      {
+        self->keynav_kept = g_array_copy (self->shown);
+        g_idle_add_once (keynav_done_cb, g_object_ref (self));
+        break;
+      }
+  return FALSE;
 }
 
 void
@@ -373,13 +573,34 @@ dw_window_reload_runs (DwWindow *self)
       /* At start-up, the run shown when the window was closed; else the newest. */
       g_autofree char *last
         = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
-      DwRunRow *row = last && *last ? find_row (self, g_ascii_strtoll (last, NULL, 10)) : NULL;
+      const char *tab = last ? strrchr (last, '\t') : NULL;
+      DwRunRow *row = NULL;
+
+      /* "<store path>\t<run id>": only when it was this store */
+      if (tab != NULL && strncmp (last, dw_store_get_path (self->store), tab - last) == 0
+          && dw_store_get_path (self->store)[tab - last] == '\0')
+        row = find_row (self, g_ascii_strtoll (tab + 1, NULL, 10));
 
       gtk_list_box_select_row (self->run_list,
                                row ? GTK_LIST_BOX_ROW (row)
                                    : gtk_list_box_get_row_at_index (self->run_list, 0));
     }
   self->updating_list = FALSE;
+
+  /* Every run's verdict, not only the shown ones: the sidebar badges are right from the start
+   * (a collapsed run does not read "finished" until it is clicked). */
+  for (guint i = 0; i < runs->len; i++)
+    {
+      const DwRunInfo *info = g_ptr_array_index (runs, i);
+      RunState *st = run_state (self, info->id);
+
+      if (st->last_step == G_MININT64)
+        st->last_step = info->last_step;
+      if (st->monitor != NULL)
+        apply_row_health (self, st);
+      else if (!st->evaluating)
+        evaluate_health_async (self, st);
+    }
 
   g_debug ("%u runs in %s", runs->len, dw_store_get_path (self->store));
   gtk_stack_set_visible_child_name (self->main_stack, runs->len > 0 ? "runs" : "empty");
@@ -411,7 +632,22 @@ notify_events (DwWindow *self, const DwRunInfo *info, GPtrArray *fired)
 {
   GApplication *app = G_APPLICATION (gtk_window_get_application (GTK_WINDOW (self)));
 
-  if (app == NULL || fired == NULL || fired->len == 0)
+  if (fired == NULL || fired->len == 0)
+    return;
+  /* In the window, whatever the desktop notification setting */
+  for (guint i = 0; i < fired->len; i++)
+    {
+      const DwHealthEvent *ev = g_ptr_array_index (fired, i);
+      g_autofree char *text = NULL;
+
+      if (ev->severity < DW_HEALTH_WARNING)
+        continue;
+      /* TRANSLATORS: toast when a health rule fires on a live run: run name, rule title, step */
+      text = g_strdup_printf (_ ("%s: %s at step %" PRId64), info->name, _ (ev->title),
+                              ev->first_step);
+      toast (self, text);
+    }
+  if (app == NULL)
     return;
   if (self->settings != NULL && !g_settings_get_boolean (self->settings, "notifications"))
     return;
@@ -480,25 +716,27 @@ dw_window_refresh (DwWindow *self)
   gboolean grew = FALSE;
 
   g_return_if_fail (DW_IS_WINDOW (self));
-  for (guint i = 0; i < self->shown->len; i++)
+  /* Every run of the sidebar: a run written in the background gets its verdict on every new
+   * point too, not only the one looked at. */
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
     {
-      gint64 id = g_array_index (self->shown, gint64, i);
-      RunState *st = run_state (self, id);
-      g_autoptr (GError) error = NULL;
-      g_autoptr (DwRunInfo) info = dw_store_get_run (self->store, id, &error);
-      DwRunRow *row = find_row (self, id);
+      DwRunRow *row = DW_IS_RUN_ROW (child) ? DW_RUN_ROW (child) : NULL;
+      gint64 id = row ? dw_run_row_get_run_id (row) : 0;
+      RunState *st = row ? run_state (self, id) : NULL;
+      g_autoptr (DwRunInfo) info = row ? dw_store_get_run (self->store, id, NULL) : NULL;
 
       if (info == NULL)
         continue;
-      if (row != NULL)
-        dw_run_row_update (row, info);
+      dw_run_row_update (row, info);
       if (info->last_step != st->last_step)
         {
           g_autoptr (GPtrArray) fired = poll_health (self, st);
 
           st->last_step = info->last_step;
           st->seen_growth_us = g_get_monotonic_time ();
-          grew = TRUE;
+          grew |= is_shown (self, id);
+          apply_row_health (self, st);
           if (fired != NULL && fired->len > 0)
             notify_events (self, info, fired);
         }
@@ -1037,8 +1275,12 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, main_stack);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, leaflet);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, run_list);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, run_filter);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, switcher_title);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, live_label);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, verdict_revealer);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, verdict_box);
+  gtk_widget_class_bind_template_child (widget_class, DwWindow, verdict_label);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, view_stack);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, health_page);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, monitor_view);
@@ -1084,6 +1326,16 @@ dw_window_init (DwWindow *self)
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
+  gtk_list_box_set_filter_func (self->run_list, run_filter_func, self, NULL);
+  g_signal_connect_object (self->run_filter, "search-changed", G_CALLBACK (on_run_filter_changed),
+                           self, 0);
+  {
+    GtkEventController *keys = gtk_event_controller_key_new ();
+
+    gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+    g_signal_connect_object (keys, "key-pressed", G_CALLBACK (on_run_list_key), self, 0);
+    gtk_widget_add_controller (GTK_WIDGET (self->run_list), keys);
+  }
   g_signal_connect_object (self->health_panel, "show-step", G_CALLBACK (on_show_step), self, 0);
   g_signal_connect_object (self->view_stack, "notify::visible-child-name",
                            G_CALLBACK (sync_tune_view), self, G_CONNECT_SWAPPED);

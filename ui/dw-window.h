@@ -45,4 +45,7 @@ const char *dw_window_get_live_text (DwWindow *self);
 /* The texts of the toasts shown so far (the last 64), oldest first; transfer none. */
 GPtrArray *dw_window_get_toasts (DwWindow *self);
 
+/* The verdict line shown over the pages ("Collapsed at step 140: …"), NULL when hidden. */
+const char *dw_window_get_verdict (DwWindow *self);
+
 G_END_DECLS

@@ -18,7 +18,7 @@
 #include "dw-cli.h"
 #include "dw-config-json.h"
 #include "dw-health.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int dw_cli_check (int argc, char **argv);
 

@@ -16,7 +16,7 @@
 
 #include "dw-cli.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int dw_cli_ingest (int argc, char **argv);
 
@@ -26,12 +26,15 @@ dw_cli_ingest (int argc, char **argv)
   g_autofree char *db = NULL;
   g_autofree char *name = NULL;
   gboolean quiet = FALSE;
+  gint64 chunk_bytes = 0;
   GOptionEntry entries[] = {
     { "name", 'n', 0, G_OPTION_ARG_STRING, &name,
       N_ ("Run name: every file given goes to this one run"), "NAME" },
     { "db", 'd', 0, G_OPTION_ARG_FILENAME, &db, N_ ("Store file (default: the user's store)"),
       "FILE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, N_ ("Print only problems"), NULL },
+    { "chunk-bytes", 0, 0, G_OPTION_ARG_INT64, &chunk_bytes,
+      N_ ("Bytes of a log read and committed per transaction (default 4 MiB)"), "N" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx
@@ -60,6 +63,8 @@ dw_cli_ingest (int argc, char **argv)
   dw_ingest_report_init (&report);
   if (name != NULL)
     dw_ingester_set_run_name (ingester, name);
+  if (chunk_bytes > 0)
+    dw_ingester_set_chunk_size (ingester, (gsize)chunk_bytes);
   for (int i = 1; i < argc; i++)
     {
       guint files_before = report.n_files, skipped_before = report.n_skipped;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dw-cli.h"
+#include "dw-config-export.h"
 #include "dw-config-json.h"
 #include "dw-correction.h"
 
@@ -81,11 +82,27 @@ dw_cli_metrics (int argc, char **argv)
       return 2;
     }
   for (char **s = sets; s && *s; s++)
-    if (!dw_config_set_assignment (&config, *s, &error))
-      {
-        dw_cli_error ("metrics", "%s", error->message);
-        return 2;
-      }
+    {
+      g_autofree char *key = g_strndup (*s, strcspn (*s, "="));
+
+      /* verl's Hydra refuses a key its config does not have ("Key '…' is not in struct");
+       * ignoring it (a typo such as rollout_is_treshold) computed something else silently */
+      if (strchr (*s, '=') != NULL && *key != '\0' && strcmp (key, "preset") != 0
+          && !dw_export_key_accepted (gen, key))
+        {
+          g_autofree char *accepted = g_strjoinv (", ", (char **)dw_export_accepted_keys (gen));
+          dw_cli_error ("metrics",
+                        _ ("--set %s: %s has no config key '%s' (Key '%s' is not in struct); "
+                           "accepted: %s"),
+                        *s, dw_generation_name (gen), key, key, accepted);
+          return 2;
+        }
+      if (!dw_config_set_assignment (&config, *s, &error))
+        {
+          dw_cli_error ("metrics", "%s", error->message);
+          return 2;
+        }
+    }
   DwBatch *batch = dw_batch_read_file (argv[1], &error);
   if (!batch)
     {

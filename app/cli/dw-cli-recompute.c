@@ -14,6 +14,7 @@
 #include "dw-cli.h"
 #include "dw-csv.h"
 #include "dw-config-json.h"
+#include "dw-json-scan.h"
 #include "dw-recompute.h"
 #include "dw-store.h"
 #include "dw-whatif-engine.h"
@@ -193,7 +194,7 @@ dw_cli_recompute (int argc, char **argv)
       DwConfig tmp;
       dw_config_init (&tmp, gen);
       g_autoptr (JsonParser) parser = json_parser_new ();
-      if (!json_parser_load_from_data (parser, config_json, -1, &error)
+      if (!dw_json_load (parser, config_json, -1, &error)
           || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           dw_cli_error ("recompute", _ ("--config: %s"),

@@ -19,7 +19,8 @@
 #include "dw-csv.h"
 #include "dw-health.h"
 #include "dw-config-json.h"
-#include "dw-store-private.h"
+#include "dw-run-config.h"
+#include "dw-store-writer.h"
 
 #include <json-glib/json-glib.h>
 
@@ -138,6 +139,8 @@ status_name (DwRunStatus s)
   return (guint)s < G_N_ELEMENTS (status_names) ? status_names[s] : "unknown";
 }
 
+static void append_run_check (GString *out, DwStore *store, gint64 run_id, gboolean json);
+
 /* ---- runs ------------------------------------------------------------------------------- */
 
 int
@@ -200,6 +203,7 @@ dw_cli_runs (int argc, char **argv)
             g_autofree char *meta = dw_store_get_run_meta (store, r->id, NULL);
             g_string_append_printf (out, ", \"meta\": %s", meta != NULL ? meta : "null");
           }
+          append_run_check (out, store, r->id, TRUE);
           g_string_append (out, "}");
         }
       else
@@ -219,6 +223,36 @@ dw_cli_runs (int argc, char **argv)
     g_string_append (out, runs->len ? "\n]\n" : "]\n");
   write_out (out);
   return 0;
+}
+
+/* Whether the run's logged metrics agree with a recompute under the config its log printed
+ * (dw_run_config_check): an indented line of the table ("⚠ logged metrics disagree …"), or a
+ * "config_check" member of its JSON object. Nothing when the run has no stored config. */
+static void
+append_run_check (GString *out, DwStore *store, gint64 run_id, gboolean json)
+{
+  DwRunCheck check;
+  g_autofree char *text = NULL;
+
+  if (!dw_run_config_check (store, run_id, &check, NULL, NULL)
+      || (check.agreement == DW_RUN_AGREEMENT_UNKNOWN && check.n_steps == 0))
+    return;
+  text = dw_run_check_describe (&check);
+  if (json)
+    {
+      g_string_append_printf (out,
+                              ", \"config_check\": {\"agrees\": %s, \"n_steps\": %u, "
+                              "\"n_flagged\": %u, \"n_failed\": %u, \"message\": ",
+                              check.agreement == DW_RUN_AGREEMENT_AGREES      ? "true"
+                              : check.agreement == DW_RUN_AGREEMENT_DISAGREES ? "false"
+                                                                              : "null",
+                              check.n_steps, check.n_flagged, check.n_failed);
+      dw_json_append_string (out, text);
+      g_string_append (out, "}");
+      return;
+    }
+  g_string_append_printf (out, "      %s%s\n",
+                          check.agreement == DW_RUN_AGREEMENT_DISAGREES ? "⚠ " : "", text);
 }
 
 /* One indented line under a run of the `runs` table: the generation and config ingest found
@@ -261,6 +295,7 @@ append_run_meta (GString *out, DwStore *store, gint64 run_id)
       g_string_append_printf (out, _ (" · config %s"), cfg);
     }
   g_string_append_c (out, '\n');
+  append_run_check (out, store, run_id, FALSE);
 }
 
 gboolean

@@ -29,7 +29,7 @@
 #include "dw-config-json.h"
 #include "dw-follower.h"
 #include "dw-health.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int dw_cli_watch (int argc, char **argv);
 
@@ -250,6 +250,7 @@ dw_cli_watch (int argc, char **argv)
 {
   g_autofree char *db = NULL;
   gboolean json = FALSE;
+  gint64 chunk_bytes = 0;
   g_auto (GStrv) execs = NULL, webhooks = NULL;
   GOptionEntry entries[] = {
     { "exec", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &execs,
@@ -260,6 +261,8 @@ dw_cli_watch (int argc, char **argv)
       "FILE" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, N_ ("Print health events as JSON, one per line"),
       NULL },
+    { "chunk-bytes", 0, 0, G_OPTION_ARG_INT64, &chunk_bytes,
+      N_ ("Bytes of a log read and committed per transaction (default 4 MiB)"), "N" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx
@@ -317,6 +320,8 @@ dw_cli_watch (int argc, char **argv)
   w.live = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   w.loop = g_main_loop_new (NULL, FALSE);
   w.follower = dw_follower_new (w.store);
+  if (chunk_bytes > 0)
+    dw_follower_set_chunk_size (w.follower, (gsize)chunk_bytes);
   g_signal_connect (w.follower, "ingested", G_CALLBACK (on_ingested), &w);
   g_signal_connect (w.follower, "flushed", G_CALLBACK (on_flushed), &w);
   g_signal_connect (w.follower, "error", G_CALLBACK (on_error), &w);

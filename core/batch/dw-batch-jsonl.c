@@ -359,6 +359,38 @@ column_tensor (Column *col, const char *name, DwDType dtype, const char *where)
   return t;
 }
 
+/* The batch is padded to rows × longest line: one long line among many short ones (1.2 MB of
+ * ragged JSONL) asked for 9.2 GB. Checked against the reader's limit before anything is padded
+ * (8 bytes per element: the widest log-prob dtype; mask and advantages fit in the same bound
+ * for the float32 batches real runs write, and the limit is a bound, not an exact budget). */
+static gboolean
+jsonl_padded_fits (const char *name, GArray *cu, GError **error)
+{
+  gint64 longest = 0;
+  gsize longest_row = 0, rows = cu->len - 1, elems, bytes;
+
+  for (gsize r = 0; r < rows; r++)
+    {
+      gint64 len = g_array_index (cu, gint64, r + 1) - g_array_index (cu, gint64, r);
+      if (len > longest)
+        {
+          longest = len;
+          longest_row = r;
+        }
+    }
+  if (g_size_checked_mul (&elems, rows, (gsize)longest)
+      && g_size_checked_mul (&bytes, elems, 3 * sizeof (double))
+      && bytes <= dw_batch_reader_get_max_bytes ())
+    return TRUE;
+  dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name,
+                      "sample %" G_GSIZE_FORMAT ": %" G_GSIZE_FORMAT
+                      " samples padded to the longest "
+                      "(%" G_GINT64_FORMAT " tokens, this one) need more than the reader's "
+                      "limit of %" G_GUINT64_FORMAT " bytes",
+                      longest_row + 1, rows, longest, dw_batch_reader_get_max_bytes ());
+  return FALSE;
+}
+
 DwBatch *
 dw_jsonl_read (const DwSource *src, GError **error)
 {
@@ -578,6 +610,8 @@ dw_jsonl_read (const DwSource *src, GError **error)
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name, "no samples");
       goto out;
     }
+  if (!jsonl_padded_fits (src->name, cu, error))
+    goto out;
   lp = (cols[C_OLD].all_f32 && cols[C_ROLL].all_f32) ? DW_DTYPE_F32 : DW_DTYPE_F64;
   if (cols[C_MASK].values->len == 0)
     md = DW_DTYPE_U8;

@@ -578,12 +578,15 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
   zip_t *za;
   zip_int64_t n_entries;
   DwBatch *batch = NULL;
+  g_autoptr (GHashTable) seen = NULL;
+  guint64 total = 0;
 
   za = dw_batch_zip_open (src, error);
   if (!za)
     return NULL;
 
   n_entries = zip_get_num_entries (za, 0);
+  seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   for (zip_int64_t i = 0; i < n_entries; i++)
     {
       const char *mname = zip_get_name (za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
@@ -601,6 +604,25 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       ctx = g_strdup_printf ("member %s", mname);
       if (!dw_batch_zip_stat_member (za, (zip_uint64_t)i, src, ctx, &st, error))
         goto out;
+      if (!g_hash_table_add (seen, g_strdup (tname)))
+        {
+          /* numpy's np.load would silently take one of them: refuse to guess which */
+          dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                              "%s: two members have the same name", ctx);
+          goto out;
+        }
+      /* the limit holds for the batch, not per member: a 3.9 MB deflate bomb of two 3.9 GB
+       * members each under the limit reached 7.9 GB */
+      total += (guint64)st.size;
+      if (total > dw_batch_reader_get_max_bytes ())
+        {
+          dw_batch_set_error (
+            error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+            "%s: %" G_GUINT64_FORMAT " bytes, with the members before it %" G_GUINT64_FORMAT
+            ", exceed the reader's limit of %" G_GUINT64_FORMAT " bytes for a batch",
+            ctx, (guint64)st.size, total, dw_batch_reader_get_max_bytes ());
+          goto out;
+        }
       zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
       if (!zf)
         {

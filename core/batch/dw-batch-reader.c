@@ -267,7 +267,8 @@ dw_batch_read_file (const char *path, GError **error)
 
   if (g_stat (path, &st) == 0 && S_ISDIR (st.st_mode))
     return read_npy_set (path, path, "", error);
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* O_NONBLOCK: opening a FIFO with no writer would block forever (no effect on files) */
+  fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0 || fstat (fd, &st) < 0)
     {
       int saved = errno;
@@ -279,7 +280,9 @@ dw_batch_read_file (const char *path, GError **error)
   if (!S_ISREG (st.st_mode))
     {
       close (fd);
-      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "not a regular file");
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path,
+                          "%s, not a regular file (a batch is read from a file)",
+                          S_ISFIFO (st.st_mode) ? "a pipe" : "a special file");
       return NULL;
     }
   {

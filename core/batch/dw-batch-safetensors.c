@@ -10,9 +10,15 @@
 #include "dw-batch-private.h"
 
 #include <json-glib/json-glib.h>
+#include "dw-json-scan.h"
 #include <string.h>
 
 #define ST_MAX_HEADER 100000000u /* the reference implementation's limit */
+/* A rollout batch's header names a handful of tensors (a few KB); json-glib needs ~25 bytes of
+ * memory per header byte, so a 68 MB header for 8 tokens took 1.7 GB. */
+#define ST_MAX_BATCH_HEADER (4u << 20)
+/* {"name": {"shape": [..]}, "__metadata__": {..}} is 3 levels deep */
+#define ST_MAX_DEPTH 8
 
 typedef struct
 {
@@ -130,6 +136,7 @@ dw_safetensors_read (const DwSource *src, GError **error)
   JsonObjectIter iter;
   const char *key;
   JsonNode *node;
+  DwJsonProblem problem;
 
   if (src->size < 8)
     {
@@ -149,6 +156,15 @@ dw_safetensors_read (const DwSource *src, GError **error)
                           "offset 0: header length %" G_GUINT64_FORMAT
                           " exceeds the safetensors limit of %u bytes",
                           hlen, ST_MAX_HEADER);
+      return NULL;
+    }
+  if (hlen > ST_MAX_BATCH_HEADER)
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                          "offset 0: header length %" G_GUINT64_FORMAT
+                          " bytes is more than a rollout batch needs (Driftwatch reads headers "
+                          "up to %u bytes)",
+                          hlen, ST_MAX_BATCH_HEADER);
       return NULL;
     }
   if (hlen > src->size - 8)
@@ -178,6 +194,14 @@ dw_safetensors_read (const DwSource *src, GError **error)
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset %" G_GUINT64_FORMAT ": the header is not valid UTF-8 text",
                           (guint64)(8 + (bad ? bad - hdr : 0)));
+      return NULL;
+    }
+  /* json-glib recurses per nesting level and keeps the last of two same-named tensors */
+  if (!dw_json_scan (hdr, (gssize)hlen, ST_MAX_DEPTH, &problem))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
+                          "offset %" G_GUINT64_FORMAT ": header JSON: %s",
+                          (guint64)(8 + problem.offset), problem.message);
       return NULL;
     }
   parser = json_parser_new_immutable ();

@@ -3,12 +3,15 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "dw-config-json.h"
+#include "dw-json-scan.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK (dw - config - json - error - quark, dw_config_json_error)
+/* clang-format off */
+G_DEFINE_QUARK (dw-config-json-error-quark, dw_config_json_error)
+/* clang-format on */
 
 static gboolean
 value_from_node (JsonNode *n, DwValue *v)
@@ -75,7 +78,7 @@ dw_config_merge_json (DwConfig *config, const char *json, GError **error)
 {
   g_autoptr (JsonParser) p = json_parser_new ();
   g_autoptr (GError) perr = NULL;
-  if (!json_parser_load_from_data (p, json, -1, &perr))
+  if (!dw_json_load (p, json, -1, &perr))
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE, "config JSON: %s",
                    perr->message);
@@ -133,7 +136,7 @@ dw_config_set_assignment (DwConfig *config, const char *assignment, GError **err
   DwValue v;
   g_autoptr (JsonParser) p = json_parser_new ();
   JsonNode *root = NULL;
-  if (*val && json_parser_load_from_data (p, val, -1, NULL))
+  if (*val && dw_json_load (p, val, -1, NULL))
     root = json_parser_get_root (p);
   if (root && value_from_node (root, &v))
     ;
@@ -151,15 +154,33 @@ dw_config_set_assignment (DwConfig *config, const char *assignment, GError **err
 void
 dw_json_append_string (GString *out, const char *s)
 {
+  const char *end = s + strlen (s);
+
   g_string_append_c (out, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+  for (const char *p = s; *p;)
     {
-      if (*p == '"' || *p == '\\')
-        g_string_append_printf (out, "\\%c", *p);
-      else if (*p < 0x20)
-        g_string_append_printf (out, "\\u%04x", *p);
+      unsigned char c = (unsigned char)*p;
+      gunichar u;
+
+      if (c == '"' || c == '\\')
+        g_string_append_printf (out, "\\%c", c);
+      else if (c < 0x20)
+        g_string_append_printf (out, "\\u%04x", c);
+      else if (c < 0x80)
+        g_string_append_c (out, (char)c);
+      else if ((u = g_utf8_get_char_validated (p, end - p)) < 0x110000)
+        {
+          /* a valid UTF-8 sequence, copied whole */
+          const char *next = g_utf8_next_char (p);
+          g_string_append_len (out, p, next - p);
+          p = next;
+          continue;
+        }
       else
-        g_string_append_c (out, (char)*p);
+        /* a byte that is not UTF-8 (a run folder named in Latin-1): JSON text must be UTF-8,
+         * so it becomes U+FFFD, as Python's errors="replace" does */
+        g_string_append (out, "\\ufffd");
+      p++;
     }
   g_string_append_c (out, '"');
 }

@@ -37,6 +37,27 @@ dw_correction_result_get (const DwCorrectionResult *result, const char *key)
   return NULL;
 }
 
+/* A mask value back in a 64-bit integer dtype. An int64 mask holding INT64_MAX is 2^63 as a
+ * double: converting that back is undefined (UBSan float-cast-overflow) and gave INT64_MIN, a
+ * flipped sign in the output mask; the value saturates instead, which restores it exactly. */
+static int64_t
+dw_correction_result_int64 (double value)
+{
+  if (value >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (value < -9223372036854775808.0)
+    return INT64_MIN;
+  return value == value ? (int64_t)value : 0;
+}
+
+static uint64_t
+dw_correction_result_uint64 (double value)
+{
+  if (value >= 18446744073709551616.0)
+    return UINT64_MAX;
+  return value > 0 ? (uint64_t)value : 0;
+}
+
 static void
 dw_correction_result_store_value (void *array, DwDType dtype, size_t index, double value)
 {
@@ -50,28 +71,29 @@ dw_correction_result_store_value (void *array, DwDType dtype, size_t index, doub
       break;
     case DW_DTYPE_BOOL:
     case DW_DTYPE_U8:
-      ((uint8_t *)array)[index] = dtype == DW_DTYPE_BOOL ? (value != 0) : (uint8_t)(int64_t)value;
+      ((uint8_t *)array)[index]
+        = dtype == DW_DTYPE_BOOL ? (value != 0) : (uint8_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_I8:
-      ((int8_t *)array)[index] = (int8_t)(int64_t)value;
+      ((int8_t *)array)[index] = (int8_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_I16:
-      ((int16_t *)array)[index] = (int16_t)(int64_t)value;
+      ((int16_t *)array)[index] = (int16_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_U16:
-      ((uint16_t *)array)[index] = (uint16_t)(int64_t)value;
+      ((uint16_t *)array)[index] = (uint16_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_I32:
-      ((int32_t *)array)[index] = (int32_t)(int64_t)value;
+      ((int32_t *)array)[index] = (int32_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_U32:
-      ((uint32_t *)array)[index] = (uint32_t)(int64_t)value;
+      ((uint32_t *)array)[index] = (uint32_t)dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_I64:
-      ((int64_t *)array)[index] = (int64_t)value;
+      ((int64_t *)array)[index] = dw_correction_result_int64 (value);
       break;
     case DW_DTYPE_U64:
-      ((uint64_t *)array)[index] = (uint64_t)value;
+      ((uint64_t *)array)[index] = dw_correction_result_uint64 (value);
       break;
     default:
       break;
@@ -92,7 +114,7 @@ dw_correction_result_set_array (DwCorrectionResult *result, bool weights, DwDTyp
     memcpy (array_out, value, count * sizeof (double));
   else if (dtype == DW_DTYPE_I64)
     for (size_t index = 0; index < count; index++)
-      ((int64_t *)array_out)[index] = (int64_t)value[index];
+      ((int64_t *)array_out)[index] = dw_correction_result_int64 (value[index]);
   else
     for (size_t index = 0; index < count; index++)
       dw_correction_result_store_value (array_out, dtype, index, value[index]);

@@ -164,20 +164,22 @@ dw_correction_simd_get_reference (void)
 /* ------------------------------------------------------------------------------------------ */
 /* mask rows                                                                                    */
 
-#define MASK_GENERIC(TYPE)                                      \
-  do                                                            \
-    {                                                           \
-      const TYPE *p = (const TYPE *)batch->response_mask + off; \
-      for (size_t t = 0; t < T; t++)                            \
-        {                                                       \
-          const TYPE v = p[t];                                  \
-          const float f = (float)v;                             \
-          if ((TYPE)f != v)                                     \
-            return false;                                       \
-          mf[t] = f;                                            \
-          bin &= v == 0 || v == 1;                              \
-        }                                                       \
-    }                                                           \
+#define MASK_GENERIC(TYPE)                                                                    \
+  do                                                                                          \
+    {                                                                                         \
+      const TYPE *p = (const TYPE *)batch->response_mask + off;                               \
+      for (size_t t = 0; t < T; t++)                                                          \
+        {                                                                                     \
+          const TYPE v = p[t];                                                                \
+          const float f = (float)v;                                                           \
+          /* compared widened: (TYPE)f is undefined for f = 2^63                              \
+           * (INT64_MAX as a float), UBSan float-cast-overflow */                             \
+          if (sizeof (TYPE) <= 4 ? (double)f != (double)v : (long double)f != (long double)v) \
+            return false;                                                                     \
+          mf[t] = f;                                                                          \
+          bin &= v == 0 || v == 1;                                                            \
+        }                                                                                     \
+    }                                                                                         \
   while (0)
 
 #ifdef DW_HAVE_X86

@@ -292,8 +292,26 @@ dw_config_export_slime_builtin (const DwConfig *config)
          && (plan.path == DW_PATH_SLIME_VANILLA || plan.path == DW_PATH_SLIME_ICEPOP);
 }
 
-/* a slime config names only keys its path reads: the built-in paths are flags, mis.py reads
- * mis.yaml (and --use-tis, --calculate-per-token-loss) */
+/* whether the path @config runs reads @key: the built-in paths are flags, mis.py reads mis.yaml
+ * (and --use-tis, --calculate-per-token-loss) */
+static gboolean
+dw_config_export_slime_key_read (gboolean builtin, const char *key)
+{
+  if (builtin)
+    return dw_config_syntax_slime_flag (key) != NULL;
+  return strcmp (key, "tis_clip") != 0 && strcmp (key, "tis_clip_low") != 0;
+}
+
+gboolean
+dw_export_key_read (const DwConfig *config, const char *key)
+{
+  if (!dw_export_key_accepted (config->generation, key))
+    return FALSE;
+  return config->generation != DW_GEN_SLIME
+         || dw_config_export_slime_key_read (dw_config_export_slime_builtin (config), key);
+}
+
+/* a slime config names only keys its path reads */
 static gboolean
 dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
 {
@@ -302,7 +320,9 @@ dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
     {
       const char *key = config->keys[i];
       const DwConfigSlimeFlag *flag = dw_config_syntax_slime_flag (key);
-      if (builtin && flag == NULL)
+      if (dw_config_export_slime_key_read (builtin, key))
+        continue;
+      if (builtin)
         {
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
                        _ ("slime's built-in TIS has no flag for '%s' (a mis.py key): set "
@@ -310,7 +330,7 @@ dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
                        key);
           return FALSE;
         }
-      if (!builtin && (strcmp (key, "tis_clip") == 0 || strcmp (key, "tis_clip_low") == 0))
+      else
         {
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
                        _ ("'%s' is read only by slime's built-in TIS (%s); mis.py's bounds are "

@@ -43,6 +43,10 @@ gboolean dw_export_format_from_name (const char *name, DwExportFormat *out);
 /* Keys @gen accepts, in export order (NULL-terminated, static). */
 const char *const *dw_export_accepted_keys (DwGeneration gen);
 gboolean dw_export_key_accepted (DwGeneration gen, const char *key);
+/* Whether an export of @config may name @key: the generation accepts it and the path @config
+ * runs reads it (slime's built-in TIS / IcePop read only their flags, mis.py not tis_clip /
+ * tis_clip_low). The Tune page drops the others when the path changes. */
+gboolean dw_export_key_read (const DwConfig *config, const char *key);
 /* The dotted config path the keys live under: "algorithm.rollout_correction", "algorithm", or ""
  * for slime (its YAML is flat). */
 const char *dw_export_section (DwGeneration gen);

@@ -20,6 +20,7 @@
 #include "dw-config-syntax-private.h"
 #include "dw-correction.h"
 #include "dw-python.h"
+#include "dw-yaml-scan.h"
 
 typedef struct
 {
@@ -79,6 +80,10 @@ dw_config_import_finish (DwConfigImporter *im, GError **error)
 static void
 dw_config_import_node_to_json (yaml_document_t *doc, yaml_node_t *n, GString *out, int depth)
 {
+  /* aliases share nodes: a 586-byte "billion laughs" expanded to > 12.7 GB here. The value is
+   * refused beyond DW_VALUE_STR_MAX anyway, so stop there (every call appends ≥ 1 byte). */
+  if (out->len >= DW_VALUE_STR_MAX)
+    return;
   if (n == NULL || depth > 16)
     {
       g_string_append (out, "null");
@@ -176,6 +181,13 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
             = g_strndup ((const char *)v->data.scalar.value, v->data.scalar.length);
           double num;
           gboolean plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+          if (plain && dw_config_syntax_yaml_int_overflows (s))
+            {
+              g_autofree char *at = dw_config_import_where (im, line);
+              g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
+                           _ ("%s: %s: the integer %s does not fit in 64 bits"), at, key, s);
+              return FALSE;
+            }
           if (plain)
             ok = dw_config_syntax_resolve_yaml_plain (s, im->gen != DW_GEN_SLIME, &val);
           else if (strlen (s) < DW_VALUE_STR_MAX)
@@ -224,6 +236,14 @@ dw_config_import_yaml (DwConfigImporter *im, const char *text, gsize len, GError
 {
   yaml_parser_t parser;
   yaml_document_t doc;
+  gsize deep_line;
+  if (!dw_yaml_scan_depth (text, len, DW_YAML_MAX_DEPTH, &deep_line))
+    {
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
+                   _ ("%s:%zu: nested deeper than %d levels"), im->source, (size_t)deep_line,
+                   DW_YAML_MAX_DEPTH);
+      return FALSE;
+    }
   if (!yaml_parser_initialize (&parser))
     g_error ("out of memory");
   yaml_parser_set_input_string (&parser, (const unsigned char *)text, len);

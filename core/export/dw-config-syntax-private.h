@@ -33,6 +33,8 @@ gboolean dw_config_syntax_regex_match (const char *pattern, const char *s);
 /* a YAML plain scalar as PyYAML's YAML 1.1 resolver types it (@omegaconf: as OmegaConf, which
  * also reads "1e-4" as a float); FALSE when too long */
 gboolean dw_config_syntax_resolve_yaml_plain (const char *s, gboolean omegaconf, DwValue *v);
+/* a plain scalar PyYAML reads as an int (0x10, 010, 0b11, 1:30 …) that does not fit in 64 bits */
+gboolean dw_config_syntax_yaml_int_overflows (const char *s);
 /* a Hydra override value; FALSE for an unterminated quote (or *too_long) */
 gboolean dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long);
 /* the body of the first here-document (<<'EOF' / <<EOF / <<-EOF), or NULL */

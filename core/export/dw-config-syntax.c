@@ -52,19 +52,64 @@ dw_config_syntax_parse_float (const char *s)
   return g_ascii_strtod (t->str, NULL);
 }
 
+/* PyYAML's SafeLoader (and OmegaConf's, which keeps it) int forms, YAML 1.1: binary, octal
+ * ("010" is 8), decimal, hexadecimal ("0x10" is 16) and base 60 ("1:30" is 90). */
+#define YAML_INT_RE \
+  "^[-+]?(0b[0-1_]+|0[0-7_]+|0|[1-9][0-9_]*|0x[0-9a-fA-F_]+|[1-9][0-9_]*(:[0-5]?[0-9])+)$"
+
+/* An int in one of the forms above (or Hydra's decimal); FALSE when it does not fit in 64 bits
+ * (2^63 and more wrapped to negative numbers: "must be positive, got -1"). */
 static gboolean
 dw_config_syntax_parse_int (const char *s, DwValue *v)
 {
   g_autoptr (GString) t = g_string_new (NULL);
-  for (const char *p = s; *p; p++)
+  gboolean negative = *s == '-';
+  guint64 magnitude = 0, part;
+  const char *digits;
+  guint base = 10;
+
+  for (const char *p = s + (*s == '-' || *s == '+'); *p; p++)
     if (*p != '_')
       g_string_append_c (t, *p);
-  gint64 i;
-  if (!g_ascii_string_to_signed (t->str[0] == '+' ? t->str + 1 : t->str, 10, G_MININT64, G_MAXINT64,
-                                 &i, NULL))
+  digits = t->str;
+  if (strchr (digits, ':') != NULL)
+    {
+      g_auto (GStrv) parts = g_strsplit (digits, ":", -1);
+      for (char **q = parts; *q; q++)
+        {
+          if (!g_ascii_string_to_unsigned (*q, 10, 0, G_MAXUINT64, &part, NULL)
+              || magnitude > (G_MAXUINT64 - part) / 60)
+            return FALSE;
+          magnitude = magnitude * 60 + part;
+        }
+    }
+  else
+    {
+      if (g_str_has_prefix (digits, "0b") || g_str_has_prefix (digits, "0x"))
+        {
+          base = digits[1] == 'b' ? 2 : 16;
+          digits += 2;
+        }
+      else if (digits[0] == '0' && digits[1] != '\0')
+        {
+          base = 8;
+          digits += 1;
+        }
+      if (!g_ascii_string_to_unsigned (digits, base, 0, G_MAXUINT64, &magnitude, NULL))
+        return FALSE;
+    }
+  if (magnitude > (guint64)G_MAXINT64 + (negative ? 1 : 0))
     return FALSE;
-  *v = dw_value_int (i);
+  *v = dw_value_int (negative ? (gint64)(0 - magnitude) : (gint64)magnitude);
   return TRUE;
+}
+
+gboolean
+dw_config_syntax_yaml_int_overflows (const char *s)
+{
+  DwValue v;
+
+  return dw_config_syntax_regex_match (YAML_INT_RE, s) && !dw_config_syntax_parse_int (s, &v);
 }
 
 /* A YAML 1.1 plain scalar as PyYAML's SafeLoader resolves it; @omegaconf adds OmegaConf's float
@@ -78,8 +123,7 @@ dw_config_syntax_resolve_yaml_plain (const char *s, gboolean omegaconf, DwValue 
     *v = dw_value_bool (TRUE);
   else if (dw_config_syntax_regex_match ("^(false|False|FALSE|no|No|NO|off|Off|OFF)$", s))
     *v = dw_value_bool (FALSE);
-  else if (dw_config_syntax_regex_match ("^[-+]?(0|[1-9][0-9_]*)$", s)
-           && dw_config_syntax_parse_int (s, v))
+  else if (dw_config_syntax_regex_match (YAML_INT_RE, s) && dw_config_syntax_parse_int (s, v))
     ;
   else if (dw_config_syntax_regex_match ("^([-+]?[0-9][0-9_]*\\.[0-9_]*([eE][-+][0-9]+)?"
                                          "|\\.[0-9][0-9_]*([eE][-+][0-9]+)?"

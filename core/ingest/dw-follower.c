@@ -28,7 +28,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define SETTLE_US  (1000 * G_TIME_SPAN_MILLISECOND)
 #define GIVE_UP_US (5 * G_TIME_SPAN_SECOND)
@@ -56,6 +56,7 @@ struct _DwFollower
   char *store_path; /* the store's own files are never ingested (store inside a watched folder) */
   guint delay_ms;
   guint max_delay_ms;
+  gsize chunk_size; /* 0: the ingester's default */
 
   GPtrArray *paths;     /* as given, NULL-terminated */
   GPtrArray *roots;     /* absolute, canonical; same order */
@@ -407,6 +408,8 @@ ingest_with_ingester (DwFollower *self, const char *root, const char *path, DwIn
       /* one look per change event stays short; a file not recognised yet is examined further
        * from where the last look stopped, as it grows */
       dw_ingester_set_sniff_budget (self->ingester, SNIFF_BUDGET_US);
+      if (self->chunk_size > 0)
+        dw_ingester_set_chunk_size (self->ingester, self->chunk_size);
     }
   if (g_str_equal (root, path))
     return dw_ingester_ingest_file (self->ingester, path, NULL, report, error);
@@ -452,8 +455,13 @@ static GError *
 error_naming (const char *path, const GError *error)
 {
   GError *e = g_error_copy (error);
+  const char *colon = strstr (e->message, ": ");
+  g_autofree char *named = colon != NULL ? g_strndup (e->message, colon - e->message) : NULL;
 
-  if (strstr (e->message, path) == NULL)
+  /* A message that starts with another file's path is about that file (reading a new run
+   * folder reads all of it): prefixing the file that woke the follower blamed the wrong one. */
+  if (strstr (e->message, path) == NULL
+      && !(named != NULL && g_path_is_absolute (named) && g_file_test (named, G_FILE_TEST_EXISTS)))
     g_prefix_error (&e, "%s: ", path);
   return e;
 }
@@ -469,6 +477,9 @@ ingest_one_reporting (DwFollower *self, const char *path, DwIngestReport *r)
 
   if (root == NULL || g_stat (path, &st) != 0)
     return TRUE; /* gone (a temporary file renamed away, a deleted file): nothing to read */
+  if (S_ISDIR (st.st_mode) && !g_str_equal (path, root)
+      && g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    return TRUE; /* as `ingest` and README: symlinked folders are not followed (no loops) */
   if (S_ISDIR (st.st_mode))
     {
       /* A new (or moved-in) folder: follow it and queue what it holds. */
@@ -648,6 +659,16 @@ dw_follower_set_ingest_func (DwFollower *self, DwFollowerIngestFunc func, gpoint
   self->func = func;
   self->func_data = user_data;
   self->func_destroy = destroy;
+}
+
+void
+dw_follower_set_chunk_size (DwFollower *self, gsize bytes)
+{
+  g_return_if_fail (DW_IS_FOLLOWER (self));
+
+  self->chunk_size = bytes;
+  if (self->ingester != NULL && bytes > 0)
+    dw_ingester_set_chunk_size (self->ingester, bytes);
 }
 
 guint

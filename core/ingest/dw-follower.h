@@ -45,6 +45,10 @@ DwStore *dw_follower_get_store (DwFollower *self);
 void dw_follower_set_ingest_func (DwFollower *self, DwFollowerIngestFunc func, gpointer user_data,
                                   GDestroyNotify destroy);
 
+/* Bytes of a log read and committed per transaction by the follower's ingester (0: the
+ * ingester's default; see dw_ingester_set_chunk_size). */
+void dw_follower_set_chunk_size (DwFollower *self, gsize bytes);
+
 guint dw_follower_get_delay (DwFollower *self);
 void dw_follower_set_delay (DwFollower *self, guint delay_ms);
 guint dw_follower_get_max_delay (DwFollower *self);

@@ -22,7 +22,7 @@
 #include "dw-log-sniff.h"
 #include "dw-reader-loggers.h"
 #include "dw-run-meta.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define DEFAULT_CHUNK (4u << 20)
 #define MAX_DEPTH     16
@@ -242,14 +242,10 @@ dw_ingester_class_init (DwIngesterClass *klass)
 static void
 dw_ingester_init (DwIngester *self)
 {
-  const char *env = g_getenv ("DW_INGEST_CHUNK_BYTES"); /* tests: many small transactions */
-
   self->chunk = DEFAULT_CHUNK;
   self->sniffers
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)dw_sniffer_free);
   self->sniff_budget_us = DW_SNIFF_BUDGET_US;
-  if (env != NULL && g_ascii_strtoull (env, NULL, 10) >= 64)
-    self->chunk = (gsize)g_ascii_strtoull (env, NULL, 10);
 }
 
 DwIngester *
@@ -730,23 +726,25 @@ same_identity (const DwFileRecord *rec, const struct stat *st)
          && rec->mtime_us == now.mtime_us;
 }
 
+const char *
+dw_ingest_file_kind (mode_t mode)
+{
+  if (S_ISFIFO (mode))
+    return _ ("a FIFO (named pipe)");
+  if (S_ISSOCK (mode))
+    return _ ("a socket");
+  if (S_ISCHR (mode) || S_ISBLK (mode))
+    return _ ("a device");
+  if (S_ISDIR (mode))
+    return _ ("a folder");
+  return S_ISREG (mode) ? _ ("a file") : _ ("a special file");
+}
+
 /* Largest step of the other files of this run in this format (restart detection). */
 static gint64
 others_max_step (DwIngester *self, gint64 run_id, int format, const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) files = dw_store_list_files (self->store, error);
-  gint64 m = G_MININT64;
-
-  if (files == NULL)
-    return G_MININT64;
-  for (guint i = 0; i < files->len; i++)
-    {
-      DwFileRecord *f = files->pdata[i];
-      if (f->run_id == run_id && f->format == format && !g_str_equal (f->path, path)
-          && f->max_step > m)
-        m = f->max_step;
-    }
-  return m;
+  return dw_store_get_files_max_step (self->store, run_id, format, path, error);
 }
 
 /* tfevents: the framework is known once key names were seen ("unknown" is upgraded only). */
@@ -816,17 +814,8 @@ infer_generation (DwIngester *self, gint64 run_id, GError **error)
 static gboolean
 run_has_other_formats (DwIngester *self, gint64 run_id, int format, GError **error)
 {
-  g_autoptr (GPtrArray) files = dw_store_list_files (self->store, error);
-
-  if (files == NULL)
-    return FALSE;
-  for (guint i = 0; i < files->len; i++)
-    {
-      DwFileRecord *f = files->pdata[i];
-      if (f->run_id == run_id && f->format != format)
-        return TRUE;
-    }
-  return FALSE;
+  /* indexed: listing every file record per file made ingest quadratic in files */
+  return dw_store_run_has_other_formats (self->store, run_id, format, error);
 }
 
 /* Merges @add (a JSON object) into the run's stored meta: members of @add win, except that an
@@ -1044,6 +1033,8 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
     {
       if (dw_log_reader_file_was_truncated (rec->offset, size))
         rewritten = TRUE;
+      else if (rec->prefix_len > DW_INGEST_PREFIX_MAX)
+        rewritten = TRUE; /* damaged bookkeeping: read again rather than trust it */
       else if (rec->prefix_len > 0)
         {
           guint32 crc;
@@ -1070,11 +1061,28 @@ ingest_log (DwIngester *self, const char *path, int fd, const struct stat *st, D
   g_assert (reader != NULL);
   if (pos > 0 && (format == DW_FORMAT_WANDB_CSV || format == DW_FORMAT_WANDB_PANEL_CSV))
     {
-      /* CSV readers learn the columns from the header: prime with what was read before */
-      g_autofree guint8 *head = g_malloc ((gsize)pos);
-      if (!read_at (fd, path, 0, head, (gsize)pos, error))
-        return FALSE;
-      dw_log_reader_feed (reader, 0, head, (gsize)pos, FALSE, NULL, NULL, NULL);
+      /* CSV readers learn the columns from the header: prime with the header line only
+       * (priming with everything read before made watching a growing CSV quadratic: one line
+       * appended to a 313 MB export re-read all of it) */
+      gsize len = MIN ((gsize)pos, 64 * 1024), header = 0;
+      g_autofree guint8 *head = NULL;
+
+      for (;;)
+        {
+          const guint8 *nl;
+
+          head = g_realloc (head, len);
+          if (!read_at (fd, path, 0, head, len, error))
+            return FALSE;
+          nl = memchr (head, '\n', len);
+          if (nl != NULL || len == (gsize)pos)
+            {
+              header = nl != NULL ? (gsize)(nl - head) + 1 : len;
+              break;
+            }
+          len = MIN (len * 2, (gsize)pos);
+        }
+      dw_log_reader_feed (reader, 0, head, header, FALSE, NULL, NULL, NULL);
     }
 
   while (pos < size)
@@ -1544,13 +1552,18 @@ ingest_batch (DwIngester *self, const char *path, int fd, const struct stat *st,
                    _ ("%s: no step in the metadata nor in the file name (step_000123.*)"), path);
       g_clear_pointer (&batch, dw_batch_free);
     }
-  if (batch != NULL)
+  if (batch != NULL
+      && !dw_store_put_batch (self->store, rec->run_id, batch->step, batch, path, &berr))
     {
-      if (!dw_store_put_batch (self->store, rec->run_id, batch->step, batch, path, &err))
-        return fail_tx (self, error, err);
-      rec->max_step = batch->step;
+      /* one batch too large for the store: that file is skipped with a diagnostic naming it,
+       * the rest of the folder is read (it stopped every ingest of the folder) */
+      if (!g_error_matches (berr, DW_STORE_ERROR, DW_STORE_ERROR_TOO_LARGE))
+        return fail_tx (self, error, g_steal_pointer (&berr));
+      g_clear_pointer (&batch, dw_batch_free);
     }
-  else
+  else if (batch != NULL)
+    rec->max_step = batch->step;
+  if (batch == NULL)
     {
       if (!dw_store_add_diagnostic (self->store, rec->run_id, path, 0, berr->message, &err))
         return fail_tx (self, error, err);
@@ -1648,13 +1661,26 @@ dw_ingester_recognise (DwIngester *self, const char *path, char **reason)
   rec = dw_store_get_file (self->store, abs, NULL);
   if (rec != NULL)
     return (DwFormat)rec->format;
-  fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
+  /* O_NONBLOCK: a FIFO in a watched folder must not block the follower */
+  fd = g_open (abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0)
     {
       if (reason != NULL)
         *reason = g_strdup_printf (_ ("cannot open: %s"), g_strerror (errno));
       return DW_FORMAT_UNKNOWN;
     }
+  {
+    struct stat st = { 0 };
+
+    if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+      {
+        if (reason != NULL)
+          *reason
+            = g_strdup_printf (_ ("%s, not a regular file"), dw_ingest_file_kind (st.st_mode));
+        close (fd);
+        return DW_FORMAT_UNKNOWN;
+      }
+  }
   f = recognise_fd (self, fd, abs, reason);
   close (fd);
   return f;
@@ -1683,7 +1709,8 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
       g_propagate_error (error, err);
       return FALSE;
     }
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* O_NONBLOCK: opening a FIFO with no writer would block forever (no effect on files) */
+  fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0 || fstat (fd, &st) != 0)
     {
       int saved = errno;
@@ -1698,6 +1725,22 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
       report_note (report, _ ("%s: cannot open: %s"), path, g_strerror (saved));
       return TRUE;
     }
+  if (!S_ISREG (st.st_mode))
+    {
+      const char *what = dw_ingest_file_kind (st.st_mode);
+
+      close (fd);
+      if (explicit)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                       _ ("%s: %s, not a regular file: Driftwatch reads files it can read "
+                          "again (save the output to a file first)"),
+                       path, what);
+          return FALSE;
+        }
+      report_note (report, _ ("%s: %s, not a regular file: skipped"), path, what);
+      return TRUE;
+    }
   /* a database in WAL mode changes in <db>-wal only: always asked for rows after the last */
   if (rec != NULL && same_identity (rec, &st) && rec->format != DW_FORMAT_TRACKIO_SQLITE
       && rec->format != DW_FORMAT_MLFLOW_SQLITE)
@@ -1710,7 +1753,17 @@ ingest_one (DwIngester *self, const char *path_in, const char *run_root, gboolea
   {
     g_autofree char *reason = NULL;
 
-    format = rec != NULL ? (DwFormat)rec->format : recognise_fd (self, fd, path, &reason);
+    if (rec != NULL && (rec->format <= DW_FORMAT_UNKNOWN || rec->format >= DW_N_FORMATS))
+      {
+        /* damaged bookkeeping (a format number this build does not know): read it as new */
+        rec->format = DW_FORMAT_UNKNOWN;
+        rec->offset = rec->prefix_len = 0;
+        rec->max_step = G_MININT64;
+        g_clear_pointer (&rec->state, g_bytes_unref);
+      }
+    format = rec != NULL && rec->format != DW_FORMAT_UNKNOWN
+               ? (DwFormat)rec->format
+               : recognise_fd (self, fd, path, &reason);
     if (format == DW_FORMAT_UNKNOWN)
       {
         close (fd);
@@ -1837,7 +1890,7 @@ is_data_file (DwIngester *self, const char *path)
   rec = dw_store_get_file (self->store, abs, NULL);
   if (rec != NULL)
     return TRUE;
-  fd = g_open (abs, O_RDONLY | O_CLOEXEC, 0);
+  fd = g_open (abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0)
     return FALSE;
   f = recognise_fd (self, fd, abs, NULL);

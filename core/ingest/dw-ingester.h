@@ -31,6 +31,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <sys/types.h>
 
 #include "dw-log-reader.h"
 #include "dw-store.h"
@@ -99,6 +100,8 @@ void dw_ingester_set_sniff_budget (DwIngester *self, gint64 budget_us);
 /* The run folder (or, for a log file that is its own run, the file) a single @path belongs
  * to under the rules above; @format as sniffed. */
 char *dw_ingest_run_root_for_file (const char *path, DwFormat format);
+/* "a FIFO (named pipe)", "a socket", "a device"… for messages refusing what is not a file. */
+const char *dw_ingest_file_kind (mode_t mode);
 /* The run name of a run root: the folder's name, or the file's stem. */
 char *dw_ingest_run_name (const char *run_root);
 

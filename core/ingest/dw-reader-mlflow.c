@@ -12,6 +12,38 @@
 #include <sqlite3.h>
 #include <string.h>
 
+/* Time budget of one read of a foreign SQLite file: a query that runs longer is interrupted. */
+#define MLFLOW_TIME_BUDGET_US (30 * G_USEC_PER_SEC)
+
+static int
+mlflow_progress_cb (void *user_data)
+{
+  return g_get_monotonic_time () > *(const gint64 *)user_data;
+}
+
+/* MLflow's metrics is a table; anything else (a view, possibly over a recursive query that never
+ * ends) is refused before it is queried. */
+static gboolean
+mlflow_check_schema (sqlite3 *db, const char *path, GError **error)
+{
+  sqlite3_stmt *st = NULL;
+  const char *type = NULL;
+  gboolean ok;
+
+  if (sqlite3_prepare_v2 (db, "SELECT type FROM sqlite_master WHERE name = 'metrics'", -1, &st,
+                          NULL)
+        == SQLITE_OK
+      && sqlite3_step (st) == SQLITE_ROW)
+    type = (const char *)sqlite3_column_text (st, 0);
+  ok = g_strcmp0 (type, "table") == 0;
+  if (!ok)
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                 "%s: not an MLflow store (metrics is %s, not a table)", path,
+                 type != NULL ? type : "missing");
+  sqlite3_finalize (st);
+  return ok;
+}
+
 gboolean
 dw_mlflow_read (const char *path, const char *run_uuid, gint64 after_rowid, DwPointFunc on_point,
                 DwDiagFunc on_diag, gpointer user_data, gint64 *last_rowid, GError **error)
@@ -27,6 +59,10 @@ dw_mlflow_read (const char *path, const char *run_uuid, gint64 after_rowid, DwPo
       goto out;
     }
   sqlite3_busy_timeout (db, 2000);
+  gint64 deadline = g_get_monotonic_time () + MLFLOW_TIME_BUDGET_US;
+  sqlite3_progress_handler (db, 1000, mlflow_progress_cb, &deadline);
+  if (!mlflow_check_schema (db, path, error))
+    goto out;
   gboolean multi = FALSE;
   if (run_uuid == NULL)
     {
@@ -86,6 +122,14 @@ dw_mlflow_read (const char *path, const char *run_uuid, gint64 after_rowid, DwPo
         *last_rowid = rowid;
     }
   g_string_free (tag, TRUE);
+  if (rc == SQLITE_INTERRUPT)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+                   "%s: reading metrics took longer than %d s: interrupted (read again, from "
+                   "where it stopped, on the next ingest)",
+                   path, (int)(MLFLOW_TIME_BUDGET_US / G_USEC_PER_SEC));
+      goto out;
+    }
   if (rc != SQLITE_DONE)
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: reading metrics: %s", path,

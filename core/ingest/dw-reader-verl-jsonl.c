@@ -85,6 +85,10 @@ scan_string (Scan *s, GString *out)
                 }
               if (cp >= 0xd800 && cp < 0xe000)
                 cp = 0xfffd;
+              /* a NUL would end the key as a C string, merging "a\u0000b" into "a": shown as
+               * U+2400 SYMBOL FOR NULL, a key of its own */
+              if (cp == 0)
+                cp = 0x2400;
               if (out)
                 g_string_append_unichar (out, cp);
             }

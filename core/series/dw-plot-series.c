@@ -14,9 +14,10 @@
 
 struct _DwPlotSeries
 {
-  GArray *steps;    /* gint64 */
-  GArray *x[3];     /* double per DwXMode */
-  GArray *restarts; /* gint64 */
+  GArray *steps;             /* gint64 */
+  GArray *x[3];              /* double per DwXMode */
+  GArray *restarts;          /* gint64, in the order added */
+  GHashTable *restart_steps; /* the same steps as a set: adding is O(1), not O(markers) */
   gboolean has_wall;
   double first_wall;
   double smoothing;
@@ -34,6 +35,7 @@ dw_plot_series_new (double smoothing)
   for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
     self->x[i] = g_array_new (FALSE, FALSE, sizeof (double));
   self->restarts = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->restart_steps = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   self->raw = dw_pyramid_new ();
   self->first_wall = NAN;
   dw_plot_series_set_smoothing (self, smoothing);
@@ -49,6 +51,7 @@ dw_plot_series_free (DwPlotSeries *self)
   for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
     g_array_unref (self->x[i]);
   g_array_unref (self->restarts);
+  g_hash_table_unref (self->restart_steps);
   dw_pyramid_free (self->raw);
   dw_pyramid_free (self->smoothed);
   g_free (self);
@@ -101,9 +104,9 @@ truncate_at (DwPlotSeries *self, gsize length)
 void
 dw_plot_series_add_restart (DwPlotSeries *self, gint64 step)
 {
-  for (guint i = 0; i < self->restarts->len; i++)
-    if (g_array_index (self->restarts, gint64, i) == step)
-      return;
+  /* a linear search per marker made 1 M restart markers quadratic */
+  if (!g_hash_table_add (self->restart_steps, g_memdup2 (&step, sizeof step)))
+    return;
   g_array_append_val (self->restarts, step);
 }
 

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layout (schema version 2, PRAGMA user_version; PRAGMA application_id 'DWst'):
+ * Layout (schema version 5, PRAGMA user_version; PRAGMA application_id 'DWst'):
  *   runs(id, name UNIQUE, framework, source, status, first/last step and wall time, updated)
  *   tags(id, run_id, name, canonical, step_key)               UNIQUE(run_id, name)
  *   points(tag_id, step, wall_time, value, special, rank)     PRIMARY KEY(tag_id, step)
@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <glib/gi18n.h>
@@ -35,9 +36,11 @@
 #include "dw-batch-reader.h"
 #include "dw-canonical.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
-G_DEFINE_QUARK (dw - store - error - quark, dw_store_error)
+/* clang-format off */
+G_DEFINE_QUARK (dw-store-error-quark, dw_store_error)
+/* clang-format on */
 
 typedef enum
 {
@@ -90,8 +93,7 @@ struct _DwStore
   gint64 acc_run_id;     /* one-entry cache of run_acc */
   int rank;              /* precision rank of the points being written */
   RunAcc *acc;
-  guint n_commits;
-  guint crash_after_tx, crash_in_tx; /* test hooks, see dw_store_commit() */
+  gboolean wal_seen; /* the -wal file existed after our last commit (recover_lost_wal) */
 };
 
 G_DEFINE_FINAL_TYPE (DwStore, dw_store, G_TYPE_OBJECT)
@@ -186,6 +188,9 @@ static const char *const migrations[DW_STORE_SCHEMA_VERSION] = {
   "CREATE TABLE batch_extras ("
   "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
   "  token_ids BLOB, rewards BLOB);",
+  /* 4 → 5: restart detection asks, per file, for the largest step of the run's other files of
+   * its format; without an index that read every file record per file (quadratic ingest). */
+  "CREATE INDEX IF NOT EXISTS files_run_format ON files (run_id, format, max_step);",
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -268,6 +273,15 @@ prepare (DwStore *self, const char *sql, GError **error)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
+
+/* A text column as a new string; @fallback when the (crafted or damaged) store holds NULL. */
+static char *
+column_text_or (sqlite3_stmt *stmt, int col, const char *fallback)
+{
+  const char *text = (const char *)sqlite3_column_text (stmt, col);
+
+  return g_strdup (text != NULL ? text : fallback);
+}
 
 #define PUT_POINTS_ROWS 32
 
@@ -422,14 +436,6 @@ dw_store_init (DwStore *self)
   self->run_acc = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
 }
 
-static guint
-env_uint (const char *name)
-{
-  const char *v = g_getenv (name);
-
-  return v != NULL ? (guint)g_ascii_strtoull (v, NULL, 10) : 0;
-}
-
 /* Brings the schema up to DW_STORE_SCHEMA_VERSION inside one write transaction. */
 static gboolean
 migrate (DwStore *self, GError **error)
@@ -443,6 +449,14 @@ migrate (DwStore *self, GError **error)
   version = query_int (self, "PRAGMA user_version", "reading the schema version", error, &ok);
   if (!ok)
     goto fail;
+  if (version < 0)
+    {
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+                   _ ("%s: damaged Driftwatch store (schema version %" PRId64
+                      "); the file was left untouched"),
+                   self->path, version);
+      goto fail;
+    }
   if (version > DW_STORE_SCHEMA_VERSION)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA,
@@ -493,6 +507,45 @@ switch_to_wal (DwStore *self, GError **error)
   return TRUE;
 }
 
+/* An SQLite file is a whole number of pages. One that is not (a truncated copy, a 121-byte
+ * fragment) reads as an empty database, and creating the schema in it and rolling back cut it to
+ * nothing: refused, untouched, before anything is written. */
+static gboolean
+whole_pages (DwStore *self, GError **error)
+{
+  GStatBuf st;
+  gboolean ok;
+  gint64 page_size = query_int (self, "PRAGMA page_size", "reading the page size", error, &ok);
+
+  if (!ok)
+    return FALSE;
+  if (g_stat (self->path, &st) != 0 || page_size <= 0 || st.st_size % page_size == 0)
+    return TRUE;
+  g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+               _ ("%s: damaged SQLite file (%" PRId64 " bytes, not a whole number of "
+                  "%" PRId64 "-byte pages); the file was left untouched"),
+               self->path, (int64_t)st.st_size, (int64_t)page_size);
+  return FALSE;
+}
+
+static gboolean
+on_read_only_fs (const char *path)
+{
+  struct statvfs fs;
+
+  return statvfs (path, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+}
+
+/* "file:PATH?immutable=1" with the characters a URI path cannot hold escaped */
+static char *
+immutable_uri (const char *path)
+{
+  g_autofree char *abs = g_canonicalize_filename (path, NULL);
+  g_autofree char *escaped = g_uri_escape_string (abs, "/", FALSE);
+
+  return g_strconcat ("file:", escaped, "?immutable=1", NULL);
+}
+
 static gboolean
 open_db (DwStore *self, GError **error)
 {
@@ -519,7 +572,16 @@ open_db (DwStore *self, GError **error)
         }
     }
 
-  rc = sqlite3_open_v2 (self->path, &self->db, flags, NULL);
+  if (self->read_only && on_read_only_fs (self->path))
+    {
+      /* a WAL store cannot be opened read-only where its -shm index cannot be created (a
+       * read-only mount, a snapshot): nobody can write there, so SQLite may treat the file as
+       * immutable and read it without any lock or index */
+      g_autofree char *uri = immutable_uri (self->path);
+      rc = sqlite3_open_v2 (uri, &self->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    }
+  else
+    rc = sqlite3_open_v2 (self->path, &self->db, flags, NULL);
   if (rc != SQLITE_OK)
     {
       if (self->read_only && !g_file_test (self->path, G_FILE_TEST_EXISTS))
@@ -551,7 +613,9 @@ open_db (DwStore *self, GError **error)
                    self->path, version, DW_STORE_SCHEMA_VERSION);
       return FALSE;
     }
-  if ((n_tables > 0 || version > 0) && app_id != DW_STORE_APPLICATION_ID)
+  if (!self->read_only && !whole_pages (self, error))
+    return FALSE;
+  if ((n_tables > 0 || version != 0) && app_id != DW_STORE_APPLICATION_ID)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
                    _ ("%s: an SQLite file, but not a Driftwatch store; the file was left "
@@ -560,6 +624,15 @@ open_db (DwStore *self, GError **error)
       return FALSE;
     }
 
+  if (version < 0)
+    {
+      /* migrations[] is indexed by the version: a negative one is damage, never a migration */
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
+                   _ ("%s: damaged Driftwatch store (schema version %" PRId64
+                      "); the file was left untouched"),
+                   self->path, version);
+      return FALSE;
+    }
   if (self->read_only)
     {
       if (version < DW_STORE_SCHEMA_VERSION)
@@ -573,15 +646,15 @@ open_db (DwStore *self, GError **error)
       return exec (self, "PRAGMA foreign_keys = ON", "configuring", error);
     }
 
-  if (!switch_to_wal (self, error)
-      || !exec (self, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring",
-                error))
+  /* migrate before switching to WAL: a migration that fails (a damaged store) is rolled back
+   * and leaves the file exactly as it was */
+  if (!exec (self, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring", error))
     return FALSE;
   if (version < DW_STORE_SCHEMA_VERSION && !migrate (self, error))
     return FALSE;
+  if (!switch_to_wal (self, error))
+    return FALSE;
 
-  self->crash_after_tx = env_uint ("DW_STORE_CRASH_AFTER_TX");
-  self->crash_in_tx = env_uint ("DW_STORE_CRASH_IN_TX");
   return TRUE;
 }
 
@@ -594,6 +667,13 @@ store_open (const char *path, gboolean read_only, GError **error)
   if (path == NULL)
     path = default_path
       = g_build_filename (g_get_user_data_dir (), "driftwatch", "driftwatch.db", NULL);
+  if (*path == '\0')
+    {
+      /* SQLite opens "" as a private temporary database: everything written would be lost */
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
+                   _ ("the store path is empty (give --db a file name)"));
+      return NULL;
+    }
   self = g_object_new (DW_TYPE_STORE, "path", path, "read-only", read_only, NULL);
   if (!open_db (self, error))
     return NULL;
@@ -650,6 +730,13 @@ dw_store_set_max_size (DwStore *self, gint64 bytes, GError **error)
   return exec (self, sql, "limiting the size", error);
 }
 
+void
+dw_store_set_max_value_size (DwStore *self, int bytes)
+{
+  g_return_if_fail (DW_IS_STORE (self));
+  sqlite3_limit (self->db, SQLITE_LIMIT_LENGTH, bytes);
+}
+
 gboolean
 dw_store_check_integrity (DwStore *self, GError **error)
 {
@@ -687,11 +774,38 @@ dw_store_check_integrity (DwStore *self, GError **error)
 /* ------------------------------------------------------------------------------------------ */
 /* Transactions                                                                                */
 
+/* The write-ahead log of a writable store was deleted while it was open (a cleanup script, a
+ * user removing "stray" files): SQLite goes on writing into the unlinked file, which no other
+ * process sees and which is lost if this one dies, so an acknowledged write could vanish. Its
+ * frames are copied into the store file (a checkpoint through the still open descriptor), then
+ * the store is opened again with a new log. */
+static gboolean
+recover_lost_wal (DwStore *self, GError **error)
+{
+  g_autofree char *wal = g_strconcat (self->path, "-wal", NULL);
+
+  if (!self->wal_seen || g_file_test (wal, G_FILE_TEST_EXISTS))
+    return TRUE;
+  self->wal_seen = FALSE;
+  g_log_structured (G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "MESSAGE",
+                    "%s: the write-ahead log was deleted while the store was open; its contents "
+                    "are written into the store and the store is opened again",
+                    self->path);
+  if (!exec (self, "PRAGMA wal_checkpoint(FULL)", "saving the deleted write-ahead log", error))
+    return FALSE;
+  for (guint i = 0; i < N_STMTS; i++)
+    g_clear_pointer (&self->stmts[i], sqlite3_finalize);
+  sqlite3_close (self->db);
+  self->db = NULL;
+  g_hash_table_remove_all (self->tag_cache);
+  return open_db (self, error);
+}
+
 gboolean
 dw_store_begin (DwStore *self, GError **error)
 {
   g_return_val_if_fail (DW_IS_STORE (self), FALSE);
-  if (!check_writable (self, error))
+  if (!check_writable (self, error) || !recover_lost_wal (self, error))
     return FALSE;
   return exec (self, "BEGIN IMMEDIATE", "starting a write", error);
 }
@@ -754,17 +868,16 @@ dw_store_commit (DwStore *self, GError **error)
       dw_store_rollback (self);
       return FALSE;
     }
-  self->n_commits++;
-  /* Crash-test hooks (tests/store): die without committing, or right after committing. */
-  if (self->crash_in_tx != 0 && self->n_commits == self->crash_in_tx)
-    _exit (99);
   if (!exec (self, "COMMIT", "committing", error))
     {
       dw_store_rollback (self);
       return FALSE;
     }
-  if (self->crash_after_tx != 0 && self->n_commits == self->crash_after_tx)
-    _exit (99);
+  if (!self->wal_seen)
+    {
+      g_autofree char *wal = g_strconcat (self->path, "-wal", NULL);
+      self->wal_seen = g_file_test (wal, G_FILE_TEST_EXISTS);
+    }
   return TRUE;
 }
 
@@ -1164,6 +1277,28 @@ put_batch_extras (DwStore *self, gint64 batch_id, const DwBatch *batch, GError *
   return step_done (self, stmt, "storing token ids", error);
 }
 
+/* A batch whose padded arrays exceed SQLite's length limit (1 GB by default: a 4 MB packed file
+ * can pad past it) cannot be stored: said before anything is written, naming the input, so the
+ * ingester skips that one file. */
+static gboolean
+check_batch_fits (DwStore *self, const DwBatch *batch, gint64 step, const char *source,
+                  GError **error)
+{
+  gsize n, bytes;
+  gint64 limit = sqlite3_limit (self->db, SQLITE_LIMIT_LENGTH, -1);
+
+  if (g_size_checked_mul (&n, batch->rows, batch->cols)
+      && g_size_checked_mul (&bytes, n,
+                             MAX (dw_dtype_size (batch->lp_dtype), batch->token_ids ? 8u : 1u))
+      && (gint64)bytes <= limit)
+    return TRUE;
+  g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_TOO_LARGE,
+               _ ("%s: step %" PRId64 ": the batch pads to %zu × %zu tokens, more than one "
+                  "store value can hold (%" PRId64 " bytes per array): skipped"),
+               source, step, batch->rows, batch->cols, limit);
+  return FALSE;
+}
+
 gboolean
 dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
                     const char *source, GError **error)
@@ -1184,6 +1319,8 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
                    _ ("%s: step %" PRId64 ": log-probs must be float32 or float64"), source, step);
       return FALSE;
     }
+  if (!check_batch_fits (self, batch, step, source, error))
+    return FALSE;
   rows = g_new0 (DwRowStats, MAX (batch->rows, 1));
   dw_row_stats_compute (batch, rows);
   for (gsize r = 0; r < batch->rows; r++)
@@ -1297,7 +1434,7 @@ file_from_row (sqlite3_stmt *stmt)
 
   r->id = sqlite3_column_int64 (stmt, 0);
   r->run_id = sqlite3_column_int64 (stmt, 1);
-  r->path = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
+  r->path = column_text_or (stmt, 2, "");
   r->format = sqlite3_column_int (stmt, 3);
   r->dev = (guint64)sqlite3_column_int64 (stmt, 4);
   r->inode = (guint64)sqlite3_column_int64 (stmt, 5);
@@ -1311,6 +1448,16 @@ file_from_row (sqlite3_stmt *stmt)
   state = sqlite3_column_blob (stmt, 12);
   if (state != NULL)
     r->state = g_bytes_new (state, sqlite3_column_bytes (stmt, 12));
+  if (r->offset < 0 || r->prefix_len < 0 || r->prefix_len > r->offset || r->size < 0)
+    {
+      /* damaged bookkeeping (prefix_len = 1e12 made ingest allocate a terabyte): the file is
+       * read again from the start, which is always correct, only slower */
+      r->offset = r->prefix_len = 0;
+      r->prefix_crc = 0;
+      r->size = -1;
+      r->max_step = G_MININT64;
+      g_clear_pointer (&r->state, g_bytes_unref);
+    }
   return r;
 }
 
@@ -1408,6 +1555,56 @@ dw_store_put_file (DwStore *self, DwFileRecord *r, GError **error)
   return TRUE;
 }
 
+gint64
+dw_store_get_files_max_step (DwStore *self, gint64 run_id, int format, const char *except_path,
+                             GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), G_MININT64);
+  /* the two largest: one of them is not @except_path */
+  stmt = prepare (self,
+                  "SELECT max_step, path FROM files WHERE run_id = ?1 AND format = ?2 AND "
+                  "max_step IS NOT NULL ORDER BY max_step DESC LIMIT 2",
+                  error);
+  if (stmt == NULL)
+    return G_MININT64;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_int (stmt, 2, format);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    if (g_strcmp0 ((const char *)sqlite3_column_text (stmt, 1), except_path) != 0)
+      return sqlite3_column_int64 (stmt, 0);
+  if (rc != SQLITE_DONE)
+    set_error (self, error, rc, "reading the ingest bookkeeping");
+  return G_MININT64;
+}
+
+gboolean
+dw_store_run_has_other_formats (DwStore *self, gint64 run_id, int format, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = NULL;
+  int rc;
+
+  g_return_val_if_fail (DW_IS_STORE (self), FALSE);
+  /* two index seeks on (run_id, format): "format <> ?" would walk the run's files */
+  stmt = prepare (self,
+                  "SELECT EXISTS (SELECT 1 FROM files WHERE run_id = ?1 AND format < ?2) OR "
+                  "EXISTS (SELECT 1 FROM files WHERE run_id = ?1 AND format > ?2)",
+                  error);
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, run_id);
+  sqlite3_bind_int (stmt, 2, format);
+  rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      set_error (self, error, rc, "reading the ingest bookkeeping");
+      return FALSE;
+    }
+  return sqlite3_column_int (stmt, 0) != 0;
+}
+
 GPtrArray *
 dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error)
 {
@@ -1424,9 +1621,9 @@ dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error)
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     g_ptr_array_add (out, g_strdup_printf ("%s: offset %" G_GINT64_FORMAT ": %s",
-                                           (const char *)sqlite3_column_text (stmt, 0),
+                                           (const char *)sqlite3_column_text (stmt, 0) ?: "?",
                                            (gint64)sqlite3_column_int64 (stmt, 1),
-                                           (const char *)sqlite3_column_text (stmt, 2)));
+                                           (const char *)sqlite3_column_text (stmt, 2) ?: "?"));
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "reading diagnostics");
@@ -1504,8 +1701,10 @@ run_from_row (sqlite3_stmt *stmt)
   double updated = column_double_or_nan (stmt, 9);
 
   info->id = sqlite3_column_int64 (stmt, 0);
-  info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
-  info->framework = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
+  info->name = sqlite3_column_type (stmt, 1) != SQLITE_NULL
+                 ? column_text_or (stmt, 1, "")
+                 : g_strdup_printf ("run %" G_GINT64_FORMAT, info->id);
+  info->framework = column_text_or (stmt, 2, "unknown");
   info->source = g_strdup ((const char *)sqlite3_column_text (stmt, 3));
   info->first_step
     = sqlite3_column_type (stmt, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64 (stmt, 4);
@@ -1657,7 +1856,7 @@ dw_store_get_run_generation (DwStore *self, gint64 run_id, const char **source, 
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+    g_ptr_array_add (names, column_text_or (stmt, 0, ""));
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "listing tags");
@@ -1707,7 +1906,7 @@ dw_store_list_tag_names (DwStore *self, gint64 run_id, GError **error)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    g_ptr_array_add (names, g_strdup ((const char *)sqlite3_column_text (stmt, 0)));
+    g_ptr_array_add (names, column_text_or (stmt, 0, "")); /* NULL in a crafted store */
   if (rc != SQLITE_DONE)
     {
       set_error (self, error, rc, "listing tags");
@@ -1735,7 +1934,7 @@ dw_store_list_tags (DwStore *self, gint64 run_id, GError **error)
     {
       DwTagInfo *info = g_new0 (DwTagInfo, 1);
       info->id = sqlite3_column_int64 (stmt, 0);
-      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      info->name = column_text_or (stmt, 1, "");
       info->canonical = g_strdup ((const char *)sqlite3_column_text (stmt, 2));
       info->n_points = sqlite3_column_int64 (stmt, 3);
       g_ptr_array_add (tags, info);
@@ -1786,7 +1985,7 @@ resolve_tag (DwStore *self, gint64 run_id, const char *tag, GError **error)
       DwTagInfo *info = g_new0 (DwTagInfo, 1);
 
       info->id = sqlite3_column_int64 (stmt, 0);
-      info->name = g_strdup ((const char *)sqlite3_column_text (stmt, 1));
+      info->name = column_text_or (stmt, 1, "");
       g_ptr_array_add (tags, info);
     }
   if (rc != SQLITE_DONE)
@@ -1847,15 +2046,16 @@ dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after
   steps = g_array_new (FALSE, FALSE, sizeof (gint64));
   walls = g_array_new (FALSE, FALSE, sizeof (double));
   values = g_array_new (FALSE, FALSE, sizeof (double));
-  stmt
-    = prepare (self,
-               "SELECT step, wall_time, value, special FROM points WHERE tag_id = ? AND step > ? "
-               "ORDER BY step",
-               error);
+  stmt = prepare (self,
+                  "SELECT step, wall_time, value, special FROM points WHERE tag_id = ?1 AND "
+                  "(?3 OR step > ?2) ORDER BY step",
+                  error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, tag_id);
   sqlite3_bind_int64 (stmt, 2, after_step);
+  /* G_MININT64 means every point, also one logged at step G_MININT64 */
+  sqlite3_bind_int (stmt, 3, after_step == G_MININT64);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 step = sqlite3_column_int64 (stmt, 0);
@@ -1878,11 +2078,14 @@ dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gint64 after
 
   restarts = g_array_new (FALSE, FALSE, sizeof (gint64));
   stmt = prepare (
-    self, "SELECT DISTINCT step FROM restarts WHERE run_id = ? AND step > ? ORDER BY step", error);
+    self,
+    "SELECT DISTINCT step FROM restarts WHERE run_id = ?1 AND (?3 OR step > ?2) ORDER BY step",
+    error);
   if (stmt == NULL)
     return NULL;
   sqlite3_bind_int64 (stmt, 1, run_id);
   sqlite3_bind_int64 (stmt, 2, after_step);
+  sqlite3_bind_int (stmt, 3, after_step == G_MININT64);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       gint64 step = sqlite3_column_int64 (stmt, 0);
@@ -1927,6 +2130,16 @@ dw_store_list_batch_steps (DwStore *self, gint64 run_id, GError **error)
       return NULL;
     }
   return g_steal_pointer (&steps);
+}
+
+/* Whether column @col holds exactly @n elements of @dtype. */
+static gboolean
+blob_fits (sqlite3_stmt *stmt, int col, gsize n, int dtype)
+{
+  gsize bytes;
+
+  return g_size_checked_mul (&bytes, n, dw_dtype_size (dtype))
+         && (gsize)sqlite3_column_bytes (stmt, col) == bytes;
 }
 
 static gboolean
@@ -1977,14 +2190,18 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   cols = sqlite3_column_int64 (stmt, 1);
   lp_dtype = sqlite3_column_int (stmt, 2);
   mask_dtype = sqlite3_column_int (stmt, 4);
+  /* the sizes must agree with the stored blobs before anything is allocated: a crafted row
+   * count (rows = 2^62) would otherwise ask for exabytes */
   if (rows < 0 || cols < 0 || (lp_dtype != DW_DTYPE_F32 && lp_dtype != DW_DTYPE_F64)
       || mask_dtype < 0 || mask_dtype >= DW_N_DTYPES
+      || !g_size_checked_mul (&n, (gsize)rows, (gsize)cols) || !blob_fits (stmt, 6, n, lp_dtype)
+      || !blob_fits (stmt, 7, n, lp_dtype) || !blob_fits (stmt, 8, n, mask_dtype)
+      || (sqlite3_column_type (stmt, 9) != SQLITE_NULL && !blob_fits (stmt, 9, n, lp_dtype))
       || (batch = dw_batch_new ((size_t)rows, (size_t)cols, lp_dtype, mask_dtype)) == NULL)
     goto corrupt;
   batch->source_lp_dtype = sqlite3_column_int (stmt, 3);
   batch->flags = (uint32_t)sqlite3_column_int64 (stmt, 5);
   batch->step = step;
-  n = (gsize)rows * (gsize)cols;
   if (sqlite3_column_type (stmt, 9) != SQLITE_NULL)
     batch->advantages = g_malloc (MAX (n * dw_dtype_size (lp_dtype), 1));
   if (!copy_blob (stmt, 6, batch->old_log_prob, n * dw_dtype_size (lp_dtype))

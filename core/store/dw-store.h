@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * One SQLite file (WAL, foreign keys, versioned schema). Readers below are what the GUI, `check`,
- * `series`, `export` and `recompute` use; the writer side is in dw-store-private.h / ingest.
+ * `series`, `export` and `recompute` use; the writer side is in dw-store-writer.h / ingest.
  * This header is the agreed interface: extend it, do not change what is here without updating
  * every caller.
  */
@@ -26,7 +26,8 @@ typedef enum
   DW_STORE_ERROR_BUSY,         /* another process holds the write lock too long */
   DW_STORE_ERROR_NOT_FOUND,    /* no such run / tag / step */
   DW_STORE_ERROR_READ_ONLY,
-  DW_STORE_ERROR_FULL, /* disk full: the transaction was rolled back */
+  DW_STORE_ERROR_FULL,      /* disk full: the transaction was rolled back */
+  DW_STORE_ERROR_TOO_LARGE, /* one value (a batch's array) exceeds SQLite's length limit */
 } DwStoreError;
 
 typedef enum

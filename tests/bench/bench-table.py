@@ -77,6 +77,11 @@ RULES = [
      "what-if precompute memory", "{0} B/token", ""),
     ("watch", r"^watch latency (\S+)\s+" + NUM + r" (.+?): median " + NUM + r" ms, p95 " + NUM
      + r" ms", "watch: append → in the store ({0}, {2})", "median {3} ms, p95 {4} ms", "aim < 1 s"),
+    ("renderer", r"^renderer (\S+) \((\S+)\): slider move to its painted frame: median " + NUM
+     + r" ms, max " + NUM + r" ms", "Tune slider move → painted frame, {0} renderer ({1}), Xvfb",
+     "median {2} ms, max {3} ms", "aim ≤ 100 ms"),
+    ("renderer", r"^renderer (\S+) \((\S+)\): idle Monitor page, text cursor blinking: " + NUM
+     + r" %", "idle Monitor page CPU, {0} renderer ({1}), Xvfb", "{2} % of a core", "aim ≤ 1 %"),
     ("whatif", r"^full recompute .*: " + NUM + r" s for " + NUM + r" steps",
      "full recompute of the run (1 thread)", "{0} s for {1} steps", ""),
     ("verl-hook", r"^verl hook dump .*: median " + NUM + r" ms, " + NUM + r" MB, " + NUM + r" %",
@@ -84,7 +89,7 @@ RULES = [
      "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
-SETUP = r"^(correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
+SETUP = r"^(renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)",
@@ -96,6 +101,10 @@ REQUIRED = {
     "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",
                     "log ingest swanlab into the store", "log ingest mlflow-file into the store",
                     "log ingest trackio into the store", "log ingest mlflow-sqlite into the store"],
+    "renderer": ["Tune slider move → painted frame, gl renderer (GskGLRenderer), Xvfb",
+                 "Tune slider move → painted frame, cairo renderer (GskCairoRenderer), Xvfb",
+                 "idle Monitor page CPU, gl renderer (GskGLRenderer), Xvfb",
+                 "idle Monitor page CPU, cairo renderer (GskCairoRenderer), Xvfb"],
 }
 
 

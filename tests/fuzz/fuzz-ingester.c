@@ -13,7 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include "dw-demo.h"
 #include "dw-health.h"
 #include "dw-log-reader.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 
 #define DEMO_STEPS 200

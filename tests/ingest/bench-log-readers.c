@@ -10,7 +10,7 @@
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
 #include "dw-log-reader.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "logger-fixtures.h"
 
 #include <math.h>

@@ -9,7 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "dw-demo.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 
 static char *tmp_dir;

@@ -5,8 +5,9 @@
  *
  * A collapse demo run (JSONL + tfevents + per-step safetensors batches) is ingested with small
  * chunks (many transactions). Kill points: SIGKILL at 20 moments spread over the duration of a
- * clean ingest, plus the store's deterministic crash hooks (exit inside a transaction before its
- * COMMIT, and right after a COMMIT) at commits spread over the whole ingest.
+ * clean ingest, plus deterministic crash points (exit inside a transaction before its COMMIT,
+ * and right after a COMMIT) at commits spread over the whole ingest, from a library preloaded
+ * into the CLI (dw-crash-hook.c).
  */
 #include <signal.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-demo.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 #define N_KILLS 20
 
@@ -33,8 +34,9 @@ static Ctx ctx;
 static char **
 ingest_argv (const char *db)
 {
-  return g_strdupv ((char *[]){ (char *)g_getenv ("DW_CLI"), "ingest", "--quiet", "--db",
-                                (char *)db, ctx.demo, NULL });
+  /* small transactions: many commits, more places to be killed at */
+  return g_strdupv ((char *[]){ (char *)g_getenv ("DW_CLI"), "ingest", "--quiet", "--chunk-bytes",
+                                "4096", "--db", (char *)db, ctx.demo, NULL });
 }
 
 static char **
@@ -42,9 +44,13 @@ env_with (const char *var, const char *value)
 {
   char **env = g_get_environ ();
 
-  env = g_environ_setenv (env, "DW_INGEST_CHUNK_BYTES", "4096", TRUE);
   if (var != NULL)
-    env = g_environ_setenv (env, var, value, TRUE);
+    {
+      /* the crash points live in a preloaded library (tests/ingest/dw-crash-hook.c) */
+      env = g_environ_setenv (env, var, value, TRUE);
+      env = g_environ_setenv (env, "LD_PRELOAD", DW_CRASH_HOOK, TRUE);
+      env = g_environ_setenv (env, "ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0", TRUE);
+    }
   return env;
 }
 

@@ -16,7 +16,7 @@
 
 #include "dw-batch-reader.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 typedef struct
 {

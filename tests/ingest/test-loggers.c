@@ -15,7 +15,7 @@
 #include "dw-ingester.h"
 #include "dw-log-reader.h"
 #include "dw-reader-loggers.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 #include "logger-fixtures.h"
 

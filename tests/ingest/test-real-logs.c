@@ -14,7 +14,7 @@
 
 #include "dw-ingester.h"
 #include "dw-test-cli.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "log-fixtures.h"
 
 typedef struct

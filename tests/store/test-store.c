@@ -12,7 +12,7 @@
 
 #include "dw-batch-reader.h"
 #include "dw-correction.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 
 typedef struct
 {
@@ -90,7 +90,7 @@ test_create (Fixture *f, gconstpointer data)
   mode = raw_sql (f->path, "PRAGMA journal_mode");
   tables = raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
                              "sqlite_master WHERE type = 'table' ORDER BY name)");
-  g_assert_cmpstr (version, ==, "4");
+  g_assert_cmpstr (version, ==, G_STRINGIFY (DW_STORE_SCHEMA_VERSION));
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
   g_assert_cmpstr (tables, ==,
@@ -125,8 +125,8 @@ test_newer_schema (Fixture *f, gconstpointer data)
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 7, this version "
-                              "reads up to 4); the file was left untouched",
-                              f->path);
+                              "reads up to %d); the file was left untouched",
+                              f->path, DW_STORE_SCHEMA_VERSION);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
   g_assert_cmpstr (error->message, ==, expected);
   g_clear_error (&error);
@@ -467,7 +467,7 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_clear_pointer (&version, g_free);
   version = raw_sql (f->path, "PRAGMA user_version");
-  g_assert_cmpstr (version, ==, "4");
+  g_assert_cmpstr (version, ==, G_STRINGIFY (DW_STORE_SCHEMA_VERSION));
   series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
   g_assert_cmpuint (series->n, ==, 3);
   g_assert_cmpfloat (series->values[1], ==, 0.25);

@@ -11,7 +11,8 @@ was broken. Rules:
                    core/metrics/ include no header of ingest/, health/, whatif/ or export/
   error-quark      G_DEFINE_QUARK (dw-NAME-error-quark, dw_NAME_error), the domain string unspaced
   test-hooks       production code (core/, ui/, app/) reads no DW_* environment variable
-  file-size        no .c file in core/, ui/ or app/ over 1300 lines
+  file-size        no .c file in core/, ui/ or app/ over 1300 lines (the few still over it, listed
+                   in OVER_THE_LIMIT, may not grow)
   cited-sections   every §N / §N.M a comment cites is a numbered heading of docs/CORRECTION.md, or of
                    the docs/NAME.md the comment names before it ("docs/HEALTH.md §4"); a § bound to a
                    file outside docs/ (the shared spec, an issue) does not resolve inside the repository
@@ -39,6 +40,15 @@ HEADING = re.compile(r"^#{1,6}\s+§?\s*(\d+[a-z]?(?:\.\d+)*)\.?(?:\s|$)")
 # what a § is bound to: a Markdown file name, or a non-file source ("issue 6", "spec")
 CITE_SOURCE = re.compile(r"(?P<md>[\w./-]*[\w-]+\.md)\b|(?P<other>\bissues?\s+#?\d+|\bspec)\s+(?=§)")
 SECTION = re.compile(r"§\s*(\d+[a-z]?(?:\.\d+)*)")
+# Files still over MAX_LINES, waiting to be split along their seams (issue 10): each may not grow
+# past the size recorded here; split one and remove its line.
+OVER_THE_LIMIT = {
+    "core/ingest/dw-ingester.c": 2083,
+    "core/store/dw-store.c": 2361,
+    "ui/dw-chart.c": 2116,
+    "ui/dw-tune-view.c": 2893,
+    "ui/dw-window.c": 1441,
+}
 
 offences = []
 
@@ -198,8 +208,9 @@ for path in sources():
             m = ENV.search(line)
             if m:
                 offend(path, i, "test-hooks", f"production code reads ${m.group(1)}")
-    if top in PRODUCTION and path.endswith(".c") and len(lines) - 1 > MAX_LINES:
-        offend(path, len(lines) - 1, "file-size", f"{len(lines) - 1} lines (at most {MAX_LINES})")
+    limit = max(MAX_LINES, OVER_THE_LIMIT.get(os.path.relpath(path, ROOT), 0))
+    if top in PRODUCTION and path.endswith(".c") and len(lines) - 1 > limit:
+        offend(path, len(lines) - 1, "file-size", f"{len(lines) - 1} lines (at most {limit})")
 
 for line in offences:
     print(line)

@@ -12,7 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-monitor-view.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-window.h"
 #include "dw-ui-test-util.h"
 

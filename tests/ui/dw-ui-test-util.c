@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
+#include <gdk/x11/gdkx.h>
+
 void
 dw_ui_test_iterate (void)
 {
@@ -39,4 +43,180 @@ dw_ui_test_rss_kb (void)
     return -1;
   p = strstr (status, "VmRSS:");
   return p ? atol (p + 6) : -1;
+}
+
+void
+dw_ui_test_iterate_ms (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64)ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+}
+
+/* libXtst's entry points (declared here: only the runtime library is installed, not its
+ * headers; the signatures are those of <X11/extensions/XTest.h>), and the three Xlib calls this
+ * file makes, from libX11 (so the tests link no X library: the build needs nothing beyond GTK). */
+typedef int (*FakeMotionFunc) (Display *dpy, int screen, int x, int y, unsigned long delay);
+typedef int (*FakeButtonFunc) (Display *dpy, unsigned int button, Bool is_press,
+                               unsigned long delay);
+typedef int (*FakeKeyFunc) (Display *dpy, unsigned int keycode, Bool is_press, unsigned long delay);
+typedef Bool (*TranslateFunc) (Display *dpy, Window src, Window dest, int x, int y, int *rx,
+                               int *ry, Window *child);
+typedef int (*SyncFunc) (Display *dpy, Bool discard);
+typedef KeyCode (*KeysymToKeycodeFunc) (Display *dpy, KeySym keysym);
+
+static struct
+{
+  gboolean tried;
+  FakeMotionFunc motion;
+  FakeButtonFunc button;
+  FakeKeyFunc key;
+  TranslateFunc translate;
+  SyncFunc sync;
+  KeysymToKeycodeFunc keysym_to_keycode;
+} xtest;
+
+static Display *
+xtest_display (GtkWidget *widget)
+{
+  GdkDisplay *display = gtk_widget_get_display (widget);
+
+  if (!GDK_IS_X11_DISPLAY (display))
+    return NULL;
+  if (!xtest.tried)
+    {
+      void *tst = dlopen ("libXtst.so.6", RTLD_NOW | RTLD_LOCAL);
+      void *x11 = dlopen ("libX11.so.6", RTLD_NOW | RTLD_LOCAL);
+
+      xtest.tried = TRUE;
+      if (tst != NULL && x11 != NULL)
+        {
+          *(void **)&xtest.motion = dlsym (tst, "XTestFakeMotionEvent");
+          *(void **)&xtest.button = dlsym (tst, "XTestFakeButtonEvent");
+          *(void **)&xtest.key = dlsym (tst, "XTestFakeKeyEvent");
+          *(void **)&xtest.translate = dlsym (x11, "XTranslateCoordinates");
+          *(void **)&xtest.sync = dlsym (x11, "XSync");
+          *(void **)&xtest.keysym_to_keycode = dlsym (x11, "XKeysymToKeycode");
+        }
+      if (!xtest.button || !xtest.key || !xtest.translate || !xtest.sync
+          || !xtest.keysym_to_keycode)
+        xtest.motion = NULL;
+    }
+  return xtest.motion ? gdk_x11_display_get_xdisplay (display) : NULL;
+}
+
+gboolean
+dw_ui_test_xtest_available (GtkWidget *widget)
+{
+  return xtest_display (widget) != NULL;
+}
+
+/* @widget's (@x, @y) on the root window. */
+static gboolean
+root_point (GtkWidget *widget, double x, double y, int *rx, int *ry)
+{
+  GtkNative *native = gtk_widget_get_native (widget);
+  Display *dpy = xtest_display (widget);
+  double nx, ny, sx, sy;
+  Window child;
+
+  if (dpy == NULL || native == NULL || gtk_native_get_surface (native) == NULL
+      || !gtk_widget_get_mapped (widget)
+      || !gtk_widget_translate_coordinates (widget, GTK_WIDGET (native), x, y, &nx, &ny))
+    return FALSE;
+  gtk_native_get_surface_transform (native, &sx, &sy);
+  return xtest.translate (dpy, gdk_x11_surface_get_xid (gtk_native_get_surface (native)),
+                          DefaultRootWindow (dpy), (int)(nx + sx), (int)(ny + sy), rx, ry, &child);
+}
+
+static void
+xtest_settle (Display *dpy)
+{
+  xtest.sync (dpy, False);
+  dw_ui_test_iterate_ms (60);
+}
+
+gboolean
+dw_ui_test_pointer_move (GtkWidget *widget, double x, double y)
+{
+  Display *dpy = xtest_display (widget);
+  int rx, ry;
+
+  if (dpy == NULL || !root_point (widget, x, y, &rx, &ry))
+    return FALSE;
+  xtest.motion (dpy, -1, rx, ry, 0);
+  xtest_settle (dpy);
+  return TRUE;
+}
+
+gboolean
+dw_ui_test_wheel (GtkWidget *widget, double x, double y, int notches)
+{
+  Display *dpy = xtest_display (widget);
+
+  if (!dw_ui_test_pointer_move (widget, x, y))
+    return FALSE;
+  for (int i = 0; i < ABS (notches); i++)
+    {
+      xtest.button (dpy, notches > 0 ? 5 : 4, True, 0);
+      xtest.button (dpy, notches > 0 ? 5 : 4, False, 0);
+      xtest_settle (dpy);
+    }
+  return TRUE;
+}
+
+gboolean
+dw_ui_test_click (GtkWidget *widget, double x, double y)
+{
+  Display *dpy = xtest_display (widget);
+
+  if (!dw_ui_test_pointer_move (widget, x, y))
+    return FALSE;
+  xtest.button (dpy, 1, True, 0);
+  xtest_settle (dpy);
+  xtest.button (dpy, 1, False, 0);
+  xtest_settle (dpy);
+  return TRUE;
+}
+
+gboolean
+dw_ui_test_key (GtkWidget *widget, guint keyval, gboolean control)
+{
+  Display *dpy = xtest_display (widget);
+  KeyCode code, ctrl;
+
+  if (dpy == NULL
+      || !dw_ui_test_pointer_move (widget, gtk_widget_get_width (widget) / 2.0,
+                                   gtk_widget_get_height (widget) / 2.0))
+    return FALSE;
+  code = xtest.keysym_to_keycode (dpy, keyval); /* GDK keyvals are X keysyms */
+  ctrl = xtest.keysym_to_keycode (dpy, GDK_KEY_Control_L);
+  if (code == 0)
+    return FALSE;
+  if (control)
+    xtest.key (dpy, ctrl, True, 0);
+  xtest.key (dpy, code, True, 0);
+  xtest.key (dpy, code, False, 0);
+  if (control)
+    xtest.key (dpy, ctrl, False, 0);
+  xtest_settle (dpy);
+  return TRUE;
+}
+
+gboolean
+dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1)
+{
+  Display *dpy = xtest_display (widget);
+
+  if (!dw_ui_test_pointer_move (widget, x0, y0))
+    return FALSE;
+  xtest.button (dpy, 1, True, 0);
+  xtest_settle (dpy);
+  for (int i = 1; i <= 8; i++)
+    dw_ui_test_pointer_move (widget, x0 + (x1 - x0) * i / 8, y0 + (y1 - y0) * i / 8);
+  xtest.button (dpy, 1, False, 0);
+  xtest_settle (dpy);
+  return TRUE;
 }

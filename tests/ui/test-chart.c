@@ -9,6 +9,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "dw-chart-axes.h"
 #include "dw-chart-private.h"
 
 typedef struct
@@ -107,27 +108,29 @@ test_draw_markers (Fixture *fx, gconstpointer data)
   /* The NaN at step 700 is before the restart at 800, so it stays. */
   g_assert_cmpuint (nonfinite, ==, 1);
   g_assert_cmpuint (restarts, ==, 1);
-  /* Outlier-ignoring bounds exclude the spike of 50; it is marked as clipped, not hidden. */
-  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
-  g_assert_cmpfloat (y1, <, 50);
-  g_assert_cmpuint (clipped, ==, 1);
-
-  dw_chart_set_ignore_outliers (fx->chart, FALSE);
-  wait_frames (fx, 3);
+  /* By default the axis covers the spike of 50: a health tool shows its outliers. */
+  g_assert_false (dw_chart_get_ignore_outliers (fx->chart));
   dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
   g_assert_cmpfloat (y1, >, 50);
-  dw_chart_get_marker_counts (fx->chart, &nonfinite, &clipped, &restarts);
   g_assert_cmpuint (clipped, ==, 0);
+
+  /* Outlier-ignoring bounds (asked for) exclude it; it is marked as clipped, not hidden. */
+  dw_chart_set_ignore_outliers (fx->chart, TRUE);
+  wait_frames (fx, 3);
+  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
+  g_assert_cmpfloat (y1, <, 50);
+  dw_chart_get_marker_counts (fx->chart, &nonfinite, &clipped, &restarts);
+  g_assert_cmpuint (clipped, ==, 1);
 }
 
 #define KL_TITLE  "|KL| between rollout and training above 0.1"
 #define ESS_TITLE "Effective sample size below 0.3"
 
-/* Pixel column of @step: the plot spans x = 0..849 over pixels 56..width-14. */
+/* Pixel column of @step (the left margin is as wide as the y tick labels). */
 static double
 column_of (Fixture *fx, gint64 step)
 {
-  return 56 + (step / 849.0) * (gtk_widget_get_width (GTK_WIDGET (fx->chart)) - 56 - 14);
+  return dw_chart_data_to_widget_x (fx->chart, (double)step);
 }
 
 /* Marker labels are written whole or not at all: the title where the band has room, one label
@@ -179,11 +182,11 @@ test_hover_redraws_overlay_only (Fixture *fx, gconstpointer data)
   g_autofree char *text = NULL;
   double x0, x1;
 
-  /* The plot spans x = 0..849 over pixels 56..786: aim at step 400's column. */
+  /* The plot spans x = 0..849: aim at step 400's column. */
   dw_chart_get_view (fx->chart, &x0, &x1, NULL, NULL);
   g_assert_cmpfloat (x0, ==, 0);
   g_assert_cmpfloat (x1, ==, 849);
-  dw_chart_hover (fx->chart, 56 + (400.0 / 849) * (800 - 56 - 14), 100);
+  dw_chart_hover (fx->chart, dw_chart_data_to_widget_x (fx->chart, 400), 100);
   wait_frames (fx, 3);
   g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_OVERLAY), >, overlay_draws);
   g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), ==, data_draws);
@@ -295,11 +298,118 @@ test_coalesced_redraw (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (layer_draws (fx, DW_CHART_LAYER_DATA), <=, draws + 2);
 }
 
+/* Labels of the labelled ticks of @kind over [lo, hi], joined by spaces; asserts they are
+ * unique and that about @target of them were chosen. */
+static char *
+tick_labels (DwAxisKind kind, double lo, double hi, int target)
+{
+  DwAxisTick ticks[64];
+  guint n = dw_chart_axes_ticks (kind, lo, hi, target, ticks, G_N_ELEMENTS (ticks));
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (!ticks[i].labelled)
+        continue;
+      if (!g_hash_table_add (seen, ticks[i].label)) /* unique */
+        g_error ("[%.17g, %.17g] (%d): label %s twice", lo, hi, target, ticks[i].label);
+      g_assert_cmpfloat (ticks[i].value, >=, lo - (hi - lo) * 1e-9);
+      g_assert_cmpfloat (ticks[i].value, <=, hi + (hi - lo) * 1e-9);
+      g_string_append_printf (out, "%s%s", out->len ? " " : "", ticks[i].label);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* The tick labels the issue found wrong, and what they are now: "1, 1" for a range around 1,
+ * ".5e-05" cut, every other decade, no 0 on the step axis, "00:03:" cut. */
+static void
+test_axis_ticks (void)
+{
+  struct
+  {
+    DwAxisKind kind;
+    double lo, hi;
+    int target;
+    const char *labels;
+  } cases[] = {
+    /* a range around 1 (IS weight mean): neighbours differ */
+    { DW_AXIS_LINEAR, 0.985, 1.015, 4, "0.99 1.00 1.01" },
+    /* a series over a 1e-5 range */
+    { DW_AXIS_LINEAR, 1.0e-5, 2.0e-5, 4, "1.0e-5 1.2e-5 1.4e-5 1.6e-5 1.8e-5 2.0e-5" },
+    /* a constant 1e-6 on the range the chart gives it */
+    { DW_AXIS_LINEAR, 0.9e-6, 1.1e-6, 3, "9.0e-7 9.5e-7 1.00e-6 1.05e-6 1.10e-6" },
+    /* every decade on a log axis with room */
+    { DW_AXIS_LOG, 2e-5, 0.5, 6, "1e-4 0.001 0.01 0.1" },
+    /* a step axis from 0 */
+    { DW_AXIS_STEP, 0, 200, 5, "0 50 100 150 200" },
+    { DW_AXIS_STEP, 0, 200000, 4, "0 50k 100k 150k 200k" },
+    /* relative time in its unit */
+    { DW_AXIS_RELATIVE, 0, 600, 5, "0m 2m 4m 6m 8m 10m" },
+    { DW_AXIS_RELATIVE, 0, 40, 4, "0s 10s 20s 30s 40s" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *labels
+        = tick_labels (cases[i].kind, cases[i].lo, cases[i].hi, cases[i].target);
+      g_test_message ("[%g, %g] → %s", cases[i].lo, cases[i].hi, labels);
+      if (g_getenv ("DW_PRINT_TICKS"))
+        g_printerr ("%s\n", labels);
+      else
+        g_assert_cmpstr (labels, ==, cases[i].labels);
+    }
+  /* many decades, little room: every decade still gets its grid line, labels as often as fit */
+  {
+    DwAxisTick ticks[64];
+    guint n = dw_chart_axes_ticks (DW_AXIS_LOG, 1e-9, 1e3, 4, ticks, 64), labelled = 0;
+
+    g_assert_cmpuint (n, ==, 13);
+    for (guint i = 0; i < n; i++)
+      labelled += ticks[i].labelled;
+    g_assert_cmpuint (labelled, >=, 3);
+    g_assert_cmpuint (labelled, <=, 5);
+  }
+  /* unique labels over many random ranges, linear and log */
+  for (guint i = 0; i < 2000; i++)
+    {
+      double lo = g_test_rand_double_range (-1e3, 1e3) * pow (10, g_test_rand_int_range (-9, 6));
+      double span = pow (10, g_test_rand_double_range (-10, 6)) * fabs (lo != 0 ? lo : 1);
+      g_autofree char *a
+        = tick_labels (DW_AXIS_LINEAR, lo, lo + span, g_test_rand_int_range (2, 9));
+      g_autofree char *b = lo > 0 ? tick_labels (DW_AXIS_LOG, lo, lo + span * 100, 5) : NULL;
+    }
+}
+
+/* A constant 1e-6 is drawn mid-height on a range of its own size, not on the "0" line. */
+static void
+test_constant_range (Fixture *fx, gconstpointer data)
+{
+  DwPlotSeries *s = dw_chart_add_series (fx->chart, "c", "constant", &(GdkRGBA){ 0, 0, 1, 1 });
+  gint64 steps[] = { 1, 2, 3, 4 };
+  double values[] = { 1e-6, 1e-6, 1e-6, 1e-6 };
+  double y0, y1;
+
+  dw_chart_clear (fx->chart);
+  s = dw_chart_add_series (fx->chart, "c", "constant", &(GdkRGBA){ 0, 0, 1, 1 });
+  dw_plot_series_append (s, steps, NULL, values, 4);
+  dw_chart_data_changed (fx->chart);
+  wait_frames (fx, 3);
+  dw_chart_get_view (fx->chart, NULL, NULL, &y0, &y1);
+  g_assert_cmpfloat (y0, >, 0);
+  g_assert_cmpfloat (y0, <, 1e-6);
+  g_assert_cmpfloat (y1, >, 1e-6);
+  g_assert_cmpfloat (y1, <, 2e-6);
+}
+
 int
 main (int argc, char **argv)
 {
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
+  g_test_add_func ("/Dw/Chart/axis-ticks", test_axis_ticks);
+  g_test_add ("/Dw/Chart/constant-range", Fixture, NULL, fixture_setup, test_constant_range,
+              fixture_teardown);
   g_test_add ("/Dw/Chart/markers", Fixture, NULL, fixture_setup, test_draw_markers,
               fixture_teardown);
   g_test_add ("/Dw/Chart/marker-labels", Fixture, NULL, fixture_setup, test_marker_labels,

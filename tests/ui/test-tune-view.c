@@ -18,11 +18,17 @@
 #include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-ingester.h"
+#include "dw-config-json.h"
 #include "dw-recompute.h"
+#include "dw-run-config.h"
+#include "dw-store-writer.h"
 #include "dw-tune-export.h"
 #include "dw-tune-view.h"
+#include "dw-ui-test-util.h"
 
 #define N_STEPS 12
+/* the preset the demo run was trained with (its rollout_rs_threshold is 0.05) */
+#define DEFAULT_DEMO_PRESET "decoupled_k3_rs_token_tis"
 
 static char *dir, *db;
 static DwStore *store;
@@ -276,6 +282,45 @@ save_png (GtkWidget *window, const char *path)
   g_assert_true (gdk_texture_save_to_png (tex, path));
 }
 
+/* Picks @name in the generation combo, as a click on its row would. */
+static void
+select_generation (GtkWidget *w, const char *name)
+{
+  AdwComboRow *row = ADW_COMBO_ROW (named (w, "generation-row"));
+  GListModel *model = adw_combo_row_get_model (row);
+
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+      if (strcmp (gtk_string_object_get_string (item), name) == 0)
+        {
+          adw_combo_row_set_selected (row, i);
+          return;
+        }
+    }
+  g_error ("no generation %s in the combo", name);
+}
+
+/* Picks the entry of combo row @row_name whose label is @label. */
+static void
+select_label (GtkWidget *w, const char *row_name, const char *label)
+{
+  AdwComboRow *row = ADW_COMBO_ROW (named (w, row_name));
+  GListModel *model = adw_combo_row_get_model (row);
+
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (row)));
+  for (guint i = 0; i < g_list_model_get_n_items (model); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (model, i);
+      if (strcmp (gtk_string_object_get_string (item), label) == 0)
+        {
+          adw_combo_row_set_selected (row, i);
+          return;
+        }
+    }
+  g_error ("no %s in %s", label, row_name);
+}
+
 static void
 test_tune_view (void)
 {
@@ -293,7 +338,7 @@ test_tune_view (void)
 
   /* starts from the preset the demo was trained with, before any run */
   const DwConfig *c = dw_tune_view_get_config (view);
-  g_assert_cmpint (c->generation, ==, DW_GEN_VERL);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_LATEST);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
   g_assert_null (dw_tune_view_get_result (view));
 
@@ -401,10 +446,9 @@ test_tune_view (void)
     }
 
   /* the older generation: G2 vocabulary (token/sequence/geometric RS, veto) */
-  AdwComboRow *gen_row = ADW_COMBO_ROW (named (w, "generation-row"));
-  adw_combo_row_set_selected (gen_row, DW_GEN_VERL_0_7);
+  select_generation (w, "verl-0.7.0");
   wait_idle (view);
-  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_0);
   g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
   g_assert_false (gtk_widget_get_visible (named (w, "rs-token_k1")));
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-geometric")), TRUE);
@@ -417,7 +461,7 @@ test_tune_view (void)
   assert_round_trip (view, "yaml");
 
   /* slime: no statistics path, every value comes from the exact pass (recompute on the batches) */
-  adw_combo_row_set_selected (gen_row, DW_GEN_SLIME);
+  select_generation (w, "slime");
   wait_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
   g_assert_true (gtk_widget_get_visible (named (w, "rs-token")));
@@ -434,7 +478,7 @@ test_tune_view (void)
                       "algorithm.rollout_correction.rollout_rs_threshold='0.5_2.0'\n";
   gdk_clipboard_set_text (gtk_widget_get_clipboard (w), hydra);
   g_assert_true (gtk_widget_activate_action (w, "tune.paste-config", NULL));
-  while (c->generation != DW_GEN_VERL)
+  while (c->generation != DW_GEN_VERL_LATEST)
     g_main_context_iteration (NULL, TRUE);
   wait_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is")->s, ==, "sequence");
@@ -486,6 +530,543 @@ test_tune_view (void)
     ;
 }
 
+/* Whether some evaluated step produced @key. */
+static gboolean
+result_has_key (DwTuneView *view, const char *key)
+{
+  const DwWhatifRunResult *res = dw_tune_view_get_result (view);
+  for (guint i = 0; res && i < res->n_steps; i++)
+    if (!res->results[i].failed && dw_whatif_step_result_get (&res->results[i], key, NULL))
+      return TRUE;
+  return FALSE;
+}
+
+static const char *
+selected_label (GtkWidget *w, const char *row_name)
+{
+  GtkStringObject *item = adw_combo_row_get_selected_item (ADW_COMBO_ROW (named (w, row_name)));
+  return item ? gtk_string_object_get_string (item) : NULL;
+}
+
+/* The controls come from each generation's schema: every release is offered by its name, the
+ * newest first; verl ≥ 0.8 has IcePop (two bounds → "lower_upper") and its out-of-bounds card;
+ * slime's built-in TIS / IcePop write use_tis' companions; a release without presets starts
+ * from its keys' defaults. The what-if equals a recompute under each. */
+static void
+test_schema_controls (void)
+{
+  g_autoptr (GError) error = NULL;
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  static const char *const releases[] = { "verl-0.9.0", "verl-0.8.0", "verl-0.7.1", "verl-0.7.0",
+                                          "verl-0.6.1", "verl-0.6.0", "slime" };
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 1000);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+
+  GListModel *gens = adw_combo_row_get_model (ADW_COMBO_ROW (named (w, "generation-row")));
+  g_assert_cmpuint (g_list_model_get_n_items (gens), ==, DW_N_GENERATIONS);
+  for (guint i = 0; i < G_N_ELEMENTS (releases); i++)
+    {
+      g_autoptr (GtkStringObject) item = g_list_model_get_item (gens, i);
+      g_assert_cmpstr (gtk_string_object_get_string (item), ==, releases[i]);
+    }
+  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.9.0");
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  select_generation (w, "verl-0.9.0");
+  wait_idle (view);
+
+  /* verl's IcePop preset: the mode row says IcePop, both bounds shown, the oob card drawn */
+  select_label (w, "preset-row", "decoupled_token_icepop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+  g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
+  g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-lower"))), ==, "0.5");
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "5.0");
+  g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-is_oob_fraction")), "whatif"));
+  assert_matches_recompute (view);
+  select_label (w, "preset-row", "bypass_pg_token_icepop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+  g_assert_true (dw_config_get (c, "bypass_mode")->b);
+
+  /* from truncation to IcePop with the controls: the bounds become "lower_upper" */
+  select_label (w, "preset-row", "decoupled_token_is");
+  wait_idle (view);
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
+  g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  g_assert_false (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  select_label (w, "is-mode-row", "IcePop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_2.0");
+  g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  set_entry (w, "bound-is-lower", "0.25");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.25_2.0");
+  g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
+  assert_matches_recompute (view);
+  assert_round_trip (view, "yaml");
+  assert_round_trip (view, "hydra");
+  {
+    g_autofree char *yaml = dw_tune_view_export_config (view, "yaml", &error);
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (yaml, "0.25_2.0"));
+  }
+  /* back to truncation: a number again */
+  select_label (w, "is-mode-row", "Truncate (TIS)");
+  wait_idle (view);
+  g_assert_cmpint (dw_config_get (c, "rollout_is_threshold")->kind, ==, DW_VALUE_FLOAT);
+
+  /* verl-0.8.0 is offered as itself, with the same IcePop */
+  select_generation (w, "verl-0.8.0");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
+  g_assert_true (gtk_widget_get_visible (named (w, "is-mode-row")));
+
+  /* verl-0.7.1 has no IcePop: no mode row, no lower bound */
+  select_generation (w, "verl-0.7.1");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
+  g_assert_false (gtk_widget_get_visible (named (w, "is-mode-row")));
+  g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
+  /* a pasted IcePop config (verl >= 0.8 only) opens as the newest verl, not as the page's 0.7.1 */
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  g_assert_no_error (error);
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+  g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
+  /* and a verl-0.8.0 page keeps a pasted verl >= 0.8 config as verl-0.8.0 */
+  select_generation (w, "verl-0.8.0");
+  wait_idle (view);
+  g_assert_true (
+    dw_tune_view_import_config (view,
+                                "algorithm.rollout_correction.rollout_is='token'\n"
+                                "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
+                                &error));
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
+  g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
+
+  /* slime's built-in paths: the function row, the bounds write tis_clip / tis_clip_low */
+  select_generation (w, "slime");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
+  g_assert_cmpstr (selected_label (w, "function-row"), ==, "mis.py");
+  select_label (w, "function-row", "IcePop");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "icepop");
+  set_entry (w, "bound-is-threshold", "3.0");
+  set_entry (w, "bound-is-lower", "0.4");
+  wait_idle (view);
+  g_assert_cmpfloat (dw_config_get (c, "tis_clip")->f, ==, 3.0);
+  g_assert_cmpfloat (dw_config_get (c, "tis_clip_low")->f, ==, 0.4);
+  /* mis.py's keys are dropped: the built-in path has no flag for them */
+  g_assert_null (dw_config_get (c, "tis_upper_bound"));
+  g_assert_null (dw_config_get (c, "use_rs"));
+  assert_matches_recompute (view);
+  assert_round_trip (view, "args");
+  {
+    g_autofree char *args = dw_tune_view_export_config (view, "args", &error);
+    g_assert_no_error (error);
+    g_test_message ("slime IcePop flags: %s", args);
+    g_assert_nonnull (strstr (args, "--use-tis"));
+    g_assert_nonnull (strstr (args, "--tis-clip 3.0"));
+    g_assert_nonnull (strstr (args, "--tis-clip-low 0.4"));
+    g_assert_nonnull (strstr (args, "icepop"));
+  }
+  select_label (w, "function-row", "Built-in TIS");
+  wait_idle (view);
+  g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "vanilla");
+  assert_matches_recompute (view);
+
+  /* verl-0.6.0 (mismatch_helper) has no presets: its keys' defaults, veto on at 1e-4 */
+  select_generation (w, "verl-0.6.0");
+  wait_idle (view);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_6_0);
+  g_assert_false (gtk_widget_get_sensitive (named (w, "preset-row")));
+  g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-veto"))), ==, "0.0001");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* The meta ingest stores for a verl console log that printed its config (generation_source
+ * "config"), with the config the demo run was trained with or a wrong threshold. */
+static char *
+run_meta_json (const char *rs_threshold)
+{
+  DwConfig config;
+  DwCorrectionError cerr;
+  DwValue threshold = dw_value_str (rs_threshold);
+  GString *out = g_string_new ("{\"generation\": \"verl-0.7.1\", \"generation_source\": "
+                               "\"config\", \"config\": ");
+
+  g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, DEFAULT_DEMO_PRESET, &config, &cerr));
+  dw_config_set (&config, "rollout_rs_threshold", &threshold);
+  dw_json_append_config (out, &config);
+  g_string_append (out, "}");
+  return g_string_free (out, FALSE);
+}
+
+/* `driftwatch-cli runs` on the fixture store shows @line under the run. */
+static void
+assert_cli_runs_says (const char *line)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = NULL;
+  int status = -1;
+  const char *argv[] = { g_getenv ("DW_CLI"), "runs", "--db", db, NULL };
+
+  g_assert_nonnull (argv[0]);
+  g_assert_true (g_spawn_sync (NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                               &out, NULL, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("runs: %s", out);
+  g_assert_nonnull (strstr (out, line));
+}
+
+static void
+wait_for_check (GtkWidget *w)
+{
+  gint64 until = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle"))), "recompute")
+         && g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* Issue 11 item 4: the page starts from the run's own generation and config and names them;
+ * a run whose logged metrics disagree with a recompute under that config is flagged. */
+static void
+test_run_own_config (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *saved = dw_store_get_run_meta (store, run_id, &error);
+  g_autofree char *right = run_meta_json ("0.05");
+  g_autofree char *wrong = run_meta_json ("0.5");
+  DwRunCheck check;
+
+  g_assert_no_error (error);
+
+  /* the core check: the trained config agrees, a wrong threshold is flagged */
+  g_assert_true (dw_store_set_run_meta (store, run_id, right, &error));
+  g_assert_true (dw_run_config_check (store, run_id, &check, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_AGREES);
+  g_assert_cmpuint (check.n_flagged, ==, 0);
+  g_assert_cmpuint (check.n_compared, >, N_STEPS * 10);
+  assert_cli_runs_says ("logged metrics agree with a recompute under the run’s config");
+  g_assert_true (dw_store_set_run_meta (store, run_id, wrong, &error));
+  g_assert_true (dw_run_config_check (store, run_id, &check, NULL, &error));
+  g_assert_cmpint (check.agreement, ==, DW_RUN_AGREEMENT_DISAGREES);
+  g_assert_cmpuint (check.n_flagged, >, 0);
+  g_assert_nonnull (strstr (check.first_key, "rollout_rs"));
+  assert_cli_runs_says ("⚠ logged metrics disagree with a recompute under the run’s config");
+
+  /* the page: the wrong config is loaded as the run's, named, and flagged */
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 1000);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  wait_for_check (w);
+  const char *sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
+  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.7.1");
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.5");
+  g_assert_nonnull (strstr (sub, "verl-0.7.1 · config from the log"));
+  g_assert_nonnull (strstr (sub, "disagree"));
+  g_assert_true (gtk_widget_has_css_class (named (w, "run-subtitle"), "warning"));
+
+  /* the right one: not flagged */
+  g_assert_true (dw_store_set_run_meta (store, run_id, right, &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  wait_for_check (w);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
+  g_assert_nonnull (strstr (sub, "agree with a recompute"));
+  g_assert_null (strstr (sub, "disagree"));
+  g_assert_false (gtk_widget_has_css_class (named (w, "run-subtitle"), "warning"));
+  assert_matches_recompute (view);
+
+  /* inferred from the metric keys: named so */
+  g_assert_true (dw_store_set_run_meta (
+    store, run_id, "{\"generation\": \"verl-0.9.0\", \"generation_source\": \"inferred\"}",
+    &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_assert_nonnull (strstr (sub, "verl-0.9.0 · inferred from the metric keys"));
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+
+  /* no meta at all: the generation the store reads the run's keys under, named as inferred */
+  g_assert_true (dw_store_set_run_meta (store, run_id, "{}", &error));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
+  g_test_message ("header: %s", sub);
+  g_assert_nonnull (strstr (sub, " · inferred from the metric keys"));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_true (dw_store_set_run_meta (store, run_id, saved ? saved : "{}", &error));
+}
+
+static void
+collect_scales (GtkWidget *w, GPtrArray *out)
+{
+  if (GTK_IS_SCALE (w) && gtk_widget_is_drawable (w))
+    g_ptr_array_add (out, w);
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    collect_scales (c, out);
+}
+
+/* Scrolls @scroller so that @w is in its upper third (and asserts it is in view). */
+static void
+scroll_into_view (GtkScrolledWindow *scroller, GtkWidget *w)
+{
+  GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (scroller);
+  double x, y;
+
+  /* y in the scrolled window's visible area, plus what is scrolled away: y in the content */
+  g_assert_true (gtk_widget_translate_coordinates (w, GTK_WIDGET (scroller), 0, 0, &x, &y));
+  gtk_adjustment_set_value (vadj, gtk_adjustment_get_value (vadj) + y
+                                    - gtk_adjustment_get_page_size (vadj) / 3);
+  dw_ui_test_iterate_ms (100);
+  g_assert_true (gtk_widget_translate_coordinates (w, GTK_WIDGET (scroller), 0,
+                                                   gtk_widget_get_height (w) / 2.0, &x, &y));
+  g_assert_cmpfloat (y, >, 0);
+  g_assert_cmpfloat (y, <, gtk_widget_get_height (GTK_WIDGET (scroller)));
+}
+
+static char *
+config_text (DwTuneView *view)
+{
+  g_autoptr (GError) error = NULL;
+  char *text = dw_tune_view_export_config (view, "yaml", &error);
+
+  g_assert_no_error (error);
+  return text;
+}
+
+/* The mouse wheel over a slider scrolls the page and never changes a value: every slider of
+ * the page (all RS options enabled, so every bound slider is shown), real wheel notches through
+ * the X server. A plain GtkScale first proves the wheel events reach scales at all. */
+static void
+test_wheel_leaves_config (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  g_autoptr (GPtrArray) scales = g_ptr_array_new ();
+  g_autofree char *before = NULL;
+  guint n_scrolled = 0;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (200);
+  if (!dw_ui_test_xtest_available (window))
+    {
+      g_test_skip ("no XTEST on this display");
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+
+  /* the control: an unguarded scale takes the wheel */
+  {
+    GtkWidget *probe_win = gtk_window_new ();
+    GtkWidget *probe = gtk_scale_new_with_range (GTK_ORIENTATION_HORIZONTAL, 0, 100, 1);
+
+    gtk_range_set_value (GTK_RANGE (probe), 50);
+    gtk_window_set_default_size (GTK_WINDOW (probe_win), 300, 80);
+    gtk_window_set_child (GTK_WINDOW (probe_win), probe);
+    gtk_window_present (GTK_WINDOW (probe_win));
+    dw_ui_test_iterate_ms (300);
+    g_assert_true (dw_ui_test_wheel (probe, gtk_widget_get_width (probe) / 2.0,
+                                     gtk_widget_get_height (probe) / 2.0, 2));
+    g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (probe)), !=, 50);
+    gtk_window_destroy (GTK_WINDOW (probe_win));
+    dw_ui_test_iterate_ms (100);
+  }
+
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  for (guint i = 0; i < 14; i++)
+    {
+      static const char *const rows[]
+        = { "rs-token_k1",    "rs-token_k2",   "rs-token_k3",    "rs-seq_sum_k1",
+            "rs-seq_sum_k2",  "rs-seq_sum_k3", "rs-seq_mean_k1", "rs-seq_mean_k2",
+            "rs-seq_mean_k3", "rs-seq_max_k2", "rs-seq_max_k3" };
+      if (i < G_N_ELEMENTS (rows))
+        {
+          AdwExpanderRow *row = ADW_EXPANDER_ROW (named (w, rows[i]));
+          adw_expander_row_set_enable_expansion (row, TRUE);
+          adw_expander_row_set_expanded (row, TRUE);
+        }
+    }
+  wait_idle (view);
+  dw_ui_test_iterate_ms (300);
+  before = config_text (view);
+  collect_scales (w, scales);
+  /* IS threshold, 11 options (3 with a lower bound: 14 bounds) and the histogram's step */
+  g_assert_cmpuint (scales->len, ==, 1 + 14 + 1);
+
+  for (guint i = 0; i < scales->len; i++)
+    {
+      GtkWidget *scale = g_ptr_array_index (scales, i);
+      GtkScrolledWindow *scroller
+        = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (scale, GTK_TYPE_SCROLLED_WINDOW));
+      GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (scroller);
+      double value = gtk_range_get_value (GTK_RANGE (scale));
+      double top;
+      int notches = 2;
+
+      scroll_into_view (scroller, scale);
+      top = gtk_adjustment_get_value (vadj);
+      if (top + gtk_adjustment_get_page_size (vadj) >= gtk_adjustment_get_upper (vadj) - 1)
+        notches = -2; /* at the bottom: scroll up instead */
+      g_assert_true (dw_ui_test_wheel (scale, gtk_widget_get_width (scale) / 2.0,
+                                       gtk_widget_get_height (scale) / 2.0, notches));
+      wait_idle (view);
+      g_test_message ("%s: page %g → %g", gtk_widget_get_name (scale), top,
+                      gtk_adjustment_get_value (vadj));
+      g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (scale)), ==, value);
+      g_autofree char *after = config_text (view);
+      g_assert_cmpstr (after, ==, before);
+      /* the page scrolled instead */
+      if (gtk_adjustment_get_value (vadj) != top)
+        n_scrolled++;
+    }
+  g_assert_cmpuint (n_scrolled, ==, scales->len);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+/* A changed value marks the config "modified from the preset" (what changed, preset → now);
+ * Reset, clicked with the pointer, brings back the preset. A refused value says why under the
+ * entry in verl's (Python's) words and leaves the config as it was. The run is named at the top. */
+static void
+test_modified_and_errors (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  const DwConfig *c = dw_tune_view_get_config (view);
+  GtkWidget *row, *error;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+
+  g_assert_nonnull (
+    strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-title"))), "demo-collapse"));
+  row = named (w, "modified-row");
+  g_assert_false (gtk_widget_get_visible (row));
+  g_assert_false (dw_tune_view_get_modified (view));
+
+  set_entry (w, "bound-is-threshold", "5");
+  wait_idle (view);
+  g_assert_true (dw_tune_view_get_modified (view));
+  g_assert_true (gtk_widget_get_visible (row));
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==,
+                   "rollout_is_threshold: 2.0 → 5.0");
+  g_assert_nonnull (
+    strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle"))), "modified"));
+
+  /* refused values: not a float, and one verl rejects; the config keeps 5.0 */
+  set_entry (w, "bound-is-threshold", "0x10");
+  error = named (w, "error-is-threshold");
+  g_assert_true (gtk_widget_get_visible (error));
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
+                   "ValueError: could not convert string to float: '0x10'");
+  set_entry (w, "bound-is-threshold", "-1");
+  /* verl 0.9.0's _parse_rollout_is_threshold words it so (0.7.1: "… must be positive …") */
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (error)), ==,
+                   "ValueError: rollout_is_threshold upper bound must be positive, got -1.0.");
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
+  set_entry (w, "bound-is-threshold", "4");
+  g_assert_false (gtk_widget_get_visible (error));
+
+  /* Reset, with the pointer when the X server can take input, else through its action */
+  GtkWidget *reset = named (w, "reset-preset-button");
+  if (dw_ui_test_xtest_available (window))
+    g_assert_true (dw_ui_test_click (reset, gtk_widget_get_width (reset) / 2.0,
+                                     gtk_widget_get_height (reset) / 2.0));
+  else
+    gtk_widget_activate (reset);
+  wait_idle (view);
+  g_assert_false (dw_tune_view_get_modified (view));
+  g_assert_false (gtk_widget_get_visible (row));
+  g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
+                   "2.0");
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
+/* Below ~650 px the configuration folds away behind its toggle (AdwFlap) and comes over the
+ * results when toggled; wide, it sits beside them (and the toggle hides it). */
+static void
+test_narrow_layout (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  AdwFlap *flap;
+  GtkWidget *toggle;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 800);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (300);
+  flap = ADW_FLAP (gtk_widget_get_ancestor (named (w, "generation-row"), ADW_TYPE_FLAP));
+  toggle = named (w, "controls-toggle");
+  g_assert_false (adw_flap_get_folded (flap));
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (toggle)));
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 360, 700);
+  dw_ui_test_iterate_ms (500);
+  g_test_message ("narrow: %d px", gtk_widget_get_width (w));
+  g_assert_cmpint (gtk_widget_get_width (w), <=, 400);
+  g_assert_true (adw_flap_get_folded (flap));
+  g_assert_false (adw_flap_get_reveal_flap (flap));
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (toggle)));
+  if (dw_ui_test_xtest_available (window))
+    g_assert_true (dw_ui_test_click (toggle, gtk_widget_get_width (toggle) / 2.0,
+                                     gtk_widget_get_height (toggle) / 2.0));
+  else
+    gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (toggle), TRUE);
+  dw_ui_test_iterate_ms (300);
+  g_assert_true (adw_flap_get_reveal_flap (flap));
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -493,6 +1074,11 @@ main (int argc, char **argv)
   adw_init ();
   make_store ();
   g_test_add_func ("/Dw/TuneView/whatif-equals-recompute", test_tune_view);
+  g_test_add_func ("/Dw/TuneView/wheel-leaves-config", test_wheel_leaves_config);
+  g_test_add_func ("/Dw/TuneView/modified-and-errors", test_modified_and_errors);
+  g_test_add_func ("/Dw/TuneView/narrow-layout", test_narrow_layout);
+  g_test_add_func ("/Dw/TuneView/schema-controls", test_schema_controls);
+  g_test_add_func ("/Dw/TuneView/run-own-config", test_run_own_config);
   int ret = g_test_run ();
   g_clear_object (&store);
   remove_tree (dir);

@@ -17,7 +17,7 @@
 #include "dw-health.h"
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-window.h"
 
 #define N_ALPHA 100

@@ -27,7 +27,7 @@
 
 #include "dw-demo.h"
 #include "dw-follower.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "watch-test-util.h"
 
 #define N_APPENDS 50

@@ -17,7 +17,7 @@
 #include <glib/gstdio.h>
 
 #include "dw-follower.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "watch-test-util.h"
 
 typedef struct

@@ -13,7 +13,7 @@
 
 #include "dw-follower.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "log-fixtures.h"
 #include "watch-test-util.h"
 

@@ -24,7 +24,7 @@
 #include "dw-follower.h"
 #include "dw-health.h"
 #include "dw-ingester.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-test-cli.h"
 #include "watch-test-util.h"
 
@@ -524,7 +524,7 @@ read_next (GDataInputStream *in, GPtrArray *lines, GCancellable *cancel)
 }
 
 /* Starts `watch DIR --db DB [--json]`; @chunk_bytes (or NULL) sets the ingester's transaction
- * size (DW_INGEST_CHUNK_BYTES: small chunks, many commits, more places to be killed at). */
+ * size (--chunk-bytes: small chunks, many commits, more places to be killed at). */
 static void
 cli_start_env (Cli *c, const char *db, const char *dir, gboolean json, const char *chunk_bytes)
 {
@@ -534,10 +534,9 @@ cli_start_env (Cli *c, const char *db, const char *dir, gboolean json, const cha
     = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
 
   g_assert_nonnull (cli);
-  if (chunk_bytes != NULL)
-    g_subprocess_launcher_setenv (launcher, "DW_INGEST_CHUNK_BYTES", chunk_bytes, TRUE);
-  c->proc = g_subprocess_launcher_spawn (launcher, &error, cli, "watch", dir, "--db", db,
-                                         json ? "--json" : NULL, NULL);
+  c->proc
+    = g_subprocess_launcher_spawn (launcher, &error, cli, "watch", dir, "--db", db, "--chunk-bytes",
+                                   chunk_bytes ? chunk_bytes : "0", json ? "--json" : NULL, NULL);
   g_assert_no_error (error);
   c->out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (c->proc));
   c->err = g_data_input_stream_new (g_subprocess_get_stderr_pipe (c->proc));

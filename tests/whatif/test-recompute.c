@@ -17,7 +17,7 @@
 #include "dw-demo.h"
 #include "dw-log-reader.h"
 #include "dw-recompute.h"
-#include "dw-store-private.h"
+#include "dw-store-writer.h"
 #include "dw-store.h"
 #include "dw-test-cli.h"
 

@@ -1,6 +1,10 @@
-/* dw-store-private.h — the writer side of the store (ingest, follower, demo, tests)
+/* dw-store-writer.h — the writer side of the store (ingest, follower, demo, tests)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A public header of core/store: dw-store.h is what readers need, this is what writers need
+ * (and what opens a store read-only or checks it). It used to be called dw-store-private.h
+ * although half the project included it.
  *
  * Writes happen inside explicit transactions: dw_store_begin() … dw_store_commit(). A failed
  * write leaves the transaction open: the caller must dw_store_rollback(). Points, tags, batches
@@ -15,7 +19,7 @@
 G_BEGIN_DECLS
 
 /* Schema version this build writes and understands (PRAGMA user_version). */
-#define DW_STORE_SCHEMA_VERSION 4
+#define DW_STORE_SCHEMA_VERSION 5
 /* PRAGMA application_id of a Driftwatch store ("DWst"). */
 #define DW_STORE_APPLICATION_ID 0x44577374
 
@@ -27,6 +31,9 @@ void dw_store_set_busy_timeout (DwStore *self, int timeout_ms);
 /* Caps the store's size (PRAGMA max_page_count): writes beyond fail with DW_STORE_ERROR_FULL as on
  * a full disk. For quotas and tests; 0 lifts the cap. */
 gboolean dw_store_set_max_size (DwStore *self, gint64 bytes, GError **error);
+/* Caps the size of one stored value (SQLite's SQLITE_LIMIT_LENGTH, 1 GB by default): a batch
+ * whose arrays are larger fails with DW_STORE_ERROR_TOO_LARGE. For tests of that limit. */
+void dw_store_set_max_value_size (DwStore *self, int bytes);
 /* Integrity check (PRAGMA integrity_check + foreign_key_check): FALSE with
  * DW_STORE_ERROR_CORRUPT and SQLite's first complaint. */
 gboolean dw_store_check_integrity (DwStore *self, GError **error);
@@ -123,6 +130,15 @@ DwFileRecord *dw_store_get_file (DwStore *self, const char *path, GError **error
 gboolean dw_store_put_file (DwStore *self, DwFileRecord *record, GError **error);
 /* Every known file, element type DwFileRecord*. */
 GPtrArray *dw_store_list_files (DwStore *self, GError **error);
+
+/* The largest max_step of the files of @run_id in @format other than @except_path; G_MININT64
+ * when there is none (or on error, then set). Indexed: ingest stays linear in the number of
+ * files (listing every file per file made 16 k files take 106 s). */
+gint64 dw_store_get_files_max_step (DwStore *self, gint64 run_id, int format,
+                                    const char *except_path, GError **error);
+
+/* Whether @run_id holds a file of another format than @format (indexed, see above). */
+gboolean dw_store_run_has_other_formats (DwStore *self, gint64 run_id, int format, GError **error);
 
 /* Diagnostics of a run: strings "PATH: offset N: MESSAGE". */
 GPtrArray *dw_store_list_diagnostics (DwStore *self, gint64 run_id, GError **error);
