@@ -396,6 +396,15 @@ test_cli_generation_sources (void)
       }
   }
   {
+    /* check names where the generation came from (it printed "(null) (given; …)" for a run
+     * whose log printed it and no --generation) */
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = { "check", "--db", db, "--run", "ingested", NULL };
+    dw_test_run_cli (args, NULL, &out, &err);
+    g_assert_nonnull (strstr (out, "  generation: verl-0.9.0 (printed by the run)\n"));
+    g_assert_null (strstr (out, "(null)"));
+  }
+  {
     /* a run holding a batch and nothing else */
     g_autoptr (DwStore) store = dw_store_open (db, &error);
     g_autofree char *path = batch_path (1);
