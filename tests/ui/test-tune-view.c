@@ -726,10 +726,11 @@ run_meta_json (const char *rs_threshold)
   DwConfig config;
   DwCorrectionError cerr;
   DwValue threshold = dw_value_str (rs_threshold);
-  GString *out = g_string_new ("{\"generation\": \"verl-0.7.1\", \"generation_source\": "
+  /* the demo trains as verl 0.9.0 (and its log says so) */
+  GString *out = g_string_new ("{\"generation\": \"verl-0.9.0\", \"generation_source\": "
                                "\"config\", \"config\": ");
 
-  g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, DEFAULT_DEMO_PRESET, &config, &cerr));
+  g_assert_true (dw_preset_config (DW_GEN_VERL_LATEST, DEFAULT_DEMO_PRESET, &config, &cerr));
   dw_config_set (&config, "rollout_rs_threshold", &threshold);
   dw_json_append_config (out, &config);
   g_string_append (out, "}");
@@ -803,10 +804,10 @@ test_run_own_config (void)
   wait_for_check (w);
   const char *sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
   g_test_message ("header: %s", sub);
-  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
-  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.7.1");
+  g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
+  g_assert_cmpstr (selected_label (w, "generation-row"), ==, "verl-0.9.0");
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.5");
-  g_assert_nonnull (strstr (sub, "verl-0.7.1 · config from the log"));
+  g_assert_nonnull (strstr (sub, "verl-0.9.0 · config from the log"));
   g_assert_nonnull (strstr (sub, "disagree"));
   g_assert_true (gtk_widget_has_css_class (named (w, "run-subtitle"), "warning"));
 
@@ -995,6 +996,15 @@ test_modified_and_errors (void)
   gtk_window_present (GTK_WINDOW (window));
   dw_tune_view_set_run (view, store, run_id);
   wait_idle (view);
+  /* the demo prints its config, which the page opens as the run's own (no preset to differ
+   * from): start from the preset it was made from */
+  {
+    DwConfig preset;
+    DwCorrectionError perr;
+    g_assert_true (dw_preset_config (c->generation, "decoupled_k3_rs_token_tis", &preset, &perr));
+    dw_tune_view_set_config (view, "decoupled_k3_rs_token_tis", &preset);
+    wait_idle (view);
+  }
 
   g_assert_nonnull (
     strstr (gtk_label_get_text (GTK_LABEL (named (w, "run-title"))), "demo-collapse"));
