@@ -63,7 +63,7 @@ dw_cli_check_append_text (GString *out, const DwRunInfo *run, const DwHealthRepo
                               run->name, run->id, report->n_critical, report->n_warning);
       break;
     }
-  if (!report->generation_inferred && g_strcmp0 (given, report->generation) != 0)
+  if (given != NULL && !report->generation_inferred && g_strcmp0 (given, report->generation) != 0)
     /* TRANSLATORS: the release given with --generation, and the generation whose key meanings
      * it shares ("verl-0.6.1" logs its keys as "verl-0.7.0" does) */
     g_string_append_printf (out, _ ("  generation: %s (given; keys as in %s)\n"), given,

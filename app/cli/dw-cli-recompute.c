@@ -1,5 +1,7 @@
-/* dw-cli-recompute.c — `driftwatch-cli recompute --run R (--preset P | --config JSON)`:
- * a stored run's correction metrics under another config, compared with what the run logged
+/* dw-cli-recompute.c — `driftwatch-cli recompute --run R [--preset P | --config JSON]`:
+ * a stored run's correction metrics under another config, compared with what the run logged.
+ * Without --preset/--config the config the run printed; without --generation the run's own
+ * generation (printed by its log, else inferred from its metric keys), else the newest verl.
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -81,13 +83,16 @@ render_csv (const DwRecomputeResult *res)
 }
 
 static GString *
-render_json (const DwRecomputeResult *res, const DwRunInfo *run)
+render_json (const DwRecomputeResult *res, const DwRunInfo *run, const char *gen_source)
 {
   GString *out = g_string_new ("{\"run\": {\"id\": ");
   g_string_append_printf (out, "%" G_GINT64_FORMAT ", \"name\": ", run->id);
   dw_json_append_string (out, run->name);
   g_string_append (out, "}, \"generation\": ");
   dw_json_append_string (out, dw_generation_name (res->config.generation));
+  /* "given", "log" (printed by the run), "keys" (inferred from its metric keys), "default" */
+  g_string_append (out, ", \"generation_source\": ");
+  dw_json_append_string (out, gen_source);
   g_string_append (out, ", \"config\": ");
   dw_json_append_config (out, &res->config);
   g_string_append_printf (out,
@@ -157,14 +162,10 @@ dw_cli_recompute (int argc, char **argv)
     }
   if (argc == 1 && run_arg && !preset && !config_json)
     {
-      /* the config and generation the run's own log showed (driftwatch-cli runs) */
+      /* the config the run's own log showed (driftwatch-cli runs) */
       g_autofree char *run_gen = NULL;
-      if (dw_cli_run_stored_config (db, run_arg, &config_json, &run_gen) && config_json != NULL
-          && generation == NULL)
-        generation = g_steal_pointer (&run_gen);
-      if (config_json != NULL)
-        g_printerr (_ ("recompute: using the config run %s printed (generation %s)\n"), run_arg,
-                    generation != NULL ? generation : "verl");
+      if (dw_cli_run_stored_config (db, run_arg, &config_json, &run_gen) && config_json != NULL)
+        g_printerr (_ ("recompute: using the config run %s printed\n"), run_arg);
     }
   if (argc != 1 || !run_arg || (!preset && !config_json))
     {
@@ -178,8 +179,40 @@ dw_cli_recompute (int argc, char **argv)
       dw_cli_error ("recompute", _ ("unknown format '%s' (csv or json)"), format);
       return 2;
     }
-  DwGeneration gen = DW_GEN_VERL;
-  if (!dw_cli_parse_generation ("recompute", generation, &gen))
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  if (!store)
+    {
+      dw_cli_error ("recompute", "%s", error->message);
+      return 1;
+    }
+  g_autoptr (DwRunInfo) run = dw_store_find_run (store, run_arg, &error);
+  if (!run)
+    {
+      dw_cli_error ("recompute", "%s", error->message);
+      return 1;
+    }
+  /* The generation: the one given, else the run's (printed by its log, or the newest its metric
+   * keys are consistent with), else the newest release — said on stderr, and in the JSON. */
+  DwGeneration gen = DW_GEN_VERL_LATEST;
+  const char *gen_source = "given";
+  if (generation == NULL)
+    {
+      const char *source = NULL;
+      g_autofree char *run_gen = dw_store_get_run_generation (store, run->id, &source, NULL);
+      DwGeneration parsed;
+      if (run_gen != NULL && dw_generation_from_name (run_gen, &parsed))
+        {
+          gen = parsed;
+          gen_source = g_strcmp0 (source, "keys") == 0 ? "keys" : "log";
+        }
+      else
+        gen_source = "default";
+      g_printerr (_ ("recompute: generation %s (%s)\n"), dw_generation_name (gen),
+                  g_str_equal (gen_source, "log")    ? _ ("from the run's log")
+                  : g_str_equal (gen_source, "keys") ? _ ("inferred from its metric keys")
+                                                     : _ ("default: newest verl"));
+    }
+  else if (!dw_cli_parse_generation ("recompute", generation, &gen))
     return 2;
   DwConfig config;
   dw_config_init (&config, gen);
@@ -225,18 +258,6 @@ dw_cli_recompute (int argc, char **argv)
       for (size_t i = 0; i < tmp.n_keys; i++)
         dw_config_set (&config, tmp.keys[i], &tmp.values[i]);
     }
-  g_autoptr (DwStore) store = dw_store_open (db, &error);
-  if (!store)
-    {
-      dw_cli_error ("recompute", "%s", error->message);
-      return 1;
-    }
-  g_autoptr (DwRunInfo) run = dw_store_find_run (store, run_arg, &error);
-  if (!run)
-    {
-      dw_cli_error ("recompute", "%s", error->message);
-      return 1;
-    }
   DwRecomputeOptions opt = { rtol, atol, 0 };
   g_autoptr (DwRecomputeResult) res
     = dw_recompute_run (store, run->id, &config, gen, &opt, NULL, &error);
@@ -246,7 +267,7 @@ dw_cli_recompute (int argc, char **argv)
       return error->domain == DW_WHATIF_ERROR ? 2 : 1;
     }
   g_autoptr (GString) out
-    = format && strcmp (format, "csv") == 0 ? render_csv (res) : render_json (res, run);
+    = format && strcmp (format, "csv") == 0 ? render_csv (res) : render_json (res, run, gen_source);
   fputs (out->str, stdout);
   if (res->n_flagged > 0)
     g_printerr (_ ("recompute: %u of %u steps disagree with the values the run logged\n"),

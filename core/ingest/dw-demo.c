@@ -20,16 +20,20 @@
 
 #define DEMO_START_TIME 1795353214.0
 #define DEMO_GROUP      8 /* GRPO n: rows per prompt */
+/* The Ray prefix of what verl's TaskRunner prints (v0.9.0 runs TaskRunnerV1 by default). */
+#define DEMO_TASK_RUNNER "(TaskRunnerV1 pid=2817) "
 
 struct _DwDemo
 {
   char *outdir;
   char *jsonl_path;
   char *events_path;
+  char *console_path;
   char *batch_dir;
   DwDemoScenario scenario;
   guint steps;
   guint step; /* last step written */
+  guint64 seed;
   GRand *rand;
   DwConfig config;
   double wall_time;
@@ -37,8 +41,9 @@ struct _DwDemo
 
 typedef struct
 {
-  GString *json;   /* the JSONL line being built */
-  GString *events; /* tfevents records of the step */
+  GString *json;    /* the JSONL line being built */
+  GString *events;  /* tfevents records of the step */
+  GString *console; /* the console backend's line of the step */
   gint64 step;
   double wall_time;
 } StepOut;
@@ -195,6 +200,20 @@ append_json_number (GString *s, double v)
   g_string_append (s, buf);
 }
 
+/* Python's repr of a float (nan, inf, -inf for the others). */
+static void
+append_python_float (GString *s, double v)
+{
+  char buf[64];
+
+  if (isnan (v))
+    g_string_append (s, "nan");
+  else if (isinf (v))
+    g_string_append (s, v > 0 ? "inf" : "-inf");
+  else
+    g_string_append (s, dw_python_float_repr (v, buf, sizeof buf));
+}
+
 static void
 emit (StepOut *o, const char *key, double value)
 {
@@ -203,6 +222,17 @@ emit (StepOut *o, const char *key, double value)
   g_string_append_printf (o->json, "\"%s\":", key);
   append_json_number (o->json, value);
   put_scalar_event (o->events, o->wall_time, o->step, key, value);
+  /* verl's concat_dict_to_str: " - key:pformat(v)"; what reduce_metrics averaged is a numpy
+   * scalar (numpy ≥ 2 prints np.float64(…)), the rest Python floats (docs/FORMATS.md §7) */
+  g_string_append_printf (o->console, " - %s:", key);
+  if (g_str_has_prefix (key, "actor/") && strcmp (key, "actor/entropy") != 0)
+    {
+      g_string_append (o->console, "np.float64(");
+      append_python_float (o->console, value);
+      g_string_append_c (o->console, ')');
+    }
+  else
+    append_python_float (o->console, value);
 }
 
 static void
@@ -212,6 +242,7 @@ emit_int (StepOut *o, const char *key, gint64 value)
     g_string_append_c (o->json, ',');
   g_string_append_printf (o->json, "\"%s\":%" G_GINT64_FORMAT, key, value);
   put_scalar_event (o->events, o->wall_time, o->step, key, (double)value);
+  g_string_append_printf (o->console, " - %s:%" G_GINT64_FORMAT, key, value);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -423,6 +454,148 @@ make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
   return b;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The console log's start                                                                     */
+
+/* A config value as Python's repr prints it inside pprint's dict. */
+static void
+append_python_value (GString *s, const DwValue *v)
+{
+  switch (v->kind)
+    {
+    case DW_VALUE_NONE:
+      g_string_append (s, "None");
+      break;
+    case DW_VALUE_BOOL:
+      g_string_append (s, v->b ? "True" : "False");
+      break;
+    case DW_VALUE_INT:
+      g_string_append_printf (s, "%" G_GINT64_FORMAT, (gint64)v->i);
+      break;
+    case DW_VALUE_FLOAT:
+      append_python_float (s, v->f);
+      break;
+    default:
+      g_string_append_printf (s, "'%s'", v->s);
+      break;
+    }
+}
+
+static int
+demo_cmp_key (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+/* verl's algorithm.rollout_correction block as pprint lays it out (keys sorted, one a line,
+ * aligned after the brace at @indent), from the config the demo trains with: every key the
+ * config holds (the preset expanded), nothing hard-coded. */
+static void
+append_rollout_correction (GString *s, const DwConfig *config, guint indent)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
+
+  for (size_t i = 0; i < config->n_keys; i++)
+    if (strcmp (config->keys[i], "preset") != 0)
+      g_ptr_array_add (keys, (gpointer)config->keys[i]);
+  g_ptr_array_sort (keys, demo_cmp_key);
+  g_string_append (s, "'rollout_correction': {");
+  for (guint k = 0; k < keys->len; k++)
+    {
+      if (k > 0)
+        g_string_append_printf (s, ",\n%*s", indent, "");
+      g_string_append_printf (s, "'%s': ", (const char *)keys->pdata[k]);
+      append_python_value (s, dw_config_get (config, keys->pdata[k]));
+    }
+  g_string_append (s, "}");
+}
+
+/* What the driver's stdout (`python3 -m verl.trainer.main_ppo … 2>&1 | tee train.log`) holds
+ * before the first step of a verl v0.9.0 run: the job script's `pip freeze` of the stack (verl
+ * itself prints no version), Ray's start-up, `ray init kwargs` (main_ppo.run_ppo), the resolved
+ * config pprint-ed by the TaskRunner with the lines other Ray processes print in between, and
+ * the engines starting (FSDP workers, vLLM servers, the loggers). */
+static GString *
+demo_console_preamble (const DwDemo *d)
+{
+  GString *s = g_string_new (NULL);
+  g_autoptr (GString) config = g_string_new (NULL);
+  g_autofree char *experiment = g_strdup_printf ("qwen2_5_0_5b_grpo_demo_%s_seed%" G_GUINT64_FORMAT,
+                                                 dw_demo_scenario_name (d->scenario), d->seed);
+  const char *raylet = "(raylet) WARNING: 8 PYTHON worker processes have been started on node: "
+                       "3f9c0d1e2a with address: 10.0.0.12. This could be a result of using a "
+                       "large number of actors, or due to tasks blocked in ray.get() calls (see "
+                       "https://github.com/ray-project/ray/issues/3644 for some discussion of "
+                       "workarounds).\n";
+  static const char *const engines[] = {
+    "(WorkerDict pid=3301) [rank0]: Model config after override: Qwen2Config {...}",
+    "(WorkerDict pid=3301) Qwen2ForCausalLM contains 494.03M parameters",
+    "(WorkerDict pid=3301) Before building vllm rollout, memory allocated (GB): 0.92",
+    "(vLLMHttpServer pid=3520) INFO 11-24 06:33:51 [__init__.py:216] Automatically detected "
+    "platform cuda.",
+    "(vLLMHttpServer pid=3520) INFO 11-24 06:34:02 [gpu_model_runner.py:2602] Model loading "
+    "took 0.9276 GiB and 2.114891 seconds",
+    "(vLLMHttpServer pid=3520) INFO 11-24 06:34:09 [gpu_worker.py:298] Available KV cache "
+    "memory: 61.03 GiB",
+    "(vLLMHttpServer pid=3520) INFO 11-24 06:34:15 [core.py:210] init engine (profile, create "
+    "kv cache, warmup model) took 12.87 seconds",
+    DEMO_TASK_RUNNER "Saving tensorboard log to tensorboard.",
+    DEMO_TASK_RUNNER "Creating file logger at /workspace/demo/metrics.jsonl",
+  };
+
+  g_string_append (s, "verl==0.9.0\nvllm==0.11.0\ntorch==2.8.0\nray==2.49.2\n");
+  g_string_append (s, "2026-11-24 06:33:34,118\tINFO worker.py:1942 -- Started a local Ray "
+                      "instance. View the dashboard at \033[1m\033[32m127.0.0.1:8265 \033[39m"
+                      "\033[22m\n");
+  g_string_append (s, "ray init kwargs: {'num_cpus': None, 'runtime_env': {'env_vars': "
+                      "{'TOKENIZERS_PARALLELISM': 'true', 'NCCL_DEBUG': 'WARN', "
+                      "'VLLM_LOGGING_LEVEL': 'WARN'}}}\n");
+  /* pprint (width 80, keys sorted) of a part of the resolved config; the rollout_correction
+   * block is the demo's own */
+  g_string_append (config,
+                   "{'actor_rollout_ref': {'actor': {'clip_ratio': 0.2,\n"
+                   "                                 'optim': {'lr': 1e-06},\n"
+                   "                                 'ppo_mini_batch_size': 16,\n"
+                   "                                 'strategy': 'fsdp'},\n"
+                   "                       'model': {'path': 'Qwen/Qwen2.5-0.5B-Instruct'},\n"
+                   "                       'rollout': {'calculate_log_probs': True,\n"
+                   "                                   'mode': 'async',\n"
+                   "                                   'n': 8,\n"
+                   "                                   'name': 'vllm'}},\n"
+                   " 'algorithm': {'_target_': 'verl.trainer.config.AlgoConfig',\n"
+                   "               'adv_estimator': 'grpo',\n"
+                   "               'kl_ctrl': {'kl_coef': 0.001, 'type': 'fixed'},\n"
+                   "               ");
+  append_rollout_correction (config, &d->config, 38);
+  g_string_append_printf (config,
+                          "},\n"
+                          " 'data': {'max_prompt_length': 512,\n"
+                          "          'max_response_length': %d,\n"
+                          "          'train_batch_size': %d},\n"
+                          " 'trainer': {'experiment_name': '%s',\n"
+                          "             'logger': ['console', 'file', 'tensorboard'],\n"
+                          "             'n_gpus_per_node': 8,\n"
+                          "             'project_name': 'driftwatch_demo',\n"
+                          "             'total_training_steps': %u,\n"
+                          "             'use_v1': True}}\n",
+                          DW_DEMO_COLS, DW_DEMO_ROWS / DEMO_GROUP, experiment, d->steps);
+  {
+    g_auto (GStrv) lines = g_strsplit (config->str, "\n", -1);
+
+    for (guint i = 0; lines[i] != NULL && lines[i][0] != '\0'; i++)
+      {
+        g_string_append_printf (s, DEMO_TASK_RUNNER "%s\n", lines[i]);
+        /* Ray forwards each process's output as it comes: another process's line lands in
+         * between */
+        if (i == 6)
+          g_string_append (s, raylet);
+      }
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (engines); i++)
+    g_string_append_printf (s, "%s\n", engines[i]);
+  return s;
+}
+
 static gboolean
 append_file (const char *path, const char *data, gsize len, GError **error)
 {
@@ -446,15 +619,18 @@ dw_demo_new (const char *outdir, DwDemoScenario scenario, guint steps, guint64 s
   g_autofree char *tb_dir = NULL, *events_name = NULL;
   DwCorrectionError cerr;
   g_autoptr (GString) header = g_string_new (NULL);
+  g_autoptr (GString) preamble = NULL;
 
   g_return_val_if_fail (outdir != NULL, NULL);
   d->outdir = g_strdup (outdir);
   d->scenario = scenario;
   d->steps = steps;
+  d->seed = seed;
   d->rand = g_rand_new_with_seed_array (
     (const guint32[]){ (guint32)seed, (guint32)(seed >> 32), scenario }, 3);
   d->wall_time = DEMO_START_TIME;
-  dw_config_init (&d->config, DW_GEN_VERL);
+  /* the release the name "verl" means: the log, its printed config and a recompute agree */
+  dw_config_init (&d->config, DW_GEN_VERL_LATEST);
   if (!dw_preset_apply (&d->config, "decoupled_k3_rs_token_tis", &cerr))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", cerr.message);
@@ -472,6 +648,7 @@ dw_demo_new (const char *outdir, DwDemoScenario scenario, guint steps, guint64 s
   events_name = g_strdup_printf ("events.out.tfevents.%.0f.driftwatch-demo.0", DEMO_START_TIME);
   d->events_path = g_build_filename (tb_dir, events_name, NULL);
   d->jsonl_path = g_build_filename (outdir, "metrics.jsonl", NULL);
+  d->console_path = g_build_filename (outdir, "train.log", NULL);
   for (const char *dir = tb_dir; dir != NULL; dir = dir == tb_dir ? d->batch_dir : NULL)
     if (g_mkdir_with_parents (dir, 0755) != 0)
       {
@@ -493,7 +670,9 @@ dw_demo_new (const char *outdir, DwDemoScenario scenario, guint steps, guint64 s
         }
   }
   put_file_version (header, d->wall_time);
-  if (!g_file_set_contents (d->jsonl_path, "", 0, error)
+  preamble = demo_console_preamble (d);
+  if (!g_file_set_contents (d->console_path, preamble->str, (gssize)preamble->len, error)
+      || !g_file_set_contents (d->jsonl_path, "", 0, error)
       || !g_file_set_contents (d->events_path, header->str, (gssize)header->len, error))
     return NULL;
   return g_steal_pointer (&d);
@@ -507,6 +686,7 @@ dw_demo_free (DwDemo *d)
   g_free (d->outdir);
   g_free (d->jsonl_path);
   g_free (d->events_path);
+  g_free (d->console_path);
   g_free (d->batch_dir);
   if (d->rand != NULL)
     g_rand_free (d->rand);
@@ -519,6 +699,7 @@ dw_demo_write_step (DwDemo *d, gboolean *done, GError **error)
   g_autoptr (DwBatch) batch = NULL;
   g_autoptr (GString) json = g_string_new (NULL);
   g_autoptr (GString) events = g_string_new (NULL);
+  g_autoptr (GString) console = g_string_new (DEMO_TASK_RUNNER);
   g_autoptr (GHashTable) meta = g_hash_table_new (g_str_hash, g_str_equal);
   g_autofree char *batch_name = NULL, *batch_path = NULL, *step_str = NULL;
   DwCorrectionResult res;
@@ -561,7 +742,9 @@ dw_demo_write_step (DwDemo *d, gboolean *done, GError **error)
 
   o.json = json;
   o.events = events;
+  o.console = console;
   o.step = step;
+  g_string_append_printf (console, "step:%" G_GINT64_FORMAT, step);
   o.wall_time = d->wall_time;
   g_string_append_printf (json, "{\"step\":%" G_GINT64_FORMAT ",\"data\":{", step);
   /* In the order verl's fit() logs them. */
@@ -602,9 +785,11 @@ dw_demo_write_step (DwDemo *d, gboolean *done, GError **error)
     emit (&o, "val-core/openai/gsm8k/reward/mean@1",
           CLAMP (demo_accuracy (d, step) + 0.03 * gauss (d->rand), 0.0, 1.0));
   g_string_append (json, "}}\n");
+  g_string_append_c (console, '\n');
   dw_correction_result_clear (&res);
 
-  if (!append_file (d->jsonl_path, json->str, json->len, error)
+  if (!append_file (d->console_path, console->str, console->len, error)
+      || !append_file (d->jsonl_path, json->str, json->len, error)
       || !append_file (d->events_path, events->str, events->len, error))
     return FALSE;
   *done = d->step >= d->steps;

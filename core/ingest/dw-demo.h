@@ -2,17 +2,26 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Writes what a verl GRPO run with `trainer.logger=[console,file,tensorboard]` and the
+ * Writes what a verl v0.9.0 GRPO run with `trainer.logger=[console,file,tensorboard]` and the
  * rollout-batch dump of docs/BATCHES.md §2 leaves behind:
- *   OUTDIR/metrics.jsonl                                   verl FileLogger lines
- *   OUTDIR/tensorboard/events.out.tfevents.<t>.driftwatch-demo.0   one simple_value per key per
- * step OUTDIR/batches/step_NNNNNN.safetensors               32 × 256 padded batch per step Steps
- * start at 1. The per-token log-ratio spread grows over the run; in the collapse scenario it
- * explodes at dw_demo_collapse_step() (catastrophic tokens, rewards fall, responses hit the length
- * limit). The rollout_corr/… values are computed by the correction core from the very batches
- * written (preset decoupled_k3_rs_token_tis, rollout_rs_threshold 0.05), response lengths, scores,
- * advantages, entropy estimate and probability differences from the batch too; grad norm, losses,
- * timings are illustrative. Deterministic for a given seed.
+ *   OUTDIR/train.log              the driver's stdout: the job script's `verl==0.9.0` line,
+ *                                 Ray's start-up, the resolved config as verl's TaskRunner
+ *                                 pprint-s it (with the algorithm.rollout_correction the demo
+ *                                 trains with; Ray's lines in between), engine start-up, then
+ *                                 one console-backend `step:N - key:value …` line a step
+ *   OUTDIR/metrics.jsonl          verl FileLogger lines
+ *   OUTDIR/tensorboard/events.out.tfevents.<t>.driftwatch-demo.0   one simple_value per key
+ *                                 per step
+ *   OUTDIR/batches/step_NNNNNN.safetensors   32 × 256 padded batch per step
+ * Steps start at 1. The per-token log-ratio spread grows over the run; in the collapse scenario
+ * it explodes at dw_demo_collapse_step() (catastrophic tokens, rewards fall, responses hit the
+ * length limit). The rollout_corr/… values are computed by the correction core, as verl v0.9.0
+ * does (the release the name "verl" means), from the very batches written (preset
+ * decoupled_k3_rs_token_tis, rollout_rs_threshold 0.05): so ingesting the folder finds
+ * generation verl-0.9.0 and that config, and `recompute --run R` alone agrees with every
+ * logged value. Response lengths, scores, advantages, entropy estimate and probability
+ * differences come from the batch too; grad norm, losses, timings are illustrative.
+ * Deterministic for a given seed (no path of OUTDIR is written into the files).
  */
 #pragma once
 

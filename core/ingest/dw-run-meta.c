@@ -129,6 +129,22 @@ py_to_json (const char *s, gsize n)
           p++;
           continue;
         }
+      if (g_ascii_isdigit (c))
+        {
+          /* a number, with its exponent: verl's default actor lr prints as 1e-06 (the 'e' is
+           * not a name) */
+          while (p < end && (g_ascii_isdigit (*p) || *p == '.'))
+            g_string_append_c (out, *p++);
+          if (p < end && (*p == 'e' || *p == 'E'))
+            {
+              g_string_append_c (out, *p++);
+              if (p < end && (*p == '+' || *p == '-'))
+                g_string_append_c (out, *p++);
+              while (p < end && g_ascii_isdigit (*p))
+                g_string_append_c (out, *p++);
+            }
+          continue;
+        }
       if (g_ascii_isalpha (c) || c == '_')
         {
           const char *b = p;

@@ -4,8 +4,10 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-glib/json-glib.h>
 
@@ -13,6 +15,7 @@
 #include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-log-reader.h"
+#include "dw-run-meta.h"
 
 static char *
 make_tmp (void)
@@ -82,6 +85,75 @@ on_diag (goffset offset, const char *message, gpointer user_data)
   g_error ("unexpected diagnostic at %" G_GINT64_FORMAT ": %s", (gint64)offset, message);
 }
 
+/* The console log (train.log: the driver's stdout, as `… | tee train.log` keeps it) starts as a
+ * verl v0.9.0 run's does: the version, the pprint-ed config with the rollout_correction the demo
+ * trains with (Ray's lines in between), engine start-up; then one `step:` line a step whose
+ * values are the JSONL's, bit for bit. */
+static void
+check_console (const char *dir, GPtrArray *steps)
+{
+  g_autofree char *path = g_build_filename (dir, "train.log", NULL);
+  g_autofree char *text = NULL, *meta = NULL;
+  g_autoptr (DwLogReader) reader = dw_log_reader_new (DW_FORMAT_VERL_CONSOLE, path);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  TbSink sink = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free) };
+  JsonObject *o, *cfg;
+  gsize len;
+  int fd;
+  guint n_points = 0;
+
+  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+  /* the preamble comes before the first metric line, and holds the Ray worker line */
+  g_assert_true (g_str_has_prefix (text, "verl==0.9.0\n"));
+  g_assert_nonnull (strstr (text, "(raylet) WARNING"));
+  g_assert_cmpint (strstr (text, "'rollout_correction'") - text, <,
+                   strstr (text, "step:1 - ") - text);
+
+  fd = open (path, O_RDONLY);
+  g_assert_cmpint (fd, >=, 0);
+  meta = dw_run_meta_scan (fd, path, DW_FORMAT_VERL_CONSOLE, -1);
+  close (fd);
+  g_assert_nonnull (meta);
+  g_assert_true (json_parser_load_from_data (parser, meta, -1, NULL));
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "verl-0.9.0");
+  g_assert_cmpstr (json_object_get_string_member (o, "generation_source"), ==, "log");
+  g_assert_cmpstr (json_object_get_string_member (o, "framework_version"), ==, "0.9.0");
+  cfg = json_object_get_object_member (o, "config");
+  g_assert_cmpuint (json_object_get_size (cfg), ==, 7);
+  g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_is"), ==, "token");
+  g_assert_cmpfloat (json_object_get_double_member (cfg, "rollout_is_threshold"), ==, 2.0);
+  g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_rs"), ==, "seq_mean_k3");
+  g_assert_cmpfloat (json_object_get_double_member (cfg, "rollout_rs_threshold"), ==, 0.05);
+  g_assert_false (json_object_get_boolean_member (cfg, "bypass_mode"));
+  g_assert_false (json_object_get_boolean_member (cfg, "rollout_is_batch_normalize"));
+  g_assert_cmpstr (json_object_get_string_member (cfg, "loss_type"), ==, "ppo_clip");
+
+  g_assert_cmpuint (
+    dw_log_reader_feed (reader, 0, (const guint8 *)text, len, TRUE, on_point, on_diag, &sink), ==,
+    len);
+  for (guint s = 1; s <= steps->len; s++)
+    {
+      JsonObject *data = steps->pdata[s - 1];
+      g_autoptr (GList) keys = json_object_get_members (data);
+
+      for (GList *k = keys; k != NULL; k = k->next)
+        {
+          g_autofree char *key = g_strdup_printf ("%s@%u", (const char *)k->data, s);
+          double *v = g_hash_table_lookup (sink.values, key), want = get (data, k->data);
+
+          g_assert_nonnull (v);
+          if (isnan (want))
+            g_assert_true (isnan (*v));
+          else
+            g_assert_cmpfloat (*v, ==, want);
+          n_points++;
+        }
+    }
+  g_assert_cmpuint (g_hash_table_size (sink.values), ==, n_points);
+  g_hash_table_unref (sink.values);
+}
+
 static void
 test_collapse (void)
 {
@@ -113,7 +185,7 @@ test_collapse (void)
     dw_log_reader_feed (reader, 0, (const guint8 *)tb, tb_len, TRUE, on_point, on_diag, &sink), ==,
     tb_len);
 
-  dw_config_init (&config, DW_GEN_VERL);
+  dw_config_init (&config, DW_GEN_VERL_LATEST); /* the demo trains as verl 0.9.0 */
   g_assert_true (dw_preset_apply (&config, "decoupled_k3_rs_token_tis", &cerr));
   g_assert_true (dw_config_set (&config, "rollout_rs_threshold", &threshold));
 
@@ -178,6 +250,7 @@ test_collapse (void)
   g_assert_cmpfloat (get (steps->pdata[n_steps - 1], "critic/score/mean"), <, 0.3);
   g_assert_cmpfloat (get (steps->pdata[n_steps - 1], "response_length/clip_ratio"), >, 0.3);
 
+  check_console (dir, steps);
   g_hash_table_unref (sink.values);
   rm_rf (dir);
 }

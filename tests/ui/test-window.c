@@ -18,6 +18,7 @@
 #include "dw-monitor-view.h"
 #include "dw-run-row.h"
 #include "dw-store-writer.h"
+#include "dw-tune-view.h"
 #include "dw-window.h"
 
 #define N_ALPHA 100
@@ -722,6 +723,51 @@ count_sensitive_scales (GtkWidget *widget)
   return n;
 }
 
+/* The first widget of @type under @widget (depth first), or NULL. */
+static GtkWidget *
+find_widget (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* A Tab tour reaches every control only once the window has settled: on the Monitor page nothing
+ * loading (ingest, health jobs, chart loads), on the Tune page its worker done (the fixture's
+ * runs have no batches, so no result comes), the sidebar and the content side by side (leaflet
+ * unfolded, no transition running: while one runs, the hidden side drops out of the focus chain and
+ * the tour wraps back to its start early) and @must_draw (the page's first control) drawn. Waits
+ * for that (a loaded machine can take seconds), not for a fixed time. */
+static void
+wait_tour_ready (Fixture *fx, gboolean monitor, GtkWidget *must_draw)
+{
+  AdwLeaflet *leaflet = ADW_LEAFLET (find_widget (GTK_WIDGET (fx->window), ADW_TYPE_LEAFLET));
+  DwTuneView *tune = DW_TUNE_VIEW (find_widget (GTK_WIDGET (fx->window), DW_TYPE_TUNE_VIEW));
+
+  for (guint waited = 0; waited < 30000; waited += 20)
+    {
+      if ((monitor ? dw_window_is_ready (fx->window) : !dw_tune_view_get_busy (tune))
+          && !adw_leaflet_get_folded (leaflet)
+          && !adw_leaflet_get_child_transition_running (leaflet)
+          && (must_draw == NULL
+              || (gtk_widget_is_drawable (must_draw) && gtk_widget_is_sensitive (must_draw))))
+        break;
+      iterate_ms (20);
+    }
+  g_assert_true (monitor ? dw_window_is_ready (fx->window) : !dw_tune_view_get_busy (tune));
+  g_assert_false (adw_leaflet_get_folded (leaflet));
+  g_assert_false (adw_leaflet_get_child_transition_running (leaflet));
+  g_assert_true (must_draw == NULL
+                 || (gtk_widget_is_drawable (must_draw) && gtk_widget_is_sensitive (must_draw)));
+}
+
 typedef struct
 {
   GHashTable *cards; /* DwChartCard* that held the focus */
@@ -778,6 +824,8 @@ test_keyboard_focus (Fixture *fx, gconstpointer user_data)
   select_runs (fx, fx->alpha, 0);
   n_cards = count_cards (dw_window_get_monitor_view (fx->window));
   g_assert_cmpuint (n_cards, >=, 4);
+  wait_tour_ready (fx, TRUE,
+                   find_widget (dw_window_get_monitor_view (fx->window), GTK_TYPE_SEARCH_ENTRY));
   tab_around (fx, &monitor_tour);
   g_assert_true (monitor_tour.run_row);
   g_assert_true (monitor_tour.entry);
@@ -791,6 +839,7 @@ test_keyboard_focus (Fixture *fx, gconstpointer user_data)
   for (guint waited = 0; waited < 30000 && count_sensitive_scales (GTK_WIDGET (fx->window)) < 2;
        waited += 50)
     iterate_ms (50);
+  wait_tour_ready (fx, FALSE, find_widget (GTK_WIDGET (fx->window), GTK_TYPE_SWITCH));
   g_hash_table_remove_all (cards);
   tab_around (fx, &tune_tour);
   g_assert_cmpuint (tune_tour.n_scales, >=, 1);

@@ -164,28 +164,43 @@ test_all_presets (void)
   g_assert_cmpuint (n_cases, >=, N_STEPS * 30);
 }
 
-/* the config the demo trainer used agrees with its log; the preset's own threshold does not */
+/* the config the demo trainer used agrees with its log under the release it ran (verl 0.9.0);
+ * under v0.7.1 the IS keys meant the raw ratio and disagree; the preset's own threshold does
+ * not agree either */
 static void
 test_logged (void)
 {
   g_autoptr (GError) error = NULL;
   DwConfig c;
-  dw_config_init (&c, DW_GEN_VERL);
+  dw_config_init (&c, DW_GEN_VERL_LATEST);
   DwValue v = dw_value_str ("decoupled_k3_rs_token_tis");
   dw_config_set (&c, "preset", &v);
   v = dw_value_float (0.05);
   dw_config_set (&c, "rollout_rs_threshold", &v);
   g_autoptr (DwRecomputeResult) same
-    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
+    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL_LATEST, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (same->n_flagged, ==, 0);
   g_assert_null (dw_config_get (&same->config, "preset"));
   for (guint s = 0; s < same->n_steps; s++)
     g_assert_cmpuint (same->steps[s].n_compared, >=, 40); /* 13 off-policy + IS + RS keys */
+  {
+    DwConfig old = c;
+    old.generation = DW_GEN_VERL_0_7_1;
+    g_autoptr (DwRecomputeResult) v071
+      = dw_recompute_run (fx.store, fx.run_id, &old, DW_GEN_VERL_0_7_1, NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (v071->n_flagged, >, 0);
+    for (guint s = 0; s < v071->n_steps; s++)
+      for (guint d = 0; v071->steps[s].diffs != NULL && d < v071->steps[s].diffs->len; d++)
+        g_assert_true (
+          g_str_has_prefix (((DwRecomputeDiff *)g_ptr_array_index (v071->steps[s].diffs, d))->key,
+                            "rollout_corr/rollout_is_"));
+  }
 
   dw_config_unset (&c, "rollout_rs_threshold");
   g_autoptr (DwRecomputeResult) other
-    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL, NULL, NULL, &error);
+    = dw_recompute_run (fx.store, fx.run_id, &c, DW_GEN_VERL_LATEST, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (other->n_flagged, >, 0);
   guint rs_diffs = 0;
@@ -304,7 +319,8 @@ test_cli_csv_and_errors (void)
     g_str_has_suffix (lines[0], ",error,logged_compared,logged_disagree,disagreeing_keys"));
   g_assert_true (g_str_has_prefix (lines[1], "1,"));
   g_assert_true (g_str_has_suffix (lines[1], ",0,")); /* nothing disagrees */
-  g_assert_cmpstr (err, ==, "");
+  /* no --generation: the run's, from the verl-0.9.0 keys it logged (no log printed one here) */
+  g_assert_cmpstr (err, ==, "recompute: generation verl-0.9.0 (inferred from its metric keys)\n");
 
   struct
   {
@@ -338,6 +354,89 @@ test_cli_csv_and_errors (void)
     }
 }
 
+/* `recompute --run R` alone on the demo as `demo --ingest` stores it: the config and release its
+ * console log printed (verl==0.9.0, the pprint-ed algorithm.rollout_correction), and the
+ * recompute agrees with every logged value. A run that says nothing about its generation (no
+ * version, no config, no correction keys) is recomputed as the newest verl, and says so. */
+static void
+test_cli_generation_sources (void)
+{
+  g_autofree char *dir = g_build_filename (fx.dir, "ingested", NULL);
+  g_autofree char *db = g_build_filename (fx.dir, "ingested.db", NULL);
+  g_autoptr (GError) error = NULL;
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[]
+      = { "demo", dir, "--scenario", "collapse", "--steps", "30", "--ingest", "--db", db, NULL };
+    g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+  }
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = { "recompute", "--db", db, "--run", "ingested", NULL };
+    g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+    g_assert_cmpstr (err, ==,
+                     "recompute: using the config run ingested printed\n"
+                     "recompute: generation verl-0.9.0 (from the run's log)\n");
+    g_autoptr (JsonParser) p = json_parser_new ();
+    g_assert_true (json_parser_load_from_data (p, out, -1, NULL));
+    JsonObject *root = json_node_get_object (json_parser_get_root (p));
+    g_assert_cmpstr (json_object_get_string_member (root, "generation"), ==, "verl-0.9.0");
+    g_assert_cmpstr (json_object_get_string_member (root, "generation_source"), ==, "log");
+    g_assert_cmpint (json_object_get_int_member (root, "n_steps"), ==, 30);
+    g_assert_cmpint (json_object_get_int_member (root, "n_flagged"), ==, 0);
+    JsonObject *cfg = json_object_get_object_member (root, "config");
+    g_assert_cmpstr (json_object_get_string_member (cfg, "rollout_rs"), ==, "seq_mean_k3");
+    g_assert_cmpfloat (json_object_get_double_member (cfg, "rollout_rs_threshold"), ==, 0.05);
+    JsonArray *steps = json_object_get_array_member (root, "steps");
+    for (guint i = 0; i < json_array_get_length (steps); i++)
+      {
+        JsonObject *logged
+          = json_object_get_object_member (json_array_get_object_element (steps, i), "logged");
+        g_assert_cmpint (json_object_get_int_member (logged, "compared"), >=, 40);
+      }
+  }
+  {
+    /* check names where the generation came from (it printed "(null) (given; …)" for a run
+     * whose log printed it and no --generation) */
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = { "check", "--db", db, "--run", "ingested", NULL };
+    dw_test_run_cli (args, NULL, &out, &err);
+    g_assert_nonnull (strstr (out, "  generation: verl-0.9.0 (printed by the run)\n"));
+    g_assert_null (strstr (out, "(null)"));
+  }
+  {
+    /* a run holding a batch and nothing else */
+    g_autoptr (DwStore) store = dw_store_open (db, &error);
+    g_autofree char *path = batch_path (1);
+    g_autoptr (DwBatch) b = dw_batch_read_file (path, &error);
+    g_assert_no_error (error);
+    gint64 id = dw_store_ensure_run (store, "bare", "verl", "/nowhere/bare", &error);
+    g_assert_no_error (error);
+    g_assert_true (dw_store_put_batch (store, id, 1, b, path, &error));
+  }
+  {
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[]
+      = { "recompute", "--db", db, "--run", "bare", "--preset", "decoupled_k3_rs_token_tis", NULL };
+    g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+    g_assert_cmpstr (err, ==, "recompute: generation verl-0.9.0 (default: newest verl)\n");
+    g_assert_nonnull (strstr (out, "\"generation\": \"verl-0.9.0\", \"generation_source\": "
+                                   "\"default\""));
+  }
+  {
+    /* a given generation wins, and is said to be given */
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = {
+      "recompute",    "--db",       db,  "--run", "bare", "--preset", "decoupled_k3_rs_token_tis",
+      "--generation", "verl-0.7.1", NULL
+    };
+    g_assert_cmpint (dw_test_run_cli (args, NULL, &out, &err), ==, 0);
+    g_assert_cmpstr (err, ==, "");
+    g_assert_nonnull (strstr (out, "\"generation\": \"verl-0.7.1\", \"generation_source\": "
+                                   "\"given\""));
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -348,6 +447,7 @@ main (int argc, char **argv)
   g_test_add_func ("/recompute/agree-rule", test_agree_rule);
   g_test_add_func ("/recompute/cli-json", test_cli_json);
   g_test_add_func ("/recompute/cli-csv-errors", test_cli_csv_and_errors);
+  g_test_add_func ("/recompute/cli-generation-sources", test_cli_generation_sources);
   int r = g_test_run ();
   fixture_teardown ();
   return r;
