@@ -876,11 +876,12 @@ sync_is (DwTuneView *self)
         }
       const char *mode = icepop ? "icepop" : "truncate";
       const char *mode_key = role_key (self, DW_ROLE_IS_MODE);
+      DwValue mode_value; /* holds the string @mode may point into: lives as long as @mode */
       if (mode_key)
         {
-          DwValue mv = dw_schema_value (&self->config, mode_key);
-          if (mv.kind == DW_VALUE_STR)
-            mode = mv.s;
+          mode_value = dw_schema_value (&self->config, mode_key);
+          if (mode_value.kind == DW_VALUE_STR)
+            mode = mode_value.s;
         }
       guint mi = strv_index (modes, mode);
       adw_combo_row_set_selected (self->is_mode_row, mi != GTK_INVALID_LIST_POSITION ? mi : 0);
