@@ -520,8 +520,12 @@ demo_console_preamble (const DwDemo *d)
 {
   GString *s = g_string_new (NULL);
   g_autoptr (GString) config = g_string_new (NULL);
-  g_autofree char *experiment = g_strdup_printf ("qwen2_5_0_5b_grpo_demo_%s_seed%" G_GUINT64_FORMAT,
-                                                 dw_demo_scenario_name (d->scenario), d->seed);
+  /* a user names each experiment: the run folder's name, so two demo folders of the same
+   * scenario and seed stay two runs (ingest joins a console log to the run of its experiment) */
+  g_autofree char *folder = g_path_get_basename (d->outdir);
+  g_autofree char *experiment
+    = g_strdup_printf ("%s_qwen2_5_0_5b_grpo_%s_seed%" G_GUINT64_FORMAT, folder,
+                       dw_demo_scenario_name (d->scenario), d->seed);
   const char *raylet = "(raylet) WARNING: 8 PYTHON worker processes have been started on node: "
                        "3f9c0d1e2a with address: 10.0.0.12. This could be a result of using a "
                        "large number of actors, or due to tasks blocked in ray.get() calls (see "

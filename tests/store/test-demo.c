@@ -272,7 +272,10 @@ tree_digest (const char *dir)
 static void
 test_healthy_deterministic (void)
 {
-  g_autofree char *a = make_tmp (), *b = make_tmp ();
+  g_autofree char *tmp_a = make_tmp (), *tmp_b = make_tmp ();
+  /* same folder name in both: the experiment name the console log prints is the folder's */
+  g_autofree char *a = g_build_filename (tmp_a, "run", NULL);
+  g_autofree char *b = g_build_filename (tmp_b, "run", NULL);
   g_autofree char *da = NULL, *db = NULL, *jsonl = g_build_filename (a, "metrics.jsonl", NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) steps = NULL;
@@ -294,8 +297,8 @@ test_healthy_deterministic (void)
       g_assert_cmpfloat (get (steps->pdata[i], "rollout_corr/rollout_is_eff_sample_size"), >, 0.9);
       g_assert_cmpfloat (get (steps->pdata[i], "training/rollout_probs_diff_mean"), <, 0.01);
     }
-  rm_rf (a);
-  rm_rf (b);
+  rm_rf (tmp_a);
+  rm_rf (tmp_b);
 }
 
 int
