@@ -874,15 +874,12 @@ sync_is (DwTuneView *self)
           adw_combo_row_set_model (self->is_mode_row, G_LIST_MODEL (list));
           self->mode_choices = modes;
         }
-      const char *mode = icepop ? "icepop" : "truncate";
       const char *mode_key = role_key (self, DW_ROLE_IS_MODE);
-      DwValue mode_value; /* holds the string @mode may point into: lives as long as @mode */
-      if (mode_key)
-        {
-          mode_value = dw_schema_value (&self->config, mode_key);
-          if (mode_value.kind == DW_VALUE_STR)
-            mode = mode_value.s;
-        }
+      /* @mode may point into @mode_value's string: both live to the end of this block */
+      DwValue mode_value = mode_key ? dw_schema_value (&self->config, mode_key) : (DwValue){ 0 };
+      const char *mode = mode_value.kind == DW_VALUE_STR ? mode_value.s
+                         : icepop                        ? "icepop"
+                                                         : "truncate";
       guint mi = strv_index (modes, mode);
       adw_combo_row_set_selected (self->is_mode_row, mi != GTK_INVALID_LIST_POSITION ? mi : 0);
     }
