@@ -393,6 +393,9 @@ dw_pickle_pop_mark (Machine *m, guint *start)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "no MARK on the stack");
   *start = g_array_index (m->marks, guint, m->marks->len - 1);
   g_array_set_size (m->marks, m->marks->len - 1);
+  /* items below the mark were popped since (POP, a build that took them): the mark is stale */
+  if (*start > m->stack->len)
+    return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "MARK above the top of the stack");
   return TRUE;
 }
 

@@ -120,7 +120,7 @@ static gboolean
 dw_tokenizer_set_piece (DwTokenizer *self, gint64 id, const char *piece, gboolean byte_level,
                         gboolean special)
 {
-  if (id < 0 || id > 16 * 1024 * 1024)
+  if (id < 0 || id > 16 * 1024 * 1024 || piece == NULL) /* "content": null, or not a string */
     return FALSE;
   if ((guint)id >= self->pieces->len)
     g_ptr_array_set_size (self->pieces, (guint)id + 1);

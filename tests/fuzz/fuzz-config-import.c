@@ -43,16 +43,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size < 1 || size > 65536)
     return 0;
-  DwGeneration gen = (DwGeneration)(data[0] % DW_N_GENERATIONS_PRE_RELEASE_NAMES);
-  DwExportFormat fmt
-    = (DwExportFormat)(data[0] / DW_N_GENERATIONS_PRE_RELEASE_NAMES % DW_N_EXPORT_FORMATS);
+  DwGeneration gen = (DwGeneration)(data[0] % DW_N_GENERATIONS);
+  DwExportFormat fmt = (DwExportFormat)(data[0] / DW_N_GENERATIONS % DW_N_EXPORT_FORMATS);
   DwConfig c;
   GError *error = NULL;
   DwGeneration dg;
   DwExportFormat df;
   dw_config_import_detect ((const char *)data + 1, (gssize)size - 1, &dg, &df);
-  if ((int)dg < 0 || dg >= DW_N_GENERATIONS_PRE_RELEASE_NAMES || (int)df < 0
-      || df >= DW_N_EXPORT_FORMATS)
+  if ((int)dg < 0 || dg >= DW_N_GENERATIONS || (int)df < 0 || df >= DW_N_EXPORT_FORMATS)
     abort ();
   gboolean ok
     = dw_config_import ((const char *)data + 1, (gssize)size - 1, "fuzz", gen, fmt, &c, &error);

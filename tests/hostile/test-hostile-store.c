@@ -162,7 +162,7 @@ test_null_names (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
-  g_autoptr (GPtrArray) runs = NULL, tags = NULL, diags = NULL;
+  g_autoptr (GPtrArray) runs = NULL, tags = NULL;
   g_autoptr (DwRunInfo) found = NULL;
   g_autofree char *out = NULL, *err = NULL;
   const char *args[] = { "runs", "--db", f->path, "--format", "json", NULL };
@@ -376,7 +376,6 @@ test_mlflow_recursive_view (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
   g_autoptr (DwIngester) ingester = NULL;
-  g_autoptr (GPtrArray) diags = NULL;
   g_autoptr (DwSeries) series = NULL;
   g_autofree char *run = g_build_filename (f->dir, "run", NULL);
   g_autofree char *mlflow = g_build_filename (run, "mlflow.db", NULL);
