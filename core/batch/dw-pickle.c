@@ -393,8 +393,7 @@ dw_pickle_pop_mark (Machine *m, guint *start)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "no MARK on the stack");
   *start = g_array_index (m->marks, guint, m->marks->len - 1);
   g_array_set_size (m->marks, m->marks->len - 1);
-  /* items below the mark were popped since (POP, a build that took them): the mark is stale */
-  if (*start > m->stack->len)
+  if (*start > m->stack->len) /* stale: items below it were popped since (POP, a build) */
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "MARK above the top of the stack");
   return TRUE;
 }
@@ -557,8 +556,7 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
   if (args->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (args) < 4)
     {
       dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                              "_rebuild_tensor_v2 needs (storage, offset, "
-                              "size, stride, …)");
+                              "_rebuild_tensor_v2 needs (storage, offset, size, stride, …)");
       return NULL;
     }
   storage = dw_pickle_seq_get (args, 0);
@@ -791,8 +789,7 @@ dw_pickle_op_setitems (Machine *m, guint start)
 
   if (start == 0 || (m->stack->len - start) % 2 != 0)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                                   "SETITEMS without a dict or with an odd "
-                                   "number of items");
+                                   "SETITEMS without a dict or with an odd number of items");
   dict = g_ptr_array_index (m->stack, start - 1);
   if (dict->kind == DW_PICKLE_REFUSED)
     {
@@ -1047,10 +1044,8 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
       return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
                                      "protocol-0 object instantiation (INST/OBJ) is refused");
     default:
-      return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
-                                     "opcode 0x%02x is not a pickle opcode "
-                                     "this reader accepts",
-                                     *p);
+      return dw_pickle_machine_fail (
+        m, DW_BATCH_ERROR_CORRUPT, "opcode 0x%02x is not a pickle opcode this reader accepts", *p);
     }
 }
 

@@ -623,6 +623,17 @@ test_last_run_per_store (void)
   dw_ui_test_iterate_ms (50);
 }
 
+/* GTK 4.8 warns "Broken accounting of active state" when a widget under a real XTEST press is
+ * unmapped before the release reaches it (the hover read-out popover closing under the pointer);
+ * it is GTK's bookkeeping, not a Driftwatch failure. Every other warning stays fatal. */
+static gboolean
+test_verdict_fatal_log_cb (const char *domain, GLogLevelFlags level, const char *message,
+                           gpointer user_data)
+{
+  return !(g_strcmp0 (domain, "Gtk") == 0 && message != NULL
+           && strstr (message, "Broken accounting of active state") != NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -630,6 +641,7 @@ main (int argc, char **argv)
   int ret;
 
   gtk_test_init (&argc, &argv, NULL);
+  g_test_log_set_fatal_handler (test_verdict_fatal_log_cb, NULL);
   adw_init ();
   dir = g_dir_make_tmp ("dw-test-verdict-XXXXXX", &error);
   g_assert_no_error (error);
