@@ -167,12 +167,40 @@ dw_ui_test_wheel (GtkWidget *widget, double x, double y, int notches)
   return TRUE;
 }
 
+static void
+pointer_arrived_cb (GtkEventControllerMotion *motion, double x, double y, gboolean *arrived)
+{
+  *arrived = TRUE;
+}
+
+/* Moves the pointer to @widget's (@x, @y) and waits (at most 3 s) until @widget has seen it there,
+ * as a person sees the hover before pressing: a window that was just presented, or the stacking
+ * of a window that was just destroyed, can keep X from delivering the first motion to it, and a
+ * press sent then lands elsewhere. */
+static gboolean
+pointer_reaches (GtkWidget *widget, double x, double y)
+{
+  GtkEventController *motion = gtk_event_controller_motion_new ();
+  gboolean arrived = FALSE;
+  gint64 deadline = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+
+  gtk_event_controller_set_propagation_phase (motion, GTK_PHASE_CAPTURE);
+  g_signal_connect (motion, "motion", G_CALLBACK (pointer_arrived_cb), &arrived);
+  g_signal_connect (motion, "enter", G_CALLBACK (pointer_arrived_cb), &arrived);
+  gtk_widget_add_controller (widget, motion);
+  for (int i = 0; !arrived && g_get_monotonic_time () < deadline; i++)
+    if (!dw_ui_test_pointer_move (widget, x + (i % 2), y))
+      break;
+  gtk_widget_remove_controller (widget, motion);
+  return arrived;
+}
+
 gboolean
 dw_ui_test_click (GtkWidget *widget, double x, double y)
 {
   Display *dpy = xtest_display (widget);
 
-  if (!dw_ui_test_pointer_move (widget, x, y))
+  if (!pointer_reaches (widget, x, y))
     return FALSE;
   xtest.button (dpy, 1, True, 0);
   xtest_settle (dpy);
@@ -210,7 +238,7 @@ dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1)
 {
   Display *dpy = xtest_display (widget);
 
-  if (!dw_ui_test_pointer_move (widget, x0, y0))
+  if (!pointer_reaches (widget, x0, y0))
     return FALSE;
   xtest.button (dpy, 1, True, 0);
   xtest_settle (dpy);

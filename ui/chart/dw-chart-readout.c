@@ -187,10 +187,31 @@ dw_chart_readout_finalize (GObject *object)
   G_OBJECT_CLASS (dw_chart_readout_parent_class)->finalize (object);
 }
 
+/* GtkPopover gives its surface an input region (its frame) on every allocation. A read-out that
+ * the pointer can land on steals the chart's clicks and drags when a fast move crosses its stale
+ * position before the chart has moved it away, so after GtkPopover the region is made empty: the
+ * pointer goes through it to the chart, on X11 (XShape) as on Wayland. */
+static void
+dw_chart_readout_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  GdkSurface *surface;
+
+  GTK_WIDGET_CLASS (dw_chart_readout_parent_class)->size_allocate (widget, width, height, baseline);
+  surface = gtk_native_get_surface (GTK_NATIVE (widget));
+  if (surface != NULL)
+    {
+      cairo_region_t *nothing = cairo_region_create ();
+
+      gdk_surface_set_input_region (surface, nothing);
+      cairo_region_destroy (nothing);
+    }
+}
+
 static void
 dw_chart_readout_class_init (DwChartReadoutClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = dw_chart_readout_finalize;
+  GTK_WIDGET_CLASS (klass)->size_allocate = dw_chart_readout_size_allocate;
 }
 
 static void
