@@ -623,39 +623,12 @@ test_last_run_per_store (void)
   dw_ui_test_iterate_ms (50);
 }
 
-/* GTK 4.8 warns "Broken accounting of active state" when a widget under a real XTEST press is
- * unmapped before the release reaches it (the hover read-out popover closing under the pointer);
- * it is GTK's bookkeeping, not a Driftwatch failure. GTK logs through the structured API, whose
- * default writer aborts on fatal levels before g_test_log_set_fatal_handler() is asked, so the
- * message is dropped by a writer in front of the default one. Every other message goes on to the
- * default writer and stays fatal. */
-static GLogWriterOutput
-test_verdict_log_writer_cb (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
-                            gpointer user_data)
-{
-  const char *domain = NULL;
-  const char *message = NULL;
-
-  for (gsize i = 0; i < n_fields; i++)
-    {
-      if (g_strcmp0 (fields[i].key, "GLIB_DOMAIN") == 0)
-        domain = fields[i].value;
-      else if (g_strcmp0 (fields[i].key, "MESSAGE") == 0)
-        message = fields[i].value;
-    }
-  if ((level & G_LOG_LEVEL_WARNING) && g_strcmp0 (domain, "Gtk") == 0 && message != NULL
-      && strstr (message, "Broken accounting of active state") != NULL)
-    return G_LOG_WRITER_HANDLED;
-  return g_log_writer_default (level, fields, n_fields, user_data);
-}
-
 int
 main (int argc, char **argv)
 {
   g_autoptr (GError) error = NULL;
   int ret;
 
-  g_log_set_writer_func (test_verdict_log_writer_cb, NULL, NULL);
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
   dir = g_dir_make_tmp ("dw-test-verdict-XXXXXX", &error);

@@ -187,31 +187,45 @@ dw_chart_readout_finalize (GObject *object)
   G_OBJECT_CLASS (dw_chart_readout_parent_class)->finalize (object);
 }
 
-/* GtkPopover gives its surface an input region (its frame) on every allocation. A read-out that
- * the pointer can land on steals the chart's clicks and drags when a fast move crosses its stale
- * position before the chart has moved it away, so after GtkPopover the region is made empty: the
- * pointer goes through it to the chart, on X11 (XShape) as on Wayland. */
+/* GtkPopover gives its surface an input region (its frame) each time the surface is laid out,
+ * also when it only moves. A read-out that the pointer can land on takes the chart's press when a
+ * fast move crosses its stale position before the chart has moved it away, so after GtkPopover's
+ * own layout handler the region is made empty: the pointer goes through it to the chart, on X11
+ * (XShape) as on Wayland. */
 static void
-dw_chart_readout_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+dw_chart_readout_surface_layout_cb (GdkSurface *surface, int width, int height, gpointer user_data)
+{
+  cairo_region_t *nothing = cairo_region_create ();
+
+  gdk_surface_set_input_region (surface, nothing);
+  cairo_region_destroy (nothing);
+}
+
+static void
+dw_chart_readout_realize (GtkWidget *widget)
 {
   GdkSurface *surface;
 
-  GTK_WIDGET_CLASS (dw_chart_readout_parent_class)->size_allocate (widget, width, height, baseline);
+  GTK_WIDGET_CLASS (dw_chart_readout_parent_class)->realize (widget);
   surface = gtk_native_get_surface (GTK_NATIVE (widget));
-  if (surface != NULL)
-    {
-      cairo_region_t *nothing = cairo_region_create ();
+  g_signal_connect_after (surface, "layout", G_CALLBACK (dw_chart_readout_surface_layout_cb), NULL);
+  dw_chart_readout_surface_layout_cb (surface, 0, 0, NULL);
+}
 
-      gdk_surface_set_input_region (surface, nothing);
-      cairo_region_destroy (nothing);
-    }
+static void
+dw_chart_readout_unrealize (GtkWidget *widget)
+{
+  g_signal_handlers_disconnect_by_func (gtk_native_get_surface (GTK_NATIVE (widget)),
+                                        dw_chart_readout_surface_layout_cb, NULL);
+  GTK_WIDGET_CLASS (dw_chart_readout_parent_class)->unrealize (widget);
 }
 
 static void
 dw_chart_readout_class_init (DwChartReadoutClass *klass)
 {
   G_OBJECT_CLASS (klass)->finalize = dw_chart_readout_finalize;
-  GTK_WIDGET_CLASS (klass)->size_allocate = dw_chart_readout_size_allocate;
+  GTK_WIDGET_CLASS (klass)->realize = dw_chart_readout_realize;
+  GTK_WIDGET_CLASS (klass)->unrealize = dw_chart_readout_unrealize;
 }
 
 static void
