@@ -370,8 +370,10 @@ make_batch (DwDemo *d, gint64 step, BatchFacts *facts)
                 b->token_ids[i] = demo_token_id (step, r, t, TRUE);
               }
             lp = MAX (lp, -18.0);
-            old[i] = (float)lp;
-            roll[i] = (float)(lp - l);
+            /* both engines' log-probs stay ≤ 0 (probabilities ≤ 1) whatever the sign of their
+             * difference l: the smaller one sits |l| below lp, the other at lp */
+            old[i] = (float)(lp + MIN (0.0, l));
+            roll[i] = (float)(lp - MAX (0.0, l));
             mask[i] = 1;
             ent_sum += -lp;
             {

@@ -80,6 +80,14 @@ fixture_setup (void)
       g_autofree char *path = batch_path (s);
       DwBatch *b = dw_batch_read_file (path, &error);
       g_assert_no_error (error);
+      /* the demo's batches are log-probs: ≤ 0 in both engines on every valid token */
+      g_assert_cmpint (b->lp_dtype, ==, DW_DTYPE_F32);
+      for (gsize i = 0; i < b->rows * b->cols; i++)
+        if (dw_batch_mask_value (b, i) != 0)
+          {
+            g_assert_cmpfloat (((const float *)b->old_log_prob)[i], <=, 0.0f);
+            g_assert_cmpfloat (((const float *)b->rollout_log_prob)[i], <=, 0.0f);
+          }
       g_assert_true (dw_store_put_batch (fx.store, fx.run_id, s, b, path, &error));
       dw_batch_free (b);
     }
