@@ -44,7 +44,6 @@ SECTION = re.compile(r"§\s*(\d+[a-z]?(?:\.\d+)*)")
 # past the size recorded here; split one and remove its line.
 OVER_THE_LIMIT = {
     "core/ingest/dw-ingester.c": 2083,
-    "core/store/dw-store.c": 2361,
     "ui/chart/dw-chart.c": 2116,
     "ui/tune/dw-tune-view.c": 2893,
     "ui/window/dw-window.c": 1441,
