@@ -97,6 +97,89 @@ skip_py_value (const char **pp, const char *end)
   return depth == 0 && p < end;
 }
 
+typedef enum
+{
+  SLIME_VALUE_NUMBER,
+  SLIME_VALUE_SKIP,   /* None, a string, a list: not a scalar, skipped quietly */
+  SLIME_VALUE_BAD,    /* not a number: reported, the rest of the dict is read */
+  SLIME_VALUE_BROKEN, /* the dict literal is malformed from here */
+} SlimeValue;
+
+/* The value of @key at *@pp: a scalar token up to ',' or '}' at depth 0 (numbers, np.float64(…),
+ * np.True_), or a non-scalar value skipped whole. */
+static SlimeValue
+slime_console_value (DwFeedCtx *ctx, goffset offset, const char *buf, const char **pp,
+                     const char *end, const char *key, double *value)
+{
+  const char *p = *pp;
+  const char *vb = p, *ve;
+  int depth = 0;
+  gsize vl;
+
+  while (p < end && !(depth == 0 && (*p == ',' || *p == '}')))
+    {
+      if (*p == '(')
+        depth++;
+      else if (*p == ')')
+        depth--;
+      else if (*p == '\'' || *p == '"' || *p == '[' || *p == '{')
+        break;
+      p++;
+    }
+  ve = p;
+  while (ve > vb && ve[-1] == ' ')
+    ve--;
+  vl = (gsize)(ve - vb);
+  *pp = p;
+  if (p < end && (*p == '\'' || *p == '"' || *p == '[' || *p == '{'))
+    {
+      gboolean skipped = skip_py_value (pp, end);
+      return skipped ? SLIME_VALUE_SKIP : SLIME_VALUE_BROKEN;
+    }
+  if (vl == 4 && memcmp (vb, "None", 4) == 0)
+    return SLIME_VALUE_SKIP;
+  if (vl == 8 && memcmp (vb, "np.True_", 8) == 0)
+    {
+      *value = 1;
+      return SLIME_VALUE_NUMBER;
+    }
+  if (vl == 9 && memcmp (vb, "np.False_", 9) == 0)
+    {
+      *value = 0;
+      return SLIME_VALUE_NUMBER;
+    }
+  if (vl > 3 && memcmp (vb, "np.", 3) == 0)
+    {
+      const char *lp = memchr (vb, '(', vl);
+      if (lp != NULL && ve[-1] == ')' && dw_parse_number (lp + 1, (gsize)(ve - 1 - lp - 1), value))
+        return SLIME_VALUE_NUMBER;
+    }
+  else if (dw_parse_number (vb, vl, value))
+    return SLIME_VALUE_NUMBER;
+  dw_reader_diag (ctx, offset + (vb - buf), "slime console: value of key \"%s\" is not a number",
+                  key);
+  return SLIME_VALUE_BAD;
+}
+
+/* The dict's scalars, each at the step of its axis (train/rollout/eval) when the dict gives
+ * it, else at the line's "<word> N:" step; the step keys themselves are not series. */
+static void
+slime_console_emit (DwFeedCtx *ctx, GArray *items, const double steps[3], gint64 line_step)
+{
+  for (guint i = 0; i < items->len; i++)
+    {
+      Item *it = &g_array_index (items, Item, i);
+      const char *axis = axis_of (it->key);
+      if (g_str_has_suffix (it->key, "/step")
+          && (strcmp (it->key, "train/step") == 0 || strcmp (it->key, "rollout/step") == 0
+              || strcmp (it->key, "eval/step") == 0))
+        continue;
+      double sv = axis[0] == 't' ? steps[0] : axis[0] == 'e' ? steps[2] : steps[1];
+      gint64 step = isfinite (sv) ? (gint64)sv : line_step;
+      dw_reader_emit (ctx, it->key, step, NAN, it->value, axis);
+    }
+}
+
 static void
 slime_console_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *line, gsize len)
 {
@@ -155,64 +238,19 @@ slime_console_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *
           }
         p++;
         skip_sp (&p, end);
-        const char *vb = p;
-        int depth = 0;
-        /* scalar token: up to ',' or '}' at depth 0 */
-        while (p < end && !(depth == 0 && (*p == ',' || *p == '}')))
-          {
-            if (*p == '(')
-              depth++;
-            else if (*p == ')')
-              depth--;
-            else if (*p == '\'' || *p == '"' || *p == '[' || *p == '{')
-              break;
-            p++;
-          }
         double v;
-        const char *ve = p;
-        while (ve > vb && ve[-1] == ' ')
-          ve--;
-        gsize vl = (gsize)(ve - vb);
-        gboolean is_num = FALSE;
-        if (p < end && (*p == '\'' || *p == '"' || *p == '[' || *p == '{'))
+        SlimeValue kind = slime_console_value (ctx, offset, buf, &p, end, key, &v);
+        if (kind == SLIME_VALUE_BROKEN)
           {
-            if (!skip_py_value (&p, end))
-              {
-                g_free (key);
-                break;
-              }
+            g_free (key);
+            break;
           }
-        else if (vl == 4 && memcmp (vb, "None", 4) == 0)
-          ;
-        else if (vl > 3 && memcmp (vb, "np.", 3) == 0)
+        if (kind == SLIME_VALUE_BAD)
           {
-            if (vl == 8 && memcmp (vb, "np.True_", 8) == 0)
-              v = 1, is_num = TRUE;
-            else if (vl == 9 && memcmp (vb, "np.False_", 9) == 0)
-              v = 0, is_num = TRUE;
-            else
-              {
-                const char *lp = memchr (vb, '(', vl);
-                if (lp != NULL && ve[-1] == ')')
-                  is_num = dw_parse_number (lp + 1, (gsize)(ve - 1 - lp - 1), &v);
-                if (!is_num)
-                  {
-                    dw_reader_diag (ctx, offset + (vb - buf),
-                                    "slime console: value of key \"%s\" is not a number", key);
-                    g_free (key);
-                    goto next;
-                  }
-              }
-          }
-        else if (dw_parse_number (vb, vl, &v))
-          is_num = TRUE;
-        else
-          {
-            dw_reader_diag (ctx, offset + (vb - buf),
-                            "slime console: value of key \"%s\" is not a number", key);
             g_free (key);
             goto next;
           }
+        gboolean is_num = kind == SLIME_VALUE_NUMBER;
         if (is_num)
           {
             if (strcmp (key, "train/step") == 0)
@@ -249,18 +287,7 @@ slime_console_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *
                     "), line skipped",
                     (gint64)(offset + (start - buf)));
   else
-    for (guint i = 0; i < items->len; i++)
-      {
-        Item *it = &g_array_index (items, Item, i);
-        const char *axis = axis_of (it->key);
-        if (g_str_has_suffix (it->key, "/step")
-            && (strcmp (it->key, "train/step") == 0 || strcmp (it->key, "rollout/step") == 0
-                || strcmp (it->key, "eval/step") == 0))
-          continue;
-        double sv = axis[0] == 't' ? steps[0] : axis[0] == 'e' ? steps[2] : steps[1];
-        gint64 step = isfinite (sv) ? (gint64)sv : line_step;
-        dw_reader_emit (ctx, it->key, step, NAN, it->value, axis);
-      }
+    slime_console_emit (ctx, items, steps, line_step);
   for (guint i = 0; i < items->len; i++)
     g_free (g_array_index (items, Item, i).key);
   g_array_free (items, TRUE);

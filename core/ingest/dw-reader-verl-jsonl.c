@@ -168,10 +168,19 @@ skip_value (Scan *s, int depth)
   return scan_number (s, &d);
 }
 
+/* A value of "data", queued until the step is known ("step" may follow "data"). */
+typedef struct
+{
+  char *tag; /* offset into JsonlState.names */
+  double value;
+} Pending;
+
 typedef struct
 {
   GString *key;
   GString *tag;
+  GArray *pending; /* Pending of the line's "data", reused from line to line */
+  GString *names;  /* their tag names, NUL-separated */
 } JsonlState;
 
 static void
@@ -180,21 +189,138 @@ jsonl_state_free (gpointer p)
   JsonlState *st = p;
   g_string_free (st->key, TRUE);
   g_string_free (st->tag, TRUE);
+  g_array_unref (st->pending);
+  g_string_free (st->names, TRUE);
   g_free (st);
 }
 
-/* Scans the "data" object; numbers are queued in @tags/@vals until the step is known. */
-typedef struct
+typedef enum
 {
-  char *tag;
-  double value;
-} Pending;
+  JSONL_OK,
+  JSONL_BAD,     /* malformed JSON at s->p */
+  JSONL_REPORTED /* a problem already reported: the line is skipped */
+} JsonlResult;
+
+/* The "data" object (s->p after its '{'): numbers and nulls queued in st->pending. */
+static JsonlResult
+verl_jsonl_data (JsonlState *st, DwFeedCtx *ctx, goffset offset, const char *line, Scan *s)
+{
+  ws (s);
+  if (s->p < s->end && *s->p == '}')
+    {
+      s->p++;
+      return JSONL_OK;
+    }
+  for (;;)
+    {
+      Pending value = { NULL, NAN };
+      gboolean keep = FALSE;
+      char first;
+
+      ws (s);
+      g_string_truncate (st->tag, 0);
+      if (!scan_string (s, st->tag))
+        return JSONL_BAD;
+      ws (s);
+      if (s->p >= s->end || *s->p != ':')
+        return JSONL_BAD;
+      s->p++;
+      ws (s);
+      if (s->p >= s->end)
+        return JSONL_BAD;
+      first = *s->p;
+      if (first == 'n')
+        {
+          if (s->end - s->p < 4 || memcmp (s->p, "null", 4) != 0)
+            return JSONL_BAD;
+          s->p += 4;
+          keep = TRUE;
+        }
+      else if (first == '-' || g_ascii_isdigit (first) || first == 't' || first == 'f'
+               || first == 'N' || first == 'I')
+        {
+          const char *begin = s->p;
+          if (!scan_number (s, &value.value))
+            {
+              dw_reader_diag (ctx, offset + (begin - line),
+                              "verl JSONL: value of key \"%s\" is not a number", st->tag->str);
+              return JSONL_REPORTED;
+            }
+          keep = TRUE;
+        }
+      else if (!skip_value (s, 0)) /* strings, lists, objects: not scalars */
+        return JSONL_BAD;
+      if (keep)
+        {
+          value.tag = GSIZE_TO_POINTER (st->names->len);
+          g_string_append_len (st->names, st->tag->str, (gssize)st->tag->len + 1);
+          g_array_append_val (st->pending, value);
+        }
+      ws (s);
+      if (s->p < s->end && *s->p == ',')
+        {
+          s->p++;
+          continue;
+        }
+      if (s->p < s->end && *s->p == '}')
+        {
+          s->p++;
+          return JSONL_OK;
+        }
+      return JSONL_BAD;
+    }
+}
+
+/* One member of the line's object (s->p at its key). */
+static JsonlResult
+verl_jsonl_member (JsonlState *st, DwFeedCtx *ctx, goffset offset, const char *line, Scan *s,
+                   gint64 *step, gboolean *have_step, gboolean *have_data, double *wall)
+{
+  ws (s);
+  g_string_truncate (st->key, 0);
+  if (!scan_string (s, st->key))
+    return JSONL_BAD;
+  ws (s);
+  if (s->p >= s->end || *s->p != ':')
+    return JSONL_BAD;
+  s->p++;
+  ws (s);
+  if (strcmp (st->key->str, "step") == 0)
+    {
+      double number;
+      if (!scan_number (s, &number) || !isfinite (number) || number != floor (number)
+          || fabs (number) > 9e18)
+        {
+          dw_reader_diag (ctx, offset + (s->p - line), "verl JSONL: \"step\" is not an integer");
+          return JSONL_REPORTED;
+        }
+      *step = (gint64)number;
+      *have_step = TRUE;
+      return JSONL_OK;
+    }
+  if (strcmp (st->key->str, "data") == 0 && s->p < s->end && *s->p == '{')
+    {
+      *have_data = TRUE;
+      g_array_set_size (st->pending, 0);
+      g_string_truncate (st->names, 0);
+      s->p++;
+      return verl_jsonl_data (st, ctx, offset, line, s);
+    }
+  if (strcmp (st->key->str, "wall_time") == 0 || strcmp (st->key->str, "_timestamp") == 0)
+    return scan_number (s, wall) ? JSONL_OK : JSONL_BAD;
+  return skip_value (s, 0) ? JSONL_OK : JSONL_BAD;
+}
 
 static void
 verl_jsonl_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *line, gsize len)
 {
   JsonlState *st = r->state;
   Scan s = { line, line + len };
+  gboolean have_step = FALSE, have_data = FALSE;
+  gint64 step = 0;
+  double wall = NAN;
+  JsonlResult result = JSONL_OK;
+
   ws (&s);
   if (s.p == s.end)
     return; /* blank line */
@@ -204,112 +330,14 @@ verl_jsonl_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *lin
       return;
     }
   s.p++;
-  gboolean have_step = FALSE, have_data = FALSE;
-  gint64 step = 0;
-  double wall = NAN;
-  /* data values are collected first: "step" may follow "data" in a hand-written file */
-  GArray *pend = NULL;
-  GString *names = NULL;
   ws (&s);
   if (s.p < s.end && *s.p == '}')
-    goto bad;
-  for (;;)
+    result = JSONL_BAD;
+  while (result == JSONL_OK)
     {
-      ws (&s);
-      g_string_truncate (st->key, 0);
-      if (!scan_string (&s, st->key))
-        goto bad;
-      ws (&s);
-      if (s.p >= s.end || *s.p != ':')
-        goto bad;
-      s.p++;
-      ws (&s);
-      if (strcmp (st->key->str, "step") == 0)
-        {
-          double d;
-          if (!scan_number (&s, &d) || !isfinite (d) || d != floor (d) || fabs (d) > 9e18)
-            {
-              dw_reader_diag (ctx, offset + (s.p - line), "verl JSONL: \"step\" is not an integer");
-              goto out;
-            }
-          step = (gint64)d;
-          have_step = TRUE;
-        }
-      else if (strcmp (st->key->str, "data") == 0 && s.p < s.end && *s.p == '{')
-        {
-          have_data = TRUE;
-          pend = g_array_new (FALSE, FALSE, sizeof (Pending));
-          names = g_string_new (NULL);
-          s.p++;
-          ws (&s);
-          if (s.p < s.end && *s.p == '}')
-            s.p++;
-          else
-            for (;;)
-              {
-                ws (&s);
-                g_string_truncate (st->tag, 0);
-                if (!scan_string (&s, st->tag))
-                  goto bad;
-                ws (&s);
-                if (s.p >= s.end || *s.p != ':')
-                  goto bad;
-                s.p++;
-                ws (&s);
-                if (s.p >= s.end)
-                  goto bad;
-                char c = *s.p;
-                Pending pv = { NULL, NAN };
-                gboolean keep = FALSE;
-                if (c == 'n')
-                  {
-                    if (s.end - s.p < 4 || memcmp (s.p, "null", 4) != 0)
-                      goto bad;
-                    s.p += 4;
-                    keep = TRUE;
-                  }
-                else if (c == '-' || g_ascii_isdigit (c) || c == 't' || c == 'f' || c == 'N'
-                         || c == 'I')
-                  {
-                    const char *vb = s.p;
-                    if (!scan_number (&s, &pv.value))
-                      {
-                        dw_reader_diag (ctx, offset + (vb - line),
-                                        "verl JSONL: value of key \"%s\" is not a number",
-                                        st->tag->str);
-                        goto out;
-                      }
-                    keep = TRUE;
-                  }
-                else if (!skip_value (&s, 0)) /* strings, lists, objects: not scalars */
-                  goto bad;
-                if (keep)
-                  {
-                    pv.tag = GSIZE_TO_POINTER (names->len);
-                    g_string_append_len (names, st->tag->str, (gssize)st->tag->len + 1);
-                    g_array_append_val (pend, pv);
-                  }
-                ws (&s);
-                if (s.p < s.end && *s.p == ',')
-                  {
-                    s.p++;
-                    continue;
-                  }
-                if (s.p < s.end && *s.p == '}')
-                  {
-                    s.p++;
-                    break;
-                  }
-                goto bad;
-              }
-        }
-      else if (strcmp (st->key->str, "wall_time") == 0 || strcmp (st->key->str, "_timestamp") == 0)
-        {
-          if (!scan_number (&s, &wall))
-            goto bad;
-        }
-      else if (!skip_value (&s, 0))
-        goto bad;
+      result = verl_jsonl_member (st, ctx, offset, line, &s, &step, &have_step, &have_data, &wall);
+      if (result != JSONL_OK)
+        break;
       ws (&s);
       if (s.p < s.end && *s.p == ',')
         {
@@ -319,32 +347,29 @@ verl_jsonl_line (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const char *lin
       if (s.p < s.end && *s.p == '}')
         {
           s.p++;
+          ws (&s);
+          if (s.p != s.end)
+            result = JSONL_BAD;
           break;
         }
-      goto bad;
+      result = JSONL_BAD;
     }
-  ws (&s);
-  if (s.p != s.end)
-    goto bad;
+  if (result == JSONL_BAD)
+    dw_reader_diag (ctx, offset + (s.p - line), "verl JSONL: malformed JSON");
+  if (result != JSONL_OK)
+    return;
   if (!have_step || !have_data)
     {
       dw_reader_diag (ctx, offset, "verl JSONL: object without %s",
                       !have_step ? "\"step\"" : "\"data\"");
-      goto out;
+      return;
     }
-  for (guint i = 0; i < pend->len; i++)
+  for (guint i = 0; i < st->pending->len; i++)
     {
-      Pending *pv = &g_array_index (pend, Pending, i);
-      dw_reader_emit (ctx, names->str + GPOINTER_TO_SIZE (pv->tag), step, wall, pv->value, NULL);
+      Pending *value = &g_array_index (st->pending, Pending, i);
+      dw_reader_emit (ctx, st->names->str + GPOINTER_TO_SIZE (value->tag), step, wall, value->value,
+                      NULL);
     }
-  goto out;
-bad:
-  dw_reader_diag (ctx, offset + (s.p - line), "verl JSONL: malformed JSON");
-out:
-  if (pend)
-    g_array_free (pend, TRUE);
-  if (names)
-    g_string_free (names, TRUE);
 }
 
 void
@@ -353,6 +378,8 @@ dw_reader_verl_jsonl_init (DwLogReader *reader)
   JsonlState *st = g_new0 (JsonlState, 1);
   st->key = g_string_new (NULL);
   st->tag = g_string_new (NULL);
+  st->pending = g_array_new (FALSE, FALSE, sizeof (Pending));
+  st->names = g_string_new (NULL);
   reader->state = st;
   reader->state_free = jsonl_state_free;
   reader->line = verl_jsonl_line;
