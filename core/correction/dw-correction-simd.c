@@ -459,11 +459,52 @@ dw_correction_simd_hmin_ps (__m256 v)
   return m;
 }
 
-/* Every sum of values is accumulated in double, 4 lanes, like the scalar path's double sums
- * (only the order of the additions differs, ~1e-16 relative, invisible after the float32
- * rounding of the metrics in nearly every case). The 0/1 counts go through float lanes, exact,
- * flushed to double every FLUSH vectors. */
-#define FLUSH 1024
+/* Summation: the sums that only become metrics, whose terms all have one sign and whose
+ * metric does not subtract them from something of the same size (Σk3, the weight sums and
+ * their squares, the 0/1 counts), are accumulated in 8 float lanes over a block of
+ * BLOCK vectors (BLOCK·8 tokens of the row), and the block's lanes are then folded into a
+ * 4-lane double accumulator: inside a block every add is a float add, as in torch's own
+ * float32 reductions (verl sums float32 tensors in float32); across blocks and rows the sums
+ * are double, so the error does not grow with the row length (measured: within the fast-path
+ * test's 8 float32 ulps of the double reference). The sums that decide something — Σℓ (the
+ * sequence weight exp(SAFE Σℓ)), the k statistics of sequence RS, the batch-normalisation sum
+ * (its divisor rescales every weight) — and the sums a metric cancels (χ² = mean ρ² − 1, the
+ * log-PPL difference of Σo and Σr: float blocks gave 24–28 ulps) stay double per vector, so weights
+ * and masks remain bit-identical to the reference path. */
+#define BLOCK 16
+
+/* The float lanes of one block, the double lanes they fold into */
+typedef struct
+{
+  __m256 k3, sw, swr, fh, fl, su, su2;
+} DwSimdBlockSums;
+
+typedef struct
+{
+  __m256d so, sr, sl, k3, chi, sw, swr, fh, fl, su, su2, swt, sk[3];
+} DwSimdRowSums;
+
+/* fold the block's float lanes into the row's double lanes and clear them; only the sums the
+ * specialisation uses (the others are constant zero and vanish) */
+static VT inline __attribute__ ((always_inline)) void
+dw_correction_simd_fold (DwSimdRowSums *row, DwSimdBlockSums *block, const bool TOK,
+                         const bool applied)
+{
+  const __m256 zero = _mm256_setzero_ps ();
+  row->k3 = dw_correction_simd_acc_pd (row->k3, block->k3);
+  block->k3 = zero;
+  if (TOK)
+    {
+      row->sw = dw_correction_simd_acc_pd (row->sw, block->sw);
+      if (applied)
+        row->swr = dw_correction_simd_acc_pd (row->swr, block->swr);
+      row->fh = dw_correction_simd_acc_pd (row->fh, block->fh);
+      row->fl = dw_correction_simd_acc_pd (row->fl, block->fl);
+      row->su = dw_correction_simd_acc_pd (row->su, block->su);
+      row->su2 = dw_correction_simd_acc_pd (row->su2, block->su2);
+      block->sw = block->swr = block->fh = block->fl = block->su = block->su2 = zero;
+    }
+}
 
 /* The row pass body, specialised by the caller for the flag combinations the presets use (the
  * flags are compile-time constants there, so unused accumulators vanish and the rest stay in
@@ -480,13 +521,23 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
   const __m256 Cv = _mm256_set1_ps (in->C), cv = _mm256_set1_ps (in->c);
   const __m256 ninf = _mm256_set1_ps (-INFINITY), pinf = _mm256_set1_ps (INFINITY);
   const __m256 half = _mm256_set1_ps (0.5f), sgn = _mm256_set1_ps (-0.0f);
-  __m256d d_so = _mm256_setzero_pd (), d_sr = d_so, d_sl = d_so, d_k3 = d_so, d_chi = d_so;
-  __m256d d_sw = d_so, d_swr = d_so, d_fh = d_so, d_fl = d_so, d_su = d_so, d_su2 = d_so;
-  __m256d d_swt = d_so;
+  const __m256d dzero = _mm256_setzero_pd ();
+  DwSimdRowSums d = { dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      dzero,
+                      { dzero, dzero, dzero } };
+  DwSimdBlockSums f = { zero, zero, zero, zero, zero, zero, zero };
   const bool applied = in->applied, icepop = in->icepop;
   const __m256 low = applied ? zero : cv;
-  __m256d d_sk[3] = { d_so, d_so, d_so };
-  __m256 f_fh = zero, f_fl = zero;
   /* a valid token's weight or k statistic is NaN exactly when its ℓ is NaN (SAFE keeps NaN,
    * exp of a clamped value is finite, the mask value is 1): one flag serves them all */
   __m256 wmax = ninf, wmin = pinf, lnan = zero;
@@ -529,12 +580,12 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
         EL = _mm256_blendv_ps (E, dw_correction_simd_exp8 (L), big);
       n_valid += (size_t)__builtin_popcount ((unsigned)vm);
-      d_so = dw_correction_simd_acc_pd (d_so, _mm256_and_ps (O, valid));
-      d_sr = dw_correction_simd_acc_pd (d_sr, _mm256_and_ps (R, valid));
-      d_sl = dw_correction_simd_acc_pd (d_sl, _mm256_and_ps (L, valid));
-      d_k3 = dw_correction_simd_acc_pd (
-        d_k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
-      d_chi = dw_correction_simd_acc_pd (d_chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
+      d.so = dw_correction_simd_acc_pd (d.so, _mm256_and_ps (O, valid));
+      d.sr = dw_correction_simd_acc_pd (d.sr, _mm256_and_ps (R, valid));
+      d.sl = dw_correction_simd_acc_pd (d.sl, _mm256_and_ps (L, valid));
+      f.k3
+        = _mm256_add_ps (f.k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
+      d.chi = dw_correction_simd_acc_pd (d.chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
       if (TOK || K)
         lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), valid));
       if (TOK)
@@ -550,19 +601,21 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
                              : _mm256_blendv_ps (W, Cv, gt);
           _mm256_storeu_ps (pw + t, A);
           const __m256 S = applied ? A : W;
-          d_sw = dw_correction_simd_acc_pd (d_sw, _mm256_and_ps (S, valid));
+          f.sw = _mm256_add_ps (f.sw, _mm256_and_ps (S, valid));
           if (applied)
-            d_swr = dw_correction_simd_acc_pd (d_swr, _mm256_and_ps (W, valid));
-          f_fh = _mm256_add_ps (f_fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
-          f_fl = _mm256_add_ps (f_fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
+            f.swr = _mm256_add_ps (f.swr, _mm256_and_ps (W, valid));
+          f.fh = _mm256_add_ps (f.fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
+          f.fl = _mm256_add_ps (f.fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
           /* CLAMP (S, low, C) as the reference path computes it: min(max(S, low), C) — when
            * low > C (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
           const __m256 Y = _mm256_blendv_ps (S, low, _mm256_cmp_ps (S, low, _CMP_LT_OQ));
           const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          d_su = dw_correction_simd_acc_pd (d_su, _mm256_and_ps (U, valid));
-          d_su2 = dw_correction_simd_acc_pd (d_su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
+          f.su = _mm256_add_ps (f.su, _mm256_and_ps (U, valid));
+          f.su2 = _mm256_add_ps (f.su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
+          /* the batch-normalisation sum stays double per token: its float32 divisor rescales
+             every weight, which must stay bit-identical to the reference path's */
           if (BN)
-            d_swt = dw_correction_simd_acc_pd (d_swt, _mm256_and_ps (A, valid));
+            d.swt = dw_correction_simd_acc_pd (d.swt, _mm256_and_ps (A, valid));
           wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, S, valid));
           wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, S, valid));
         }
@@ -572,36 +625,34 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
             __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
                         : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
                                  : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d_sk[j] = dw_correction_simd_acc_pd (d_sk[j], _mm256_and_ps (Kv, valid));
+            d.sk[j] = dw_correction_simd_acc_pd (d.sk[j], _mm256_and_ps (Kv, valid));
             kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, valid));
           }
-      if (TOK && ++pending == FLUSH)
+      if (++pending == BLOCK)
         {
           pending = 0;
-          d_fh = dw_correction_simd_acc_pd (d_fh, f_fh), f_fh = zero;
-          d_fl = dw_correction_simd_acc_pd (d_fl, f_fl), f_fl = zero;
+          dw_correction_simd_fold (&d, &f, TOK, applied);
         }
     }
-  d_fh = dw_correction_simd_acc_pd (d_fh, f_fh);
-  d_fl = dw_correction_simd_acc_pd (d_fl, f_fl);
+  dw_correction_simd_fold (&d, &f, TOK, applied);
   dw_correction_simd_row_out_init (out);
   out->n = (double)n_valid; /* binary rows: Σm = # valid */
   out->n_valid = n_valid;
-  out->so = dw_correction_simd_hsum_pd (d_so);
-  out->sr = dw_correction_simd_hsum_pd (d_sr);
-  out->sl = dw_correction_simd_hsum_pd (d_sl);
-  out->k3kl = dw_correction_simd_hsum_pd (d_k3);
-  out->chi = dw_correction_simd_hsum_pd (d_chi);
+  out->so = dw_correction_simd_hsum_pd (d.so);
+  out->sr = dw_correction_simd_hsum_pd (d.sr);
+  out->sl = dw_correction_simd_hsum_pd (d.sl);
+  out->k3kl = dw_correction_simd_hsum_pd (d.k3);
+  out->chi = dw_correction_simd_hsum_pd (d.chi);
   const bool has_nan = _mm256_movemask_ps (lnan) != 0;
   if (TOK)
     {
-      out->sw = dw_correction_simd_hsum_pd (d_sw);
-      out->sw_raw = applied ? dw_correction_simd_hsum_pd (d_swr) : out->sw;
-      out->fh = dw_correction_simd_hsum_pd (d_fh);
-      out->fl = dw_correction_simd_hsum_pd (d_fl);
-      out->su = dw_correction_simd_hsum_pd (d_su);
-      out->su2 = dw_correction_simd_hsum_pd (d_su2);
-      out->swt = dw_correction_simd_hsum_pd (d_swt);
+      out->sw = dw_correction_simd_hsum_pd (d.sw);
+      out->sw_raw = applied ? dw_correction_simd_hsum_pd (d.swr) : out->sw;
+      out->fh = dw_correction_simd_hsum_pd (d.fh);
+      out->fl = dw_correction_simd_hsum_pd (d.fl);
+      out->su = dw_correction_simd_hsum_pd (d.su);
+      out->su2 = dw_correction_simd_hsum_pd (d.su2);
+      out->swt = dw_correction_simd_hsum_pd (d.swt);
       if (n_valid)
         {
           /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
@@ -613,7 +664,7 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
   for (int j = 0; j < 3; j++)
     if (K & (1u << j))
       {
-        out->sk[j] = dw_correction_simd_hsum_pd (d_sk[j]);
+        out->sk[j] = dw_correction_simd_hsum_pd (d.sk[j]);
         if (n_valid)
           out->mk[j] = has_nan ? NAN : dw_correction_simd_hmax_ps (kmax[j]);
       }

@@ -64,6 +64,17 @@ make_batch (size_t B, size_t T, double *n_valid)
   return b;
 }
 
+/* whether @name is one of the comma-separated @list */
+static int
+bench_listed (const char *list, const char *name)
+{
+  size_t n = strlen (name);
+  for (const char *p = list; p && *p; p = strchr (p, ','), p = p ? p + 1 : NULL)
+    if (strncmp (p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return 1;
+  return 0;
+}
+
 static double
 bench (const DwBatch *b, const DwConfig *c, int reps)
 {
@@ -91,6 +102,14 @@ int
 main (int argc, char **argv)
 {
   size_t B = 512, T = 4096;
+  /* --only=NAME,NAME (v0.7.1 presets): just those rows, for the paired runner (bench-paired.py) */
+  const char *only = NULL;
+  if (argc > 1 && strncmp (argv[1], "--only=", 7) == 0)
+    {
+      only = argv[1] + 7;
+      argc--;
+      argv++;
+    }
   int reps = argc > 1 ? atoi (argv[1]) : 7;
   double nv;
   DwBatch *b = make_batch (B, T, &nv);
@@ -130,6 +149,8 @@ main (int argc, char **argv)
       const DwPresetInfo *l = dw_preset_list (sets[s].generation, &n);
       for (size_t i = 0; i < n; i++)
         {
+          if (only && (s != 0 || !bench_listed (only, l[i].name)))
+            continue;
           DwConfig c;
           DwCorrectionError e;
           dw_preset_config (sets[s].generation, l[i].name, &c, &e);
@@ -140,7 +161,7 @@ main (int argc, char **argv)
         }
     }
   static const char *const builtin[] = { "vanilla", "icepop" };
-  for (size_t i = 0; i < 2; i++)
+  for (size_t i = 0; i < (only ? 0u : 2u); i++)
     {
       DwConfig c;
       dw_config_init (&c, DW_GEN_SLIME);

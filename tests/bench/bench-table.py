@@ -36,6 +36,17 @@ RULES = [
      "kernels: slime built-in {0}", "{1} ms, {2} M tok/s", "aim ≥ 200"),
     ("correction", r"^([a-z_0-9]+(?: [a-z_0-9]+)?)\s+" + NUM + r"\s+" + NUM + r"$",
      "kernels: {0}", "{1} ms, {2} M tok/s", ""),
+    ("row-pass", r"^\[row pass floor: plain read\]\s+" + NUM + r" ms\s+" + NUM,
+     "row pass 512×4096 f32: read the inputs once (floor)", "{0} ms, {1} M tok/s", ""),
+    ("row-pass", r"^\[row pass (token IS|seq k1 RS)\]\s+" + NUM + r" ms\s+" + NUM
+     + r" M tok/s\s+" + NUM + r"x the floor", "row pass (mask → float, fused pass), {0}",
+     "{1} ms, {2} M tok/s, {3}× the floor", "aim ≤ 2× the floor"),
+    ("paired", r"^paired ([a-z_0-9]+): C " + NUM + r" M tok/s, verl torch " + NUM
+     + r" M tok/s, ratio median " + NUM + r"x \(min " + NUM + r"x, max " + NUM + r"x\)",
+     "paired with verl's torch code: {0}", "{3}× (C {1}, torch {2} M tok/s; rounds {4}–{5}×)",
+     "aim ≥ 25×"),
+    ("paired", r"^paired read-once floor: " + NUM, "paired: read-once floor during the rounds",
+     "{0} M tok/s", ""),
     ("batch-read",
      r"^(\S+(?: \S+)?)\s+(tuned|default)\s+" + NUM + r" MB\s+median\s+" + NUM + r" ms\s+" + NUM,
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
@@ -89,12 +100,13 @@ RULES = [
      "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
-SETUP = r"^(renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
+SETUP = r"^(paired: |paired benchmark skipped|row pass: |renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)",
                    "kernels: verl v0.9.0 token IS (applied-weight metrics)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
+    "row-pass": ["row pass (mask → float, fused pass), token IS"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
     "watch": ["watch: file append → points in the store (in-process)",
               "watch: file append → points in the store (cli)"],
@@ -127,7 +139,7 @@ def main():
     rows, notes, missing, failed = [], [], [], []
     for r in results:
         name, out = r["name"], r.get("stdout") or ""
-        if r.get("result") not in ("OK", "EXPECTEDFAIL"):
+        if r.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP"):
             failed.append(name)
         seen = set()
         for line in out.splitlines():

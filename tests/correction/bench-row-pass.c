@@ -1,0 +1,154 @@
+/* bench-row-pass.c — the fused row pass of the float32 fast path against the read-once floor
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A benchmark (meson suite 'bench'), white-box: it lives beside the correction tests because it
+ * calls the private row pass (dw-correction-private.h). Same batch as bench-correction.c
+ * (512×4096 float32, int64 mask, lengths uniform in [0.4T, T]). Times, single thread, median of
+ * the runs: a plain read of the three input arrays (the floor: every byte read once), and the
+ * row pass as the fast path runs it — the mask row converted to float, then one fused pass that
+ * writes the token weights and returns the row's sums — for token IS and for sequence k1 RS.
+ * Prints each pass's M valid tokens/s and its time as a multiple of the floor's.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "dw-correction-private.h"
+
+enum
+{
+  ROWS = 512,
+  COLS = 4096
+};
+
+/* the sums go here, so the compiler cannot drop the passes */
+volatile double bench_sink;
+
+static uint64_t bench_state = 0x9e3779b97f4a7c15ull;
+
+static double
+bench_uniform (void)
+{
+  bench_state ^= bench_state << 13;
+  bench_state ^= bench_state >> 7;
+  bench_state ^= bench_state << 17;
+  return (double)(bench_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double
+bench_now_ms (void)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
+static int
+bench_compare_cb (const void *left, const void *right)
+{
+  const double first = *(const double *)left, second = *(const double *)right;
+  return first < second ? -1 : first > second;
+}
+
+static double
+bench_median (double *times, int runs)
+{
+  qsort (times, (size_t)runs, sizeof *times, bench_compare_cb);
+  return times[runs / 2];
+}
+
+/* the plain read: Σ (o − r)·m over the whole batch */
+static double
+bench_floor_ms (const DwBatch *batch, int runs, double *times)
+{
+  for (int run = 0; run < runs; run++)
+    {
+      const double start = bench_now_ms ();
+      const float *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
+      const int64_t *mask = batch->response_mask;
+      double total = 0;
+      for (size_t index = 0; index < (size_t)ROWS * COLS; index++)
+        total += (double)(old[index] - rollout[index]) * (double)mask[index];
+      bench_sink = total;
+      times[run] = bench_now_ms () - start;
+    }
+  return bench_median (times, runs);
+}
+
+/* the fast path's per-row work for one configuration of @in */
+static double
+bench_row_pass_ms (const DwBatch *batch, DwRowIn *in, int runs, double *times, float *mask_row,
+                   float *weights)
+{
+  for (int run = 0; run < runs; run++)
+    {
+      const double start = bench_now_ms ();
+      double total = 0;
+      for (size_t row = 0; row < ROWS; row++)
+        {
+          const size_t offset = row * COLS;
+          bool binary;
+          if (!dw_correction_simd_mask_row_to_float (batch, offset, COLS, mask_row, &binary))
+            abort ();
+          in->o = (const float *)batch->old_log_prob + offset;
+          in->r = (const float *)batch->rollout_log_prob + offset;
+          in->m = mask_row;
+          in->w = in->is_token ? weights + offset : NULL;
+          DwRowOut out;
+          dw_correction_simd_row_pass (in, &out);
+          total += out.sw + out.sk[0];
+        }
+      bench_sink = total;
+      times[run] = bench_now_ms () - start;
+    }
+  return bench_median (times, runs);
+}
+
+int
+main (int argc, char **argv)
+{
+  const int runs = argc > 1 ? atoi (argv[1]) : 9;
+  DwBatch *batch = dw_batch_new (ROWS, COLS, DW_DTYPE_F32, DW_DTYPE_I64);
+  float *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
+  int64_t *mask = batch->response_mask;
+  double valid = 0;
+  for (size_t row = 0; row < ROWS; row++)
+    {
+      const size_t length = (size_t)(COLS * (0.4 + 0.6 * bench_uniform ()));
+      for (size_t col = 0; col < COLS; col++)
+        {
+          const double log_prob = -fabs (log (bench_uniform () + 1e-12)) * 0.8;
+          const double noise
+            = (bench_uniform () - 0.5) * 0.1 + ((bench_uniform () < 0.001) ? -5 : 0);
+          old[row * COLS + col] = (float)log_prob;
+          rollout[row * COLS + col] = (float)(log_prob + noise);
+          mask[row * COLS + col] = col < length;
+          valid += col < length;
+        }
+    }
+  double *times = calloc ((size_t)runs, sizeof *times);
+  float *mask_row = malloc (COLS * sizeof (float));
+  float *weights = malloc ((size_t)ROWS * COLS * sizeof (float));
+  printf ("row pass: %dx%d float32, mask int64, %.1f%% valid, %d runs, 1 thread, simd %s\n", ROWS,
+          COLS, 100.0 * valid / ((double)ROWS * COLS), runs,
+          dw_correction_simd_enabled () ? "avx2" : "off");
+  const double floor_ms = bench_floor_ms (batch, runs, times);
+  printf ("[row pass floor: plain read]       %8.2f ms %8.1f M tok/s\n", floor_ms,
+          valid / floor_ms / 1e3);
+  DwRowIn token = { .T = COLS, .is_token = true, .C = 2.0f, .c = 0.5f };
+  const double token_ms = bench_row_pass_ms (batch, &token, runs, times, mask_row, weights);
+  printf ("[row pass token IS]                %8.2f ms %8.1f M tok/s  %.2fx the floor\n", token_ms,
+          valid / token_ms / 1e3, token_ms / floor_ms);
+  DwRowIn sequence = { .T = COLS, .C = 2.0f, .c = 0.5f, .need_k = { true, false, false } };
+  const double sequence_ms = bench_row_pass_ms (batch, &sequence, runs, times, mask_row, weights);
+  printf ("[row pass seq k1 RS]               %8.2f ms %8.1f M tok/s  %.2fx the floor\n",
+          sequence_ms, valid / sequence_ms / 1e3, sequence_ms / floor_ms);
+  free (weights);
+  free (mask_row);
+  free (times);
+  dw_batch_free (batch);
+  return 0;
+}
