@@ -29,7 +29,7 @@ dw_cli_export_config (int argc, char **argv)
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, N_ ("Preset of the target generation"),
       "NAME" },
     { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json,
-      N_ ("Config as a JSON object (may contain \"preset\")"), "JSON" },
+      N_ ("Config as a JSON object (may contain \"preset\"), or a JSON file"), "JSON" },
     { "to", 't', 0, G_OPTION_ARG_STRING, &to, dw_cli_generation_help (), "G" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format, N_ ("yaml (default), hydra or args"), "F" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, N_ ("Write to FILE instead of stdout"),
@@ -73,7 +73,7 @@ dw_cli_export_config (int argc, char **argv)
           return 2;
         }
     }
-  else if (!dw_config_merge_json (&c, config_json, &error))
+  else if (!dw_config_merge_json_arg (&c, config_json, &error))
     {
       dw_cli_error ("export-config", "%s", error->message);
       return 2;

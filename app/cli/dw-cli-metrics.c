@@ -36,8 +36,8 @@ dw_cli_metrics (int argc, char **argv)
   GOptionEntry entries[]
     = { { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation, dw_cli_generation_help (), "G" },
         { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, N_ ("Preset name"), "NAME" },
-        { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json, N_ ("Config as a JSON object"),
-          "JSON" },
+        { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json,
+          N_ ("Config as a JSON object, or a JSON file"), "JSON" },
         { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets, N_ ("Override one config key"),
           "KEY=VALUE" },
         { "arrays", 0, 0, G_OPTION_ARG_NONE, &arrays,
@@ -76,7 +76,7 @@ dw_cli_metrics (int argc, char **argv)
           return 2;
         }
     }
-  if (config_json && !dw_config_merge_json (&config, config_json, &error))
+  if (config_json && !dw_config_merge_json_arg (&config, config_json, &error))
     {
       dw_cli_error ("metrics", "%s", error->message);
       return 2;

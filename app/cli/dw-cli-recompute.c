@@ -140,7 +140,7 @@ dw_cli_recompute (int argc, char **argv)
     { "run", 'r', 0, G_OPTION_ARG_STRING, &run_arg, N_ ("Run id or name"), "RUN" },
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, N_ ("Preset name"), "NAME" },
     { "config", 'c', 0, G_OPTION_ARG_STRING, &config_json,
-      N_ ("Config as a JSON object (may hold \"preset\")"), "JSON" },
+      N_ ("Config as a JSON object (may hold \"preset\"), or a JSON file"), "JSON" },
     { "generation", 'g', 0, G_OPTION_ARG_STRING, &generation, dw_cli_generation_help (), "G" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format, N_ ("csv or json (default json)"), "FMT" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db, N_ ("Store file (default: the user's store)"),
@@ -227,11 +227,13 @@ dw_cli_recompute (int argc, char **argv)
       DwConfig tmp;
       dw_config_init (&tmp, gen);
       g_autoptr (JsonParser) parser = json_parser_new ();
-      if (!dw_json_load (parser, config_json, -1, &error)
+      gboolean from_file = FALSE;
+      g_autofree char *config_text = dw_config_json_arg_text (config_json, &from_file, &error);
+      if (config_text == NULL || !dw_json_load (parser, config_text, -1, &error)
           || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
-          dw_cli_error ("recompute", _ ("--config: %s"),
-                        error ? error->message : _ ("not a JSON object"));
+          dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
+                        from_file ? ": " : "", error ? error->message : _ ("not a JSON object"));
           return 2;
         }
       JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
@@ -252,7 +254,8 @@ dw_cli_recompute (int argc, char **argv)
       g_autofree char *rest = json_generator_to_data (jg, NULL);
       if (!dw_config_merge_json (&tmp, rest, &error))
         {
-          dw_cli_error ("recompute", _ ("--config: %s"), error->message);
+          dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
+                        from_file ? ": " : "", error->message);
           return 2;
         }
       for (size_t i = 0; i < tmp.n_keys; i++)

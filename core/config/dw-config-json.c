@@ -4,6 +4,7 @@
  */
 #include "dw-config-json.h"
 #include "dw-json-scan.h"
+#include "dw-schema.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -73,8 +74,99 @@ set_key (DwConfig *config, const char *key, const DwValue *v, GError **error)
   return TRUE;
 }
 
+/* verl's Hydra refuses a key its config does not have ("Key '…' is not in struct"), slime's
+ * argparse an option it does not define; a key the generation's schema lacks is refused the same
+ * way, naming the key, the generation and the keys it accepts */
+static gboolean
+dw_config_json_key_known (const DwConfig *config, const char *key, GError **error)
+{
+  if (g_str_equal (key, "preset") || dw_schema_find (config->generation, key) != NULL)
+    return TRUE;
+  const DwSchema *schema = dw_schema_get (config->generation);
+  g_autoptr (GString) accepted = g_string_new (NULL);
+  for (size_t index = 0; schema && index < schema->n_keys; index++)
+    g_string_append_printf (accepted, "%s%s", index ? ", " : "", schema->keys[index].name);
+  g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_UNKNOWN_KEY,
+               "config JSON: %s has no config key '%s' (Key '%s' is not in struct); accepted: %s",
+               dw_generation_name (config->generation), key, key, accepted->str);
+  return FALSE;
+}
+
+static gboolean dw_config_json_merge (DwConfig *config, const char *json, gboolean strict,
+                                      GError **error);
+
 gboolean
 dw_config_merge_json (DwConfig *config, const char *json, GError **error)
+{
+  return dw_config_json_merge (config, json, TRUE, error);
+}
+
+gboolean
+dw_config_merge_json_lenient (DwConfig *config, const char *json, GError **error)
+{
+  return dw_config_json_merge (config, json, FALSE, error);
+}
+
+/* a config file is small: anything larger is not one (and is not read into memory) */
+#define DW_CONFIG_JSON_FILE_MAX (1024 * 1024)
+
+char *
+dw_config_json_arg_text (const char *argument, gboolean *from_file, GError **error)
+{
+  const char *first = argument;
+  while (g_ascii_isspace (*first))
+    first++;
+  *from_file = *first != '{';
+  if (!*from_file)
+    return g_strdup (argument);
+  if (!g_file_test (argument, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                   "%s: neither a JSON object nor a regular file", argument);
+      return NULL;
+    }
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  g_autoptr (GError) local = NULL;
+  if (!g_file_get_contents (argument, &text, &length, &local))
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE, "%s: %s", argument,
+                   local->message);
+      return NULL;
+    }
+  if (length > DW_CONFIG_JSON_FILE_MAX || strlen (text) != length)
+    {
+      g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
+                   length > DW_CONFIG_JSON_FILE_MAX ? "%s: larger than 1 MiB, not a config"
+                                                    : "%s: holds a NUL byte, not a JSON config",
+                   argument);
+      return NULL;
+    }
+  return g_steal_pointer (&text);
+}
+
+gboolean
+dw_config_merge_json_arg (DwConfig *config, const char *argument, GError **error)
+{
+  gboolean from_file = FALSE;
+  g_autofree char *text = dw_config_json_arg_text (argument, &from_file, error);
+  if (text == NULL)
+    return FALSE;
+  g_autoptr (GError) local = NULL;
+  if (!dw_config_json_merge (config, text, TRUE, &local))
+    {
+      /* a file's name first: "FILE: config JSON: offset 40: key “x” appears twice …" */
+      if (from_file)
+        g_set_error (error, DW_CONFIG_JSON_ERROR, local->code, "%s: %s", argument, local->message);
+      else
+        g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+dw_config_json_merge (DwConfig *config, const char *json, gboolean strict, GError **error)
 {
   g_autoptr (JsonParser) p = json_parser_new ();
   g_autoptr (GError) perr = NULL;
@@ -108,6 +200,8 @@ dw_config_merge_json (DwConfig *config, const char *json, GError **error)
     {
       if (g_str_equal (l->data, "preset"))
         continue;
+      if (strict && !dw_config_json_key_known (config, l->data, error))
+        return FALSE;
       DwValue v;
       if (!value_from_node (json_object_get_member (o, l->data), &v))
         {

@@ -19,13 +19,25 @@ GQuark dw_config_json_error_quark (void);
 
 typedef enum
 {
-  DW_CONFIG_JSON_ERROR_PARSE,  /* not JSON / not an object / bad KEY=VALUE */
-  DW_CONFIG_JSON_ERROR_KEY,    /* key too long or too many keys */
-  DW_CONFIG_JSON_ERROR_PRESET, /* unknown preset */
+  DW_CONFIG_JSON_ERROR_PARSE,       /* not JSON / not an object / bad KEY=VALUE */
+  DW_CONFIG_JSON_ERROR_KEY,         /* key too long or too many keys */
+  DW_CONFIG_JSON_ERROR_PRESET,      /* unknown preset */
+  DW_CONFIG_JSON_ERROR_UNKNOWN_KEY, /* a key the generation's schema does not have */
 } DwConfigJsonError;
 
-/* Merges a JSON object into @config ("preset" applied first). */
+/* Merges a JSON object into @config ("preset" applied first). A key the generation's schema does
+ * not have is refused (DW_CONFIG_JSON_ERROR_UNKNOWN_KEY, naming the key and the accepted keys),
+ * as verl's Hydra / slime's argparse would; a key given twice is refused by dw_json_load (PARSE,
+ * with its offset). */
 gboolean dw_config_merge_json (DwConfig *config, const char *json, GError **error);
+/* The same, keeping keys the schema does not have: for a config a trainer's log printed (it may
+ * carry keys of features Driftwatch does not model; they are stored as printed). */
+gboolean dw_config_merge_json_lenient (DwConfig *config, const char *json, GError **error);
+/* A `--config` argument: a JSON object when its first non-blank character is '{', else the name
+ * of a JSON file (a regular file of at most 1 MiB), whose name then starts every error message. */
+gboolean dw_config_merge_json_arg (DwConfig *config, const char *argument, GError **error);
+/* The JSON text of a `--config` argument as above (g_free), *@from_file set; NULL on error. */
+char *dw_config_json_arg_text (const char *argument, gboolean *from_file, GError **error);
 /* "KEY=VALUE": VALUE parsed as JSON when it parses (2 → int, 2.0 → float, "x" → str, null → None,
  * true → bool), else taken as a bare string. KEY "preset" applies the preset. */
 gboolean dw_config_set_assignment (DwConfig *config, const char *assignment, GError **error);

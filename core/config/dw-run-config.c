@@ -54,7 +54,7 @@ dw_run_config_load (DwStore *store, gint64 run_id, DwRunConfig *out, GError **er
       json_generator_set_root (generator, json_object_get_member (object, "config"));
       text = json_generator_to_data (generator, NULL);
       /* a config the store holds but that does not read is no config: the check says so */
-      out->has_config = dw_config_merge_json (&out->config, text, NULL);
+      out->has_config = dw_config_merge_json_lenient (&out->config, text, NULL);
       if (!out->has_config)
         dw_config_init (&out->config, out->generation);
     }

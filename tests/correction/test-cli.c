@@ -220,6 +220,51 @@ test_config_error_json (void)
   g_assert_cmpstr (json_object_get_string_member (e, "message"), ==, "float division by zero");
 }
 
+/* `--config FILE.json` with a misspelt key (rollout_is_treshold: the typo the issue saw exit 0)
+ * or a key given twice is refused with exit 2, naming the file and the key, as verl's Hydra
+ * refuses a key its struct lacks; the same file without the problem is accepted */
+static void
+test_config_file_keys (void)
+{
+  g_autofree char *batch
+    = g_build_filename (g_getenv ("DW_SHARED_DIR"), "golden", "batches", "tiny.npz", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("dw-config-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "config.json", NULL);
+  static const struct
+  {
+    const char *text, *message;
+    int code;
+  } cases[] = {
+    { "{\"rollout_is\": \"token\", \"rollout_is_treshold\": 2.0}",
+      "has no config key 'rollout_is_treshold' (Key 'rollout_is_treshold' is not in struct); "
+      "accepted: rollout_is, rollout_is_threshold",
+      2 },
+    { "{\"rollout_is\": \"token\",\n \"rollout_is\": \"sequence\"}",
+      "offset 25: key “rollout_is” appears twice in one object", 2 },
+    { "{\"rollout_is\": \"token\", \"rollout_is_threshold\": 2.0}", NULL, 0 },
+  };
+  for (guint index = 0; index < G_N_ELEMENTS (cases); index++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_true (g_file_set_contents (path, cases[index].text, -1, NULL));
+      const char *arguments[] = { "metrics", batch, "--config", path, NULL };
+      g_assert_cmpint (dw_test_run_cli (arguments, NULL, &out, &err), ==, cases[index].code);
+      if (cases[index].message == NULL)
+        continue;
+      g_autofree char *expected = g_strdup_printf ("metrics: %s: config JSON: ", path);
+      g_assert_nonnull (strstr (err, expected));
+      g_assert_nonnull (strstr (err, cases[index].message));
+    }
+  /* the same refusal for the JSON given inline, and for export-config */
+  g_autofree char *out = NULL, *err = NULL;
+  const char *inline_arguments[]
+    = { "export-config", "--config", cases[0].text, "--to", "verl-0.9.0", NULL };
+  g_assert_cmpint (dw_test_run_cli (inline_arguments, NULL, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, cases[0].message));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* verl v0.9.0's 19 presets with the field values of verl's classmethods, IcePop ones included */
 static void
 test_presets_icepop (void)
@@ -354,6 +399,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/metrics-samples", test_metrics_samples);
   g_test_add_func ("/cli/metrics-golden", test_metrics_golden);
   g_test_add_func ("/cli/config-error-json", test_config_error_json);
+  g_test_add_func ("/cli/config-file-keys", test_config_file_keys);
   g_test_add_func ("/cli/presets-icepop", test_presets_icepop);
   g_test_add_func ("/cli/metrics-icepop", test_metrics_icepop);
   g_test_add_func ("/cli/generation-names", test_generation_names);
