@@ -11,6 +11,7 @@
 
 #include <json-glib/json-glib.h>
 #include "dw-json-scan.h"
+#include <stdarg.h>
 #include <string.h>
 
 #define ST_MAX_HEADER 100000000u /* the reference implementation's limit */
@@ -120,22 +121,25 @@ cmp_entry (gconstpointer a, gconstpointer b)
   return x->end < y->end ? -1 : x->end > y->end;
 }
 
-DwBatch *
-dw_safetensors_read (const DwSource *src, GError **error)
+/* a header problem: "header: MESSAGE" at the file; always FALSE */
+static gboolean G_GNUC_PRINTF (4, 5)
+  st_header_fail (GError **error, const DwSource *src, int code, const char *format, ...)
 {
-  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
-  g_autoptr (JsonParser) parser = NULL;
-  g_autoptr (GError) local = NULL;
-  g_autofree char *hdr = NULL;
-  g_autoptr (GArray) entries = g_array_new (FALSE, TRUE, sizeof (StEntry));
-  g_autofree char *layout = NULL;
-  guint8 len8[8];
-  guint64 hlen = 0, buf_start, buf_len, wanted_bytes = 0, pos;
-  gint64 step = -1;
-  JsonObject *root, *meta = NULL;
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *node;
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  dw_batch_set_error (error, code, src->name, "header: %s", message);
+  return FALSE;
+}
+
+/* phase 1: the 8-byte length and the header text, bounded, UTF-8, depth- and duplicate-checked;
+ * NULL on error */
+static char *
+st_read_header_text (const DwSource *src, guint64 *header_length, GError **error)
+{
+  guint8 length_bytes[8];
+  guint64 length = 0;
   DwJsonProblem problem;
 
   if (src->size < 8)
@@ -146,197 +150,322 @@ dw_safetensors_read (const DwSource *src, GError **error)
                           src->size);
       return NULL;
     }
-  if (!dw_source_read (src, 0, len8, 8, "the header length", error))
+  if (!dw_source_read (src, 0, length_bytes, 8, "the header length", error))
     return NULL;
-  for (int i = 7; i >= 0; i--)
-    hlen = hlen << 8 | len8[i];
-  if (hlen > ST_MAX_HEADER)
+  for (int index = 7; index >= 0; index--)
+    length = length << 8 | length_bytes[index];
+  if (length > ST_MAX_HEADER)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
                           "offset 0: header length %" G_GUINT64_FORMAT
                           " exceeds the safetensors limit of %u bytes",
-                          hlen, ST_MAX_HEADER);
+                          length, ST_MAX_HEADER);
       return NULL;
     }
-  if (hlen > ST_MAX_BATCH_HEADER)
+  if (length > ST_MAX_BATCH_HEADER)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
                           "offset 0: header length %" G_GUINT64_FORMAT
                           " bytes is more than a rollout batch needs (Driftwatch reads headers "
                           "up to %u bytes)",
-                          hlen, ST_MAX_BATCH_HEADER);
+                          length, ST_MAX_BATCH_HEADER);
       return NULL;
     }
-  if (hlen > src->size - 8)
+  if (length > src->size - 8)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
                           "offset 8: header of %" G_GUINT64_FORMAT " bytes, only %" G_GUINT64_FORMAT
                           " present",
-                          hlen, src->size - 8);
+                          length, src->size - 8);
       return NULL;
     }
-  buf_start = 8 + hlen;
-  buf_len = src->size - buf_start;
-  hdr = g_malloc (hlen + 1);
-  if (!dw_source_read (src, 8, hdr, hlen, "the header", error))
+  g_autofree char *text = g_malloc (length + 1);
+  if (!dw_source_read (src, 8, text, length, "the header", error))
     return NULL;
-  hdr[hlen] = '\0';
-  if (hlen == 0 || hdr[0] != '{')
+  text[length] = '\0';
+  if (length == 0 || text[0] != '{')
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset 8: the header must be a JSON object starting with '{'");
       return NULL;
     }
-  if (memchr (hdr, '\0', hlen) || !g_utf8_validate (hdr, (gssize)hlen, NULL))
+  if (memchr (text, '\0', length) || !g_utf8_validate (text, (gssize)length, NULL))
     {
       const char *bad = NULL;
-      g_utf8_validate (hdr, (gssize)hlen, &bad);
+      g_utf8_validate (text, (gssize)length, &bad);
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset %" G_GUINT64_FORMAT ": the header is not valid UTF-8 text",
-                          (guint64)(8 + (bad ? bad - hdr : 0)));
+                          (guint64)(8 + (bad ? bad - text : 0)));
       return NULL;
     }
   /* json-glib recurses per nesting level and keeps the last of two same-named tensors */
-  if (!dw_json_scan (hdr, (gssize)hlen, ST_MAX_DEPTH, &problem))
+  if (!dw_json_scan (text, (gssize)length, ST_MAX_DEPTH, &problem))
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset %" G_GUINT64_FORMAT ": header JSON: %s",
                           (guint64)(8 + problem.offset), problem.message);
       return NULL;
     }
-  parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, hdr, (gssize)hlen, &local))
+  *header_length = length;
+  return g_steal_pointer (&text);
+}
+
+/* phase 2: the header as a JSON object (owned by @parser); NULL on error */
+static JsonObject *
+st_parse_header (const DwSource *src, JsonParser *parser, const char *text, guint64 length,
+                 GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  if (!json_parser_load_from_data (parser, text, (gssize)length, &local))
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name, "offset 8: header JSON: %s",
                           local->message);
       return NULL;
     }
-  node = json_parser_get_root (parser);
-  if (!node || !JSON_NODE_HOLDS_OBJECT (node))
+  JsonNode *root = json_parser_get_root (parser);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset 8: the header is not a JSON object");
       return NULL;
     }
-  root = json_node_get_object (node);
+  return json_node_get_object (root);
+}
 
-#define HDR_FAIL(code, ...)                                          \
-  G_STMT_START                                                       \
-  {                                                                  \
-    g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);           \
-    dw_batch_set_error (error, code, src->name, "header: %s", msg_); \
-    return NULL;                                                     \
-  }                                                                  \
-  G_STMT_END
+/* __metadata__: an object of strings */
+static gboolean
+st_check_metadata (const DwSource *src, JsonNode *node, JsonObject **metadata, GError **error)
+{
+  JsonObjectIter member_iter;
+  const char *member_key;
+  JsonNode *member_value;
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT, "__metadata__ must be an object");
+  *metadata = json_node_get_object (node);
+  json_object_iter_init (&member_iter, *metadata);
+  while (json_object_iter_next (&member_iter, &member_key, &member_value))
+    if (!JSON_NODE_HOLDS_VALUE (member_value)
+        || json_node_get_value_type (member_value) != G_TYPE_STRING)
+      return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                             "__metadata__ key '%s': value must be a string", member_key);
+  return TRUE;
+}
 
-  json_object_iter_init (&iter, root);
-  while (json_object_iter_next (&iter, &key, &node))
+/* phase 3: one tensor's entry (dtype, shape, data_offsets inside the @data_length data bytes) */
+static gboolean
+st_parse_entry (const DwSource *src, const char *key, JsonNode *node, guint64 data_length,
+                StEntry *entry, GError **error)
+{
+  gsize element_size = 0;
+  guint64 count;
+  memset (entry, 0, sizeof *entry);
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                           "tensor '%s': entry must be an object", key);
+  JsonObject *object = json_node_get_object (node);
+  JsonNode *dtype_node = json_object_get_member (object, "dtype");
+  JsonNode *shape_node = json_object_get_member (object, "shape");
+  JsonNode *offsets_node = json_object_get_member (object, "data_offsets");
+  if (!dtype_node || !JSON_NODE_HOLDS_VALUE (dtype_node)
+      || json_node_get_value_type (dtype_node) != G_TYPE_STRING)
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                           "tensor '%s': key dtype: missing or not a string", key);
+  if (!shape_node || !JSON_NODE_HOLDS_ARRAY (shape_node))
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                           "tensor '%s': key shape: missing or not an array", key);
+  if (!offsets_node || !JSON_NODE_HOLDS_ARRAY (offsets_node))
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                           "tensor '%s': key data_offsets: missing or not an array", key);
+  const char *dtype_name = json_node_get_string (dtype_node);
+  entry->name = key;
+  entry->known = st_dtype (dtype_name, &entry->dtype, &element_size);
+  if (!entry->known && dw_batch_tensor_wanted (key))
+    return st_header_fail (error, src, DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
+                           "tensor '%s': key dtype: unknown dtype '%s'", key, dtype_name);
+  JsonArray *shape = json_node_get_array (shape_node);
+  if (json_array_get_length (shape) > DW_TENSOR_MAX_DIMS)
+    return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                           "tensor '%s': key shape: more than %d dimensions", key,
+                           DW_TENSOR_MAX_DIMS);
+  entry->ndim = json_array_get_length (shape);
+  for (guint dim = 0; dim < entry->ndim; dim++)
+    if (!json_uint (json_array_get_element (shape, dim), &entry->shape[dim]))
+      return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                             "tensor '%s': key shape: element %u is not a non-negative integer",
+                             key, dim);
+  JsonArray *offsets = json_node_get_array (offsets_node);
+  if (json_array_get_length (offsets) != 2
+      || !json_uint (json_array_get_element (offsets, 0), &entry->begin)
+      || !json_uint (json_array_get_element (offsets, 1), &entry->end) || entry->begin > entry->end)
+    return st_header_fail (
+      error, src, DW_BATCH_ERROR_CORRUPT,
+      "tensor '%s': key data_offsets: must be [begin, end] with 0 <= begin <= end", key);
+  if (entry->end > data_length)
     {
-      StEntry e = { 0 };
-      JsonObject *obj;
-      JsonNode *dn, *sn, *on;
-      JsonArray *shape, *offs;
-      gsize es = 0;
-      guint64 n;
-
-      if (strcmp (key, "__metadata__") == 0)
-        {
-          JsonObjectIter mi;
-          const char *mk;
-          JsonNode *mv;
-          if (!JSON_NODE_HOLDS_OBJECT (node))
-            HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ must be an object");
-          meta = json_node_get_object (node);
-          json_object_iter_init (&mi, meta);
-          while (json_object_iter_next (&mi, &mk, &mv))
-            if (!JSON_NODE_HOLDS_VALUE (mv) || json_node_get_value_type (mv) != G_TYPE_STRING)
-              HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ key '%s': value must be a string",
-                        mk);
-          continue;
-        }
-      if (!JSON_NODE_HOLDS_OBJECT (node))
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': entry must be an object", key);
-      obj = json_node_get_object (node);
-      dn = json_object_get_member (obj, "dtype");
-      sn = json_object_get_member (obj, "shape");
-      on = json_object_get_member (obj, "data_offsets");
-      if (!dn || !JSON_NODE_HOLDS_VALUE (dn) || json_node_get_value_type (dn) != G_TYPE_STRING)
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key dtype: missing or not a string", key);
-      if (!sn || !JSON_NODE_HOLDS_ARRAY (sn))
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key shape: missing or not an array", key);
-      if (!on || !JSON_NODE_HOLDS_ARRAY (on))
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key data_offsets: missing or not an array",
-                  key);
-      e.name = key;
-      e.known = st_dtype (json_node_get_string (dn), &e.dtype, &es);
-      if (!e.known && dw_batch_tensor_wanted (key))
-        HDR_FAIL (DW_BATCH_ERROR_UNSUPPORTED_DTYPE, "tensor '%s': key dtype: unknown dtype '%s'",
-                  key, json_node_get_string (dn));
-      shape = json_node_get_array (sn);
-      if (json_array_get_length (shape) > DW_TENSOR_MAX_DIMS)
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "tensor '%s': key shape: more than %d dimensions", key,
-                  DW_TENSOR_MAX_DIMS);
-      e.ndim = json_array_get_length (shape);
-      for (guint i = 0; i < e.ndim; i++)
-        if (!json_uint (json_array_get_element (shape, i), &e.shape[i]))
-          HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                    "tensor '%s': key shape: element %u is not a non-negative integer", key, i);
-      offs = json_node_get_array (on);
-      if (json_array_get_length (offs) != 2
-          || !json_uint (json_array_get_element (offs, 0), &e.begin)
-          || !json_uint (json_array_get_element (offs, 1), &e.end) || e.begin > e.end)
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                  "tensor '%s': key data_offsets: must be [begin, end] with 0 <= begin <= end",
-                  key);
-      if (e.end > buf_len)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
-                              "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                              "] end past the %" G_GUINT64_FORMAT
-                              " bytes of data after the header (offset %" G_GUINT64_FORMAT
-                              ": file truncated or still being written?)",
-                              key, e.begin, e.end, buf_len, src->size);
-          return NULL;
-        }
-      if (e.known && (!dw_shape_product (e.ndim, e.shape, es, &n) || n * es != e.end - e.begin))
-        {
-          g_autofree char *s = dw_shape_to_string (e.ndim, e.shape);
-          HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                    "tensor '%s': shape %s of %s does not fit data_offsets [%" G_GUINT64_FORMAT
-                    ",%" G_GUINT64_FORMAT "] (%" G_GUINT64_FORMAT " bytes)",
-                    key, s, json_node_get_string (dn), e.begin, e.end, e.end - e.begin);
-        }
-      if (dw_batch_tensor_wanted (key))
-        wanted_bytes += e.end - e.begin;
-      g_array_append_val (entries, e);
+      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
+                          "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                          "] end past the %" G_GUINT64_FORMAT
+                          " bytes of data after the header (offset %" G_GUINT64_FORMAT
+                          ": file truncated or still being written?)",
+                          key, entry->begin, entry->end, data_length, src->size);
+      return FALSE;
     }
+  if (entry->known
+      && (!dw_shape_product (entry->ndim, entry->shape, element_size, &count)
+          || count * element_size != entry->end - entry->begin))
+    {
+      g_autofree char *shape_text = dw_shape_to_string (entry->ndim, entry->shape);
+      return st_header_fail (
+        error, src, DW_BATCH_ERROR_CORRUPT,
+        "tensor '%s': shape %s of %s does not fit data_offsets [%" G_GUINT64_FORMAT
+        ",%" G_GUINT64_FORMAT "] (%" G_GUINT64_FORMAT " bytes)",
+        key, shape_text, dtype_name, entry->begin, entry->end, entry->end - entry->begin);
+    }
+  return TRUE;
+}
 
-  /* contiguous, non-overlapping, covering the buffer */
+/* phase 4: the entries, sorted, are contiguous, do not overlap and cover the data bytes */
+static gboolean
+st_check_coverage (const DwSource *src, GArray *entries, guint64 data_start, guint64 data_length,
+                   GError **error)
+{
+  guint64 position = 0;
   g_array_sort (entries, cmp_entry);
-  pos = 0;
-  for (guint i = 0; i < entries->len; i++)
+  for (guint index = 0; index < entries->len; index++)
     {
-      StEntry *e = &g_array_index (entries, StEntry, i);
-      if (e->begin < pos)
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                  "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                  "] overlap the previous tensor (which ends at %" G_GUINT64_FORMAT ")",
-                  e->name, e->begin, e->end, pos);
-      if (e->begin > pos)
-        HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                  "data bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
-                  " belong to no tensor (before '%s')",
-                  pos, e->begin, e->name);
-      pos = e->end;
+      StEntry *entry = &g_array_index (entries, StEntry, index);
+      if (entry->begin < position)
+        return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                               "tensor '%s': data_offsets [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                               "] overlap the previous tensor (which ends at %" G_GUINT64_FORMAT
+                               ")",
+                               entry->name, entry->begin, entry->end, position);
+      if (entry->begin > position)
+        return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                               "data bytes %" G_GUINT64_FORMAT "..%" G_GUINT64_FORMAT
+                               " belong to no tensor (before '%s')",
+                               position, entry->begin, entry->name);
+      position = entry->end;
     }
-  if (pos != buf_len)
+  if (position != data_length)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                           "offset %" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT
                           " bytes after the last tensor belong to no tensor",
-                          buf_start + pos, buf_len - pos);
-      return NULL;
+                          data_start + position, data_length - position);
+      return FALSE;
     }
+  return TRUE;
+}
+
+/* phase 5: __metadata__'s step and layout, when given */
+static gboolean
+st_read_metadata (const DwSource *src, JsonObject *metadata, gint64 *step, char **layout,
+                  GError **error)
+{
+  if (metadata == NULL)
+    return TRUE;
+  const char *step_text = json_object_get_string_member_with_default (metadata, "step", NULL);
+  const char *layout_text = json_object_get_string_member_with_default (metadata, "layout", NULL);
+  if (step_text)
+    {
+      char *end;
+      gint64 value = g_ascii_strtoll (step_text, &end, 10);
+      if (*step_text == '\0' || *end != '\0' || value < 0)
+        return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                               "__metadata__ key 'step': '%s' is not a step", step_text);
+      *step = value;
+    }
+  if (layout_text)
+    {
+      if (strcmp (layout_text, "padded") != 0 && strcmp (layout_text, "packed") != 0)
+        return st_header_fail (error, src, DW_BATCH_ERROR_CORRUPT,
+                               "__metadata__ key 'layout': '%s' (want 'padded' or 'packed')",
+                               layout_text);
+      *layout = g_strdup (layout_text);
+    }
+  return TRUE;
+}
+
+/* phase 6: a tensor for every wanted entry, its bytes mapped or read when the batch is built */
+static gboolean
+st_add_tensors (const DwSource *src, GArray *entries, guint64 data_start, GPtrArray *tensors,
+                GError **error)
+{
+  for (guint index = 0; index < entries->len; index++)
+    {
+      StEntry *entry = &g_array_index (entries, StEntry, index);
+      guint64 byte_count = entry->end - entry->begin;
+
+      if (!dw_batch_tensor_wanted (entry->name))
+        continue;
+      if (entry->dtype == DW_N_DTYPES)
+        {
+          dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, src->name,
+                              "tensor '%s': 8-bit float dtypes are not supported", entry->name);
+          return FALSE;
+        }
+      g_autofree char *where = g_strdup_printf ("tensor '%s' at offset %" G_GUINT64_FORMAT,
+                                                entry->name, data_start + entry->begin);
+      DwTensor *tensor = dw_tensor_new (entry->name, where);
+      g_ptr_array_add (tensors, tensor);
+      tensor->dtype = entry->dtype;
+      tensor->ndim = entry->ndim;
+      memcpy (tensor->shape, entry->shape, sizeof entry->shape);
+      tensor->n_elems = byte_count / dw_dtype_size (entry->dtype);
+      if (src->fd < 0)
+        tensor->data = src->mem + data_start + entry->begin;
+      else
+        {
+          /* read when the batch is built: straight into its arrays when the dtype matches */
+          tensor->fill = dw_tensor_fill_from_source;
+          tensor->fill_ctx = (gpointer)src;
+          tensor->fill_offset = data_start + entry->begin;
+        }
+    }
+  return TRUE;
+}
+
+DwBatch *
+dw_safetensors_read (const DwSource *src, GError **error)
+{
+  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
+  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr (GArray) entries = g_array_new (FALSE, TRUE, sizeof (StEntry));
+  g_autofree char *layout = NULL;
+  guint64 header_length = 0, wanted_bytes = 0;
+  gint64 step = -1;
+  JsonObject *metadata = NULL;
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *node;
+
+  g_autofree char *header = st_read_header_text (src, &header_length, error);
+  if (header == NULL)
+    return NULL;
+  JsonObject *root = st_parse_header (src, parser, header, header_length, error);
+  if (root == NULL)
+    return NULL;
+  const guint64 data_start = 8 + header_length, data_length = src->size - data_start;
+
+  json_object_iter_init (&iter, root);
+  while (json_object_iter_next (&iter, &key, &node))
+    {
+      StEntry entry;
+      if (strcmp (key, "__metadata__") == 0)
+        {
+          if (!st_check_metadata (src, node, &metadata, error))
+            return NULL;
+          continue;
+        }
+      if (!st_parse_entry (src, key, node, data_length, &entry, error))
+        return NULL;
+      if (dw_batch_tensor_wanted (key))
+        wanted_bytes += entry.end - entry.begin;
+      g_array_append_val (entries, entry);
+    }
+  if (!st_check_coverage (src, entries, data_start, data_length, error))
+    return NULL;
   if (wanted_bytes > dw_batch_reader_get_max_bytes ())
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
@@ -345,64 +474,12 @@ dw_safetensors_read (const DwSource *src, GError **error)
                           wanted_bytes, dw_batch_reader_get_max_bytes ());
       return NULL;
     }
-
-  if (meta)
-    {
-      const char *s = json_object_get_string_member_with_default (meta, "step", NULL);
-      const char *l = json_object_get_string_member_with_default (meta, "layout", NULL);
-      if (s)
-        {
-          char *endp;
-          gint64 v = g_ascii_strtoll (s, &endp, 10);
-          if (*s == '\0' || *endp != '\0' || v < 0)
-            HDR_FAIL (DW_BATCH_ERROR_CORRUPT, "__metadata__ key 'step': '%s' is not a step", s);
-          step = v;
-        }
-      if (l)
-        {
-          if (strcmp (l, "padded") != 0 && strcmp (l, "packed") != 0)
-            HDR_FAIL (DW_BATCH_ERROR_CORRUPT,
-                      "__metadata__ key 'layout': '%s' (want 'padded' or 'packed')", l);
-          layout = g_strdup (l);
-        }
-    }
-#undef HDR_FAIL
+  if (!st_read_metadata (src, metadata, &step, &layout, error))
+    return NULL;
   if (step < 0)
     step = dw_step_from_name (src->name);
-
-  for (guint i = 0; i < entries->len; i++)
-    {
-      StEntry *e = &g_array_index (entries, StEntry, i);
-      g_autofree char *where = NULL;
-      DwTensor *t;
-      guint64 nbytes = e->end - e->begin;
-
-      if (!dw_batch_tensor_wanted (e->name))
-        continue;
-      if (e->dtype == DW_N_DTYPES)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, src->name,
-                              "tensor '%s': 8-bit float dtypes are not supported", e->name);
-          return NULL;
-        }
-      where = g_strdup_printf ("tensor '%s' at offset %" G_GUINT64_FORMAT, e->name,
-                               buf_start + e->begin);
-      t = dw_tensor_new (e->name, where);
-      g_ptr_array_add (tensors, t);
-      t->dtype = e->dtype;
-      t->ndim = e->ndim;
-      memcpy (t->shape, e->shape, sizeof e->shape);
-      t->n_elems = nbytes / dw_dtype_size (e->dtype);
-      if (src->fd < 0)
-        t->data = src->mem + buf_start + e->begin;
-      else
-        {
-          /* read when the batch is built: straight into its arrays when the dtype matches */
-          t->fill = dw_tensor_fill_from_source;
-          t->fill_ctx = (gpointer)src;
-          t->fill_offset = buf_start + e->begin;
-        }
-    }
+  if (!st_add_tensors (src, entries, data_start, tensors, error))
+    return NULL;
   return dw_batch_from_tensors (src->name, tensors, step, layout, error);
 }
 
