@@ -391,22 +391,41 @@ jsonl_padded_fits (const char *name, GArray *cu, GError **error)
   return FALSE;
 }
 
-DwBatch *
-dw_jsonl_read (const DwSource *src, GError **error)
+/* The state of one read: the columns so far, the row boundaries, the advantages' form, the step */
+typedef struct
 {
-  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
-  g_autofree guint8 *text = NULL;
-  g_autoptr (GArray) cu = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) adv_scalar = g_array_new (FALSE, FALSE, sizeof (double));
+  const DwSource *src;
+  GError **error;
   Column cols[N_COLS];
-  int adv_mode = -1; /* -1 unknown, 0 none, 1 array, 2 scalar */
-  gint64 step = -1;
-  guint64 step_line = 0, line = 0;
-  gsize pos = 0;
-  DwBatch *batch = NULL;
-  DwDType lp, md;
-  gint64 zero = 0;
+  GArray *cu;         /* gint64 row boundaries, starting at 0 */
+  GArray *adv_scalar; /* double: one advantage per line (scalar form) */
+  int adv_mode;       /* -1 unknown, 0 none, 1 array, 2 scalar */
+  gint64 step;
+  guint64 step_line, line;
+} JsonlRead;
 
+/* What one line gave */
+typedef enum
+{
+  JSONL_LINE_OK,
+  JSONL_LINE_BLANK,
+  JSONL_LINE_FAILED,      /* *error set */
+  JSONL_LINE_UNPARSEABLE, /* *error set; on an unterminated last line: still being written */
+} JsonlLine;
+
+/* The values one line's object holds, before they are checked against each other */
+typedef struct
+{
+  guint counts[N_COLS];
+  gboolean seen[N_COLS];
+  gboolean have_adv_scalar;
+  double adv_value;
+} JsonlObject;
+
+/* phase 1: the text, when the source is a file (a mapped source is read in place) */
+static gboolean
+jsonl_load_text (const DwSource *src, guint8 **text, GError **error)
+{
   /* text → doubles can grow 4× ("0," is 2 bytes, a double 8) */
   if (src->size > dw_batch_reader_get_max_bytes () / 4)
     {
@@ -414,246 +433,317 @@ dw_jsonl_read (const DwSource *src, GError **error)
                           "%" G_GUINT64_FORMAT " bytes of JSONL exceed the reader's limit of "
                           "%" G_GUINT64_FORMAT,
                           src->size, dw_batch_reader_get_max_bytes () / 4);
-      return NULL;
+      return FALSE;
     }
-  if (src->fd >= 0)
+  if (src->fd < 0)
+    return TRUE;
+  *text = g_try_malloc (src->size + 1);
+  if (!*text)
     {
-      text = g_try_malloc (src->size + 1);
-      if (!text)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name, "out of memory");
-          return NULL;
-        }
-      if (!dw_source_read (src, 0, text, src->size, "the JSONL text", error))
-        return NULL;
+      dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name, "out of memory");
+      return FALSE;
     }
-  for (int c = 0; c < N_COLS; c++)
-    column_init (&cols[c]);
-  g_array_append_val (cu, zero);
+  return dw_source_read (src, 0, *text, src->size, "the JSONL text", error);
+}
 
-  while (pos < src->size)
+/* a "step" member: a whole number, the same on every line that has one */
+static JsonlLine
+jsonl_read_step (JsonlRead *read, Scan *scan)
+{
+  double value;
+  guint kind;
+  gsize at = scan->pos;
+  if (!number (scan, &value, &kind))
+    return JSONL_LINE_UNPARSEABLE;
+  if (!(kind & NUM_INT) || value < 0 || value > 9e15)
     {
-      const guint8 *base = text ? text : src->mem;
-      const guint8 *nl = memchr (base + pos, '\n', MIN (src->size - pos, JSONL_MAX_LINE + 1));
-      gsize end = nl ? (gsize)(nl - base) : src->size;
-      g_autofree char *s = NULL;
-      Scan sc = { src->name, NULL, 0, 0, ++line, pos, error };
-      guint counts[N_COLS] = { 0 };
-      gboolean seen[N_COLS] = { FALSE };
-      gboolean have_adv_scalar = FALSE;
-      double adv_value = 0;
+      scan->pos = at;
+      scan_fail (scan, DW_BATCH_ERROR_CORRUPT, "not a step number");
+      return JSONL_LINE_FAILED;
+    }
+  if (read->step >= 0 && (gint64)value != read->step)
+    {
+      scan->pos = at;
+      scan_fail (scan, DW_BATCH_ERROR_CORRUPT,
+                 "%" G_GINT64_FORMAT " differs from step %" G_GINT64_FORMAT
+                 " on line %" G_GUINT64_FORMAT,
+                 (gint64)value, read->step, read->step_line);
+      return JSONL_LINE_FAILED;
+    }
+  read->step = (gint64)value;
+  read->step_line = read->line;
+  return JSONL_LINE_OK;
+}
 
-      if (!nl && src->size - pos > JSONL_MAX_LINE)
-        {
-          dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
-                              "line %" G_GUINT64_FORMAT " (offset %" G_GSIZE_FORMAT
-                              "): longer than %u bytes",
-                              line, pos, JSONL_MAX_LINE);
-          goto out;
-        }
-      s = g_strndup ((const char *)base + pos, end - pos);
-      sc.s = s;
-      sc.len = strlen (s);
-      if (sc.len != end - pos)
-        {
-          sc.pos = sc.len;
-          scan_fail (&sc, DW_BATCH_ERROR_CORRUPT, "NUL byte in the text");
-          goto out;
-        }
-      pos = nl ? end + 1 : end;
-      ws (&sc);
-      if (sc.pos == sc.len)
-        continue; /* blank line */
-      if (!peek (&sc, '{'))
-        {
-          scan_fail (&sc, DW_BATCH_ERROR_CORRUPT, "expected '{' (one JSON object per line)");
-          goto out;
-        }
-      sc.pos++;
-      if (!peek (&sc, '}'))
-        for (;;)
-          {
-            g_autofree char *key = string (&sc);
-            int c;
-            if (!key)
-              goto line_fail;
-            if (!peek (&sc, ':'))
-              {
-                scan_fail (&sc,
-                           sc.pos >= sc.len ? DW_BATCH_ERROR_TRUNCATED : DW_BATCH_ERROR_CORRUPT,
-                           "expected ':' after key %s", key);
-                goto line_fail;
-              }
-            sc.pos++;
-            c = column_of (key);
-            sc.key = key;
-            if (c >= 0 && seen[c])
-              {
-                scan_fail (&sc, DW_BATCH_ERROR_CORRUPT, "a second value for %s", col_keys[c][0]);
-                goto out;
-              }
-            if (c == C_ADV && !peek (&sc, '['))
-              {
-                guint kind;
-                if (!number (&sc, &adv_value, &kind))
-                  goto line_fail;
-                have_adv_scalar = seen[c] = TRUE;
-              }
-            else if (c >= 0)
-              {
-                if (!number_array (&sc, &cols[c], &counts[c]))
-                  goto line_fail;
-                seen[c] = TRUE;
-              }
-            else if (strcmp (key, "step") == 0 && !peek (&sc, '"'))
-              {
-                double v;
-                guint kind;
-                gsize at = sc.pos;
-                if (!number (&sc, &v, &kind))
-                  goto line_fail;
-                if (!(kind & NUM_INT) || v < 0 || v > 9e15)
-                  {
-                    sc.pos = at;
-                    scan_fail (&sc, DW_BATCH_ERROR_CORRUPT, "not a step number");
-                    goto out;
-                  }
-                if (step >= 0 && (gint64)v != step)
-                  {
-                    sc.pos = at;
-                    scan_fail (&sc, DW_BATCH_ERROR_CORRUPT,
-                               "%" G_GINT64_FORMAT " differs from step %" G_GINT64_FORMAT
-                               " on line %" G_GUINT64_FORMAT,
-                               (gint64)v, step, step_line);
-                    goto out;
-                  }
-                step = (gint64)v;
-                step_line = line;
-              }
-            else if (!skip_value (&sc, 1))
-              goto line_fail;
-            sc.key = NULL;
-            if (peek (&sc, ','))
-              {
-                sc.pos++;
-                continue;
-              }
-            if (peek (&sc, '}'))
-              break;
-            scan_fail (&sc, sc.pos >= sc.len ? DW_BATCH_ERROR_TRUNCATED : DW_BATCH_ERROR_CORRUPT,
-                       "expected ',' or '}'");
-            goto line_fail;
-          }
-      sc.pos++;
-      ws (&sc);
-      if (sc.pos != sc.len)
-        {
-          scan_fail (&sc, DW_BATCH_ERROR_CORRUPT, "text after the JSON object");
-          goto out;
-        }
-      for (int c = C_OLD; c <= C_MASK; c++)
-        if (!seen[c])
-          {
-            dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, src->name,
-                                "line %" G_GUINT64_FORMAT ": no key %s", line, col_keys[c][0]);
-            goto out;
-          }
-      for (int c = C_ROLL; c <= C_ADV; c++)
-        if (seen[c] && !(c == C_ADV && have_adv_scalar) && counts[c] != counts[C_OLD])
-          {
-            dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, src->name,
-                                "line %" G_GUINT64_FORMAT ", key %s: %u values, but %s has %u",
-                                line, col_keys[c][0], counts[c], col_keys[C_OLD][0], counts[C_OLD]);
-            goto out;
-          }
+/* phase 2a: one "key": value member of the line's object */
+static JsonlLine
+jsonl_read_member (JsonlRead *read, Scan *scan, JsonlObject *object)
+{
+  g_autofree char *key = string (scan);
+  if (!key)
+    return JSONL_LINE_UNPARSEABLE;
+  if (!peek (scan, ':'))
+    {
+      scan_fail (scan, scan->pos >= scan->len ? DW_BATCH_ERROR_TRUNCATED : DW_BATCH_ERROR_CORRUPT,
+                 "expected ':' after key %s", key);
+      return JSONL_LINE_UNPARSEABLE;
+    }
+  scan->pos++;
+  const int column = column_of (key);
+  JsonlLine outcome = JSONL_LINE_OK;
+  scan->key = key;
+  if (column >= 0 && object->seen[column])
+    {
+      scan_fail (scan, DW_BATCH_ERROR_CORRUPT, "a second value for %s", col_keys[column][0]);
+      outcome = JSONL_LINE_FAILED;
+    }
+  else if (column == C_ADV && !peek (scan, '['))
+    {
+      guint kind;
+      if (!number (scan, &object->adv_value, &kind))
+        outcome = JSONL_LINE_UNPARSEABLE;
+      else
+        object->have_adv_scalar = object->seen[column] = TRUE;
+    }
+  else if (column >= 0)
+    {
+      if (!number_array (scan, &read->cols[column], &object->counts[column]))
+        outcome = JSONL_LINE_UNPARSEABLE;
+      else
+        object->seen[column] = TRUE;
+    }
+  else if (strcmp (key, "step") == 0 && !peek (scan, '"'))
+    outcome = jsonl_read_step (read, scan);
+  else if (!skip_value (scan, 1))
+    outcome = JSONL_LINE_UNPARSEABLE;
+  scan->key = NULL;
+  return outcome;
+}
+
+/* phase 2b: the line's object, member by member, and nothing after it */
+static JsonlLine
+jsonl_read_object (JsonlRead *read, Scan *scan, JsonlObject *object)
+{
+  ws (scan);
+  if (scan->pos == scan->len)
+    return JSONL_LINE_BLANK;
+  if (!peek (scan, '{'))
+    {
+      scan_fail (scan, DW_BATCH_ERROR_CORRUPT, "expected '{' (one JSON object per line)");
+      return JSONL_LINE_FAILED;
+    }
+  scan->pos++;
+  if (!peek (scan, '}'))
+    for (;;)
       {
-        int mode = !seen[C_ADV] ? 0 : have_adv_scalar ? 2 : 1;
-        if (adv_mode >= 0 && mode != adv_mode)
+        const JsonlLine outcome = jsonl_read_member (read, scan, object);
+        if (outcome != JSONL_LINE_OK)
+          return outcome;
+        if (peek (scan, ','))
           {
-            dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, src->name,
-                                "line %" G_GUINT64_FORMAT ", key advantages: %s, but earlier "
-                                "lines have %s",
-                                line,
-                                mode == 0   ? "absent"
-                                : mode == 1 ? "an array"
-                                            : "a scalar",
-                                adv_mode == 0   ? "none"
-                                : adv_mode == 1 ? "arrays"
+            scan->pos++;
+            continue;
+          }
+        if (peek (scan, '}'))
+          break;
+        scan_fail (scan, scan->pos >= scan->len ? DW_BATCH_ERROR_TRUNCATED : DW_BATCH_ERROR_CORRUPT,
+                   "expected ',' or '}'");
+        return JSONL_LINE_UNPARSEABLE;
+      }
+  scan->pos++;
+  ws (scan);
+  if (scan->pos != scan->len)
+    {
+      scan_fail (scan, DW_BATCH_ERROR_CORRUPT, "text after the JSON object");
+      return JSONL_LINE_FAILED;
+    }
+  return JSONL_LINE_OK;
+}
+
+/* phase 3: the line's columns agree with each other and with the earlier lines; its row added */
+static gboolean
+jsonl_accept_object (JsonlRead *read, const JsonlObject *object)
+{
+  const char *name = read->src->name;
+  for (int column = C_OLD; column <= C_MASK; column++)
+    if (!object->seen[column])
+      {
+        dw_batch_set_error (read->error, DW_BATCH_ERROR_MISSING_TENSOR, name,
+                            "line %" G_GUINT64_FORMAT ": no key %s", read->line,
+                            col_keys[column][0]);
+        return FALSE;
+      }
+  for (int column = C_ROLL; column <= C_ADV; column++)
+    if (object->seen[column] && !(column == C_ADV && object->have_adv_scalar)
+        && object->counts[column] != object->counts[C_OLD])
+      {
+        dw_batch_set_error (read->error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                            "line %" G_GUINT64_FORMAT ", key %s: %u values, but %s has %u",
+                            read->line, col_keys[column][0], object->counts[column],
+                            col_keys[C_OLD][0], object->counts[C_OLD]);
+        return FALSE;
+      }
+  const int mode = !object->seen[C_ADV] ? 0 : object->have_adv_scalar ? 2 : 1;
+  if (read->adv_mode >= 0 && mode != read->adv_mode)
+    {
+      dw_batch_set_error (read->error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                          "line %" G_GUINT64_FORMAT ", key advantages: %s, but earlier "
+                          "lines have %s",
+                          read->line,
+                          mode == 0   ? "absent"
+                          : mode == 1 ? "an array"
+                                      : "a scalar",
+                          read->adv_mode == 0   ? "none"
+                          : read->adv_mode == 1 ? "arrays"
                                                 : "scalars");
-            goto out;
-          }
-        adv_mode = mode;
-        if (mode == 2)
-          g_array_append_val (adv_scalar, adv_value);
-      }
-      {
-        gint64 next = g_array_index (cu, gint64, cu->len - 1) + counts[C_OLD];
-        g_array_append_val (cu, next);
-      }
-      continue;
-
-    line_fail:
-      /* a last line without its newline that does not parse: a file still being written */
-      if (!nl && error && *error)
-        {
-          char *m = g_strconcat ((*error)->message,
-                                 " (unfinished last line: file still being written?)", NULL);
-          g_free ((*error)->message);
-          (*error)->message = m;
-          (*error)->code = DW_BATCH_ERROR_TRUNCATED;
-        }
-      goto out;
+      return FALSE;
     }
+  read->adv_mode = mode;
+  if (mode == 2)
+    g_array_append_val (read->adv_scalar, object->adv_value);
+  gint64 next = g_array_index (read->cu, gint64, read->cu->len - 1) + object->counts[C_OLD];
+  g_array_append_val (read->cu, next);
+  return TRUE;
+}
+
+/* one line [@pos, its newline): read, checked, added; *@pos moves past it */
+static gboolean
+jsonl_read_line (JsonlRead *read, const guint8 *base, gsize *pos)
+{
+  const DwSource *src = read->src;
+  const guint8 *newline = memchr (base + *pos, '\n', MIN (src->size - *pos, JSONL_MAX_LINE + 1));
+  const gsize end = newline ? (gsize)(newline - base) : src->size;
+  Scan scan = { src->name, NULL, 0, 0, ++read->line, *pos, read->error };
+  JsonlObject object = { { 0 }, { FALSE }, FALSE, 0 };
+
+  if (!newline && src->size - *pos > JSONL_MAX_LINE)
+    {
+      dw_batch_set_error (read->error, DW_BATCH_ERROR_TOO_LARGE, src->name,
+                          "line %" G_GUINT64_FORMAT " (offset %" G_GSIZE_FORMAT
+                          "): longer than %u bytes",
+                          read->line, *pos, JSONL_MAX_LINE);
+      return FALSE;
+    }
+  g_autofree char *line_text = g_strndup ((const char *)base + *pos, end - *pos);
+  scan.s = line_text;
+  scan.len = strlen (line_text);
+  if (scan.len != end - *pos)
+    {
+      scan.pos = scan.len;
+      scan_fail (&scan, DW_BATCH_ERROR_CORRUPT, "NUL byte in the text");
+      return FALSE;
+    }
+  *pos = newline ? end + 1 : end;
+  switch (jsonl_read_object (read, &scan, &object))
+    {
+    case JSONL_LINE_BLANK:
+      return TRUE;
+    case JSONL_LINE_OK:
+      return jsonl_accept_object (read, &object);
+    case JSONL_LINE_UNPARSEABLE:
+      /* a last line without its newline that does not parse: a file still being written */
+      if (!newline && read->error && *read->error)
+        {
+          GError *problem = *read->error;
+          char *message = g_strconcat (problem->message,
+                                       " (unfinished last line: file still being written?)", NULL);
+          g_free (problem->message);
+          problem->message = message;
+          problem->code = DW_BATCH_ERROR_TRUNCATED;
+        }
+      return FALSE;
+    case JSONL_LINE_FAILED:
+    default:
+      return FALSE;
+    }
+}
+
+/* phase 4: the columns as tensors (dtypes from what the values needed), cu_seqlens, the batch */
+static DwBatch *
+jsonl_build_batch (JsonlRead *read)
+{
+  const char *name = read->src->name;
+  Column *cols = read->cols;
+  GArray *cu = read->cu;
+  g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
+  DwDType mask_dtype;
 
   if (cu->len == 1)
     {
-      dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name, "no samples");
-      goto out;
+      dw_batch_set_error (read->error, DW_BATCH_ERROR_TRUNCATED, name, "no samples");
+      return NULL;
     }
-  if (!jsonl_padded_fits (src->name, cu, error))
-    goto out;
-  lp = (cols[C_OLD].all_f32 && cols[C_ROLL].all_f32) ? DW_DTYPE_F32 : DW_DTYPE_F64;
+  if (!jsonl_padded_fits (name, cu, read->error))
+    return NULL;
+  const DwDType lp_dtype
+    = (cols[C_OLD].all_f32 && cols[C_ROLL].all_f32) ? DW_DTYPE_F32 : DW_DTYPE_F64;
   if (cols[C_MASK].values->len == 0)
-    md = DW_DTYPE_U8;
+    mask_dtype = DW_DTYPE_U8;
   else if (cols[C_MASK].all_bool)
-    md = DW_DTYPE_BOOL;
+    mask_dtype = DW_DTYPE_BOOL;
   else if (cols[C_MASK].int_small)
-    md = DW_DTYPE_U8;
+    mask_dtype = DW_DTYPE_U8;
   else if (cols[C_MASK].all_int)
-    md = DW_DTYPE_I64;
+    mask_dtype = DW_DTYPE_I64;
   else
-    md = cols[C_MASK].all_f32 ? DW_DTYPE_F32 : DW_DTYPE_F64;
+    mask_dtype = cols[C_MASK].all_f32 ? DW_DTYPE_F32 : DW_DTYPE_F64;
 
-  g_ptr_array_add (tensors, column_tensor (&cols[C_OLD], "old_log_prob", lp, "key old_log_prob"));
   g_ptr_array_add (tensors,
-                   column_tensor (&cols[C_ROLL], "rollout_log_prob", lp, "key rollout_log_prob"));
+                   column_tensor (&cols[C_OLD], "old_log_prob", lp_dtype, "key old_log_prob"));
+  g_ptr_array_add (
+    tensors, column_tensor (&cols[C_ROLL], "rollout_log_prob", lp_dtype, "key rollout_log_prob"));
   g_ptr_array_add (tensors,
-                   column_tensor (&cols[C_MASK], "response_mask", md, "key response_mask"));
-  if (adv_mode == 1)
-    g_ptr_array_add (tensors, column_tensor (&cols[C_ADV], "advantages", lp, "key advantages"));
-  else if (adv_mode == 2)
+                   column_tensor (&cols[C_MASK], "response_mask", mask_dtype, "key response_mask"));
+  if (read->adv_mode == 1)
+    g_ptr_array_add (tensors,
+                     column_tensor (&cols[C_ADV], "advantages", lp_dtype, "key advantages"));
+  else if (read->adv_mode == 2)
     {
-      Column sc_col = { adv_scalar, FALSE, FALSE, FALSE, FALSE };
-      g_ptr_array_add (tensors, column_tensor (&sc_col, "advantages", lp, "key advantage"));
+      Column scalar_column = { read->adv_scalar, FALSE, FALSE, FALSE, FALSE };
+      g_ptr_array_add (tensors,
+                       column_tensor (&scalar_column, "advantages", lp_dtype, "key advantage"));
     }
-  {
-    DwTensor *t = dw_tensor_new ("cu_seqlens", "line lengths");
-    t->dtype = DW_DTYPE_I64;
-    t->ndim = 1;
-    t->shape[0] = cu->len;
-    t->n_elems = cu->len;
-    t->owned = g_memdup2 (cu->data, cu->len * sizeof (gint64));
-    t->data = t->owned;
-    g_ptr_array_add (tensors, t);
-  }
-  if (step < 0)
-    step = dw_step_from_name (src->name);
-  batch = dw_batch_from_tensors (src->name, tensors, step, NULL, error);
+  DwTensor *boundaries = dw_tensor_new ("cu_seqlens", "line lengths");
+  boundaries->dtype = DW_DTYPE_I64;
+  boundaries->ndim = 1;
+  boundaries->shape[0] = cu->len;
+  boundaries->n_elems = cu->len;
+  boundaries->owned = g_memdup2 (cu->data, cu->len * sizeof (gint64));
+  boundaries->data = boundaries->owned;
+  g_ptr_array_add (tensors, boundaries);
+  const gint64 step = read->step >= 0 ? read->step : dw_step_from_name (name);
+  DwBatch *batch = dw_batch_from_tensors (name, tensors, step, NULL, read->error);
   if (batch)
     batch->flags &= ~(guint32)DW_BATCH_PACKED_SOURCE; /* ragged rows, not cu_seqlens */
-out:
-  for (int c = 0; c < N_COLS; c++)
-    g_array_unref (cols[c].values);
+  return batch;
+}
+
+DwBatch *
+dw_jsonl_read (const DwSource *src, GError **error)
+{
+  g_autofree guint8 *text = NULL;
+  JsonlRead read = { .src = src, .error = error, .adv_mode = -1, .step = -1 };
+  DwBatch *batch = NULL;
+  const gint64 zero = 0;
+  gsize pos = 0;
+
+  if (!jsonl_load_text (src, &text, error))
+    return NULL;
+  for (int column = 0; column < N_COLS; column++)
+    column_init (&read.cols[column]);
+  read.cu = g_array_new (FALSE, FALSE, sizeof (gint64));
+  read.adv_scalar = g_array_new (FALSE, FALSE, sizeof (double));
+  g_array_append_val (read.cu, zero);
+
+  gboolean ok = TRUE;
+  while (ok && pos < src->size)
+    ok = jsonl_read_line (&read, text ? text : src->mem, &pos);
+  if (ok)
+    batch = jsonl_build_batch (&read);
+  for (int column = 0; column < N_COLS; column++)
+    g_array_unref (read.cols[column].values);
+  g_array_unref (read.cu);
+  g_array_unref (read.adv_scalar);
   return batch;
 }
 
