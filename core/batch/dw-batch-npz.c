@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 #include <zip.h>
@@ -151,16 +152,11 @@ typedef struct
   guint64 data_offset;
 } NpyHeader;
 
-/* Parses the header of the .npy at @hdr (the first @len bytes, or all of them). */
+/* phase 1: magic, version and header length; *@start is where the header text begins */
 static gboolean
-npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, guint64 total,
-            NpyHeader *h, GError **error)
+npy_preamble (const char *name, const char *ctx, const guint8 *hdr, gsize avail, guint64 total,
+              guint64 *start, guint64 *header_length, GError **error)
 {
-  guint major, minor;
-  guint64 hlen, start;
-  gboolean have_descr = FALSE, have_fortran = FALSE, have_shape = FALSE;
-  Lex l;
-
   if (total < 10)
     {
       g_autofree char *where = place (ctx, 0);
@@ -175,10 +171,9 @@ npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, g
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: no \\x93NUMPY magic", where);
       return FALSE;
     }
-  major = hdr[6];
-  minor = hdr[7];
+  const guint major = hdr[6], minor = hdr[7];
   if (major == 1)
-    hlen = hdr[8] | (guint)hdr[9] << 8, start = 10;
+    *header_length = hdr[8] | (guint)hdr[9] << 8, *start = 10;
   else if (major == 2 || major == 3)
     {
       if (total < 12)
@@ -188,8 +183,8 @@ npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, g
                               "%s: .npy v%u header length needs 4 bytes", where, major);
           return FALSE;
         }
-      hlen = hdr[8] | (guint)hdr[9] << 8 | (guint)hdr[10] << 16 | (guint64)hdr[11] << 24;
-      start = 12;
+      *header_length = hdr[8] | (guint)hdr[9] << 8 | (guint)hdr[10] << 16 | (guint64)hdr[11] << 24;
+      *start = 12;
     }
   else
     {
@@ -198,115 +193,156 @@ npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, g
                           "%s: unsupported .npy format version %u.%u", where, major, minor);
       return FALSE;
     }
-  if (hlen > NPY_MAX_HEADER)
+  if (*header_length > NPY_MAX_HEADER)
     {
       g_autofree char *where = place (ctx, 8);
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
                           "%s: .npy header length %" G_GUINT64_FORMAT " exceeds %u bytes", where,
-                          hlen, NPY_MAX_HEADER);
+                          *header_length, NPY_MAX_HEADER);
       return FALSE;
     }
-  if (start + hlen > total || start + hlen > avail)
+  if (*start + *header_length > total || *start + *header_length > avail)
     {
-      g_autofree char *where = place (ctx, start);
+      g_autofree char *where = place (ctx, *start);
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
                           "%s: .npy header of %" G_GUINT64_FORMAT " bytes, only %" G_GUINT64_FORMAT
                           " present",
-                          where, hlen, total - start);
+                          where, *header_length, total - *start);
       return FALSE;
     }
+  return TRUE;
+}
 
-  l.s = (const char *)hdr + start;
-  l.len = hlen;
-  l.pos = 0;
-#define HDR_FAIL(...)                                                                              \
-  G_STMT_START                                                                                     \
-  {                                                                                                \
-    g_autofree char *where_ = place (ctx, start + l.pos);                                          \
-    g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);                                         \
-    dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: .npy header: %s", where_, msg_); \
-    return FALSE;                                                                                  \
-  }                                                                                                \
-  G_STMT_END
+/* Where a header problem is reported: the file, the member, the header's first byte */
+typedef struct
+{
+  const char *name, *ctx;
+  guint64 start;
+  GError **error;
+} NpyWhere;
 
-  if (!lex_char (&l, '{'))
-    HDR_FAIL ("expected '{'");
-  while (!lex_char (&l, '}'))
+/* "<place>: .npy header: MESSAGE" at the lexer's position; always FALSE */
+static gboolean G_GNUC_PRINTF (3, 4)
+  npy_header_fail (const NpyWhere *at, const Lex *lex, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_autofree char *where = place (at->ctx, at->start + lex->pos);
+  dw_batch_set_error (at->error, DW_BATCH_ERROR_CORRUPT, at->name, "%s: .npy header: %s", where,
+                      message);
+  return FALSE;
+}
+
+/* phase 2a: 'descr', a plain dtype string (a structured dtype's list is refused) */
+static gboolean
+npy_header_descr (const NpyWhere *at, Lex *lex, NpyHeader *h)
+{
+  g_autofree char *descr = NULL;
+  const gsize descr_pos = lex->pos;
+  lex_ws (lex);
+  if (lex->pos < lex->len && lex->s[lex->pos] == '[')
     {
-      g_autofree char *key = lex_string (&l);
+      g_autofree char *where = place (at->ctx, at->start + descr_pos);
+      dw_batch_set_error (at->error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, at->name,
+                          "%s: structured dtypes are not supported", where);
+      return FALSE;
+    }
+  descr = lex_string (lex);
+  if (!descr)
+    return npy_header_fail (at, lex, "'descr' must be a string");
+  if (!dw_npy_dtype_from_descr (descr, &h->dtype, &h->big_endian))
+    {
+      g_autofree char *where = place (at->ctx, at->start + descr_pos);
+      dw_batch_set_error (at->error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, at->name,
+                          "%s: unsupported dtype '%s'", where, descr);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* phase 2b: 'shape', a tuple of at most DW_TENSOR_MAX_DIMS whole numbers */
+static gboolean
+npy_header_shape (const NpyWhere *at, Lex *lex, NpyHeader *h)
+{
+  if (!lex_char (lex, '('))
+    return npy_header_fail (at, lex, "'shape' must be a tuple");
+  h->ndim = 0;
+  while (!lex_char (lex, ')'))
+    {
+      guint64 dimension;
+      if (h->ndim == DW_TENSOR_MAX_DIMS)
+        return npy_header_fail (at, lex, "more than %d dimensions", DW_TENSOR_MAX_DIMS);
+      if (!lex_uint (lex, &dimension))
+        return npy_header_fail (at, lex, "bad dimension in 'shape'");
+      h->shape[h->ndim++] = dimension;
+      if (!lex_char (lex, ',') && !(lex_ws (lex), lex->pos < lex->len && lex->s[lex->pos] == ')'))
+        return npy_header_fail (at, lex, "expected ',' or ')' in 'shape'");
+    }
+  return TRUE;
+}
+
+/* Parses the header of the .npy at @hdr (the first @avail bytes, or all of them). */
+static gboolean
+npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, guint64 total,
+            NpyHeader *h, GError **error)
+{
+  guint64 header_length, start;
+  gboolean have_descr = FALSE, have_fortran = FALSE, have_shape = FALSE;
+  Lex lex;
+
+  if (!npy_preamble (name, ctx, hdr, avail, total, &start, &header_length, error))
+    return FALSE;
+  const NpyWhere at = { name, ctx, start, error };
+  lex.s = (const char *)hdr + start;
+  lex.len = header_length;
+  lex.pos = 0;
+  if (!lex_char (&lex, '{'))
+    return npy_header_fail (&at, &lex, "expected '{'");
+  while (!lex_char (&lex, '}'))
+    {
+      g_autofree char *key = lex_string (&lex);
       if (!key)
-        HDR_FAIL ("expected a quoted key");
-      if (!lex_char (&l, ':'))
-        HDR_FAIL ("expected ':' after '%s'", key);
+        return npy_header_fail (&at, &lex, "expected a quoted key");
+      if (!lex_char (&lex, ':'))
+        return npy_header_fail (&at, &lex, "expected ':' after '%s'", key);
       if (strcmp (key, "descr") == 0)
         {
-          g_autofree char *descr = NULL;
-          gsize at = l.pos;
-          lex_ws (&l);
-          if (l.pos < l.len && l.s[l.pos] == '[')
-            {
-              l.pos = at;
-              {
-                g_autofree char *where = place (ctx, start + l.pos);
-                dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
-                                    "%s: structured dtypes are not supported", where);
-              }
-              return FALSE;
-            }
-          descr = lex_string (&l);
-          if (!descr)
-            HDR_FAIL ("'descr' must be a string");
-          if (!dw_npy_dtype_from_descr (descr, &h->dtype, &h->big_endian))
-            {
-              g_autofree char *where = place (ctx, start + at);
-              dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
-                                  "%s: unsupported dtype '%s'", where, descr);
-              return FALSE;
-            }
+          if (!npy_header_descr (&at, &lex, h))
+            return FALSE;
           have_descr = TRUE;
         }
       else if (strcmp (key, "fortran_order") == 0)
         {
-          if (lex_word (&l, "True"))
+          if (lex_word (&lex, "True"))
             h->fortran = TRUE;
-          else if (lex_word (&l, "False"))
+          else if (lex_word (&lex, "False"))
             h->fortran = FALSE;
           else
-            HDR_FAIL ("'fortran_order' must be True or False");
+            return npy_header_fail (&at, &lex, "'fortran_order' must be True or False");
           have_fortran = TRUE;
         }
       else if (strcmp (key, "shape") == 0)
         {
-          if (!lex_char (&l, '('))
-            HDR_FAIL ("'shape' must be a tuple");
-          h->ndim = 0;
-          while (!lex_char (&l, ')'))
-            {
-              guint64 v;
-              if (h->ndim == DW_TENSOR_MAX_DIMS)
-                HDR_FAIL ("more than %d dimensions", DW_TENSOR_MAX_DIMS);
-              if (!lex_uint (&l, &v))
-                HDR_FAIL ("bad dimension in 'shape'");
-              h->shape[h->ndim++] = v;
-              if (!lex_char (&l, ',') && !(lex_ws (&l), l.pos < l.len && l.s[l.pos] == ')'))
-                HDR_FAIL ("expected ',' or ')' in 'shape'");
-            }
+          if (!npy_header_shape (&at, &lex, h))
+            return FALSE;
           have_shape = TRUE;
         }
       else
-        HDR_FAIL ("unknown key '%s'", key);
-      if (!lex_char (&l, ',') && !(lex_ws (&l), l.pos < l.len && l.s[l.pos] == '}'))
-        HDR_FAIL ("expected ',' or '}'");
+        return npy_header_fail (&at, &lex, "unknown key '%s'", key);
+      if (!lex_char (&lex, ',') && !(lex_ws (&lex), lex.pos < lex.len && lex.s[lex.pos] == '}'))
+        return npy_header_fail (&at, &lex, "expected ',' or '}'");
     }
-  lex_ws (&l);
-  if (l.pos != l.len)
-    HDR_FAIL ("unexpected text after '}'");
+  lex_ws (&lex);
+  if (lex.pos != lex.len)
+    return npy_header_fail (&at, &lex, "unexpected text after '}'");
   if (!have_descr || !have_fortran || !have_shape)
-    HDR_FAIL ("missing key '%s'", !have_descr     ? "descr"
-                                  : !have_fortran ? "fortran_order"
-                                                  : "shape");
-#undef HDR_FAIL
-  h->data_offset = start + hlen;
+    return npy_header_fail (&at, &lex, "missing key '%s'",
+                            !have_descr     ? "descr"
+                            : !have_fortran ? "fortran_order"
+                                            : "shape");
+  h->data_offset = start + header_length;
   return TRUE;
 }
 
