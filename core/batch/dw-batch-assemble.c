@@ -286,120 +286,130 @@ copy_extras (const char *name, DwBatch *batch, DwTensor *tok, DwTensor *rew, con
   return TRUE;
 }
 
-DwBatch *
-dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const char *layout,
-                       GError **error)
+/* The tensors a batch is assembled from, by role */
+typedef struct
 {
-  DwTensor *old, *roll, *mask, *adv, *cu_t;
-  g_autoptr (DwBatch) batch = NULL;
-  g_autoptr (GError) local = NULL;
-  g_autofree guint64 *cu = NULL;
-  DwDType lp, md;
-  guint64 rows, cols;
+  DwTensor *old, *roll, *mask, *adv, *cu;
+} AssembleRoles;
 
-  old = find_role (tensors, ROLE_OLD);
-  roll = find_role (tensors, ROLE_ROLLOUT);
-  mask = find_role (tensors, ROLE_MASK);
-  adv = find_role (tensors, ROLE_ADV);
-  cu_t = find_role (tensors, ROLE_CU);
+/* a problem of a tensor's data (from its source, with or without the file's name) under @name */
+static DwBatch *
+assemble_fail (const char *name, GError *local, GError **error)
+{
+  /* local carries its own "NAME: " prefix already when it comes from a DwSource */
+  if (g_str_has_prefix (local->message, name))
+    g_propagate_error (error, g_error_copy (local));
+  else
+    dw_batch_set_error (error, (DwBatchError)local->code, name, "%s", local->message);
+  return NULL;
+}
 
-  if (!old || !roll || !mask)
+/* phase 1: the three required tensors are there, and every dtype can hold its role */
+static gboolean
+assemble_check_roles (const char *name, GPtrArray *tensors, const AssembleRoles *roles,
+                      const char *layout, GError **error)
+{
+  if (!roles->old || !roles->roll || !roles->mask)
     {
-      GString *found = g_string_new (NULL);
-      for (guint i = 0; i < tensors->len; i++)
-        g_string_append_printf (found, "%s%s", i ? ", " : "",
-                                ((DwTensor *)g_ptr_array_index (tensors, i))->name);
+      g_autoptr (GString) found = g_string_new (NULL);
+      for (guint index = 0; index < tensors->len; index++)
+        g_string_append_printf (found, "%s%s", index ? ", " : "",
+                                ((DwTensor *)g_ptr_array_index (tensors, index))->name);
       dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
                           "no tensor '%s' (required: old_log_prob, rollout_log_prob, "
                           "response_mask; found: %s)",
-                          !old    ? "old_log_prob"
-                          : !roll ? "rollout_log_prob"
-                                  : "response_mask",
+                          !roles->old    ? "old_log_prob"
+                          : !roles->roll ? "rollout_log_prob"
+                                         : "response_mask",
                           found->len ? found->str : "none");
-      g_string_free (found, TRUE);
-      return NULL;
+      return FALSE;
     }
-  if (!check_lp_dtype (name, old, error) || !check_lp_dtype (name, roll, error))
-    return NULL;
+  if (!check_lp_dtype (name, roles->old, error) || !check_lp_dtype (name, roles->roll, error))
+    return FALSE;
+  const DwTensor *mask = roles->mask, *adv = roles->adv;
   if (!is_float (mask->dtype) && !is_int (mask->dtype) && mask->dtype != DW_DTYPE_BOOL)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
                           "%s: dtype %s cannot hold a mask", mask->where,
                           dw_dtype_name (mask->dtype));
-      return NULL;
+      return FALSE;
     }
   if (adv && !is_float (adv->dtype) && !is_int (adv->dtype))
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_UNSUPPORTED_DTYPE, name,
                           "%s: dtype %s cannot hold advantages", adv->where,
                           dw_dtype_name (adv->dtype));
-      return NULL;
+      return FALSE;
     }
-  if (layout && strcmp (layout, "packed") == 0 && !cu_t)
+  if (layout && strcmp (layout, "packed") == 0 && !roles->cu)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
                           "layout is 'packed' but there is no cu_seqlens tensor");
-      return NULL;
+      return FALSE;
     }
+  return TRUE;
+}
 
-  lp = (old->dtype == DW_DTYPE_F64 || roll->dtype == DW_DTYPE_F64) ? DW_DTYPE_F64 : DW_DTYPE_F32;
-  md = (mask->dtype == DW_DTYPE_F16 || mask->dtype == DW_DTYPE_BF16) ? DW_DTYPE_F32 : mask->dtype;
-
-  if (cu_t)
+/* phase 2: [rows, cols] from the shapes (packed: from cu_seqlens, read into *@cu); every tensor
+ * agrees with old_log_prob's shape (advantages may also be one per row) */
+static gboolean
+assemble_shape (const char *name, const AssembleRoles *roles, guint64 **cu, guint64 *rows,
+                guint64 *cols, GError **local, GError **error)
+{
+  const DwTensor *old = roles->old;
+  if (roles->cu && old->ndim != 1)
     {
-      guint64 n;
-      if (old->ndim != 1)
-        {
-          g_autofree char *s = dw_shape_to_string (old->ndim, old->shape);
-          dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
-                              "%s: packed layout (cu_seqlens present) needs 1-D [N] tensors, "
-                              "got %s",
-                              old->where, s);
-          return NULL;
-        }
-      if (!same_shape (roll, old))
-        return shape_error (error, name, roll, old), NULL;
-      if (!same_shape (mask, old))
-        return shape_error (error, name, mask, old), NULL;
-      n = old->shape[0];
-      if (!dw_tensor_load (cu_t, &local))
-        goto fail;
-      if (!read_cu_seqlens (name, cu_t, n, &cu, error))
-        return NULL;
-      rows = cu_t->shape[0] - 1;
-      if (adv && !same_shape (adv, old) && !(adv->ndim == 1 && adv->shape[0] == rows))
-        return shape_error (error, name, adv, old), NULL;
-      cols = 0;
-      for (guint64 b = 0; b < rows; b++)
-        cols = MAX (cols, cu[b + 1] - cu[b]);
+      g_autofree char *shape = dw_shape_to_string (old->ndim, old->shape);
+      dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                          "%s: packed layout (cu_seqlens present) needs 1-D [N] tensors, "
+                          "got %s",
+                          old->where, shape);
+      return FALSE;
     }
+  if (!roles->cu && old->ndim != 1 && old->ndim != 2)
+    {
+      g_autofree char *shape = dw_shape_to_string (old->ndim, old->shape);
+      dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
+                          "%s: log-probs must be [B,T] (or packed [N] with cu_seqlens), got "
+                          "%s",
+                          old->where, shape);
+      return FALSE;
+    }
+  if (!same_shape (roles->roll, old))
+    return shape_error (error, name, roles->roll, old), FALSE;
+  if (!same_shape (roles->mask, old))
+    return shape_error (error, name, roles->mask, old), FALSE;
+  if (roles->cu)
+    {
+      if (!dw_tensor_load (roles->cu, local))
+        return FALSE;
+      if (!read_cu_seqlens (name, roles->cu, old->shape[0], cu, error))
+        return FALSE;
+      *rows = roles->cu->shape[0] - 1;
+      *cols = 0;
+      for (guint64 row = 0; row < *rows; row++)
+        *cols = MAX (*cols, (*cu)[row + 1] - (*cu)[row]);
+    }
+  else if (old->ndim == 2)
+    *rows = old->shape[0], *cols = old->shape[1];
   else
-    {
-      if (old->ndim == 2)
-        rows = old->shape[0], cols = old->shape[1];
-      else if (old->ndim == 1)
-        rows = 1, cols = old->shape[0];
-      else
-        {
-          g_autofree char *s = dw_shape_to_string (old->ndim, old->shape);
-          dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
-                              "%s: log-probs must be [B,T] (or packed [N] with cu_seqlens), got "
-                              "%s",
-                              old->where, s);
-          return NULL;
-        }
-      if (!same_shape (roll, old))
-        return shape_error (error, name, roll, old), NULL;
-      if (!same_shape (mask, old))
-        return shape_error (error, name, mask, old), NULL;
-      if (adv && !same_shape (adv, old) && !(adv->ndim == 1 && adv->shape[0] == rows))
-        return shape_error (error, name, adv, old), NULL;
-    }
+    *rows = 1, *cols = old->shape[0];
+  const DwTensor *adv = roles->adv;
+  if (adv && !same_shape (adv, old) && !(adv->ndim == 1 && adv->shape[0] == *rows))
+    return shape_error (error, name, adv, old), FALSE;
+  return TRUE;
+}
 
-  if (!check_size (name, rows, cols, lp, md, adv != NULL, error))
+/* phase 3: the batch's arrays, and the log-probs' source dtype (bf16/f16 flagged lossy) */
+static DwBatch *
+assemble_allocate (const char *name, const AssembleRoles *roles, guint64 rows, guint64 cols,
+                   DwDType lp, DwDType md, GError **error)
+{
+  const DwTensor *old = roles->old, *roll = roles->roll;
+  if (!check_size (name, rows, cols, lp, md, roles->adv != NULL, error))
     return NULL;
-  batch = dw_batch_new (rows, cols, lp, md);
-  if (batch && adv)
+  DwBatch *batch = dw_batch_new (rows, cols, lp, md);
+  if (batch && roles->adv)
     {
       batch->advantages = calloc (rows * cols != 0 ? rows * cols : 1, dw_dtype_size (lp));
       if (!batch->advantages)
@@ -412,7 +422,6 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
         "out of memory for a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "]", rows, cols);
       return NULL;
     }
-  batch->step = step;
   if (old->dtype == DW_DTYPE_BF16 || roll->dtype == DW_DTYPE_BF16)
     batch->source_lp_dtype = DW_DTYPE_BF16;
   else if (old->dtype == DW_DTYPE_F16 || roll->dtype == DW_DTYPE_F16)
@@ -423,34 +432,59 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
     batch->source_lp_dtype = DW_DTYPE_F64;
   if (batch->source_lp_dtype == DW_DTYPE_BF16 || batch->source_lp_dtype == DW_DTYPE_F16)
     batch->flags |= DW_BATCH_LOSSY_LOGPROBS;
+  return batch;
+}
 
+/* phase 4: the tensors' values into the batch, packed rows unpacked */
+static gboolean
+assemble_copy (DwBatch *batch, const AssembleRoles *roles, const guint64 *cu, GError **local)
+{
+  const guint64 rows = batch->rows, cols = batch->cols;
+  const DwDType lp = batch->lp_dtype, md = batch->mask_dtype;
   if (cu)
     {
       batch->flags |= DW_BATCH_PACKED_SOURCE;
-      if (!copy_packed (batch->old_log_prob, lp, old, cu, rows, cols, &local)
-          || !copy_packed (batch->rollout_log_prob, lp, roll, cu, rows, cols, &local)
-          || !copy_packed (batch->response_mask, md, mask, cu, rows, cols, &local)
-          || (adv && !copy_packed (batch->advantages, lp, adv, cu, rows, cols, &local)))
-        goto fail;
+      return copy_packed (batch->old_log_prob, lp, roles->old, cu, rows, cols, local)
+             && copy_packed (batch->rollout_log_prob, lp, roles->roll, cu, rows, cols, local)
+             && copy_packed (batch->response_mask, md, roles->mask, cu, rows, cols, local)
+             && (!roles->adv
+                 || copy_packed (batch->advantages, lp, roles->adv, cu, rows, cols, local));
     }
-  else
-    {
-      if (!copy_padded (batch->old_log_prob, lp, old, rows, cols, &local)
-          || !copy_padded (batch->rollout_log_prob, lp, roll, rows, cols, &local)
-          || !copy_padded (batch->response_mask, md, mask, rows, cols, &local)
-          || (adv && !copy_padded (batch->advantages, lp, adv, rows, cols, &local)))
-        goto fail;
-    }
-  if (!copy_extras (name, batch, find_role (tensors, ROLE_TOKENS), find_role (tensors, ROLE_REWARD),
-                    old, cu, &local))
-    goto fail;
-  return g_steal_pointer (&batch);
+  return copy_padded (batch->old_log_prob, lp, roles->old, rows, cols, local)
+         && copy_padded (batch->rollout_log_prob, lp, roles->roll, rows, cols, local)
+         && copy_padded (batch->response_mask, md, roles->mask, rows, cols, local)
+         && (!roles->adv || copy_padded (batch->advantages, lp, roles->adv, rows, cols, local));
+}
 
-fail:
-  /* local carries its own "NAME: " prefix already when it comes from a DwSource */
-  if (g_str_has_prefix (local->message, name))
-    g_propagate_error (error, g_steal_pointer (&local));
-  else
-    dw_batch_set_error (error, (DwBatchError)local->code, name, "%s", local->message);
-  return NULL;
+DwBatch *
+dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const char *layout,
+                       GError **error)
+{
+  g_autoptr (DwBatch) batch = NULL;
+  g_autoptr (GError) local = NULL;
+  g_autofree guint64 *cu = NULL;
+  guint64 rows = 0, cols = 0;
+  const AssembleRoles roles = { find_role (tensors, ROLE_OLD), find_role (tensors, ROLE_ROLLOUT),
+                                find_role (tensors, ROLE_MASK), find_role (tensors, ROLE_ADV),
+                                find_role (tensors, ROLE_CU) };
+
+  if (!assemble_check_roles (name, tensors, &roles, layout, error))
+    return NULL;
+  const DwDType lp = (roles.old->dtype == DW_DTYPE_F64 || roles.roll->dtype == DW_DTYPE_F64)
+                       ? DW_DTYPE_F64
+                       : DW_DTYPE_F32;
+  const DwDType md = (roles.mask->dtype == DW_DTYPE_F16 || roles.mask->dtype == DW_DTYPE_BF16)
+                       ? DW_DTYPE_F32
+                       : roles.mask->dtype;
+  if (!assemble_shape (name, &roles, &cu, &rows, &cols, &local, error))
+    return local ? assemble_fail (name, local, error) : NULL;
+  batch = assemble_allocate (name, &roles, rows, cols, lp, md, error);
+  if (!batch)
+    return NULL;
+  batch->step = step;
+  if (!assemble_copy (batch, &roles, cu, &local)
+      || !copy_extras (name, batch, find_role (tensors, ROLE_TOKENS),
+                       find_role (tensors, ROLE_REWARD), roles.old, cu, &local))
+    return assemble_fail (name, local, error);
+  return g_steal_pointer (&batch);
 }
