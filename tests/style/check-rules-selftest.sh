@@ -16,6 +16,8 @@ G_DEFINE_QUARK (dw - bad - error - quark, dw_bad_error)
 static const char *hook = g_getenv ("DW_CRASH_AT");
 C
 printf '#include <glib.h>\n' >"$tree/core/correction/dw-kernel.c"
+printf 'static int\ndw_short (void)\n{\n  int a = 1, b = 2;\n  for (int i = 0; i < 2; i++)\n    a += i;\n  return a + b;\n}\n' \
+  >"$tree/core/store/dw-short.c"
 printf '#include "dw-window.h"\n' >"$tree/app/cli/dw-cli-bad.c"
 printf '#include "dw-ingester.h"\n' >"$tree/core/store/dw-store.c"
 seq 1 1400 | sed 's/.*/int x;/' >"$tree/ui/dw-big.c"
@@ -33,7 +35,8 @@ for want in 'core/ingest/dw-bad.c:1: private-header' 'core/ingest/dw-bad.c:2: la
             'core/correction/dw-kernel.c:1: layers' 'app/cli/dw-cli-bad.c:1: layers' \
             'core/store/dw-store.c:1: layers' 'ui/dw-big.c:1400: file-size' \
             'core/correction/dw-cite.c:1: cited-sections: §3 is no heading' \
-            'core/correction/dw-cite.c:2: cited-sections: §4.4 of ../shared/docs/FORMATS.md'; do
+            'core/correction/dw-cite.c:2: cited-sections: §4.4 of ../shared/docs/FORMATS.md' \
+            'core:0: short-locals: 100.0 % of the 3 locals'; do
   grep -q "^$want" "$tree/out" || { echo "missing: $want"; cat "$tree/out"; exit 1; }
 done
 if grep -q 'dw-cite.c:1: cited-sections: §1' "$tree/out"; then

@@ -13,6 +13,11 @@ was broken. Rules:
   test-hooks       production code (core/, ui/, app/) reads no DW_* environment variable
   file-size        no .c file in core/, ui/ or app/ over 1300 lines (the few still over it, listed
                    in OVER_THE_LIMIT, may not grow)
+  short-locals     of the local variables declared in core/ (function bodies, for-loop heads), at
+                   most SHORT_LOCALS_LIMIT % (a ratchet going down to SHORT_LOCALS_GOAL, 15 %) are
+                   named with 1 or 2 characters; the numeric kernels
+                   (KERNELS: files whose locals are the spec's symbols, each with a glossary in
+                   docs/CORRECTION.md §12) are not counted. The shares are printed per module.
   cited-sections   every §N / §N.M a comment cites is a numbered heading of docs/CORRECTION.md, or of
                    the docs/NAME.md the comment names before it ("docs/HEALTH.md §4"); a § bound to a
                    file outside docs/ (the shared spec, an issue) does not resolve inside the repository
@@ -209,6 +214,125 @@ for path in sources():
     limit = max(MAX_LINES, OVER_THE_LIMIT.get(os.path.relpath(path, ROOT), 0))
     if top in PRODUCTION and path.endswith(".c") and len(lines) - 1 > limit:
         offend(path, len(lines) - 1, "file-size", f"{len(lines) - 1} lines (at most {limit})")
+
+# ---- short-locals -------------------------------------------------------------------------------
+SHORT_LOCALS_GOAL = 15.0  # issue 10: "core locals of ≤ 2 characters below 15 %"
+# The share may not rise above this ratchet (33.7 % when the rule came, with core/store and
+# core/ingest at 44 % and 52 %); lower it as modules are renamed, down to SHORT_LOCALS_GOAL.
+SHORT_LOCALS_LIMIT = 34.0
+# numeric kernels: their locals are the spec's symbols (glossary: docs/CORRECTION.md §12)
+KERNELS = {
+    "core/correction/dw-correction-simd.c",
+}
+TYPE_WORD = (r"(?:(?:const|static|volatile|unsigned|signed|struct|enum|register|g_autofree|"
+             r"restrict|__restrict)\s+)*"
+             r"(?:g_autoptr\s*\(\s*\w+\s*\)|[A-Za-z_]\w*)")
+BUILTIN = {"int", "char", "short", "long", "float", "double", "void", "bool", "size_t", "ssize_t",
+           "gboolean", "gint", "guint", "gint8", "guint8", "gint16", "guint16", "gint32", "guint32",
+           "gint64", "guint64", "gsize", "gssize", "gchar", "guchar", "gdouble", "gfloat",
+           "gpointer", "gconstpointer", "goffset", "gunichar", "off_t", "time_t", "unsigned",
+           "signed", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t", "int16_t",
+           "int32_t", "int64_t", "uintptr_t", "intptr_t", "ptrdiff_t", "FILE", "va_list",
+           "sqlite3_int64", "mode_t", "pid_t", "dev_t", "ino_t"}
+NOT_TYPES = {"return", "else", "case", "goto", "sizeof", "typedef", "do", "if", "while", "for",
+             "switch", "break", "continue", "default"}
+DECL = re.compile(r"^\s*(" + TYPE_WORD + r")((?:\s*\*+\s*|\s+)[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*"
+                  r"(?:=[^;]*)?(?:,[^;]*)?);")
+FOR_DECL = re.compile(r"\bfor\s*\(\s*(" + TYPE_WORD + r")((?:\s*\*+\s*|\s+)[A-Za-z_]\w*[^;]*);")
+
+
+def is_type(word):
+    last = re.sub(r"^(?:(?:const|static|volatile|unsigned|signed|struct|enum|register|g_autofree|"
+                  r"restrict|__restrict)\s+)*", "", word).strip()
+    if last.startswith("g_autoptr"):
+        return True
+    if last in NOT_TYPES:
+        return False
+    return (last in BUILTIN or last.endswith("_t") or re.match(r"^(?:Dw|G[A-Z]|Json|Adw|Gtk|Gdk|"
+            r"Pango|cairo|sqlite3|yaml|zip|z_|__m|Z[A-Z])", last) is not None
+            or re.match(r"^[A-Z][A-Za-z0-9]*$", last) is not None)
+
+
+def declarator_names(rest):
+    """Names of 'a = f (x, y), *b[3], c' (splitting at depth-0 commas)."""
+    depth, part, parts = 0, "", []
+    for ch in rest:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(part)
+            part = ""
+        else:
+            part += ch
+    parts.append(part)
+    names = []
+    for part in parts:
+        m = re.match(r"^[\s*]*([A-Za-z_]\w*)", part)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+def strip_code(text):
+    """@text with comments and string/char literals blanked (line numbers kept)."""
+    pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)) if m.group(0).startswith("/")
+                       else '""', text)
+
+
+def local_names(text):
+    """(name, line) of every local variable declared inside a function body of C @text."""
+    code = strip_code(text)
+    found = []
+    depth = 0
+    in_function = False  # the depth-0 block now open is a function body (not a struct, initializer)
+    previous = ""
+    for number, line in enumerate(code.split("\n"), 1):
+        stripped = line.strip()
+        if depth == 0 and "{" in stripped:
+            head = (stripped.split("{")[0].strip() or previous)
+            in_function = head.endswith(")") and "=" not in head
+        if stripped and not stripped.startswith("#"):
+            previous = stripped
+        if depth >= 1 and in_function and not stripped.startswith("#"):
+            for m in FOR_DECL.finditer(line):
+                if is_type(m.group(1)):
+                    found.extend((name, number) for name in declarator_names(m.group(2).split(";")[0]))
+            m = DECL.match(line)
+            if m and is_type(m.group(1)) and not re.match(r"^\s*\w+\s*\(", line):
+                found.extend((name, number) for name in declarator_names(m.group(2)))
+        depth += line.count("{") - line.count("}")
+    return found
+
+
+def short_locals():
+    counts = {}
+    for path in sources():
+        rel = os.path.relpath(path, ROOT)
+        top, module = area(path)
+        if top != "core" or not path.endswith(".c") or rel in KERNELS:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            names = local_names(f.read())
+        total, short = counts.get(module, (0, 0))
+        counts[module] = (total + len(names), short + sum(1 for name, _ in names if len(name) <= 2))
+    return counts
+
+
+local_counts = short_locals()
+all_locals = sum(total for total, _ in local_counts.values())
+all_short = sum(short for _, short in local_counts.values())
+share = 100.0 * all_short / max(all_locals, 1)
+print("short-locals: " + ", ".join(f"{module or '.'} {100.0 * short / max(total, 1):.1f} % of {total}"
+                                   for module, (total, short) in sorted(local_counts.items())))
+print(f"short-locals: core/ {share:.1f} % of {all_locals} locals are named with ≤ 2 characters "
+      f"(at most {SHORT_LOCALS_LIMIT:g} % now; goal ≤ {SHORT_LOCALS_GOAL:g} %)")
+if share > SHORT_LOCALS_LIMIT:
+    offend(os.path.join(ROOT, "core"), 0, "short-locals",
+           f"{share:.1f} % of the {all_locals} locals of core/ are named with 1 or 2 characters "
+           f"(at most {SHORT_LOCALS_LIMIT:g} %): use words outside the numeric kernels")
 
 for line in offences:
     print(line)
