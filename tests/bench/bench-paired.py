@@ -8,8 +8,10 @@ Alternates N times: one run of the C benchmark (bench-correction --only=…) on 
 configs, then verl's rollout-correction helper (verl/trainer/ppo/rollout_corr_helper.py of a verl
 checkout at v0.7.1, the release whose presets the C benchmark's unprefixed rows are) on a batch of
 the same shape and distribution: 512×4096 float32, int64 mask, ~70 % valid, torch on 1 thread.
-Both sides are timed the same way (median of repeats within a round); each round's ratio is
-C tokens/s ÷ torch tokens/s, and the median of the rounds' ratios is printed per config.
+Both sides are timed the same way (median of repeats within a round), in wall time and in process
+CPU time (the latter barely moves on a loaded machine, where torch's wall time suffers more than
+the C core's); each round's ratio is C tokens/s ÷ torch tokens/s, and the median of the rounds'
+ratios is printed per config.
 
 verl's helper is imported from the checkout (--verl-src, else $VERL_SRC, else an installed `verl`).
 Its heavy imports (tensordict, transformers, ray, the config dataclasses) are replaced by small
@@ -108,27 +110,31 @@ def make_batch(torch, seed=1):
 
 
 def time_torch(helper, batch, arguments, repeats):
+    """(median wall seconds, median process CPU seconds) of verl's call"""
     old, rollout, mask, _ = batch
-    times = []
+    times, cpu_times = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         helper.compute_rollout_correction_and_rejection_mask(old, rollout, mask, **arguments)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        cpu_times.append(time.process_time() - cpu_start)
+    return statistics.median(times), statistics.median(cpu_times)
 
 
 def run_c(binary, repeats):
     names = ",".join(name for name, _ in CONFIGS)
     output = subprocess.run([binary, f"--only={names}", str(repeats)], check=True,
                             capture_output=True, text=True).stdout
-    rates, floor = {}, None
+    rates, cpu_rates, floor = {}, {}, None
     for line in output.splitlines():
         fields = line.split()
         if line.startswith("[plain read of the inputs]"):
             floor = float(fields[6])
         elif fields and fields[0] in dict(CONFIGS):
             rates[fields[0]] = float(fields[2])
-    return rates, floor
+        elif len(fields) == 4 and fields[0] == "cpu" and fields[1] in dict(CONFIGS):
+            cpu_rates[fields[1]] = float(fields[3])
+    return rates, cpu_rates, floor
 
 
 def main():
@@ -159,23 +165,27 @@ def main():
     print(f"paired: {N_ROWS}x{N_COLS} float32, mask int64, {100 * batch[3] / (N_ROWS * N_COLS):.1f}% "
           f"valid, 1 thread, torch {torch.__version__}, verl helper {where}, {options.runs} rounds")
     ratios = {name: [] for name, _ in CONFIGS}
+    cpu_ratios = {name: [] for name, _ in CONFIGS}
     c_rates = {name: [] for name, _ in CONFIGS}
     t_rates = {name: [] for name, _ in CONFIGS}
     floors = []
     for _ in range(options.runs):
-        rates, floor = run_c(options.bench, options.repeats)
+        rates, cpu_rates, floor = run_c(options.bench, options.repeats)
         floors.append(floor)
         for name, arguments in CONFIGS:
-            seconds = time_torch(helper, batch, arguments, options.repeats)
+            seconds, cpu_seconds = time_torch(helper, batch, arguments, options.repeats)
             torch_rate = batch[3] / seconds / 1e6
             c_rates[name].append(rates[name])
             t_rates[name].append(torch_rate)
             ratios[name].append(rates[name] / torch_rate)
+            cpu_ratios[name].append(cpu_rates[name] / (batch[3] / cpu_seconds / 1e6))
     for name, _ in CONFIGS:
         print(f"paired {name}: C {statistics.median(c_rates[name]):.1f} M tok/s, verl torch "
               f"{statistics.median(t_rates[name]):.1f} M tok/s, ratio median "
               f"{statistics.median(ratios[name]):.1f}x (min {min(ratios[name]):.1f}x, "
               f"max {max(ratios[name]):.1f}x)")
+        print(f"paired {name} CPU time: ratio median {statistics.median(cpu_ratios[name]):.1f}x "
+              f"(min {min(cpu_ratios[name]):.1f}x, max {max(cpu_ratios[name]):.1f}x)")
     print(f"paired read-once floor: {statistics.median(floors):.1f} M tok/s")
     return 0
 

@@ -217,9 +217,9 @@ for path in sources():
 
 # ---- short-locals -------------------------------------------------------------------------------
 SHORT_LOCALS_GOAL = 15.0  # issue 10: "core locals of ≤ 2 characters below 15 %"
-# The share may not rise above this ratchet (33.7 % when the rule came, with core/store and
-# core/ingest at 44 % and 52 %); lower it as modules are renamed, down to SHORT_LOCALS_GOAL.
-SHORT_LOCALS_LIMIT = 34.0
+# The share may not rise above this ratchet (32.6 % when the rule came, with core/store and
+# core/ingest at 20 % and 51 %); lower it as modules are renamed, down to SHORT_LOCALS_GOAL.
+SHORT_LOCALS_LIMIT = 33.0
 # numeric kernels: their locals are the spec's symbols (glossary: docs/CORRECTION.md §12)
 KERNELS = {
     "core/correction/dw-correction-simd.c",
