@@ -229,7 +229,12 @@ dw_cli_recompute (int argc, char **argv)
       g_autoptr (JsonParser) parser = json_parser_new ();
       gboolean from_file = FALSE;
       g_autofree char *config_text = dw_config_json_arg_text (config_json, &from_file, &error);
-      if (config_text == NULL || !dw_json_load (parser, config_text, -1, &error)
+      if (config_text == NULL)
+        {
+          dw_cli_error ("recompute", _ ("--config: %s"), error->message);
+          return 2;
+        }
+      if (!dw_json_load (parser, config_text, -1, &error)
           || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",

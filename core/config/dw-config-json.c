@@ -113,16 +113,15 @@ dw_config_merge_json_lenient (DwConfig *config, const char *json, GError **error
 char *
 dw_config_json_arg_text (const char *argument, gboolean *from_file, GError **error)
 {
-  const char *first = argument;
-  while (g_ascii_isspace (*first))
-    first++;
-  *from_file = *first != '{';
+  /* a regular file, or a name that says it is one; anything else is the JSON text itself */
+  *from_file
+    = g_file_test (argument, G_FILE_TEST_IS_REGULAR) || g_str_has_suffix (argument, ".json");
   if (!*from_file)
     return g_strdup (argument);
   if (!g_file_test (argument, G_FILE_TEST_IS_REGULAR))
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
-                   "%s: neither a JSON object nor a regular file", argument);
+                   "%s: no such regular file", argument);
       return NULL;
     }
   g_autofree char *text = NULL;

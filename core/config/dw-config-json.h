@@ -33,8 +33,8 @@ gboolean dw_config_merge_json (DwConfig *config, const char *json, GError **erro
 /* The same, keeping keys the schema does not have: for a config a trainer's log printed (it may
  * carry keys of features Driftwatch does not model; they are stored as printed). */
 gboolean dw_config_merge_json_lenient (DwConfig *config, const char *json, GError **error);
-/* A `--config` argument: a JSON object when its first non-blank character is '{', else the name
- * of a JSON file (a regular file of at most 1 MiB), whose name then starts every error message. */
+/* A `--config` argument: the name of a JSON file when it names a regular file or ends in ".json"
+ * (at most 1 MiB; its name then starts every error message), else the JSON text itself. */
 gboolean dw_config_merge_json_arg (DwConfig *config, const char *argument, GError **error);
 /* The JSON text of a `--config` argument as above (g_free), *@from_file set; NULL on error. */
 char *dw_config_json_arg_text (const char *argument, gboolean *from_file, GError **error);

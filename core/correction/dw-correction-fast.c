@@ -266,7 +266,7 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
   const float upper = run->in.C, lower = run->in.c;
   run->row_log[row] = DW_ROUND (context, out->sl);
   const float row_weight
-    = expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
+    = dw_torch_expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
   float *weights = run->weights + row * cols;
   double raw_sum = 0, applied_sum = 0;
   for (size_t col = 0; col < cols; col++)

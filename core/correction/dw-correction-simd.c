@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * libc + libm only. See dw-correction-private.h. Built with -ffp-contract=off: the only fused
- * multiply-adds are the explicit ones of the expf replica (the ones glibc's FMA variant makes).
+ * multiply-adds are the explicit ones of the exp replica (torch's, dw_torch_expf).
  *
  * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4).
  * Glossary: T columns of the row; o, r, m (O, R, M as vectors) old / rollout log-probs and the
@@ -45,7 +45,7 @@ dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_
       const float mv = in->m[t];
       const float l = in->o[t] - in->r[t];
       const float ls = dw_torch_clampf (l, -SAFETY_F, SAFETY_F);
-      const float e = expf (ls);
+      const float e = dw_torch_expf (ls);
       if (in->l)
         in->l[t] = l;
       if (in->e)
@@ -65,7 +65,7 @@ dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_
       out->so += (double)in->o[t] * md;
       out->sr += (double)in->r[t] * md;
       out->sl += (double)l * md;
-      const float el = (l >= -SAFETY_F && l <= SAFETY_F) ? e : expf (l);
+      const float el = (l >= -SAFETY_F && l <= SAFETY_F) ? e : dw_torch_expf (l);
       out->k3kl += (double)((el - l) - 1.0f) * md;
       out->chi += (double)(e * e) * md;
       if (in->is_token)
@@ -349,65 +349,44 @@ dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T
 #ifdef DW_HAVE_X86
 #define VT __attribute__ ((target ("avx2,fma")))
 
-/* 2^(i/32) as the nearest double, minus i << 47 (the exponent bits the index adds back) */
-static const uint64_t exp2_tab[32] = {
-  0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
-  0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
-  0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
-  0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
-  0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
-  0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
-  0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
-  0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
-};
-
-/* expf on 4 floats with |x| < 88 or NaN: glibc's algorithm (k = round(x·32/ln2), 2^(k/32) from the
- * table, cubic in r), with the fused operations of its FMA build. */
-static VT inline __m128
-dw_correction_simd_exp4_core (__m128 x)
-{
-  const __m256d invln2n = _mm256_set1_pd (0x1.71547652b82fep+0 * 32);
-  const __m256d shift = _mm256_set1_pd (0x1.8p+52);
-  const __m256d c0 = _mm256_set1_pd (0x1.c6af84b912394p-5 / 32 / 32 / 32);
-  const __m256d c1 = _mm256_set1_pd (0x1.ebfce50fac4f3p-3 / 32 / 32);
-  const __m256d c2 = _mm256_set1_pd (0x1.62e42ff0c52d6p-1 / 32);
-  const __m256d one = _mm256_set1_pd (1.0);
-  __m256d xd = _mm256_cvtps_pd (x);
-  __m256d kd = _mm256_fmadd_pd (xd, invln2n, shift);
-  __m256i ki = _mm256_castpd_si256 (kd);
-  kd = _mm256_sub_pd (kd, shift);
-  __m256d r = _mm256_fmsub_pd (invln2n, xd, kd);
-  __m256i idx = _mm256_and_si256 (ki, _mm256_set1_epi64x (31));
-  __m256i t = _mm256_i64gather_epi64 ((const long long *)exp2_tab, idx, 8);
-  t = _mm256_add_epi64 (t, _mm256_slli_epi64 (ki, 47));
-  __m256d s = _mm256_castsi256_pd (t);
-  __m256d z = _mm256_fmadd_pd (c0, r, c1);
-  __m256d r2 = _mm256_mul_pd (r, r);
-  __m256d y = _mm256_fmadd_pd (c2, r, one);
-  y = _mm256_fmadd_pd (z, r2, y);
-  y = _mm256_mul_pd (y, s);
-  return _mm256_cvtpd_ps (y);
-}
-
+/* torch's float32 exp (dw_torch_expf, SLEEF's xexpf) on 8 floats with |x| ≤ 100 or NaN: the same
+ * operations in the same order, so every lane equals the scalar replica and torch bit for bit */
 static VT inline __m256
 dw_correction_simd_exp8_core (__m256 x)
 {
-  __m128 lo = dw_correction_simd_exp4_core (_mm256_castps256_ps128 (x));
-  __m128 hi = dw_correction_simd_exp4_core (_mm256_extractf128_ps (x, 1));
-  return _mm256_insertf128_ps (_mm256_castps128_ps256 (lo), hi, 1);
+  const __m256i q = _mm256_cvtps_epi32 (
+    _mm256_mul_ps (x, _mm256_set1_ps (1.442695040888963407359924681001892137426645954152985934f)));
+  const __m256 qf = _mm256_cvtepi32_ps (q);
+  __m256 s = _mm256_fmadd_ps (qf, _mm256_set1_ps (-0.693145751953125f), x);
+  s = _mm256_fmadd_ps (qf, _mm256_set1_ps (-1.428606765330187045e-06f), s);
+  __m256 u = _mm256_set1_ps (0.000198527617612853646278381f);
+  u = _mm256_fmadd_ps (u, s, _mm256_set1_ps (0.00139304355252534151077271f));
+  u = _mm256_fmadd_ps (u, s, _mm256_set1_ps (0.00833336077630519866943359f));
+  u = _mm256_fmadd_ps (u, s, _mm256_set1_ps (0.0416664853692054748535156f));
+  u = _mm256_fmadd_ps (u, s, _mm256_set1_ps (0.166666671633720397949219f));
+  u = _mm256_fmadd_ps (u, s, _mm256_set1_ps (0.5f));
+  u = _mm256_add_ps (_mm256_set1_ps (1.0f), _mm256_fmadd_ps (_mm256_mul_ps (s, s), u, s));
+  const __m256i half = _mm256_srai_epi32 (q, 1), bias = _mm256_set1_epi32 (127);
+  const __m256 scale_low
+    = _mm256_castsi256_ps (_mm256_slli_epi32 (_mm256_add_epi32 (half, bias), 23));
+  const __m256 scale_high = _mm256_castsi256_ps (
+    _mm256_slli_epi32 (_mm256_add_epi32 (_mm256_sub_epi32 (q, half), bias), 23));
+  return _mm256_mul_ps (_mm256_mul_ps (u, scale_low), scale_high);
 }
 
-/* full-range expf, bit-identical to glibc's */
+/* full range: below −104 is 0, above 100 is +∞ (NaN stays NaN), as dw_torch_expf */
 static VT inline __m256
 dw_correction_simd_exp8 (__m256 x)
 {
-  __m256 y = dw_correction_simd_exp8_core (x);
-  y = _mm256_blendv_ps (y, _mm256_set1_ps (INFINITY),
-                        _mm256_cmp_ps (x, _mm256_set1_ps (0x1.62e42ep6f), _CMP_GT_OQ));
-  y = _mm256_blendv_ps (y, _mm256_setzero_ps (),
-                        _mm256_cmp_ps (x, _mm256_set1_ps (-0x1.9fe368p6f), _CMP_LT_OQ));
-  y = _mm256_blendv_ps (y, _mm256_add_ps (x, x), _mm256_cmp_ps (x, x, _CMP_UNORD_Q));
-  return y;
+  const __m256 low = _mm256_cmp_ps (x, _mm256_set1_ps (-104.0f), _CMP_LT_OQ);
+  const __m256 high = _mm256_cmp_ps (x, _mm256_set1_ps (100.0f), _CMP_GT_OQ);
+  /* the core's 2^q halves stay in range for |x| ≤ 104; clamp the out-of-range lanes first */
+  const __m256 inside
+    = _mm256_max_ps (_mm256_set1_ps (-104.0f), _mm256_min_ps (_mm256_set1_ps (100.0f), x));
+  __m256 y = dw_correction_simd_exp8_core (
+    _mm256_blendv_ps (inside, x, _mm256_cmp_ps (x, x, _CMP_UNORD_Q)));
+  y = _mm256_andnot_ps (low, y);
+  return _mm256_blendv_ps (y, _mm256_set1_ps (INFINITY), high);
 }
 
 static VT void
@@ -417,7 +396,7 @@ dw_correction_simd_expf_array_avx2 (const float *x, float *y, size_t n)
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps (y + i, dw_correction_simd_exp8 (_mm256_loadu_ps (x + i)));
   for (; i < n; i++)
-    y[i] = expf (x[i]);
+    y[i] = dw_torch_expf (x[i]);
 }
 
 static VT inline double
@@ -459,24 +438,19 @@ dw_correction_simd_hmin_ps (__m256 v)
   return m;
 }
 
-/* Summation: the sums that only become metrics, whose terms all have one sign and whose
- * metric does not subtract them from something of the same size (Σk3, the weight sums and
- * their squares, the 0/1 counts), are accumulated in 8 float lanes over a block of
- * BLOCK vectors (BLOCK·8 tokens of the row), and the block's lanes are then folded into a
- * 4-lane double accumulator: inside a block every add is a float add, as in torch's own
- * float32 reductions (verl sums float32 tensors in float32); across blocks and rows the sums
- * are double, so the error does not grow with the row length (measured: within the fast-path
- * test's 8 float32 ulps of the double reference). The sums that decide something — Σℓ (the
- * sequence weight exp(SAFE Σℓ)), the k statistics of sequence RS, the batch-normalisation sum
- * (its divisor rescales every weight) — and the sums a metric cancels (χ² = mean ρ² − 1, the
- * log-PPL difference of Σo and Σr: float blocks gave 24–28 ulps) stay double per vector, so weights
- * and masks remain bit-identical to the reference path. */
+/* Summation: every sum of values is accumulated in double, 4 lanes per vector, like the scalar
+ * path's double sums (only the order of additions differs). Float32 partial sums per block of
+ * 128 tokens folded into double were tried and measured: 24–28 float32 ulps on the metrics that
+ * cancel (χ² = mean ρ² − 1, the log-PPL difference of Σo and Σr), 334–410 ulps on the std of the
+ * weights and of the row means, and the what-if engine's exact pass, which must equal the core
+ * bit for bit (test-whatif), broke; so only the 0/1 counts use float lanes (exact, ≤ BLOCK per
+ * lane), folded into double every BLOCK vectors. */
 #define BLOCK 16
 
-/* The float lanes of one block, the double lanes they fold into */
+/* The float lanes of one block's counts, the row's double lanes */
 typedef struct
 {
-  __m256 k3, sw, swr, fh, fl, su, su2;
+  __m256 fh, fl;
 } DwSimdBlockSums;
 
 typedef struct
@@ -484,25 +458,16 @@ typedef struct
   __m256d so, sr, sl, k3, chi, sw, swr, fh, fl, su, su2, swt, sk[3];
 } DwSimdRowSums;
 
-/* fold the block's float lanes into the row's double lanes and clear them; only the sums the
- * specialisation uses (the others are constant zero and vanish) */
+/* fold the block's counts into the row's double lanes and clear them */
 static VT inline __attribute__ ((always_inline)) void
-dw_correction_simd_fold (DwSimdRowSums *row, DwSimdBlockSums *block, const bool TOK,
-                         const bool applied)
+dw_correction_simd_fold (DwSimdRowSums *row, DwSimdBlockSums *block, const bool TOK)
 {
   const __m256 zero = _mm256_setzero_ps ();
-  row->k3 = dw_correction_simd_acc_pd (row->k3, block->k3);
-  block->k3 = zero;
   if (TOK)
     {
-      row->sw = dw_correction_simd_acc_pd (row->sw, block->sw);
-      if (applied)
-        row->swr = dw_correction_simd_acc_pd (row->swr, block->swr);
       row->fh = dw_correction_simd_acc_pd (row->fh, block->fh);
       row->fl = dw_correction_simd_acc_pd (row->fl, block->fl);
-      row->su = dw_correction_simd_acc_pd (row->su, block->su);
-      row->su2 = dw_correction_simd_acc_pd (row->su2, block->su2);
-      block->sw = block->swr = block->fh = block->fl = block->su = block->su2 = zero;
+      block->fh = block->fl = zero;
     }
 }
 
@@ -535,7 +500,7 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
                       dzero,
                       dzero,
                       { dzero, dzero, dzero } };
-  DwSimdBlockSums f = { zero, zero, zero, zero, zero, zero, zero };
+  DwSimdBlockSums f = { zero, zero };
   const bool applied = in->applied, icepop = in->icepop;
   const __m256 low = applied ? zero : cv;
   /* a valid token's weight or k statistic is NaN exactly when its ℓ is NaN (SAFE keeps NaN,
@@ -583,8 +548,8 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       d.so = dw_correction_simd_acc_pd (d.so, _mm256_and_ps (O, valid));
       d.sr = dw_correction_simd_acc_pd (d.sr, _mm256_and_ps (R, valid));
       d.sl = dw_correction_simd_acc_pd (d.sl, _mm256_and_ps (L, valid));
-      f.k3
-        = _mm256_add_ps (f.k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
+      d.k3 = dw_correction_simd_acc_pd (
+        d.k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
       d.chi = dw_correction_simd_acc_pd (d.chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
       if (TOK || K)
         lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), valid));
@@ -601,17 +566,17 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
                              : _mm256_blendv_ps (W, Cv, gt);
           _mm256_storeu_ps (pw + t, A);
           const __m256 S = applied ? A : W;
-          f.sw = _mm256_add_ps (f.sw, _mm256_and_ps (S, valid));
+          d.sw = dw_correction_simd_acc_pd (d.sw, _mm256_and_ps (S, valid));
           if (applied)
-            f.swr = _mm256_add_ps (f.swr, _mm256_and_ps (W, valid));
+            d.swr = dw_correction_simd_acc_pd (d.swr, _mm256_and_ps (W, valid));
           f.fh = _mm256_add_ps (f.fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
           f.fl = _mm256_add_ps (f.fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
           /* CLAMP (S, low, C) as the reference path computes it: min(max(S, low), C) — when
            * low > C (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
           const __m256 Y = _mm256_blendv_ps (S, low, _mm256_cmp_ps (S, low, _CMP_LT_OQ));
           const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          f.su = _mm256_add_ps (f.su, _mm256_and_ps (U, valid));
-          f.su2 = _mm256_add_ps (f.su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
+          d.su = dw_correction_simd_acc_pd (d.su, _mm256_and_ps (U, valid));
+          d.su2 = dw_correction_simd_acc_pd (d.su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
           /* the batch-normalisation sum stays double per token: its float32 divisor rescales
              every weight, which must stay bit-identical to the reference path's */
           if (BN)
@@ -631,10 +596,10 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
       if (++pending == BLOCK)
         {
           pending = 0;
-          dw_correction_simd_fold (&d, &f, TOK, applied);
+          dw_correction_simd_fold (&d, &f, TOK);
         }
     }
-  dw_correction_simd_fold (&d, &f, TOK, applied);
+  dw_correction_simd_fold (&d, &f, TOK);
   dw_correction_simd_row_out_init (out);
   out->n = (double)n_valid; /* binary rows: Σm = # valid */
   out->n_valid = n_valid;
@@ -768,7 +733,7 @@ dw_correction_simd_expf_array (const float *x, float *y, size_t n)
     }
 #endif
   for (size_t i = 0; i < n; i++)
-    y[i] = expf (x[i]);
+    y[i] = dw_torch_expf (x[i]);
 }
 
 void

@@ -37,8 +37,9 @@ dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows)
           statistics[1]
             = f32 ? (double)(float)(0.5 * (float)(clamped * clamped)) : 0.5 * clamped * clamped;
           statistics[2]
-            = f32 ? (double)((float)((float)(expf ((float)clamped)) - 1.0f) - (float)clamped)
-                  : exp (clamped) - 1.0 - clamped;
+            = f32
+                ? (double)((float)((float)(dw_torch_expf ((float)clamped)) - 1.0f) - (float)clamped)
+                : exp (clamped) - 1.0 - clamped;
           stats->n += weight;
           stats->n_valid++;
           stats->sum_l += log_ratio * weight;
