@@ -17,6 +17,7 @@
 
 #include "dw-batch-reader.h"
 #include "dw-store-writer.h"
+#include "dw-test-cli.h"
 
 #define ROWS 16
 #define COLS 300
@@ -392,6 +393,31 @@ test_crafted (Fixture *fixture, gconstpointer data)
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
 }
 
+/* driftwatch-cli ingest --keep-tokens: the budget from the command line; a bad size refused. */
+static void
+test_cli (Fixture *fixture, gconstpointer data)
+{
+  gint64 run_id;
+  g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
+  g_autofree char *db = g_build_filename (fixture->dir, "cli.db", NULL);
+  g_autofree char *out = NULL, *err = NULL, *referenced = NULL;
+
+  g_clear_object (&store);
+  g_assert_cmpint (dw_test_run_cli ((const char *[]){ "ingest", "--quiet", "--keep-tokens", "100k",
+                                                      "--db", db, fixture->dir, NULL },
+                                    NULL, &out, &err),
+                   ==, 0);
+  referenced = raw_sql (db, "SELECT count(*) FROM batch_refs");
+  g_assert_cmpstr (referenced, ==, "2");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (dw_test_run_cli ((const char *[]){ "ingest", "--keep-tokens", "12x", "--db", db,
+                                                      fixture->dir, NULL },
+                                    NULL, &out, &err),
+                   ==, 2);
+  g_assert_nonnull (strstr (err, "--keep-tokens: “12x” is not a size"));
+}
+
 static void
 test_parse_size (void)
 {
@@ -442,6 +468,7 @@ main (int argc, char **argv)
   ADD ("source-changed", test_source_changed);
   ADD ("migration-from-5", test_migration_from_5);
   ADD ("crafted", test_crafted);
+  ADD ("cli", test_cli);
 #undef ADD
   g_test_add_func ("/store-tokens/parse-size", test_parse_size);
   return g_test_run ();
