@@ -26,11 +26,13 @@
 #include "dw-torch.h"
 
 /* the fraction of the tokens kept in full on each side (at least 256, at most 16384 a side), the
- * bins of the bulk between them, and the rows kept in full (at most 32768 tokens together) */
+ * bins of the bulk between them (at most 1024, at least 64 tokens each), and the rows kept in full
+ * (at most 32768 tokens together) */
 #define DW_STORE_TOKENS_TAIL           0.005
 #define DW_STORE_TOKENS_TAIL_MIN       256
 #define DW_STORE_TOKENS_TAIL_MAX       16384
 #define DW_STORE_TOKENS_BINS           1024
+#define DW_STORE_TOKENS_BIN_TOKENS     64
 #define DW_STORE_TOKENS_ROWS           4
 #define DW_STORE_TOKENS_ROWS_MAX_CELLS 32768
 
@@ -187,11 +189,14 @@ dw_store_tokens_bin_add (DwTokenBin *bin, double log_ratio)
   bin->sum_k3_sq += k3 * k3;
 }
 
-/* The bulk tokens[start, end) in DW_STORE_TOKENS_BINS bins of equal counts. */
+/* The bulk tokens[start, end) in bins of equal counts: DW_STORE_TOKENS_BINS, fewer for a small
+ * step (at least DW_STORE_TOKENS_BIN_TOKENS tokens a bin, so a summary never outweighs its data).
+ */
 static GByteArray *
 dw_store_tokens_bins (const DwTokenRecord *tokens, gsize start, gsize end)
 {
-  gsize n = end - start, n_bins = MIN (n, DW_STORE_TOKENS_BINS);
+  gsize n = end - start;
+  gsize n_bins = CLAMP (n / DW_STORE_TOKENS_BIN_TOKENS, MIN (n, 1), DW_STORE_TOKENS_BINS);
   GByteArray *bins = g_byte_array_sized_new (n_bins * sizeof (DwTokenBin));
 
   for (gsize bin_index = 0; bin_index < n_bins; bin_index++)
