@@ -39,6 +39,8 @@ RULES = [
     ("batch-read",
      r"^(\S+(?: \S+)?)\s+(tuned|default)\s+" + NUM + r" MB\s+median\s+" + NUM + r" ms\s+" + NUM,
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
+    ("batch-read", r"^(torch \.pt): (skipped) \(python3-torch is missing\)",
+     "batch read {0}, 512×4096 (tuned allocator)", "{1}: python3-torch is missing", ""),
     ("log-readers", r"^(verl-jsonl|tfevents|swanlab): .* " + NUM + r" M scalars/s",
      "log parse {0}", "{1} M scalars/s", "aim ≥ 1 M/s (into the store)"),
     ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio|mlflow-sqlite) "
@@ -113,6 +115,7 @@ REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)",
                    "kernels: verl v0.9.0 token IS (applied-weight metrics)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
+    "batch-read": ["batch read torch .pt, 512×4096 (tuned allocator)"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
     "store": ["bounded store: ingest rate (CI run)",
               "bounded store: size with the default 64 MiB budget (CI run)",
