@@ -325,6 +325,17 @@ _dw_store_tokens_read_source (DwStore *self, gint64 step, const char *source, gi
       return NULL;
     }
   now_mtime_us = (gint64)info.st_mtim.tv_sec * G_USEC_PER_SEC + info.st_mtim.tv_nsec / 1000;
+  if (!S_ISREG (info.st_mode))
+    {
+      /* only a regular file is ever referenced: a crafted store naming a FIFO or a device must not
+       * make a reader block or read without end */
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED,
+                   _ ("%s: the raw tokens of step %" PRId64 " are referenced in this file, which "
+                      "is no longer a regular file; only the stored summaries remain (error "
+                      "bounds apply)"),
+                   source, step);
+      return NULL;
+    }
   if (info.st_size != size || now_mtime_us != mtime_us)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED,

@@ -385,6 +385,16 @@ test_crafted (Fixture *fixture, gconstpointer data)
       g_clear_error (&error);
       g_clear_object (&store);
     }
+  /* a reference to a device (a crafted store) is refused before anything is read from it */
+  g_assert_true (g_file_set_contents (fixture->db, pristine, (gssize)len, NULL));
+  g_free (raw_sql (fixture->db, "UPDATE batch_refs SET path = '/dev/zero', size = 0"));
+  store = dw_store_open (fixture->db, &error);
+  g_assert_null (dw_store_load_batch (store, run_id, 2, &error));
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
+  g_assert_nonnull (strstr (error->message, "/dev/zero: the raw tokens of step 2 are referenced "
+                                            "in this file, which is no longer a regular file"));
+  g_clear_error (&error);
+  g_clear_object (&store);
   /* a reference whose path is an empty string is a changed source, not a crash */
   g_assert_true (g_file_set_contents (fixture->db, pristine, (gssize)len, NULL));
   g_free (raw_sql (fixture->db, "UPDATE batch_refs SET path = ''"));
