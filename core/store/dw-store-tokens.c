@@ -153,9 +153,13 @@ dw_store_tokens_log_ratio (const DwBatch *batch, gsize index)
 static DwTokenRecord *
 dw_store_tokens_sorted (const DwBatch *batch, gsize *n_tokens)
 {
-  gsize n_cells = batch->rows * batch->cols, n = 0;
-  DwTokenRecord *tokens = g_new (DwTokenRecord, MAX (n_cells, 1));
+  gsize n_cells = batch->rows * batch->cols, n = 0, n_valid = 0;
+  DwTokenRecord *tokens;
 
+  /* sized by the valid tokens, not the padded cells (a 512 × 8192 step half padding) */
+  for (gsize index = 0; index < n_cells; index++)
+    n_valid += dw_batch_mask_value (batch, index) != 0;
+  tokens = g_new (DwTokenRecord, MAX (n_valid, 1));
   for (gsize index = 0; index < n_cells; index++)
     {
       if (dw_batch_mask_value (batch, index) == 0)
