@@ -27,6 +27,8 @@ dw_cli_ingest (int argc, char **argv)
   g_autofree char *name = NULL;
   gboolean quiet = FALSE;
   gint64 chunk_bytes = 0;
+  g_autofree char *keep_tokens = NULL;
+  gint64 keep_bytes = DW_STORE_DEFAULT_KEEP_TOKENS;
   GOptionEntry entries[] = {
     { "name", 'n', 0, G_OPTION_ARG_STRING, &name,
       N_ ("Run name: every file given goes to this one run"), "NAME" },
@@ -35,6 +37,10 @@ dw_cli_ingest (int argc, char **argv)
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, N_ ("Print only problems"), NULL },
     { "chunk-bytes", 0, 0, G_OPTION_ARG_INT64, &chunk_bytes,
       N_ ("Bytes of a log read and committed per transaction (default 4 MiB)"), "N" },
+    { "keep-tokens", 0, 0, G_OPTION_ARG_STRING, &keep_tokens,
+      N_ ("Raw per-token data copied into the store per run (default 64M; “all”: no limit); "
+          "beyond it batches are read from their files when needed"),
+      "SIZE" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx
@@ -52,6 +58,11 @@ dw_cli_ingest (int argc, char **argv)
       dw_cli_error ("ingest", "%s", error ? error->message : _ ("usage: ingest PATH… [--db FILE]"));
       return 2;
     }
+  if (keep_tokens != NULL && !dw_store_parse_size (keep_tokens, &keep_bytes, &error))
+    {
+      dw_cli_error ("ingest", "--keep-tokens: %s", error->message);
+      return 2;
+    }
   path = db ? g_strdup (db) : dw_cli_default_db_path ();
   store = dw_store_open (path, &error);
   if (store == NULL)
@@ -59,6 +70,7 @@ dw_cli_ingest (int argc, char **argv)
       dw_cli_error ("ingest", "%s", error->message);
       return 1;
     }
+  dw_store_set_keep_tokens (store, keep_bytes);
   ingester = dw_ingester_new (store);
   dw_ingest_report_init (&report);
   if (name != NULL)

@@ -33,13 +33,16 @@ dw_store_batches_bind_array (sqlite3_stmt *stmt, int index, const void *data, Dw
   return sqlite3_bind_blob (stmt, index, data, (int)bytes, SQLITE_STATIC) == SQLITE_OK;
 }
 
-/* Token ids and rewards beside the batch (or none: a replaced batch loses stale ones). */
+/* Token ids (when @in_full) and rewards beside the batch (or none: a replaced batch loses stale
+ * ones). */
 static gboolean
-dw_store_batches_put_extras (DwStore *self, gint64 batch_id, const DwBatch *batch, GError **error)
+dw_store_batches_put_extras (DwStore *self, gint64 batch_id, const DwBatch *batch, gboolean in_full,
+                             GError **error)
 {
   g_autoptr (sqlite3_stmt) stmt = NULL;
+  const gint64 *token_ids = in_full ? batch->token_ids : NULL;
 
-  if (batch->token_ids == NULL && batch->rewards == NULL)
+  if (token_ids == NULL && batch->rewards == NULL)
     return _dw_store_query_run (self, error, "storing token ids",
                                 "DELETE FROM batch_extras WHERE batch_id = ?1", "i", batch_id);
   stmt = _dw_store_query_new (self, error,
@@ -48,8 +51,7 @@ dw_store_batches_put_extras (DwStore *self, gint64 batch_id, const DwBatch *batc
                               "i", batch_id);
   if (stmt == NULL)
     return FALSE;
-  if (!dw_store_batches_bind_array (stmt, 2, batch->token_ids, DW_DTYPE_I64,
-                                    batch->rows * batch->cols)
+  if (!dw_store_batches_bind_array (stmt, 2, token_ids, DW_DTYPE_I64, batch->rows * batch->cols)
       || !dw_store_batches_bind_array (stmt, 3, batch->rewards, DW_DTYPE_F64, batch->rows))
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
@@ -90,9 +92,11 @@ dw_store_batches_check_fits (DwStore *self, const DwBatch *batch, gint64 step, c
 /* The batches row of (@run_id, @step), inserted or replaced: its id, 0 on an error. */
 static gint64
 dw_store_batches_put_row (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
-                          gint64 n_tokens, const char *source, GError **error)
+                          gint64 n_tokens, gboolean in_full, const char *source, GError **error)
 {
-  gsize n = batch->rows * batch->cols;
+  /* a batch left in its source file keeps zero-length arrays (its shape stays) */
+  gsize n = in_full ? batch->rows * batch->cols : 0;
+  static const guint8 none[1];
   g_autoptr (sqlite3_stmt) stmt = _dw_store_query_new (
     self, error,
     "INSERT INTO batches (run_id, step, rows, cols, lp_dtype, source_lp_dtype, "
@@ -112,10 +116,14 @@ dw_store_batches_put_row (DwStore *self, gint64 run_id, gint64 step, const DwBat
 
   if (stmt == NULL)
     return 0;
-  if (!dw_store_batches_bind_array (stmt, 11, batch->old_log_prob, batch->lp_dtype, n)
-      || !dw_store_batches_bind_array (stmt, 12, batch->rollout_log_prob, batch->lp_dtype, n)
-      || !dw_store_batches_bind_array (stmt, 13, batch->response_mask, batch->mask_dtype, n)
-      || !dw_store_batches_bind_array (stmt, 14, batch->advantages, batch->lp_dtype, n))
+  if (!dw_store_batches_bind_array (stmt, 11, in_full ? batch->old_log_prob : none, batch->lp_dtype,
+                                    n)
+      || !dw_store_batches_bind_array (stmt, 12, in_full ? batch->rollout_log_prob : none,
+                                       batch->lp_dtype, n)
+      || !dw_store_batches_bind_array (stmt, 13, in_full ? batch->response_mask : none,
+                                       batch->mask_dtype, n)
+      || !dw_store_batches_bind_array (stmt, 14, in_full ? batch->advantages : NULL,
+                                       batch->lp_dtype, n))
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_FAILED,
                    _ ("%s: step %" PRId64 ": batch too large for the store"), source, step);
@@ -166,7 +174,8 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
                     const char *source, GError **error)
 {
   g_autofree DwRowStats *rows = NULL;
-  gint64 n_tokens = 0, batch_id;
+  gint64 n_tokens = 0, batch_id, source_size, source_mtime_us, bytes;
+  gboolean in_full;
 
   g_return_val_if_fail (DW_IS_STORE (self), FALSE);
   if (!_dw_store_query_check_writable (self, error)
@@ -177,9 +186,19 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
   for (gsize row = 0; row < batch->rows; row++)
     n_tokens += rows[row].n_valid;
 
-  batch_id = dw_store_batches_put_row (self, run_id, step, batch, n_tokens, source, error);
-  return batch_id != 0 && dw_store_batches_put_extras (self, batch_id, batch, error)
-         && dw_store_batches_put_sequences (self, batch_id, rows, batch->rows, error);
+  bytes = (gint64)(batch->rows * batch->cols)
+          * (gint64)(2 * dw_dtype_size (batch->lp_dtype) + dw_dtype_size (batch->mask_dtype)
+                     + (batch->advantages ? dw_dtype_size (batch->lp_dtype) : 0)
+                     + (batch->token_ids ? sizeof (gint64) : 0));
+  if (!_dw_store_tokens_keep_in_full (self, run_id, step, bytes, source, &in_full, &source_size,
+                                      &source_mtime_us, error))
+    return FALSE;
+
+  batch_id = dw_store_batches_put_row (self, run_id, step, batch, n_tokens, in_full, source, error);
+  return batch_id != 0 && dw_store_batches_put_extras (self, batch_id, batch, in_full, error)
+         && dw_store_batches_put_sequences (self, batch_id, rows, batch->rows, error)
+         && _dw_store_tokens_put (self, batch_id, batch, in_full ? NULL : source, source_size,
+                                  source_mtime_us, error);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -272,8 +291,9 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
   stmt = _dw_store_query_new (
     self, error,
     "SELECT rows, cols, lp_dtype, source_lp_dtype, mask_dtype, flags, old_log_prob, "
-    "rollout_log_prob, response_mask, advantages, x.token_ids, x.rewards FROM batches "
-    "LEFT JOIN batch_extras x ON x.batch_id = batches.id WHERE run_id = ?1 AND step = ?2",
+    "rollout_log_prob, response_mask, advantages, x.token_ids, x.rewards, r.path, r.size, "
+    "r.mtime_us FROM batches LEFT JOIN batch_extras x ON x.batch_id = batches.id "
+    "LEFT JOIN batch_refs r ON r.batch_id = batches.id WHERE run_id = ?1 AND step = ?2",
     "ii", run_id, step);
   if (stmt == NULL
       || (found = _dw_store_query_first_row (self, stmt, "reading a batch", error)) < 0)
@@ -285,6 +305,11 @@ dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error)
                    step);
       return NULL;
     }
+  if (sqlite3_column_type (stmt, 12) != SQLITE_NULL)
+    return _dw_store_tokens_read_source (
+      self, step, (const char *)sqlite3_column_text (stmt, 12), sqlite3_column_int64 (stmt, 13),
+      sqlite3_column_int64 (stmt, 14), sqlite3_column_int64 (stmt, 0),
+      sqlite3_column_int64 (stmt, 1), error);
   if ((batch = dw_store_batches_from_row (stmt, step)) == NULL)
     g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT,
                  _ ("%s: the stored batch of run %" PRId64 " step %" PRId64 " is damaged"),

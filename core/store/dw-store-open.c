@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layout (schema version 5, PRAGMA user_version; PRAGMA application_id 'DWst'):
+ * Layout (schema version 6, PRAGMA user_version; PRAGMA application_id 'DWst'):
  *   runs(id, name UNIQUE, framework, source, status, first/last step and wall time, updated)
  *   tags(id, run_id, name, canonical, step_key)               UNIQUE(run_id, name)
  *   points(tag_id, step, wall_time, value, special, rank)     PRIMARY KEY(tag_id, step)
@@ -17,6 +17,8 @@
  *       the padded arrays as raw little-endian blobs in the batch's own dtypes
  *   batch_extras(batch_id, token_ids, rewards)                (schema 4)
  *   sequences(batch_id, row, n_valid, n, sums…)              per-sequence statistics
+ *   batch_refs(batch_id, path, size, mtime_us)               (schema 6) raw data left in place
+ *   token_summaries(batch_id, n_tokens, tails, bins, kept_rows) (schema 6) dw-store-tokens.c
  *   files(id, run_id, path, format, dev, inode, size, mtime, offset, prefix crc, max_step, state)
  *   diagnostics(run_id, path, offset, message)               bad input seen while ingesting
  * WAL journal, synchronous=NORMAL, foreign keys on.
@@ -113,6 +115,16 @@ static const char *const dw_store_open_migrations[DW_STORE_SCHEMA_VERSION] = {
   /* 4 → 5: restart detection asks, per file, for the largest step of the run's other files of
    * its format; without an index that read every file record per file (quadratic ingest). */
   "CREATE INDEX IF NOT EXISTS files_run_format ON files (run_id, format, max_step);",
+  /* 5 → 6: a bounded store (docs/STORE.md). A batch past its run's --keep-tokens budget keeps
+   * zero-length arrays in batches and a reference to its source file in batch_refs; every batch
+   * has a token summary (dw-store.h's DwTokenSummary: extreme tokens, bins, extreme rows). */
+  "CREATE TABLE batch_refs ("
+  "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
+  "  path TEXT NOT NULL, size INTEGER NOT NULL, mtime_us INTEGER NOT NULL);"
+  "CREATE TABLE token_summaries ("
+  "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
+  "  n_tokens INTEGER NOT NULL, n_low INTEGER NOT NULL, n_high INTEGER NOT NULL,"
+  "  tails BLOB NOT NULL, bins BLOB NOT NULL, kept_rows BLOB NOT NULL);",
 };
 
 /* Refuses a store whose schema version is negative (damage: dw_store_open_migrations[] is indexed

@@ -9,6 +9,8 @@
  *   dw-store-runs.c     runs, tags, their metadata, restarts and diagnostics
  *   dw-store-points.c   scalar points: writing (batched) and reading series
  *   dw-store-batches.c  rollout batches and their per-sequence statistics
+ *   dw-store-tokens.c   the token summary of a batch, the --keep-tokens budget, raw data read
+ *                       back from a referenced source file
  *   dw-store-files.c    ingest bookkeeping of input files
  */
 #pragma once
@@ -51,6 +53,7 @@ struct _DwStore
   GHashTable *run_acc;   /* gint64* run id → DwStoreRunAcc*, flushed at commit */
   gint64 acc_run_id;     /* one-entry cache of run_acc */
   int rank;              /* precision rank of the points being written */
+  gint64 keep_tokens;    /* per-run budget of copied per-token bytes, -1: no limit */
   DwStoreRunAcc *acc;
   gboolean wal_seen; /* the -wal file existed after our last commit (recover_lost_wal) */
 };
@@ -114,5 +117,21 @@ void _dw_store_points_forget_runs (DwStore *self);
 
 /* The run's tags (id and name only, no point counts), their canonical names resolved. */
 GPtrArray *_dw_store_runs_list_tag_ids (DwStore *self, gint64 run_id, GError **error);
+
+/* dw-store-tokens.c ------------------------------------------------------------------------ */
+
+/* *in_full: whether the batch of @step (@bytes of arrays) is copied in full into @run_id: within
+ * its budget, or its @source cannot be referenced (not a regular file); *size and *mtime_us get
+ * @source's. FALSE on an error. */
+gboolean _dw_store_tokens_keep_in_full (DwStore *self, gint64 run_id, gint64 step, gint64 bytes,
+                                        const char *source, gboolean *in_full, gint64 *size,
+                                        gint64 *mtime_us, GError **error);
+/* Stores the token summary of @batch and its reference (or none when @source is NULL). */
+gboolean _dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *batch,
+                               const char *source, gint64 size, gint64 mtime_us, GError **error);
+/* The batch of (@run_id, @step) read again from its referenced @source, checked against what was
+ * ingested (file size and time, step, shape); DW_STORE_ERROR_SOURCE_CHANGED naming the file. */
+DwBatch *_dw_store_tokens_read_source (DwStore *self, gint64 step, const char *source, gint64 size,
+                                       gint64 mtime_us, gint64 rows, gint64 cols, GError **error);
 
 G_END_DECLS

@@ -19,7 +19,7 @@
 G_BEGIN_DECLS
 
 /* Schema version this build writes and understands (PRAGMA user_version). */
-#define DW_STORE_SCHEMA_VERSION 5
+#define DW_STORE_SCHEMA_VERSION 6
 /* PRAGMA application_id of a Driftwatch store ("DWst"). */
 #define DW_STORE_APPLICATION_ID 0x44577374
 
@@ -88,7 +88,19 @@ gboolean dw_store_purge_points_from (DwStore *self, gint64 tag_id, gint64 step, 
 /* The stored point (tag, step): FALSE (no error) when there is none. */
 gboolean dw_store_get_point (DwStore *self, gint64 tag_id, gint64 step, double *value, int *rank,
                              GError **error);
-/* Stores (or replaces) the batch of @step with its per-sequence statistics. */
+/* Per-run budget of raw per-token data copied into the store, in bytes (--keep-tokens): a batch
+ * that would take a run's kept arrays past it is not copied; its source file is referenced
+ * instead (path, size, modification time) and read again when an exact pass needs it. Its
+ * per-sequence statistics and token summary are kept either way. -1: no limit (copy all). */
+#define DW_STORE_DEFAULT_KEEP_TOKENS ((gint64)64 << 20)
+void dw_store_set_keep_tokens (DwStore *self, gint64 bytes);
+gint64 dw_store_get_keep_tokens (DwStore *self);
+/* Parses a size for --keep-tokens: "64M", "2G", "512k", "1000000" (bytes), "all" (-1, no limit);
+ * FALSE with an error naming @text otherwise. */
+gboolean dw_store_parse_size (const char *text, gint64 *bytes, GError **error);
+
+/* Stores (or replaces) the batch of @step with its per-sequence statistics and token summary;
+ * @source is the file it was read from (referenced when the run is over its budget). */
 gboolean dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *batch,
                              const char *source, GError **error);
 /* A problem found in an input (corrupt record, garbage line…): kept for `ingest` reports. */

@@ -106,6 +106,7 @@ static void
 dw_store_init (DwStore *self)
 {
   self->busy_timeout_ms = 5000;
+  self->keep_tokens = DW_STORE_DEFAULT_KEEP_TOKENS;
   self->tag_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->run_acc = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
 }
@@ -334,6 +335,11 @@ dw_store_dump (DwStore *self, GError **error)
                "f.max_step FROM files f JOIN runs r ON r.id = f.run_id ORDER BY f.path" },
     { "diagnostics", "SELECT r.name, d.path, d.offset, d.message FROM diagnostics d JOIN runs r "
                      "ON r.id = d.run_id ORDER BY r.name, d.path, d.offset, d.message" },
+    { "batch_refs", "SELECT r.name, b.step, x.path, x.size FROM batch_refs x JOIN batches b ON "
+                    "b.id = x.batch_id JOIN runs r ON r.id = b.run_id ORDER BY r.name, b.step" },
+    { "token_summaries", "SELECT r.name, b.step, t.n_tokens, t.n_low, t.n_high, t.tails, t.bins, "
+                         "t.kept_rows FROM token_summaries t JOIN batches b ON b.id = t.batch_id "
+                         "JOIN runs r ON r.id = b.run_id ORDER BY r.name, b.step" },
   };
   g_autoptr (GString) out = g_string_new (NULL);
 

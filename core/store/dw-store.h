@@ -28,6 +28,9 @@ typedef enum
   DW_STORE_ERROR_READ_ONLY,
   DW_STORE_ERROR_FULL,      /* disk full: the transaction was rolled back */
   DW_STORE_ERROR_TOO_LARGE, /* one value (a batch's array) exceeds SQLite's length limit */
+  /* a batch's raw per-token data is referenced in its source file (not copied: the run is over
+   * its --keep-tokens budget) and that file changed or is gone: the stored summaries remain */
+  DW_STORE_ERROR_SOURCE_CHANGED,
 } DwStoreError;
 
 typedef enum
@@ -125,5 +128,54 @@ DwSeries *dw_store_get_series (DwStore *self, gint64 run_id, const char *tag, gi
 GArray *dw_store_list_batch_steps (DwStore *self, gint64 run_id, GError **error);
 /* The batch of @step, rebuilt from the stored float32/float64 blobs (padded layout). */
 DwBatch *dw_store_load_batch (DwStore *self, gint64 run_id, gint64 step, GError **error);
+
+/* The compact description of a step's token log-ratios ℓ = log π_old − log π_rollout that the
+ * store keeps for every batch (docs/STORE.md): the extreme tokens in full, the bulk between them
+ * in bins of equal token counts, and the rows with the largest |ℓ| in full. */
+typedef struct
+{
+  double log_ratio;
+  gint32 row, col;
+  gint64 token_id; /* -1 when the source had no token ids */
+} DwTokenRecord;
+
+typedef struct
+{
+  double first, last; /* smallest and largest ℓ of the bin */
+  gint64 count;
+  /* sums over the bin's tokens, in float64, of ℓ clamped to ±20 (verl's SAFETY_BOUND), its
+   * square, w = exp(clamped ℓ), w², k3 = w − 1 − clamped ℓ and k3² */
+  double sum_log, sum_log_sq, sum_weight, sum_weight_sq, sum_k3, sum_k3_sq;
+} DwTokenBin;
+
+typedef struct
+{
+  gint64 row;
+  gsize n;           /* its valid tokens, in column order */
+  float *log_ratio;  /* [n] */
+  gint32 *token_ids; /* [n], -1 where unknown */
+} DwKeptRow;
+
+typedef struct
+{
+  gint64 n_tokens; /* valid tokens of the step */
+  gsize n_low, n_high;
+  DwTokenRecord *low;  /* [n_low] the smallest ℓ, ascending */
+  DwTokenRecord *high; /* [n_high] the largest ℓ, ascending (NaN last) */
+  gsize n_bins;
+  DwTokenBin *bins; /* [n_bins] the tokens between, ascending */
+  GPtrArray *rows;  /* DwKeptRow*: the rows of largest max |ℓ| in full */
+  /* where the raw tokens are: NULL when the store holds them in full, else the source file
+   * (its size and modification time when ingested) */
+  char *source;
+  gint64 source_size, source_mtime_us;
+} DwTokenSummary;
+
+void dw_token_summary_free (DwTokenSummary *summary);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwTokenSummary, dw_token_summary_free)
+
+/* The token summary of the batch of @step (DW_STORE_ERROR_NOT_FOUND when it has none). */
+DwTokenSummary *dw_store_get_token_summary (DwStore *self, gint64 run_id, gint64 step,
+                                            GError **error);
 
 G_END_DECLS

@@ -54,6 +54,8 @@ RULES = [
     ("batch-read",
      r"^(\S+(?: \S+)?)\s+(tuned|default)\s+" + NUM + r" MB\s+median\s+" + NUM + r" ms\s+" + NUM,
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
+    ("batch-read", r"^(torch \.pt): (skipped) \(python3-torch is missing\)",
+     "batch read {0}, 512×4096 (tuned allocator)", "{1}: python3-torch is missing", ""),
     ("log-readers", r"^(verl-jsonl|tfevents|swanlab): .* " + NUM + r" M scalars/s",
      "log parse {0}", "{1} M scalars/s", "aim ≥ 1 M/s (into the store)"),
     ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio|mlflow-sqlite) "
@@ -99,19 +101,45 @@ RULES = [
      + r" %", "idle Monitor page CPU, {0} renderer ({1}), Xvfb", "{2} % of a core", "aim ≤ 1 %"),
     ("whatif", r"^full recompute .*: " + NUM + r" s for " + NUM + r" steps",
      "full recompute of the run (1 thread)", "{0} s for {1} steps", ""),
+    ("store", r"^ingest into the bounded store: " + NUM + r" steps/s, " + NUM + r" s per step of "
+     + NUM + r" M valid tokens", "bounded store: ingest rate (CI run)",
+     "{0} steps/s ({1} s per step of {2} M tokens)", "aim ≥ 0.1 steps/s (a step every 10 s) at 2 M tokens"),
+    ("store", r"^store, default budget .*: " + NUM + r" MB for (\d+) steps, " + NUM
+     + r" bytes per valid token", "bounded store: size with the default 64 MiB budget (CI run)",
+     "{0} MB for {1} steps ({2} B/token)", ""),
+    ("store", r"^store per referenced step: " + NUM + r" MB per step, " + NUM
+     + r" bytes per valid token", "bounded store: growth per step beyond the budget",
+     "{0} MB per step, {1} B/token", "aim ≤ 2 MB per step, ≤ 1 B/token (today 12.9)"),
+    ("store", r"^store scaling to 3000 steps x 2 M valid tokens: " + NUM + r" GB",
+     "bounded store: 3000 steps × 2 M tokens (linear in tokens from the CI run)", "{0} GB",
+     "≤ 6 GB (2 MB × 3000)"),
+    ("store", r"^what-if open from the bounded store .*: " + NUM + r" s for (\d+) steps, RSS "
+     + NUM + r" MB \(\+" + NUM + r" MB\), peak " + NUM + r" MB",
+     "what-if open from the bounded store (compact steps)",
+     "{0} s for {1} steps, RSS {2} MB (+{3} MB), peak {4} MB",
+     "aim ≤ 3 s and ≤ 2 GB for a 3000-step run (the time grows with the steps)"),
+    ("store", r"^slider move on the bounded store .*: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
+     "what-if slider on the bounded store", "p50 {0} ms, p95 {1} ms", "aim p95 < 16 ms"),
     ("verl-hook", r"^verl hook dump .*: median " + NUM + r" ms, " + NUM + r" MB, " + NUM + r" %",
      "verl hook: dump one 256×8192 step (2.1 M tokens, CPU tensors)",
      "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
-SETUP = r"^(paired: |paired benchmark skipped|row pass: |renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
+SETUP = r"^(paired: |paired benchmark skipped|row pass: |bounded store benchmark:|renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)",
                    "kernels: verl v0.9.0 token IS (applied-weight metrics)"],
     "chart": ["chart frame, 1 M points, 1600 px"],
     "row-pass": ["row pass (mask → float, fused pass), token IS"],
+    "batch-read": ["batch read torch .pt, 512×4096 (tuned allocator)"],
     "whatif": ["what-if slider move, 200×512×2048 run"],
+    "store": ["bounded store: ingest rate (CI run)",
+              "bounded store: size with the default 64 MiB budget (CI run)",
+              "bounded store: growth per step beyond the budget",
+              "bounded store: 3000 steps × 2 M tokens (linear in tokens from the CI run)",
+              "what-if open from the bounded store (compact steps)",
+              "what-if slider on the bounded store"],
     "watch": ["watch: file append → points in the store (in-process)",
               "watch: file append → points in the store (cli)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",

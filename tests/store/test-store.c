@@ -94,7 +94,8 @@ test_create (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
   g_assert_cmpstr (tables, ==,
-                   "batch_extras,batches,diagnostics,files,points,restarts,runs,sequences,tags");
+                   "batch_extras,batch_refs,batches,diagnostics,files,points,restarts,runs,"
+                   "sequences,tags,token_summaries");
   runs = dw_store_list_runs (store, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (runs->len, ==, 0);
@@ -460,6 +461,8 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
   g_free (raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
   g_free (raw_sql (f->path, "ALTER TABLE runs DROP COLUMN meta"));
   g_free (raw_sql (f->path, "DROP TABLE batch_extras"));
+  g_free (raw_sql (f->path, "DROP TABLE batch_refs"));
+  g_free (raw_sql (f->path, "DROP TABLE token_summaries"));
   g_free (raw_sql (f->path, "PRAGMA user_version = 1"));
   version = raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "1");
@@ -637,7 +640,8 @@ test_files_and_dump (Fixture *f, gconstpointer data)
                    "# points\nr\tt\t2\t5\t-inf\t0\t0\n"
                    "# restarts\n# batches\n# sequences\n"
                    "# files\n/x/metrics.jsonl\tr\t2\t1200\t1200\t3735928559\t17\n"
-                   "# diagnostics\nr\t/x/metrics.jsonl\t77\tbad line\n");
+                   "# diagnostics\nr\t/x/metrics.jsonl\t77\tbad line\n"
+                   "# batch_refs\n# token_summaries\n");
 }
 
 /* dw_store_put_points (32 rows per statement, then one by one) stores exactly what the same
