@@ -18,7 +18,7 @@ struct _DwChartAxesLayer
 G_DEFINE_FINAL_TYPE (DwChartAxesLayer, dw_chart_axes_layer, DW_TYPE_CHART_LAYER)
 
 static DwAxisKind
-x_axis_kind (DwChart *self)
+dw_chart_axes_layer_x_kind (DwChart *self)
 {
   return self->x_mode == DW_X_RELATIVE ? DW_AXIS_RELATIVE
          : self->x_mode == DW_X_WALL   ? DW_AXIS_WALL_TIME
@@ -26,7 +26,7 @@ x_axis_kind (DwChart *self)
 }
 
 static const char *
-x_axis_title (DwChart *self)
+dw_chart_axes_layer_x_title (DwChart *self)
 {
   return self->x_mode == DW_X_RELATIVE ? _ ("time since the start")
          : self->x_mode == DW_X_WALL   ? _ ("wall-clock time")
@@ -34,7 +34,8 @@ x_axis_title (DwChart *self)
 }
 
 static void
-draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st, int width)
+dw_chart_axes_layer_draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                               const DwChartStyle *st, int width)
 {
   DwAxisTick ticks[N_TICKS_MAX];
   guint n;
@@ -61,12 +62,13 @@ draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle
     }
 
   /* x ticks: as many as fit labels as wide as the widest of a first pass, plus a gap */
-  n = dw_chart_axes_ticks (x_axis_kind (self), f->x0, f->x1, MAX (2, (int)(f->pw / 60)), ticks,
-                           N_TICKS_MAX);
+  n = dw_chart_axes_ticks (dw_chart_axes_layer_x_kind (self), f->x0, f->x1,
+                           MAX (2, (int)(f->pw / 60)), ticks, N_TICKS_MAX);
   for (guint i = 0; i < n; i++)
     widest = MAX (widest, _dw_chart_text_width (self, ticks[i].label));
   target_x = MAX (2, (int)(f->pw / (widest + 24)));
-  n = dw_chart_axes_ticks (x_axis_kind (self), f->x0, f->x1, target_x, ticks, N_TICKS_MAX);
+  n = dw_chart_axes_ticks (dw_chart_axes_layer_x_kind (self), f->x0, f->x1, target_x, ticks,
+                           N_TICKS_MAX);
   for (guint i = 0; i < n; i++)
     {
       double x = round (dw_chart_frame_x (f, ticks[i].value)) + 0.5;
@@ -89,8 +91,8 @@ draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle
 
   /* axis titles: the x quantity under its labels, the y unit along the left edge */
   dw_chart_style_set_color (cr, &st->fg, 0.55);
-  dw_chart_style_text (cr, st, x_axis_title (self), f->px + f->pw, f->py + f->ph + 4 + AXIS_TITLE,
-                       1, 0, 0.75, FALSE);
+  dw_chart_style_text (cr, st, dw_chart_axes_layer_x_title (self), f->px + f->pw,
+                       f->py + f->ph + 4 + AXIS_TITLE, 1, 0, 0.75, FALSE);
   if (self->y_unit != NULL)
     {
       cairo_save (cr);
@@ -112,7 +114,8 @@ draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle
 /* The names of a card's lines, over the plot: a swatch and a label for each metric (in the
  * colour of its first run), sharing the width; a label too long for its share is ellipsized. */
 static void
-draw_legend (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st, int width)
+dw_chart_axes_layer_draw_legend (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                 const DwChartStyle *st, int width)
 {
   g_autoptr (GPtrArray) shown = g_ptr_array_new ();
   double x = f->px, share;
@@ -155,8 +158,8 @@ static void
 dw_chart_axes_layer_draw (DwChartLayer *layer, DwChart *self, cairo_t *cr, const DwChartFrame *f,
                           const DwChartStyle *st)
 {
-  draw_axes (self, cr, f, st, f->width);
-  draw_legend (self, cr, f, st, f->width);
+  dw_chart_axes_layer_draw_axes (self, cr, f, st, f->width);
+  dw_chart_axes_layer_draw_legend (self, cr, f, st, f->width);
 }
 
 static void

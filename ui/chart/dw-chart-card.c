@@ -184,7 +184,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 /* ---- Set Y Range… */
 
 static gboolean
-parse_range_entry (GtkEditable *entry, double *value)
+dw_chart_card_parse_range_entry (GtkEditable *entry, double *value)
 {
   const char *text = gtk_editable_get_text (entry);
   char *end = NULL;
@@ -200,12 +200,12 @@ parse_range_entry (GtkEditable *entry, double *value)
 }
 
 static void
-on_range_apply_cb (DwChartCard *self)
+dw_chart_card_range_apply_cb (DwChartCard *self)
 {
   double low, high;
-  gboolean ok = parse_range_entry (self->range_min, &low);
+  gboolean ok = dw_chart_card_parse_range_entry (self->range_min, &low);
 
-  ok = parse_range_entry (self->range_max, &high) && ok;
+  ok = dw_chart_card_parse_range_entry (self->range_max, &high) && ok;
   if (ok && !(high > low))
     {
       gtk_widget_add_css_class (GTK_WIDGET (self->range_max), "error");
@@ -218,14 +218,14 @@ on_range_apply_cb (DwChartCard *self)
 }
 
 static void
-on_range_reset_cb (DwChartCard *self)
+dw_chart_card_range_reset_cb (DwChartCard *self)
 {
   dw_chart_set_y_range (self->chart, NAN, NAN);
   gtk_popover_popdown (GTK_POPOVER (self->range_popover));
 }
 
 static GtkEditable *
-range_entry (DwChartCard *self, GtkGrid *grid, int row, const char *label)
+dw_chart_card_range_entry (DwChartCard *self, GtkGrid *grid, int row, const char *label)
 {
   GtkWidget *title = gtk_label_new_with_mnemonic (label);
   GtkWidget *entry = gtk_entry_new ();
@@ -234,14 +234,14 @@ range_entry (DwChartCard *self, GtkGrid *grid, int row, const char *label)
   gtk_label_set_mnemonic_widget (GTK_LABEL (title), entry);
   gtk_editable_set_width_chars (GTK_EDITABLE (entry), 12);
   gtk_entry_set_input_purpose (GTK_ENTRY (entry), GTK_INPUT_PURPOSE_NUMBER);
-  g_signal_connect_swapped (entry, "activate", G_CALLBACK (on_range_apply_cb), self);
+  g_signal_connect_swapped (entry, "activate", G_CALLBACK (dw_chart_card_range_apply_cb), self);
   gtk_grid_attach (grid, title, 0, row, 1, 1);
   gtk_grid_attach (grid, entry, 1, row, 1, 1);
   return GTK_EDITABLE (entry);
 }
 
 static void
-build_range_popover (DwChartCard *self)
+dw_chart_card_build_range_popover (DwChartCard *self)
 {
   GtkWidget *grid = gtk_grid_new ();
   GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
@@ -251,15 +251,15 @@ build_range_popover (DwChartCard *self)
   gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
   gtk_grid_set_column_spacing (GTK_GRID (grid), 12);
   /* TRANSLATORS: the lower end of a chart's y axis */
-  self->range_min = range_entry (self, GTK_GRID (grid), 0, _ ("_Minimum"));
+  self->range_min = dw_chart_card_range_entry (self, GTK_GRID (grid), 0, _ ("_Minimum"));
   /* TRANSLATORS: the upper end of a chart's y axis */
-  self->range_max = range_entry (self, GTK_GRID (grid), 1, _ ("Ma_ximum"));
+  self->range_max = dw_chart_card_range_entry (self, GTK_GRID (grid), 1, _ ("Ma_ximum"));
   gtk_widget_set_tooltip_text (reset, _ ("Back to the range of the data"));
   gtk_widget_add_css_class (apply, "suggested-action");
   gtk_widget_set_hexpand (reset, TRUE);
   gtk_widget_set_halign (reset, GTK_ALIGN_START);
-  g_signal_connect_swapped (reset, "clicked", G_CALLBACK (on_range_reset_cb), self);
-  g_signal_connect_swapped (apply, "clicked", G_CALLBACK (on_range_apply_cb), self);
+  g_signal_connect_swapped (reset, "clicked", G_CALLBACK (dw_chart_card_range_reset_cb), self);
+  g_signal_connect_swapped (apply, "clicked", G_CALLBACK (dw_chart_card_range_apply_cb), self);
   gtk_box_append (GTK_BOX (buttons), reset);
   gtk_box_append (GTK_BOX (buttons), apply);
   gtk_grid_attach (GTK_GRID (grid), buttons, 0, 2, 2, 1);
@@ -269,7 +269,7 @@ build_range_popover (DwChartCard *self)
 }
 
 static void
-set_y_range_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+dw_chart_card_set_y_range_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   DwChartCard *self = DW_CHART_CARD (widget);
   graphene_rect_t bounds;
@@ -311,13 +311,13 @@ dw_chart_card_get_range_entries (DwChartCard *self, GtkEditable **minimum, GtkEd
 
 /* a step activated on the enlarged copy is one activated on the card's chart (the drill-down) */
 static void
-on_enlarged_step_activated_cb (DwChart *copy, double step, DwChart *chart)
+dw_chart_card_enlarged_step_activated_cb (DwChart *copy, double step, DwChart *chart)
 {
   g_signal_emit_by_name (chart, "step-activated", step);
 }
 
 static void
-enlarge_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+dw_chart_card_enlarge_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   DwChartCard *self = DW_CHART_CARD (widget);
   GtkRoot *root = gtk_widget_get_root (widget);
@@ -334,8 +334,8 @@ enlarge_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
     gtk_window_set_transient_for (GTK_WINDOW (window), GTK_WINDOW (root));
   gtk_window_set_destroy_with_parent (GTK_WINDOW (window), TRUE);
   gtk_widget_set_vexpand (chart, TRUE);
-  g_signal_connect_object (chart, "step-activated", G_CALLBACK (on_enlarged_step_activated_cb),
-                           self->chart, 0);
+  g_signal_connect_object (chart, "step-activated",
+                           G_CALLBACK (dw_chart_card_enlarged_step_activated_cb), self->chart, 0);
   gtk_widget_set_margin_start (chart, 12);
   gtk_widget_set_margin_end (chart, 12);
   gtk_widget_set_margin_bottom (chart, 12);
@@ -489,8 +489,10 @@ dw_chart_card_class_init (DwChartCardClass *klass)
   gtk_widget_class_install_property_action (widget_class, "card.log-y", "log-y");
   gtk_widget_class_install_property_action (widget_class, "card.y-scale", "y-scale");
   gtk_widget_class_install_property_action (widget_class, "card.follow-latest", "follow-latest");
-  gtk_widget_class_install_action (widget_class, "card.set-y-range", NULL, set_y_range_action);
-  gtk_widget_class_install_action (widget_class, "card.enlarge", NULL, enlarge_action);
+  gtk_widget_class_install_action (widget_class, "card.set-y-range", NULL,
+                                   dw_chart_card_set_y_range_action);
+  gtk_widget_class_install_action (widget_class, "card.enlarge", NULL,
+                                   dw_chart_card_enlarge_action);
   gtk_widget_class_install_action (widget_class, "card.reset-zoom", NULL, reset_zoom_action);
   gtk_widget_class_install_action (widget_class, "card.export", "s", export_action);
 
@@ -506,13 +508,13 @@ on_chart_log_y (DwChartCard *self)
 }
 
 static void
-on_chart_y_scale_cb (DwChartCard *self)
+dw_chart_card_chart_y_scale_cb (DwChartCard *self)
 {
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_Y_SCALE]);
 }
 
 static void
-on_chart_follow_latest_cb (DwChartCard *self)
+dw_chart_card_chart_follow_latest_cb (DwChartCard *self)
 {
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOW_LATEST]);
 }
@@ -523,11 +525,12 @@ dw_chart_card_init (DwChartCard *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_object (self->chart, "notify::log-y", G_CALLBACK (on_chart_log_y), self,
                            G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->chart, "notify::y-scale", G_CALLBACK (on_chart_y_scale_cb), self,
-                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->chart, "notify::y-scale",
+                           G_CALLBACK (dw_chart_card_chart_y_scale_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->chart, "notify::follow-latest",
-                           G_CALLBACK (on_chart_follow_latest_cb), self, G_CONNECT_SWAPPED);
-  build_range_popover (self);
+                           G_CALLBACK (dw_chart_card_chart_follow_latest_cb), self,
+                           G_CONNECT_SWAPPED);
+  dw_chart_card_build_range_popover (self);
 }
 
 GtkWidget *

@@ -21,7 +21,7 @@ _dw_chart_main_pyramid (DwChart *self, DwChartSeries *s)
 }
 
 static void
-x_extent (DwChart *self, double *x0, double *x1)
+dw_chart_frame_x_extent (DwChart *self, double *x0, double *x1)
 {
   *x0 = INFINITY;
   *x1 = -INFINITY;
@@ -53,7 +53,7 @@ x_extent (DwChart *self, double *x0, double *x1)
 
 /* y bounds of the visible x range: all finite values, or TensorBoard's 5–95 % quantiles. */
 static void
-y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
+dw_chart_frame_y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
 {
   g_autoptr (GArray) vals = g_array_new (FALSE, FALSE, sizeof (double));
   gboolean log_y = self->y_scale == DW_CHART_SCALE_LOG;
@@ -160,7 +160,7 @@ y_extent (DwChart *self, double x0, double x1, double *y0, double *y1)
 /* The linear part of a symmetric-log axis: three decades below the largest magnitude shown,
  * so small values near 0 are drawn linearly and the rest a decade per step on either side. */
 static double
-symlog_linthresh (double y0, double y1)
+dw_chart_frame_symlog_linthresh (double y0, double y1)
 {
   double largest = MAX (fabs (y0), fabs (y1));
 
@@ -170,14 +170,14 @@ symlog_linthresh (double y0, double y1)
 }
 
 static double
-symlog_inverse (double t, double linthresh)
+dw_chart_frame_symlog_inverse (double t, double linthresh)
 {
   return t >= 0 ? linthresh * (pow (10, t) - 1) : -linthresh * (pow (10, -t) - 1);
 }
 
 /* Pads the automatic y range of a symmetric-log axis by 6 % of its height, in the scale's space. */
 static void
-symlog_pad (DwChart *self)
+dw_chart_frame_symlog_pad (DwChart *self)
 {
   DwChartFrame f = { .scale = DW_CHART_SCALE_SYMLOG };
   double t0, t1, pad;
@@ -188,22 +188,22 @@ symlog_pad (DwChart *self)
       self->by0 -= half;
       self->by1 += half;
     }
-  f.linthresh = self->linthresh = symlog_linthresh (self->by0, self->by1);
+  f.linthresh = self->linthresh = dw_chart_frame_symlog_linthresh (self->by0, self->by1);
   t0 = dw_chart_frame_t (&f, self->by0);
   t1 = dw_chart_frame_t (&f, self->by1);
   pad = (t1 - t0) * 0.06;
-  self->by0 = self->by0 == 0 ? 0 : symlog_inverse (t0 - pad, f.linthresh);
-  self->by1 = symlog_inverse (t1 + pad, f.linthresh);
+  self->by0 = self->by0 == 0 ? 0 : dw_chart_frame_symlog_inverse (t0 - pad, f.linthresh);
+  self->by1 = dw_chart_frame_symlog_inverse (t1 + pad, f.linthresh);
 }
 
 /* Following the newest point: the view ends at the last x and keeps its width (the zoom's, or
  * the span asked for; all of the data when neither). */
 static void
-follow_bounds (DwChart *self, double *x0, double *x1)
+dw_chart_frame_follow_bounds (DwChart *self, double *x0, double *x1)
 {
   double first, last, span;
 
-  x_extent (self, &first, &last);
+  dw_chart_frame_x_extent (self, &first, &last);
   span = self->follow_span > 0 ? self->follow_span : self->zoomed ? self->zx1 - self->zx0 : 0;
   if (!(span > 0) || span >= last - first)
     {
@@ -226,14 +226,14 @@ _dw_chart_ensure_bounds (DwChart *self)
   if (self->bounds_valid)
     return;
   if (self->follow_latest)
-    follow_bounds (self, &self->bx0, &self->bx1);
+    dw_chart_frame_follow_bounds (self, &self->bx0, &self->bx1);
   else if (self->zoomed)
     {
       self->bx0 = self->zx0;
       self->bx1 = self->zx1;
     }
   else
-    x_extent (self, &self->bx0, &self->bx1);
+    dw_chart_frame_x_extent (self, &self->bx0, &self->bx1);
   if (self->zoomed_y)
     {
       self->by0 = self->zy0;
@@ -246,12 +246,12 @@ _dw_chart_ensure_bounds (DwChart *self)
     }
   else
     {
-      y_extent (self, self->bx0, self->bx1, &self->by0, &self->by1);
+      dw_chart_frame_y_extent (self, self->bx0, self->bx1, &self->by0, &self->by1);
       if (self->y_scale == DW_CHART_SCALE_SYMLOG)
-        symlog_pad (self);
+        dw_chart_frame_symlog_pad (self);
     }
   if (self->y_scale == DW_CHART_SCALE_SYMLOG && (self->zoomed_y || isfinite (self->range_y0)))
-    self->linthresh = symlog_linthresh (self->by0, self->by1);
+    self->linthresh = dw_chart_frame_symlog_linthresh (self->by0, self->by1);
   self->bounds_valid = TRUE;
   self->frame_valid = FALSE;
 }

@@ -20,8 +20,8 @@ G_DEFINE_FINAL_TYPE (DwChartMarkersLayer, dw_chart_markers_layer, DW_TYPE_CHART_
 
 /* NaN / ±inf: TensorBoard-style triangles, in the error colour, at the column they occur in. */
 static void
-draw_nonfinite (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st,
-                DwChartSeries *s)
+dw_chart_markers_layer_draw_nonfinite (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                       const DwChartStyle *st, DwChartSeries *s)
 {
   const DwPyramid *p = dw_plot_series_get_raw (s->data);
   const double *x = dw_plot_series_get_x (s->data, self->x_mode);
@@ -64,7 +64,7 @@ draw_nonfinite (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChart
 }
 
 static const GdkRGBA *
-marker_color (const DwChartMarker *m, const DwChartStyle *st)
+dw_chart_markers_layer_color (const DwChartMarker *m, const DwChartStyle *st)
 {
   return m->severity == DW_MARKER_CRITICAL  ? &st->error
          : m->severity == DW_MARKER_WARNING ? &st->warning
@@ -73,13 +73,14 @@ marker_color (const DwChartMarker *m, const DwChartStyle *st)
 
 /* the pixel-centred x of a health marker's line (NAN or outside the plot when not shown) */
 static double
-marker_x (DwChart *self, const DwChartFrame *f, const DwChartMarker *m)
+dw_chart_markers_layer_x (DwChart *self, const DwChartFrame *f, const DwChartMarker *m)
 {
   return round (dw_chart_frame_x (f, _dw_chart_x_of_step (self, m->step))) + 0.5;
 }
 
 static void
-draw_vmarkers (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st)
+dw_chart_markers_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                   const DwChartStyle *st)
 {
   double dash[] = { 2, 3 };
 
@@ -120,8 +121,8 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartS
   for (guint i = 0; i < self->markers->len; i++)
     {
       DwChartMarker *m = g_ptr_array_index (self->markers, i);
-      const GdkRGBA *c = marker_color (m, st);
-      double x = marker_x (self, f, m);
+      const GdkRGBA *c = dw_chart_markers_layer_color (m, st);
+      double x = dw_chart_markers_layer_x (self, f, m);
 
       if (!isfinite (x) || x < f->px || x > f->px + f->pw)
         continue;
@@ -150,8 +151,8 @@ draw_vmarkers (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartS
     for (guint i = 0; i < self->markers->len; i++)
       {
         DwChartMarker *m = g_ptr_array_index (self->markers, i);
-        const GdkRGBA *c = marker_color (m, st);
-        double x = marker_x (self, f, m);
+        const GdkRGBA *c = dw_chart_markers_layer_color (m, st);
+        double x = dw_chart_markers_layer_x (self, f, m);
         g_autofree char *short_text = NULL;
         const char *texts[3];
 
@@ -198,8 +199,8 @@ dw_chart_markers_layer_draw (DwChartLayer *layer, DwChart *self, cairo_t *cr, co
 {
   self->n_nonfinite = self->n_restarts = 0;
   for (guint i = 0; i < self->series->len; i++)
-    draw_nonfinite (self, cr, f, st, g_ptr_array_index (self->series, i));
-  draw_vmarkers (self, cr, f, st);
+    dw_chart_markers_layer_draw_nonfinite (self, cr, f, st, g_ptr_array_index (self->series, i));
+  dw_chart_markers_layer_draw_lines (self, cr, f, st);
 }
 
 static void

@@ -18,8 +18,8 @@ G_DEFINE_FINAL_TYPE (DwChartSeriesLayer, dw_chart_series_layer, DW_TYPE_CHART_LA
 
 /* Clipped data: a tick on the edge where data leaves the view, never silently hidden. */
 static void
-draw_clipped (DwChart *self, cairo_t *cr, const DwChartFrame *f, DwChartSeries *s,
-              const DwColumn *cols, guint width)
+dw_chart_series_layer_draw_clipped (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                    DwChartSeries *s, const DwColumn *cols, guint width)
 {
   double top = f->py, bottom = f->py + f->ph;
   gboolean clip_run_top = FALSE, clip_run_bottom = FALSE;
@@ -69,8 +69,9 @@ draw_clipped (DwChart *self, cairo_t *cr, const DwChartFrame *f, DwChartSeries *
  * connector from the last point of a column to the first of the next, which inks what a stroke
  * through every point would (up to antialiasing) at a cost independent of the number of points. */
 static void
-draw_envelope (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st,
-               DwChartSeries *s, const DwPyramid *p, double alpha, double lw, gboolean main)
+dw_chart_series_layer_draw_envelope (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                     const DwChartStyle *st, DwChartSeries *s, const DwPyramid *p,
+                                     double alpha, double lw, gboolean main)
 {
   gsize n = dw_pyramid_get_length (p);
   const double *x = dw_plot_series_get_x (s->data, self->x_mode);
@@ -174,7 +175,7 @@ draw_envelope (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartS
   cairo_restore (cr);
 
   if (main)
-    draw_clipped (self, cr, f, s, cols, width);
+    dw_chart_series_layer_draw_clipped (self, cr, f, s, cols, width);
 }
 
 static void
@@ -187,9 +188,10 @@ dw_chart_series_layer_draw (DwChartLayer *layer, DwChart *self, cairo_t *cr, con
       DwChartSeries *s = g_ptr_array_index (self->series, i);
 
       if (self->smoothing > 0)
-        draw_envelope (self, cr, f, st, s, dw_plot_series_get_raw (s->data), 0.25, 1.0, FALSE);
-      draw_envelope (self, cr, f, st, s, _dw_chart_main_pyramid (self, s), 1.0, st->line_width,
-                     TRUE);
+        dw_chart_series_layer_draw_envelope (self, cr, f, st, s, dw_plot_series_get_raw (s->data),
+                                             0.25, 1.0, FALSE);
+      dw_chart_series_layer_draw_envelope (self, cr, f, st, s, _dw_chart_main_pyramid (self, s),
+                                           1.0, st->line_width, TRUE);
     }
 }
 

@@ -16,7 +16,8 @@ struct _DwChartThresholdsLayer
 G_DEFINE_FINAL_TYPE (DwChartThresholdsLayer, dw_chart_thresholds_layer, DW_TYPE_CHART_LAYER)
 
 static void
-draw_references (DwChart *self, cairo_t *cr, const DwChartFrame *f, const DwChartStyle *st)
+dw_chart_thresholds_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartFrame *f,
+                                      const DwChartStyle *st)
 {
   cairo_save (cr);
   cairo_rectangle (cr, f->px, f->py, f->pw, f->ph);
@@ -56,7 +57,7 @@ static void
 dw_chart_thresholds_layer_draw (DwChartLayer *layer, DwChart *self, cairo_t *cr,
                                 const DwChartFrame *f, const DwChartStyle *st)
 {
-  draw_references (self, cr, f, st);
+  dw_chart_thresholds_layer_draw_lines (self, cr, f, st);
 }
 
 static void

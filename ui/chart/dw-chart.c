@@ -56,7 +56,7 @@ enum
 static guint signals[N_SIGNALS];
 
 static void
-chart_series_free (gpointer data)
+dw_chart_series_free (gpointer data)
 {
   DwChartSeries *s = data;
 
@@ -67,7 +67,7 @@ chart_series_free (gpointer data)
 }
 
 static void
-threshold_free (gpointer data)
+dw_chart_threshold_free (gpointer data)
 {
   DwChartThreshold *t = data;
 
@@ -76,7 +76,7 @@ threshold_free (gpointer data)
 }
 
 static void
-marker_free (gpointer data)
+dw_chart_marker_free (gpointer data)
 {
   DwChartMarker *m = data;
 
@@ -114,7 +114,7 @@ _dw_chart_x_of_step (DwChart *self, gint64 step)
 }
 
 static char *
-format_value (double v)
+dw_chart_format_value (double v)
 {
   double a = fabs (v);
 
@@ -159,7 +159,7 @@ _dw_chart_get_layer (DwChart *self, DwChartLayerKind kind)
 
 /* The health markers within a few pixels of the cursor, with their full titles. */
 static void
-hover_marker_rows (DwChart *self, double x, GPtrArray *rows)
+dw_chart_hover_marker_rows (DwChart *self, double x, GPtrArray *rows)
 {
   int width = gtk_widget_get_width (GTK_WIDGET (self));
   int height = gtk_widget_get_height (GTK_WIDGET (self));
@@ -191,7 +191,7 @@ hover_marker_rows (DwChart *self, double x, GPtrArray *rows)
 }
 
 static GPtrArray *
-hover_rows (DwChart *self, double x)
+dw_chart_hover_rows (DwChart *self, double x)
 {
   GPtrArray *rows = g_ptr_array_new_with_free_func (g_free);
 
@@ -206,8 +206,8 @@ hover_rows (DwChart *self, double x)
         continue;
       raw = dw_pyramid_get_values (dw_plot_series_get_raw (s->data));
       sm = dw_pyramid_get_values (_dw_chart_main_pyramid (self, s));
-      rv = format_value (raw[j]);
-      sv = format_value (sm[j]);
+      rv = dw_chart_format_value (raw[j]);
+      sv = dw_chart_format_value (sm[j]);
       if (self->smoothing > 0)
         /* TRANSLATORS: hover read-out: run, smoothed value, raw value, training step */
         g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s (raw %s) at step %" PRId64), s->label,
@@ -217,7 +217,7 @@ hover_rows (DwChart *self, double x)
         g_ptr_array_add (rows, g_strdup_printf (_ ("%s: %s at step %" PRId64), s->label, rv,
                                                 dw_plot_series_get_steps (s->data)[j]));
     }
-  hover_marker_rows (self, x, rows);
+  dw_chart_hover_marker_rows (self, x, rows);
   return rows;
 }
 
@@ -229,7 +229,7 @@ dw_chart_dup_hover_text (DwChart *self)
   g_return_val_if_fail (DW_IS_CHART (self), NULL);
   if (!isfinite (self->cursor_x))
     return NULL;
-  rows = hover_rows (self, self->cursor_x);
+  rows = dw_chart_hover_rows (self, self->cursor_x);
   g_ptr_array_add (rows, NULL);
   return g_strjoinv ("\n", (char **)rows->pdata);
 }
@@ -237,13 +237,13 @@ dw_chart_dup_hover_text (DwChart *self)
 /* ---------------------------------------------------------------- input */
 
 static void
-queue_overlay (DwChart *self)
+dw_chart_queue_overlay (DwChart *self)
 {
   gtk_widget_queue_draw (self->layers[DW_CHART_LAYER_OVERLAY]);
 }
 
 static void
-queue_all (DwChart *self)
+dw_chart_queue_all (DwChart *self)
 {
   self->bounds_valid = FALSE;
   self->frame_valid = FALSE;
@@ -253,7 +253,7 @@ queue_all (DwChart *self)
 
 /* The read-out popover of the hovered chart: every series at the cursor, then its markers. */
 static void
-update_readout (DwChart *self, double x, double y)
+dw_chart_update_readout (DwChart *self, double x, double y)
 {
   g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (DwReadoutRow));
   g_autoptr (GPtrArray) markers = g_ptr_array_new_with_free_func (g_free);
@@ -279,7 +279,7 @@ update_readout (DwChart *self, double x, double y)
       r.wall = wall;
       g_array_append_val (rows, r);
     }
-  hover_marker_rows (self, self->cursor_x, markers);
+  dw_chart_hover_marker_rows (self, self->cursor_x, markers);
   g_ptr_array_add (markers, NULL);
   if (rows->len == 0 && markers->len == 1)
     {
@@ -314,11 +314,11 @@ dw_chart_hover (DwChart *self, double x, double y)
   self->hover_px = x;
   self->hover_py = y;
   dw_chart_set_cursor_x (self, dw_chart_frame_inv_x (&f, CLAMP (x, f.px, f.px + f.pw)));
-  update_readout (self, x, y);
+  dw_chart_update_readout (self, x, y);
 }
 
 static void
-on_motion (GtkEventControllerMotion *motion, double x, double y, DwChart *self)
+dw_chart_motion_cb (GtkEventControllerMotion *motion, double x, double y, DwChart *self)
 {
   dw_chart_hover (self, x, y);
 }
@@ -333,13 +333,13 @@ dw_chart_leave (DwChart *self)
 }
 
 static void
-on_leave (GtkEventControllerMotion *motion, DwChart *self)
+dw_chart_leave_cb (GtkEventControllerMotion *motion, DwChart *self)
 {
   dw_chart_leave (self);
 }
 
 static void
-on_drag_begin (GtkGestureDrag *gesture, double x, double y, DwChart *self)
+dw_chart_drag_begin_cb (GtkGestureDrag *gesture, double x, double y, DwChart *self)
 {
   self->drag_x0 = self->drag_x1 = x;
   self->drag_y0 = self->drag_y1 = y;
@@ -347,18 +347,18 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, DwChart *self)
 }
 
 static void
-on_drag_update (GtkGestureDrag *gesture, double dx, double dy, DwChart *self)
+dw_chart_drag_update_cb (GtkGestureDrag *gesture, double dx, double dy, DwChart *self)
 {
   self->drag_x1 = self->drag_x0 + dx;
   self->drag_y1 = self->drag_y0 + dy;
   if (fabs (dx) >= 4)
     self->dragging = TRUE;
   if (self->dragging)
-    queue_overlay (self);
+    dw_chart_queue_overlay (self);
 }
 
 static void
-on_drag_end (GtkGestureDrag *gesture, double dx, double dy, DwChart *self)
+dw_chart_drag_end_cb (GtkGestureDrag *gesture, double dx, double dy, DwChart *self)
 {
   DwChartFrame f;
   double x0, x1;
@@ -378,7 +378,7 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, DwChart *self)
 }
 
 static void
-on_click (GtkGestureClick *gesture, int n_press, double x, double y, DwChart *self)
+dw_chart_click_cb (GtkGestureClick *gesture, int n_press, double x, double y, DwChart *self)
 {
   if (n_press == 2)
     dw_chart_reset_zoom (self);
@@ -387,7 +387,7 @@ on_click (GtkGestureClick *gesture, int n_press, double x, double y, DwChart *se
 /* The step of the sample nearest to @x over every series (what a drill-down opens); NAN when the
  * chart has no data there. */
 static double
-step_at (DwChart *self, double x)
+dw_chart_step_at (DwChart *self, double x)
 {
   double best_distance = INFINITY, step = NAN;
 
@@ -410,9 +410,9 @@ step_at (DwChart *self, double x)
 }
 
 static void
-activate_step_at (DwChart *self, double x)
+dw_chart_activate_step_at (DwChart *self, double x)
 {
-  double step = step_at (self, x);
+  double step = dw_chart_step_at (self, x);
 
   if (isfinite (step))
     g_signal_emit (self, signals[SIGNAL_STEP_ACTIVATED], 0, step);
@@ -420,7 +420,8 @@ activate_step_at (DwChart *self, double x)
 
 /* The secondary button on the plot area activates the step under the pointer. */
 static void
-on_secondary_click (GtkGestureClick *gesture, int n_press, double x, double y, DwChart *self)
+dw_chart_secondary_click_cb (GtkGestureClick *gesture, int n_press, double x, double y,
+                             DwChart *self)
 {
   DwChartFrame f;
 
@@ -429,24 +430,24 @@ on_secondary_click (GtkGestureClick *gesture, int n_press, double x, double y, D
   if (x < f.px || x > f.px + f.pw || y < f.py || y > f.py + f.ph)
     return;
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
-  activate_step_at (self, dw_chart_frame_inv_x (&f, x));
+  dw_chart_activate_step_at (self, dw_chart_frame_inv_x (&f, x));
 }
 
 /* Enter (or the keypad's, or space) while the chart has the focus: the step at the cursor. */
 static gboolean
-on_key_pressed (GtkEventControllerKey *key, guint keyval, guint keycode, GdkModifierType state,
-                DwChart *self)
+dw_chart_key_pressed_cb (GtkEventControllerKey *key, guint keyval, guint keycode,
+                         GdkModifierType state, DwChart *self)
 {
   if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_ISO_Enter)
     return FALSE;
   if (!isfinite (self->cursor_x))
     return FALSE;
-  activate_step_at (self, self->cursor_x);
+  dw_chart_activate_step_at (self, self->cursor_x);
   return TRUE;
 }
 
 static void
-on_style_changed (DwChart *self)
+dw_chart_style_changed_cb (DwChart *self)
 {
   self->frame_valid = FALSE;
   for (guint i = 0; i < DW_CHART_N_LAYERS; i++)
@@ -649,7 +650,7 @@ dw_chart_class_init (DwChartClass *klass)
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
 }
 
-static const DwChartLayerKind layer_order[] = {
+static const DwChartLayerKind dw_chart_layer_order[] = {
   DW_CHART_LAYER_AXES,    DW_CHART_LAYER_THRESHOLDS, DW_CHART_LAYER_DATA,
   DW_CHART_LAYER_MARKERS, DW_CHART_LAYER_OVERLAY,
 };
@@ -660,10 +661,10 @@ dw_chart_init (DwChart *self)
   GtkEventController *motion, *key;
   GtkGesture *drag, *click;
 
-  self->series = g_ptr_array_new_with_free_func (chart_series_free);
+  self->series = g_ptr_array_new_with_free_func (dw_chart_series_free);
   self->natural_width = 420;
-  self->thresholds = g_ptr_array_new_with_free_func (threshold_free);
-  self->markers = g_ptr_array_new_with_free_func (marker_free);
+  self->thresholds = g_ptr_array_new_with_free_func (dw_chart_threshold_free);
+  self->markers = g_ptr_array_new_with_free_func (dw_chart_marker_free);
   self->band_labels = g_string_new (NULL);
   /* spikes are what a health tool exists to show: the axis covers them unless asked not to */
   self->ignore_outliers = FALSE;
@@ -674,44 +675,44 @@ dw_chart_init (DwChart *self)
   self->range_y0 = self->range_y1 = NAN;
   self->linthresh = 1;
   /* children in drawing order: what is drawn later is on top */
-  for (guint i = 0; i < G_N_ELEMENTS (layer_order); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (dw_chart_layer_order); i++)
     {
-      self->layers[layer_order[i]] = dw_chart_layer_new (layer_order[i]);
-      gtk_widget_set_parent (self->layers[layer_order[i]], GTK_WIDGET (self));
+      self->layers[dw_chart_layer_order[i]] = dw_chart_layer_new (dw_chart_layer_order[i]);
+      gtk_widget_set_parent (self->layers[dw_chart_layer_order[i]], GTK_WIDGET (self));
     }
   self->readout = dw_chart_readout_new ();
   gtk_widget_set_parent (self->readout, GTK_WIDGET (self));
 
   motion = gtk_event_controller_motion_new ();
-  g_signal_connect (motion, "enter", G_CALLBACK (on_motion), self);
-  g_signal_connect (motion, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (on_leave), self);
+  g_signal_connect (motion, "enter", G_CALLBACK (dw_chart_motion_cb), self);
+  g_signal_connect (motion, "motion", G_CALLBACK (dw_chart_motion_cb), self);
+  g_signal_connect (motion, "leave", G_CALLBACK (dw_chart_leave_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), motion);
 
   drag = gtk_gesture_drag_new ();
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (dw_chart_drag_begin_cb), self);
+  g_signal_connect (drag, "drag-update", G_CALLBACK (dw_chart_drag_update_cb), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (dw_chart_drag_end_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
 
   click = gtk_gesture_click_new ();
-  g_signal_connect (click, "pressed", G_CALLBACK (on_click), self);
+  g_signal_connect (click, "pressed", G_CALLBACK (dw_chart_click_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
 
   click = gtk_gesture_click_new ();
   gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_SECONDARY);
-  g_signal_connect (click, "pressed", G_CALLBACK (on_secondary_click), self);
+  g_signal_connect (click, "pressed", G_CALLBACK (dw_chart_secondary_click_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
 
   key = gtk_event_controller_key_new ();
-  g_signal_connect (key, "key-pressed", G_CALLBACK (on_key_pressed), self);
+  g_signal_connect (key, "key-pressed", G_CALLBACK (dw_chart_key_pressed_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), key);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
 
   g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
-                           G_CALLBACK (on_style_changed), self, G_CONNECT_SWAPPED);
+                           G_CALLBACK (dw_chart_style_changed_cb), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (adw_style_manager_get_default (), "notify::high-contrast",
-                           G_CALLBACK (on_style_changed), self, G_CONNECT_SWAPPED);
+                           G_CALLBACK (dw_chart_style_changed_cb), self, G_CONNECT_SWAPPED);
 }
 
 GtkWidget *
@@ -721,7 +722,7 @@ dw_chart_new (void)
 }
 
 static void
-copy_series (DwChart *copy, DwChartSeries *s)
+dw_chart_copy_series (DwChart *copy, DwChartSeries *s)
 {
   DwPlotSeries *data = dw_chart_add_series (copy, s->id, s->label, &s->color);
   gsize n = dw_plot_series_get_length (s->data), n_restarts;
@@ -746,7 +747,7 @@ dw_chart_new_copy (DwChart *self)
                        self->y_scale, NULL);
   dw_chart_set_y_unit (copy, self->y_unit);
   for (guint i = 0; i < self->series->len; i++)
-    copy_series (copy, g_ptr_array_index (self->series, i));
+    dw_chart_copy_series (copy, g_ptr_array_index (self->series, i));
   for (guint i = 0; i < self->thresholds->len; i++)
     {
       DwChartThreshold *threshold = g_ptr_array_index (self->thresholds, i);
@@ -825,7 +826,7 @@ dw_chart_set_y_scale (DwChart *self, DwChartScale scale)
   was_log = self->y_scale == DW_CHART_SCALE_LOG;
   self->y_scale = scale;
   self->zoomed_y = FALSE;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_Y_SCALE]);
   if (was_log != (scale == DW_CHART_SCALE_LOG))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOG_Y]);
@@ -840,7 +841,7 @@ dw_chart_set_y_range (DwChart *self, double y0, double y1)
   self->range_y0 = y0;
   self->range_y1 = y1;
   self->zoomed_y = FALSE;
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 gboolean
@@ -862,7 +863,7 @@ dw_chart_set_follow_latest (DwChart *self, gboolean follow)
   if (self->follow_latest == follow)
     return;
   self->follow_latest = follow;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FOLLOW_LATEST]);
 }
 
@@ -878,7 +879,7 @@ dw_chart_set_follow_span (DwChart *self, double span)
 {
   g_return_if_fail (DW_IS_CHART (self));
   self->follow_span = isfinite (span) && span > 0 ? span : 0;
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 double
@@ -902,7 +903,7 @@ dw_chart_set_y_unit (DwChart *self, const char *unit)
     return;
   g_free (self->y_unit);
   self->y_unit = g_strdup (unit);
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 const char *
@@ -936,7 +937,7 @@ dw_chart_set_x_mode (DwChart *self, DwXMode mode)
   self->x_mode = mode;
   self->zoomed = self->zoomed_y = FALSE;
   self->cursor_x = NAN;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_X_MODE]);
 }
 
@@ -958,7 +959,7 @@ dw_chart_set_smoothing (DwChart *self, double smoothing)
   for (guint i = 0; i < self->series->len; i++)
     dw_plot_series_set_smoothing (((DwChartSeries *)g_ptr_array_index (self->series, i))->data,
                                   smoothing);
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SMOOTHING]);
 }
 
@@ -977,7 +978,7 @@ dw_chart_set_ignore_outliers (DwChart *self, gboolean ignore)
   if (self->ignore_outliers == ignore)
     return;
   self->ignore_outliers = ignore;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_IGNORE_OUTLIERS]);
 }
 
@@ -1002,7 +1003,7 @@ dw_chart_set_cursor_x (DwChart *self, double x)
         gtk_popover_popdown (GTK_POPOVER (self->readout));
     }
   /* Only the overlay changes: the data layer keeps its render node. */
-  queue_overlay (self);
+  dw_chart_queue_overlay (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CURSOR_X]);
 }
 
@@ -1085,12 +1086,12 @@ dw_chart_clear (DwChart *self)
 }
 
 static gboolean
-on_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
+dw_chart_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer user_data)
 {
   DwChart *self = DW_CHART (widget);
 
   self->tick_id = 0;
-  queue_all (self);
+  dw_chart_queue_all (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -1101,7 +1102,7 @@ dw_chart_data_changed (DwChart *self)
   self->bounds_valid = FALSE;
   /* Coalesce: however many appends arrive, the chart redraws once, at the next frame. */
   if (self->tick_id == 0)
-    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), on_tick, NULL, NULL);
+    self->tick_id = gtk_widget_add_tick_callback (GTK_WIDGET (self), dw_chart_tick_cb, NULL, NULL);
 }
 
 void
@@ -1115,7 +1116,7 @@ dw_chart_add_threshold (DwChart *self, double value, DwThresholdKind kind, const
   t->kind = kind;
   t->label = g_strdup (label);
   g_ptr_array_add (self->thresholds, t);
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 void
@@ -1124,7 +1125,7 @@ dw_chart_set_band (DwChart *self, double lo, double hi)
   g_return_if_fail (DW_IS_CHART (self));
   self->band_lo = lo;
   self->band_hi = hi;
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 void
@@ -1140,7 +1141,7 @@ dw_chart_add_marker (DwChart *self, gint64 step, DwMarkerSeverity severity, cons
   m->title = g_strdup (title);
   m->show_label = show_label;
   g_ptr_array_add (self->markers, m);
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 void
@@ -1148,7 +1149,7 @@ dw_chart_clear_markers (DwChart *self)
 {
   g_return_if_fail (DW_IS_CHART (self));
   g_ptr_array_set_size (self->markers, 0);
-  queue_all (self);
+  dw_chart_queue_all (self);
 }
 
 void
@@ -1178,7 +1179,7 @@ dw_chart_zoom (DwChart *self, double x0, double x1, double y0, double y1)
   self->zoomed_y = isfinite (y0) && isfinite (y1) && y1 > y0;
   self->zy0 = y0;
   self->zy1 = y1;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
@@ -1189,7 +1190,7 @@ dw_chart_reset_zoom (DwChart *self)
   if (!self->zoomed && !self->zoomed_y)
     return;
   self->zoomed = self->zoomed_y = FALSE;
-  queue_all (self);
+  dw_chart_queue_all (self);
   g_signal_emit (self, signals[SIGNAL_ZOOM_CHANGED], 0);
 }
 
