@@ -124,27 +124,27 @@ dw_chart_axes_layer_draw_legend (DwChart *self, cairo_t *cr, const DwChartFrame 
     return;
   for (guint i = 0; i < self->series->len; i++)
     {
-      DwChartSeries *s = g_ptr_array_index (self->series, i);
-      const char *text = _dw_chart_legend_text (s);
+      DwChartSeries *series = g_ptr_array_index (self->series, i);
+      const char *text = _dw_chart_legend_text (series);
       gboolean seen = FALSE;
 
       for (guint j = 0; text != NULL && j < shown->len; j++)
         seen |= g_str_equal (_dw_chart_legend_text (g_ptr_array_index (shown, j)), text);
       if (text != NULL && !seen)
-        g_ptr_array_add (shown, s);
+        g_ptr_array_add (shown, series);
     }
   share = (width - MARGIN_RIGHT - f->px) / MAX (shown->len, 1u);
   for (guint i = 0; i < shown->len; i++)
     {
-      DwChartSeries *s = g_ptr_array_index (shown, i);
+      DwChartSeries *series = g_ptr_array_index (shown, i);
       g_autoptr (PangoLayout) layout
-        = dw_chart_style_layout (cr, st, _dw_chart_legend_text (s), 0.8, FALSE);
+        = dw_chart_style_layout (cr, st, _dw_chart_legend_text (series), 0.8, FALSE);
       int w, h;
 
       pango_layout_set_width (layout, (int)MAX (share - 30, 10) * PANGO_SCALE);
       pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
       pango_layout_get_pixel_size (layout, &w, &h);
-      dw_chart_style_set_color (cr, &s->color, 1);
+      dw_chart_style_set_color (cr, &series->color, 1);
       cairo_rectangle (cr, x, f->legend_y + 8, 12, 3);
       cairo_fill (cr);
       dw_chart_style_set_color (cr, &st->fg, 0.8);

@@ -45,8 +45,8 @@ dw_chart_export (DwChart *self, const char *path, DwExportFormat format, int wid
   lx = width - MARGIN_RIGHT;
   for (guint i = self->series->len; i > 0; i--)
     {
-      DwChartSeries *s = g_ptr_array_index (self->series, i - 1);
-      g_autoptr (PangoLayout) layout = dw_chart_style_layout (cr, &st, s->label, 0.8, FALSE);
+      DwChartSeries *series = g_ptr_array_index (self->series, i - 1);
+      g_autoptr (PangoLayout) layout = dw_chart_style_layout (cr, &st, series->label, 0.8, FALSE);
       int tw, th;
 
       pango_layout_get_pixel_size (layout, &tw, &th);
@@ -54,7 +54,7 @@ dw_chart_export (DwChart *self, const char *path, DwExportFormat format, int wid
       dw_chart_style_set_color (cr, &st.fg, 0.8);
       cairo_move_to (cr, lx, 10);
       pango_cairo_show_layout (cr, layout);
-      dw_chart_style_set_color (cr, &s->color, 1);
+      dw_chart_style_set_color (cr, &series->color, 1);
       cairo_rectangle (cr, lx - 16, 10 + th / 2.0 - 2, 12, 4);
       cairo_fill (cr);
       lx -= 28;
@@ -91,17 +91,17 @@ dw_chart_export_csv (DwChart *self, const char *path, GError **error)
   /* Every stored point at full resolution, not what is drawn. */
   for (guint i = 0; i < self->series->len; i++)
     {
-      DwChartSeries *s = g_ptr_array_index (self->series, i);
-      gsize n = dw_plot_series_get_length (s->data);
-      const gint64 *steps = dw_plot_series_get_steps (s->data);
-      const double *wall = dw_plot_series_get_x (s->data, DW_X_WALL);
-      const double *raw = dw_pyramid_get_values (dw_plot_series_get_raw (s->data));
-      const double *sm = dw_pyramid_get_values (dw_plot_series_get_smoothed (s->data));
-      gboolean has_wall = dw_plot_series_has_wall_time (s->data);
+      DwChartSeries *series = g_ptr_array_index (self->series, i);
+      gsize n = dw_plot_series_get_length (series->data);
+      const gint64 *steps = dw_plot_series_get_steps (series->data);
+      const double *wall = dw_plot_series_get_x (series->data, DW_X_WALL);
+      const double *raw = dw_pyramid_get_values (dw_plot_series_get_raw (series->data));
+      const double *sm = dw_pyramid_get_values (dw_plot_series_get_smoothed (series->data));
+      gboolean has_wall = dw_plot_series_has_wall_time (series->data);
 
       for (gsize j = 0; j < n; j++)
         {
-          dw_csv_field (out, s->label);
+          dw_csv_field (out, series->label);
           g_string_append_printf (out, ",%" G_GINT64_FORMAT ",", steps[j]);
           if (has_wall)
             dw_csv_number (out, wall[j]);

@@ -21,17 +21,17 @@ G_DEFINE_FINAL_TYPE (DwChartMarkersLayer, dw_chart_markers_layer, DW_TYPE_CHART_
 /* NaN / ±inf: TensorBoard-style triangles, in the error colour, at the column they occur in. */
 static void
 dw_chart_markers_layer_draw_nonfinite (DwChart *self, cairo_t *cr, const DwChartFrame *f,
-                                       const DwChartStyle *st, DwChartSeries *s)
+                                       const DwChartStyle *st, DwChartSeries *series)
 {
-  const DwPyramid *p = dw_plot_series_get_raw (s->data);
-  const double *x = dw_plot_series_get_x (s->data, self->x_mode);
+  const DwPyramid *pyramid = dw_plot_series_get_raw (series->data);
+  const double *x = dw_plot_series_get_x (series->data, self->x_mode);
   guint width = CLAMP ((guint)ceil (f->pw), 1, MAX_COLUMNS);
   DwColumn *cols = self->columns;
   guint last_c = G_MAXUINT;
 
-  if (dw_pyramid_get_length (p) == 0)
+  if (dw_pyramid_get_length (pyramid) == 0)
     return;
-  dw_pyramid_columns (p, x, f->x0, f->x1, width, cols);
+  dw_pyramid_columns (pyramid, x, f->x0, f->x1, width, cols);
   cairo_save (cr);
   dw_chart_style_set_color (cr, &st->error, 1);
   for (guint c = 0; c < width; c++)
@@ -64,18 +64,18 @@ dw_chart_markers_layer_draw_nonfinite (DwChart *self, cairo_t *cr, const DwChart
 }
 
 static const GdkRGBA *
-dw_chart_markers_layer_color (const DwChartMarker *m, const DwChartStyle *st)
+dw_chart_markers_layer_color (const DwChartMarker *marker, const DwChartStyle *st)
 {
-  return m->severity == DW_MARKER_CRITICAL  ? &st->error
-         : m->severity == DW_MARKER_WARNING ? &st->warning
-                                            : &st->fg;
+  return marker->severity == DW_MARKER_CRITICAL  ? &st->error
+         : marker->severity == DW_MARKER_WARNING ? &st->warning
+                                                 : &st->fg;
 }
 
 /* the pixel-centred x of a health marker's line (NAN or outside the plot when not shown) */
 static double
-dw_chart_markers_layer_x (DwChart *self, const DwChartFrame *f, const DwChartMarker *m)
+dw_chart_markers_layer_x (DwChart *self, const DwChartFrame *f, const DwChartMarker *marker)
 {
-  return round (dw_chart_frame_x (f, _dw_chart_x_of_step (self, m->step))) + 0.5;
+  return round (dw_chart_frame_x (f, _dw_chart_x_of_step (self, marker->step))) + 0.5;
 }
 
 static void
@@ -92,15 +92,15 @@ dw_chart_markers_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartFram
   /* Restarts: thin dotted lines. */
   for (guint i = 0; i < self->series->len; i++)
     {
-      DwChartSeries *s = g_ptr_array_index (self->series, i);
-      gsize nr;
-      const gint64 *r = dw_plot_series_get_restarts (s->data, &nr);
+      DwChartSeries *series = g_ptr_array_index (self->series, i);
+      gsize n_restarts;
+      const gint64 *r = dw_plot_series_get_restarts (series->data, &n_restarts);
 
-      for (gsize j = 0; j < nr; j++)
+      for (gsize j = 0; j < n_restarts; j++)
         {
-          double x
-            = round (dw_chart_frame_x (f, dw_plot_series_x_of_step (s->data, self->x_mode, r[j])))
-              + 0.5;
+          double x = round (dw_chart_frame_x (
+                       f, dw_plot_series_x_of_step (series->data, self->x_mode, r[j])))
+                     + 0.5;
           if (x < f->px || x > f->px + f->pw)
             continue;
           self->n_restarts++;
@@ -120,9 +120,9 @@ dw_chart_markers_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartFram
   /* Health events: a solid line at the first step a rule fired, with a flag. */
   for (guint i = 0; i < self->markers->len; i++)
     {
-      DwChartMarker *m = g_ptr_array_index (self->markers, i);
-      const GdkRGBA *c = dw_chart_markers_layer_color (m, st);
-      double x = dw_chart_markers_layer_x (self, f, m);
+      DwChartMarker *marker = g_ptr_array_index (self->markers, i);
+      const GdkRGBA *c = dw_chart_markers_layer_color (marker, st);
+      double x = dw_chart_markers_layer_x (self, f, marker);
 
       if (!isfinite (x) || x < f->px || x > f->px + f->pw)
         continue;
@@ -150,19 +150,19 @@ dw_chart_markers_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartFram
 
     for (guint i = 0; i < self->markers->len; i++)
       {
-        DwChartMarker *m = g_ptr_array_index (self->markers, i);
-        const GdkRGBA *c = dw_chart_markers_layer_color (m, st);
-        double x = dw_chart_markers_layer_x (self, f, m);
+        DwChartMarker *marker = g_ptr_array_index (self->markers, i);
+        const GdkRGBA *c = dw_chart_markers_layer_color (marker, st);
+        double x = dw_chart_markers_layer_x (self, f, marker);
         g_autofree char *short_text = NULL;
         const char *texts[3];
 
-        if (!m->show_label || m->title == NULL || !isfinite (x) || x < f->px || x > f->px + f->pw
-            || n_taken == G_N_ELEMENTS (taken_l))
+        if (!marker->show_label || marker->title == NULL || !isfinite (x) || x < f->px
+            || x > f->px + f->pw || n_taken == G_N_ELEMENTS (taken_l))
           continue;
         /* TRANSLATORS: short label of a health marker on a chart when its title does not fit */
-        short_text = g_strdup_printf (_ ("step %" PRId64), m->step);
+        short_text = g_strdup_printf (_ ("step %" PRId64), marker->step);
         /* The title in bold, in regular weight (narrower), then the short text in bold. */
-        texts[0] = texts[1] = m->title;
+        texts[0] = texts[1] = marker->title;
         texts[2] = short_text;
         for (guint k = 0; k < G_N_ELEMENTS (texts); k++)
           {

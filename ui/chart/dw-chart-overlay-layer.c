@@ -53,24 +53,24 @@ dw_chart_overlay_layer_draw (DwChartLayer *layer, DwChart *self, cairo_t *cr, co
   /* Dots on every run's nearest real sample (hover snaps to data, never to an interpolation). */
   for (guint i = 0; i < self->series->len; i++)
     {
-      DwChartSeries *s = g_ptr_array_index (self->series, i);
-      gssize j = dw_plot_series_nearest (s->data, self->x_mode, self->cursor_x);
+      DwChartSeries *series = g_ptr_array_index (self->series, i);
+      gssize j = dw_plot_series_nearest (series->data, self->x_mode, self->cursor_x);
       const double *v;
       double px, py;
 
       if (j < 0)
         continue;
-      v = dw_pyramid_get_values (_dw_chart_main_pyramid (self, s));
+      v = dw_pyramid_get_values (_dw_chart_main_pyramid (self, series));
       if (!isfinite (v[j]))
         continue;
-      px = dw_chart_frame_x (f, dw_plot_series_get_x (s->data, self->x_mode)[j]);
+      px = dw_chart_frame_x (f, dw_plot_series_get_x (series->data, self->x_mode)[j]);
       py = dw_chart_frame_y (f, v[j]);
       if (py < f->py || py > f->py + f->ph)
         continue;
       dw_chart_style_set_color (cr, &st->bg, 1);
       cairo_arc (cr, px, py, 4.5, 0, 2 * G_PI);
       cairo_fill (cr);
-      dw_chart_style_set_color (cr, &s->color, 1);
+      dw_chart_style_set_color (cr, &series->color, 1);
       cairo_arc (cr, px, py, 3, 0, 2 * G_PI);
       cairo_fill (cr);
     }

@@ -32,23 +32,23 @@ dw_chart_thresholds_layer_draw_lines (DwChart *self, cairo_t *cr, const DwChartF
     }
   for (guint i = 0; i < self->thresholds->len; i++)
     {
-      DwChartThreshold *t = g_ptr_array_index (self->thresholds, i);
-      const GdkRGBA *c = t->kind == DW_THRESHOLD_WARNING ? &st->warning
-                         : t->kind == DW_THRESHOLD_GOOD  ? &st->good
-                                                         : &st->fg;
-      double y = round (dw_chart_frame_y (f, t->value)) + 0.5;
+      DwChartThreshold *threshold = g_ptr_array_index (self->thresholds, i);
+      const GdkRGBA *color = threshold->kind == DW_THRESHOLD_WARNING ? &st->warning
+                             : threshold->kind == DW_THRESHOLD_GOOD  ? &st->good
+                                                                     : &st->fg;
+      double y = round (dw_chart_frame_y (f, threshold->value)) + 0.5;
       double dash[] = { 5, 4 };
 
       if (y < f->py || y > f->py + f->ph)
         continue;
-      dw_chart_style_set_color (cr, c, t->kind == DW_THRESHOLD_IDEAL ? 0.45 : 0.85);
+      dw_chart_style_set_color (cr, color, threshold->kind == DW_THRESHOLD_IDEAL ? 0.45 : 0.85);
       cairo_set_line_width (cr, st->high_contrast ? 2 : 1);
-      cairo_set_dash (cr, dash, t->kind == DW_THRESHOLD_IDEAL ? 0 : 2, 0);
+      cairo_set_dash (cr, dash, threshold->kind == DW_THRESHOLD_IDEAL ? 0 : 2, 0);
       cairo_move_to (cr, f->px, y);
       cairo_line_to (cr, f->px + f->pw, y);
       cairo_stroke (cr);
-      if (t->label != NULL)
-        dw_chart_style_text (cr, st, t->label, f->px + f->pw - 4, y - 2, 1, 1, 0.75, FALSE);
+      if (threshold->label != NULL)
+        dw_chart_style_text (cr, st, threshold->label, f->px + f->pw - 4, y - 2, 1, 1, 0.75, FALSE);
     }
   cairo_restore (cr);
 }
