@@ -7,11 +7,13 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <adwaita.h>
 
 #include "dw-chart-card.h"
 #include "dw-chart-private.h"
+#include "dw-chart-readout.h"
 #include "dw-ui-test-util.h"
 
 typedef struct
@@ -345,6 +347,7 @@ static void
 test_step_activated (Fixture *fx, gconstpointer data)
 {
   g_autoptr (GArray) steps = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *readout_text = NULL, *expected = NULL;
   GtkWidget *widget = GTK_WIDGET (fx->chart);
   DwChartFrame frame;
   double x, y, cursor;
@@ -379,6 +382,22 @@ test_step_activated (Fixture *fx, gconstpointer data)
   cursor = dw_chart_get_cursor_x (fx->chart);
   g_assert_true (isfinite (cursor));
   g_assert_cmpfloat (g_array_index (steps, double, 1), ==, round (cursor));
+
+  /* Left and Right move the cursor a sample at a time: no pointer needed to pick a step */
+  g_assert_true (dw_ui_test_key (widget, GDK_KEY_Left, FALSE));
+  g_assert_true (dw_ui_test_key (widget, GDK_KEY_Return, FALSE));
+  g_assert_true (dw_ui_test_key (widget, GDK_KEY_Right, FALSE));
+  g_assert_true (dw_ui_test_key (widget, GDK_KEY_Right, FALSE));
+  g_assert_true (dw_ui_test_key (widget, GDK_KEY_Return, FALSE));
+  dw_ui_test_iterate_ms (100);
+  g_assert_cmpuint (steps->len, ==, 4);
+  g_assert_cmpfloat (g_array_index (steps, double, 2), ==, g_array_index (steps, double, 1) - 1);
+  g_assert_cmpfloat (g_array_index (steps, double, 3), ==, g_array_index (steps, double, 1) + 1);
+  /* the read-out follows the keyboard cursor */
+  readout_text = dw_chart_readout_dup_text (DW_CHART_READOUT (dw_chart_get_readout (fx->chart)));
+  expected = g_strdup_printf ("step %.0f", g_array_index (steps, double, 3));
+  g_assert_true (gtk_widget_get_visible (dw_chart_get_readout (fx->chart)));
+  g_assert_nonnull (strstr (readout_text, expected));
 }
 
 int

@@ -320,6 +320,10 @@ dw_chart_hover (DwChart *self, double x, double y)
 static void
 dw_chart_motion_cb (GtkEventControllerMotion *motion, double x, double y, DwChart *self)
 {
+  /* a motion event where the pointer already was (X repeats them, GTK synthesizes them after a
+   * relayout) leaves a cursor the keyboard moved where it is */
+  if (self->hovering && x == self->hover_px && y == self->hover_py)
+    return;
   dw_chart_hover (self, x, y);
 }
 
@@ -433,11 +437,49 @@ dw_chart_secondary_click_cb (GtkGestureClick *gesture, int n_press, double x, do
   dw_chart_activate_step_at (self, dw_chart_frame_inv_x (&f, x));
 }
 
-/* Enter (or the keypad's, or space) while the chart has the focus: the step at the cursor. */
+/* Left/Right with the keyboard focus: the cursor moves to the previous/next sample of the first
+ * series with data (starting at the newest one in view), and the read-out follows, so a step can
+ * be found and activated without a pointer. */
+static gboolean
+dw_chart_move_cursor (DwChart *self, int direction)
+{
+  DwChartFrame f;
+
+  _dw_chart_make_frame (self, &f, gtk_widget_get_width (GTK_WIDGET (self)),
+                        gtk_widget_get_height (GTK_WIDGET (self)));
+  for (guint i = 0; i < self->series->len; i++)
+    {
+      DwChartSeries *series = g_ptr_array_index (self->series, i);
+      const double *xs = dw_plot_series_get_x (series->data, self->x_mode);
+      gsize length = dw_plot_series_get_length (series->data);
+      gssize index;
+
+      if (length == 0)
+        continue;
+      if (isfinite (self->cursor_x))
+        index = dw_plot_series_nearest (series->data, self->x_mode, self->cursor_x) + direction;
+      else
+        index = dw_plot_series_nearest (series->data, self->x_mode, f.x1);
+      index = CLAMP (index, 0, (gssize)length - 1);
+      if (xs[index] < f.x0 || xs[index] > f.x1)
+        return TRUE;
+      self->hovering = TRUE;
+      dw_chart_set_cursor_x (self, xs[index]);
+      dw_chart_update_readout (self, dw_chart_frame_x (&f, xs[index]), f.py + f.ph / 2);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* Enter (or the keypad's) while the chart has the focus: the step at the cursor. */
 static gboolean
 dw_chart_key_pressed_cb (GtkEventControllerKey *key, guint keyval, guint keycode,
                          GdkModifierType state, DwChart *self)
 {
+  if (keyval == GDK_KEY_Left || keyval == GDK_KEY_KP_Left)
+    return dw_chart_move_cursor (self, -1);
+  if (keyval == GDK_KEY_Right || keyval == GDK_KEY_KP_Right)
+    return dw_chart_move_cursor (self, 1);
   if (keyval != GDK_KEY_Return && keyval != GDK_KEY_KP_Enter && keyval != GDK_KEY_ISO_Enter)
     return FALSE;
   if (!isfinite (self->cursor_x))
