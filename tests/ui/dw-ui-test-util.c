@@ -196,17 +196,23 @@ pointer_reaches (GtkWidget *widget, double x, double y)
 }
 
 gboolean
-dw_ui_test_click (GtkWidget *widget, double x, double y)
+dw_ui_test_click_button (GtkWidget *widget, double x, double y, guint button)
 {
   Display *dpy = xtest_display (widget);
 
   if (!pointer_reaches (widget, x, y))
     return FALSE;
-  xtest.button (dpy, 1, True, 0);
+  xtest.button (dpy, button, True, 0);
   xtest_settle (dpy);
-  xtest.button (dpy, 1, False, 0);
+  xtest.button (dpy, button, False, 0);
   xtest_settle (dpy);
   return TRUE;
+}
+
+gboolean
+dw_ui_test_click (GtkWidget *widget, double x, double y)
+{
+  return dw_ui_test_click_button (widget, x, y, 1);
 }
 
 gboolean

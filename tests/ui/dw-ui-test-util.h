@@ -27,6 +27,8 @@ gboolean dw_ui_test_wheel (GtkWidget *widget, double x, double y, int notches);
 gboolean dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1);
 /* Button 1 press and release at (@x, @y). */
 gboolean dw_ui_test_click (GtkWidget *widget, double x, double y);
+/* Press and release of X button @button (1 primary, 3 secondary) at (@x, @y). */
+gboolean dw_ui_test_click_button (GtkWidget *widget, double x, double y, guint button);
 /* Presses and releases the key of @keyval (with Control held when @control) in @widget's window,
  * the pointer first moved into @widget so the X focus (PointerRoot without a window manager)
  * is there. */

@@ -194,6 +194,48 @@ test_hover_redraws_overlay_only (Fixture *fx, gconstpointer data)
   g_assert_cmpstr (text, ==, "run a: 50 at step 400");
 }
 
+/* The chart is a container of layers: one child per kind, each a subclass of the derivable
+ * DwChartLayer drawn in order (axes under the series, the overlay on top); hover redraws the
+ * overlay and no other layer, new data every layer. */
+static void
+test_layers (Fixture *fx, gconstpointer data)
+{
+  static const DwChartLayerKind order[]
+    = { DW_CHART_LAYER_AXES, DW_CHART_LAYER_THRESHOLDS, DW_CHART_LAYER_DATA, DW_CHART_LAYER_MARKERS,
+        DW_CHART_LAYER_OVERLAY };
+  guint draws[DW_CHART_N_LAYERS], index = 0;
+
+  g_assert_true (G_TYPE_IS_DERIVABLE (DW_TYPE_CHART_LAYER));
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (fx->chart)); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      if (!DW_IS_CHART_LAYER (child))
+        continue; /* the read-out popover */
+      g_assert_cmpuint (index, <, G_N_ELEMENTS (order));
+      g_assert_cmpint (dw_chart_layer_get_kind (DW_CHART_LAYER (child)), ==, order[index]);
+      g_assert_true (G_OBJECT_TYPE (child) != DW_TYPE_CHART_LAYER);
+      g_assert_true (child == _dw_chart_get_layer (fx->chart, order[index]));
+      g_assert_cmpuint (layer_draws (fx, order[index]), >=, 1);
+      index++;
+    }
+  g_assert_cmpuint (index, ==, G_N_ELEMENTS (order));
+
+  for (guint i = 0; i < DW_CHART_N_LAYERS; i++)
+    draws[i] = layer_draws (fx, i);
+  dw_chart_hover (fx->chart, dw_chart_data_to_widget_x (fx->chart, 300), 100);
+  wait_frames (fx, 3);
+  for (guint i = 0; i < DW_CHART_N_LAYERS; i++)
+    if (i == DW_CHART_LAYER_OVERLAY)
+      g_assert_cmpuint (layer_draws (fx, i), >, draws[i]);
+    else
+      g_assert_cmpuint (layer_draws (fx, i), ==, draws[i]);
+
+  dw_chart_add_threshold (fx->chart, 2.0, DW_THRESHOLD_WARNING, "2");
+  wait_frames (fx, 3);
+  for (guint i = 0; i < DW_CHART_N_LAYERS; i++)
+    g_assert_cmpuint (layer_draws (fx, i), >, draws[i]);
+}
+
 static void
 test_log_scale_and_zoom (Fixture *fx, gconstpointer data)
 {
@@ -416,6 +458,7 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/Dw/Chart/marker-labels-narrow", Fixture, GINT_TO_POINTER (240), fixture_setup,
               test_marker_labels_narrow, fixture_teardown);
+  g_test_add ("/Dw/Chart/layers", Fixture, NULL, fixture_setup, test_layers, fixture_teardown);
   g_test_add ("/Dw/Chart/hover", Fixture, NULL, fixture_setup, test_hover_redraws_overlay_only,
               fixture_teardown);
   g_test_add ("/Dw/Chart/log-zoom", Fixture, NULL, fixture_setup, test_log_scale_and_zoom,

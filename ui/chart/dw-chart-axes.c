@@ -111,6 +111,64 @@ log_ticks (double lo, double hi, int target, DwAxisTick *ticks, guint max)
   return n;
 }
 
+/* the label of ±10^@decade: "0.01", "-100", "1e-6" */
+static void
+format_decade (double sign, int decade, char *buf, gsize size)
+{
+  if (decade >= -3 && decade <= 4)
+    dw_chart_axes_format (sign * pow (10, decade), pow (10, decade), buf, size);
+  else
+    g_snprintf (buf, size, "%s1e%d", sign < 0 ? "-" : "", decade);
+}
+
+guint
+dw_chart_axes_symlog_ticks (double lo, double hi, double linthresh, int target, DwAxisTick *ticks,
+                            guint max)
+{
+  int first = (int)ceil (log10 (linthresh) - 1e-9);
+  int top = (int)floor (log10 (MAX (fabs (lo), fabs (hi))) + 1e-9);
+  int n_decades = 0, every;
+  guint n = 0;
+
+  if (!(hi > lo) || !(linthresh > 0) || top < first)
+    return dw_chart_axes_ticks (DW_AXIS_LINEAR, lo, hi, target, ticks, max);
+  for (int d = first; d <= top; d++)
+    n_decades += (-pow (10, d) >= lo) + (pow (10, d) <= hi);
+  /* labelled decades: multiples of @every counted down from the top, so the outermost shows */
+  every = MAX (1, (int)ceil ((double)n_decades / MAX (target - 1, 1)));
+  for (int side = -1; side <= 1; side += 2)
+    for (int k = 0; k <= top - first && n < max; k++)
+      {
+        /* negative side from its outermost decade in, positive side from the innermost out */
+        int d = side < 0 ? top - k : first + k;
+        double value = side * pow (10, d);
+
+        if (value < lo || value > hi)
+          continue;
+        ticks[n].value = value;
+        ticks[n].labelled = (top - d) % every == 0;
+        format_decade (side, d, ticks[n].label, sizeof ticks[n].label);
+        n++;
+        if (side < 0 && d == first && lo < 0 && hi >= 0 && n < max)
+          {
+            ticks[n].value = 0;
+            ticks[n].labelled = TRUE;
+            g_strlcpy (ticks[n].label, "0", sizeof ticks[n].label);
+            n++;
+          }
+      }
+  /* the range does not reach below -linthresh: 0 still goes before the positive decades */
+  if (lo <= 0 && hi >= 0 && -pow (10, first) < lo && n < max)
+    {
+      memmove (ticks + 1, ticks, sizeof *ticks * MIN (n, max - 1));
+      ticks[0].value = 0;
+      ticks[0].labelled = TRUE;
+      g_strlcpy (ticks[0].label, "0", sizeof ticks[0].label);
+      n = MIN (n + 1, max);
+    }
+  return n;
+}
+
 static const double time_steps[]
   = { 1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
       900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800 };

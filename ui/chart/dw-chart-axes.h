@@ -37,6 +37,13 @@ typedef struct
 guint dw_chart_axes_ticks (DwAxisKind kind, double lo, double hi, int target, DwAxisTick *ticks,
                            guint max);
 
+/* Ticks of a symmetric-log axis over [@lo, @hi] whose linear part is [-@linthresh, @linthresh]:
+ * 0 and ±10^k for every decade from @linthresh outwards (labelled as often as about @target
+ * labels allow, always 0 and the outermost decades kept apart); a range inside the linear part
+ * gets linear ticks. Labels of labelled ticks are unique. */
+guint dw_chart_axes_symlog_ticks (double lo, double hi, double linthresh, int target,
+                                  DwAxisTick *ticks, guint max);
+
 /* A value printed with enough digits to tell apart values @resolution apart (the hover read-out
  * uses it with the axis's tick spacing divided by 100). */
 void dw_chart_axes_format (double value, double resolution, char *buf, gsize size);

@@ -23,6 +23,13 @@ void dw_chart_card_set_log_y (DwChartCard *self, gboolean log_y);
 /* Text shown over the chart while it has no data (NULL: none). */
 void dw_chart_card_set_empty_text (DwChartCard *self, const char *text);
 
+/* The "Set Y Range…" popover and its two entries (tests fill them as a person would). */
+GtkWidget *dw_chart_card_get_range_popover (DwChartCard *self);
+void dw_chart_card_get_range_entries (DwChartCard *self, GtkEditable **minimum,
+                                      GtkEditable **maximum);
+/* The "Enlarge" window while it is open, else NULL. */
+GtkWindow *dw_chart_card_get_enlarged (DwChartCard *self);
+
 /* What the export menu items do once a file is chosen: @format is "png", "svg", "pdf" or "csv". */
 /* The file name the export dialog proposes: the run (and how many more are overlaid), the
  * card's title, @format ("demo-collapse-KL-rollout-training.png"). */

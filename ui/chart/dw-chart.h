@@ -4,8 +4,8 @@
  *
  * Draws per-pixel-column min/max envelopes of every series (never a sample of the points), the
  * debiased EMA over the faded raw series, NaN/inf, restart, clipped-data and health markers and
- * threshold lines/bands. The data and the hover overlay are separate child widgets, so pointer
- * motion redraws only the overlay.
+ * threshold lines/bands. Each part is a layer (dw-chart-layer.h), a child widget of its own,
+ * so pointer motion redraws only the overlay. Signals: "zoom-changed", "step-activated".
  */
 #pragma once
 
@@ -36,15 +36,40 @@ typedef enum
   DW_EXPORT_PDF,
 } DwExportFormat;
 
+typedef enum
+{
+  DW_CHART_SCALE_LINEAR = 0,
+  DW_CHART_SCALE_LOG,    /* values > 0 only */
+  DW_CHART_SCALE_SYMLOG, /* symmetric log: signed values, linear near 0, a decade a step beyond */
+} DwChartScale;
+
+GType dw_chart_scale_get_type (void);
+#define DW_TYPE_CHART_SCALE (dw_chart_scale_get_type ())
+
 #define DW_TYPE_CHART (dw_chart_get_type ())
 G_DECLARE_FINAL_TYPE (DwChart, dw_chart, DW, CHART, GtkWidget)
 
 GtkWidget *dw_chart_new (void);
+/* A new chart with the same series (copied), thresholds, band, markers and settings (Enlarge). */
+GtkWidget *dw_chart_new_copy (DwChart *self);
 
 const char *dw_chart_get_title (DwChart *self);
 void dw_chart_set_title (DwChart *self, const char *title);
 gboolean dw_chart_get_log_y (DwChart *self);
 void dw_chart_set_log_y (DwChart *self, gboolean log_y);
+/* The y scale; "log-y" is TRUE exactly when it is DW_CHART_SCALE_LOG. */
+DwChartScale dw_chart_get_y_scale (DwChart *self);
+void dw_chart_set_y_scale (DwChart *self, DwChartScale scale);
+/* A fixed y range [@y0, @y1] instead of the automatic one (a zoom still overrides it); NAN (or
+ * an empty range) goes back to automatic. get returns whether a range is set. */
+void dw_chart_set_y_range (DwChart *self, double y0, double y1);
+gboolean dw_chart_get_y_range (DwChart *self, double *y0, double *y1);
+/* Following the newest point of a live run: the x view ends at the last x as points arrive,
+ * keeping its width (the span set, else the zoom's, else all the data). */
+void dw_chart_set_follow_latest (DwChart *self, gboolean follow);
+gboolean dw_chart_get_follow_latest (DwChart *self);
+/* The x width a followed view shows (steps or seconds); 0: the zoom's width, or all. */
+void dw_chart_set_follow_span (DwChart *self, double span);
 /* Where the x-axis value @x (a step, or seconds) is drawn, in widget coordinates. */
 double dw_chart_data_to_widget_x (DwChart *self, double x);
 /* The y axis title, the unit of the values ("nats", "fraction", "tokens"; NULL or "" for none).
