@@ -15,45 +15,46 @@ G_DEFINE_QUARK (dw-config-json-error-quark, dw_config_json_error)
 /* clang-format on */
 
 static gboolean
-value_from_node (JsonNode *n, DwValue *v)
+dw_config_json_value_from_node (JsonNode *node, DwValue *value)
 {
-  if (JSON_NODE_HOLDS_NULL (n))
-    *v = dw_value_none ();
-  else if (JSON_NODE_HOLDS_VALUE (n))
+  if (JSON_NODE_HOLDS_NULL (node))
+    *value = dw_value_none ();
+  else if (JSON_NODE_HOLDS_VALUE (node))
     {
-      GType t = json_node_get_value_type (n);
-      if (t == G_TYPE_BOOLEAN)
-        *v = dw_value_bool (json_node_get_boolean (n));
-      else if (t == G_TYPE_INT64)
-        *v = dw_value_int (json_node_get_int (n));
-      else if (t == G_TYPE_DOUBLE)
-        *v = dw_value_float (json_node_get_double (n));
+      GType type = json_node_get_value_type (node);
+      if (type == G_TYPE_BOOLEAN)
+        *value = dw_value_bool (json_node_get_boolean (node));
+      else if (type == G_TYPE_INT64)
+        *value = dw_value_int (json_node_get_int (node));
+      else if (type == G_TYPE_DOUBLE)
+        *value = dw_value_float (json_node_get_double (node));
       else
         {
-          const char *s = json_node_get_string (n);
-          if (strlen (s) >= DW_VALUE_STR_MAX)
+          const char *text = json_node_get_string (node);
+          if (strlen (text) >= DW_VALUE_STR_MAX)
             return FALSE;
-          *v = dw_value_str (s);
+          *value = dw_value_str (text);
         }
     }
   else
     {
-      g_autofree char *s = json_to_string (n, FALSE);
-      *v = dw_value_none ();
-      v->kind = DW_VALUE_OTHER;
-      g_strlcpy (v->s, s, sizeof v->s);
+      g_autofree char *text = json_to_string (node, FALSE);
+      *value = dw_value_none ();
+      value->kind = DW_VALUE_OTHER;
+      g_strlcpy (value->s, text, sizeof value->s);
     }
   return TRUE;
 }
 
 static gboolean
-apply_preset (DwConfig *config, const DwValue *v, GError **error)
+dw_config_json_apply_preset (DwConfig *config, const DwValue *value, GError **error)
 {
-  DwCorrectionError e;
-  if (v->kind != DW_VALUE_STR || !dw_preset_apply (config, v->s, &e))
+  DwCorrectionError problem;
+  if (value->kind != DW_VALUE_STR || !dw_preset_apply (config, value->s, &problem))
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PRESET,
-                   "unknown preset %s for generation %s", v->kind == DW_VALUE_STR ? v->s : "?",
+                   "unknown preset %s for generation %s",
+                   value->kind == DW_VALUE_STR ? value->s : "?",
                    dw_generation_name (config->generation));
       return FALSE;
     }
@@ -61,11 +62,11 @@ apply_preset (DwConfig *config, const DwValue *v, GError **error)
 }
 
 static gboolean
-set_key (DwConfig *config, const char *key, const DwValue *v, GError **error)
+dw_config_json_set_key (DwConfig *config, const char *key, const DwValue *value, GError **error)
 {
   if (g_str_equal (key, "preset"))
-    return apply_preset (config, v, error);
-  if (!dw_config_set (config, key, v))
+    return dw_config_json_apply_preset (config, value, error);
+  if (!dw_config_set (config, key, value))
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_KEY,
                    "config key '%s': too long or too many keys", key);
@@ -182,33 +183,33 @@ dw_config_json_merge (DwConfig *config, const char *json, gboolean strict, GErro
                    "config JSON: expected an object");
       return FALSE;
     }
-  JsonObject *o = json_node_get_object (root);
-  if (json_object_has_member (o, "preset"))
+  JsonObject *object = json_node_get_object (root);
+  if (json_object_has_member (object, "preset"))
     {
-      DwValue v;
-      if (!value_from_node (json_object_get_member (o, "preset"), &v)
-          || !apply_preset (config, &v, error))
+      DwValue value;
+      if (!dw_config_json_value_from_node (json_object_get_member (object, "preset"), &value)
+          || !dw_config_json_apply_preset (config, &value, error))
         {
           if (error && !*error)
             g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PRESET, "bad preset");
           return FALSE;
         }
     }
-  g_autoptr (GList) keys = json_object_get_members (o);
-  for (GList *l = keys; l; l = l->next)
+  g_autoptr (GList) keys = json_object_get_members (object);
+  for (GList *member = keys; member; member = member->next)
     {
-      if (g_str_equal (l->data, "preset"))
+      if (g_str_equal (member->data, "preset"))
         continue;
-      if (strict && !dw_config_json_key_known (config, l->data, error))
+      if (strict && !dw_config_json_key_known (config, member->data, error))
         return FALSE;
-      DwValue v;
-      if (!value_from_node (json_object_get_member (o, l->data), &v))
+      DwValue value;
+      if (!dw_config_json_value_from_node (json_object_get_member (object, member->data), &value))
         {
           g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
-                       "config key '%s': value too long", (char *)l->data);
+                       "config key '%s': value too long", (char *)member->data);
           return FALSE;
         }
-      if (!set_key (config, l->data, &v, error))
+      if (!dw_config_json_set_key (config, member->data, &value, error))
         return FALSE;
     }
   return TRUE;
@@ -217,31 +218,31 @@ dw_config_json_merge (DwConfig *config, const char *json, gboolean strict, GErro
 gboolean
 dw_config_set_assignment (DwConfig *config, const char *assignment, GError **error)
 {
-  const char *eq = strchr (assignment, '=');
-  if (!eq || eq == assignment)
+  const char *equals = strchr (assignment, '=');
+  if (!equals || equals == assignment)
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
                    "--set '%s': expected KEY=VALUE", assignment);
       return FALSE;
     }
-  g_autofree char *key = g_strndup (assignment, eq - assignment);
-  const char *val = eq + 1;
-  DwValue v;
-  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autofree char *key = g_strndup (assignment, equals - assignment);
+  const char *value_text = equals + 1;
+  DwValue value;
+  g_autoptr (JsonParser) parser = json_parser_new ();
   JsonNode *root = NULL;
-  if (*val && dw_json_load (p, val, -1, NULL))
-    root = json_parser_get_root (p);
-  if (root && value_from_node (root, &v))
+  if (*value_text && dw_json_load (parser, value_text, -1, NULL))
+    root = json_parser_get_root (parser);
+  if (root && dw_config_json_value_from_node (root, &value))
     ;
-  else if (strlen (val) < DW_VALUE_STR_MAX)
-    v = dw_value_str (val);
+  else if (strlen (value_text) < DW_VALUE_STR_MAX)
+    value = dw_value_str (value_text);
   else
     {
       g_set_error (error, DW_CONFIG_JSON_ERROR, DW_CONFIG_JSON_ERROR_PARSE,
                    "--set %s: value too long", key);
       return FALSE;
     }
-  return set_key (config, key, &v, error);
+  return dw_config_json_set_key (config, key, &value, error);
 }
 
 void
@@ -250,30 +251,30 @@ dw_json_append_string (GString *out, const char *s)
   const char *end = s + strlen (s);
 
   g_string_append_c (out, '"');
-  for (const char *p = s; *p;)
+  for (const char *cursor = s; *cursor;)
     {
-      unsigned char c = (unsigned char)*p;
-      gunichar u;
+      unsigned char byte = (unsigned char)*cursor;
+      gunichar character;
 
-      if (c == '"' || c == '\\')
-        g_string_append_printf (out, "\\%c", c);
-      else if (c < 0x20)
-        g_string_append_printf (out, "\\u%04x", c);
-      else if (c < 0x80)
-        g_string_append_c (out, (char)c);
-      else if ((u = g_utf8_get_char_validated (p, end - p)) < 0x110000)
+      if (byte == '"' || byte == '\\')
+        g_string_append_printf (out, "\\%c", byte);
+      else if (byte < 0x20)
+        g_string_append_printf (out, "\\u%04x", byte);
+      else if (byte < 0x80)
+        g_string_append_c (out, (char)byte);
+      else if ((character = g_utf8_get_char_validated (cursor, end - cursor)) < 0x110000)
         {
           /* a valid UTF-8 sequence, copied whole */
-          const char *next = g_utf8_next_char (p);
-          g_string_append_len (out, p, next - p);
-          p = next;
+          const char *next = g_utf8_next_char (cursor);
+          g_string_append_len (out, cursor, next - cursor);
+          cursor = next;
           continue;
         }
       else
         /* a byte that is not UTF-8 (a run folder named in Latin-1): JSON text must be UTF-8,
          * so it becomes U+FFFD, as Python's errors="replace" does */
         g_string_append (out, "\\ufffd");
-      p++;
+      cursor++;
     }
   g_string_append_c (out, '"');
 }
@@ -328,13 +329,13 @@ void
 dw_json_append_config (GString *out, const DwConfig *config)
 {
   g_string_append_c (out, '{');
-  for (size_t i = 0; i < config->n_keys; i++)
+  for (size_t index = 0; index < config->n_keys; index++)
     {
-      if (i)
+      if (index)
         g_string_append (out, ", ");
-      dw_json_append_string (out, config->keys[i]);
+      dw_json_append_string (out, config->keys[index]);
       g_string_append (out, ": ");
-      dw_json_append_value (out, &config->values[i]);
+      dw_json_append_value (out, &config->values[index]);
     }
   g_string_append_c (out, '}');
 }
@@ -343,43 +344,43 @@ void
 dw_json_append_metrics (GString *out, const DwCorrectionResult *result)
 {
   g_string_append_c (out, '{');
-  for (size_t i = 0; i < result->n_metrics; i++)
+  for (size_t index = 0; index < result->n_metrics; index++)
     {
-      if (i)
+      if (index)
         g_string_append (out, ", ");
-      dw_json_append_string (out, result->metrics[i].key);
+      dw_json_append_string (out, result->metrics[index].key);
       g_string_append (out, ": ");
-      dw_json_append_number (out, result->metrics[i].value);
+      dw_json_append_number (out, result->metrics[index].value);
     }
   g_string_append_c (out, '}');
 }
 
 static double
-elem (const void *d, DwDType dt, size_t i)
+dw_json_element (const void *data, DwDType dtype, size_t index)
 {
-  switch (dt)
+  switch (dtype)
     {
     case DW_DTYPE_F32:
-      return ((const float *)d)[i];
+      return ((const float *)data)[index];
     case DW_DTYPE_F64:
-      return ((const double *)d)[i];
+      return ((const double *)data)[index];
     case DW_DTYPE_BOOL:
     case DW_DTYPE_U8:
-      return ((const guint8 *)d)[i];
+      return ((const guint8 *)data)[index];
     case DW_DTYPE_I8:
-      return ((const gint8 *)d)[i];
+      return ((const gint8 *)data)[index];
     case DW_DTYPE_I16:
-      return ((const gint16 *)d)[i];
+      return ((const gint16 *)data)[index];
     case DW_DTYPE_U16:
-      return ((const guint16 *)d)[i];
+      return ((const guint16 *)data)[index];
     case DW_DTYPE_I32:
-      return ((const gint32 *)d)[i];
+      return ((const gint32 *)data)[index];
     case DW_DTYPE_U32:
-      return ((const guint32 *)d)[i];
+      return ((const guint32 *)data)[index];
     case DW_DTYPE_I64:
-      return (double)((const gint64 *)d)[i];
+      return (double)((const gint64 *)data)[index];
     case DW_DTYPE_U64:
-      return (double)((const guint64 *)d)[i];
+      return (double)((const guint64 *)data)[index];
     default:
       return NAN;
     }
@@ -389,18 +390,18 @@ void
 dw_json_append_array (GString *out, const void *data, DwDType dtype, size_t rows, size_t cols)
 {
   g_string_append_c (out, '[');
-  for (size_t b = 0; b < rows; b++)
+  for (size_t row = 0; row < rows; row++)
     {
-      g_string_append (out, b ? ", [" : "[");
-      for (size_t t = 0; t < cols; t++)
+      g_string_append (out, row ? ", [" : "[");
+      for (size_t col = 0; col < cols; col++)
         {
-          if (t)
+          if (col)
             g_string_append (out, ", ");
-          double v = elem (data, dtype, b * cols + t);
+          double value = dw_json_element (data, dtype, row * cols + col);
           if (dtype == DW_DTYPE_BOOL)
-            g_string_append (out, v != 0 ? "true" : "false");
+            g_string_append (out, value != 0 ? "true" : "false");
           else
-            dw_json_append_number (out, v);
+            dw_json_append_number (out, value);
         }
       g_string_append_c (out, ']');
     }
