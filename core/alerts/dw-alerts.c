@@ -92,12 +92,12 @@ static void report_failure (DwAlerts *self, const char *fmt, ...) G_GNUC_PRINTF 
 static void
 report_failure (DwAlerts *self, const char *fmt, ...)
 {
-  va_list ap;
+  va_list args;
   g_autofree char *msg = NULL;
 
-  va_start (ap, fmt);
-  msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
+  va_start (args, fmt);
+  msg = g_strdup_vprintf (fmt, args);
+  va_end (args);
   g_mutex_lock (&self->lock);
   self->n_failed++;
   g_mutex_unlock (&self->lock);
@@ -275,7 +275,7 @@ alerts_worker (gpointer data)
 
   for (;;)
     {
-      Item *it;
+      Item *item;
 
       g_mutex_lock (&self->lock);
       while (g_queue_is_empty (&self->queue) && !self->stopping)
@@ -286,15 +286,15 @@ alerts_worker (gpointer data)
           g_mutex_unlock (&self->lock);
           break;
         }
-      it = g_queue_pop_head (&self->queue);
+      item = g_queue_pop_head (&self->queue);
       self->busy = TRUE;
       g_mutex_unlock (&self->lock);
 
-      for (guint i = 0; i < self->commands->len; i++)
-        run_command (self, self->commands->pdata[i], it->json);
-      for (guint i = 0; i < self->webhooks->len; i++)
-        post_webhook (self, self->webhooks->pdata[i], it->text);
-      item_free (it);
+      for (guint index = 0; index < self->commands->len; index++)
+        run_command (self, self->commands->pdata[index], item->json);
+      for (guint index = 0; index < self->webhooks->len; index++)
+        post_webhook (self, self->webhooks->pdata[index], item->text);
+      item_free (item);
 
       g_mutex_lock (&self->lock);
       self->busy = FALSE;
@@ -394,13 +394,13 @@ dw_alerts_is_empty (DwAlerts *self)
 void
 dw_alerts_post (DwAlerts *self, const char *json, const char *text)
 {
-  Item *it;
+  Item *item;
 
   if (dw_alerts_is_empty (self))
     return;
-  it = g_new0 (Item, 1);
-  it->json = g_strdup (json);
-  it->text = g_strdup (text);
+  item = g_new0 (Item, 1);
+  item->json = g_strdup (json);
+  item->text = g_strdup (text);
   g_mutex_lock (&self->lock);
   if (self->thread == NULL)
     self->thread = g_thread_new ("dw-alerts", alerts_worker, self);
@@ -409,7 +409,7 @@ dw_alerts_post (DwAlerts *self, const char *json, const char *text)
       item_free (g_queue_pop_head (&self->queue));
       self->n_dropped++;
     }
-  g_queue_push_tail (&self->queue, it);
+  g_queue_push_tail (&self->queue, item);
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
 }
@@ -432,11 +432,11 @@ dw_alerts_flush (DwAlerts *self, guint timeout_ms)
 static guint64
 read_counter (DwAlerts *self, const guint64 *counter)
 {
-  guint64 v;
+  guint64 value;
   g_mutex_lock (&self->lock);
-  v = *counter;
+  value = *counter;
   g_mutex_unlock (&self->lock);
-  return v;
+  return value;
 }
 
 guint64

@@ -54,17 +54,17 @@ static const struct
 static Gen
 dw_canonical_gen_for_version (guint major, guint minor, guint micro)
 {
-  guint v = major * 10000 + minor * 100 + micro;
+  guint version = major * 10000 + minor * 100 + micro;
 
-  if (v < 600)
+  if (version < 600)
     return GEN_VERL_0_5;
-  if (v < 601)
+  if (version < 601)
     return GEN_VERL_0_6_0;
-  if (v < 701)
+  if (version < 701)
     return GEN_VERL_0_7_0;
-  if (v < 800)
+  if (version < 800)
     return GEN_VERL_0_7_1;
-  if (v < 900)
+  if (version < 900)
     return GEN_VERL_0_8_0;
   return GEN_VERL_0_9_0;
 }
@@ -109,9 +109,9 @@ dw_canonical_gen_parse (const char *generation)
     return GEN_SLIME;
   if (g_ascii_strcasecmp (generation, "verl") == 0)
     return GEN_VERL_0_9_0;
-  for (guint i = 0; i < G_N_ELEMENTS (commit_gens); i++)
-    if (strlen (generation) >= 7 && g_str_has_prefix (commit_gens[i].commit, generation))
-      return commit_gens[i].gen;
+  for (guint index = 0; index < G_N_ELEMENTS (commit_gens); index++)
+    if (strlen (generation) >= 7 && g_str_has_prefix (commit_gens[index].commit, generation))
+      return commit_gens[index].gen;
   rest = generation;
   if (g_ascii_strncasecmp (rest, "verl", 4) == 0)
     {
@@ -119,9 +119,9 @@ dw_canonical_gen_parse (const char *generation)
       while (*rest == '-' || *rest == ' ' || *rest == '=' || *rest == '_')
         rest++;
       /* the correction core's names of commits between releases: "verl-2f2996b7d" */
-      for (guint i = 0; i < G_N_ELEMENTS (commit_gens); i++)
-        if (strlen (rest) >= 7 && g_str_has_prefix (commit_gens[i].commit, rest))
-          return commit_gens[i].gen;
+      for (guint index = 0; index < G_N_ELEMENTS (commit_gens); index++)
+        if (strlen (rest) >= 7 && g_str_has_prefix (commit_gens[index].commit, rest))
+          return commit_gens[index].gen;
     }
   if (*rest == 'v' || *rest == 'V')
     rest++;
@@ -139,9 +139,9 @@ dw_canonical_generations (guint *n_generations)
 const char *
 dw_canonical_generation (const char *generation)
 {
-  Gen g = dw_canonical_gen_parse (generation);
+  Gen gen = dw_canonical_gen_parse (generation);
 
-  return g == GEN_UNKNOWN ? NULL : gen_names[g];
+  return gen == GEN_UNKNOWN ? NULL : gen_names[gen];
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -614,8 +614,8 @@ static const char *const rs_options[] = {
 static gboolean
 dw_canonical_is_rs_option (const char *text, gsize len)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (rs_options); i++)
-    if (strlen (rs_options[i]) == len && strncmp (rs_options[i], text, len) == 0)
+  for (gsize index = 0; index < G_N_ELEMENTS (rs_options); index++)
+    if (strlen (rs_options[index]) == len && strncmp (rs_options[index], text, len) == 0)
       return TRUE;
   return FALSE;
 }
@@ -646,9 +646,9 @@ dw_canonical_find_row (const char *key, Gen gen)
 
   if (key == NULL)
     return NULL;
-  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
+  for (gsize index = 0; index < G_N_ELEMENTS (keys); index++)
     {
-      const KeyRow *row = &keys[i];
+      const KeyRow *row = &keys[index];
 
       if (!dw_canonical_key_matches (row->pattern, key))
         continue;
@@ -713,9 +713,9 @@ dw_canonical_infer_generation (const char *const *key_list, gsize n_keys)
     {
       guint mask = 0;
 
-      for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
-        if (dw_canonical_key_matches (keys[i].pattern, key_list[key_index]))
-          for (Gen gen = keys[i].from; gen <= keys[i].to; gen++)
+      for (gsize index = 0; index < G_N_ELEMENTS (keys); index++)
+        if (dw_canonical_key_matches (keys[index].pattern, key_list[key_index]))
+          for (Gen gen = keys[index].from; gen <= keys[index].to; gen++)
             mask |= 1u << gen;
       if (mask == 0)
         continue;
@@ -750,8 +750,8 @@ dw_canonical_lookup (const char *id)
 {
   if (id == NULL)
     return NULL;
-  for (gsize i = 0; i < G_N_ELEMENTS (metrics); i++)
-    if (strcmp (metrics[i].id, id) == 0)
-      return &metrics[i];
+  for (gsize index = 0; index < G_N_ELEMENTS (metrics); index++)
+    if (strcmp (metrics[index].id, id) == 0)
+      return &metrics[index];
   return NULL;
 }
