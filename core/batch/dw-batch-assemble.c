@@ -62,9 +62,9 @@ find_role (GPtrArray *tensors, Role role)
 {
   /* canonical name first, then aliases in order */
   for (int k = 0; role_names[role][k]; k++)
-    for (guint i = 0; i < tensors->len; i++)
+    for (guint index = 0; index < tensors->len; index++)
       {
-        DwTensor *t = g_ptr_array_index (tensors, i);
+        DwTensor *t = g_ptr_array_index (tensors, index);
         if (strcmp (t->name, role_names[role][k]) == 0)
           return t;
       }
@@ -88,8 +88,8 @@ same_shape (const DwTensor *a, const DwTensor *b)
 {
   if (a->ndim != b->ndim)
     return FALSE;
-  for (guint i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i])
+  for (guint index = 0; index < a->ndim; index++)
+    if (a->shape[index] != b->shape[index])
       return FALSE;
   return TRUE;
 }
@@ -169,9 +169,9 @@ copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, 
   if (t->ndim == 1 && t->shape[0] == rows && cu[rows] != rows)
     {
       for (gsize b = 0; b < rows; b++)
-        for (guint64 i = cu[b]; i < cu[b + 1]; i++)
-          dw_convert ((guint8 *)dst + (b * cols + (i - cu[b])) * ds, dd, t->data + b * ss, t->dtype,
-                      t->big_endian, 1);
+        for (guint64 index = cu[b]; index < cu[b + 1]; index++)
+          dw_convert ((guint8 *)dst + (b * cols + (index - cu[b])) * ds, dd, t->data + b * ss,
+                      t->dtype, t->big_endian, 1);
       return TRUE;
     }
   for (gsize b = 0; b < rows; b++)
@@ -199,20 +199,20 @@ read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint
     }
   nb = cu_t->shape[0];
   cu = g_new (guint64, nb);
-  for (guint64 i = 0; i < nb; i++)
+  for (guint64 index = 0; index < nb; index++)
     {
-      double v = dw_decode_element (cu_t->data + i * dw_dtype_size (cu_t->dtype), cu_t->dtype,
+      double v = dw_decode_element (cu_t->data + index * dw_dtype_size (cu_t->dtype), cu_t->dtype,
                                     cu_t->big_endian);
-      if (!(v >= 0 && v <= (double)n_tokens) || (i == 0 && v != 0)
-          || (i > 0 && (guint64)v < cu[i - 1]))
+      if (!(v >= 0 && v <= (double)n_tokens) || (index == 0 && v != 0)
+          || (index > 0 && (guint64)v < cu[index - 1]))
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
                               "%s: cu_seqlens[%" G_GUINT64_FORMAT "] = %.17g: cu_seqlens must "
                               "start at 0, never decrease and stay <= %" G_GUINT64_FORMAT,
-                              cu_t->where, i, v, n_tokens);
+                              cu_t->where, index, v, n_tokens);
           return FALSE;
         }
-      cu[i] = (guint64)v;
+      cu[index] = (guint64)v;
     }
   if (cu[nb - 1] != n_tokens)
     {
@@ -231,10 +231,10 @@ check_size (const char *name, guint64 rows, guint64 cols, DwDType lp, DwDType ma
             GError **error)
 {
   guint64 per = 2 * dw_dtype_size (lp) + dw_dtype_size (mask) + (adv ? dw_dtype_size (lp) : 0);
-  guint64 n;
+  guint64 count;
   guint64 shape[2] = { rows, cols };
 
-  if (!dw_shape_product (2, shape, per, &n) || n * per > dw_batch_reader_get_max_bytes ())
+  if (!dw_shape_product (2, shape, per, &count) || count * per > dw_batch_reader_get_max_bytes ())
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name,
                           "a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT

@@ -66,10 +66,10 @@ peek (Scan *sc, char c)
 static gboolean
 word (Scan *sc, const char *w)
 {
-  gsize n = strlen (w);
-  if (sc->len - sc->pos >= n && memcmp (sc->s + sc->pos, w, n) == 0)
+  gsize count = strlen (w);
+  if (sc->len - sc->pos >= count && memcmp (sc->s + sc->pos, w, count) == 0)
     {
-      sc->pos += n;
+      sc->pos += count;
       return TRUE;
     }
   return FALSE;
@@ -101,7 +101,7 @@ string (Scan *sc)
           c = sc->s[sc->pos++];
           if (c == 'u')
             {
-              for (int i = 0; i < 4; i++)
+              for (int index = 0; index < 4; index++)
                 if (sc->pos >= sc->len || !g_ascii_isxdigit (sc->s[sc->pos++]))
                   {
                     g_string_free (out, TRUE);
@@ -274,18 +274,18 @@ number_array (Scan *sc, Column *col, guint *count)
     return sc->pos++, TRUE;
   for (;;)
     {
-      double v;
+      double value;
       guint kind;
-      if (!number (sc, &v, &kind))
+      if (!number (sc, &value, &kind))
         return FALSE;
       if (col->values->len >= G_MAXUINT - 1)
         return scan_fail (sc, DW_BATCH_ERROR_TOO_LARGE, "too many values");
-      g_array_append_val (col->values, v);
+      g_array_append_val (col->values, value);
       (*count)++;
       col->all_bool = col->all_bool && (kind & NUM_BOOL);
       col->all_int = col->all_int && (kind & NUM_INT);
-      col->int_small = col->int_small && (kind & NUM_INT) && v >= 0 && v <= 255;
-      col->all_f32 = col->all_f32 && (isnan (v) || (double)(float)v == v);
+      col->int_small = col->int_small && (kind & NUM_INT) && value >= 0 && value <= 255;
+      col->all_f32 = col->all_f32 && (isnan (value) || (double)(float)value == value);
       if (peek (sc, ','))
         {
           sc->pos++;
@@ -328,30 +328,31 @@ static DwTensor *
 column_tensor (Column *col, const char *name, DwDType dtype, const char *where)
 {
   DwTensor *t = dw_tensor_new (name, where);
-  gsize n = col->values->len;
-  const double *v = (const double *)(gconstpointer)col->values->data;
+  gsize count = col->values->len;
+  const double *value = (const double *)(gconstpointer)col->values->data;
 
   t->dtype = dtype;
   t->ndim = 1;
-  t->shape[0] = n;
-  t->n_elems = n;
-  t->owned = g_malloc ((n ? n : 1) * dw_dtype_size (dtype));
+  t->shape[0] = count;
+  t->n_elems = count;
+  t->owned = g_malloc ((count ? count : 1) * dw_dtype_size (dtype));
   t->data = t->owned;
-  for (gsize i = 0; i < n; i++)
+  for (gsize index = 0; index < count; index++)
     switch (dtype)
       {
       case DW_DTYPE_F64:
-        ((double *)t->owned)[i] = v[i];
+        ((double *)t->owned)[index] = value[index];
         break;
       case DW_DTYPE_F32:
-        ((float *)t->owned)[i] = (float)v[i];
+        ((float *)t->owned)[index] = (float)value[index];
         break;
       case DW_DTYPE_BOOL:
       case DW_DTYPE_U8:
-        ((guint8 *)t->owned)[i] = (guint8)v[i];
+        ((guint8 *)t->owned)[index] = (guint8)value[index];
         break;
       case DW_DTYPE_I64:
-        ((gint64 *)t->owned)[i] = (v[i] >= -9.2e18 && v[i] <= 9.2e18) ? (gint64)v[i] : 0;
+        ((gint64 *)t->owned)[index]
+          = (value[index] >= -9.2e18 && value[index] <= 9.2e18) ? (gint64)value[index] : 0;
         break;
       default:
         g_assert_not_reached ();
@@ -452,18 +453,18 @@ jsonl_read_step (JsonlRead *read, Scan *scan)
 {
   double value;
   guint kind;
-  gsize at = scan->pos;
+  gsize position = scan->pos;
   if (!number (scan, &value, &kind))
     return JSONL_LINE_UNPARSEABLE;
   if (!(kind & NUM_INT) || value < 0 || value > 9e15)
     {
-      scan->pos = at;
+      scan->pos = position;
       scan_fail (scan, DW_BATCH_ERROR_CORRUPT, "not a step number");
       return JSONL_LINE_FAILED;
     }
   if (read->step >= 0 && (gint64)value != read->step)
     {
-      scan->pos = at;
+      scan->pos = position;
       scan_fail (scan, DW_BATCH_ERROR_CORRUPT,
                  "%" G_GINT64_FORMAT " differs from step %" G_GINT64_FORMAT
                  " on line %" G_GUINT64_FORMAT,
@@ -735,10 +736,10 @@ dw_jsonl_read (const DwSource *src, GError **error)
   read.adv_scalar = g_array_new (FALSE, FALSE, sizeof (double));
   g_array_append_val (read.cu, zero);
 
-  gboolean ok = TRUE;
-  while (ok && pos < src->size)
-    ok = jsonl_read_line (&read, text ? text : src->mem, &pos);
-  if (ok)
+  gboolean success = TRUE;
+  while (success && pos < src->size)
+    success = jsonl_read_line (&read, text ? text : src->mem, &pos);
+  if (success)
     batch = jsonl_build_batch (&read);
   for (int column = 0; column < N_COLS; column++)
     g_array_unref (read.cols[column].values);

@@ -45,11 +45,11 @@ dw_npy_dtype_from_descr (const char *descr, DwDType *dtype, gboolean *big_endian
     descr++;
   else if (*descr == '>')
     be = TRUE, descr++;
-  for (gsize i = 0; i < G_N_ELEMENTS (codes); i++)
-    if (strcmp (descr, codes[i].code) == 0)
+  for (gsize index = 0; index < G_N_ELEMENTS (codes); index++)
+    if (strcmp (descr, codes[index].code) == 0)
       {
-        *dtype = codes[i].dtype;
-        *big_endian = be && dw_dtype_size (codes[i].dtype) > 1;
+        *dtype = codes[index].dtype;
+        *big_endian = be && dw_dtype_size (codes[index].dtype) > 1;
         return TRUE;
       }
   return FALSE;
@@ -109,11 +109,11 @@ lex_string (Lex *l)
 static gboolean
 lex_word (Lex *l, const char *word)
 {
-  gsize n = strlen (word);
+  gsize count = strlen (word);
   lex_ws (l);
-  if (l->len - l->pos >= n && memcmp (l->s + l->pos, word, n) == 0)
+  if (l->len - l->pos >= count && memcmp (l->s + l->pos, word, count) == 0)
     {
-      l->pos += n;
+      l->pos += count;
       return TRUE;
     }
   return FALSE;
@@ -122,7 +122,7 @@ lex_word (Lex *l, const char *word)
 static gboolean
 lex_uint (Lex *l, guint64 *out)
 {
-  guint64 v = 0;
+  guint64 value = 0;
   gsize start;
 
   lex_ws (l);
@@ -130,16 +130,16 @@ lex_uint (Lex *l, guint64 *out)
   while (l->pos < l->len && g_ascii_isdigit (l->s[l->pos]))
     {
       guint d = (guint)(l->s[l->pos] - '0');
-      if (v > (G_MAXUINT64 - d) / 10)
+      if (value > (G_MAXUINT64 - d) / 10)
         return FALSE;
-      v = v * 10 + d;
+      value = value * 10 + d;
       l->pos++;
     }
   if (l->pos == start)
     return FALSE;
   if (l->pos < l->len && l->s[l->pos] == 'L') /* Python 2 long */
     l->pos++;
-  *out = v;
+  *out = value;
   return TRUE;
 }
 
@@ -294,22 +294,22 @@ npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, g
 
   if (!npy_preamble (name, ctx, hdr, avail, total, &start, &header_length, error))
     return FALSE;
-  const NpyWhere at = { name, ctx, start, error };
+  const NpyWhere position = { name, ctx, start, error };
   lex.s = (const char *)hdr + start;
   lex.len = header_length;
   lex.pos = 0;
   if (!lex_char (&lex, '{'))
-    return npy_header_fail (&at, &lex, "expected '{'");
+    return npy_header_fail (&position, &lex, "expected '{'");
   while (!lex_char (&lex, '}'))
     {
       g_autofree char *key = lex_string (&lex);
       if (!key)
-        return npy_header_fail (&at, &lex, "expected a quoted key");
+        return npy_header_fail (&position, &lex, "expected a quoted key");
       if (!lex_char (&lex, ':'))
-        return npy_header_fail (&at, &lex, "expected ':' after '%s'", key);
+        return npy_header_fail (&position, &lex, "expected ':' after '%s'", key);
       if (strcmp (key, "descr") == 0)
         {
-          if (!npy_header_descr (&at, &lex, h))
+          if (!npy_header_descr (&position, &lex, h))
             return FALSE;
           have_descr = TRUE;
         }
@@ -320,25 +320,25 @@ npy_header (const char *name, const char *ctx, const guint8 *hdr, gsize avail, g
           else if (lex_word (&lex, "False"))
             h->fortran = FALSE;
           else
-            return npy_header_fail (&at, &lex, "'fortran_order' must be True or False");
+            return npy_header_fail (&position, &lex, "'fortran_order' must be True or False");
           have_fortran = TRUE;
         }
       else if (strcmp (key, "shape") == 0)
         {
-          if (!npy_header_shape (&at, &lex, h))
+          if (!npy_header_shape (&position, &lex, h))
             return FALSE;
           have_shape = TRUE;
         }
       else
-        return npy_header_fail (&at, &lex, "unknown key '%s'", key);
+        return npy_header_fail (&position, &lex, "unknown key '%s'", key);
       if (!lex_char (&lex, ',') && !(lex_ws (&lex), lex.pos < lex.len && lex.s[lex.pos] == '}'))
-        return npy_header_fail (&at, &lex, "expected ',' or '}'");
+        return npy_header_fail (&position, &lex, "expected ',' or '}'");
     }
   lex_ws (&lex);
   if (lex.pos != lex.len)
-    return npy_header_fail (&at, &lex, "unexpected text after '}'");
+    return npy_header_fail (&position, &lex, "unexpected text after '}'");
   if (!have_descr || !have_fortran || !have_shape)
-    return npy_header_fail (&at, &lex, "missing key '%s'",
+    return npy_header_fail (&position, &lex, "missing key '%s'",
                             !have_descr     ? "descr"
                             : !have_fortran ? "fortran_order"
                                             : "shape");
@@ -407,7 +407,7 @@ dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor
   NpyHeader h = { 0 };
   guint8 pre[12];
   g_autofree guint8 *hdr = NULL;
-  guint64 hlen, n, nbytes;
+  guint64 hlen, count, nbytes;
   DwTensor *t;
 
   if (!dw_source_read (src, base, pre, MIN (len, 12), "the .npy preamble", error))
@@ -427,9 +427,9 @@ dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor
     return NULL;
   if (!npy_header (src->name, ctx, hdr, hlen, len, &h, error))
     return NULL;
-  if (!npy_data_size (src->name, ctx, &h, len, &n, &nbytes, error))
+  if (!npy_data_size (src->name, ctx, &h, len, &count, &nbytes, error))
     return NULL;
-  t = tensor_from_header (tensor_name, ctx, &h, n);
+  t = tensor_from_header (tensor_name, ctx, &h, count);
   t->owned = g_try_malloc (nbytes ? nbytes : 1);
   if (!t->owned)
     {
@@ -553,7 +553,7 @@ npz_member_header (const char *name, const char *ctx, const char *tname, zip_fil
   NpyHeader h = { 0 };
   guint8 pre[12];
   g_autofree guint8 *hdr = NULL;
-  guint64 hlen, n, nbytes, pre_len = MIN (size, 12);
+  guint64 hlen, count, nbytes, pre_len = MIN (size, 12);
   zip_int64_t got;
   NpzMember *m;
   DwTensor *t;
@@ -584,7 +584,7 @@ npz_member_header (const char *name, const char *ctx, const char *tname, zip_fil
       return NULL;
     }
   if (!npy_header (name, ctx, hdr, hlen, size, &h, error)
-      || !npy_data_size (name, ctx, &h, size, &n, &nbytes, error))
+      || !npy_data_size (name, ctx, &h, size, &count, &nbytes, error))
     {
       zip_fclose (zf);
       return NULL;
@@ -595,7 +595,7 @@ npz_member_header (const char *name, const char *ctx, const char *tname, zip_fil
       zip_fclose (zf);
       return NULL;
     }
-  t = tensor_from_header (tname, ctx, &h, n);
+  t = tensor_from_header (tname, ctx, &h, count);
   m = g_new0 (NpzMember, 1);
   m->zf = zf;
   m->name = g_strdup (name);
@@ -623,9 +623,9 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
 
   n_entries = zip_get_num_entries (za, 0);
   seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (zip_int64_t i = 0; i < n_entries; i++)
+  for (zip_int64_t index = 0; index < n_entries; index++)
     {
-      const char *mname = zip_get_name (za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+      const char *mname = zip_get_name (za, (zip_uint64_t)index, ZIP_FL_ENC_RAW);
       g_autofree char *tname = NULL;
       g_autofree char *ctx = NULL;
       zip_stat_t st;
@@ -638,7 +638,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       if (!dw_batch_tensor_wanted (tname))
         continue;
       ctx = g_strdup_printf ("member %s", mname);
-      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)i, src, ctx, &st, error))
+      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)index, src, ctx, &st, error))
         goto out;
       if (!g_hash_table_add (seen, g_strdup (tname)))
         {
@@ -659,7 +659,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
             ctx, (guint64)st.size, total, dw_batch_reader_get_max_bytes ());
           goto out;
         }
-      zf = zip_fopen_index (za, (zip_uint64_t)i, 0);
+      zf = zip_fopen_index (za, (zip_uint64_t)index, 0);
       if (!zf)
         {
           dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
@@ -734,16 +734,16 @@ dw_npy_encode (const void *data, DwDType dtype, guint ndim, const guint64 *shape
 {
   GString *h = g_string_new (NULL);
   GByteArray *out;
-  guint64 n = 1;
+  guint64 count = 1;
   gsize total;
 
   g_string_append_printf (h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                           npy_descr (dtype));
-  for (guint i = 0; i < ndim; i++)
+  for (guint index = 0; index < ndim; index++)
     {
-      g_string_append_printf (h, "%" G_GUINT64_FORMAT "%s", shape[i],
-                              ndim == 1 || i + 1 < ndim ? ", " : "");
-      n *= shape[i];
+      g_string_append_printf (h, "%" G_GUINT64_FORMAT "%s", shape[index],
+                              ndim == 1 || index + 1 < ndim ? ", " : "");
+      count *= shape[index];
     }
   if (ndim == 1)
     g_string_truncate (h, h->len - 1);
@@ -754,14 +754,14 @@ dw_npy_encode (const void *data, DwDType dtype, guint ndim, const guint64 *shape
     g_string_append_c (h, ' '), total++;
   g_string_append_c (h, '\n');
 
-  out = g_byte_array_sized_new ((guint)(10 + h->len + n * dw_dtype_size (dtype)));
+  out = g_byte_array_sized_new ((guint)(10 + h->len + count * dw_dtype_size (dtype)));
   g_byte_array_append (out, (const guint8 *)"\x93NUMPY\x01\x00", 8);
   {
     guint8 hl[2] = { (guint8)(h->len & 0xff), (guint8)(h->len >> 8) };
     g_byte_array_append (out, hl, 2);
   }
   g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
-  g_byte_array_append (out, data, (guint)(n * dw_dtype_size (dtype)));
+  g_byte_array_append (out, data, (guint)(count * dw_dtype_size (dtype)));
   g_string_free (h, TRUE);
   return g_byte_array_free_to_bytes (out);
 }
@@ -803,7 +803,7 @@ dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress, G
   guint64 shape[2] = { batch->rows, batch->cols };
   int zerr = 0;
   zip_t *za;
-  gboolean ok;
+  gboolean success;
 
   g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
   if (!npy_descr (batch->mask_dtype) || !npy_descr (batch->lp_dtype))
@@ -821,20 +821,20 @@ dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress, G
       zip_error_fini (&ze);
       return FALSE;
     }
-  ok = npz_add (za, "old_log_prob.npy",
-                dw_npy_encode (batch->old_log_prob, batch->lp_dtype, 2, shape), compress, error,
-                path, keep)
-       && npz_add (za, "rollout_log_prob.npy",
-                   dw_npy_encode (batch->rollout_log_prob, batch->lp_dtype, 2, shape), compress,
-                   error, path, keep)
-       && npz_add (za, "response_mask.npy",
-                   dw_npy_encode (batch->response_mask, batch->mask_dtype, 2, shape), compress,
-                   error, path, keep)
-       && (!batch->advantages
-           || npz_add (za, "advantages.npy",
-                       dw_npy_encode (batch->advantages, batch->lp_dtype, 2, shape), compress,
-                       error, path, keep));
-  if (!ok)
+  success = npz_add (za, "old_log_prob.npy",
+                     dw_npy_encode (batch->old_log_prob, batch->lp_dtype, 2, shape), compress,
+                     error, path, keep)
+            && npz_add (za, "rollout_log_prob.npy",
+                        dw_npy_encode (batch->rollout_log_prob, batch->lp_dtype, 2, shape),
+                        compress, error, path, keep)
+            && npz_add (za, "response_mask.npy",
+                        dw_npy_encode (batch->response_mask, batch->mask_dtype, 2, shape), compress,
+                        error, path, keep)
+            && (!batch->advantages
+                || npz_add (za, "advantages.npy",
+                            dw_npy_encode (batch->advantages, batch->lp_dtype, 2, shape), compress,
+                            error, path, keep));
+  if (!success)
     {
       zip_discard (za);
       g_unlink (tmp);

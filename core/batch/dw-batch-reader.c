@@ -45,24 +45,24 @@ sniff_npy (const guint8 *data, gsize len)
 static gboolean
 sniff_safetensors (const guint8 *data, gsize len)
 {
-  gsize i = 0;
+  gsize index = 0;
 
   if (len < 9 || data[8] != '{')
     return FALSE;
   /* an 8-byte length then '{' — unless those 8 bytes are JSONL's own blank space + '{' */
-  while (i < 8 && g_ascii_isspace (data[i]))
-    i++;
-  return data[i] != '{';
+  while (index < 8 && g_ascii_isspace (data[index]))
+    index++;
+  return data[index] != '{';
 }
 
 static gboolean
 sniff_jsonl (const guint8 *data, gsize len)
 {
-  for (gsize i = 0; i < len; i++)
+  for (gsize index = 0; index < len; index++)
     {
-      if (data[i] == '{')
+      if (data[index] == '{')
         return TRUE;
-      if (!g_ascii_isspace (data[i]))
+      if (!g_ascii_isspace (data[index]))
         break;
     }
   return FALSE;
@@ -107,18 +107,18 @@ static const struct
 DwBatchFormat
 dw_batch_detect_format (const guint8 *data, gsize len)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
-    if (batch_formats[i].sniff (data, len))
-      return batch_formats[i].format;
+  for (guint index = 0; index < G_N_ELEMENTS (batch_formats); index++)
+    if (batch_formats[index].sniff (data, len))
+      return batch_formats[index].format;
   return DW_BATCH_FORMAT_UNKNOWN;
 }
 
 const char *
 dw_batch_format_name (DwBatchFormat format)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
-    if (batch_formats[i].format == format)
-      return batch_formats[i].name;
+  for (guint index = 0; index < G_N_ELEMENTS (batch_formats); index++)
+    if (batch_formats[index].format == format)
+      return batch_formats[index].name;
   return "unknown";
 }
 
@@ -126,7 +126,7 @@ static DwBatch *
 read_source (const DwSource *src, const char *path, GError **error)
 {
   guint8 head[512];
-  gsize n = MIN (sizeof head, src->size);
+  gsize count = MIN (sizeof head, src->size);
   DwBatchFormat format;
 
   if (src->size == 0)
@@ -134,12 +134,12 @@ read_source (const DwSource *src, const char *path, GError **error)
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name, "offset 0: empty file");
       return NULL;
     }
-  if (!dw_source_read (src, 0, head, n, "the format signature", error))
+  if (!dw_source_read (src, 0, head, count, "the format signature", error))
     return NULL;
-  format = dw_batch_detect_format (head, n);
-  for (guint i = 0; i < G_N_ELEMENTS (batch_formats); i++)
-    if (batch_formats[i].format == format)
-      return batch_formats[i].read (src, path, error);
+  format = dw_batch_detect_format (head, count);
+  for (guint index = 0; index < G_N_ELEMENTS (batch_formats); index++)
+    if (batch_formats[index].format == format)
+      return batch_formats[index].read (src, path, error);
   if (src->size < 9)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
@@ -150,8 +150,8 @@ read_source (const DwSource *src, const char *path, GError **error)
     }
   {
     GString *hex = g_string_new (NULL);
-    for (gsize i = 0; i < MIN (n, 8); i++)
-      g_string_append_printf (hex, "%s%02x", i ? " " : "", head[i]);
+    for (gsize index = 0; index < MIN (count, 8); index++)
+      g_string_append_printf (hex, "%s%02x", index ? " " : "", head[index]);
     dw_batch_set_error (error, DW_BATCH_ERROR_UNKNOWN_FORMAT, src->name,
                         "offset 0: not a rollout batch (npz, npy, safetensors, JSONL or a torch "
                         ".pt dump); starts with %s",
@@ -191,7 +191,7 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
       g_autofree char *tname = NULL;
       g_autofree char *path = NULL;
       DwTensor *t;
-      int fd;
+      int descriptor;
       struct stat st;
 
       if (!g_str_has_suffix (entry, ".npy") || !g_str_has_prefix (entry, prefix))
@@ -200,20 +200,20 @@ read_npy_set (const char *name, const char *dir, const char *prefix, GError **er
       if (!dw_batch_tensor_wanted (tname))
         continue;
       path = g_build_filename (dir, entry, NULL);
-      fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
-      if (fd < 0 || fstat (fd, &st) < 0)
+      descriptor = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+      if (descriptor < 0 || fstat (descriptor, &st) < 0)
         {
           int saved = errno;
-          if (fd >= 0)
-            close (fd);
+          if (descriptor >= 0)
+            close (descriptor);
           dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
           return NULL;
         }
       {
-        DwSource src = { path, NULL, fd, (guint64)st.st_size };
+        DwSource src = { path, NULL, descriptor, (guint64)st.st_size };
         t = dw_npy_parse (&src, 0, src.size, tname, NULL, error);
       }
-      close (fd);
+      close (descriptor);
       if (!t)
         return NULL;
       g_free (t->where);
@@ -258,43 +258,43 @@ DwBatch *
 dw_batch_read_file (const char *path, GError **error)
 {
   struct stat st;
-  int fd;
+  int descriptor;
   DwBatch *batch;
   guint8 head[64];
-  gsize n;
+  gsize count;
 
   g_return_val_if_fail (path != NULL, NULL);
 
   if (g_stat (path, &st) == 0 && S_ISDIR (st.st_mode))
     return read_npy_set (path, path, "", error);
   /* O_NONBLOCK: opening a FIFO with no writer would block forever (no effect on files) */
-  fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
-  if (fd < 0 || fstat (fd, &st) < 0)
+  descriptor = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (descriptor < 0 || fstat (descriptor, &st) < 0)
     {
       int saved = errno;
-      if (fd >= 0)
-        close (fd);
+      if (descriptor >= 0)
+        close (descriptor);
       dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
       return NULL;
     }
   if (!S_ISREG (st.st_mode))
     {
-      close (fd);
+      close (descriptor);
       dw_batch_set_error (error, DW_BATCH_ERROR_IO, path,
                           "%s, not a regular file (a batch is read from a file)",
                           S_ISFIFO (st.st_mode) ? "a pipe" : "a special file");
       return NULL;
     }
   {
-    DwSource src = { path, NULL, fd, (guint64)st.st_size };
-    n = MIN (sizeof head, src.size);
-    if (n > 0 && dw_source_read (&src, 0, head, n, "the format signature", NULL)
-        && dw_batch_detect_format (head, n) == DW_BATCH_FORMAT_NPY)
+    DwSource src = { path, NULL, descriptor, (guint64)st.st_size };
+    count = MIN (sizeof head, src.size);
+    if (count > 0 && dw_source_read (&src, 0, head, count, "the format signature", NULL)
+        && dw_batch_detect_format (head, count) == DW_BATCH_FORMAT_NPY)
       batch = read_npy_path (path, &src, error);
     else
       batch = read_source (&src, path, error);
   }
-  close (fd);
+  close (descriptor);
   return batch;
 }
 
@@ -304,23 +304,23 @@ dw_batch_read_npy_array (const char *path, guint *ndim, guint64 shape[8], DwDTyp
 {
   g_autoptr (DwTensor) t = NULL;
   struct stat st;
-  int fd;
+  int descriptor;
   double *values;
 
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0 || fstat (fd, &st) < 0)
+  descriptor = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  if (descriptor < 0 || fstat (descriptor, &st) < 0)
     {
       int saved = errno;
-      if (fd >= 0)
-        close (fd);
+      if (descriptor >= 0)
+        close (descriptor);
       dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
       return NULL;
     }
   {
-    DwSource src = { path, NULL, fd, (guint64)st.st_size };
+    DwSource src = { path, NULL, descriptor, (guint64)st.st_size };
     t = dw_npy_parse (&src, 0, src.size, "array", NULL, error);
   }
-  close (fd);
+  close (descriptor);
   if (!t)
     return NULL;
   if (t->n_elems > dw_batch_reader_get_max_bytes () / sizeof (double))
@@ -335,7 +335,7 @@ dw_batch_read_npy_array (const char *path, guint *ndim, guint64 shape[8], DwDTyp
       /* general Fortran → C order: walk C indices, compute Fortran offsets */
       guint64 idx[DW_TENSOR_MAX_DIMS] = { 0 };
       gsize es = dw_dtype_size (t->dtype);
-      for (guint64 i = 0; i < t->n_elems; i++)
+      for (guint64 index = 0; index < t->n_elems; index++)
         {
           guint64 off = 0, stride = 1;
           for (guint d = 0; d < t->ndim; d++)
@@ -343,7 +343,7 @@ dw_batch_read_npy_array (const char *path, guint *ndim, guint64 shape[8], DwDTyp
               off += idx[d] * stride;
               stride *= t->shape[d];
             }
-          values[i] = dw_decode_element (t->data + off * es, t->dtype, t->big_endian);
+          values[index] = dw_decode_element (t->data + off * es, t->dtype, t->big_endian);
           for (int d = (int)t->ndim - 1; d >= 0; d--)
             {
               if (++idx[d] < t->shape[d])

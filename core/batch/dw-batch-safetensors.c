@@ -45,11 +45,11 @@ st_dtype (const char *s, DwDType *dtype, gsize *size)
     { "U32", DW_DTYPE_U32 },   { "U16", DW_DTYPE_U16 }, { "U8", DW_DTYPE_U8 },
     { "BOOL", DW_DTYPE_BOOL },
   };
-  for (gsize i = 0; i < G_N_ELEMENTS (map); i++)
-    if (strcmp (s, map[i].name) == 0)
+  for (gsize index = 0; index < G_N_ELEMENTS (map); index++)
+    if (strcmp (s, map[index].name) == 0)
       {
-        *dtype = map[i].dtype;
-        *size = dw_dtype_size (map[i].dtype);
+        *dtype = map[index].dtype;
+        *size = dw_dtype_size (map[index].dtype);
         return TRUE;
       }
   /* 8-bit floats exist in safetensors: sized, but not usable in a batch */
@@ -102,13 +102,13 @@ st_dtype_name (DwDType dtype)
 static gboolean
 json_uint (JsonNode *node, guint64 *out)
 {
-  gint64 v;
+  gint64 value;
   if (!node || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
     return FALSE;
-  v = json_node_get_int (node);
-  if (v < 0)
+  value = json_node_get_int (node);
+  if (value < 0)
     return FALSE;
-  *out = (guint64)v;
+  *out = (guint64)value;
   return TRUE;
 }
 
@@ -551,7 +551,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   g_autofree guint64 *cu = NULL;
   OutTensor t[7];
   guint nt = 0;
-  gsize lps, ms, n, offset = 0;
+  gsize lps, ms, count, offset = 0;
   gboolean packed = (flags & DW_BATCH_WRITE_PACKED) != 0;
 
   g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
@@ -564,7 +564,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
     }
   lps = dw_dtype_size (batch->lp_dtype);
   ms = dw_dtype_size (batch->mask_dtype);
-  n = batch->rows * batch->cols;
+  count = batch->rows * batch->cols;
 
   /* metadata: ours first, then the caller's (which may not override format/version/layout) */
   g_string_append_printf (h,
@@ -575,7 +575,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   if (extra_metadata)
     {
       GHashTableIter it;
-      gpointer k, v;
+      gpointer k, value;
       g_autoptr (GList) keys = g_hash_table_get_keys (extra_metadata);
       keys = g_list_sort (keys, (GCompareFunc)strcmp);
       for (GList *l = keys; l; l = l->next)
@@ -584,11 +584,11 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
           if (strcmp (k, "format") == 0 || strcmp (k, "version") == 0 || strcmp (k, "layout") == 0
               || (strcmp (k, "step") == 0 && batch->step >= 0))
             continue;
-          v = g_hash_table_lookup (extra_metadata, k);
+          value = g_hash_table_lookup (extra_metadata, k);
           g_string_append_c (h, ',');
           json_string (h, k);
           g_string_append_c (h, ':');
-          json_string (h, v);
+          json_string (h, value);
         }
       (void)it;
     }
@@ -635,15 +635,14 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
     {
       if (batch->advantages)
         t[nt++] = (OutTensor){ "advantages",      batch->lp_dtype, 2, { batch->rows, batch->cols },
-                               batch->advantages, n * lps };
+                               batch->advantages, count * lps };
       t[nt++] = (OutTensor){ "old_log_prob",      batch->lp_dtype, 2, { batch->rows, batch->cols },
-                             batch->old_log_prob, n * lps };
+                             batch->old_log_prob, count * lps };
       t[nt++] = (OutTensor){ "rollout_log_prob",           batch->lp_dtype,         2,
-                             { batch->rows, batch->cols }, batch->rollout_log_prob, n * lps };
-      t[nt++] = (OutTensor){
-        "response_mask", batch->mask_dtype, 2, { batch->rows, batch->cols }, batch->response_mask,
-        n * ms
-      };
+                             { batch->rows, batch->cols }, batch->rollout_log_prob, count * lps };
+      t[nt++]
+        = (OutTensor){ "response_mask",      batch->mask_dtype, 2, { batch->rows, batch->cols },
+                       batch->response_mask, count * ms };
     }
   if (batch->token_ids && packed)
     {
@@ -657,20 +656,21 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
                              ntok * sizeof (gint64) };
     }
   else if (batch->token_ids)
-    t[nt++] = (OutTensor){ "token_ids",      DW_DTYPE_I64,       2, { batch->rows, batch->cols },
-                           batch->token_ids, n * sizeof (gint64) };
+    t[nt++]
+      = (OutTensor){ "token_ids",      DW_DTYPE_I64,           2, { batch->rows, batch->cols },
+                     batch->token_ids, count * sizeof (gint64) };
   if (batch->rewards)
     t[nt++] = (OutTensor){ "rewards",          DW_DTYPE_F64,   1,
                            { batch->rows, 0 }, batch->rewards, batch->rows * sizeof (double) };
-  for (guint i = 0; i < nt; i++)
+  for (guint index = 0; index < nt; index++)
     {
-      g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[i].name,
-                              st_dtype_name (t[i].dtype));
-      for (guint d = 0; d < t[i].ndim; d++)
-        g_string_append_printf (h, "%s%" G_GUINT64_FORMAT, d ? "," : "", t[i].shape[d]);
+      g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[index].name,
+                              st_dtype_name (t[index].dtype));
+      for (guint d = 0; d < t[index].ndim; d++)
+        g_string_append_printf (h, "%s%" G_GUINT64_FORMAT, d ? "," : "", t[index].shape[d]);
       g_string_append_printf (h, "],\"data_offsets\":[%" G_GSIZE_FORMAT ",%" G_GSIZE_FORMAT "]}",
-                              offset, offset + t[i].nbytes);
-      offset += t[i].nbytes;
+                              offset, offset + t[index].nbytes);
+      offset += t[index].nbytes;
     }
   g_string_append_c (h, '}');
   while (h->len % 8)
@@ -680,13 +680,13 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   {
     guint8 len8[8];
     guint64 hl = h->len;
-    for (int i = 0; i < 8; i++)
-      len8[i] = (guint8)(hl >> (8 * i));
+    for (int index = 0; index < 8; index++)
+      len8[index] = (guint8)(hl >> (8 * index));
     g_byte_array_append (out, len8, 8);
   }
   g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
-  for (guint i = 0; i < nt; i++)
-    g_byte_array_append (out, t[i].data, (guint)t[i].nbytes);
+  for (guint index = 0; index < nt; index++)
+    g_byte_array_append (out, t[index].data, (guint)t[index].nbytes);
   return dw_batch_write_file (path, out->data, out->len, error);
 }
 

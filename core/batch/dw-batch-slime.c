@@ -73,19 +73,19 @@ dw_batch_slime_ref_value (const Ref *ref, const char *key)
 static gboolean
 dw_batch_slime_ref_number (const Ref *ref, const char *key, double *out)
 {
-  const DwPickleValue *v;
-  guint64 n;
+  const DwPickleValue *value;
+  guint64 count;
 
   if (ref->dict)
     {
-      v = dw_pickle_dict_lookup (ref->dict, key);
-      if (dw_pickle_value_number (v, out))
+      value = dw_pickle_dict_lookup (ref->dict, key);
+      if (dw_pickle_value_number (value, out))
         return TRUE;
       /* a one-element tensor (torch.tensor(1.0)) */
-      if (dw_pickle_value_tensor (v) && dw_pickle_value_tensor (v)->numel == 1)
+      if (dw_pickle_value_tensor (value) && dw_pickle_value_tensor (value)->numel == 1)
         {
           DwDType dt;
-          g_autofree double *d = dw_batch_torch_numbers (ref->file, v, key, &n, &dt, NULL);
+          g_autofree double *d = dw_batch_torch_numbers (ref->file, value, key, &count, &dt, NULL);
           if (d)
             *out = d[0];
           return d != NULL;
@@ -108,15 +108,15 @@ static gboolean
 dw_batch_slime_ref_array (const Ref *ref, const char *key, double **out, guint64 *n, DwDType *dtype,
                           GError **error)
 {
-  const DwPickleValue *v = dw_batch_slime_ref_value (ref, key);
+  const DwPickleValue *value = dw_batch_slime_ref_value (ref, key);
   g_autofree char *where = NULL;
 
   *out = NULL;
   *n = 0;
-  if (v == NULL || dw_pickle_value_kind (v) == DW_PICKLE_NONE)
+  if (value == NULL || dw_pickle_value_kind (value) == DW_PICKLE_NONE)
     return TRUE;
   where = dw_batch_slime_ref_where (ref, key);
-  *out = dw_batch_torch_numbers (ref->file, v, where, n, dtype, error);
+  *out = dw_batch_torch_numbers (ref->file, value, where, n, dtype, error);
   return *out != NULL;
 }
 
@@ -216,16 +216,16 @@ dw_batch_slime_cp_join (double *const *slices, const guint64 *lens, const CpSlic
       if (lens[r] != dw_batch_slime_cp_slice_length (&sl[r]) || (lens[r] && !slices[r]))
         return NULL;
       for (int part = 0; part < 2; part++)
-        for (gint64 i = sl[r].start[part]; i < sl[r].end[part]; i++, k++)
+        for (gint64 index = sl[r].start[part]; index < sl[r].end[part]; index++, k++)
           {
-            if (i < 0 || i >= resp || seen[i])
+            if (index < 0 || index >= resp || seen[index])
               return NULL;
-            seen[i] = 1;
-            out[i] = slices[r][k];
+            seen[index] = 1;
+            out[index] = slices[r][k];
           }
     }
-  for (gint64 i = 0; i < resp; i++)
-    if (!seen[i])
+  for (gint64 index = 0; index < resp; index++)
+    if (!seen[index])
       return NULL;
   return g_steal_pointer (&out);
 }
@@ -251,12 +251,12 @@ dw_batch_slime_wider_lp (DwDType a, DwDType b)
 {
   static const DwDType order[] = { DW_DTYPE_BF16, DW_DTYPE_F16, DW_DTYPE_F32, DW_DTYPE_F64 };
   guint ia = 0, ib = 0;
-  for (guint i = 0; i < G_N_ELEMENTS (order); i++)
+  for (guint index = 0; index < G_N_ELEMENTS (order); index++)
     {
-      if (order[i] == a)
-        ia = i;
-      if (order[i] == b)
-        ib = i;
+      if (order[index] == a)
+        ia = index;
+      if (order[index] == b)
+        ib = index;
     }
   return order[MIN (ia, ib)];
 }
@@ -305,8 +305,8 @@ dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 ste
       all_rewards = all_rewards && s->has_reward;
     }
   {
-    guint64 shape[2] = { rows, cols }, n;
-    if (!dw_shape_product (2, shape, 40, &n) || n * 40 > dw_batch_reader_get_max_bytes ())
+    guint64 shape[2] = { rows, cols }, count;
+    if (!dw_shape_product (2, shape, 40, &count) || count * 40 > dw_batch_reader_get_max_bytes ())
       {
         dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, name,
                             "a batch of [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
@@ -338,24 +338,25 @@ dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 ste
       float *mask = batch->response_mask;
       for (gint64 t = 0; t < s->resp; t++)
         {
-          gsize at = b * cols + (gsize)t;
+          gsize position = b * cols + (gsize)t;
           if (any_f64)
             {
-              ((double *)batch->old_log_prob)[at] = s->old[t];
-              ((double *)batch->rollout_log_prob)[at] = s->roll[t];
+              ((double *)batch->old_log_prob)[position] = s->old[t];
+              ((double *)batch->rollout_log_prob)[position] = s->roll[t];
               if (s->adv)
-                ((double *)batch->advantages)[at] = s->adv[t];
+                ((double *)batch->advantages)[position] = s->adv[t];
             }
           else
             {
-              ((float *)batch->old_log_prob)[at] = (float)s->old[t];
-              ((float *)batch->rollout_log_prob)[at] = (float)s->roll[t];
+              ((float *)batch->old_log_prob)[position] = (float)s->old[t];
+              ((float *)batch->rollout_log_prob)[position] = (float)s->roll[t];
               if (s->adv)
-                ((float *)batch->advantages)[at] = (float)s->adv[t];
+                ((float *)batch->advantages)[position] = (float)s->adv[t];
             }
-          mask[at] = s->mask ? (float)s->mask[t] : 1.0f;
+          mask[position] = s->mask ? (float)s->mask[t] : 1.0f;
           if (batch->token_ids)
-            batch->token_ids[at] = (gint64)s->tokens[s->n_tokens - (guint64)s->resp + (guint64)t];
+            batch->token_ids[position]
+              = (gint64)s->tokens[s->n_tokens - (guint64)s->resp + (guint64)t];
         }
       if (batch->rewards)
         batch->rewards[b] = s->reward;
@@ -377,7 +378,7 @@ dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *
   const DwPickleValue *list;
   struct stat st;
   gboolean needed = FALSE;
-  int fd;
+  int descriptor;
 
   /* the rollout dump is only read for what the train dump lacks (it is the slower file: Python
    * lists of numbers) */
@@ -388,15 +389,15 @@ dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *
     }
   if (!needed)
     return;
-  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0)
+  descriptor = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  if (descriptor < 0)
     return;
-  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+  if (fstat (descriptor, &st) == 0 && S_ISREG (st.st_mode))
     {
-      DwSource src = { path, NULL, fd, (guint64)st.st_size };
+      DwSource src = { path, NULL, descriptor, (guint64)st.st_size };
       file = dw_batch_torch_open (&src, NULL);
     }
-  close (fd);
+  close (descriptor);
   if (!file)
     return; /* the rollout side is optional: the train dump alone is complete in v2 */
   list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
@@ -443,7 +444,7 @@ dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError
 {
   const DwPickleValue *list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
   g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
-  guint64 n = dw_pickle_seq_length (list);
+  guint64 count = dw_pickle_seq_length (list);
 
   g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
   if (dw_pickle_value_kind (list) != DW_PICKLE_LIST)
@@ -453,11 +454,11 @@ dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError
                           "samples: expected a list, found %s", d);
       return NULL;
     }
-  g_array_set_size (samples, (guint)n);
-  for (guint64 i = 0; i < n; i++)
+  g_array_set_size (samples, (guint)count);
+  for (guint64 index = 0; index < count; index++)
     {
-      g_autofree char *prefix = g_strdup_printf ("samples[%" G_GUINT64_FORMAT "]", i);
-      Ref ref = { file, dw_pickle_seq_get (list, i), NULL, 0, prefix };
+      g_autofree char *prefix = g_strdup_printf ("samples[%" G_GUINT64_FORMAT "]", index);
+      Ref ref = { file, dw_pickle_seq_get (list, index), NULL, 0, prefix };
       if (dw_pickle_value_kind (ref.dict) != DW_PICKLE_DICT)
         {
           g_autofree char *d = dw_pickle_value_describe (ref.dict);
@@ -466,7 +467,7 @@ dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError
                               "%s: expected a dict, found %s%s", prefix, d, note);
           return NULL;
         }
-      if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
+      if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, index), error))
         return NULL;
     }
   if (path)
@@ -514,8 +515,8 @@ dw_batch_slime_rank_signature (const RankFile *r)
     {
       const DwPickleValue *col = dw_pickle_dict_lookup (r->columns, keys[k]);
       double d;
-      for (guint64 i = 0; i < dw_pickle_seq_length (col); i++)
-        if (dw_pickle_seq_number (col, i, &d))
+      for (guint64 index = 0; index < dw_pickle_seq_length (col); index++)
+        if (dw_pickle_seq_number (col, index, &d))
           g_string_append_printf (s, "%.0f,", d);
       g_string_append_c (s, '|');
     }
@@ -527,22 +528,22 @@ dw_batch_slime_rank_file_load (const char *path, RankFile *r, GError **error)
 {
   const DwPickleValue *root;
   struct stat st;
-  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  int descriptor = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   double d;
 
-  if (fd < 0 || fstat (fd, &st) < 0)
+  if (descriptor < 0 || fstat (descriptor, &st) < 0)
     {
       int saved = errno;
-      if (fd >= 0)
-        close (fd);
+      if (descriptor >= 0)
+        close (descriptor);
       dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", g_strerror (saved));
       return FALSE;
     }
   {
-    DwSource src = { path, NULL, fd, (guint64)st.st_size };
+    DwSource src = { path, NULL, descriptor, (guint64)st.st_size };
     r->file = dw_batch_torch_open (&src, error);
   }
-  close (fd);
+  close (descriptor);
   if (!r->file)
     return FALSE;
   root = dw_batch_torch_get_root (r->file);
@@ -648,19 +649,19 @@ dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const ch
   double *slices[64] = { 0 };
   guint64 lens[64] = { 0 };
   CpSlice sl[64];
-  gboolean present = FALSE, ok = TRUE;
+  gboolean present = FALSE, success = TRUE;
 
   *fits = TRUE;
   *out = NULL;
-  for (guint r = 0; r < cp && ok; r++)
+  for (guint r = 0; r < cp && success; r++)
     {
       Ref ref = { by_cp[r]->file, NULL, by_cp[r]->columns, i, "rollout_data" };
-      ok = dw_batch_slime_ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
+      success = dw_batch_slime_ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
       present = present || slices[r];
       if (!dw_batch_slime_cp_slice (base, total, resp, cp, r, &sl[r]))
         *fits = FALSE;
     }
-  if (ok && present && *fits)
+  if (success && present && *fits)
     {
       /* slime keeps loss_masks whole on every rank; the other fields are the rank's slice */
       if (strcmp (key, "loss_masks") == 0 && lens[0] == (guint64)resp)
@@ -672,7 +673,7 @@ dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const ch
     }
   for (guint r = 0; r < cp; r++)
     g_free (slices[r]);
-  return ok;
+  return success;
 }
 
 /* One data-parallel group (ranks holding the same samples) → its samples, trying @cp. */
@@ -688,10 +689,10 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
   *fits = FALSE;
   if (cp == 0 || cp > 64 || group->len % cp != 0)
     return TRUE;
-  for (guint j = 0; j < group->len; j++)
+  for (guint inner = 0; inner < group->len; inner++)
     {
-      RankFile *r = g_ptr_array_index (group, j);
-      gint64 cr = r->cp_rank >= 0 ? r->cp_rank : (gint64)((j / tp) % cp);
+      RankFile *r = g_ptr_array_index (group, inner);
+      gint64 cr = r->cp_rank >= 0 ? r->cp_rank : (gint64)((inner / tp) % cp);
       if (cr < 0 || cr >= (gint64)cp)
         return TRUE;
       if (!by_cp[cr])
@@ -700,9 +701,9 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
   for (guint r = 0; r < cp; r++)
     if (!by_cp[r])
       return TRUE;
-  for (guint64 i = 0; i < first->n; i++)
+  for (guint64 index = 0; index < first->n; index++)
     {
-      Ref ref = { first->file, NULL, first->columns, i, "rollout_data" };
+      Ref ref = { first->file, NULL, first->columns, index, "rollout_data" };
       Sample s = { 0 };
       gint64 base;
       DwDType dt;
@@ -717,25 +718,25 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
       g_clear_pointer (&s.roll, g_free);
       g_clear_pointer (&s.adv, g_free);
       g_clear_pointer (&s.mask, g_free);
-      if (s.total < s.resp || !dw_batch_slime_chunk_base (first, i, s.total, &base, error))
+      if (s.total < s.resp || !dw_batch_slime_chunk_base (first, index, s.total, &base, error))
         {
           if (s.total < s.resp)
             dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT,
                                 dw_batch_torch_get_name (first->file),
                                 "rollout_data.total_lengths[%" G_GUINT64_FORMAT
                                 "]: missing or shorter than the response",
-                                i);
+                                index);
           dw_batch_slime_sample_clear (&s);
           return FALSE;
         }
-      if (!dw_batch_slime_join_field (by_cp, cp, i, cp_fields[0], s.total, s.resp, base, &s.old,
+      if (!dw_batch_slime_join_field (by_cp, cp, index, cp_fields[0], s.total, s.resp, base, &s.old,
                                       &s.n_old, &s.old_dtype, &f1, error)
-          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[1], s.total, s.resp, base, &s.roll,
-                                         &s.n_roll, &s.roll_dtype, &f2, error)
-          || !dw_batch_slime_join_field (by_cp, cp, i, cp_fields[2], s.total, s.resp, base, &s.adv,
-                                         &s.n_adv, &dt, &f3, error)
-          || !dw_batch_slime_join_field (by_cp, cp, i, "loss_masks", s.total, s.resp, base, &s.mask,
-                                         &s.n_mask, &dt, &f4, error))
+          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[1], s.total, s.resp, base,
+                                         &s.roll, &s.n_roll, &s.roll_dtype, &f2, error)
+          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[2], s.total, s.resp, base,
+                                         &s.adv, &s.n_adv, &dt, &f3, error)
+          || !dw_batch_slime_join_field (by_cp, cp, index, "loss_masks", s.total, s.resp, base,
+                                         &s.mask, &s.n_mask, &dt, &f4, error))
         {
           dw_batch_slime_sample_clear (&s);
           return FALSE;
@@ -823,9 +824,9 @@ dw_batch_slime_read_rank_set (const char *path, GError **error)
       if (!fits)
         {
           GString *ranks = g_string_new (NULL);
-          for (guint j = 0; j < g->len; j++)
-            g_string_append_printf (ranks, "%s%" G_GINT64_FORMAT, j ? ", " : "",
-                                    ((RankFile *)g_ptr_array_index (g, j))->rank);
+          for (guint inner = 0; inner < g->len; inner++)
+            g_string_append_printf (ranks, "%s%" G_GINT64_FORMAT, inner ? ", " : "",
+                                    ((RankFile *)g_ptr_array_index (g, inner))->rank);
           dw_batch_set_error (
             error, DW_BATCH_ERROR_TRUNCATED, path,
             "cannot reassemble the context-parallel slices of rollout %" G_GINT64_FORMAT
@@ -896,18 +897,19 @@ dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
            * siblings: read the set when the path is known) */
           g_autoptr (GArray) samples = g_array_new (FALSE, TRUE, sizeof (Sample));
           const DwPickleValue *cols = dw_pickle_dict_lookup (root, "rollout_data");
-          guint64 n = dw_pickle_seq_length (dw_pickle_dict_lookup (cols, "response_lengths"));
+          guint64 count = dw_pickle_seq_length (dw_pickle_dict_lookup (cols, "response_lengths"));
           if (path)
             {
               g_clear_pointer (&file, dw_batch_torch_close);
               return dw_batch_slime_read_rank_set (path, error);
             }
           g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
-          g_array_set_size (samples, (guint)n);
-          for (guint64 i = 0; i < n; i++)
+          g_array_set_size (samples, (guint)count);
+          for (guint64 index = 0; index < count; index++)
             {
-              Ref ref = { file, NULL, cols, i, "rollout_data" };
-              if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, i), error))
+              Ref ref = { file, NULL, cols, index, "rollout_data" };
+              if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, index),
+                                               error))
                 return NULL;
             }
           return dw_batch_slime_batch_from_samples (src->name, samples, step, error);

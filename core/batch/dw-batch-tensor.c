@@ -175,8 +175,8 @@ char *
 dw_shape_to_string (guint ndim, const guint64 *shape)
 {
   GString *s = g_string_new ("[");
-  for (guint i = 0; i < ndim; i++)
-    g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, i ? "," : "", shape[i]);
+  for (guint index = 0; index < ndim; index++)
+    g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, index ? "," : "", shape[index]);
   g_string_append_c (s, ']');
   return g_string_free (s, FALSE);
 }
@@ -184,26 +184,26 @@ dw_shape_to_string (guint ndim, const guint64 *shape)
 gboolean
 dw_shape_product (guint ndim, const guint64 *shape, gsize elem_size, guint64 *n_elems)
 {
-  guint64 n = 1;
+  guint64 count = 1;
   gboolean zero = FALSE;
 
-  for (guint i = 0; i < ndim; i++)
-    if (shape[i] == 0)
+  for (guint index = 0; index < ndim; index++)
+    if (shape[index] == 0)
       zero = TRUE;
   if (zero)
     {
       *n_elems = 0;
       return TRUE;
     }
-  for (guint i = 0; i < ndim; i++)
+  for (guint index = 0; index < ndim; index++)
     {
-      if (n > G_MAXUINT64 / shape[i])
+      if (count > G_MAXUINT64 / shape[index])
         return FALSE;
-      n *= shape[i];
+      count *= shape[index];
     }
-  if (elem_size && n > G_MAXUINT64 / elem_size)
+  if (elem_size && count > G_MAXUINT64 / elem_size)
     return FALSE;
-  *n_elems = n;
+  *n_elems = count;
   return TRUE;
 }
 
@@ -214,15 +214,15 @@ double
 dw_half_to_double (guint16 h)
 {
   int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
+  double value;
 
   if (exp == 0)
-    v = ldexp ((double)mant, -24);
+    value = ldexp ((double)mant, -24);
   else if (exp == 31)
-    v = mant ? NAN : INFINITY;
+    value = mant ? NAN : INFINITY;
   else
-    v = ldexp ((double)(mant | 0x400), exp - 25);
-  return sign ? -v : v;
+    value = ldexp ((double)(mant | 0x400), exp - 25);
+  return sign ? -value : value;
 }
 
 float
@@ -237,7 +237,7 @@ dw_bf16_to_float (guint16 b)
 static void
 byteswap_inplace (guint8 *p, gsize size, gsize n)
 {
-  for (gsize i = 0; i < n; i++, p += size)
+  for (gsize index = 0; index < n; index++, p += size)
     for (gsize a = 0, b = size - 1; a < b; a++, b--)
       {
         guint8 tmp = p[a];
@@ -283,39 +283,39 @@ dw_decode_element (const guint8 *p, DwDType dtype, gboolean swap)
       return (gint8)tmp[0];
     case DW_DTYPE_I16:
       {
-        gint16 v;
-        memcpy (&v, tmp, 2);
-        return v;
+        gint16 value;
+        memcpy (&value, tmp, 2);
+        return value;
       }
     case DW_DTYPE_U16:
       {
-        guint16 v;
-        memcpy (&v, tmp, 2);
-        return v;
+        guint16 value;
+        memcpy (&value, tmp, 2);
+        return value;
       }
     case DW_DTYPE_I32:
       {
-        gint32 v;
-        memcpy (&v, tmp, 4);
-        return v;
+        gint32 value;
+        memcpy (&value, tmp, 4);
+        return value;
       }
     case DW_DTYPE_U32:
       {
-        guint32 v;
-        memcpy (&v, tmp, 4);
-        return v;
+        guint32 value;
+        memcpy (&value, tmp, 4);
+        return value;
       }
     case DW_DTYPE_I64:
       {
-        gint64 v;
-        memcpy (&v, tmp, 8);
-        return (double)v;
+        gint64 value;
+        memcpy (&value, tmp, 8);
+        return (double)value;
       }
     case DW_DTYPE_U64:
       {
-        guint64 v;
-        memcpy (&v, tmp, 8);
-        return (double)v;
+        guint64 value;
+        memcpy (&value, tmp, 8);
+        return (double)value;
       }
     case DW_N_DTYPES:
     default:
@@ -360,24 +360,24 @@ dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, 
       const float *s = (const float *)(const void *)src;
       double *d = dst;
       if (((guintptr)src & 3) == 0)
-        for (gsize i = 0; i < n; i++)
-          d[i] = s[i];
+        for (gsize index = 0; index < n; index++)
+          d[index] = s[index];
       else
-        for (gsize i = 0; i < n; i++)
-          d[i] = dw_decode_element (src + i * 4, DW_DTYPE_F32, FALSE);
+        for (gsize index = 0; index < n; index++)
+          d[index] = dw_decode_element (src + index * 4, DW_DTYPE_F32, FALSE);
       return;
     }
   if (!swap && src_dtype == DW_DTYPE_BF16 && dst_dtype == DW_DTYPE_F32)
     {
       float *d = dst;
-      for (gsize i = 0; i < n; i++)
+      for (gsize index = 0; index < n; index++)
         {
           guint16 h;
-          memcpy (&h, src + 2 * i, 2);
-          d[i] = dw_bf16_to_float (h);
+          memcpy (&h, src + 2 * index, 2);
+          d[index] = dw_bf16_to_float (h);
         }
       return;
     }
-  for (gsize i = 0; i < n; i++)
-    encode (dst, i, dst_dtype, dw_decode_element (src + i * ss, src_dtype, swap));
+  for (gsize index = 0; index < n; index++)
+    encode (dst, index, dst_dtype, dw_decode_element (src + index * ss, src_dtype, swap));
 }

@@ -27,10 +27,10 @@ dw_batch_tokens_stat_name (DwSeqStat stat)
 gboolean
 dw_batch_tokens_stat_from_name (const char *name, DwSeqStat *stat)
 {
-  for (int i = 0; i < DW_N_SEQ_STATS; i++)
-    if (g_strcmp0 (name, seq_stat_names[i]) == 0)
+  for (int index = 0; index < DW_N_SEQ_STATS; index++)
+    if (g_strcmp0 (name, seq_stat_names[index]) == 0)
       {
-        *stat = (DwSeqStat)i;
+        *stat = (DwSeqStat)index;
         return TRUE;
       }
   return FALSE;
@@ -82,11 +82,11 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
       s.stats[DW_SEQ_STAT_K1_MAX] = rows[r].n_valid > 0 ? -CLAMP (rows[r].min_l, -20.0, 20.0) : 0.0;
       for (gsize t = 0; t < batch->cols; t++)
         {
-          gsize i = r * batch->cols + t;
-          if (dw_batch_mask_value (batch, i) != 0.0)
+          gsize index = r * batch->cols + t;
+          if (dw_batch_mask_value (batch, index) != 0.0)
             {
-              double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
-                         - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+              double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
+                         - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
               if (fabs (l) > max_abs || isnan (l))
                 max_abs = isnan (l) ? NAN : fabs (l);
               if (isnan (max_abs))
@@ -118,14 +118,14 @@ dw_batch_tokens_sequence (const DwBatch *batch, guint row)
       last = t + 1;
   for (gsize t = 0; t < last; t++)
     {
-      gsize i = row * batch->cols + t;
+      gsize index = row * batch->cols + t;
       DwTokenRow tr;
       tr.position = (guint)t;
-      tr.token_id = batch->token_ids ? batch->token_ids[i] : -1;
-      tr.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i);
-      tr.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+      tr.token_id = batch->token_ids ? batch->token_ids[index] : -1;
+      tr.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index);
+      tr.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
       tr.log_ratio = tr.old_log_prob - tr.rollout_log_prob;
-      tr.mask = dw_batch_mask_value (batch, i);
+      tr.mask = dw_batch_mask_value (batch, index);
       g_array_append_val (out, tr);
     }
   return out;
@@ -176,24 +176,24 @@ dw_batch_tokens_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gi
 
   if (batch->token_ids == NULL)
     return FALSE;
-  for (gsize i = 0; i < n; i++)
+  for (gsize index = 0; index < n; index++)
     {
       double l;
       DwCatastrophicToken *t;
       guint last;
 
-      if (dw_batch_mask_value (batch, i) == 0.0)
+      if (dw_batch_mask_value (batch, index) == 0.0)
         continue;
-      l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, i)
-          - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, i);
+      l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
+          - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
       if (!(fabs (l) > self->threshold)) /* NaN counts too: a broken token is catastrophic */
         if (!isnan (l))
           continue;
-      t = g_hash_table_lookup (self->by_token, &batch->token_ids[i]);
+      t = g_hash_table_lookup (self->by_token, &batch->token_ids[index]);
       if (t == NULL)
         {
           t = g_new0 (DwCatastrophicToken, 1);
-          t->token_id = batch->token_ids[i];
+          t->token_id = batch->token_ids[index];
           t->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
           t->counts = g_array_new (FALSE, FALSE, sizeof (guint64));
           g_hash_table_insert (self->by_token, &t->token_id, t);
@@ -242,9 +242,9 @@ dw_batch_tokens_catastrophes_top (const DwCatastrophes *self, guint top)
   while (g_hash_table_iter_next (&it, NULL, &value))
     g_ptr_array_add (all, value);
   g_ptr_array_sort (all, dw_batch_tokens_catastrophic_cmp);
-  for (guint i = 0; i < all->len && i < top; i++)
+  for (guint index = 0; index < all->len && index < top; index++)
     {
-      const DwCatastrophicToken *src = g_ptr_array_index (all, i);
+      const DwCatastrophicToken *src = g_ptr_array_index (all, index);
       DwCatastrophicToken *copy = g_new0 (DwCatastrophicToken, 1);
       copy->token_id = src->token_id;
       copy->count = src->count;

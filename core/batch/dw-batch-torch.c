@@ -45,9 +45,9 @@ dw_batch_torch_close (DwTorchFile *file)
 static gboolean
 dw_batch_torch_find_pickle (DwTorchFile *file, zip_uint64_t *index, GError **error)
 {
-  zip_int64_t n = zip_get_num_entries (file->za, 0);
+  zip_int64_t count = zip_get_num_entries (file->za, 0);
 
-  for (zip_int64_t i = 0; i < n; i++)
+  for (zip_int64_t i = 0; i < count; i++)
     {
       const char *mname = zip_get_name (file->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
       const char *slash = mname ? strchr (mname, '/') : NULL;
@@ -134,8 +134,9 @@ dw_batch_torch_refused_note (const DwTorchFile *file)
   if (refused->len == 0)
     return g_strdup ("");
   s = g_string_new ("; globals refused, never executed: ");
-  for (guint i = 0; i < refused->len; i++)
-    g_string_append_printf (s, "%s%s", i ? ", " : "", (const char *)g_ptr_array_index (refused, i));
+  for (guint index = 0; index < refused->len; index++)
+    g_string_append_printf (s, "%s%s", index ? ", " : "",
+                            (const char *)g_ptr_array_index (refused, index));
   return g_string_free (s, FALSE);
 }
 
@@ -209,12 +210,12 @@ dw_batch_torch_tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, file->name, "%s: out of memory", where);
       return NULL;
     }
-  for (guint64 i = 0; i < t->numel; i++)
+  for (guint64 index = 0; index < t->numel; index++)
     {
       guint64 off = t->offset;
       for (guint d = 0; d < t->ndim; d++)
         off += idx[d] * t->stride[d];
-      out[i] = dw_decode_element (base + off * es, t->dtype, file->big_endian);
+      out[index] = dw_decode_element (base + off * es, t->dtype, file->big_endian);
       for (int d = (int)t->ndim - 1; d >= 0; d--)
         {
           if (++idx[d] < t->shape[d])
@@ -248,13 +249,13 @@ dw_batch_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const cha
                               where);
           return NULL;
         }
-      for (guint64 i = 0; i < len; i++)
-        if (!dw_pickle_seq_number (value, i, &out[i]))
+      for (guint64 index = 0; index < len; index++)
+        if (!dw_pickle_seq_number (value, index, &out[index]))
           {
-            g_autofree char *d = dw_pickle_value_describe (dw_pickle_seq_get (value, i));
+            g_autofree char *d = dw_pickle_value_describe (dw_pickle_seq_get (value, index));
             dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, file->name,
-                                "%s[%" G_GUINT64_FORMAT "]: expected a number, found %s", where, i,
-                                d);
+                                "%s[%" G_GUINT64_FORMAT "]: expected a number, found %s", where,
+                                index, d);
             return NULL;
           }
       *n = len;

@@ -50,13 +50,13 @@ dw_batch_zip_open (const DwSource *src, GError **error)
   zip_error_init (&ze);
   if (src->fd >= 0)
     {
-      int fd = dup (src->fd);
-      FILE *fp = fd >= 0 ? fdopen (fd, "rb") : NULL;
+      int descriptor = dup (src->fd);
+      FILE *fp = descriptor >= 0 ? fdopen (descriptor, "rb") : NULL;
       if (!fp)
         {
           int saved = errno;
-          if (fd >= 0)
-            close (fd);
+          if (descriptor >= 0)
+            close (descriptor);
           dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name, "%s", g_strerror (saved));
           return NULL;
         }

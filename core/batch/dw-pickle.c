@@ -154,17 +154,17 @@ dw_pickle_machine_charge (Machine *m, guint64 n)
 static DwPickleValue *
 dw_pickle_value_new (Machine *m, DwPickleKind kind)
 {
-  DwPickleValue *v;
+  DwPickleValue *value;
 
   if (m->pk->spare->len > 0)
     {
       /* a number folded into a compact list gave back its struct and arena slot */
       guint slot;
-      v = g_ptr_array_steal_index_fast (m->pk->spare, m->pk->spare->len - 1);
-      slot = v->slot;
-      memset (v, 0, sizeof *v);
-      v->slot = slot;
-      g_ptr_array_index (m->pk->arena, slot) = v;
+      value = g_ptr_array_steal_index_fast (m->pk->spare, m->pk->spare->len - 1);
+      slot = value->slot;
+      memset (value, 0, sizeof *value);
+      value->slot = slot;
+      g_ptr_array_index (m->pk->arena, slot) = value;
       if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue)))
         return NULL;
     }
@@ -172,19 +172,19 @@ dw_pickle_value_new (Machine *m, DwPickleKind kind)
     {
       if (!dw_pickle_machine_charge (m, sizeof (DwPickleValue) + sizeof (gpointer)))
         return NULL;
-      v = g_new0 (DwPickleValue, 1);
-      v->slot = m->pk->arena->len;
-      g_ptr_array_add (m->pk->arena, v);
+      value = g_new0 (DwPickleValue, 1);
+      value->slot = m->pk->arena->len;
+      g_ptr_array_add (m->pk->arena, value);
     }
-  v->kind = kind;
+  value->kind = kind;
   if (kind == DW_PICKLE_LIST || kind == DW_PICKLE_TUPLE)
-    v->u.seq.items = g_ptr_array_new ();
+    value->u.seq.items = g_ptr_array_new ();
   else if (kind == DW_PICKLE_DICT)
     {
-      v->u.dict.keys = g_ptr_array_new ();
-      v->u.dict.vals = g_ptr_array_new ();
+      value->u.dict.keys = g_ptr_array_new ();
+      value->u.dict.vals = g_ptr_array_new ();
     }
-  return v;
+  return value;
 }
 
 /* Frees a scalar that nothing else refers to (it was folded into a compact list). */
@@ -231,9 +231,9 @@ dw_pickle_seq_expand (Machine *m, DwPickleValue *seq)
     return TRUE;
   seq->u.seq.nums = NULL;
   seq->u.seq.items = g_ptr_array_sized_new (nums->len + 1);
-  for (guint i = 0; i < nums->len; i++)
+  for (guint index = 0; index < nums->len; index++)
     {
-      double d = g_array_index (nums, double, i);
+      double d = g_array_index (nums, double, index);
       DwPickleValue *v
         = dw_pickle_value_new (m, seq->u.seq.nums_int ? DW_PICKLE_INT : DW_PICKLE_FLOAT);
       if (!v || !dw_pickle_machine_charge (m, sizeof (gpointer)))
@@ -287,13 +287,13 @@ dw_pickle_dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickl
     return FALSE;
   /* a repeated string key replaces the earlier value, as in Python */
   if (key->kind == DW_PICKLE_STR)
-    for (guint i = 0; i < dict->u.dict.keys->len; i++)
+    for (guint index = 0; index < dict->u.dict.keys->len; index++)
       {
-        DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, i);
+        DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, index);
         if (k->kind == DW_PICKLE_STR && k->u.str.len == key->u.str.len
             && memcmp (k->u.str.s, key->u.str.s, k->u.str.len) == 0)
           {
-            g_ptr_array_index (dict->u.dict.vals, i) = val;
+            g_ptr_array_index (dict->u.dict.vals, index) = val;
             return TRUE;
           }
       }
@@ -322,13 +322,13 @@ static gboolean
 dw_pickle_take_uint (Machine *m, guint width, guint64 *out)
 {
   const guint8 *p = NULL;
-  guint64 v = 0;
+  guint64 value = 0;
 
   if (!dw_pickle_take (m, width, &p))
     return FALSE;
-  for (guint i = 0; i < width; i++)
-    v |= (guint64)p[i] << (8 * i);
-  *out = v;
+  for (guint index = 0; index < width; index++)
+    value |= (guint64)p[index] << (8 * index);
+  *out = value;
   return TRUE;
 }
 
@@ -359,7 +359,7 @@ dw_pickle_push (Machine *m, DwPickleValue *v)
 static DwPickleValue *
 dw_pickle_pop (Machine *m)
 {
-  DwPickleValue *v;
+  DwPickleValue *value;
   guint floor = m->marks->len ? g_array_index (m->marks, guint, m->marks->len - 1) : 0;
 
   if (m->stack->len <= floor)
@@ -367,9 +367,9 @@ dw_pickle_pop (Machine *m)
       dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "stack underflow");
       return NULL;
     }
-  v = g_ptr_array_index (m->stack, m->stack->len - 1);
+  value = g_ptr_array_index (m->stack, m->stack->len - 1);
   g_ptr_array_set_size (m->stack, m->stack->len - 1);
-  return v;
+  return value;
 }
 
 static DwPickleValue *
@@ -402,30 +402,30 @@ static gboolean
 dw_pickle_push_str (Machine *m, gsize n, gboolean is_text)
 {
   const guint8 *p = NULL;
-  DwPickleValue *v;
+  DwPickleValue *value;
 
   if (!dw_pickle_take (m, n, &p) || !dw_pickle_machine_charge (m, n + 1))
     return FALSE;
   if (is_text && !g_utf8_validate ((const char *)p, (gssize)n, NULL))
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "string is not valid UTF-8");
-  v = dw_pickle_value_new (m, DW_PICKLE_STR);
-  if (!v)
+  value = dw_pickle_value_new (m, DW_PICKLE_STR);
+  if (!value)
     return FALSE;
-  v->u.str.s = g_strndup ((const char *)p, n);
-  v->u.str.len = n;
+  value->u.str.s = g_strndup ((const char *)p, n);
+  value->u.str.len = n;
   if (n && memchr (p, 0, n))
-    memcpy (v->u.str.s, p, n); /* g_strndup stopped at the NUL */
-  return dw_pickle_push (m, v);
+    memcpy (value->u.str.s, p, n); /* g_strndup stopped at the NUL */
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
 dw_pickle_push_int (Machine *m, gint64 i)
 {
-  DwPickleValue *v = dw_pickle_value_new (m, DW_PICKLE_INT);
-  if (!v)
+  DwPickleValue *value = dw_pickle_value_new (m, DW_PICKLE_INT);
+  if (!value)
     return FALSE;
-  v->u.i = i;
-  return dw_pickle_push (m, v);
+  value->u.i = i;
+  return dw_pickle_push (m, value);
 }
 
 /* LONG1/LONG4: little-endian two's complement of @n bytes; more than 8 do not fit. */
@@ -441,15 +441,15 @@ dw_pickle_push_long (Machine *m, gsize n)
     {
       /* accept only sign extension beyond 8 bytes */
       guint8 ext = (p[7] & 0x80) ? 0xff : 0x00;
-      for (gsize i = 8; i < n; i++)
-        if (p[i] != ext)
+      for (gsize index = 8; index < n; index++)
+        if (p[index] != ext)
           return dw_pickle_machine_fail (
             m, DW_BATCH_ERROR_CORRUPT,
             "integer of %" G_GSIZE_FORMAT " bytes does not fit in 64 bits", n);
       n = 8;
     }
-  for (gsize i = 0; i < n; i++)
-    u |= (guint64)p[i] << (8 * i);
+  for (gsize index = 0; index < n; index++)
+    u |= (guint64)p[index] << (8 * index);
   if (n > 0 && n < 8 && (p[n - 1] & 0x80))
     u |= ~G_GUINT64_CONSTANT (0) << (8 * n);
   return dw_pickle_push_int (m, (gint64)u);
@@ -481,10 +481,10 @@ dw_pickle_storage_dtype (const char *global, DwDType *dtype)
 {
   if (!g_str_has_prefix (global, "torch."))
     return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS (storage_types); i++)
-    if (strcmp (global + 6, storage_types[i].name) == 0)
+  for (guint index = 0; index < G_N_ELEMENTS (storage_types); index++)
+    if (strcmp (global + 6, storage_types[index].name) == 0)
       {
-        *dtype = storage_types[i].dtype;
+        *dtype = storage_types[index].dtype;
         return TRUE;
       }
   return FALSE;
@@ -496,28 +496,28 @@ dw_pickle_push_global (Machine *m, const char *module, const char *name)
   g_autofree char *full = g_strdup_printf ("%s.%s", module, name);
   gboolean allowed = FALSE;
   DwDType dtype;
-  DwPickleValue *v;
+  DwPickleValue *value;
 
-  for (guint i = 0; i < G_N_ELEMENTS (allowed_globals); i++)
-    allowed = allowed || strcmp (full, allowed_globals[i]) == 0;
+  for (guint index = 0; index < G_N_ELEMENTS (allowed_globals); index++)
+    allowed = allowed || strcmp (full, allowed_globals[index]) == 0;
   allowed = allowed || dw_pickle_storage_dtype (full, &dtype);
   if (!allowed)
     {
       g_autofree char *note = g_strdup_printf ("%s (offset %" G_GSIZE_FORMAT ")", full, m->op_pos);
       gboolean seen = FALSE;
-      for (guint i = 0; i < m->pk->refused->len; i++)
+      for (guint index = 0; index < m->pk->refused->len; index++)
         {
-          const char *known = g_ptr_array_index (m->pk->refused, i);
+          const char *known = g_ptr_array_index (m->pk->refused, index);
           seen = seen || (g_str_has_prefix (known, full) && known[strlen (full)] == ' ');
         }
       if (!seen && m->pk->refused->len < 64)
         g_ptr_array_add (m->pk->refused, g_steal_pointer (&note));
     }
-  v = dw_pickle_value_new (m, allowed ? DW_PICKLE_GLOBAL : DW_PICKLE_REFUSED);
-  if (!v || !dw_pickle_machine_charge (m, strlen (full) + 1))
+  value = dw_pickle_value_new (m, allowed ? DW_PICKLE_GLOBAL : DW_PICKLE_REFUSED);
+  if (!value || !dw_pickle_machine_charge (m, strlen (full) + 1))
     return FALSE;
-  v->u.global = g_steal_pointer (&full);
-  return dw_pickle_push (m, v);
+  value->u.global = g_steal_pointer (&full);
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
@@ -530,12 +530,12 @@ dw_pickle_tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *
   len = dw_pickle_seq_length (t);
   if (len > max)
     return FALSE;
-  for (guint64 i = 0; i < len; i++)
+  for (guint64 index = 0; index < len; index++)
     {
       double d;
-      if (!dw_pickle_seq_number (t, i, &d) || d < 0 || d != floor (d) || d > 9.0e15)
+      if (!dw_pickle_seq_number (t, index, &d) || d < 0 || d != floor (d) || d > 9.0e15)
         return FALSE;
-      out[i] = (guint64)d;
+      out[index] = (guint64)d;
     }
   *n = (guint)len;
   return TRUE;
@@ -551,7 +551,7 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
   guint nstride = 0;
   guint64 last = 0;
   gint64 off;
-  DwPickleValue *v;
+  DwPickleValue *value;
 
   if (args->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (args) < 4)
     {
@@ -593,15 +593,15 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
   if (t.numel > 0)
     {
       last = t.offset;
-      for (guint i = 0; i < t.ndim; i++)
+      for (guint index = 0; index < t.ndim; index++)
         {
           /* each term < 2^53 · 2^53 would overflow: bound by the storage first */
-          if (t.shape[i] - 1 > 0 && t.stride[i] > t.storage_numel)
+          if (t.shape[index] - 1 > 0 && t.stride[index] > t.storage_numel)
             {
               last = G_MAXUINT64;
               break;
             }
-          last += (t.shape[i] - 1) * t.stride[i];
+          last += (t.shape[index] - 1) * t.stride[index];
         }
       if (last >= t.storage_numel)
         {
@@ -614,12 +614,12 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
           return NULL;
         }
     }
-  v = dw_pickle_value_new (m, DW_PICKLE_TENSOR);
-  if (!v)
+  value = dw_pickle_value_new (m, DW_PICKLE_TENSOR);
+  if (!value)
     return NULL;
   t.storage_key = g_strdup (storage->u.storage.key);
-  v->u.tensor = t;
-  return v;
+  value->u.tensor = t;
+  return value;
 }
 
 /* REDUCE / NEWOBJ: only allowed globals mean something; anything else stays refused. */
@@ -642,9 +642,10 @@ dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
       if (args->kind == DW_PICKLE_TUPLE && dw_pickle_seq_length (args) == 1)
         {
           const DwPickleValue *pairs = dw_pickle_seq_get (args, 0);
-          for (guint64 i = 0; pairs && pairs->u.seq.items && i < dw_pickle_seq_length (pairs); i++)
+          for (guint64 index = 0;
+               pairs && pairs->u.seq.items && index < dw_pickle_seq_length (pairs); index++)
             {
-              const DwPickleValue *pair = dw_pickle_seq_get (pairs, i);
+              const DwPickleValue *pair = dw_pickle_seq_get (pairs, index);
               if (pair && pair->kind == DW_PICKLE_TUPLE && pair->u.seq.items
                   && pair->u.seq.items->len == 2
                   && !dw_pickle_dict_set (m, v, g_ptr_array_index (pair->u.seq.items, 0),
@@ -667,8 +668,8 @@ dw_pickle_op_persid (Machine *m, DwPickleValue *pid)
 {
   const DwPickleValue *tag, *type, *key, *numel;
   DwDType dtype;
-  gint64 n;
-  DwPickleValue *v;
+  gint64 count;
+  DwPickleValue *value;
 
   if (pid->kind != DW_PICKLE_TUPLE || dw_pickle_seq_length (pid) != 5
       || (tag = dw_pickle_seq_get (pid, 0)) == NULL || dw_pickle_value_str (tag) == NULL
@@ -688,22 +689,22 @@ dw_pickle_op_persid (Machine *m, DwPickleValue *pid)
   if (key == NULL || dw_pickle_value_str (key) == NULL || strchr (key->u.str.s, '/') != NULL
       || key->u.str.len == 0 || key->u.str.len > 64)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "storage key is not a plain name");
-  if (numel == NULL || !dw_pickle_value_int (numel, &n) || n < 0)
+  if (numel == NULL || !dw_pickle_value_int (numel, &count) || count < 0)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
                                    "storage size is not a non-negative integer");
-  if ((guint64)n > dw_batch_reader_get_max_bytes () / dw_dtype_size (dtype))
+  if ((guint64)count > dw_batch_reader_get_max_bytes () / dw_dtype_size (dtype))
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_TOO_LARGE,
                                    "storage '%s' declares %" G_GINT64_FORMAT
                                    " elements, more than the reader's limit of %" G_GUINT64_FORMAT
                                    " bytes",
-                                   key->u.str.s, n, dw_batch_reader_get_max_bytes ());
-  v = dw_pickle_value_new (m, DW_PICKLE_STORAGE);
-  if (!v)
+                                   key->u.str.s, count, dw_batch_reader_get_max_bytes ());
+  value = dw_pickle_value_new (m, DW_PICKLE_STORAGE);
+  if (!value)
     return FALSE;
-  v->u.storage.dtype = dtype;
-  v->u.storage.key = g_strdup (key->u.str.s);
-  v->u.storage.numel = (guint64)n;
-  return dw_pickle_push (m, v);
+  value->u.storage.dtype = dtype;
+  value->u.storage.key = g_strdup (key->u.str.s);
+  value->u.storage.numel = (guint64)count;
+  return dw_pickle_push (m, value);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -712,42 +713,42 @@ dw_pickle_op_persid (Machine *m, DwPickleValue *pid)
 static gboolean
 dw_pickle_op_memo_put (Machine *m, guint64 index)
 {
-  DwPickleValue *v = dw_pickle_top (m);
+  DwPickleValue *value = dw_pickle_top (m);
 
-  if (!v)
+  if (!value)
     return FALSE;
   if (g_hash_table_size (m->memo) >= m->len)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "memo larger than the pickle");
   if (!dw_pickle_machine_charge (m, 48))
     return FALSE;
-  v->memoized = TRUE;
-  g_hash_table_insert (m->memo, GSIZE_TO_POINTER ((gsize)index + 1), v);
+  value->memoized = TRUE;
+  g_hash_table_insert (m->memo, GSIZE_TO_POINTER ((gsize)index + 1), value);
   return TRUE;
 }
 
 static gboolean
 dw_pickle_op_memo_get (Machine *m, guint64 index)
 {
-  DwPickleValue *v = g_hash_table_lookup (m->memo, GSIZE_TO_POINTER ((gsize)index + 1));
+  DwPickleValue *value = g_hash_table_lookup (m->memo, GSIZE_TO_POINTER ((gsize)index + 1));
 
-  if (!v)
+  if (!value)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
                                    "memo key %" G_GUINT64_FORMAT " is not set", index);
-  return dw_pickle_push (m, v);
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
 dw_pickle_op_build_seq (Machine *m, DwPickleKind kind, guint start)
 {
-  DwPickleValue *v = dw_pickle_value_new (m, kind);
+  DwPickleValue *value = dw_pickle_value_new (m, kind);
 
-  if (!v)
+  if (!value)
     return FALSE;
-  for (guint i = start; i < m->stack->len; i++)
-    if (!dw_pickle_seq_append (m, v, g_ptr_array_index (m->stack, i)))
+  for (guint index = start; index < m->stack->len; index++)
+    if (!dw_pickle_seq_append (m, value, g_ptr_array_index (m->stack, index)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
-  return dw_pickle_push (m, v);
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
@@ -775,8 +776,8 @@ dw_pickle_op_appends (Machine *m, guint start)
     }
   if (list->kind != DW_PICKLE_LIST)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "append to a non-list");
-  for (guint i = start; i < m->stack->len; i++)
-    if (!dw_pickle_seq_append (m, list, g_ptr_array_index (m->stack, i)))
+  for (guint index = start; index < m->stack->len; index++)
+    if (!dw_pickle_seq_append (m, list, g_ptr_array_index (m->stack, index)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
   return TRUE;
@@ -798,9 +799,9 @@ dw_pickle_op_setitems (Machine *m, guint start)
     }
   if (dict->kind != DW_PICKLE_DICT)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "item assignment to a non-dict");
-  for (guint i = start; i + 1 < m->stack->len; i += 2)
-    if (!dw_pickle_dict_set (m, dict, g_ptr_array_index (m->stack, i),
-                             g_ptr_array_index (m->stack, i + 1)))
+  for (guint index = start; index + 1 < m->stack->len; index += 2)
+    if (!dw_pickle_dict_set (m, dict, g_ptr_array_index (m->stack, index),
+                             g_ptr_array_index (m->stack, index + 1)))
       return FALSE;
   g_ptr_array_set_size (m->stack, start);
   return TRUE;
@@ -809,13 +810,13 @@ dw_pickle_op_setitems (Machine *m, guint start)
 static gboolean
 dw_pickle_op_simple_value (Machine *m, DwPickleKind kind, gint64 i)
 {
-  DwPickleValue *v = dw_pickle_value_new (m, kind);
-  if (!v)
+  DwPickleValue *value = dw_pickle_value_new (m, kind);
+  if (!value)
     return FALSE;
-  v->u.i = i;
+  value->u.i = i;
   if (kind == DW_PICKLE_BOOL)
-    v->u.b = i != 0;
-  return dw_pickle_push (m, v);
+    value->u.b = i != 0;
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
@@ -823,29 +824,29 @@ dw_pickle_op_text_number (Machine *m, gboolean is_float)
 {
   g_autofree char *line = NULL;
   char *end = NULL;
-  DwPickleValue *v;
+  DwPickleValue *value;
 
   if (!dw_pickle_take_line (m, &line))
     return FALSE;
   if (!is_float)
     {
-      gint64 i;
+      gint64 index;
       if (strcmp (line, "00") == 0 || strcmp (line, "01") == 0)
         return dw_pickle_op_simple_value (m, DW_PICKLE_BOOL, line[1] == '1');
       if (g_str_has_suffix (line, "L"))
         line[strlen (line) - 1] = '\0';
-      i = g_ascii_strtoll (line, &end, 10);
+      index = g_ascii_strtoll (line, &end, 10);
       if (end == line || *end)
         return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad integer literal");
-      return dw_pickle_push_int (m, i);
+      return dw_pickle_push_int (m, index);
     }
-  v = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
-  if (!v)
+  value = dw_pickle_value_new (m, DW_PICKLE_FLOAT);
+  if (!value)
     return FALSE;
-  v->u.f = g_ascii_strtod (line, &end);
+  value->u.f = g_ascii_strtod (line, &end);
   if (end == line || *end)
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad float literal");
-  return dw_pickle_push (m, v);
+  return dw_pickle_push (m, value);
 }
 
 static gboolean
@@ -874,7 +875,7 @@ static gboolean
 dw_pickle_machine_step (Machine *m, gboolean *done)
 {
   const guint8 *p = NULL;
-  guint64 n;
+  guint64 count;
   guint start;
   DwPickleValue *a, *b, *c;
 
@@ -891,7 +892,7 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
                                        *p);
       return TRUE;
     case 0x95: /* FRAME */
-      return dw_pickle_take_uint (m, 8, &n);
+      return dw_pickle_take_uint (m, 8, &count);
     case '.': /* STOP */
       *done = TRUE;
       return TRUE;
@@ -923,15 +924,15 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
     case 'F':
       return dw_pickle_op_text_number (m, TRUE);
     case 'J': /* BININT */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_int (m, (gint32)(guint32)n);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_push_int (m, (gint32)(guint32)count);
     case 'K': /* BININT1 */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_int (m, (gint64)n);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_push_int (m, (gint64)count);
     case 'M': /* BININT2 */
-      return dw_pickle_take_uint (m, 2, &n) && dw_pickle_push_int (m, (gint64)n);
+      return dw_pickle_take_uint (m, 2, &count) && dw_pickle_push_int (m, (gint64)count);
     case 0x8a: /* LONG1 */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_long (m, n);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_push_long (m, count);
     case 0x8b: /* LONG4 */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_long (m, n);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_push_long (m, count);
     case 'G': /* BINFLOAT, big-endian */
       {
         guint64 bits = 0;
@@ -948,19 +949,19 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
         return dw_pickle_push (m, a);
       }
     case 'X': /* BINUNICODE */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_push_str (m, count, TRUE);
     case 0x8c: /* SHORT_BINUNICODE */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_push_str (m, count, TRUE);
     case 0x8d: /* BINUNICODE8 */
-      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, TRUE);
+      return dw_pickle_take_uint (m, 8, &count) && dw_pickle_push_str (m, count, TRUE);
     case 'T': /* BINSTRING */
     case 'B': /* BINBYTES */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_push_str (m, count, FALSE);
     case 'U': /* SHORT_BINSTRING */
     case 'C': /* SHORT_BINBYTES */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_push_str (m, count, FALSE);
     case 0x8e: /* BINBYTES8 */
-      return dw_pickle_take_uint (m, 8, &n) && dw_pickle_push_str (m, n, FALSE);
+      return dw_pickle_take_uint (m, 8, &count) && dw_pickle_push_str (m, count, FALSE);
     case '}':
       return dw_pickle_push (m, dw_pickle_value_new (m, DW_PICKLE_DICT));
     case ']':
@@ -999,15 +1000,15 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
     case 'u': /* SETITEMS */
       return dw_pickle_pop_mark (m, &start) && dw_pickle_op_setitems (m, start);
     case 'q': /* BINPUT */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_put (m, n);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_op_memo_put (m, count);
     case 'r': /* LONG_BINPUT */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_put (m, n);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_op_memo_put (m, count);
     case 0x94: /* MEMOIZE */
       return dw_pickle_op_memo_put (m, g_hash_table_size (m->memo));
     case 'h': /* BINGET */
-      return dw_pickle_take_uint (m, 1, &n) && dw_pickle_op_memo_get (m, n);
+      return dw_pickle_take_uint (m, 1, &count) && dw_pickle_op_memo_get (m, count);
     case 'j': /* LONG_BINGET */
-      return dw_pickle_take_uint (m, 4, &n) && dw_pickle_op_memo_get (m, n);
+      return dw_pickle_take_uint (m, 4, &count) && dw_pickle_op_memo_get (m, count);
     case 'p': /* PUT */
     case 'g': /* GET */
       {
@@ -1016,10 +1017,10 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
         guint8 op = *p;
         if (!dw_pickle_take_line (m, &line))
           return FALSE;
-        n = g_ascii_strtoull (line, &end, 10);
+        count = g_ascii_strtoull (line, &end, 10);
         if (end == line || *end)
           return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "bad memo index");
-        return op == 'p' ? dw_pickle_op_memo_put (m, n) : dw_pickle_op_memo_get (m, n);
+        return op == 'p' ? dw_pickle_op_memo_put (m, count) : dw_pickle_op_memo_get (m, count);
       }
     case 'c': /* GLOBAL */
       return dw_pickle_op_global_text (m);
@@ -1054,7 +1055,7 @@ dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_byt
 {
   g_autoptr (DwPickle) pk = g_new0 (DwPickle, 1);
   Machine m = { 0 };
-  gboolean done = FALSE, ok = TRUE;
+  gboolean done = FALSE, success = TRUE;
 
   pk->arena = g_ptr_array_new ();
   pk->spare = g_ptr_array_new_with_free_func (g_free);
@@ -1068,28 +1069,28 @@ dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_byt
   m.marks = g_array_new (FALSE, FALSE, sizeof (guint));
   m.memo = g_hash_table_new (NULL, NULL);
   m.error = error;
-  while (ok && !done)
+  while (success && !done)
     {
       if (m.pos >= m.len)
         {
           m.op_pos = m.pos;
-          ok
+          success
             = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_TRUNCATED, "the pickle ends without STOP");
           break;
         }
-      ok = dw_pickle_machine_step (&m, &done);
+      success = dw_pickle_machine_step (&m, &done);
     }
-  if (ok && m.stack->len != 1)
-    ok = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT,
-                                 "STOP with %u values on the stack, not 1", m.stack->len);
-  if (ok)
+  if (success && m.stack->len != 1)
+    success = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT,
+                                      "STOP with %u values on the stack, not 1", m.stack->len);
+  if (success)
     pk->root = g_ptr_array_index (m.stack, 0);
   else if (error && *error == NULL)
     dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
   g_ptr_array_unref (m.stack);
   g_array_unref (m.marks);
   g_hash_table_unref (m.memo);
-  return ok ? g_steal_pointer (&pk) : NULL;
+  return success ? g_steal_pointer (&pk) : NULL;
 }
 
 void
@@ -1097,9 +1098,9 @@ dw_pickle_free (DwPickle *pickle)
 {
   if (pickle == NULL)
     return;
-  for (guint i = 0; i < pickle->arena->len; i++)
-    if (g_ptr_array_index (pickle->arena, i))
-      dw_pickle_value_free (g_ptr_array_index (pickle->arena, i));
+  for (guint index = 0; index < pickle->arena->len; index++)
+    if (g_ptr_array_index (pickle->arena, index))
+      dw_pickle_value_free (g_ptr_array_index (pickle->arena, index));
   g_ptr_array_unref (pickle->arena);
   g_ptr_array_unref (pickle->spare);
   g_ptr_array_unref (pickle->refused);
@@ -1175,11 +1176,11 @@ dw_pickle_dict_lookup (const DwPickleValue *dict, const char *key)
 
   if (dict == NULL || dict->kind != DW_PICKLE_DICT)
     return NULL;
-  for (guint i = 0; i < dict->u.dict.keys->len; i++)
+  for (guint index = 0; index < dict->u.dict.keys->len; index++)
     {
-      const DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, i);
+      const DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, index);
       if (k->kind == DW_PICKLE_STR && k->u.str.len == klen && memcmp (k->u.str.s, key, klen) == 0)
-        return g_ptr_array_index (dict->u.dict.vals, i);
+        return g_ptr_array_index (dict->u.dict.vals, index);
     }
   return NULL;
 }

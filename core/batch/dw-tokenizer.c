@@ -27,16 +27,16 @@ dw_tokenizer_byte_level_byte (gunichar c)
 
   if (g_once_init_enter (&done))
     {
-      int n = 0;
-      for (int i = 0; i < 324; i++)
-        table[i] = -1;
+      int count = 0;
+      for (int index = 0; index < 324; index++)
+        table[index] = -1;
       for (int b = 0; b < 256; b++)
         {
           gboolean printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
           if (printable)
             table[b] = b;
           else
-            table[256 + n++] = b;
+            table[256 + count++] = b;
         }
       g_once_init_leave (&done, 1);
     }
@@ -100,14 +100,14 @@ dw_tokenizer_uses_byte_level (JsonObject *root)
 {
   const char *sections[] = { "decoder", "pre_tokenizer" };
 
-  for (guint i = 0; i < G_N_ELEMENTS (sections); i++)
+  for (guint index = 0; index < G_N_ELEMENTS (sections); index++)
     {
-      JsonNode *n = json_object_get_member (root, sections[i]);
-      if (n && JSON_NODE_HOLDS_OBJECT (n))
+      JsonNode *count = json_object_get_member (root, sections[index]);
+      if (count && JSON_NODE_HOLDS_OBJECT (count))
         {
           g_autoptr (JsonGenerator) g = json_generator_new ();
           g_autofree char *text = NULL;
-          json_generator_set_root (g, n);
+          json_generator_set_root (g, count);
           text = json_generator_to_data (g, NULL);
           if (strstr (text, "\"ByteLevel\""))
             return TRUE;
@@ -163,18 +163,18 @@ dw_tokenizer_from_parser (JsonParser *parser, const char *path, GError **error)
   members = json_object_get_members (vocab);
   for (GList *l = members; l; l = l->next)
     {
-      JsonNode *n = json_object_get_member (vocab, l->data);
-      if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_INT64)
-        dw_tokenizer_set_piece (self, json_node_get_int (n), l->data, byte_level, FALSE);
+      JsonNode *count = json_object_get_member (vocab, l->data);
+      if (JSON_NODE_HOLDS_VALUE (count) && json_node_get_value_type (count) == G_TYPE_INT64)
+        dw_tokenizer_set_piece (self, json_node_get_int (count), l->data, byte_level, FALSE);
     }
   g_list_free (members);
   added = json_object_get_member (root, "added_tokens");
   if (added && JSON_NODE_HOLDS_ARRAY (added))
     {
       JsonArray *a = json_node_get_array (added);
-      for (guint i = 0; i < json_array_get_length (a); i++)
+      for (guint index = 0; index < json_array_get_length (a); index++)
         {
-          JsonNode *e = json_array_get_element (a, i);
+          JsonNode *e = json_array_get_element (a, index);
           JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
           if (o && json_object_has_member (o, "id") && json_object_has_member (o, "content"))
             dw_tokenizer_set_piece (self, json_object_get_int_member (o, "id"),
@@ -239,29 +239,30 @@ dw_tokenizer_display (const DwTokenizer *self, gint64 id)
   const GBytes *b = dw_tokenizer_decode (self, id);
   GString *s;
   const guint8 *p;
-  gsize len, i = 0;
+  gsize len, index = 0;
 
   if (b == NULL)
     return NULL;
   p = g_bytes_get_data ((GBytes *)b, &len);
   s = g_string_new (NULL);
-  while (i < len)
+  while (index < len)
     {
-      gsize n = (gsize)g_utf8_skip[p[i]];
-      if (p[i] == '\n')
-        g_string_append (s, "\\n"), i++;
-      else if (p[i] == '\t')
-        g_string_append (s, "\\t"), i++;
-      else if (p[i] == '\r')
-        g_string_append (s, "\\r"), i++;
-      else if (p[i] < 0x20 || p[i] == 0x7f)
-        g_string_append_printf (s, "\\u%04x", p[i]), i++;
-      else if (p[i] < 0x80)
-        g_string_append_c (s, (char)p[i]), i++;
-      else if (i + n <= len && g_utf8_validate ((const char *)p + i, (gssize)n, NULL))
-        g_string_append_len (s, (const char *)p + i, (gssize)n), i += n;
+      gsize count = (gsize)g_utf8_skip[p[index]];
+      if (p[index] == '\n')
+        g_string_append (s, "\\n"), index++;
+      else if (p[index] == '\t')
+        g_string_append (s, "\\t"), index++;
+      else if (p[index] == '\r')
+        g_string_append (s, "\\r"), index++;
+      else if (p[index] < 0x20 || p[index] == 0x7f)
+        g_string_append_printf (s, "\\u%04x", p[index]), index++;
+      else if (p[index] < 0x80)
+        g_string_append_c (s, (char)p[index]), index++;
+      else if (index + count <= len
+               && g_utf8_validate ((const char *)p + index, (gssize)count, NULL))
+        g_string_append_len (s, (const char *)p + index, (gssize)count), index += count;
       else
-        g_string_append_printf (s, "\\x%02x", p[i]), i++;
+        g_string_append_printf (s, "\\x%02x", p[index]), index++;
     }
   return g_string_free (s, FALSE);
 }

@@ -66,10 +66,10 @@ dw_export_accepted_keys (DwGeneration gen)
       for (int g = 0; g < DW_N_GENERATIONS; g++)
         {
           const DwSchema *schema = dw_schema_get ((DwGeneration)g);
-          gsize n = MIN (schema->n_keys, (gsize)DW_CONFIG_MAX_KEYS);
-          for (gsize i = 0; i < n; i++)
-            names[g][i] = schema->keys[i].name;
-          names[g][n] = NULL;
+          gsize count = MIN (schema->n_keys, (gsize)DW_CONFIG_MAX_KEYS);
+          for (gsize index = 0; index < count; index++)
+            names[g][index] = schema->keys[index].name;
+          names[g][count] = NULL;
         }
       g_once_init_leave (&initialised, 1);
     }
@@ -250,24 +250,24 @@ dw_config_export_check (const DwConfig *config, GError **error)
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT, _ ("unknown generation"));
       return FALSE;
     }
-  for (size_t i = 0; i < config->n_keys; i++)
+  for (size_t index = 0; index < config->n_keys; index++)
     {
-      if (strcmp (config->keys[i], "preset") == 0)
+      if (strcmp (config->keys[index], "preset") == 0)
         continue; /* refused by the check below with verl's message */
-      if (!dw_export_key_accepted (config->generation, config->keys[i]))
+      if (!dw_export_key_accepted (config->generation, config->keys[index]))
         {
           g_autofree char *accepted
             = g_strjoinv (", ", (char **)dw_export_accepted_keys (config->generation));
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
-                       _ ("%s does not accept the key '%s' (accepted: %s)"), gen, config->keys[i],
-                       accepted);
+                       _ ("%s does not accept the key '%s' (accepted: %s)"), gen,
+                       config->keys[index], accepted);
           return FALSE;
         }
-      if (config->values[i].kind == DW_VALUE_OTHER)
+      if (config->values[index].kind == DW_VALUE_OTHER)
         {
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
                        _ ("%s: the value %s of '%s' is not a number, string, bool or null"), gen,
-                       config->values[i].s, config->keys[i]);
+                       config->values[index].s, config->keys[index]);
           return FALSE;
         }
     }
@@ -316,9 +316,9 @@ static gboolean
 dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
 {
   const gboolean builtin = dw_config_export_slime_builtin (config);
-  for (size_t i = 0; i < config->n_keys; i++)
+  for (size_t index = 0; index < config->n_keys; index++)
     {
-      const char *key = config->keys[i];
+      const char *key = config->keys[index];
       const DwConfigSlimeFlag *flag = dw_config_syntax_slime_flag (key);
       if (dw_config_export_slime_key_read (builtin, key))
         continue;
@@ -347,30 +347,31 @@ static gboolean
 dw_config_export_append_slime_flags (GString *out, const DwConfig *config, GError **error)
 {
   g_autoptr (GString) flags = g_string_new (NULL);
-  for (gsize i = 0; i < dw_config_syntax_n_slime_flags; i++)
+  for (gsize index = 0; index < dw_config_syntax_n_slime_flags; index++)
     {
-      const DwValue *value = dw_config_get (config, dw_config_syntax_slime_flags[i].key);
+      const DwValue *value = dw_config_get (config, dw_config_syntax_slime_flags[index].key);
       if (value == NULL)
         continue;
-      if (dw_config_syntax_slime_flags[i].store_true)
+      if (dw_config_syntax_slime_flags[index].store_true)
         {
           if (dw_value_truthy (value))
             g_string_append_printf (flags, "%s%s", flags->len ? " " : "",
-                                    dw_config_syntax_slime_flags[i].flag);
+                                    dw_config_syntax_slime_flags[index].flag);
           continue;
         }
-      if (strcmp (dw_config_syntax_slime_flags[i].key, "tis_function") == 0)
+      if (strcmp (dw_config_syntax_slime_flags[index].key, "tis_function") == 0)
         {
           if (value->kind == DW_VALUE_STR && strcmp (value->s, "icepop") == 0)
             g_string_append_printf (flags, "%s%s " DW_CONFIG_SLIME_ICEPOP_FUNCTION,
-                                    flags->len ? " " : "", dw_config_syntax_slime_flags[i].flag);
+                                    flags->len ? " " : "",
+                                    dw_config_syntax_slime_flags[index].flag);
           continue; /* vanilla is slime's default function */
         }
       if (value->kind != DW_VALUE_INT && value->kind != DW_VALUE_FLOAT)
         {
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
                        _ ("slime's %s takes a number (argparse type=float), not %s"),
-                       dw_config_syntax_slime_flags[i].flag,
+                       dw_config_syntax_slime_flags[index].flag,
                        value->kind == DW_VALUE_STR ? value->s : "this value");
           return FALSE;
         }
@@ -380,7 +381,7 @@ dw_config_export_append_slime_flags (GString *out, const DwConfig *config, GErro
       else
         dw_python_float_repr (value->f, number, sizeof number);
       g_string_append_printf (flags, "%s%s %s", flags->len ? " " : "",
-                              dw_config_syntax_slime_flags[i].flag, number);
+                              dw_config_syntax_slime_flags[index].flag, number);
     }
   g_string_append_printf (out,
                           "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
@@ -414,14 +415,14 @@ dw_config_export_append_yaml (GString *out, const DwConfig *config)
     }
   for (const char *const *k = dw_export_accepted_keys (gen); *k; k++)
     {
-      const DwValue *v = dw_config_get (config, *k);
-      if (v == NULL)
+      const DwValue *value = dw_config_get (config, *k);
+      if (value == NULL)
         continue;
       /* mis.yaml holds mis.py's keys; the flags of slime's parser are not in it */
       if (gen == DW_GEN_SLIME && dw_config_syntax_slime_flag (*k) && strcmp (*k, "use_tis") != 0)
         continue;
       g_string_append_printf (out, "%s%s: ", indent, *k);
-      dw_config_export_append_yaml_value (out, v);
+      dw_config_export_append_yaml_value (out, value);
       g_string_append_c (out, '\n');
     }
 }
@@ -432,12 +433,12 @@ dw_config_export_hydra_overrides (const DwConfig *config)
   GPtrArray *l = g_ptr_array_new_with_free_func (g_free);
   for (const char *const *k = dw_export_accepted_keys (config->generation); *k; k++)
     {
-      const DwValue *v = dw_config_get (config, *k);
-      if (v == NULL)
+      const DwValue *value = dw_config_get (config, *k);
+      if (value == NULL)
         continue;
       GString *o = g_string_new (dw_export_section (config->generation));
       g_string_append_printf (o, ".%s=", *k);
-      dw_config_export_append_hydra_value (o, v);
+      dw_config_export_append_hydra_value (o, value);
       g_ptr_array_add (l, g_string_free (o, FALSE));
     }
   return l;
@@ -459,14 +460,14 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
   /* Hydra overrides (also inside the verl command line) are one line each */
   gboolean one_line
     = format == DW_EXPORT_FORMAT_HYDRA || (format == DW_EXPORT_FORMAT_ARGS && gen != DW_GEN_SLIME);
-  for (size_t i = 0; one_line && i < config->n_keys; i++)
-    if (config->values[i].kind == DW_VALUE_STR
-        && dw_config_export_has_control (config->values[i].s))
+  for (size_t index = 0; one_line && index < config->n_keys; index++)
+    if (config->values[index].kind == DW_VALUE_STR
+        && dw_config_export_has_control (config->values[index].s))
       {
         g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_FORMAT,
                      _ ("the value of '%s' contains a control character (newline, tab…): Hydra "
                         "overrides cannot carry it, use --format yaml"),
-                     config->keys[i]);
+                     config->keys[index]);
         return NULL;
       }
   if (gen == DW_GEN_SLIME && !dw_config_export_check_slime_keys (config, error))
@@ -495,8 +496,8 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
   else if (format == DW_EXPORT_FORMAT_HYDRA)
     {
       g_autoptr (GPtrArray) l = dw_config_export_hydra_overrides (config);
-      for (guint i = 0; i < l->len; i++)
-        g_string_append_printf (out, "%s\n", (char *)l->pdata[i]);
+      for (guint index = 0; index < l->len; index++)
+        g_string_append_printf (out, "%s\n", (char *)l->pdata[index]);
     }
   else if (gen == DW_GEN_SLIME)
     {
@@ -519,10 +520,10 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
     {
       g_autoptr (GPtrArray) l = dw_config_export_hydra_overrides (config);
       g_string_append (out, VERL_ENTRY);
-      for (guint i = 0; i < l->len; i++)
+      for (guint index = 0; index < l->len; index++)
         {
           g_string_append (out, " \\\n    ");
-          dw_config_export_append_shell_word (out, l->pdata[i]);
+          dw_config_export_append_shell_word (out, l->pdata[index]);
         }
       g_string_append_c (out, '\n');
     }

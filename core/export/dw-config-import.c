@@ -40,21 +40,21 @@ static gboolean
 dw_config_import_key (DwConfigImporter *im, const char *key, const DwValue *v, gsize line,
                       GError **error)
 {
-  g_autofree char *at = dw_config_import_where (im, line);
+  g_autofree char *position = dw_config_import_where (im, line);
   const char *sec = dw_export_section (im->gen);
   g_autofree char *full = *sec ? g_strdup_printf ("%s.%s", sec, key) : g_strdup (key);
   if (!dw_export_key_accepted (im->gen, key))
     {
       g_autofree char *accepted = g_strjoinv (", ", (char **)dw_export_accepted_keys (im->gen));
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
-                   _ ("%s: %s is not a key %s accepts (accepted: %s)"), at, full,
+                   _ ("%s: %s is not a key %s accepts (accepted: %s)"), position, full,
                    dw_generation_name (im->gen), accepted);
       return FALSE;
     }
   if (g_hash_table_contains (im->seen, key))
     {
-      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY, _ ("%s: %s is given twice"), at,
-                   full);
+      g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY, _ ("%s: %s is given twice"),
+                   position, full);
       return FALSE;
     }
   g_hash_table_add (im->seen, g_strdup (key));
@@ -97,11 +97,12 @@ dw_config_import_node_to_json (yaml_document_t *doc, yaml_node_t *n, GString *ou
   else if (n->type == YAML_SEQUENCE_NODE)
     {
       g_string_append_c (out, '[');
-      for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+      for (yaml_node_item_t *index = n->data.sequence.items.start;
+           index < n->data.sequence.items.top; index++)
         {
-          if (i != n->data.sequence.items.start)
+          if (index != n->data.sequence.items.start)
             g_string_append (out, ", ");
-          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, *i), out, depth + 1);
+          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, *index), out, depth + 1);
         }
       g_string_append_c (out, ']');
     }
@@ -142,9 +143,9 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
 {
   if (map->type != YAML_MAPPING_NODE)
     {
-      g_autofree char *at = dw_config_import_where (im, map->start_mark.line + 1);
+      g_autofree char *position = dw_config_import_where (im, map->start_mark.line + 1);
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                   _ ("%s: expected a mapping of config keys"), at);
+                   _ ("%s: expected a mapping of config keys"), position);
       return FALSE;
     }
   for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
@@ -154,9 +155,9 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
       gsize line = k ? k->start_mark.line + 1 : 0;
       if (k == NULL || k->type != YAML_SCALAR_NODE || v == NULL)
         {
-          g_autofree char *at = dw_config_import_where (im, line);
+          g_autofree char *position = dw_config_import_where (im, line);
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                       _ ("%s: a config key must be a plain name"), at);
+                       _ ("%s: a config key must be a plain name"), position);
           return FALSE;
         }
       g_autofree char *key = g_strndup ((const char *)k->data.scalar.value, k->data.scalar.length);
@@ -167,14 +168,14 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
         = im->gen == DW_GEN_SLIME ? dw_config_syntax_slime_flag (key) : NULL;
       if (flag && strcmp (key, "use_tis") != 0)
         {
-          g_autofree char *at = dw_config_import_where (im, line);
+          g_autofree char *position = dw_config_import_where (im, line);
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
-                       _ ("%s: %s is a command-line flag of slime (%s), not a mis.yaml key"), at,
-                       key, flag->flag);
+                       _ ("%s: %s is a command-line flag of slime (%s), not a mis.yaml key"),
+                       position, key, flag->flag);
           return FALSE;
         }
       DwValue val;
-      gboolean ok = TRUE;
+      gboolean success = TRUE;
       if (v->type == YAML_SCALAR_NODE)
         {
           g_autofree char *s
@@ -183,28 +184,28 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
           gboolean plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
           if (plain && dw_config_syntax_yaml_int_overflows (s))
             {
-              g_autofree char *at = dw_config_import_where (im, line);
+              g_autofree char *position = dw_config_import_where (im, line);
               g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                           _ ("%s: %s: the integer %s does not fit in 64 bits"), at, key, s);
+                           _ ("%s: %s: the integer %s does not fit in 64 bits"), position, key, s);
               return FALSE;
             }
           if (plain)
-            ok = dw_config_syntax_resolve_yaml_plain (s, im->gen != DW_GEN_SLIME, &val);
+            success = dw_config_syntax_resolve_yaml_plain (s, im->gen != DW_GEN_SLIME, &val);
           else if (strlen (s) < DW_VALUE_STR_MAX)
             val = dw_value_str (s);
           else
-            ok = FALSE;
-          if (ok && plain && im->gen == DW_GEN_SLIME && val.kind == DW_VALUE_STR
+            success = FALSE;
+          if (success && plain && im->gen == DW_GEN_SLIME && val.kind == DW_VALUE_STR
               && (g_str_has_suffix (key, "_bound") || strcmp (key, "rs_veto_threshold") == 0)
               && dw_python_float (s, &num))
             {
               /* slime reads its YAML with yaml.safe_load (YAML 1.1): "1e-4" is a string there,
                * and slime fails on it where it takes the bound or its logarithm */
-              g_autofree char *at = dw_config_import_where (im, line);
+              g_autofree char *position = dw_config_import_where (im, line);
               g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
                            _ ("%s: %s: slime's yaml.safe_load reads %s as a string, not a number "
                               "(write it with a '.', e.g. 1.0e-4)"),
-                           at, key, s);
+                           position, key, s);
               return FALSE;
             }
         }
@@ -214,14 +215,14 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
           dw_config_import_node_to_json (doc, v, j, 0);
           val = dw_value_none ();
           val.kind = DW_VALUE_OTHER;
-          ok = j->len < DW_VALUE_STR_MAX;
+          success = j->len < DW_VALUE_STR_MAX;
           g_strlcpy (val.s, j->str, sizeof val.s);
         }
-      if (!ok)
+      if (!success)
         {
-          g_autofree char *at = dw_config_import_where (im, line);
+          g_autofree char *position = dw_config_import_where (im, line);
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                       _ ("%s: the value of %s is longer than %d characters"), at, key,
+                       _ ("%s: the value of %s is longer than %d characters"), position, key,
                        DW_VALUE_STR_MAX - 1);
           return FALSE;
         }
@@ -256,7 +257,7 @@ dw_config_import_yaml (DwConfigImporter *im, const char *text, gsize len, GError
       yaml_parser_delete (&parser);
       return FALSE;
     }
-  gboolean ok = TRUE;
+  gboolean success = TRUE;
   yaml_node_t *root = yaml_document_get_root_node (&doc);
   if (root == NULL)
     ; /* empty document: every key at its default */
@@ -284,26 +285,26 @@ dw_config_import_yaml (DwConfigImporter *im, const char *text, gsize len, GError
                            _ ("%s:%zu: algorithm has no rollout_correction "
                               "section"),
                            im->source, (gsize)algo->start_mark.line + 1);
-              ok = FALSE;
+              success = FALSE;
             }
         }
       else if (dw_config_import_mapping_get (&doc, root, "rollout_correction"))
         sec = dw_config_import_mapping_get (&doc, root, "rollout_correction");
-      if (ok && sec->type == YAML_SCALAR_NODE && sec->data.scalar.length == 0)
+      if (success && sec->type == YAML_SCALAR_NODE && sec->data.scalar.length == 0)
         ; /* "rollout_correction:" with nothing under it */
-      else if (ok)
-        ok = dw_config_import_yaml_mapping (im, &doc, sec, only_rollout, error);
+      else if (success)
+        success = dw_config_import_yaml_mapping (im, &doc, sec, only_rollout, error);
     }
   yaml_document_delete (&doc);
   yaml_parser_delete (&parser);
-  return ok;
+  return success;
 }
 
 /* One Hydra override "[+|++]path=value"; *ignored when it is not one of ours. */
 static gboolean
 dw_config_import_override (DwConfigImporter *im, const char *ov, gsize line, GError **error)
 {
-  g_autofree char *at = dw_config_import_where (im, line);
+  g_autofree char *position = dw_config_import_where (im, line);
   const char *s = ov;
   while (*s == '+')
     s++;
@@ -311,7 +312,7 @@ dw_config_import_override (DwConfigImporter *im, const char *ov, gsize line, GEr
   if (*s == '~' || eq == NULL || eq == s)
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                   _ ("%s: not a Hydra override (KEY=VALUE): %s"), at, ov);
+                   _ ("%s: not a Hydra override (KEY=VALUE): %s"), position, ov);
       return FALSE;
     }
   g_autofree char *path = g_strstrip (g_strndup (s, eq - s));
@@ -329,11 +330,11 @@ dw_config_import_override (DwConfigImporter *im, const char *ov, gsize line, GEr
     {
       if (too_long)
         g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                     _ ("%s: the value of %s is longer than %d characters"), at, path,
+                     _ ("%s: the value of %s is longer than %d characters"), position, path,
                      DW_VALUE_STR_MAX - 1);
       else
         g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                     _ ("%s: unterminated quoted value in %s"), at, ov);
+                     _ ("%s: unterminated quoted value in %s"), position, ov);
       return FALSE;
     }
   return dw_config_import_key (im, key, &v, line, error);
@@ -343,12 +344,12 @@ static gboolean
 dw_config_import_hydra (DwConfigImporter *im, const char *text, GError **error)
 {
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (gsize i = 0; lines[i]; i++)
+  for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *l = g_strstrip (g_strdup (lines[i]));
+      g_autofree char *l = g_strstrip (g_strdup (lines[index]));
       if (*l == '\0' || *l == '#')
         continue;
-      if (!dw_config_import_override (im, l, i + 1, error))
+      if (!dw_config_import_override (im, l, index + 1, error))
         return FALSE;
     }
   return TRUE;
@@ -363,9 +364,9 @@ dw_config_import_command_words (const char *text)
   g_autoptr (GString) joined = g_string_new (NULL);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   g_autofree char *delimiter = NULL;
-  for (gsize i = 0; lines[i]; i++)
+  for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *line = g_strstrip (g_strdup (lines[i]));
+      g_autofree char *line = g_strstrip (g_strdup (lines[index]));
       if (delimiter)
         {
           if (strcmp (line, delimiter) == 0)
@@ -433,9 +434,9 @@ static gboolean
 dw_config_import_slime_flags (DwConfigImporter *im, char **argv, int argc, gboolean with_yaml,
                               gboolean *any, gboolean *mis, GError **error)
 {
-  for (int i = 0; i < argc; i++)
+  for (int index = 0; index < argc; index++)
     {
-      const char *word = argv[i];
+      const char *word = argv[index];
       const char *dash = strstr (word, "--");
       if (dash == NULL || (dash != word && dash[-1] != '('))
         continue;
@@ -467,7 +468,9 @@ dw_config_import_slime_flags (DwConfigImporter *im, char **argv, int argc, gbool
       g_autofree char *value = NULL;
       if (!flag->store_true)
         {
-          value = equals ? g_strdup (equals + 1) : i + 1 < argc ? g_strdup (argv[++i]) : NULL;
+          value = equals             ? g_strdup (equals + 1)
+                  : index + 1 < argc ? g_strdup (argv[++index])
+                                     : NULL;
           if (value)
             g_strdelimit (value, ")", '\0');
           if (value == NULL || *value == '\0')
@@ -537,9 +540,9 @@ dw_config_import_args (DwConfigImporter *im, const char *text, GError **error)
   /* a shell command line: join continuations, drop comments, split into words */
   g_autoptr (GString) joined = g_string_new (NULL);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (gsize i = 0; lines[i]; i++)
+  for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *l = g_strstrip (g_strdup (lines[i]));
+      g_autofree char *l = g_strstrip (g_strdup (lines[index]));
       if (*l == '#')
         continue;
       if (g_str_has_suffix (l, "\\"))
@@ -556,9 +559,9 @@ dw_config_import_args (DwConfigImporter *im, const char *text, GError **error)
                    serr->message);
       return FALSE;
     }
-  for (int i = 0; i < argc; i++)
-    if (strchr (argv[i], '=') && argv[i][0] != '-'
-        && !dw_config_import_override (im, argv[i], 0, error))
+  for (int index = 0; index < argc; index++)
+    if (strchr (argv[index], '=') && argv[index][0] != '-'
+        && !dw_config_import_override (im, argv[index], 0, error))
       return FALSE;
   return TRUE;
 }
@@ -592,19 +595,19 @@ dw_config_import (const char *text, gssize length, const char *source, DwGenerat
     }
   DwConfigImporter im = { source ? source : "<input>", gen, out,
                           g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
-  gboolean ok;
+  gboolean success;
   if (format == DW_EXPORT_FORMAT_YAML)
-    ok = dw_config_import_yaml (&im, copy, strlen (copy), error);
+    success = dw_config_import_yaml (&im, copy, strlen (copy), error);
   else if (format == DW_EXPORT_FORMAT_HYDRA)
-    ok = dw_config_import_hydra (&im, copy, error);
+    success = dw_config_import_hydra (&im, copy, error);
   else
-    ok = dw_config_import_args (&im, copy, error);
+    success = dw_config_import_args (&im, copy, error);
   g_hash_table_unref (im.seen);
-  if (ok)
-    ok = dw_config_import_finish (&im, error);
-  if (!ok)
+  if (success)
+    success = dw_config_import_finish (&im, error);
+  if (!success)
     dw_config_init (out, gen);
-  return ok;
+  return success;
 }
 
 void

@@ -107,9 +107,9 @@ dw_config_syntax_parse_int (const char *s, DwValue *v)
 gboolean
 dw_config_syntax_yaml_int_overflows (const char *s)
 {
-  DwValue v;
+  DwValue value;
 
-  return dw_config_syntax_regex_match (YAML_INT_RE, s) && !dw_config_syntax_parse_int (s, &v);
+  return dw_config_syntax_regex_match (YAML_INT_RE, s) && !dw_config_syntax_parse_int (s, &value);
 }
 
 /* A YAML 1.1 plain scalar as PyYAML's SafeLoader resolves it; @omegaconf adds OmegaConf's float
@@ -144,20 +144,20 @@ gboolean
 dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
 {
   g_autofree char *s = g_strstrip (g_strdup (raw));
-  gsize n = strlen (s);
+  gsize count = strlen (s);
   *too_long = FALSE;
-  if (n && (s[0] == '\'' || s[0] == '"'))
+  if (count && (s[0] == '\'' || s[0] == '"'))
     {
       char q = s[0];
       g_autoptr (GString) out = g_string_new (NULL);
-      gsize i = 1;
-      for (; i < n && s[i] != q; i++)
+      gsize index = 1;
+      for (; index < count && s[index] != q; index++)
         {
-          if (s[i] == '\\' && i + 1 < n && (s[i + 1] == q || s[i + 1] == '\\'))
-            i++;
-          g_string_append_c (out, s[i]);
+          if (s[index] == '\\' && index + 1 < count && (s[index + 1] == q || s[index + 1] == '\\'))
+            index++;
+          g_string_append_c (out, s[index]);
         }
-      if (i != n - 1)
+      if (index != count - 1)
         return FALSE;
       if (out->len >= DW_VALUE_STR_MAX)
         {
@@ -167,7 +167,7 @@ dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
       *v = dw_value_str (out->str);
       return TRUE;
     }
-  if (n && (s[0] == '[' || s[0] == '{'))
+  if (count && (s[0] == '[' || s[0] == '{'))
     {
       *v = dw_value_none ();
       v->kind = DW_VALUE_OTHER;
@@ -189,7 +189,7 @@ dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
              s)
            || dw_config_syntax_regex_match ("^[-+]?([iI][nN][fF]|[nN][aA][nN])$", s))
     *v = dw_value_float (dw_config_syntax_parse_float (s));
-  else if (n < DW_VALUE_STR_MAX)
+  else if (count < DW_VALUE_STR_MAX)
     *v = dw_value_str (s);
   else
     {
@@ -213,12 +213,12 @@ dw_config_syntax_heredoc_body (const char *text)
   g_match_info_fetch_pos (mi, 0, &start, &end);
   GString *body = g_string_new (NULL);
   g_auto (GStrv) lines = g_strsplit (text + end, "\n", -1);
-  for (gsize i = 0; lines[i]; i++)
+  for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *t = g_strstrip (g_strdup (lines[i]));
+      g_autofree char *t = g_strstrip (g_strdup (lines[index]));
       if (strcmp (t, delim) == 0)
         return g_string_free (body, FALSE);
-      g_string_append_printf (body, "%s\n", lines[i]);
+      g_string_append_printf (body, "%s\n", lines[index]);
     }
   g_string_free (body, TRUE);
   return NULL;
@@ -227,9 +227,9 @@ dw_config_syntax_heredoc_body (const char *text)
 const DwConfigSlimeFlag *
 dw_config_syntax_slime_flag (const char *key)
 {
-  for (gsize i = 0; i < dw_config_syntax_n_slime_flags; i++)
-    if (strcmp (dw_config_syntax_slime_flags[i].key, key) == 0)
-      return &dw_config_syntax_slime_flags[i];
+  for (gsize index = 0; index < dw_config_syntax_n_slime_flags; index++)
+    if (strcmp (dw_config_syntax_slime_flags[index].key, key) == 0)
+      return &dw_config_syntax_slime_flags[index];
   return NULL;
 }
 

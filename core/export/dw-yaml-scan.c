@@ -37,24 +37,25 @@ dw_yaml_scan_depth (const char *text, gsize len, guint max_depth, gsize *line)
 {
   g_autoptr (GArray) indents = g_array_new (FALSE, FALSE, sizeof (gsize));
   guint flow = 0;
-  gsize i = 0;
+  gsize index = 0;
 
   *line = 1;
-  while (i < len)
+  while (index < len)
     {
       gsize indent = 0, items = 0;
       char prev = ' ';
 
       /* block level: indentation, then "- " items opening further levels on the same line */
-      while (i < len && text[i] == ' ')
-        i++, indent++;
-      while (i + 1 < len && text[i] == '-' && (text[i + 1] == ' ' || text[i + 1] == '\n'))
+      while (index < len && text[index] == ' ')
+        index++, indent++;
+      while (index + 1 < len && text[index] == '-'
+             && (text[index + 1] == ' ' || text[index + 1] == '\n'))
         {
-          i += 2, items++;
-          while (i < len && text[i] == ' ')
-            i++;
+          index += 2, items++;
+          while (index < len && text[index] == ' ')
+            index++;
         }
-      if (flow == 0 && i < len && text[i] != '\n' && text[i] != '#')
+      if (flow == 0 && index < len && text[index] != '\n' && text[index] != '#')
         {
           while (indents->len > 0 && g_array_index (indents, gsize, indents->len - 1) >= indent)
             g_array_set_size (indents, indents->len - 1);
@@ -64,24 +65,24 @@ dw_yaml_scan_depth (const char *text, gsize len, guint max_depth, gsize *line)
         return FALSE;
 
       /* the rest of the line: flow collections, quoted scalars, a comment */
-      for (; i < len && text[i] != '\n'; i++)
+      for (; index < len && text[index] != '\n'; index++)
         {
-          char c = text[i];
+          char c = text[index];
 
           if ((c == '\'' || c == '"')
               && (prev == ' ' || prev == ':' || prev == '[' || prev == '{' || prev == ','
                   || prev == '-'))
             {
-              gsize end = yaml_scan_skip_quoted (text, len, i);
+              gsize end = yaml_scan_skip_quoted (text, len, index);
 
-              for (gsize k = i; k < end; k++)
+              for (gsize k = index; k < end; k++)
                 *line += text[k] == '\n';
-              i = end;
+              index = end;
             }
           else if (c == '#' && prev == ' ')
             {
-              while (i < len && text[i] != '\n')
-                i++;
+              while (index < len && text[index] != '\n')
+                index++;
               break;
             }
           else if (c == '[' || c == '{')
@@ -91,11 +92,11 @@ dw_yaml_scan_depth (const char *text, gsize len, guint max_depth, gsize *line)
             }
           else if ((c == ']' || c == '}') && flow > 0)
             flow--;
-          if (i < len)
-            prev = text[i];
+          if (index < len)
+            prev = text[index];
         }
-      if (i < len)
-        i++, (*line)++;
+      if (index < len)
+        index++, (*line)++;
     }
   return TRUE;
 }

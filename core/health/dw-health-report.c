@@ -77,20 +77,20 @@ dw_health_append_report_json (GString *out, const DwHealthReport *report)
     g_string_append (out, "null");
   g_string_append_printf (out, ", \"generation_inferred\": %s, \"evaluated\": [",
                           report->generation_inferred ? "true" : "false");
-  for (guint i = 0; i < report->evaluated->len; i++)
+  for (guint index = 0; index < report->evaluated->len; index++)
     {
-      g_string_append (out, i ? ", " : "");
-      dw_json_append_string (out, report->evaluated->pdata[i]);
+      g_string_append (out, index ? ", " : "");
+      dw_json_append_string (out, report->evaluated->pdata[index]);
     }
   g_string_append_printf (out,
                           "], \"n_mismatch_metrics\": %u, \"n_tags\": %u, "
                           "\"n_unmapped\": %u, \"panel_columns\": %u, \"events\": [",
                           report->n_mismatch, report->n_tags, report->n_unmapped,
                           report->panel_columns->len);
-  for (guint i = 0; i < events->len; i++)
+  for (guint index = 0; index < events->len; index++)
     {
-      g_string_append (out, i ? ",\n  " : "\n  ");
-      dw_health_append_event_json (out, events->pdata[i]);
+      g_string_append (out, index ? ",\n  " : "\n  ");
+      dw_health_append_event_json (out, events->pdata[index]);
     }
   g_string_append (out, events->len ? "\n]}" : "]}");
 }
@@ -154,9 +154,9 @@ dw_health_headline (GPtrArray *events, DwRunStatus shown_status)
   g_autofree char *what = NULL;
   GString *line;
 
-  for (guint i = 0; i < events->len; i++)
+  for (guint index = 0; index < events->len; index++)
     {
-      const DwHealthEvent *event = events->pdata[i];
+      const DwHealthEvent *event = events->pdata[index];
 
       if (event->severity == DW_HEALTH_CRITICAL && first_critical == NULL)
         first_critical = event;

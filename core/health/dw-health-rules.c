@@ -216,17 +216,17 @@ dw_health_rules (guint *n_rules)
 static gint
 dw_health_rule_index (const char *id)
 {
-  for (guint i = 0; id && i < G_N_ELEMENTS (rules); i++)
-    if (strcmp (rules[i].id, id) == 0)
-      return (gint)i;
+  for (guint index = 0; id && index < G_N_ELEMENTS (rules); index++)
+    if (strcmp (rules[index].id, id) == 0)
+      return (gint)index;
   return G_N_ELEMENTS (rules);
 }
 
 const DwHealthRule *
 dw_health_rule_lookup (const char *rule_id)
 {
-  gint i = dw_health_rule_index (rule_id);
-  return i < (gint)G_N_ELEMENTS (rules) ? &rules[i] : NULL;
+  gint index = dw_health_rule_index (rule_id);
+  return index < (gint)G_N_ELEMENTS (rules) ? &rules[index] : NULL;
 }
 
 const char *
@@ -356,8 +356,8 @@ dw_health_median_inplace (double *a, gsize n)
   if (n % 2)
     return hi;
   double lo = a[0];
-  for (gsize i = 1; i < n / 2; i++)
-    lo = MAX (lo, a[i]);
+  for (gsize index = 1; index < n / 2; index++)
+    lo = MAX (lo, a[index]);
   return 0.5 * (lo + hi);
 }
 
@@ -366,10 +366,10 @@ static double
 dw_health_theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
 {
   gsize m = 0;
-  for (gsize i = 0; i < n; i++)
-    for (gsize j = i + 1; j < n; j++)
-      if (s[j] != s[i])
-        scratch[m++] = (x[j] - x[i]) / (double)(s[j] - s[i]);
+  for (gsize index = 0; index < n; index++)
+    for (gsize inner = index + 1; inner < n; inner++)
+      if (s[inner] != s[index])
+        scratch[m++] = (x[inner] - x[index]) / (double)(s[inner] - s[index]);
   return m ? dw_health_median_inplace (scratch, m) : 0.0;
 }
 
@@ -413,14 +413,14 @@ static void
 dw_health_series_state_free (gpointer p)
 {
   SeriesState *s = p;
-  for (guint i = 0; i < s->n_rules; i++)
+  for (guint index = 0; index < s->n_rules; index++)
     {
-      dw_health_event_free (s->states[i].event);
-      dw_health_event_free (s->states[i].critical_event);
-      if (s->states[i].x)
-        g_array_unref (s->states[i].x);
-      if (s->states[i].steps)
-        g_array_unref (s->states[i].steps);
+      dw_health_event_free (s->states[index].event);
+      dw_health_event_free (s->states[index].critical_event);
+      if (s->states[index].x)
+        g_array_unref (s->states[index].x);
+      if (s->states[index].steps)
+        g_array_unref (s->states[index].steps);
     }
   g_free (s->states);
   g_free (s->tag);
@@ -459,9 +459,9 @@ dw_health_series_state (DwHealthMonitor *m, const char *canonical, const char *t
   s->tag = g_strdup (tag);
   s->canonical = g_strdup (canonical);
   s->states = g_new0 (RuleState, G_N_ELEMENTS (rules));
-  for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
+  for (guint index = 0; index < G_N_ELEMENTS (rules); index++)
     {
-      const DwHealthRule *r = &rules[i];
+      const DwHealthRule *r = &rules[index];
       gboolean applies = r->metric ? g_strcmp0 (r->metric, canonical) == 0 : canonical != NULL;
       if (!applies)
         continue;
@@ -562,8 +562,8 @@ dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, 
           double *a = dw_health_scratch (m, st->x->len);
           memcpy (a, st->x->data, st->x->len * sizeof (double));
           st->baseline = dw_health_median_inplace (a, st->x->len);
-          for (guint i = 0; i < st->x->len; i++)
-            a[i] = fabs (g_array_index (st->x, double, i) - st->baseline);
+          for (guint index = 0; index < st->x->len; index++)
+            a[index] = fabs (g_array_index (st->x, double, index) - st->baseline);
           st->baseline_sigma = 1.4826 * dw_health_median_inplace (a, st->x->len);
           st->has_baseline = TRUE;
         }
@@ -717,28 +717,29 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
     canonical = dw_canonical_for_key (tag, monitor->generation);
   SeriesState *s = dw_health_series_state (monitor, canonical, tag);
   g_autoptr (GPtrArray) fired = g_ptr_array_new ();
-  for (gsize i = 0; i < n; i++)
+  for (gsize index = 0; index < n; index++)
     {
-      if (s->has_last && steps[i] <= s->last_step)
+      if (s->has_last && steps[index] <= s->last_step)
         continue;
       s->has_last = TRUE;
-      s->last_step = steps[i];
+      s->last_step = steps[index];
       for (guint k = 0; k < s->n_rules; k++)
         {
           RuleState *st = &s->states[k];
           Crossing base, crit;
 
-          dw_health_eval_rule (monitor, st, steps[i], values[i], &base, &crit);
+          dw_health_eval_rule (monitor, st, steps[index], values[index], &base, &crit);
           if (base.fired)
-            dw_health_record (&st->event, st->rule, st->rule->severity, s, steps[i], &base, fired);
-          if (crit.fired)
-            dw_health_record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[i], &crit,
+            dw_health_record (&st->event, st->rule, st->rule->severity, s, steps[index], &base,
                               fired);
+          if (crit.fired)
+            dw_health_record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[index],
+                              &crit, fired);
         }
     }
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
-  for (guint i = 0; i < fired->len; i++)
-    g_ptr_array_add (out, dw_health_event_copy (fired->pdata[i]));
+  for (guint index = 0; index < fired->len; index++)
+    g_ptr_array_add (out, dw_health_event_copy (fired->pdata[index]));
   g_ptr_array_sort (out, dw_health_event_compare);
   return out;
 }
@@ -747,9 +748,9 @@ GPtrArray *
 dw_health_monitor_get_events (DwHealthMonitor *monitor)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
-  for (guint i = 0; i < monitor->order->len; i++)
+  for (guint index = 0; index < monitor->order->len; index++)
     {
-      SeriesState *s = monitor->order->pdata[i];
+      SeriesState *s = monitor->order->pdata[index];
       for (guint k = 0; k < s->n_rules; k++)
         {
           if (s->states[k].event)
@@ -770,9 +771,9 @@ dw_health_monitor_get_evaluated (DwHealthMonitor *monitor)
   const DwCanonicalMetric *table;
   guint n_table;
 
-  for (guint i = 0; i < monitor->order->len; i++)
+  for (guint index = 0; index < monitor->order->len; index++)
     {
-      SeriesState *s = monitor->order->pdata[i];
+      SeriesState *s = monitor->order->pdata[index];
 
       if (s->canonical == NULL || !s->has_last)
         continue;
@@ -781,9 +782,9 @@ dw_health_monitor_get_evaluated (DwHealthMonitor *monitor)
           g_hash_table_add (seen, s->canonical);
     }
   table = dw_canonical_metrics (&n_table);
-  for (guint i = 0; i < n_table; i++)
-    if (g_hash_table_contains (seen, table[i].id))
-      g_ptr_array_add (out, (gpointer)table[i].id);
+  for (guint index = 0; index < n_table; index++)
+    if (g_hash_table_contains (seen, table[index].id))
+      g_ptr_array_add (out, (gpointer)table[index].id);
   return out;
 }
 

@@ -19,9 +19,9 @@ dw_health_resolve_tags (DwHealthMonitor *monitor, DwStore *store, gint64 run_id,
   g_autofree char *generation = dw_store_get_run_generation (store, run_id, &source, NULL);
 
   dw_health_monitor_adopt_generation (monitor, generation, source);
-  for (guint i = 0; i < tags->len; i++)
+  for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *tag = tags->pdata[i];
+      DwTagInfo *tag = tags->pdata[index];
 
       g_free (tag->canonical);
       tag->canonical
@@ -36,9 +36,9 @@ static GPtrArray *
 dw_health_watched_tags (GPtrArray *tags)
 {
   g_autoptr (GHashTable) best = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < tags->len; i++)
+  for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[i];
+      DwTagInfo *t = tags->pdata[index];
       const char *canonical = t->canonical;
       if (canonical == NULL)
         continue;
@@ -48,9 +48,9 @@ dw_health_watched_tags (GPtrArray *tags)
         g_hash_table_insert (best, (gpointer)canonical, t);
     }
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < tags->len; i++)
+  for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[i];
+      DwTagInfo *t = tags->pdata[index];
       const char *canonical = t->canonical;
       if (canonical && g_hash_table_lookup (best, canonical) == t)
         {
@@ -73,9 +73,9 @@ dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run
   dw_health_resolve_tags (monitor, store, run_id, all);
   g_autoptr (GPtrArray) tags = dw_health_watched_tags (all);
   GPtrArray *fired = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
-  for (guint i = 0; i + 1 < tags->len; i += 2)
+  for (guint index = 0; index + 1 < tags->len; index += 2)
     {
-      const char *tag = tags->pdata[i], *canonical = tags->pdata[i + 1];
+      const char *tag = tags->pdata[index], *canonical = tags->pdata[index + 1];
       g_autoptr (DwSeries) s = dw_store_get_series (
         store, run_id, tag, dw_health_monitor_last_step (monitor, tag), error);
       if (s == NULL)
@@ -108,9 +108,9 @@ dw_health_monitor_count (DwHealthMonitor *monitor, GPtrArray *events, guint *n_w
 {
   guint warn = 0, crit = 0, at_end = 0;
 
-  for (guint i = 0; i < events->len; i++)
+  for (guint index = 0; index < events->len; index++)
     {
-      const DwHealthEvent *e = g_ptr_array_index (events, i);
+      const DwHealthEvent *e = g_ptr_array_index (events, index);
 
       crit += e->severity == DW_HEALTH_CRITICAL;
       warn += e->severity == DW_HEALTH_WARNING;
@@ -210,9 +210,9 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   report->evaluated = dw_health_monitor_get_evaluated (monitor);
   report->generation = g_strdup (dw_health_monitor_get_generation (monitor));
   report->panel_columns = g_ptr_array_new_with_free_func (g_free);
-  for (guint i = 0; i < report->evaluated->len; i++)
+  for (guint index = 0; index < report->evaluated->len; index++)
     {
-      const DwCanonicalMetric *m = dw_canonical_lookup (report->evaluated->pdata[i]);
+      const DwCanonicalMetric *m = dw_canonical_lookup (report->evaluated->pdata[index]);
 
       report->n_mismatch += m != NULL && m->mismatch;
     }
@@ -220,9 +220,9 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
                            &n_at_end);
   report->shown_status = dw_health_shown_status (run->status, report->n_critical, n_at_end);
   report->n_tags = tags->len;
-  for (guint i = 0; i < tags->len; i++)
+  for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[i];
+      DwTagInfo *t = tags->pdata[index];
 
       if (t->canonical != NULL)
         continue;
