@@ -16,6 +16,8 @@
 #include <sqlite3.h>
 
 #include "dw-batch-reader.h"
+#include "dw-correction.h"
+#include "dw-recompute.h"
 #include "dw-store-writer.h"
 #include "dw-test-cli.h"
 
@@ -403,6 +405,52 @@ test_crafted (Fixture *fixture, gconstpointer data)
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
 }
 
+/* recompute, an exact pass, reads the referenced batches from their files: every metric equals
+ * the correction core's on the batch as generated; with a file gone it stops naming that file. */
+static void
+test_recompute (Fixture *fixture, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run_id;
+  g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
+  g_autoptr (DwRecomputeResult) result = NULL;
+  g_autofree char *second
+    = g_build_filename (fixture->dir, "batches", "step_000002.safetensors", NULL);
+  DwValue preset = dw_value_str ("decoupled_k3_rs_token_tis");
+  DwConfig config;
+
+  dw_config_init (&config, DW_GEN_VERL_LATEST);
+  dw_config_set (&config, "preset", &preset);
+  result = dw_recompute_run (store, run_id, &config, DW_GEN_VERL_LATEST, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (result->n_steps, ==, 3);
+  for (guint index = 0; index < result->n_steps; index++)
+    {
+      g_autoptr (DwBatch) batch = make_batch (result->steps[index].step);
+      DwCorrectionResult want = { 0 };
+      DwCorrectionError failure = { 0 };
+
+      g_assert_false (result->steps[index].failed);
+      g_assert_true (dw_correction_run (batch, &result->config, &want, &failure));
+      g_assert_cmpuint (result->steps[index].result.n_metrics, ==, want.n_metrics);
+      for (gsize metric = 0; metric < want.n_metrics; metric++)
+        {
+          g_assert_cmpstr (result->steps[index].result.metrics[metric].key, ==,
+                           want.metrics[metric].key);
+          g_assert_cmpmem (&result->steps[index].result.metrics[metric].value, sizeof (double),
+                           &want.metrics[metric].value, sizeof (double));
+        }
+      dw_correction_result_clear (&want);
+    }
+  g_clear_pointer (&result, dw_recompute_result_free);
+
+  g_assert_cmpint (g_unlink (second), ==, 0);
+  result = dw_recompute_run (store, run_id, &config, DW_GEN_VERL_LATEST, NULL, NULL, &error);
+  g_assert_null (result);
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
+  g_assert_true (g_str_has_prefix (error->message, second));
+}
+
 /* driftwatch-cli ingest --keep-tokens: the budget from the command line; a bad size refused. */
 static void
 test_cli (Fixture *fixture, gconstpointer data)
@@ -479,6 +527,7 @@ main (int argc, char **argv)
   ADD ("migration-from-5", test_migration_from_5);
   ADD ("crafted", test_crafted);
   ADD ("cli", test_cli);
+  ADD ("recompute", test_recompute);
 #undef ADD
   g_test_add_func ("/store-tokens/parse-size", test_parse_size);
   return g_test_run ();
