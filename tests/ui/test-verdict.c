@@ -582,7 +582,7 @@ test_last_run_per_store (void)
     dw_ui_test_iterate_ms (400); /* search-changed is delayed */
     for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
          c != NULL; c = gtk_widget_get_next_sibling (c))
-      if (gtk_widget_get_child_visible (c))
+      if (gtk_widget_get_visible (c) && gtk_widget_get_child_visible (c))
         {
           n_visible++;
           g_assert_cmpstr (dw_run_row_get_info (DW_RUN_ROW (c))->name, ==, "b-1");
