@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <math.h>
+
 #include "dw-run-item.h"
 
 struct _DwRunItem
@@ -232,6 +234,23 @@ dw_run_item_set_hidden (DwRunItem *self, gboolean hidden)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HIDDEN]);
 }
 
+static gboolean
+dw_run_item_same_time (double a, double b)
+{
+  return a == b || (isnan (a) && isnan (b));
+}
+
+static gboolean
+dw_run_item_same_info (const DwRunInfo *a, const DwRunInfo *b)
+{
+  return a->id == b->id && g_strcmp0 (a->name, b->name) == 0
+         && g_strcmp0 (a->framework, b->framework) == 0 && g_strcmp0 (a->source, b->source) == 0
+         && a->first_step == b->first_step && a->last_step == b->last_step
+         && dw_run_item_same_time (a->first_wall_time, b->first_wall_time)
+         && dw_run_item_same_time (a->last_wall_time, b->last_wall_time) && a->status == b->status
+         && a->n_batches == b->n_batches;
+}
+
 void
 dw_run_item_set_info (DwRunItem *self, const DwRunInfo *info)
 {
@@ -239,6 +258,9 @@ dw_run_item_set_info (DwRunItem *self, const DwRunInfo *info)
 
   g_return_if_fail (DW_IS_RUN_ITEM (self));
   g_return_if_fail (info != NULL && info->id == self->info->id);
+  /* The live refresh reads every run each second: an unchanged run costs nothing to draw. */
+  if (dw_run_item_same_info (self->info, info))
+    return;
   renamed = g_strcmp0 (info->name, self->info->name) != 0;
   g_clear_pointer (&self->info, dw_run_info_free);
   self->info = dw_run_info_copy (info);

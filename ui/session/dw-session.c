@@ -482,7 +482,12 @@ dw_session_remove_run (DwSession *self, gint64 run_id, GError **error)
   g_return_val_if_fail (DW_IS_SESSION (self), FALSE);
   if (!dw_store_delete_run (self->store, run_id, error))
     return FALSE;
-  return dw_session_reload (self, error);
+  if (!dw_session_reload (self, error))
+    return FALSE;
+  /* SQLite may give the id to the next new run: nothing of this one may stick to it */
+  g_hash_table_remove (self->items, &run_id);
+  g_hash_table_remove (self->polled, &run_id);
+  return TRUE;
 }
 
 /* ---------------------------------------------------------------- GObject */

@@ -22,6 +22,8 @@ struct _DwRunRow
   GtkLabel *detail_label;
   GtkLabel *state_label;
   GtkImage *warning_icon;
+  GtkToggleButton *visible_button;
+  GtkMenuButton *menu_button;
 
   DwRunItem *item;
   GdkRGBA color;
@@ -55,6 +57,34 @@ draw_swatch (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer 
   cairo_fill (cr);
 }
 
+/* The eye button: the run is drawn on the charts or not; the selection stays as it is. */
+static void
+dw_run_row_visible_toggled_cb (GtkToggleButton *button, DwRunRow *self)
+{
+  gboolean visible = gtk_toggle_button_get_active (button);
+
+  gtk_button_set_icon_name (GTK_BUTTON (button),
+                            visible ? "view-reveal-symbolic" : "view-conceal-symbolic");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (button),
+                               visible ? _ ("Hide from Charts") : _ ("Show on Charts"));
+}
+
+/* The row's menu acts on its run through the window's actions (target: the run id). */
+static GMenuModel *
+dw_run_row_build_menu (gint64 run_id)
+{
+  GMenu *menu = g_menu_new ();
+  g_autoptr (GMenuItem) hide = NULL, remove = NULL;
+
+  hide = g_menu_item_new (_ ("_Hide Run"), NULL);
+  g_menu_item_set_action_and_target_value (hide, "win.hide-run", g_variant_new_int64 (run_id));
+  g_menu_append_item (menu, hide);
+  remove = g_menu_item_new (_ ("_Remove Run…"), NULL);
+  g_menu_item_set_action_and_target_value (remove, "win.remove-run", g_variant_new_int64 (run_id));
+  g_menu_append_item (menu, remove);
+  return G_MENU_MODEL (menu);
+}
+
 static void
 dw_run_row_finalize (GObject *object)
 {
@@ -77,6 +107,9 @@ dw_run_row_class_init (DwRunRowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwRunRow, detail_label);
   gtk_widget_class_bind_template_child (widget_class, DwRunRow, state_label);
   gtk_widget_class_bind_template_child (widget_class, DwRunRow, warning_icon);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, visible_button);
+  gtk_widget_class_bind_template_child (widget_class, DwRunRow, menu_button);
+  gtk_widget_class_bind_template_callback (widget_class, dw_run_row_visible_toggled_cb);
 }
 
 static void
@@ -189,12 +222,17 @@ dw_run_row_update (DwRunRow *self)
 GtkWidget *
 dw_run_row_new (DwRunItem *item)
 {
+  g_autoptr (GMenuModel) menu = NULL;
   DwRunRow *self;
 
   g_return_val_if_fail (DW_IS_RUN_ITEM (item), NULL);
   self = g_object_new (DW_TYPE_RUN_ROW, NULL);
+  menu = dw_run_row_build_menu (dw_run_item_get_id (item));
   self->item = g_object_ref (item);
   dw_run_color (dw_run_item_get_id (item), &self->color);
+  gtk_menu_button_set_menu_model (self->menu_button, menu);
+  g_object_bind_property (item, "visible", self->visible_button, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_signal_connect_object (item, "changed", G_CALLBACK (dw_run_row_update), self,
                            G_CONNECT_SWAPPED);
   dw_run_row_update (self);

@@ -127,6 +127,68 @@ dw_window_actions_load_demo (GtkWidget *widget, const char *action_name, GVarian
   dw_window_load_demo (DW_WINDOW (widget), NULL);
 }
 
+/* ---------------------------------------------------------------- the runs table */
+
+static void
+dw_window_actions_hide_run (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwWindow *self = DW_WINDOW (widget);
+  DwRunItem *item = dw_session_lookup (self->session, g_variant_get_int64 (parameter), NULL);
+
+  if (item != NULL)
+    dw_run_item_set_hidden (item, TRUE);
+}
+
+static void
+dw_window_actions_remove_response_cb (AdwMessageDialog *dialog, const char *response,
+                                      DwWindow *self)
+{
+  gint64 run_id = GPOINTER_TO_SIZE (g_object_get_data (G_OBJECT (dialog), "dw-run-id"));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+  DwRunItem *item;
+
+  if (g_strcmp0 (response, "remove") != 0)
+    return;
+  item = dw_session_lookup (self->session, run_id, NULL);
+  /* TRANSLATORS: toast after a run was deleted from the store; %s is its name */
+  text = g_strdup_printf (_ ("Removed “%s”"), item ? dw_run_item_get_name (item) : "");
+  if (!dw_session_remove_run (self->session, run_id, &error))
+    _dw_window_toast (self, error->message);
+  else
+    _dw_window_toast (self, text);
+}
+
+/* Asks first: the run's points and batches are deleted from the store (its files stay). */
+static void
+dw_window_actions_remove_run (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  DwWindow *self = DW_WINDOW (widget);
+  gint64 run_id = g_variant_get_int64 (parameter);
+  DwRunItem *item = dw_session_lookup (self->session, run_id, NULL);
+  g_autofree char *body = NULL;
+  GtkWidget *dialog;
+
+  if (item == NULL)
+    return;
+  body = g_strdup_printf (
+    /* TRANSLATORS: body of the Remove Run dialog; %s is the run name */
+    _ ("“%s” and everything stored for it will be deleted from the store. Its log files stay "
+       "where they are and can be opened again."),
+    dw_run_item_get_name (item));
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), _ ("Remove Run?"), body);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _ ("_Cancel"), "remove",
+                                    _ ("_Remove"), NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "remove",
+                                              ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_object_set_data (G_OBJECT (dialog), "dw-run-id", GSIZE_TO_POINTER ((gsize)run_id));
+  g_signal_connect_object (dialog, "response", G_CALLBACK (dw_window_actions_remove_response_cb),
+                           self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
 /* ---------------------------------------------------------------- pages and charts */
 
 static void
@@ -194,4 +256,9 @@ _dw_window_actions_install (GtkWidgetClass *widget_class)
                                    dw_window_actions_reset_zoom);
   gtk_widget_class_install_action (widget_class, "win.export-chart", NULL,
                                    dw_window_actions_export_chart);
+  gtk_widget_class_install_action (widget_class, "win.hide-run", "x", dw_window_actions_hide_run);
+  gtk_widget_class_install_action (widget_class, "win.remove-run", "x",
+                                   dw_window_actions_remove_run);
+  gtk_widget_class_install_property_action (widget_class, "win.show-hidden-runs",
+                                            "show-hidden-runs");
 }

@@ -29,6 +29,7 @@ enum
 {
   PROP_0,
   PROP_STORE,
+  PROP_SHOW_HIDDEN_RUNS,
   N_PROPS
 };
 
@@ -232,6 +233,7 @@ show_selected (DwWindow *self)
 {
   g_autoptr (GList) rows = gtk_list_box_get_selected_rows (self->run_list);
   g_autoptr (GPtrArray) infos = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_run_info_free);
+  g_autoptr (GPtrArray) drawn = g_ptr_array_new ();
 
   /* Keep the sidebar order (newest first), so colours and legend order are stable. */
   rows = g_list_sort (rows, (GCompareFunc)compare_row_index);
@@ -242,9 +244,12 @@ show_selected (DwWindow *self)
 
       g_ptr_array_add (infos, info);
       g_array_append_val (self->shown, info->id);
+      /* the eye button: selected but not drawn */
+      if (dw_run_item_get_visible (dw_run_row_get_item (link->data)))
+        g_ptr_array_add (drawn, info);
     }
 
-  dw_monitor_view_set_runs (self->monitor_view, infos);
+  dw_monitor_view_set_runs (self->monitor_view, drawn);
   show_health (self);
 
   if (infos->len > 0 && self->settings != NULL)
@@ -483,6 +488,7 @@ update_live_text (DwWindow *self)
   gint64 now_us = g_get_monotonic_time ();
   double now_wall = g_get_real_time () / 1e6;
   double newest_ago = INFINITY;
+  g_autofree char *text = NULL;
 
   for (guint i = 0; i < self->shown->len; i++)
     {
@@ -503,12 +509,16 @@ update_live_text (DwWindow *self)
       if (info->status == DW_RUN_STATUS_LIVE || (seen_growth_us > 0 && ago < LIVE_WINDOW_S))
         newest_ago = MIN (newest_ago, ago);
     }
-  g_free (self->live_text);
   if (isfinite (newest_ago))
     /* TRANSLATORS: header subtitle while a shown run is being written */
-    self->live_text = g_strdup_printf (_ ("live · last point %.0f s ago"), newest_ago);
+    text = g_strdup_printf (_ ("live · last point %.0f s ago"), newest_ago);
   else
-    self->live_text = g_strdup ("");
+    text = g_strdup ("");
+  /* the refresh runs every second: an unchanged header draws nothing */
+  if (g_strcmp0 (text, self->live_text) == 0)
+    return;
+  g_free (self->live_text);
+  self->live_text = g_steal_pointer (&text);
   gtk_label_set_label (self->live_label, self->live_text);
   gtk_widget_set_visible (GTK_WIDGET (self->live_label), *self->live_text != '\0');
 }
@@ -636,6 +646,9 @@ dw_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
     case PROP_STORE:
       g_value_set_object (value, self->session ? dw_session_get_store (self->session) : NULL);
       break;
+    case PROP_SHOW_HIDDEN_RUNS:
+      g_value_set_boolean (value, self->show_hidden);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -652,9 +665,32 @@ dw_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       g_assert (self->session == NULL);
       self->session = dw_session_new (g_value_get_object (value));
       break;
+    case PROP_SHOW_HIDDEN_RUNS:
+      self->show_hidden = g_value_get_boolean (value);
+      _dw_window_apply_run_filter (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+/* The eye button of a run was toggled: the charts show the visible selected runs. */
+static void
+on_run_visible_changed (DwRunItem *item, GParamSpec *pspec, DwWindow *self)
+{
+  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
+    show_selected (self);
+}
+
+static void
+on_run_hidden_changed (DwRunItem *item, GParamSpec *pspec, DwWindow *self)
+{
+  DwRunRow *row = _dw_window_find_row (self, dw_run_item_get_id (item));
+
+  /* a run hidden from the list leaves the charts too */
+  if (row != NULL && dw_run_item_get_hidden (item) && !self->show_hidden)
+    gtk_list_box_unselect_row (self->run_list, GTK_LIST_BOX_ROW (row));
+  _dw_window_apply_run_filter (self);
 }
 
 static GtkWidget *
@@ -664,6 +700,14 @@ create_run_row (gpointer item, gpointer user_data)
   GtkWidget *row = dw_run_row_new (DW_RUN_ITEM (item));
 
   gtk_widget_set_visible (row, run_matches_filter (self, item));
+  /* for as long as the window lives; an item gets one row per window */
+  if (g_object_get_data (G_OBJECT (item), "dw-window-connected") != self)
+    {
+      g_object_set_data (G_OBJECT (item), "dw-window-connected", self);
+      g_signal_connect_object (item, "notify::visible", G_CALLBACK (on_run_visible_changed), self,
+                               0);
+      g_signal_connect_object (item, "notify::hidden", G_CALLBACK (on_run_hidden_changed), self, 0);
+    }
   return row;
 }
 
@@ -711,6 +755,9 @@ dw_window_class_init (DwWindowClass *klass)
   properties[PROP_STORE]
     = g_param_spec_object ("store", NULL, NULL, DW_TYPE_STORE,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /* runs hidden with "Hide Run" are listed too */
+  properties[PROP_SHOW_HIDDEN_RUNS] = g_param_spec_boolean (
+    "show-hidden-runs", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (DW_TYPE_MONITOR_VIEW);
