@@ -623,6 +623,13 @@ test_runs_table (void)
   g_assert_nonnull (dialog);
   click_middle (find_label (dialog, "Cancel"));
   g_assert_nonnull (row_of (window, ids[2]));
+  {
+    g_autoptr (GPtrArray) tags = dw_store_list_tags (store, ids[2], NULL);
+    g_autoptr (GArray) steps = dw_store_list_batch_steps (store, ids[2], NULL);
+
+    g_assert_cmpuint (tags->len, >, 0);
+    g_assert_cmpuint (steps->len, >, 0);
+  }
   run_menu_click (window, ids[2], "Remove Run…");
   dialog = GTK_WIDGET (dw_ui_test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG));
   g_assert_nonnull (dialog);
@@ -633,6 +640,14 @@ test_runs_table (void)
   gone = dw_store_get_run (store, ids[2], &error);
   g_assert_null (gone);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND);
+  {
+    /* everything stored for it went with it (the schema's cascade) */
+    g_autoptr (GPtrArray) tags = dw_store_list_tags (store, ids[2], NULL);
+    g_autoptr (GArray) steps = dw_store_list_batch_steps (store, ids[2], NULL);
+
+    g_assert_cmpuint (tags->len, ==, 0);
+    g_assert_cmpuint (steps->len, ==, 0);
+  }
   g_assert_nonnull (row_of (window, ids[1]));
   g_assert_cmpstr (
     g_ptr_array_index (dw_window_get_toasts (window), dw_window_get_toasts (window)->len - 1), ==,
