@@ -97,8 +97,11 @@ RULES = [
     ("renderer", r"^renderer (\S+) \((\S+)\): slider move to its painted frame: median " + NUM
      + r" ms, max " + NUM + r" ms", "Tune slider move → painted frame, {0} renderer ({1}), Xvfb",
      "median {2} ms, max {3} ms", "aim ≤ 100 ms"),
-    ("renderer", r"^renderer (\S+) \((\S+)\): idle Monitor page, text cursor blinking: " + NUM
+    ("renderer", r"^renderer (\S+) \((\S+)\): idle Monitor page \(focus on \S+\): " + NUM
      + r" %", "idle Monitor page CPU, {0} renderer ({1}), Xvfb", "{2} % of a core", "aim ≤ 1 %"),
+    ("renderer", r"^renderer (\S+) \((\S+)\): idle Monitor page, keyboard in the tag entry: "
+     + NUM + r" %", "idle Monitor page CPU, keyboard in the tag entry, {0} renderer ({1}), Xvfb",
+     "{2} % of a core", "aim ≤ 1 %"),
     ("whatif", r"^full recompute .*: " + NUM + r" s for " + NUM + r" steps",
      "full recompute of the run (1 thread)", "{0} s for {1} steps", ""),
     ("store", r"^ingest into the bounded store: " + NUM + r" steps/s, " + NUM + r" s per step of "

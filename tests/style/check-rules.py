@@ -49,7 +49,6 @@ SECTION = re.compile(r"§\s*(\d+[a-z]?(?:\.\d+)*)")
 # past the size recorded here; split one and remove its line.
 OVER_THE_LIMIT = {
     "ui/tune/dw-tune-view.c": 2893,
-    "ui/window/dw-window.c": 1441,
 }
 
 offences = []

@@ -498,6 +498,164 @@ test_zoom_escape_tab (void)
   dw_ui_test_iterate_ms (50);
 }
 
+/* The label of @text (as shown, without the mnemonic underline) under @w, or NULL. */
+static GtkWidget *
+find_label (GtkWidget *w, const char *text)
+{
+  if (GTK_IS_LABEL (w) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (w)), text) == 0
+      && gtk_widget_get_mapped (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *r = find_label (c, text);
+      if (r)
+        return r;
+    }
+  return NULL;
+}
+
+static GtkWidget *
+row_of (DwWindow *window, gint64 run_id)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
+       c != NULL; c = gtk_widget_get_next_sibling (c))
+    if (DW_IS_RUN_ROW (c) && dw_run_row_get_run_id (DW_RUN_ROW (c)) == run_id)
+      return c;
+  return NULL;
+}
+
+static gboolean
+row_shown (GtkWidget *row)
+{
+  return row != NULL && gtk_widget_get_visible (row) && gtk_widget_get_child_visible (row);
+}
+
+/* Clicks the middle of @widget with the real pointer. */
+static void
+click_middle (GtkWidget *widget)
+{
+  g_assert_nonnull (widget);
+  g_assert_true (dw_ui_test_click (widget, gtk_widget_get_width (widget) / 2.0,
+                                   gtk_widget_get_height (widget) / 2.0));
+  dw_ui_test_iterate_ms (200);
+}
+
+/* Opens the row menu of @run_id and clicks @item in it, with the real pointer. */
+static void
+run_menu_click (DwWindow *window, gint64 run_id, const char *item)
+{
+  GtkWidget *menu = find_named (row_of (window, run_id), "run-menu");
+
+  click_middle (menu);
+  click_middle (find_label (menu, item));
+}
+
+/* The sidebar as a runs table, with the real pointer and keyboard (issue 13 item 5): the eye
+ * button takes a run off the charts and back without touching the selection; arrow keys in
+ * the list move the focus and keep the selection; "Hide Run" leaves it out of the list (and the
+ * charts) until "Show Hidden Runs"; "Remove Run…" asks, then deletes the run from the store. */
+static void
+test_runs_table (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *db = g_build_filename (dir, "table.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autoptr (DwRunInfo) gone = NULL;
+  gint64 ids[3];
+  DwWindow *window;
+  DwMonitorView *monitor;
+  GtkWidget *eye, *dialog, *remove;
+
+  ids[0] = ingest_demo_steps (store, "table-a", DW_DEMO_HEALTHY, 40);
+  ids[1] = ingest_demo_steps (store, "table-b", DW_DEMO_COLLAPSE, 40);
+  ids[2] = ingest_demo_steps (store, "table-c", DW_DEMO_HEALTHY, 40);
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (wait_ready (window, 60000));
+  if (!dw_ui_test_xtest_available (GTK_WIDGET (window)))
+    {
+      g_test_skip ("no XTEST on this display");
+      gtk_window_destroy (GTK_WINDOW (window));
+      return;
+    }
+  monitor = DW_MONITOR_VIEW (dw_window_get_monitor_view (window));
+  dw_window_select_runs (window, ids, 2);
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 2);
+
+  /* the eye button of table-b: off the charts, still selected; and back */
+  eye = find_named (row_of (window, ids[1]), "run-visible");
+  click_middle (eye);
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (eye)));
+  g_assert_cmpuint (n_selected (window), ==, 2);
+  g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 1);
+  click_middle (eye);
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_cmpuint (n_selected (window), ==, 2);
+  g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 2);
+
+  /* arrow keys move the keyboard focus through the list, never the selection */
+  gtk_widget_grab_focus (row_of (window, ids[2]));
+  g_assert_true (dw_ui_test_key (row_of (window, ids[2]), GDK_KEY_Down, FALSE));
+  g_assert_true (dw_ui_test_key (row_of (window, ids[2]), GDK_KEY_Down, FALSE));
+  g_assert_true (dw_ui_test_key (row_of (window, ids[2]), GDK_KEY_Up, FALSE));
+  g_assert_cmpuint (n_selected (window), ==, 2);
+  g_assert_false (gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (row_of (window, ids[2]))));
+
+  /* Hide Run: out of the list and the charts until Show Hidden Runs */
+  run_menu_click (window, ids[0], "Hide Run");
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_false (row_shown (row_of (window, ids[0])));
+  g_assert_cmpuint (n_selected (window), ==, 1);
+  g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 1);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-hidden-runs", NULL);
+  dw_ui_test_iterate_ms (100);
+  g_assert_true (row_shown (row_of (window, ids[0])));
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-hidden-runs", NULL);
+  dw_ui_test_iterate_ms (100);
+  g_assert_false (row_shown (row_of (window, ids[0])));
+
+  /* Remove Run…: Cancel keeps it; Remove deletes it from the store and the list */
+  run_menu_click (window, ids[2], "Remove Run…");
+  dialog = GTK_WIDGET (dw_ui_test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG));
+  g_assert_nonnull (dialog);
+  click_middle (find_label (dialog, "Cancel"));
+  g_assert_nonnull (row_of (window, ids[2]));
+  {
+    g_autoptr (GPtrArray) tags = dw_store_list_tags (store, ids[2], NULL);
+    g_autoptr (GArray) steps = dw_store_list_batch_steps (store, ids[2], NULL);
+
+    g_assert_cmpuint (tags->len, >, 0);
+    g_assert_cmpuint (steps->len, >, 0);
+  }
+  run_menu_click (window, ids[2], "Remove Run…");
+  dialog = GTK_WIDGET (dw_ui_test_find_toplevel (ADW_TYPE_MESSAGE_DIALOG));
+  g_assert_nonnull (dialog);
+  remove = find_label (dialog, "Remove");
+  click_middle (remove);
+  g_assert_true (wait_ready (window, 60000));
+  g_assert_null (row_of (window, ids[2]));
+  gone = dw_store_get_run (store, ids[2], &error);
+  g_assert_null (gone);
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND);
+  {
+    /* everything stored for it went with it (the schema's cascade) */
+    g_autoptr (GPtrArray) tags = dw_store_list_tags (store, ids[2], NULL);
+    g_autoptr (GArray) steps = dw_store_list_batch_steps (store, ids[2], NULL);
+
+    g_assert_cmpuint (tags->len, ==, 0);
+    g_assert_cmpuint (steps->len, ==, 0);
+  }
+  g_assert_nonnull (row_of (window, ids[1]));
+  g_assert_cmpstr (
+    g_ptr_array_index (dw_window_get_toasts (window), dw_window_get_toasts (window)->len - 1), ==,
+    "Removed “table-c”");
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 /* A file that is not a Driftwatch store (a path with & and < in it): the application shows the
  * error page — rendered to a PNG by --screenshot — says why on stderr, exits with status 1, and
  * leaves the file as it was. */
@@ -582,7 +740,7 @@ test_last_run_per_store (void)
     dw_ui_test_iterate_ms (400); /* search-changed is delayed */
     for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
          c != NULL; c = gtk_widget_get_next_sibling (c))
-      if (gtk_widget_get_child_visible (c))
+      if (gtk_widget_get_visible (c) && gtk_widget_get_child_visible (c))
         {
           n_visible++;
           g_assert_cmpstr (dw_run_row_get_info (DW_RUN_ROW (c))->name, ==, "b-1");
@@ -639,6 +797,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Monitor/zoom-escape-tab", test_zoom_escape_tab);
   g_test_add_func ("/Dw/App/store-error-page", test_store_error_page);
   g_test_add_func ("/Dw/Window/last-run-per-store", test_last_run_per_store);
+  g_test_add_func ("/Dw/Window/runs-table", test_runs_table);
   ret = g_test_run ();
   remove_tree (dir);
   g_free (dir);

@@ -16,7 +16,7 @@
 #include "dw-monitor-view.h"
 #include "dw-wheel-guard.h"
 #include "dw-run-row.h"
-#include "dw-store-writer.h"
+#include "dw-store-reader.h"
 
 #define MAX_TAG_CARDS 60
 #define CARD_HEIGHT   220
@@ -93,10 +93,11 @@ struct _DwMonitorView
   GtkBox *groups_box;
 
   GSettings *settings;
-  DwStore *store;
-  GPtrArray *runs;   /* RunEntry* */
-  GPtrArray *cards;  /* CardEntry* */
-  GPtrArray *events; /* EventEntry* */
+  DwStore *store;        /* main thread: live appends, tags */
+  DwStoreReader *reader; /* worker threads: the first load of the shown series */
+  GPtrArray *runs;       /* RunEntry* */
+  GPtrArray *cards;      /* CardEntry* */
+  GPtrArray *events;     /* EventEntry* */
   GRegex *tag_regex;
   GPtrArray *tag_groups; /* GtkWidget* of the tag groups, in groups_box */
 
@@ -552,7 +553,6 @@ typedef struct
 
 typedef struct
 {
-  char *db_path;
   guint generation;
   GPtrArray *requests;
 } LoadJob;
@@ -572,31 +572,23 @@ load_job_free (gpointer data)
 {
   LoadJob *job = data;
 
-  g_free (job->db_path);
   g_ptr_array_unref (job->requests);
   g_free (job);
 }
 
-/* Reads every requested series through its own store connection (SQLite WAL: readers do not
- * block each other), so a run with millions of points never freezes the window. */
-static void
-load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+/* Reads every requested series in the store reader's worker (SQLite WAL: readers do not block
+ * each other), so a run with millions of points never freezes the window. */
+static gboolean
+load_worker (DwStore *store, gpointer data, GCancellable *cancellable, GError **error)
 {
-  LoadJob *job = task_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
+  LoadJob *job = data;
 
-  if (store == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
   for (guint i = 0; i < job->requests->len; i++)
     {
       LoadRequest *q = g_ptr_array_index (job->requests, i);
       q->series = read_series (store, q->run_id, q->source, G_MININT64);
     }
-  g_task_return_boolean (task, TRUE);
+  return TRUE;
 }
 
 static void
@@ -615,14 +607,16 @@ remove_card (DwMonitorView *self, CardEntry *c)
 static void
 on_load_done (GObject *object, GAsyncResult *result, gpointer user_data)
 {
-  DwMonitorView *self = DW_MONITOR_VIEW (object);
-  LoadJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr (DwMonitorView) self = user_data;
+  LoadJob *job = NULL;
   g_autoptr (GError) error = NULL;
+  gboolean ok
+    = dw_store_reader_read_finish (DW_STORE_READER (object), result, (gpointer *)&job, &error);
 
   if (job->generation != self->generation)
     return; /* the runs changed meanwhile: a newer load is on its way */
   self->loading = FALSE;
-  if (!g_task_propagate_boolean (G_TASK (result), &error))
+  if (!ok)
     g_warning ("Loading the charts: %s", error->message);
   for (guint i = 0; i < job->requests->len; i++)
     {
@@ -653,10 +647,8 @@ on_load_done (GObject *object, GAsyncResult *result, gpointer user_data)
 static void
 start_load (DwMonitorView *self)
 {
-  g_autoptr (GTask) task = NULL;
   LoadJob *job = g_new0 (LoadJob, 1);
 
-  job->db_path = g_strdup (dw_store_get_path (self->store));
   job->generation = self->generation;
   job->requests = g_ptr_array_new_with_free_func (load_request_free);
   for (guint i = 0; i < self->cards->len; i++)
@@ -679,10 +671,8 @@ start_load (DwMonitorView *self)
           }
     }
   self->loading = TRUE;
-  task = g_task_new (self, NULL, on_load_done, NULL);
-  g_task_set_task_data (task, job, load_job_free);
-  g_task_set_name (task, "dw-monitor-load");
-  g_task_run_in_thread (task, load_thread);
+  dw_store_reader_read_async (self->reader, load_worker, job, load_job_free, NULL, on_load_done,
+                              g_object_ref (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADING]);
 }
 
@@ -894,6 +884,7 @@ dw_monitor_view_finalize (GObject *object)
   DwMonitorView *self = DW_MONITOR_VIEW (object);
 
   g_clear_object (&self->store);
+  g_clear_object (&self->reader);
   g_ptr_array_unref (self->runs);
   g_ptr_array_unref (self->cards);
   g_ptr_array_unref (self->events);
@@ -1041,7 +1032,19 @@ dw_monitor_view_new (void)
 void
 dw_monitor_view_set_store (DwMonitorView *self, DwStore *store)
 {
+  g_autoptr (DwStoreReader) reader = NULL;
+
   g_return_if_fail (DW_IS_MONITOR_VIEW (self));
+  reader = store != NULL ? dw_store_reader_new (dw_store_get_path (store)) : NULL;
+  dw_monitor_view_set_reader (self, store, reader);
+}
+
+void
+dw_monitor_view_set_reader (DwMonitorView *self, DwStore *store, DwStoreReader *reader)
+{
+  g_return_if_fail (DW_IS_MONITOR_VIEW (self));
+  g_return_if_fail ((store == NULL) == (reader == NULL));
+  g_set_object (&self->reader, reader);
   if (g_set_object (&self->store, store))
     {
       g_ptr_array_set_size (self->runs, 0);

@@ -13,6 +13,7 @@
 #include <gtk/gtk.h>
 
 #include "dw-chart-card.h"
+#include "dw-store-reader.h"
 #include "dw-store.h"
 
 G_BEGIN_DECLS
@@ -23,6 +24,8 @@ G_DECLARE_FINAL_TYPE (DwMonitorView, dw_monitor_view, DW, MONITOR_VIEW, GtkWidge
 GtkWidget *dw_monitor_view_new (void);
 
 void dw_monitor_view_set_store (DwMonitorView *self, DwStore *store);
+/* The session's store (main thread) and the reader its first loads go through. */
+void dw_monitor_view_set_reader (DwMonitorView *self, DwStore *store, DwStoreReader *reader);
 /* Shows @runs (DwRunInfo*, copied), reading their series from the store. */
 void dw_monitor_view_set_runs (DwMonitorView *self, GPtrArray *runs);
 guint dw_monitor_view_get_n_runs (DwMonitorView *self);

@@ -1,6 +1,10 @@
 /* dw-window.c
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The window shows what its session (dw-session.h) holds: the sidebar is bound to the session's
+ * run list, the pages show the selected runs. Its actions are in dw-window-actions.c, drag and
+ * drop in dw-window-dnd.c.
  */
 #define G_LOG_DOMAIN "dw-window"
 
@@ -13,65 +17,11 @@
 
 #include <glib/gi18n.h>
 
-#include "dw-correction.h"
-#include "dw-demo.h"
-#include "dw-follower.h"
-#include "dw-health-panel.h"
 #include "dw-health.h"
-#include "dw-ingester.h"
-#include "dw-monitor-view.h"
-#include "dw-run-row.h"
-#include "dw-store-writer.h"
-#include "dw-tune-view.h"
-#include "dw-window.h"
+#include "dw-window-private.h"
 
 /* A run counts as live for this long after its last new point. */
 #define LIVE_WINDOW_S 60
-
-typedef struct
-{
-  gint64 run_id;
-  gint64 last_step;
-  gint64 seen_growth_us;    /* monotonic time new points were last seen, 0: never */
-  DwHealthMonitor *monitor; /* NULL until its first evaluation (in a worker) is back */
-  gboolean evaluating;
-} RunState;
-
-struct _DwWindow
-{
-  AdwApplicationWindow parent_instance;
-
-  AdwToastOverlay *toast_overlay;
-  GtkStack *main_stack;
-  AdwLeaflet *leaflet;
-  GtkListBox *run_list;
-  GtkSearchEntry *run_filter;
-  AdwViewSwitcherTitle *switcher_title;
-  GtkLabel *live_label;
-  GtkRevealer *verdict_revealer;
-  GtkWidget *verdict_box;
-  GtkLabel *verdict_label;
-  AdwViewStack *view_stack;
-  AdwViewStackPage *health_page;
-  DwMonitorView *monitor_view;
-  DwHealthPanel *health_panel;
-  DwTuneView *tune_view;
-  GMenu *recent_section;
-
-  GSettings *settings;
-  DwStore *store;
-  DwFollower *follower;
-  GHashTable *run_states; /* run id → RunState* */
-  GArray *shown;          /* gint64 run ids shown, selection order */
-  guint n_ingesting;
-  guint n_evaluating;
-  guint refresh_id;
-  guint n_refreshes;
-  gboolean updating_list;
-  GArray *keynav_kept; /* run ids selected before a focus key; NULL when no key is handled */
-  char *live_text;
-  GPtrArray *toasts; /* texts of the toasts shown, newest last (at most MAX_TOAST_LOG) */
-};
 
 G_DEFINE_FINAL_TYPE (DwWindow, dw_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -79,62 +29,39 @@ enum
 {
   PROP_0,
   PROP_STORE,
+  PROP_SHOW_HIDDEN_RUNS,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-run_state_free (gpointer data)
-{
-  RunState *st = data;
-
-  g_clear_pointer (&st->monitor, dw_health_monitor_free);
-  g_free (st);
-}
-
 #define MAX_TOAST_LOG 64
 
-static void
-toast (DwWindow *self, const char *text)
+void
+_dw_window_toast (DwWindow *self, const char *text)
 {
   /* libadwaita 1.2 toast titles are Pango markup: a path with & or < must show as written */
   g_autofree char *escaped = g_markup_escape_text (text, -1);
-  AdwToast *t = adw_toast_new (escaped);
+  AdwToast *toast = adw_toast_new (escaped);
 
   g_debug ("toast: %s", text);
   if (self->toasts->len == MAX_TOAST_LOG)
     g_ptr_array_remove_index (self->toasts, 0);
   g_ptr_array_add (self->toasts, g_strdup (text));
-  adw_toast_set_timeout (t, 8);
-  adw_toast_overlay_add_toast (self->toast_overlay, t);
+  adw_toast_set_timeout (toast, 8);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
 /* ---------------------------------------------------------------- runs and selection */
 
-static RunState *
-run_state (DwWindow *self, gint64 run_id)
+DwRunRow *
+_dw_window_find_row (DwWindow *self, gint64 run_id)
 {
-  RunState *st = g_hash_table_lookup (self->run_states, &run_id);
+  guint position;
 
-  if (st == NULL)
-    {
-      st = g_new0 (RunState, 1);
-      st->run_id = run_id;
-      st->last_step = G_MININT64;
-      g_hash_table_insert (self->run_states, &st->run_id, st);
-    }
-  return st;
-}
-
-static DwRunRow *
-find_row (DwWindow *self, gint64 run_id)
-{
-  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (DW_IS_RUN_ROW (child) && dw_run_row_get_run_id (DW_RUN_ROW (child)) == run_id)
-      return DW_RUN_ROW (child);
-  return NULL;
+  if (dw_session_lookup (self->session, run_id, &position) == NULL)
+    return NULL;
+  return DW_RUN_ROW (gtk_list_box_get_row_at_index (self->run_list, (int)position));
 }
 
 static void
@@ -146,22 +73,6 @@ update_health_badge (DwWindow *self)
   adw_view_stack_page_set_badge_number (self->health_page, n);
 }
 
-/* The counts of the run's health monitor into its sidebar row: the badge says "collapsed" by the
- * same rule as `driftwatch-cli runs` (dw_health_shown_status) as soon as the rules have run. */
-static void
-apply_row_health (DwWindow *self, RunState *st)
-{
-  DwRunRow *row = find_row (self, st->run_id);
-  g_autoptr (GPtrArray) events = NULL;
-  guint n_warn, n_crit, n_at_end;
-
-  if (row == NULL || st->monitor == NULL)
-    return;
-  events = dw_health_monitor_get_events (st->monitor);
-  dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
-  dw_run_row_set_health (row, n_warn, n_crit, n_at_end);
-}
-
 static gboolean
 is_shown (DwWindow *self, gint64 run_id)
 {
@@ -169,99 +80,6 @@ is_shown (DwWindow *self, gint64 run_id)
     if (g_array_index (self->shown, gint64, i) == run_id)
       return TRUE;
   return FALSE;
-}
-
-/* Feeds the health monitor of a run everything stored since it last looked; returns the
- * events that fired for the first time (NULL on error, reported once as a toast). */
-static GPtrArray *
-poll_health (DwWindow *self, RunState *st)
-{
-  g_autoptr (GError) error = NULL;
-  GPtrArray *fired;
-
-  if (st->monitor == NULL)
-    return NULL;
-  fired = dw_health_monitor_poll_run (st->monitor, self->store, st->run_id, &error);
-
-  if (fired == NULL)
-    g_warning ("Health rules on run %" G_GINT64_FORMAT ": %s", st->run_id, error->message);
-  return fired;
-}
-
-typedef struct
-{
-  char *db_path;
-  gint64 run_id;
-  DwHealthMonitor *monitor;
-} HealthJob;
-
-static void
-health_job_free (gpointer data)
-{
-  HealthJob *job = data;
-
-  g_free (job->db_path);
-  g_clear_pointer (&job->monitor, dw_health_monitor_free);
-  g_free (job);
-}
-
-/* The first evaluation reads every ruled series of the run: in a worker with its own store
- * connection; the monitor then moves to the main thread for the live increments. */
-static void
-health_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  HealthJob *job = task_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
-  g_autoptr (GPtrArray) fired = NULL;
-
-  if (store != NULL)
-    fired = dw_health_monitor_poll_run (job->monitor, store, job->run_id, &error);
-  if (fired == NULL)
-    g_task_return_error (task, g_steal_pointer (&error));
-  else
-    g_task_return_boolean (task, TRUE);
-}
-
-static void show_health (DwWindow *self);
-
-static void
-on_health_done (GObject *object, GAsyncResult *result, gpointer user_data)
-{
-  DwWindow *self = DW_WINDOW (object);
-  HealthJob *job = g_task_get_task_data (G_TASK (result));
-  RunState *st = run_state (self, job->run_id);
-  g_autoptr (GError) error = NULL;
-
-  st->evaluating = FALSE;
-  self->n_evaluating--;
-  if (!g_task_propagate_boolean (G_TASK (result), &error))
-    {
-      g_warning ("Health rules on run %" G_GINT64_FORMAT ": %s", job->run_id, error->message);
-      return;
-    }
-  st->monitor = g_steal_pointer (&job->monitor);
-  if (gtk_widget_in_destruction (GTK_WIDGET (self)))
-    return;
-  apply_row_health (self, st);
-  if (is_shown (self, st->run_id))
-    show_health (self);
-}
-
-static void
-evaluate_health_async (DwWindow *self, RunState *st)
-{
-  g_autoptr (GTask) task = g_task_new (self, NULL, on_health_done, NULL);
-  HealthJob *job = g_new0 (HealthJob, 1);
-
-  job->db_path = g_strdup (dw_store_get_path (self->store));
-  job->run_id = st->run_id;
-  job->monitor = dw_health_monitor_new ();
-  st->evaluating = TRUE;
-  self->n_evaluating++;
-  g_task_set_task_data (task, job, health_job_free);
-  g_task_set_name (task, "dw-health");
-  g_task_run_in_thread (task, health_thread);
 }
 
 /* The one-line verdict over the pages for the first shown run in trouble: where it collapsed
@@ -276,17 +94,17 @@ update_verdict (DwWindow *self)
   for (guint i = 0; i < self->shown->len && text == NULL; i++)
     {
       gint64 id = g_array_index (self->shown, gint64, i);
-      RunState *st = run_state (self, id);
-      DwRunRow *row = find_row (self, id);
+      DwRunItem *item = dw_session_lookup (self->session, id, NULL);
+      DwHealthMonitor *monitor = item ? dw_run_item_get_monitor (item) : NULL;
       g_autoptr (GPtrArray) events = NULL;
       const DwHealthEvent *first = NULL, *crit = NULL;
       guint n_warn, n_crit, n_at_end;
       g_autofree char *line = NULL;
 
-      if (st->monitor == NULL || row == NULL)
+      if (monitor == NULL)
         continue;
-      events = dw_health_monitor_get_events (st->monitor);
-      dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
+      events = dw_health_monitor_get_events (monitor);
+      dw_health_monitor_count (monitor, events, &n_warn, &n_crit, &n_at_end);
       for (guint j = 0; j < events->len; j++)
         {
           const DwHealthEvent *ev = g_ptr_array_index (events, j);
@@ -300,9 +118,7 @@ update_verdict (DwWindow *self)
         }
       if (first == NULL)
         continue;
-      critical = crit != NULL
-                 || dw_health_shown_status (dw_run_row_get_info (row)->status, n_crit, n_at_end)
-                      == DW_RUN_STATUS_COLLAPSED;
+      critical = crit != NULL || dw_run_item_get_status (item) == DW_RUN_STATUS_COLLAPSED;
       if (crit != NULL)
         /* TRANSLATORS: verdict banner: the step and rule of the first critical event */
         line = g_strdup_printf (_ ("Collapsed at step %" PRId64 ": %s"), crit->first_step,
@@ -325,7 +141,7 @@ update_verdict (DwWindow *self)
           line = g_steal_pointer (&since);
         }
       if (self->shown->len > 1)
-        text = g_strdup_printf ("%s — %s", dw_run_row_get_info (row)->name, line);
+        text = g_strdup_printf ("%s — %s", dw_run_item_get_name (item), line);
       else
         text = g_steal_pointer (&line);
     }
@@ -360,19 +176,14 @@ show_health (DwWindow *self)
   for (guint i = 0; i < self->shown->len; i++)
     {
       gint64 id = g_array_index (self->shown, gint64, i);
-      RunState *st = run_state (self, id);
-      DwRunRow *row = find_row (self, id);
+      DwRunItem *item = dw_session_lookup (self->session, id, NULL);
+      DwHealthMonitor *monitor = item ? dw_run_item_get_monitor (item) : NULL;
       g_autoptr (GPtrArray) events = NULL;
-      guint n_warn, n_crit, n_at_end;
 
-      if (st->monitor == NULL)
+      if (monitor == NULL)
         continue;
-      events = dw_health_monitor_get_events (st->monitor);
-      dw_health_monitor_count (st->monitor, events, &n_warn, &n_crit, &n_at_end);
-      if (row != NULL)
-        dw_run_row_set_health (row, n_warn, n_crit, n_at_end);
-      dw_health_panel_add_events (self->health_panel, id,
-                                  row ? dw_run_row_get_info (row)->name : "", events);
+      events = dw_health_monitor_get_events (monitor);
+      dw_health_panel_add_events (self->health_panel, id, dw_run_item_get_name (item), events);
       dw_monitor_view_set_events (self->monitor_view, id, events);
     }
   update_health_badge (self);
@@ -389,47 +200,13 @@ sync_tune_view (DwWindow *self)
   if (g_strcmp0 (page, "tune") != 0 || run_id == 0)
     return;
   if (dw_tune_view_get_run_id (self->tune_view) != run_id)
-    dw_tune_view_set_run (self->tune_view, self->store, run_id);
+    dw_tune_view_set_run (self->tune_view, dw_session_get_store (self->session), run_id);
 }
 
+/* The title names the shown run, or how many are overlaid. */
 static void
-show_selected (DwWindow *self)
+update_title (DwWindow *self, GPtrArray *infos)
 {
-  /* Copies: updating a row's health replaces the info it holds. */
-  g_autoptr (GPtrArray) infos = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_run_info_free);
-
-  /* Keep the sidebar order (newest first), so colours and legend order are stable. */
-  g_array_set_size (self->shown, 0);
-  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (DW_IS_RUN_ROW (child) && gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (child)))
-      {
-        DwRunInfo *info = dw_run_info_copy (dw_run_row_get_info (DW_RUN_ROW (child)));
-        g_ptr_array_add (infos, info);
-        g_array_append_val (self->shown, info->id);
-      }
-
-  dw_monitor_view_set_runs (self->monitor_view, infos);
-  for (guint i = 0; i < infos->len; i++)
-    {
-      const DwRunInfo *info = g_ptr_array_index (infos, i);
-      RunState *st = run_state (self, info->id);
-
-      if (st->last_step == G_MININT64)
-        st->last_step = info->last_step;
-      if (st->monitor == NULL && !st->evaluating)
-        evaluate_health_async (self, st);
-    }
-  show_health (self);
-
-  if (infos->len > 0 && self->settings != NULL)
-    {
-      /* keyed by the store: a run id means nothing in another store */
-      g_autofree char *id
-        = g_strdup_printf ("%s\t%" G_GINT64_FORMAT, dw_store_get_path (self->store),
-                           ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
-      g_settings_set_string (self->settings, "last-run", id);
-    }
   if (infos->len == 1)
     adw_view_switcher_title_set_title (self->switcher_title,
                                        ((DwRunInfo *)g_ptr_array_index (infos, 0))->name);
@@ -442,6 +219,48 @@ show_selected (DwWindow *self)
     }
   else
     adw_view_switcher_title_set_title (self->switcher_title, _ ("Driftwatch"));
+}
+
+static int
+compare_row_index (gconstpointer a, gconstpointer b)
+{
+  return gtk_list_box_row_get_index ((GtkListBoxRow *)a)
+         - gtk_list_box_row_get_index ((GtkListBoxRow *)b);
+}
+
+static void
+show_selected (DwWindow *self)
+{
+  g_autoptr (GList) rows = gtk_list_box_get_selected_rows (self->run_list);
+  g_autoptr (GPtrArray) infos = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_run_info_free);
+  g_autoptr (GPtrArray) drawn = g_ptr_array_new ();
+
+  /* Keep the sidebar order (newest first), so colours and legend order are stable. */
+  rows = g_list_sort (rows, (GCompareFunc)compare_row_index);
+  g_array_set_size (self->shown, 0);
+  for (GList *link = rows; link != NULL; link = link->next)
+    {
+      DwRunInfo *info = dw_run_info_copy (dw_run_row_get_info (link->data));
+
+      g_ptr_array_add (infos, info);
+      g_array_append_val (self->shown, info->id);
+      /* the eye button: selected but not drawn */
+      if (dw_run_item_get_visible (dw_run_row_get_item (link->data)))
+        g_ptr_array_add (drawn, info);
+    }
+
+  dw_monitor_view_set_runs (self->monitor_view, drawn);
+  show_health (self);
+
+  if (infos->len > 0 && self->settings != NULL)
+    {
+      /* keyed by the store: a run id means nothing in another store */
+      g_autofree char *id = g_strdup_printf (
+        "%s\t%" G_GINT64_FORMAT, dw_store_get_path (dw_session_get_store (self->session)),
+        ((DwRunInfo *)g_ptr_array_index (infos, 0))->id);
+      g_settings_set_string (self->settings, "last-run", id);
+    }
+  update_title (self, infos);
   if (infos->len > 0)
     adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
   sync_tune_view (self);
@@ -458,7 +277,7 @@ on_selection_changed (GtkListBox *list, DwWindow *self)
       gtk_list_box_unselect_all (list);
       for (guint i = 0; i < self->keynav_kept->len; i++)
         {
-          DwRunRow *row = find_row (self, g_array_index (self->keynav_kept, gint64, i));
+          DwRunRow *row = _dw_window_find_row (self, g_array_index (self->keynav_kept, gint64, i));
           if (row != NULL)
             gtk_list_box_select_row (list, GTK_LIST_BOX_ROW (row));
         }
@@ -470,29 +289,41 @@ on_selection_changed (GtkListBox *list, DwWindow *self)
     show_selected (self);
 }
 
-/* The sidebar filter: runs whose name or source contains the text (any case); a filtered-out
- * run stays shown in the charts if it was selected. */
+/* The sidebar filter: runs whose name or source contains the text (any case), and that are not
+ * hidden unless hidden runs are shown. A row filtered out is made invisible rather than removed:
+ * a filtered-out run stays selected, and shown in the charts. (A list box bound to a model has
+ * no filter function of its own.) */
 static gboolean
-run_filter_func (GtkListBoxRow *row, gpointer data)
+run_matches_filter (DwWindow *self, DwRunItem *item)
 {
-  DwWindow *self = data;
   const char *text = gtk_editable_get_text (GTK_EDITABLE (self->run_filter));
+  const DwRunInfo *info = dw_run_item_get_info (item);
   g_autofree char *needle = NULL, *name = NULL, *source = NULL;
-  const DwRunInfo *info;
 
-  if (!DW_IS_RUN_ROW (row) || text == NULL || *text == '\0')
+  if (dw_run_item_get_hidden (item) && !self->show_hidden)
+    return FALSE;
+  if (text == NULL || *text == '\0')
     return TRUE;
-  info = dw_run_row_get_info (DW_RUN_ROW (row));
   needle = g_utf8_casefold (text, -1);
   name = g_utf8_casefold (info->name ? info->name : "", -1);
   source = g_utf8_casefold (info->source ? info->source : "", -1);
   return strstr (name, needle) != NULL || strstr (source, needle) != NULL;
 }
 
+void
+_dw_window_apply_run_filter (DwWindow *self)
+{
+  GtkListBoxRow *row;
+
+  for (int i = 0; (row = gtk_list_box_get_row_at_index (self->run_list, i)) != NULL; i++)
+    gtk_widget_set_visible (GTK_WIDGET (row),
+                            run_matches_filter (self, dw_run_row_get_item (DW_RUN_ROW (row))));
+}
+
 static void
 on_run_filter_changed (GtkSearchEntry *entry, DwWindow *self)
 {
-  gtk_list_box_invalidate_filter (self->run_list);
+  _dw_window_apply_run_filter (self);
 }
 
 static void
@@ -528,83 +359,47 @@ on_run_list_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
   return FALSE;
 }
 
+/* At start-up, the run shown when the window was closed; else the newest. */
+static void
+select_first_run (DwWindow *self)
+{
+  g_autofree char *last
+    = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
+  const char *tab = last ? strrchr (last, '\t') : NULL;
+  const char *path = dw_store_get_path (dw_session_get_store (self->session));
+  DwRunRow *row = NULL;
+
+  /* "<store path>\t<run id>": only when it was this store */
+  if (tab != NULL && strncmp (last, path, tab - last) == 0 && path[tab - last] == '\0')
+    row = _dw_window_find_row (self, g_ascii_strtoll (tab + 1, NULL, 10));
+  gtk_list_box_select_row (self->run_list, row ? GTK_LIST_BOX_ROW (row)
+                                               : gtk_list_box_get_row_at_index (self->run_list, 0));
+}
+
+/* The session re-read its runs: rows of the runs still there kept their selection. */
+static void
+on_session_reloaded (DwSession *session, DwWindow *self)
+{
+  guint n_runs = g_list_model_get_n_items (dw_session_get_runs (session));
+
+  if (gtk_widget_in_destruction (GTK_WIDGET (self)))
+    return;
+  self->updating_list = TRUE;
+  if (n_runs > 0 && gtk_list_box_get_selected_row (self->run_list) == NULL)
+    select_first_run (self);
+  self->updating_list = FALSE;
+  gtk_stack_set_visible_child_name (self->main_stack, n_runs > 0 ? "runs" : "empty");
+  show_selected (self);
+}
+
 void
 dw_window_reload_runs (DwWindow *self)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) runs = NULL;
-  g_autoptr (GArray) selected = g_array_new (FALSE, FALSE, sizeof (gint64));
-  GtkWidget *child;
-  gboolean any_selected = FALSE;
 
   g_return_if_fail (DW_IS_WINDOW (self));
-  runs = dw_store_list_runs (self->store, &error);
-  if (runs == NULL)
-    {
-      toast (self, error->message);
-      return;
-    }
-  for (child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (DW_IS_RUN_ROW (child) && gtk_list_box_row_is_selected (GTK_LIST_BOX_ROW (child)))
-      {
-        gint64 id = dw_run_row_get_run_id (DW_RUN_ROW (child));
-        g_array_append_val (selected, id);
-      }
-
-  self->updating_list = TRUE;
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list))) != NULL)
-    gtk_list_box_remove (self->run_list, child);
-  for (guint i = 0; i < runs->len; i++)
-    {
-      const DwRunInfo *info = g_ptr_array_index (runs, i);
-      GtkWidget *row = dw_run_row_new (info, NULL);
-
-      gtk_list_box_append (self->run_list, row);
-      for (guint j = 0; j < selected->len; j++)
-        if (g_array_index (selected, gint64, j) == info->id)
-          {
-            gtk_list_box_select_row (self->run_list, GTK_LIST_BOX_ROW (row));
-            any_selected = TRUE;
-          }
-    }
-  if (!any_selected && runs->len > 0)
-    {
-      /* At start-up, the run shown when the window was closed; else the newest. */
-      g_autofree char *last
-        = self->settings ? g_settings_get_string (self->settings, "last-run") : NULL;
-      const char *tab = last ? strrchr (last, '\t') : NULL;
-      DwRunRow *row = NULL;
-
-      /* "<store path>\t<run id>": only when it was this store */
-      if (tab != NULL && strncmp (last, dw_store_get_path (self->store), tab - last) == 0
-          && dw_store_get_path (self->store)[tab - last] == '\0')
-        row = find_row (self, g_ascii_strtoll (tab + 1, NULL, 10));
-
-      gtk_list_box_select_row (self->run_list,
-                               row ? GTK_LIST_BOX_ROW (row)
-                                   : gtk_list_box_get_row_at_index (self->run_list, 0));
-    }
-  self->updating_list = FALSE;
-
-  /* Every run's verdict, not only the shown ones: the sidebar badges are right from the start
-   * (a collapsed run does not read "finished" until it is clicked). */
-  for (guint i = 0; i < runs->len; i++)
-    {
-      const DwRunInfo *info = g_ptr_array_index (runs, i);
-      RunState *st = run_state (self, info->id);
-
-      if (st->last_step == G_MININT64)
-        st->last_step = info->last_step;
-      if (st->monitor != NULL)
-        apply_row_health (self, st);
-      else if (!st->evaluating)
-        evaluate_health_async (self, st);
-    }
-
-  g_debug ("%u runs in %s", runs->len, dw_store_get_path (self->store));
-  gtk_stack_set_visible_child_name (self->main_stack, runs->len > 0 ? "runs" : "empty");
-  show_selected (self);
+  if (!dw_session_reload (self->session, &error))
+    _dw_window_toast (self, error->message);
 }
 
 void
@@ -617,12 +412,19 @@ dw_window_select_runs (DwWindow *self, const gint64 *run_ids, guint n)
   gtk_list_box_unselect_all (self->run_list);
   for (guint i = 0; i < n; i++)
     {
-      DwRunRow *row = find_row (self, run_ids[i]);
+      DwRunRow *row = _dw_window_find_row (self, run_ids[i]);
       if (row != NULL)
         gtk_list_box_select_row (self->run_list, GTK_LIST_BOX_ROW (row));
     }
   self->updating_list = FALSE;
   show_selected (self);
+}
+
+static void
+on_session_health_changed (DwSession *session, gint64 run_id, DwWindow *self)
+{
+  if (is_shown (self, run_id) && !gtk_widget_in_destruction (GTK_WIDGET (self)))
+    show_health (self);
 }
 
 /* ---------------------------------------------------------------- live updates */
@@ -645,7 +447,7 @@ notify_events (DwWindow *self, const DwRunInfo *info, GPtrArray *fired)
       /* TRANSLATORS: toast when a health rule fires on a live run: run name, rule title, step */
       text = g_strdup_printf (_ ("%s: %s at step %" PRId64), info->name, _ (ev->title),
                               ev->first_step);
-      toast (self, text);
+      _dw_window_toast (self, text);
     }
   if (app == NULL)
     return;
@@ -675,73 +477,60 @@ notify_events (DwWindow *self, const DwRunInfo *info, GPtrArray *fired)
 }
 
 static void
+on_session_health_fired (DwSession *session, DwRunItem *item, GPtrArray *fired, DwWindow *self)
+{
+  notify_events (self, dw_run_item_get_info (item), fired);
+}
+
+static void
 update_live_text (DwWindow *self)
 {
   gint64 now_us = g_get_monotonic_time ();
   double now_wall = g_get_real_time () / 1e6;
   double newest_ago = INFINITY;
+  g_autofree char *text = NULL;
 
   for (guint i = 0; i < self->shown->len; i++)
     {
-      gint64 id = g_array_index (self->shown, gint64, i);
-      RunState *st = run_state (self, id);
-      DwRunRow *row = find_row (self, id);
-      const DwRunInfo *info = row ? dw_run_row_get_info (row) : NULL;
+      DwRunItem *item
+        = dw_session_lookup (self->session, g_array_index (self->shown, gint64, i), NULL);
+      const DwRunInfo *info = item ? dw_run_item_get_info (item) : NULL;
+      gint64 seen_growth_us = item ? dw_run_item_get_seen_growth (item) : 0;
       double ago = INFINITY;
 
       if (info == NULL)
         continue;
       /* When the window saw the last point arrive; else the log's own wall time of it (the
        * trainer's clock may differ from ours, so only when nothing was seen here). */
-      if (st->seen_growth_us > 0)
-        ago = (now_us - st->seen_growth_us) / 1e6;
+      if (seen_growth_us > 0)
+        ago = (now_us - seen_growth_us) / 1e6;
       else if (isfinite (info->last_wall_time) && info->last_wall_time <= now_wall + 5)
         ago = MAX (0, now_wall - info->last_wall_time);
-      if (info->status == DW_RUN_STATUS_LIVE || (st->seen_growth_us > 0 && ago < LIVE_WINDOW_S))
+      if (info->status == DW_RUN_STATUS_LIVE || (seen_growth_us > 0 && ago < LIVE_WINDOW_S))
         newest_ago = MIN (newest_ago, ago);
     }
-  g_free (self->live_text);
   if (isfinite (newest_ago))
     /* TRANSLATORS: header subtitle while a shown run is being written */
-    self->live_text = g_strdup_printf (_ ("live · last point %.0f s ago"), newest_ago);
+    text = g_strdup_printf (_ ("live · last point %.0f s ago"), newest_ago);
   else
-    self->live_text = g_strdup ("");
+    text = g_strdup ("");
+  /* the refresh runs every second: an unchanged header draws nothing */
+  if (g_strcmp0 (text, self->live_text) == 0)
+    return;
+  g_free (self->live_text);
+  self->live_text = g_steal_pointer (&text);
   gtk_label_set_label (self->live_label, self->live_text);
   gtk_widget_set_visible (GTK_WIDGET (self->live_label), *self->live_text != '\0');
 }
 
-void
-dw_window_refresh (DwWindow *self)
+static void
+on_session_refreshed (DwSession *session, GArray *grown, DwWindow *self)
 {
-  gboolean grew = FALSE;
+  gboolean shown_grew = FALSE;
 
-  g_return_if_fail (DW_IS_WINDOW (self));
-  /* Every run of the sidebar: a run written in the background gets its verdict on every new
-   * point too, not only the one looked at. */
-  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      DwRunRow *row = DW_IS_RUN_ROW (child) ? DW_RUN_ROW (child) : NULL;
-      gint64 id = row ? dw_run_row_get_run_id (row) : 0;
-      RunState *st = row ? run_state (self, id) : NULL;
-      g_autoptr (DwRunInfo) info = row ? dw_store_get_run (self->store, id, NULL) : NULL;
-
-      if (info == NULL)
-        continue;
-      dw_run_row_update (row, info);
-      if (info->last_step != st->last_step)
-        {
-          g_autoptr (GPtrArray) fired = poll_health (self, st);
-
-          st->last_step = info->last_step;
-          st->seen_growth_us = g_get_monotonic_time ();
-          grew |= is_shown (self, id);
-          apply_row_health (self, st);
-          if (fired != NULL && fired->len > 0)
-            notify_events (self, info, fired);
-        }
-    }
-  if (grew)
+  for (guint i = 0; i < grown->len; i++)
+    shown_grew |= is_shown (self, g_array_index (grown, gint64, i));
+  if (shown_grew)
     {
       /* Only the new tail is read and appended; each chart redraws at most once per frame. */
       dw_monitor_view_refresh (self->monitor_view);
@@ -750,30 +539,11 @@ dw_window_refresh (DwWindow *self)
   update_live_text (self);
 }
 
-static gboolean
-on_refresh_timeout (gpointer user_data)
+void
+dw_window_refresh (DwWindow *self)
 {
-  DwWindow *self = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GPtrArray) runs = NULL;
-
-  if (self->n_ingesting > 0)
-    return G_SOURCE_CONTINUE;
-  /* New runs (ingested by `driftwatch-cli watch` in another process) appear in the sidebar. */
-  if (++self->n_refreshes % 5 == 0 && (runs = dw_store_list_runs (self->store, &error)) != NULL)
-    {
-      guint n_rows = 0;
-      for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->run_list)); c != NULL;
-           c = gtk_widget_get_next_sibling (c))
-        n_rows++;
-      if (runs->len != n_rows)
-        {
-          dw_window_reload_runs (self);
-          return G_SOURCE_CONTINUE;
-        }
-    }
-  dw_window_refresh (self);
-  return G_SOURCE_CONTINUE;
+  g_return_if_fail (DW_IS_WINDOW (self));
+  dw_session_refresh (self->session);
 }
 
 static void
@@ -781,205 +551,27 @@ start_refresh_timer (DwWindow *self)
 {
   guint interval = self->settings ? g_settings_get_uint (self->settings, "refresh-interval") : 1000;
 
-  g_clear_handle_id (&self->refresh_id, g_source_remove);
-  self->refresh_id = g_timeout_add (MAX (interval, 100), on_refresh_timeout, self);
+  dw_session_set_refresh_interval (self->session, interval);
 }
 
 /* ---------------------------------------------------------------- ingest */
 
-typedef struct
-{
-  char *db_path;
-  char **paths;
-  char *demo_dir;
-  GArray *run_ids;
-  GPtrArray *problems; /* char*: bad input skipped */
-  GPtrArray *errors;   /* char*: paths that could not be ingested */
-} IngestJob;
-
 static void
-ingest_job_free (IngestJob *job)
+on_session_message (DwSession *session, const char *text, DwWindow *self)
 {
-  g_free (job->db_path);
-  g_strfreev (job->paths);
-  g_free (job->demo_dir);
-  g_array_unref (job->run_ids);
-  g_ptr_array_unref (job->problems);
-  g_ptr_array_unref (job->errors);
-  g_free (job);
-}
-
-static void ingest_thread_body (GTask *task, IngestJob *job);
-
-/* Runs in a worker thread with its own store connection (SQLite WAL: the window keeps reading
- * while the worker writes). */
-static void
-ingest_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  ingest_thread_body (task, task_data);
-  /* The demo writer and batch ingest run the correction kernels, which keep a per-thread
-   * workspace: pool threads come and go, so give it back before this one is reused or exits. */
-  dw_correction_release_workspace ();
+  _dw_window_toast (self, text);
 }
 
 static void
-ingest_thread_body (GTask *task, IngestJob *job)
+on_session_ingested (DwSession *session, char **paths, GArray *run_ids, gboolean demo,
+                     DwWindow *self)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (DwStore) store = NULL;
-  g_autoptr (DwIngester) ingester = NULL;
-  DwIngestReport report;
-
-  if (job->demo_dir != NULL
-      && !dw_demo_write (job->demo_dir, DW_DEMO_COLLAPSE, DW_DEMO_DEFAULT_STEPS, 1, &error))
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  store = dw_store_open (job->db_path, &error);
-  if (store == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  ingester = dw_ingester_new (store);
-  dw_ingest_report_init (&report);
-  for (guint i = 0; job->paths[i] != NULL; i++)
-    {
-      g_clear_error (&error);
-      if (!dw_ingester_ingest_path (ingester, job->paths[i], &report, &error))
-        g_ptr_array_add (job->errors, g_strdup (error->message));
-    }
-  g_array_append_vals (job->run_ids, report.run_ids->data, report.run_ids->len);
-  for (guint i = 0; i < report.diagnostics->len; i++)
-    g_ptr_array_add (job->problems, g_strdup (g_ptr_array_index (report.diagnostics, i)));
-  dw_ingest_report_clear (&report);
-  g_task_return_boolean (task, TRUE);
-}
-
-static void
-remember_recent (DwWindow *self, char **paths)
-{
-  g_autoptr (GStrvBuilder) builder = NULL;
-  g_auto (GStrv) old = NULL, recent = NULL;
-  guint n = 0, max;
-
-  if (self->settings == NULL)
-    return;
-  max = g_settings_get_uint (self->settings, "recent-runs-max");
-  builder = g_strv_builder_new ();
-  for (guint i = 0; paths[i] != NULL && n < max; i++, n++)
-    g_strv_builder_add (builder, paths[i]);
-  old = g_settings_get_strv (self->settings, "recent-runs");
-  for (guint i = 0; old[i] != NULL && n < max; i++)
-    if (!g_strv_contains ((const char *const *)paths, old[i]))
-      {
-        g_strv_builder_add (builder, old[i]);
-        n++;
-      }
-  recent = g_strv_builder_end (builder);
-  g_settings_set_strv (self->settings, "recent-runs", (const char *const *)recent);
-}
-
-static void
-on_follower_flushed (DwFollower *follower, DwWindow *self)
-{
-  /* Right away rather than at the next refresh tick: the charts append at the next frame. */
-  dw_window_refresh (self);
-}
-
-static void
-on_follower_error (DwFollower *follower, const GError *error, const char *path, DwWindow *self)
-{
-  toast (self, error->message);
-}
-
-/* Opened folders keep being read while their run is written (the follower ingests only what
- * was appended); the refresh then appends the new points to the charts. */
-static void
-follow_paths (DwWindow *self, char **paths)
-{
-  if (self->settings != NULL && !g_settings_get_boolean (self->settings, "live"))
-    return;
-  if (self->follower == NULL)
-    {
-      self->follower = dw_follower_new (self->store);
-      g_signal_connect_object (self->follower, "flushed", G_CALLBACK (on_follower_flushed), self,
-                               0);
-      g_signal_connect_object (self->follower, "error", G_CALLBACK (on_follower_error), self, 0);
-    }
-  for (guint i = 0; paths[i] != NULL; i++)
-    {
-      const char *const *followed = dw_follower_get_paths (self->follower);
-      g_autoptr (GError) error = NULL;
-
-      if (followed != NULL && g_strv_contains (followed, paths[i]))
-        continue;
-      if (!dw_follower_add_path (self->follower, paths[i], &error))
-        toast (self, error->message);
-    }
-}
-
-static void
-on_ingest_done (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  DwWindow *self = DW_WINDOW (source);
-  IngestJob *job = g_task_get_task_data (G_TASK (result));
-  g_autoptr (GError) error = NULL;
-
-  self->n_ingesting--;
   if (gtk_widget_in_destruction (GTK_WIDGET (self)))
     return;
-  g_debug ("ingest done: %u runs, %u errors, %u problems", job->run_ids->len, job->errors->len,
-           job->problems->len);
-  if (!g_task_propagate_boolean (G_TASK (result), &error))
-    {
-      toast (self, error->message);
-      return;
-    }
-  for (guint i = 0; i < job->errors->len; i++)
-    toast (self, g_ptr_array_index (job->errors, i));
-  if (job->problems->len > 0)
-    {
-      /* The first problem names the file and the offset; the rest are in `driftwatch-cli ingest`.
-       */
-      g_autofree char *text = g_strdup_printf (
-        /* TRANSLATORS: %u problems were skipped while reading; %s is the first one */
-        ngettext ("%u bad record skipped: %s", "%u bad records skipped, first: %s",
-                  job->problems->len),
-        job->problems->len, (char *)g_ptr_array_index (job->problems, 0));
-      toast (self, text);
-    }
-  if (job->run_ids->len == 0 && job->errors->len == 0)
-    toast (self, _ ("No training logs or rollout batches found there"));
-  if (job->demo_dir == NULL && job->run_ids->len > 0)
-    {
-      remember_recent (self, job->paths);
-      follow_paths (self, job->paths);
-    }
-
-  dw_window_reload_runs (self);
-  if (job->run_ids->len > 0)
-    dw_window_select_runs (self, (const gint64 *)job->run_ids->data, job->run_ids->len);
-}
-
-static void
-start_ingest (DwWindow *self, const char *const *paths, const char *demo_dir)
-{
-  g_autoptr (GTask) task = g_task_new (self, NULL, on_ingest_done, NULL);
-  IngestJob *job = g_new0 (IngestJob, 1);
-
-  job->db_path = g_strdup (dw_store_get_path (self->store));
-  job->paths = g_strdupv ((char **)paths);
-  job->demo_dir = g_strdup (demo_dir);
-  job->run_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
-  job->problems = g_ptr_array_new_with_free_func (g_free);
-  job->errors = g_ptr_array_new_with_free_func (g_free);
-  g_task_set_task_data (task, job, (GDestroyNotify)ingest_job_free);
-  g_task_set_name (task, "dw-ingest");
-  self->n_ingesting++;
-  g_debug ("ingesting %s", paths[0]);
-  g_task_run_in_thread (task, ingest_thread);
+  if (!demo && run_ids->len > 0)
+    _dw_window_actions_remember_recent (self, paths);
+  if (run_ids->len > 0)
+    dw_window_select_runs (self, (const gint64 *)(gpointer)run_ids->data, run_ids->len);
 }
 
 void
@@ -987,157 +579,20 @@ dw_window_ingest_paths (DwWindow *self, const char *const *paths)
 {
   g_return_if_fail (DW_IS_WINDOW (self));
   g_return_if_fail (paths != NULL);
-  start_ingest (self, paths, NULL);
+  dw_session_set_follow (self->session,
+                         self->settings == NULL || g_settings_get_boolean (self->settings, "live"));
+  dw_session_ingest_paths (self->session, paths);
 }
 
 void
 dw_window_load_demo (DwWindow *self, const char *dir)
 {
   g_autofree char *path = NULL;
-  const char *paths[2];
 
   g_return_if_fail (DW_IS_WINDOW (self));
   path = dir ? g_strdup (dir)
              : g_build_filename (g_get_user_cache_dir (), "driftwatch", "demo-collapse", NULL);
-  paths[0] = path;
-  paths[1] = NULL;
-  start_ingest (self, paths, path);
-}
-
-/* ---------------------------------------------------------------- actions */
-
-static void
-on_folder_chosen (GtkNativeDialog *dialog, int response, DwWindow *self)
-{
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr (GListModel) files = gtk_file_chooser_get_files (GTK_FILE_CHOOSER (dialog));
-      g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
-      g_auto (GStrv) paths = NULL;
-
-      for (guint i = 0; i < g_list_model_get_n_items (files); i++)
-        {
-          g_autoptr (GFile) file = g_list_model_get_item (files, i);
-          g_autofree char *path = g_file_get_path (file);
-          if (path != NULL)
-            g_strv_builder_add (builder, path);
-        }
-      paths = g_strv_builder_end (builder);
-      if (paths[0] != NULL)
-        dw_window_ingest_paths (self, (const char *const *)paths);
-    }
-  gtk_native_dialog_destroy (dialog);
-  g_object_unref (dialog);
-}
-
-static void
-open_folder_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  GtkFileChooserNative *dialog
-    = gtk_file_chooser_native_new (_ ("Open Run Folder"), GTK_WINDOW (widget),
-                                   GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _ ("_Open"), NULL);
-
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
-  gtk_file_chooser_set_select_multiple (GTK_FILE_CHOOSER (dialog), TRUE);
-  g_signal_connect (dialog, "response", G_CALLBACK (on_folder_chosen), widget);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
-}
-
-static void
-open_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  DwWindow *self = DW_WINDOW (widget);
-  const char *path = g_variant_get_string (parameter, NULL);
-  const char *paths[] = { path, NULL };
-
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      /* TRANSLATORS: a recent run folder was moved or deleted; %s is its path */
-      g_autofree char *text = g_strdup_printf (_ ("%s no longer exists"), path);
-      toast (self, text);
-      return;
-    }
-  dw_window_ingest_paths (self, paths);
-}
-
-/* "Open Recent" in the primary menu, from the recent-runs setting. */
-static void
-update_recent_menu (DwWindow *self)
-{
-  g_auto (GStrv) recent = NULL;
-  g_autoptr (GMenu) submenu = NULL;
-
-  g_menu_remove_all (self->recent_section);
-  if (self->settings == NULL)
-    return;
-  recent = g_settings_get_strv (self->settings, "recent-runs");
-  if (recent[0] == NULL)
-    return;
-  submenu = g_menu_new ();
-  for (guint i = 0; recent[i] != NULL; i++)
-    {
-      g_autofree char *base = g_path_get_basename (recent[i]);
-      g_auto (GStrv) parts = g_strsplit (base, "_", -1);
-      /* Underscores would be read as mnemonics. */
-      g_autofree char *label = g_strjoinv ("__", parts);
-      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
-
-      g_menu_item_set_action_and_target_value (item, "win.open-recent",
-                                               g_variant_new_string (recent[i]));
-      g_menu_append_item (submenu, item);
-    }
-  g_menu_append_submenu (self->recent_section, _ ("Open _Recent"), G_MENU_MODEL (submenu));
-}
-
-static void
-load_demo_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  dw_window_load_demo (DW_WINDOW (widget), NULL);
-}
-
-static void
-show_runs_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  adw_leaflet_navigate (DW_WINDOW (widget)->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
-}
-
-static void
-view_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  dw_window_set_view (DW_WINDOW (widget), g_variant_get_string (parameter, NULL));
-}
-
-static void
-log_scale_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  DwChartCard *card = dw_monitor_view_get_current_card (DW_WINDOW (widget)->monitor_view);
-
-  if (card != NULL)
-    dw_chart_card_set_log_y (card, !dw_chart_card_get_log_y (card));
-}
-
-static void
-tag_filter_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  DwWindow *self = DW_WINDOW (widget);
-
-  dw_window_set_view (self, "monitor");
-  dw_monitor_view_focus_tag_entry (self->monitor_view);
-}
-
-static void
-reset_zoom_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  dw_monitor_view_reset_zoom (DW_WINDOW (widget)->monitor_view);
-}
-
-static void
-export_chart_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  DwChartCard *card = dw_monitor_view_get_current_card (DW_WINDOW (widget)->monitor_view);
-
-  if (card != NULL)
-    gtk_widget_activate_action (GTK_WIDGET (card), "card.export", "s", "png");
+  dw_session_load_demo (self->session, path);
 }
 
 static void
@@ -1147,34 +602,6 @@ on_show_step (DwHealthPanel *panel, gint64 run_id, gint64 step, DwWindow *self)
   dw_monitor_view_show_step (self->monitor_view, step);
 }
 
-/* ---------------------------------------------------------------- drag and drop */
-
-static gboolean
-on_drop (GtkDropTarget *target, const GValue *value, double x, double y, DwWindow *self)
-{
-  GSList *files;
-  g_autoptr (GStrvBuilder) builder = g_strv_builder_new ();
-  g_auto (GStrv) paths = NULL;
-
-  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
-    return FALSE;
-  files = g_value_get_boxed (value);
-  for (GSList *l = files; l != NULL; l = l->next)
-    {
-      g_autofree char *path = g_file_get_path (l->data);
-      if (path != NULL)
-        g_strv_builder_add (builder, path);
-    }
-  paths = g_strv_builder_end (builder);
-  if (paths[0] == NULL)
-    {
-      toast (self, _ ("Only local files and folders can be opened"));
-      return FALSE;
-    }
-  dw_window_ingest_paths (self, (const char *const *)paths);
-  return TRUE;
-}
-
 /* ---------------------------------------------------------------- GObject */
 
 static void
@@ -1182,15 +609,17 @@ dw_window_dispose (GObject *object)
 {
   DwWindow *self = DW_WINDOW (object);
 
-  g_clear_handle_id (&self->refresh_id, g_source_remove);
-  if (self->follower != NULL)
+  if (self->session != NULL)
     {
-      g_signal_handlers_disconnect_by_data (self->follower, self);
-      dw_follower_stop (self->follower);
-      g_clear_object (&self->follower);
+      g_signal_handlers_disconnect_by_data (self->session, self);
+      dw_session_set_refresh_interval (self->session, 0);
     }
   if (self->run_list != NULL)
-    g_signal_handlers_disconnect_by_data (self->run_list, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->run_list, self);
+      gtk_list_box_bind_model (self->run_list, NULL, NULL, NULL, NULL);
+    }
+  g_clear_object (&self->session);
   gtk_widget_dispose_template (GTK_WIDGET (self), DW_TYPE_WINDOW);
   G_OBJECT_CLASS (dw_window_parent_class)->dispose (object);
 }
@@ -1201,8 +630,6 @@ dw_window_finalize (GObject *object)
   DwWindow *self = DW_WINDOW (object);
 
   g_clear_object (&self->settings);
-  g_clear_object (&self->store);
-  g_hash_table_unref (self->run_states);
   g_array_unref (self->shown);
   g_free (self->live_text);
   g_ptr_array_unref (self->toasts);
@@ -1217,7 +644,10 @@ dw_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
   switch (prop_id)
     {
     case PROP_STORE:
-      g_value_set_object (value, self->store);
+      g_value_set_object (value, self->session ? dw_session_get_store (self->session) : NULL);
+      break;
+    case PROP_SHOW_HIDDEN_RUNS:
+      g_value_set_boolean (value, self->show_hidden);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1232,11 +662,69 @@ dw_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
   switch (prop_id)
     {
     case PROP_STORE:
-      self->store = g_value_dup_object (value);
+      g_assert (self->session == NULL);
+      self->session = dw_session_new (g_value_get_object (value));
+      break;
+    case PROP_SHOW_HIDDEN_RUNS:
+      self->show_hidden = g_value_get_boolean (value);
+      _dw_window_apply_run_filter (self);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+/* The eye button of a run was toggled: the charts show the visible selected runs. */
+static void
+on_run_visible_changed (DwRunItem *item, GParamSpec *pspec, DwWindow *self)
+{
+  if (!gtk_widget_in_destruction (GTK_WIDGET (self)))
+    show_selected (self);
+}
+
+static void
+on_run_hidden_changed (DwRunItem *item, GParamSpec *pspec, DwWindow *self)
+{
+  DwRunRow *row = _dw_window_find_row (self, dw_run_item_get_id (item));
+
+  /* a run hidden from the list leaves the charts too */
+  if (row != NULL && dw_run_item_get_hidden (item) && !self->show_hidden)
+    gtk_list_box_unselect_row (self->run_list, GTK_LIST_BOX_ROW (row));
+  _dw_window_apply_run_filter (self);
+}
+
+static GtkWidget *
+create_run_row (gpointer item, gpointer user_data)
+{
+  DwWindow *self = user_data;
+  GtkWidget *row = dw_run_row_new (DW_RUN_ITEM (item));
+
+  gtk_widget_set_visible (row, run_matches_filter (self, item));
+  /* for as long as the window lives; an item gets one row per window */
+  if (g_object_get_data (G_OBJECT (item), "dw-window-connected") != self)
+    {
+      g_object_set_data (G_OBJECT (item), "dw-window-connected", self);
+      g_signal_connect_object (item, "notify::visible", G_CALLBACK (on_run_visible_changed), self,
+                               0);
+      g_signal_connect_object (item, "notify::hidden", G_CALLBACK (on_run_hidden_changed), self, 0);
+    }
+  return row;
+}
+
+/* The sidebar shows the session's runs; the window follows the session through its signals. */
+static void
+bind_session (DwWindow *self)
+{
+  gtk_list_box_bind_model (self->run_list, dw_session_get_runs (self->session), create_run_row,
+                           self, NULL);
+  g_signal_connect_object (self->session, "message", G_CALLBACK (on_session_message), self, 0);
+  g_signal_connect_object (self->session, "reloaded", G_CALLBACK (on_session_reloaded), self, 0);
+  g_signal_connect_object (self->session, "ingested", G_CALLBACK (on_session_ingested), self, 0);
+  g_signal_connect_object (self->session, "health-changed", G_CALLBACK (on_session_health_changed),
+                           self, 0);
+  g_signal_connect_object (self->session, "health-fired", G_CALLBACK (on_session_health_fired),
+                           self, 0);
+  g_signal_connect_object (self->session, "refreshed", G_CALLBACK (on_session_refreshed), self, 0);
 }
 
 static void
@@ -1245,8 +733,10 @@ dw_window_constructed (GObject *object)
   DwWindow *self = DW_WINDOW (object);
 
   G_OBJECT_CLASS (dw_window_parent_class)->constructed (object);
-  g_assert (self->store != NULL);
-  dw_monitor_view_set_store (self->monitor_view, self->store);
+  g_assert (self->session != NULL);
+  bind_session (self);
+  dw_monitor_view_set_reader (self->monitor_view, dw_session_get_store (self->session),
+                              dw_session_get_reader (self->session));
   dw_window_reload_runs (self);
 }
 
@@ -1265,6 +755,9 @@ dw_window_class_init (DwWindowClass *klass)
   properties[PROP_STORE]
     = g_param_spec_object ("store", NULL, NULL, DW_TYPE_STORE,
                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /* runs hidden with "Hide Run" are listed too */
+  properties[PROP_SHOW_HIDDEN_RUNS] = g_param_spec_boolean (
+    "show-hidden-runs", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (DW_TYPE_MONITOR_VIEW);
@@ -1288,16 +781,7 @@ dw_window_class_init (DwWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwWindow, tune_view);
   gtk_widget_class_bind_template_child (widget_class, DwWindow, recent_section);
 
-  /* Names and accelerators: /work/notes/shortcuts.md (accels are set in dw-application.c). */
-  gtk_widget_class_install_action (widget_class, "win.open-folder", NULL, open_folder_action);
-  gtk_widget_class_install_action (widget_class, "win.load-demo", NULL, load_demo_action);
-  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
-  gtk_widget_class_install_action (widget_class, "win.show-runs", NULL, show_runs_action);
-  gtk_widget_class_install_action (widget_class, "win.view", "s", view_action);
-  gtk_widget_class_install_action (widget_class, "win.log-scale", NULL, log_scale_action);
-  gtk_widget_class_install_action (widget_class, "win.tag-filter", NULL, tag_filter_action);
-  gtk_widget_class_install_action (widget_class, "win.reset-zoom", NULL, reset_zoom_action);
-  gtk_widget_class_install_action (widget_class, "win.export-chart", NULL, export_chart_action);
+  _dw_window_actions_install (widget_class);
 }
 
 static void
@@ -1315,10 +799,9 @@ bind_window_state (DwWindow *self)
 static void
 dw_window_init (DwWindow *self)
 {
-  GtkDropTarget *drop;
+  GtkEventController *keys = gtk_event_controller_key_new ();
 
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->run_states = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, run_state_free);
   self->shown = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->live_text = g_strdup ("");
   self->toasts = g_ptr_array_new_with_free_func (g_free);
@@ -1326,23 +809,15 @@ dw_window_init (DwWindow *self)
 
   g_signal_connect_object (self->run_list, "selected-rows-changed",
                            G_CALLBACK (on_selection_changed), self, 0);
-  gtk_list_box_set_filter_func (self->run_list, run_filter_func, self, NULL);
   g_signal_connect_object (self->run_filter, "search-changed", G_CALLBACK (on_run_filter_changed),
                            self, 0);
-  {
-    GtkEventController *keys = gtk_event_controller_key_new ();
-
-    gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
-    g_signal_connect_object (keys, "key-pressed", G_CALLBACK (on_run_list_key), self, 0);
-    gtk_widget_add_controller (GTK_WIDGET (self->run_list), keys);
-  }
+  gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+  g_signal_connect_object (keys, "key-pressed", G_CALLBACK (on_run_list_key), self, 0);
+  gtk_widget_add_controller (GTK_WIDGET (self->run_list), keys);
   g_signal_connect_object (self->health_panel, "show-step", G_CALLBACK (on_show_step), self, 0);
   g_signal_connect_object (self->view_stack, "notify::visible-child-name",
                            G_CALLBACK (sync_tune_view), self, G_CONNECT_SWAPPED);
-
-  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
-  g_signal_connect_object (drop, "drop", G_CALLBACK (on_drop), self, 0);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
+  _dw_window_dnd_init (self);
 }
 
 /* ---------------------------------------------------------------- API */
@@ -1365,8 +840,9 @@ dw_window_new (GtkApplication *app, DwStore *store, gboolean restore_state)
     }
   if (self->settings != NULL)
     g_signal_connect_object (self->settings, "changed::recent-runs",
-                             G_CALLBACK (update_recent_menu), self, G_CONNECT_SWAPPED);
-  update_recent_menu (self);
+                             G_CALLBACK (_dw_window_actions_update_recent), self,
+                             G_CONNECT_SWAPPED);
+  _dw_window_actions_update_recent (self);
   if (self->settings != NULL)
     g_signal_connect_object (self->settings, "changed::refresh-interval",
                              G_CALLBACK (start_refresh_timer), self, G_CONNECT_SWAPPED);
@@ -1378,7 +854,7 @@ DwStore *
 dw_window_get_store (DwWindow *self)
 {
   g_return_val_if_fail (DW_IS_WINDOW (self), NULL);
-  return self->store;
+  return dw_session_get_store (self->session);
 }
 
 void
@@ -1393,8 +869,7 @@ gboolean
 dw_window_is_ready (DwWindow *self)
 {
   g_return_val_if_fail (DW_IS_WINDOW (self), FALSE);
-  if (self->n_ingesting > 0 || self->n_evaluating > 0
-      || dw_monitor_view_is_loading (self->monitor_view)
+  if (dw_session_is_busy (self->session) || dw_monitor_view_is_loading (self->monitor_view)
       || gtk_stack_get_transition_running (self->main_stack))
     return FALSE;
   if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->view_stack), "tune") == 0
