@@ -134,6 +134,7 @@ struct _DwTuneView
   guint exact_done, exact_total; /* steps refined so far, of those that need it */
   guint tick_id;
   guint idle_id;
+  guint refresh_id; /* redraws the refined values, at most once a frame */
   gboolean dirty;
   DwWhatifRunResult *result;
   char *error_text;

@@ -152,9 +152,10 @@ dw_tune_view_canonical_key (const DwWhatifStepResult *res, const DwTuneChartSpec
   return best;
 }
 
+/* @spec's value at every step, and its error bound (0 when exact, NAN when not known) */
 static void
 dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, double *values,
-                            gboolean *any_approx)
+                            double *bounds, gboolean *any_approx)
 {
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
@@ -163,6 +164,7 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
     {
       const DwWhatifStepResult *r = &res->results[i];
       values[i] = NAN;
+      bounds[i] = 0;
       if (r->failed || r->pending)
         {
           *any_approx |= r->pending;
@@ -180,6 +182,8 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
       v = dw_whatif_step_result_get (r, key, &approx);
       if (v)
         values[i] = *v;
+      if (v && approx)
+        bounds[i] = dw_whatif_step_result_get_error_bound (r, key);
       *any_approx |= approx;
     }
 }
@@ -198,7 +202,7 @@ dw_tune_view_finite_mean (const double *v, gsize n)
   return k ? sum / (double)k : NAN;
 }
 
-static void
+static GtkWidget *
 dw_tune_view_summary_cell (DwTuneView *self, int col, int row, const char *text, gboolean numeric,
                            gboolean heading)
 {
@@ -216,14 +220,84 @@ dw_tune_view_summary_cell (DwTuneView *self, int col, int row, const char *text,
   if (heading)
     gtk_widget_add_css_class (l, "dim-label");
   gtk_grid_attach (self->summary_grid, l, col, row, 1, 1);
+  return l;
 }
 
+/* "0.9812", "≈ 0.9812 ± 0.00037" (an approximate value and its error bound) or "≈ 0.9812" (no
+ * bound known) */
 static char *
-dw_tune_view_format_metric (double v, gboolean approx)
+dw_tune_view_format_metric (double v, gboolean approx, double bound)
 {
   if (isnan (v))
     return g_strdup ("—");
+  if (approx && isfinite (bound) && bound > 0)
+    return g_strdup_printf ("≈ %.4g ± %.2g", v, bound);
   return g_strdup_printf ("%s%.4g", approx ? "≈ " : "", v);
+}
+
+/* The mean of the bounds where @values is finite: a bound on the error of the mean of @values;
+ * NAN when some approximate value has no bound. */
+static double
+dw_tune_view_mean_bound (const double *values, const double *bounds, gsize n)
+{
+  double sum = 0;
+  gsize counted = 0;
+
+  for (gsize i = 0; i < n; i++)
+    if (isfinite (values[i]))
+      {
+        sum += bounds[i];
+        counted++;
+      }
+  return counted ? sum / (double)counted : 0;
+}
+
+/* The legend over the cards; while values are approximate it says so, with their band. */
+static void
+dw_tune_view_update_legend (DwTuneView *self, gboolean approximate)
+{
+  g_autofree char *legend = NULL;
+
+  if (approximate)
+    legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
+                              "<span foreground=\"#9141ac\">━━</span> %s    "
+                              "<span foreground=\"#9141ac\" alpha=\"40%%\">━━</span> %s",
+                              _ ("Logged by the run"), _ ("What-if ≈ approximate"),
+                              _ ("± its error bound (made exact in the background)"));
+  else
+    legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
+                              "<span foreground=\"#9141ac\">━━</span> %s",
+                              _ ("Logged by the run"), _ ("What-if"));
+  gtk_label_set_markup (self->charts_legend, legend);
+}
+
+/* An approximate series is drawn with its error band: two faint lines at value ± bound. */
+static void
+dw_tune_view_add_band (DwChart *chart, const DwWhatifRunResult *res, const double *values,
+                       const double *bounds)
+{
+  static const GdkRGBA band_color = { 0.569f, 0.255f, 0.675f, 0.35f };
+  g_autofree double *low = g_new (double, MAX (res->n_steps, 1u));
+  g_autofree double *high = g_new (double, MAX (res->n_steps, 1u));
+  gboolean any = FALSE;
+  DwPlotSeries *series;
+
+  for (guint i = 0; i < res->n_steps; i++)
+    {
+      gboolean banded = isfinite (values[i]) && isfinite (bounds[i]) && bounds[i] > 0;
+
+      low[i] = banded ? values[i] - bounds[i] : values[i];
+      high[i] = banded ? values[i] + bounds[i] : values[i];
+      any |= banded;
+    }
+  if (!any)
+    return;
+  series
+    = dw_chart_add_series (chart, "whatif-low", _ ("What-if ≈, lower error bound"), &band_color);
+  dw_plot_series_append (series, res->steps, NULL, low, res->n_steps);
+  series
+    = dw_chart_add_series (chart, "whatif-high", _ ("What-if ≈, upper error bound"), &band_color);
+  dw_plot_series_append (series, res->steps, NULL, high, res->n_steps);
 }
 
 static void
@@ -237,18 +311,22 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
   dw_tune_view_summary_cell (self, 2, 0, _ ("What-if"), TRUE, TRUE);
   dw_tune_view_summary_cell (self, 3, 0, _ ("Change"), TRUE, TRUE);
   const DwWhatifRunResult *res = self->result;
+  dw_tune_view_update_legend (self, res != NULL && res->any_approximate);
   if (!res)
     return;
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
+  g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
   /* purple: orange would read as a warning */
   static const GdkRGBA whatif_color = { 0.569f, 0.255f, 0.675f, 1.0f };
   for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
     {
       gboolean approx;
-      dw_tune_view_whatif_values (self, &dw_tune_chart_specs[c], values, &approx);
+      dw_tune_view_whatif_values (self, &dw_tune_chart_specs[c], values, bounds, &approx);
       DwChart *chart = dw_chart_card_get_chart (self->cards[c]);
       dw_chart_remove_series (chart, "whatif");
+      dw_chart_remove_series (chart, "whatif-low");
+      dw_chart_remove_series (chart, "whatif-high");
       gboolean any = FALSE;
       for (guint i = 0; i < res->n_steps && !any; i++)
         any = !isnan (values[i]);
@@ -266,6 +344,8 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       DwPlotSeries *s = dw_chart_add_series (
         chart, "whatif", approx ? _ ("What-if (≈ approximate)") : _ ("What-if"), &whatif_color);
       dw_plot_series_append (s, res->steps, NULL, values, res->n_steps);
+      if (approx)
+        dw_tune_view_add_band (chart, res, values, bounds);
       dw_chart_data_changed (chart);
 
       /* logged mean over the same steps */
@@ -287,14 +367,17 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
         }
       double lm = dw_tune_view_finite_mean (logged_at, res->n_steps);
       double wm = dw_tune_view_finite_mean (values, res->n_steps);
-      g_autofree char *lt = dw_tune_view_format_metric (lm, FALSE);
-      g_autofree char *wt = dw_tune_view_format_metric (wm, approx);
+      g_autofree char *name = NULL;
+      g_autofree char *lt = dw_tune_view_format_metric (lm, FALSE, 0);
+      g_autofree char *wt = dw_tune_view_format_metric (
+        wm, approx, dw_tune_view_mean_bound (values, bounds, res->n_steps));
       g_autofree char *dt
         = isfinite (lm) && isfinite (wm) ? g_strdup_printf ("%+.3g", wm - lm) : g_strdup ("—");
       dw_tune_view_summary_cell (self, 0, (int)c + 1, _ (dw_tune_chart_specs[c].title), FALSE,
                                  FALSE);
       dw_tune_view_summary_cell (self, 1, (int)c + 1, lt, TRUE, FALSE);
-      dw_tune_view_summary_cell (self, 2, (int)c + 1, wt, TRUE, FALSE);
+      name = g_strdup_printf ("whatif-%s", dw_tune_chart_specs[c].canonical);
+      gtk_widget_set_name (dw_tune_view_summary_cell (self, 2, (int)c + 1, wt, TRUE, FALSE), name);
       dw_tune_view_summary_cell (self, 3, (int)c + 1, dt, TRUE, FALSE);
     }
 }
@@ -343,12 +426,18 @@ dw_tune_view_update_status (DwTuneView *self)
       if (failed)
         g_string_append_printf (s, _ (" — verl raises %s on %u: %s"), dw_error_kind_name (kind),
                                 failed, msg);
+      else if (self->result->any_approximate && self->exact_running)
+        /* TRANSLATORS: %u of %u: steps made exact so far, of those that need it */
+        g_string_append_printf (s,
+                                _ (" — values marked ≈ are approximate (± their error bound), "
+                                   "made exact in the background: %u of %u steps"),
+                                self->exact_done, self->exact_total);
       else if (self->result->any_approximate)
-        g_string_append (s, self->exact_running
-                              ? _ (" — values marked ≈ are approximate, exact pass running…")
-                              : _ (" — values marked ≈ are approximate"));
+        g_string_append (s, _ (" — values marked ≈ are approximate (± their error bound)"));
       else
         g_string_append (s, _ (" — exact"));
+      if (self->compact)
+        g_string_append (s, _ (" · large run: token statistics kept as a sketch"));
     }
   gtk_label_set_text (self->status_label, s->str);
 }
@@ -375,18 +464,49 @@ dw_tune_view_set_result (DwTuneView *self, DwWhatifRunResult *res)
   g_signal_emit (self, signals[SIGNAL_EVALUATED], 0, !res->any_approximate);
 }
 
+/* the refined values on screen: once per frame however many steps arrived */
 static void
-dw_tune_view_exact_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+dw_tune_view_refresh_refined_cb (gpointer user_data)
+{
+  DwTuneView *self = user_data;
+
+  self->refresh_id = 0;
+  if (self->result == NULL)
+    return;
+  dw_tune_view_update_charts_and_summary (self);
+  dw_tune_view_update_status (self);
+}
+
+/* one step made exact by the refinement: its result replaces the approximate one */
+static void
+dw_tune_view_refined_cb (guint index, DwWhatifStepResult *exact, gpointer user_data)
+{
+  DwTuneView *self = user_data;
+  DwWhatifStepResult old;
+
+  if (self->result == NULL || index >= self->result->n_steps)
+    return;
+  old = self->result->results[index];
+  self->result->results[index] = *exact;
+  *exact = old; /* cleared by the caller */
+  self->exact_done++;
+  if (self->refresh_id == 0)
+    self->refresh_id = g_timeout_add_once (16, dw_tune_view_refresh_refined_cb, self);
+}
+
+static void
+dw_tune_view_refine_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (DwTuneView) self = user_data;
   g_autoptr (GError) error = NULL;
-  DwWhatifRunResult *res
-    = dw_whatif_engine_evaluate_exact_finish ((DwWhatifEngine *)source, result, &error);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+
+  if (!dw_tune_loader_refine_finish (result, &error)
+      && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return; /* superseded by a newer change */
   self->exact_running = FALSE;
   g_clear_object (&self->exact_cancellable);
-  if (!res)
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
+  if (error != NULL)
     {
       g_free (self->error_text);
       self->error_text = g_strdup (error->message);
@@ -394,8 +514,34 @@ dw_tune_view_exact_done_cb (GObject *source, GAsyncResult *result, gpointer user
       dw_tune_view_busy_changed (self);
       return;
     }
-  dw_tune_view_set_result (self, res);
+  self->result->any_approximate = FALSE;
+  dw_tune_view_update_charts_and_summary (self);
+  dw_tune_view_update_status (self);
+  g_signal_emit (self, signals[SIGNAL_EVALUATED], 0, TRUE);
   dw_tune_view_busy_changed (self);
+}
+
+/* Makes the approximate and pending steps of the shown result exact, one by one in a thread,
+ * from the raw batches (the page updates as they arrive). */
+static void
+dw_tune_view_start_refinement (DwTuneView *self)
+{
+  g_autoptr (GArray) indices = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  for (guint index = 0; index < self->result->n_steps; index++)
+    {
+      const DwWhatifStepResult *step = &self->result->results[index];
+
+      if ((step->any_approximate || step->pending) && !step->failed)
+        g_array_append_val (indices, index);
+    }
+  self->exact_cancellable = g_cancellable_new ();
+  self->exact_running = TRUE;
+  self->exact_done = 0;
+  self->exact_total = indices->len;
+  dw_tune_loader_refine_async (self->engine, &self->config, (const guint *)(gpointer)indices->data,
+                               indices->len, self->exact_cancellable, dw_tune_view_refined_cb, self,
+                               dw_tune_view_refine_done_cb, g_object_ref (self));
 }
 
 static void
@@ -411,6 +557,7 @@ dw_tune_view_evaluate_now (DwTuneView *self)
       g_clear_object (&self->exact_cancellable);
       self->exact_running = FALSE;
     }
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
   DwWhatifRunResult *res = dw_whatif_engine_evaluate (self->engine, &self->config, &error);
   if (!res)
     {
@@ -419,15 +566,12 @@ dw_tune_view_evaluate_now (DwTuneView *self)
       dw_tune_view_update_status (self);
       return;
     }
-  gboolean approx = res->any_approximate;
-  if (approx)
-    {
-      self->exact_cancellable = g_cancellable_new ();
-      self->exact_running = TRUE;
-      dw_whatif_engine_evaluate_exact_async (self->engine, &self->config, self->exact_cancellable,
-                                             dw_tune_view_exact_done_cb, g_object_ref (self));
-    }
   dw_tune_view_set_result (self, res);
+  if (res->any_approximate)
+    {
+      dw_tune_view_start_refinement (self);
+      dw_tune_view_update_status (self);
+    }
   dw_tune_view_busy_changed (self);
 }
 
@@ -597,11 +741,7 @@ dw_tune_view_load_done_cb (GObject *source, GAsyncResult *result, gpointer user_
 static void
 dw_tune_view_build_cards (DwTuneView *self)
 {
-  g_autofree char *legend = g_strdup_printf ("<span foreground=\"#3584e4\">━━</span> %s    "
-                                             "<span foreground=\"#9141ac\">━━</span> %s",
-                                             _ ("Logged by the run"), _ ("What-if"));
-
-  gtk_label_set_markup (self->charts_legend, legend);
+  dw_tune_view_update_legend (self, FALSE);
   for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
     {
       const DwTuneChartSpec *spec = &dw_tune_chart_specs[c];
@@ -638,6 +778,7 @@ dw_tune_view_dispose (GObject *object)
   g_clear_object (&self->load_cancellable);
   g_clear_object (&self->exact_cancellable);
   g_clear_handle_id (&self->idle_id, g_source_remove);
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
   if (self->tick_id)
     {
       gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
@@ -886,6 +1027,7 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
     g_cancellable_cancel (self->exact_cancellable);
   g_clear_object (&self->exact_cancellable);
   self->exact_running = FALSE;
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_pointer (&self->error_text, g_free);
@@ -948,6 +1090,20 @@ dw_tune_view_set_config (DwTuneView *self, const char *preset, const DwConfig *c
   self->config.generation = config->generation;
   dw_tune_controls_sync (self);
   _dw_tune_view_schedule_evaluation (self);
+}
+
+void
+dw_tune_view_set_compact_tokens (DwTuneView *self, guint64 n_tokens)
+{
+  g_return_if_fail (DW_IS_TUNE_VIEW (self));
+  self->compact_tokens = n_tokens;
+}
+
+gboolean
+dw_tune_view_get_compact (DwTuneView *self)
+{
+  g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
+  return self->compact;
 }
 
 gboolean
