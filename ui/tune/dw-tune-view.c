@@ -432,6 +432,12 @@ dw_tune_view_update_status (DwTuneView *self)
                                 _ (" — values marked ≈ are approximate (± their error bound), "
                                    "made exact in the background: %u of %u steps"),
                                 self->exact_done, self->exact_total);
+      else if (self->result->any_approximate && self->error_text != NULL)
+        /* TRANSLATORS: %s says why the raw batches could not be read */
+        g_string_append_printf (s,
+                                _ (" — values marked ≈ are approximate (± their error bound); "
+                                   "they cannot be made exact: %s"),
+                                self->error_text);
       else if (self->result->any_approximate)
         g_string_append (s, _ (" — values marked ≈ are approximate (± their error bound)"));
       else
@@ -535,6 +541,7 @@ dw_tune_view_start_refinement (DwTuneView *self)
       if ((step->any_approximate || step->pending) && !step->failed)
         g_array_append_val (indices, index);
     }
+  g_clear_pointer (&self->error_text, g_free);
   self->exact_cancellable = g_cancellable_new ();
   self->exact_running = TRUE;
   self->exact_done = 0;
