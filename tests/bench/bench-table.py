@@ -127,6 +127,8 @@ RULES = [
     ("tune", r"^tune slider move to its result: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
      "Tune page slider move → result shown (that run)", "p50 {0} ms, p95 {1} ms",
      "aim p95 < 16 ms"),
+    ("tune", r"^tune slider move CPU .*: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
+     "Tune page slider move, CPU of all threads (that run)", "p50 {0} ms, p95 {1} ms", ""),
     ("verl-hook", r"^verl hook dump .*: median " + NUM + r" ms, " + NUM + r" MB, " + NUM + r" %",
      "verl hook: dump one 256×8192 step (2.1 M tokens, CPU tensors)",
      "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),

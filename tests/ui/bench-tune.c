@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -113,6 +114,16 @@ on_evaluated (DwTuneView *view, gboolean exact, Evaluations *seen)
   seen->last_exact = exact;
 }
 
+/* CPU time of the process (every thread), ms: what a move costs whatever else the machine runs */
+static double
+bench_cpu_ms (void)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &now);
+  return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
 static int
 compare_doubles (gconstpointer a, gconstpointer b)
 {
@@ -143,13 +154,14 @@ bench_slider (GtkWidget *view, Evaluations *seen)
     = gtk_range_get_adjustment (GTK_RANGE (find_named (view, "scale-is-threshold")));
   double lower = gtk_adjustment_get_lower (adjustment);
   double upper = gtk_adjustment_get_upper (adjustment);
-  double times[N_MOVES];
+  double times[N_MOVES], cpu[N_MOVES];
   guint n_approximate = 0;
 
   for (guint move = 0; move < N_MOVES; move++)
     {
       guint before = seen->n_evaluated;
       gint64 start = g_get_monotonic_time ();
+      double cpu_start = bench_cpu_ms ();
 
       /* across the first two decades of the cap (1.0001 … 100): where thresholds are set */
       gtk_adjustment_set_value (adjustment,
@@ -157,12 +169,17 @@ bench_slider (GtkWidget *view, Evaluations *seen)
       while (seen->n_evaluated == before)
         g_main_context_iteration (NULL, TRUE);
       times[move] = (g_get_monotonic_time () - start) / 1000.0;
+      cpu[move] = bench_cpu_ms () - cpu_start;
       n_approximate += !seen->last_exact;
     }
   qsort (times, N_MOVES, sizeof *times, compare_doubles);
+  qsort (cpu, N_MOVES, sizeof *cpu, compare_doubles);
   printf ("tune slider move to its result: p50 %.1f ms, p95 %.1f ms (%u of %u moves shown "
           "approximate first)\n",
           times[N_MOVES / 2], times[(N_MOVES * 95) / 100], n_approximate, N_MOVES);
+  printf ("tune slider move CPU (all threads, incl. a running refinement): p50 %.1f ms, p95 %.1f "
+          "ms\n",
+          cpu[N_MOVES / 2], cpu[(N_MOVES * 95) / 100]);
 }
 
 int

@@ -1202,6 +1202,17 @@ test_compact_bounds (void)
       g_free (g_array_index (seen.keys, char *, i));
     }
   g_test_message ("compact: %u approximate values checked against their bounds", checked);
+  /* the what-if series run through the health rules: the demo collapses at step 8 */
+  {
+    const char *health = gtk_label_get_text (GTK_LABEL (named (w, "whatif-health")));
+
+    g_autofree char *one_line = g_strdelimit (g_strdup (health), "\n", ' ');
+
+    g_test_message ("health of the what-if series: %s", one_line);
+    g_assert_nonnull (strstr (health, "The health rules on the what-if series:"));
+    g_assert_nonnull (
+      strstr (health, "Rejected sequence fraction above 10% — collapse level from step 8"));
+  }
   g_assert_cmpuint (checked, >, 0);
   g_array_unref (seen.keys);
   g_array_unref (seen.values);

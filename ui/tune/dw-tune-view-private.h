@@ -91,6 +91,7 @@ struct _DwTuneView
   GtkAdjustment *step_adjustment;
   DwTuneLengthBias *length_bias;
   GtkGrid *summary_grid;
+  GtkLabel *health_label; /* the health rules on the what-if series */
 
   /* built in code */
   GtkWidget *modified_row; /* shown when the config differs from the preset: what, and Reset */

@@ -23,6 +23,7 @@
 
 #include "dw-canonical.h"
 #include "dw-chart-card.h"
+#include "dw-health.h"
 #include "dw-store-writer.h"
 #include "dw-tune-export.h"
 #include "dw-tune-loader.h"
@@ -252,6 +253,47 @@ dw_tune_view_mean_bound (const double *values, const double *bounds, gsize n)
   return counted ? sum / (double)counted : 0;
 }
 
+/* The health rules (those of the Monitor page) on the what-if series of @canonical, appended to
+ * @events. */
+static void
+dw_tune_view_check_health (const DwWhatifRunResult *res, const char *canonical,
+                           const double *values, GPtrArray *events)
+{
+  if (dw_canonical_lookup (canonical) == NULL)
+    return;
+  g_ptr_array_extend_and_steal (
+    events, dw_health_check_series (canonical, res->steps, values, res->n_steps));
+}
+
+/* What the health rules say of the what-if series: one line per event, or that they find nothing.
+ */
+static void
+dw_tune_view_show_health (DwTuneView *self, GPtrArray *events, gboolean approximate)
+{
+  g_autoptr (GString) text = g_string_new (NULL);
+
+  g_ptr_array_sort (events, dw_health_event_compare);
+  if (events->len == 0)
+    g_string_append (text, _ ("The health rules find nothing wrong in the what-if series."));
+  else
+    g_string_append (text, _ ("The health rules on the what-if series:"));
+  for (guint i = 0; i < events->len; i++)
+    {
+      const DwHealthEvent *event = g_ptr_array_index (events, i);
+      g_autofree char *crossing = dw_health_event_format_crossing (event);
+
+      /* TRANSLATORS: a health event of the what-if series: its title, first step, the crossing */
+      g_string_append_printf (text, _ ("\n%s %s from step %" G_GINT64_FORMAT ": %s"),
+                              event->severity == DW_HEALTH_CRITICAL  ? "⛔"
+                              : event->severity == DW_HEALTH_WARNING ? "⚠"
+                                                                     : "ℹ",
+                              event->title, event->first_step, crossing);
+    }
+  if (approximate && events->len > 0)
+    g_string_append (text, _ ("\n(on approximate values: checked again when they are exact)"));
+  gtk_label_set_text (self->health_label, text->str);
+}
+
 /* The legend over the cards; while values are approximate it says so, with their band. */
 static void
 dw_tune_view_update_legend (DwTuneView *self, gboolean approximate)
@@ -312,8 +354,11 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
   dw_tune_view_summary_cell (self, 3, 0, _ ("Change"), TRUE, TRUE);
   const DwWhatifRunResult *res = self->result;
   dw_tune_view_update_legend (self, res != NULL && res->any_approximate);
+  gtk_label_set_text (self->health_label, "");
   if (!res)
     return;
+  g_autoptr (GPtrArray) events
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
@@ -344,6 +389,7 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       DwPlotSeries *s = dw_chart_add_series (
         chart, "whatif", approx ? _ ("What-if (≈ approximate)") : _ ("What-if"), &whatif_color);
       dw_plot_series_append (s, res->steps, NULL, values, res->n_steps);
+      dw_tune_view_check_health (res, dw_tune_chart_specs[c].canonical, values, events);
       if (approx)
         dw_tune_view_add_band (chart, res, values, bounds);
       dw_chart_data_changed (chart);
@@ -380,6 +426,7 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       gtk_widget_set_name (dw_tune_view_summary_cell (self, 2, (int)c + 1, wt, TRUE, FALSE), name);
       dw_tune_view_summary_cell (self, 3, (int)c + 1, dt, TRUE, FALSE);
     }
+  dw_tune_view_show_health (self, events, res->any_approximate);
 }
 
 static void
@@ -905,6 +952,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, step_adjustment);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, length_bias);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, summary_grid);
+  gtk_widget_class_bind_template_child (widget_class, DwTuneView, health_label);
   gtk_widget_class_bind_template_child (widget_class, DwTuneView, modified_row);
   gtk_widget_class_bind_template_callback (widget_class, dw_tune_view_step_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, dw_tune_controls_generation_selected_cb);
