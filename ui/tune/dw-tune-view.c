@@ -160,6 +160,7 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
 {
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
+  gsize absent_n_metrics = G_MAXSIZE;
   *any_approx = FALSE;
   for (guint i = 0; i < res->n_steps; i++)
     {
@@ -174,9 +175,15 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
       const double *v = key[0] ? dw_whatif_step_result_get (r, key, NULL) : NULL;
       if (!v)
         {
-          const char *k = dw_tune_view_canonical_key (r, spec);
+          /* the steps of one evaluation with as many metrics have the same keys: a metric absent
+           * from one is not searched for again in the others (a slider move at 3000 steps) */
+          const char *k
+            = r->result.n_metrics == absent_n_metrics ? NULL : dw_tune_view_canonical_key (r, spec);
           if (!k)
-            continue;
+            {
+              absent_n_metrics = r->result.n_metrics;
+              continue;
+            }
           g_strlcpy (key, k, sizeof key);
         }
       gboolean approx = FALSE;
