@@ -289,11 +289,12 @@ dw_tune_view_show_health (DwTuneView *self, GPtrArray *events, gboolean approxim
       const DwHealthEvent *event = g_ptr_array_index (events, i);
       g_autofree char *crossing = dw_health_event_format_crossing (event);
 
-      /* TRANSLATORS: a health event of the what-if series: its title, first step, the crossing */
-      g_string_append_printf (text, _ ("\n%s %s from step %" G_GINT64_FORMAT ": %s"),
-                              event->severity == DW_HEALTH_CRITICAL  ? "⛔"
-                              : event->severity == DW_HEALTH_WARNING ? "⚠"
-                                                                     : "ℹ",
+      /* TRANSLATORS: a health event of the what-if series: its severity ("Critical"), title,
+       * first step and the crossing; the severity is a word: emoji fonts are not everywhere */
+      g_string_append_printf (text, _ ("\n%s: %s from step %" G_GINT64_FORMAT ": %s"),
+                              event->severity == DW_HEALTH_CRITICAL  ? _ ("Critical")
+                              : event->severity == DW_HEALTH_WARNING ? _ ("Warning")
+                                                                     : _ ("Note"),
                               event->title, event->first_step, crossing);
     }
   if (approximate && events->len > 0)
