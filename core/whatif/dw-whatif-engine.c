@@ -362,6 +362,20 @@ dw_whatif_engine_exact_step (DwWhatifEngine *self, const DwConfig *config, gint6
   return TRUE;
 }
 
+gboolean
+dw_whatif_engine_evaluate_exact_step (DwWhatifEngine *self, const DwConfig *config, guint index,
+                                      DwWhatifStepResult *out, GError **error)
+{
+  g_return_val_if_fail (index < self->steps->len, FALSE);
+  if (!self->loader)
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_LOAD, "no batch loader set");
+      return FALSE;
+    }
+  return dw_whatif_engine_exact_step (
+    self, config, dw_whatif_step_get_step (g_ptr_array_index (self->steps, index)), out, error);
+}
+
 static DwWhatifRunResult *
 dw_whatif_engine_exact_run (DwWhatifEngine *self, const DwConfig *config, GCancellable *cancellable,
                             GError **error)

@@ -158,6 +158,13 @@ void dw_whatif_engine_evaluate_exact_async (DwWhatifEngine *self, const DwConfig
                                             gpointer user_data);
 DwWhatifRunResult *dw_whatif_engine_evaluate_exact_finish (DwWhatifEngine *self,
                                                            GAsyncResult *result, GError **error);
+/* The exact result of @config on the step at @index alone (its batch reloaded through the loader,
+ * dw_correction_run()): @out is cleared and refilled, failed when the trainer would raise. For a
+ * refinement that shows exact values step by step as they arrive; thread-safe against
+ * evaluation like the exact pass. FALSE with @error when the batch cannot be loaded. */
+gboolean dw_whatif_engine_evaluate_exact_step (DwWhatifEngine *self, const DwConfig *config,
+                                               guint index, DwWhatifStepResult *out,
+                                               GError **error);
 /* The same, synchronously (CLI, tests). */
 DwWhatifRunResult *dw_whatif_engine_evaluate_exact (DwWhatifEngine *self, const DwConfig *config,
                                                     GCancellable *cancellable, GError **error);

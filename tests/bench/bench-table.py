@@ -123,12 +123,21 @@ RULES = [
      "aim ≤ 3 s and ≤ 2 GB for a 3000-step run (the time grows with the steps)"),
     ("store", r"^slider move on the bounded store .*: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
      "what-if slider on the bounded store", "p50 {0} ms, p95 {1} ms", "aim p95 < 16 ms"),
+    ("tune", r"^tune open \((\S+) steps\): first result " + NUM + r" s, every value exact " + NUM
+     + r" s, peak RSS " + NUM + r" MB \(" + NUM + r" B per valid token\)",
+     "Tune page open on a generated run ({0} steps; setup line below)",
+     "first result {1} s, exact {2} s, peak RSS {3} MB ({4} B/token)", "aim ≤ 3 s, ≤ 2 GB"),
+    ("tune", r"^tune slider move to its result: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
+     "Tune page slider move → result shown (that run)", "p50 {0} ms, p95 {1} ms",
+     "aim p95 < 16 ms"),
+    ("tune", r"^tune slider move CPU .*: p50 " + NUM + r" ms, p95 " + NUM + r" ms",
+     "Tune page slider move, CPU of all threads (that run)", "p50 {0} ms, p95 {1} ms", ""),
     ("verl-hook", r"^verl hook dump .*: median " + NUM + r" ms, " + NUM + r" MB, " + NUM + r" %",
      "verl hook: dump one 256×8192 step (2.1 M tokens, CPU tensors)",
      "{0} ms, {1} MB ({2} % of a 60 s step)", "aim < 1 % of a step"),
 ]
 # first lines that describe a benchmark's setup: printed as notes under the table
-SETUP = r"^(paired: |paired benchmark skipped|row pass: |bounded store benchmark:|renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
+SETUP = r"^(tune benchmark:|paired: |paired benchmark skipped|row pass: |bounded store benchmark:|renderers on this display|correction kernels:|preset |batch [0-9]+ x|health rules,|what-if benchmark:|delay [0-9]+ ms)"
 # figures that must be present when their benchmark ran
 REQUIRED = {
     "correction": ["kernels: token IS (decoupled_token_is)",
@@ -148,6 +157,7 @@ REQUIRED = {
     "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",
                     "log ingest swanlab into the store", "log ingest mlflow-file into the store",
                     "log ingest trackio into the store", "log ingest mlflow-sqlite into the store"],
+    "tune": ["Tune page slider move → result shown (that run)"],
     "renderer": ["Tune slider move → painted frame, gl renderer (GskGLRenderer), Xvfb",
                  "Tune slider move → painted frame, cairo renderer (GskCairoRenderer), Xvfb",
                  "idle Monitor page CPU, gl renderer (GskGLRenderer), Xvfb",

@@ -48,7 +48,6 @@ SECTION = re.compile(r"§\s*(\d+[a-z]?(?:\.\d+)*)")
 # Files still over MAX_LINES, waiting to be split along their seams (issue 10): each may not grow
 # past the size recorded here; split one and remove its line.
 OVER_THE_LIMIT = {
-    "ui/tune/dw-tune-view.c": 2893,
 }
 
 offences = []

@@ -1090,6 +1090,138 @@ test_narrow_layout (void)
   dw_ui_test_iterate_ms (50);
 }
 
+/* What the page showed at its first approximate evaluation of a compact run. */
+typedef struct
+{
+  GtkWidget *root;
+  guint n_evaluated;
+  gboolean saw_approximate;
+  guint n_rows_with_bound; /* summary rows "≈ v ± bound" */
+  gboolean saw_band;       /* a chart with its ± band series */
+  GArray *keys;            /* char *: step index, then key, of every approximate value */
+  GArray *values, *bounds; /* double */
+  GArray *steps;           /* guint */
+} CompactSeen;
+
+static void
+on_compact_evaluated (DwTuneView *view, gboolean exact, CompactSeen *seen)
+{
+  const DwWhatifRunResult *res = dw_tune_view_get_result (view);
+  static const char *const canonical[]
+    = { "is_mean", "ess", "rs_masked_fraction", "rs_seq_masked_fraction", "k3_kl" };
+
+  seen->n_evaluated++;
+  if (exact || seen->saw_approximate)
+    return;
+  seen->saw_approximate = TRUE;
+  for (guint c = 0; c < G_N_ELEMENTS (canonical); c++)
+    {
+      g_autofree char *cell = g_strdup_printf ("whatif-%s", canonical[c]);
+      g_autofree char *chart = g_strdup_printf ("chart-%s", canonical[c]);
+      const char *text = gtk_label_get_text (GTK_LABEL (named (seen->root, cell)));
+
+      g_test_message ("compact, first evaluation: %s = %s", canonical[c], text);
+      if (strstr (text, "≈") && strstr (text, "±"))
+        seen->n_rows_with_bound++;
+      if (dw_chart_get_series (DW_CHART (named (seen->root, chart)), "whatif-high"))
+        seen->saw_band = TRUE;
+    }
+  for (guint i = 0; i < res->n_steps; i++)
+    for (gsize m = 0; m < res->results[i].result.n_metrics; m++)
+      if (res->results[i].approximate[m] && isfinite (res->results[i].error_bound[m]))
+        {
+          char *key = g_strdup (res->results[i].result.metrics[m].key);
+          g_array_append_val (seen->steps, i);
+          g_array_append_val (seen->keys, key);
+          g_array_append_val (seen->values, res->results[i].result.metrics[m].value);
+          g_array_append_val (seen->bounds, res->results[i].error_bound[m]);
+        }
+}
+
+/* A run forced into compact mode (every run compact: the demo's 12 steps stand for a run too
+ * large to keep every token, docs/TUNE.md "Large runs"): the first evaluation shows approximate
+ * values with their error bound in the result rows and a ± band on the charts; the refinement
+ * then makes every step exact from the stored batches, equal to a full recompute to float32
+ * rounding, and every approximate value shown was within its bound of the exact one. */
+static void
+test_compact_bounds (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  GtkWidget *w = dw_tune_view_new ();
+  DwTuneView *view = DW_TUNE_VIEW (w);
+  CompactSeen seen = { w };
+  gulong handler;
+  guint checked = 0;
+
+  seen.keys = g_array_new (FALSE, FALSE, sizeof (char *));
+  seen.values = g_array_new (FALSE, FALSE, sizeof (double));
+  seen.bounds = g_array_new (FALSE, FALSE, sizeof (double));
+  seen.steps = g_array_new (FALSE, FALSE, sizeof (guint));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
+  gtk_window_set_child (GTK_WINDOW (window), w);
+  gtk_window_present (GTK_WINDOW (window));
+  dw_tune_view_set_compact_tokens (view, 0);
+  dw_tune_view_set_run (view, store, run_id);
+  wait_idle (view);
+  g_assert_true (dw_tune_view_get_compact (view));
+  assert_matches_recompute (view);
+
+  /* a token IS cap inside the bulk of the log-ratios: a bound strictly inside a sketch bin */
+  handler = g_signal_connect (view, "evaluated", G_CALLBACK (on_compact_evaluated), &seen);
+  set_entry (w, "bound-is-threshold", "1.01");
+  /* to look at the approximate page (the refinement goes on meanwhile) */
+  while (g_getenv ("DW_TUNE_VIEW_PNG_COMPACT") && seen.n_evaluated == 0)
+    g_main_context_iteration (NULL, TRUE);
+  if (g_getenv ("DW_TUNE_VIEW_PNG_COMPACT"))
+    save_png (window, g_getenv ("DW_TUNE_VIEW_PNG_COMPACT"));
+  wait_idle (view);
+  g_signal_handler_disconnect (view, handler);
+  g_assert_true (seen.saw_approximate);
+  g_assert_cmpuint (seen.n_rows_with_bound, >, 0);
+  g_assert_true (seen.saw_band);
+  g_assert_cmpuint (seen.n_evaluated, ==, 2); /* the approximate one, then the refined */
+  g_assert_cmpfloat (dw_config_get (dw_tune_view_get_config (view), "rollout_is_threshold")->f, ==,
+                     1.01);
+
+  /* refined: exact, and each approximate value had been within its bound */
+  g_assert_false (dw_tune_view_get_result (view)->any_approximate);
+  assert_matches_recompute (view);
+  for (guint i = 0; i < seen.keys->len; i++)
+    {
+      const DwWhatifStepResult *exact
+        = &dw_tune_view_get_result (view)->results[g_array_index (seen.steps, guint, i)];
+      const char *key = g_array_index (seen.keys, char *, i);
+      const double *value = dw_whatif_step_result_get (exact, key, NULL);
+      double shown = g_array_index (seen.values, double, i);
+      double bound = g_array_index (seen.bounds, double, i);
+
+      g_assert_nonnull (value);
+      if (!(fabs (shown - *value) <= bound * (1 + 1e-6) + 1e-12))
+        g_error ("%s: shown %.9g ± %.3g, exact %.9g", key, shown, bound, *value);
+      checked++;
+      g_free (g_array_index (seen.keys, char *, i));
+    }
+  g_test_message ("compact: %u approximate values checked against their bounds", checked);
+  /* the what-if series run through the health rules: the demo collapses at step 8 */
+  {
+    const char *health = gtk_label_get_text (GTK_LABEL (named (w, "whatif-health")));
+
+    g_autofree char *one_line = g_strdelimit (g_strdup (health), "\n", ' ');
+
+    g_test_message ("health of the what-if series: %s", one_line);
+    g_assert_nonnull (strstr (health, "The health rules on the what-if series:"));
+    g_assert_nonnull (
+      strstr (health, "Rejected sequence fraction above 10% — collapse level from step 8"));
+  }
+  g_assert_cmpuint (checked, >, 0);
+  g_array_unref (seen.keys);
+  g_array_unref (seen.values);
+  g_array_unref (seen.bounds);
+  g_array_unref (seen.steps);
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1102,6 +1234,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/TuneView/narrow-layout", test_narrow_layout);
   g_test_add_func ("/Dw/TuneView/schema-controls", test_schema_controls);
   g_test_add_func ("/Dw/TuneView/run-own-config", test_run_own_config);
+  g_test_add_func ("/Dw/TuneView/compact-bounds", test_compact_bounds);
   int ret = g_test_run ();
   g_clear_object (&store);
   remove_tree (dir);

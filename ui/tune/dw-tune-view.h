@@ -27,6 +27,15 @@ GtkWidget *dw_tune_view_new (void);
 void dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id);
 gint64 dw_tune_view_get_run_id (DwTuneView *self);
 
+/* A run with more valid tokens than @n_tokens is loaded as compact steps (a sketch of its tokens,
+ * bounded memory; docs/TUNE.md "Large runs"): token-level values whose bound falls inside the
+ * sketch are shown approximate with their error bound, then made exact step by step in the
+ * background from the stored batches. Default DW_TUNE_COMPACT_TOKENS (32 Mi); 0 makes every run
+ * compact. Takes effect at the next dw_tune_view_set_run(). */
+void dw_tune_view_set_compact_tokens (DwTuneView *self, guint64 n_tokens);
+/* Whether the run shown was loaded as compact steps. */
+gboolean dw_tune_view_get_compact (DwTuneView *self);
+
 /* The config the controls describe (resolved, no "preset" key). */
 const DwConfig *dw_tune_view_get_config (DwTuneView *self);
 /* Sets generation, preset and the controls from @config (keys the controls do not show are kept

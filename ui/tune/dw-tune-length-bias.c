@@ -1,0 +1,299 @@
+/* dw-tune-length-bias.c — the share of sequences a config rejects, by sequence length
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define G_LOG_DOMAIN "dw-tune-length-bias"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
+
+#include "dw-tune-length-bias.h"
+
+#include "dw-correction.h"
+
+#define N_BINS  12
+#define N_SLOTS 3 /* 0 = what-if, 1 = sequence bound reference, 2 = geometric reference */
+
+struct _DwTuneLengthBias
+{
+  GtkWidget parent_instance;
+
+  DwWhatifEngine *engine;
+  double max_len;
+  guint64 rows[N_SLOTS][N_BINS];
+  guint64 rejected[N_SLOTS][N_BINS];
+  gboolean valid[N_SLOTS];
+};
+
+G_DEFINE_FINAL_TYPE (DwTuneLengthBias, dw_tune_length_bias, GTK_TYPE_WIDGET)
+
+static guint
+dw_tune_length_bias_bin (DwTuneLengthBias *self, double length)
+{
+  guint bin;
+
+  if (!(self->max_len > 0))
+    return 0;
+  bin = (guint)(length / self->max_len * N_BINS);
+  return MIN (bin, N_BINS - 1);
+}
+
+/* Accumulates rejection per length bin for @config into slot @slot. */
+static void
+dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwConfig *config, guint slot)
+{
+  g_autofree double *lengths = NULL;
+  g_autofree guint8 *rejected = NULL;
+  gsize capacity = 0;
+  gboolean any = FALSE;
+  guint n_steps;
+
+  memset (self->rows[slot], 0, sizeof self->rows[slot]);
+  memset (self->rejected[slot], 0, sizeof self->rejected[slot]);
+  self->valid[slot] = FALSE;
+  if (!self->engine)
+    return;
+  n_steps = dw_whatif_engine_get_n_steps (self->engine);
+  for (guint index = 0; index < n_steps; index++)
+    {
+      const DwWhatifStep *step = dw_whatif_engine_get_step (self->engine, index);
+      gsize n_rows = dw_whatif_step_get_n_rows (step);
+
+      if (n_rows > capacity)
+        {
+          capacity = n_rows;
+          lengths = g_renew (double, lengths, capacity);
+          rejected = g_renew (guint8, rejected, capacity);
+        }
+      if (!n_rows || !dw_whatif_step_row_outcomes (step, config, lengths, rejected))
+        continue;
+      any = TRUE;
+      for (gsize row = 0; row < n_rows; row++)
+        {
+          guint bin;
+
+          if (slot == 1 && lengths[row] > self->max_len)
+            self->max_len = lengths[row];
+          if (lengths[row] <= 0)
+            continue;
+          bin = dw_tune_length_bias_bin (self, lengths[row]);
+          self->rows[slot][bin]++;
+          self->rejected[slot][bin] += rejected[row] != 0;
+        }
+    }
+  self->valid[slot] = any;
+}
+
+/* The references: one RS option of the newest verl, its keys found by role. */
+static void
+dw_tune_length_bias_reference (DwConfig *config, const char *option, const char *spec)
+{
+  DwValue option_value = dw_value_str (option);
+  DwValue spec_value = dw_value_str (spec);
+
+  dw_config_init (config, DW_GEN_VERL_LATEST);
+  dw_config_set (config, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_OPTIONS)->name,
+                 &option_value);
+  dw_config_set (config, dw_schema_find_role (DW_GEN_VERL_LATEST, DW_ROLE_RS_THRESHOLD)->name,
+                 &spec_value);
+}
+
+static void
+dw_tune_length_bias_text (cairo_t *cr, double x, double y, const char *text, double xalign)
+{
+  cairo_text_extents_t extents;
+
+  cairo_text_extents (cr, text, &extents);
+  cairo_move_to (cr, x - xalign * extents.x_advance, y);
+  cairo_show_text (cr, text);
+}
+
+static double
+dw_tune_length_bias_largest_share (DwTuneLengthBias *self)
+{
+  double largest = 0.05;
+
+  for (guint slot = 0; slot < N_SLOTS; slot++)
+    for (guint bin = 0; bin < N_BINS; bin++)
+      if (self->valid[slot] && self->rows[slot][bin])
+        largest = MAX (largest, (double)self->rejected[slot][bin] / (double)self->rows[slot][bin]);
+  return MIN (1.0, largest * 1.1);
+}
+
+static void
+dw_tune_length_bias_draw_grid (DwTuneLengthBias *self, cairo_t *cr, const GdkRGBA *fg,
+                               const graphene_rect_t *plot, double ymax)
+{
+  double ml = plot->origin.x, mt = plot->origin.y, pw = plot->size.width, ph = plot->size.height;
+  char buffer[64];
+
+  cairo_set_line_width (cr, 1);
+  cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.15);
+  for (int tick = 0; tick <= 4; tick++)
+    {
+      double y = mt + ph - ph * tick / 4;
+
+      cairo_move_to (cr, ml, floor (y) + 0.5);
+      cairo_line_to (cr, ml + pw, floor (y) + 0.5);
+    }
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.7);
+  for (int tick = 0; tick <= 4; tick++)
+    {
+      double y = mt + ph - ph * tick / 4;
+
+      g_snprintf (buffer, sizeof buffer, "%.0f%%", 100 * ymax * tick / 4);
+      dw_tune_length_bias_text (cr, ml - 4, y + 4, buffer, 1);
+      g_snprintf (buffer, sizeof buffer, "%.0f", self->max_len * tick / 4);
+      dw_tune_length_bias_text (cr, ml + pw * tick / 4, mt + ph + 14, buffer,
+                                tick == 0   ? 0
+                                : tick == 4 ? 1
+                                            : 0.5);
+    }
+}
+
+static void
+dw_tune_length_bias_draw_curves (DwTuneLengthBias *self, cairo_t *cr, const GdkRGBA *fg,
+                                 const graphene_rect_t *plot, double ymax, int height)
+{
+  /* none of them green, amber or red: those colours mean good, warning, error */
+  static const GdkRGBA colors[] = {
+    { 0.569f, 0.255f, 0.675f, 1.0f }, /* what-if: purple, as in the charts */
+    { 0.208f, 0.518f, 0.894f, 0.8f }, /* sequence bound: blue */
+    { 0.129f, 0.565f, 0.643f, 0.9f }, /* geometric: teal */
+  };
+  const char *names[]
+    = { _ ("What-if"), _ ("Sequence bound 0.5_2.0"), _ ("Geometric 0.999_1.001") };
+  double ml = plot->origin.x, mt = plot->origin.y, pw = plot->size.width, ph = plot->size.height;
+  double legend_x = ml;
+
+  for (guint slot = 0; slot < N_SLOTS; slot++)
+    {
+      gboolean started = FALSE;
+      cairo_text_extents_t extents;
+      double legend_y = height - 8;
+
+      if (!self->valid[slot])
+        continue;
+      cairo_set_source_rgba (cr, colors[slot].red, colors[slot].green, colors[slot].blue,
+                             colors[slot].alpha);
+      cairo_set_line_width (cr, slot == 0 ? 2.5 : 1.5);
+      for (guint bin = 0; bin < N_BINS; bin++)
+        {
+          double x, y;
+
+          if (!self->rows[slot][bin])
+            continue;
+          x = ml + pw * (bin + 0.5) / N_BINS;
+          y = mt + ph
+              - ph * ((double)self->rejected[slot][bin] / (double)self->rows[slot][bin]) / ymax;
+          if (started)
+            cairo_line_to (cr, x, y);
+          else
+            cairo_move_to (cr, x, y);
+          started = TRUE;
+        }
+      cairo_stroke (cr);
+
+      /* legend */
+      cairo_rectangle (cr, legend_x, legend_y - 8, 12, 3);
+      cairo_fill (cr);
+      cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.8);
+      cairo_text_extents (cr, names[slot], &extents);
+      cairo_move_to (cr, legend_x + 16, legend_y - 4);
+      cairo_show_text (cr, names[slot]);
+      legend_x += 16 + extents.x_advance + 14;
+    }
+}
+
+static void
+dw_tune_length_bias_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  DwTuneLengthBias *self = DW_TUNE_LENGTH_BIAS (widget);
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  const double ml = 40, mr = 8, mt = 8, mb = 40;
+  graphene_rect_t plot = GRAPHENE_RECT_INIT (ml, mt, width - ml - mr, height - mt - mb);
+  cairo_t *cr;
+  GdkRGBA fg;
+  double ymax;
+
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  gtk_style_context_get_color (gtk_widget_get_style_context (widget), &fg);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width, height));
+  cairo_select_font_face (cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size (cr, 11);
+  if (plot.size.width <= 10 || plot.size.height <= 10 || !(self->max_len > 0))
+    {
+      cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.6);
+      dw_tune_length_bias_text (cr, width / 2.0, height / 2.0, _ ("No sequence statistics"), 0.5);
+      cairo_destroy (cr);
+      return;
+    }
+
+  ymax = dw_tune_length_bias_largest_share (self);
+  dw_tune_length_bias_draw_grid (self, cr, &fg, &plot, ymax);
+  dw_tune_length_bias_draw_curves (self, cr, &fg, &plot, ymax, height);
+  cairo_destroy (cr);
+}
+
+static void
+dw_tune_length_bias_finalize (GObject *object)
+{
+  DwTuneLengthBias *self = DW_TUNE_LENGTH_BIAS (object);
+
+  g_clear_pointer (&self->engine, dw_whatif_engine_unref);
+  G_OBJECT_CLASS (dw_tune_length_bias_parent_class)->finalize (object);
+}
+
+static void
+dw_tune_length_bias_class_init (DwTuneLengthBiasClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->finalize = dw_tune_length_bias_finalize;
+  widget_class->snapshot = dw_tune_length_bias_snapshot;
+  gtk_widget_class_set_css_name (widget_class, "lengthbias");
+}
+
+static void
+dw_tune_length_bias_init (DwTuneLengthBias *self)
+{
+  (void)self;
+}
+
+void
+dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *engine)
+{
+  DwConfig config;
+
+  g_return_if_fail (DW_IS_TUNE_LENGTH_BIAS (self));
+  if (engine != NULL)
+    dw_whatif_engine_ref (engine);
+  g_clear_pointer (&self->engine, dw_whatif_engine_unref);
+  self->engine = engine;
+  memset (self->valid, 0, sizeof self->valid);
+  self->max_len = 0;
+  if (engine != NULL)
+    {
+      /* the first pass finds the longest sequence: run it twice so slot 1 uses the final bins */
+      dw_tune_length_bias_reference (&config, "seq_sum_k1", "0.5_2.0");
+      dw_tune_length_bias_outcomes (self, &config, 1);
+      dw_tune_length_bias_outcomes (self, &config, 1);
+      dw_tune_length_bias_reference (&config, "seq_mean_k1", "0.999_1.001");
+      dw_tune_length_bias_outcomes (self, &config, 2);
+    }
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+dw_tune_length_bias_set_config (DwTuneLengthBias *self, const DwConfig *config)
+{
+  g_return_if_fail (DW_IS_TUNE_LENGTH_BIAS (self));
+  dw_tune_length_bias_outcomes (self, config, 0);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}

@@ -1,0 +1,27 @@
+/* dw-tune-length-bias.h — the share of sequences a config rejects, by sequence length
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Three curves over 12 length bins: the what-if config, and two references of the newest verl
+ * (a sequence bound seq_sum_k1 0.5_2.0 and geometric RS seq_mean_k1 0.999_1.001), which show
+ * the length bias each kind of bound has on this run.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "dw-config.h"
+#include "dw-whatif-engine.h"
+
+G_BEGIN_DECLS
+
+#define DW_TYPE_TUNE_LENGTH_BIAS (dw_tune_length_bias_get_type ())
+G_DECLARE_FINAL_TYPE (DwTuneLengthBias, dw_tune_length_bias, DW, TUNE_LENGTH_BIAS, GtkWidget)
+
+/* The run whose steps are binned (a reference is kept; NULL clears the view); computes the two
+ * reference curves. */
+void dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *engine);
+/* The what-if curve for @config. */
+void dw_tune_length_bias_set_config (DwTuneLengthBias *self, const DwConfig *config);
+
+G_END_DECLS

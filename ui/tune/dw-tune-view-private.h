@@ -1,0 +1,175 @@
+/* dw-tune-view-private.h — the Tune page's state, shared by the files of ui/tune/ only
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * dw-tune-view.c owns the page (results, evaluation, the run); dw-tune-controls.c turns the
+ * controls into the config and back; dw-tune-loader.c holds the worker threads (precompute,
+ * refinement, the run's config check); dw-tune-export.c the copy, paste and save actions.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "dw-bound-row.h"
+#include "dw-correction.h"
+#include "dw-run-config.h"
+#include "dw-tune-histogram.h"
+#include "dw-tune-length-bias.h"
+#include "dw-tune-view.h"
+
+G_BEGIN_DECLS
+
+/* dw-chart-card.h is not included here: dw-tune-export.c includes core/export, whose
+ * DwExportFormat shares its name with the chart's */
+typedef struct _DwChartCard DwChartCard;
+
+/* The preset the view starts with: token TIS with k3 rejection, the configuration verl's docs
+ * recommend first for a mismatch problem (and the one the demo run was trained with). */
+#define DW_TUNE_DEFAULT_PRESET "decoupled_k3_rs_token_tis"
+
+typedef enum
+{
+  DW_TUNE_RS_HEAD = 0, /* one of verl HEAD's 11 k-options (multi-select, threshold grammar) */
+  DW_TUNE_RS_LEGACY,   /* token / sequence / geometric (verl 0.6.1–0.7, slime): one at a time */
+} DwTuneRsKind;
+
+typedef struct
+{
+  const char *name;
+  DwTuneRsKind kind;
+  gboolean has_lower;
+  double def_lower, def_upper;
+  double lo, hi; /* slider range of the bounds */
+  const char *hint;
+} DwTuneRsSpec;
+
+#define DW_TUNE_N_RS 14
+
+typedef struct
+{
+  const DwTuneRsSpec *spec;
+  GtkWidget *expander; /* AdwExpanderRow with an enable switch */
+  DwBoundRow *lower, *upper;
+} DwTuneRsRow;
+
+typedef struct
+{
+  const char *canonical; /* dw-canonical.h id, or a key's name after the generation's prefix */
+  const char *title;
+  const char *alternative; /* the metric a generation logs instead, or NULL */
+} DwTuneChartSpec;
+
+#define DW_TUNE_N_CHARTS 7
+
+struct _DwTuneView
+{
+  AdwBin parent_instance;
+
+  /* template */
+  AdwComboRow *generation_row;
+  AdwComboRow *preset_row;
+  AdwPreferencesGroup *config_group;
+  AdwPreferencesGroup *is_group;
+  AdwComboRow *is_level_row;
+  AdwComboRow *is_mode_row;
+  AdwComboRow *function_row; /* slime: vanilla | icepop | mis (built in code) */
+  AdwPreferencesGroup *rs_group;
+  AdwPreferencesGroup *veto_group;
+  GtkLabel *grammar_label;
+  GtkDropDown *format_dropdown;
+  GtkLabel *status_label;
+  GtkFlowBox *charts_box;
+  GtkLabel *charts_legend;
+  AdwFlap *flap;
+  GtkScrolledWindow *controls_scroller;
+  GtkScrolledWindow *content_scroller;
+  GtkScale *step_scale;
+  GtkLabel *run_title;
+  GtkLabel *run_subtitle;
+  GtkLabel *hist_title;
+  DwTuneHistogram *histogram;
+  GtkAdjustment *step_adjustment;
+  DwTuneLengthBias *length_bias;
+  GtkGrid *summary_grid;
+  GtkLabel *health_label; /* the health rules on the what-if series */
+
+  /* built in code */
+  GtkWidget *modified_row; /* shown when the config differs from the preset: what, and Reset */
+  DwBoundRow *is_threshold;
+  DwBoundRow *is_lower; /* IcePop's lower bound, or the generation's lower-bound key */
+  GtkWidget *bn_row;
+  GtkSwitch *bn_switch;
+  GtkWidget *veto_row; /* AdwExpanderRow */
+  DwBoundRow *veto;
+  DwTuneRsRow rs[DW_TUNE_N_RS];
+  DwChartCard *cards[DW_TUNE_N_CHARTS];
+  DwBoundRow *checking_row; /* the row whose value is under test, and that value */
+  double checking_value;
+
+  /* state */
+  DwGeneration gen;
+  char *preset;
+  DwConfig config;
+  char **levels;                            /* the IS level combo's values ("none" last) */
+  const char *const *mode_choices;          /* the IS mode combo's values */
+  const char *const *function_choices;      /* the function combo's values */
+  DwGeneration gen_order[DW_N_GENERATIONS]; /* the generation combo's order */
+  DwGeneration run_gen;                     /* the run's own generation and config, from ingest */
+  gboolean run_has_config;
+  char *run_gen_source;         /* "log", "config", "inferred" or NULL */
+  DwRunAgreement run_agreement; /* its logged metrics against a recompute under its config */
+  char *run_check_text;
+  const char *const *formats;
+  guint syncing;
+
+  DwStore *store;
+  gint64 run_id;
+  DwRunInfo *run_info; /* the run tuned, named at the top; NULL for none */
+  DwWhatifEngine *engine;
+  gboolean compact;       /* the engine holds compact steps (a large run, docs/TUNE.md) */
+  guint64 compact_tokens; /* a run with more valid tokens is loaded compact */
+  GCancellable *load_cancellable;
+  GCancellable *exact_cancellable;
+  gboolean loading;
+  gboolean exact_running;
+  guint exact_done, exact_total; /* steps refined so far, of those that need it */
+  guint tick_id;
+  guint idle_id;
+  guint refresh_id; /* redraws the refined values, at most once a frame */
+  gboolean dirty;
+  DwWhatifRunResult *result;
+  char *error_text;
+
+  GtkFileChooserNative *save_dialog;
+};
+
+extern const DwTuneChartSpec dw_tune_chart_specs[DW_TUNE_N_CHARTS];
+
+/* dw-tune-view.c */
+void _dw_tune_view_schedule_evaluation (DwTuneView *self);
+void _dw_tune_view_update_run_header (DwTuneView *self);
+void dw_tune_view_step_changed_cb (GtkAdjustment *adjustment, DwTuneView *self);
+
+/* dw-tune-controls.c */
+void dw_tune_controls_build (DwTuneView *self);
+void dw_tune_controls_sync (DwTuneView *self);
+void dw_tune_controls_set_generation (DwTuneView *self, DwGeneration gen, const char *preset);
+void dw_tune_controls_apply_preset (DwTuneView *self, const char *preset_name);
+void dw_tune_controls_update_modified (DwTuneView *self);
+char *dw_tune_controls_describe_changes (DwTuneView *self);
+const char *dw_tune_controls_role_key (DwTuneView *self, DwKeyRole role);
+guint dw_tune_controls_thresholds (DwTuneView *self, DwTuneThreshold *out, guint max);
+void dw_tune_controls_reset_preset_action (GtkWidget *widget, const char *action_name,
+                                           GVariant *param);
+/* template callbacks of dw-tune-view.ui */
+void dw_tune_controls_generation_selected_cb (AdwComboRow *row, GParamSpec *pspec,
+                                              DwTuneView *self);
+void dw_tune_controls_preset_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
+void dw_tune_controls_is_level_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
+void dw_tune_controls_is_mode_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
+void dw_tune_controls_function_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
+
+/* dw-tune-export.c */
+void dw_tune_export_install_actions (GtkWidgetClass *widget_class);
+
+G_END_DECLS
