@@ -33,7 +33,8 @@ struct _DwSession
   gboolean follow;
   guint n_ingesting;
   guint refresh_id;
-  guint n_refreshes;
+  guint refresh_delay_ms;
+  GFileMonitor *store_monitors[2]; /* the store file and its write-ahead log */
   GCancellable *cancellable;
 };
 
@@ -240,6 +241,8 @@ dw_session_refresh (DwSession *self)
   g_signal_emit (self, signals[SIGNAL_REFRESHED], 0, grown);
 }
 
+/* One refresh after the store changed on disk: new runs (ingested by `driftwatch-cli watch` in
+ * another process) appear in the list, runs that grew get their new points and verdicts. */
 static gboolean
 dw_session_refresh_cb (gpointer user_data)
 {
@@ -247,28 +250,70 @@ dw_session_refresh_cb (gpointer user_data)
   g_autoptr (GPtrArray) runs = NULL;
 
   if (self->n_ingesting > 0)
-    return G_SOURCE_CONTINUE;
-  /* New runs (ingested by `driftwatch-cli watch` in another process) appear in the list. */
-  if (++self->n_refreshes % 5 == 0 && (runs = dw_store_list_runs (self->store, NULL)) != NULL
+    return G_SOURCE_CONTINUE; /* again after the delay: the ingest is still writing */
+  self->refresh_id = 0;
+  if ((runs = dw_store_list_runs (self->store, NULL)) != NULL
       && runs->len != g_list_model_get_n_items (G_LIST_MODEL (self->runs)))
     {
       g_autoptr (GError) error = NULL;
 
       if (!dw_session_reload (self, &error))
         dw_session_message (self, error->message);
-      return G_SOURCE_CONTINUE;
+      return G_SOURCE_REMOVE;
     }
   dw_session_refresh (self);
-  return G_SOURCE_CONTINUE;
+  return G_SOURCE_REMOVE;
 }
 
-void
-dw_session_set_refresh_interval (DwSession *self, guint interval_ms)
+static void
+dw_session_store_changed_cb (GFileMonitor *monitor, GFile *file, GFile *other,
+                             GFileMonitorEvent event, DwSession *self)
 {
+  if (event == G_FILE_MONITOR_EVENT_CHANGES_DONE_HINT
+      || event == G_FILE_MONITOR_EVENT_ATTRIBUTE_CHANGED)
+    return;
+  /* coalesced: at most one refresh per delay, however many pages a writer commits */
+  if (self->refresh_id == 0)
+    self->refresh_id = g_timeout_add (self->refresh_delay_ms, dw_session_refresh_cb, self);
+}
+
+static void
+dw_session_stop_monitors (DwSession *self)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (self->store_monitors); i++)
+    if (self->store_monitors[i] != NULL)
+      {
+        g_signal_handlers_disconnect_by_data (self->store_monitors[i], self);
+        g_file_monitor_cancel (self->store_monitors[i]);
+        g_clear_object (&self->store_monitors[i]);
+      }
+}
+
+/* Watches the store file and its write-ahead log (GIO file monitors: no wake-up while nothing
+ * is written); a change refreshes after @delay_ms, so a busy writer costs at most one refresh per
+ * delay. 0 stops watching. */
+void
+dw_session_set_refresh_interval (DwSession *self, guint delay_ms)
+{
+  const char *path;
+
   g_return_if_fail (DW_IS_SESSION (self));
   g_clear_handle_id (&self->refresh_id, g_source_remove);
-  if (interval_ms > 0)
-    self->refresh_id = g_timeout_add (MAX (interval_ms, 100), dw_session_refresh_cb, self);
+  dw_session_stop_monitors (self);
+  if (delay_ms == 0)
+    return;
+  self->refresh_delay_ms = MAX (delay_ms, 100);
+  path = dw_store_get_path (self->store);
+  for (guint i = 0; path != NULL && i < G_N_ELEMENTS (self->store_monitors); i++)
+    {
+      g_autofree char *name = g_strconcat (path, i == 0 ? "" : "-wal", NULL);
+      g_autoptr (GFile) file = g_file_new_for_path (name);
+
+      self->store_monitors[i] = g_file_monitor_file (file, G_FILE_MONITOR_NONE, NULL, NULL);
+      if (self->store_monitors[i] != NULL)
+        g_signal_connect (self->store_monitors[i], "changed",
+                          G_CALLBACK (dw_session_store_changed_cb), self);
+    }
 }
 
 /* ---------------------------------------------------------------- following */
@@ -498,6 +543,7 @@ dw_session_dispose (GObject *object)
   DwSession *self = DW_SESSION (object);
 
   g_clear_handle_id (&self->refresh_id, g_source_remove);
+  dw_session_stop_monitors (self);
   g_cancellable_cancel (self->cancellable);
   if (self->follower != NULL)
     {

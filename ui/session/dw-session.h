@@ -48,8 +48,10 @@ DwRunItem *dw_session_lookup (DwSession *self, gint64 run_id, guint *position);
 gboolean dw_session_reload (DwSession *self, GError **error);
 /* Reads every run's information again; feeds the health monitors of runs that got new points. */
 void dw_session_refresh (DwSession *self);
-/* The live refresh every @interval_ms (0: none); new runs written by another process appear. */
-void dw_session_set_refresh_interval (DwSession *self, guint interval_ms);
+/* Watches the store on disk (GIO file monitors on the file and its write-ahead log) and refreshes
+ * at most every @delay_ms after it changed (0: stops watching); new runs written by another
+ * process appear, runs that grew get their points. */
+void dw_session_set_refresh_interval (DwSession *self, guint delay_ms);
 /* Whether opened folders are followed live (the "live" setting). */
 void dw_session_set_follow (DwSession *self, gboolean follow);
 

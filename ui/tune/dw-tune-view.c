@@ -291,7 +291,7 @@ dw_tune_view_show_health (DwTuneView *self, GPtrArray *events, gboolean approxim
 
       /* TRANSLATORS: a health event of the what-if series: its severity ("Critical"), title,
        * first step and the crossing; the severity is a word: emoji fonts are not everywhere */
-      g_string_append_printf (text, _ ("\n%s: %s from step %" G_GINT64_FORMAT ": %s"),
+      g_string_append_printf (text, _ ("\n%s: %s from step %" PRId64 ": %s"),
                               event->severity == DW_HEALTH_CRITICAL  ? _ ("Critical")
                               : event->severity == DW_HEALTH_WARNING ? _ ("Warning")
                                                                      : _ ("Note"),
