@@ -22,6 +22,7 @@
 #include "dw-cli.h"
 #include "dw-config-json.h"
 #include "dw-store.h"
+#include "dw-store-catastrophes.h"
 #include "dw-tokenizer.h"
 
 int dw_cli_tokens (int argc, char **argv);
@@ -68,34 +69,15 @@ static int
 dw_cli_tokens_run (DwStore *store, const DwRunInfo *run, const TokensOutput *o, GString *out)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GArray) steps = dw_store_list_batch_steps (store, run->id, &error);
-  g_autoptr (DwCatastrophes) cat = dw_batch_tokens_catastrophes_new (o->threshold);
   g_autoptr (GPtrArray) top = NULL;
   guint with_ids = 0;
+  g_autoptr (DwCatastrophes) cat
+    = dw_store_catastrophes_collect (store, run->id, o->threshold, &with_ids, NULL, &error);
 
-  if (steps == NULL)
+  if (cat == NULL)
     {
       dw_cli_error ("tokens", "%s", error->message);
-      return 1;
-    }
-  for (guint i = 0; i < steps->len; i++)
-    {
-      gint64 step = g_array_index (steps, gint64, i);
-      g_autoptr (DwBatch) batch = dw_store_load_batch (store, run->id, step, &error);
-      if (batch == NULL)
-        {
-          dw_cli_error ("tokens", "%s", error->message);
-          return 1;
-        }
-      with_ids += dw_batch_tokens_catastrophes_add (cat, batch, step);
-    }
-  if (with_ids == 0)
-    {
-      dw_cli_error ("tokens",
-                    _ ("run %" PRId64 " has %u stored batches and none carries token ids "
-                       "(slime dumps, the verl hook and the demo do)"),
-                    run->id, steps->len);
-      return 2;
+      return g_error_matches (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND) ? 2 : 1;
     }
   top = dw_batch_tokens_catastrophes_top (cat, o->top);
   if (o->json)
