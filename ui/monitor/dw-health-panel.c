@@ -150,6 +150,15 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
   g_object_set_data (G_OBJECT (button), "dw-index", GUINT_TO_POINTER (index));
   g_signal_connect_object (button, "clicked", G_CALLBACK (on_show_clicked), self, 0);
   adw_expander_row_add_action (ADW_EXPANDER_ROW (row), button);
+  /* the sequences and tokens of that step (win.show-tokens, ui/drill/) */
+  button = gtk_button_new_with_mnemonic (_ ("_Tokens…"));
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (button, "flat");
+  gtk_widget_set_tooltip_text (button,
+                               _ ("The sequences and tokens of the first step it fired on"));
+  gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "(xx)", e->run_id, ev->first_step);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-tokens");
+  adw_expander_row_add_action (ADW_EXPANDER_ROW (row), button);
 
   content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
   gtk_widget_set_margin_start (content, 12);

@@ -12,6 +12,7 @@
 #include <glib/gi18n.h>
 
 #include "dw-canonical.h"
+#include "dw-drill-actions.h"
 #include "dw-health.h"
 #include "dw-monitor-view.h"
 #include "dw-wheel-guard.h"
@@ -422,6 +423,9 @@ add_card (DwMonitorView *self, GtkWidget *group, const char *id, const char *tit
                      G_SETTINGS_BIND_GET);
   g_signal_connect_object (chart, "notify::cursor-x", G_CALLBACK (on_cursor_changed), self, 0);
   g_signal_connect_object (chart, "zoom-changed", G_CALLBACK (on_zoom_changed), self, 0);
+  /* right-click on a step: its tokens, in the first run shown (ui/drill/) */
+  if (self->runs->len > 0)
+    dw_drill_connect_chart (GTK_WIDGET (chart), ((RunEntry *)self->runs->pdata[0])->info->id);
 
   gtk_flow_box_append (GTK_FLOW_BOX (flow), GTK_WIDGET (c->card));
   /* The flow box wraps every card in a focusable child; the card itself is what takes focus. */
