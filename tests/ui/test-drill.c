@@ -7,9 +7,9 @@
  * Fixture: the collapse demo (dw_demo_write, 80 steps: collapse at step 56), whose batches carry
  * token ids as the verl hook's and slime's dumps do, ingested into a fresh store, with a
  * tokenizer.json beside its logs naming the few ids the collapse concentrates on (end-of-text,
- * newline, '.', ',', '0', as Qwen's vocabulary has them). Input is real (XTEST): the Health row's
- * Tokens… button, the statistic drop-down, the top sequence, the "Across the Run" switcher.
- * DW_TEST_SCREENSHOT_DIR, when set, receives drill-light.png and drill-dark.png.
+ * newline, '.', ',', '0', as Qwen2's byte-level vocabulary has them). Input is real (XTEST): the
+ * Health row's Tokens… button, the statistic drop-down, the top sequence, the "Across the Run"
+ * switcher. DW_TEST_SCREENSHOT_DIR, when set, receives drill-light.png and drill-dark.png.
  */
 #include "config.h"
 
@@ -40,7 +40,8 @@ static char *dir;
 /* The ids the demo's catastrophic tokens come from, named as in Qwen2's tokenizer.json. */
 static const char tokenizer_json[]
   = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"Ċ\": 198, \".\": 13, \",\": 11, \"0\": 15}},"
-    " \"added_tokens\": [{\"id\": 151643, \"content\": \"<|endoftext|>\", \"special\": true}]}";
+    " \"added_tokens\": [{\"id\": 151643, \"content\": \"<|endoftext|>\", \"special\": true}],"
+    " \"decoder\": {\"type\": \"ByteLevel\"}}";
 
 static void
 remove_tree (const char *path)
@@ -272,7 +273,7 @@ check_tokens (DwDrillView *view, const DwBatch *batch, guint row)
   g_autoptr (GArray) tokens = dw_batch_tokens_sequence (batch, row);
   GListModel *model = dw_drill_view_get_tokens (view);
   GtkWidget *flow = find_widget (GTK_WIDGET (view), GTK_TYPE_FLOW_BOX, NULL);
-  guint worst = 0, n_children = 0, n_text = 0;
+  guint worst = 0, n_children = 0, n_text = 0, n_newlines = 0;
 
   g_assert_nonnull (flow);
   g_assert_cmpuint (g_list_model_get_n_items (model), ==, tokens->len);
@@ -307,6 +308,15 @@ check_tokens (DwDrillView *view, const DwBatch *batch, guint row)
         g_assert_true (gtk_widget_get_mapped (cell));
       }
   g_assert_cmpuint (n_children, ==, tokens->len);
+  /* a known id shows its text: Qwen's newline piece "Ċ" decodes to a newline, shown escaped */
+  n_children = 0;
+  for (GtkWidget *c = gtk_widget_get_first_child (flow); c != NULL;
+       c = gtk_widget_get_next_sibling (c), n_children++)
+    if (g_array_index (tokens, DwTokenRow, n_children).token_id == 198 && ++n_newlines)
+      g_assert_cmpstr (
+        gtk_label_get_text (GTK_LABEL (gtk_flow_box_child_get_child (GTK_FLOW_BOX_CHILD (c)))), ==,
+        "\\n");
+  g_assert_cmpuint (n_newlines, >, 0);
 }
 
 /* `driftwatch-cli tokens --run R --top N [--threshold T] --format json`, as (id, count) pairs. */
@@ -444,8 +454,9 @@ test_step_to_token (void)
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
                                       ADW_COLOR_SCHEME_FORCE_DARK);
   save_screenshot (view, "drill-run-dark.png");
-  adw_view_stack_set_visible_child_name (
-    ADW_VIEW_STACK (find_widget (GTK_WIDGET (view), ADW_TYPE_VIEW_STACK, NULL)), "step");
+  g_assert_true (click_center (find_widget (GTK_WIDGET (view), GTK_TYPE_LABEL, "This Step")));
+  dw_ui_test_iterate_ms (200);
+  g_assert_cmpstr (dw_drill_view_get_page (view), ==, "step");
   save_screenshot (view, "drill-dark.png");
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_DEFAULT);
   gtk_window_destroy (GTK_WINDOW (window));

@@ -174,7 +174,8 @@ dw_drill_view_number (double value)
   return isnan (value) ? g_strdup ("—") : g_strdup_printf ("%.4g", value);
 }
 
-/* The token's text with its spaces shown ("·"), or its id when no tokenizer knows it. */
+/* The token's text with its spaces shown ("·"), or "#id" when no tokenizer knows it (so an id
+ * never reads as the text "42"). */
 static char *
 dw_drill_view_token_label (DwDrillItem *item)
 {
@@ -184,7 +185,7 @@ dw_drill_view_token_label (DwDrillItem *item)
   if (text == NULL)
     return dw_drill_item_get_token_id (item) < 0
              ? g_strdup ("?")
-             : g_strdup_printf ("%" PRId64, dw_drill_item_get_token_id (item));
+             : g_strdup_printf ("#%" PRId64, dw_drill_item_get_token_id (item));
   if (*text == '\0')
     return g_strdup ("∅");
   out = g_string_new (NULL);
