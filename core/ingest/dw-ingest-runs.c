@@ -230,13 +230,31 @@ dw_ingest_runs_infer_generation (DwIngester *self, gint64 run_id, GError **error
   return TRUE;
 }
 
-/* Does the run hold files of another format than @format (a console + TensorBoard pair)? */
+/* Could a point of @path meet a stored copy from another source of the run: a file of another
+ * format (a console + TensorBoard pair), or another file of the same text format (two console
+ * logs or JSONL files in one run folder, written side by side)? TensorBoard and MLflow
+ * file-store files of one run are not checked against each other: a restart's newer event
+ * file replaces the older one's points (a launch), and MLflow keeps one file per metric. */
 gboolean
 dw_ingest_runs_has_other_sources (DwIngester *self, gint64 run_id, int format, const char *path,
                                   GError **error)
 {
+  GError *err = NULL;
+  gint64 other_max;
+
   /* indexed: listing every file record per file made ingest quadratic in files */
-  return dw_store_run_has_other_formats (self->store, run_id, format, error);
+  if (dw_store_run_has_other_formats (self->store, run_id, format, &err))
+    return TRUE;
+  if (err != NULL)
+    {
+      g_propagate_error (error, err);
+      return FALSE;
+    }
+  if (format != DW_FORMAT_VERL_CONSOLE && format != DW_FORMAT_SLIME_CONSOLE
+      && format != DW_FORMAT_VERL_JSONL)
+    return FALSE;
+  other_max = dw_store_get_files_max_step (self->store, run_id, format, path, error);
+  return other_max != G_MININT64;
 }
 
 /* Merges @add (a JSON object) into the run's stored meta: members of @add win, except that an
