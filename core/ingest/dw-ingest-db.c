@@ -212,7 +212,7 @@ db_write_batch (MultiCtx *m, DwFormat format, DwFileRecord *rec, const struct st
   FeedCtx *c = m->c;
   GError *err = NULL;
 
-  if (!dw_store_begin (self->store, error))
+  if (!dw_store_begin_appending (self->store, error))
     return FALSE;
   dw_store_set_source_rank (self->store, dw_ingest_feed_format_rank (format));
   for (guint i = 0; i < batch->points->len && c->error == NULL; i++)
