@@ -106,8 +106,156 @@ on_db_diag_cb (goffset offset, const char *message, gpointer user_data)
     g_ptr_array_add (m->c->report->diagnostics, g_strdup (message)); /* no run to keep it in */
 }
 
+/* The foreign database is read into memory first, a batch of rows at a time, and only then
+ * written in a transaction of the store: reading it (up to DB_READ_BUDGET_MS, SQLite's busy wait
+ * on a database another process is committing to) never holds the store's write lock, so a
+ * concurrent writer (watch, the window) is not blocked for that long. */
+#define DB_BATCH_ROWS_MLFLOW  65536 /* one point per row */
+#define DB_BATCH_ROWS_TRACKIO 1024  /* a row holds every metric of a step */
+
+typedef struct
+{
+  const char *key, *name, *group; /* interned in DbBatch.strings */
+} DbRun;
+
+typedef struct
+{
+  guint run; /* index into DbBatch.runs */
+  int precision;
+  const char *tag, *step_key; /* interned */
+  gint64 step;
+  double wall_time, value;
+} DbPoint;
+
+typedef struct
+{
+  GStringChunk *strings;
+  GArray *runs;          /* DbRun */
+  GHashTable *run_index; /* interned key → index + 1 */
+  GArray *points;        /* DbPoint */
+  GPtrArray *diags;      /* messages of the reader */
+  guint last_run;
+} DbBatch;
+
+static void
+db_batch_reset (DbBatch *batch)
+{
+  g_clear_pointer (&batch->strings, g_string_chunk_free);
+  g_clear_pointer (&batch->run_index, g_hash_table_unref);
+  g_clear_pointer (&batch->runs, g_array_unref);
+  g_clear_pointer (&batch->points, g_array_unref);
+  g_clear_pointer (&batch->diags, g_ptr_array_unref);
+}
+
+static void
+db_batch_init (DbBatch *batch)
+{
+  batch->strings = g_string_chunk_new (4096);
+  batch->runs = g_array_new (FALSE, FALSE, sizeof (DbRun));
+  batch->run_index = g_hash_table_new (g_str_hash, g_str_equal);
+  batch->points = g_array_new (FALSE, FALSE, sizeof (DbPoint));
+  batch->diags = g_ptr_array_new_with_free_func (g_free);
+  batch->last_run = G_MAXUINT;
+}
+
+static void
+collect_point_cb (const char *run_key, const char *run_name, const char *group,
+                  const DwScalarPoint *p, gpointer user_data)
+{
+  DbBatch *batch = user_data;
+  guint run = batch->last_run;
+  DbPoint point;
+
+  if (run == G_MAXUINT || strcmp (g_array_index (batch->runs, DbRun, run).key, run_key) != 0)
+    {
+      gpointer found = g_hash_table_lookup (batch->run_index, run_key);
+
+      if (found == NULL)
+        {
+          DbRun added = { g_string_chunk_insert_const (batch->strings, run_key),
+                          g_string_chunk_insert_const (batch->strings, run_name),
+                          g_string_chunk_insert_const (batch->strings, group) };
+          g_array_append_val (batch->runs, added);
+          run = batch->runs->len - 1;
+          g_hash_table_insert (batch->run_index, (gpointer)added.key, GUINT_TO_POINTER (run + 1));
+        }
+      else
+        run = GPOINTER_TO_UINT (found) - 1;
+      batch->last_run = run;
+    }
+  point = (DbPoint){ run,
+                     p->precision,
+                     g_string_chunk_insert_const (batch->strings, p->tag),
+                     p->step_key != NULL ? g_string_chunk_insert_const (batch->strings, p->step_key)
+                                         : NULL,
+                     p->step,
+                     p->wall_time,
+                     p->value };
+  g_array_append_val (batch->points, point);
+}
+
+static void
+collect_diag_cb (goffset offset, const char *message, gpointer user_data)
+{
+  DbBatch *batch = user_data;
+
+  g_ptr_array_add (batch->diags, g_strdup (message));
+}
+
+/* Writes what one batch read (@read_error: the read failed after it) in one transaction, the
+ * file's record moved on to @last. *@stop when there was nothing to remember. */
+static gboolean
+db_write_batch (MultiCtx *m, DwFormat format, DwFileRecord *rec, const struct stat *st,
+                DbBatch *batch, GError *read_error, gint64 last, gboolean *stop, GError **error)
+{
+  DwIngester *self = m->c->self;
+  FeedCtx *c = m->c;
+  GError *err = NULL;
+
+  if (!dw_store_begin_appending (self->store, error))
+    return FALSE;
+  dw_store_set_source_rank (self->store, dw_ingest_feed_format_rank (format));
+  for (guint i = 0; i < batch->points->len && c->error == NULL; i++)
+    {
+      const DbPoint *point = &g_array_index (batch->points, DbPoint, i);
+      const DbRun *run = &g_array_index (batch->runs, DbRun, point->run);
+      DwScalarPoint sp = { point->tag,   point->step,     point->wall_time,
+                           point->value, point->step_key, point->precision };
+
+      on_run_point_cb (run->key, run->name, run->group, &sp, m);
+    }
+  dw_ingest_feed_flush (c);
+  for (guint i = 0; i < batch->diags->len; i++)
+    on_db_diag_cb (0, batch->diags->pdata[i], m);
+  if (read_error != NULL)
+    {
+      g_clear_error (&c->error);
+      on_db_diag_cb (0, read_error->message, m);
+    }
+  if (c->error != NULL)
+    return dw_ingester_fail_tx (self, error, g_steal_pointer (&c->error));
+  if (rec->run_id == 0)
+    rec->run_id = m->first_run;
+  if (rec->run_id == 0)
+    {
+      /* no metric row yet: nothing to remember, looked at again when it changes */
+      dw_store_rollback (self->store);
+      dw_ingester_report_note (c->report, _ ("%s: no metric rows yet"), m->path);
+      *stop = TRUE;
+      return TRUE;
+    }
+  rec->offset = last;
+  rec->format = format;
+  dw_ingester_fill_identity (rec, st);
+  if (c->max_step > rec->max_step)
+    rec->max_step = c->max_step;
+  if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
+    return dw_ingester_fail_tx (self, error, err);
+  return TRUE;
+}
+
 /* A trackio project database or an MLflow SQL store: rows after the stored id, one Driftwatch
- * run per run of the database. */
+ * run per run of the database, read a batch at a time outside the store's transaction. */
 gboolean
 dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, DwFormat format,
                    DwFileRecord *rec, DwIngestReport *report, GError **error)
@@ -117,9 +265,8 @@ dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, Dw
   g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (Pending));
   FeedCtx c = { self, report, path, 0, tags, NULL, 0, G_MININT64, G_MININT64, NULL, pending };
   MultiCtx m = { &c, path, dw_ingest_runs_format_framework (format), NULL, run_ids, 0 };
-  gint64 last;
-  GError *err = NULL;
-  gboolean read_ok;
+  gint64 deadline = g_get_monotonic_time () + (gint64)DB_READ_BUDGET_MS * 1000;
+  gboolean ok = TRUE, stop = FALSE;
 
   /* a database deleted and created again (a project started over) numbers its rows from 1
    * again: read it from its first row, newer values replace those of the same steps */
@@ -128,48 +275,36 @@ dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, Dw
           || dw_sqlite_max_rowid (path, "metrics") < rec->offset))
     {
       dw_ingester_report_note (
-        report,
-        _ ("%s: a new database in place of the one read before: read from its "
-           "first row"),
+        report, _ ("%s: a new database in place of the one read before: read from its first row"),
         path);
       rec->offset = 0;
     }
-  last = rec->offset;
-  if (!dw_store_begin (self->store, error))
-    return FALSE;
-  dw_store_set_source_rank (self->store, dw_ingest_feed_format_rank (format));
-  read_ok = format == DW_FORMAT_TRACKIO_SQLITE
-              ? dw_trackio_read (path, rec->offset, DB_READ_BUDGET_MS, on_run_point_cb,
-                                 on_db_diag_cb, &m, &last, &err)
-              : dw_mlflow_read_runs (path, rec->offset, DB_READ_BUDGET_MS, on_run_point_cb,
-                                     on_db_diag_cb, &m, &last, &err);
-  dw_ingest_feed_flush (&c);
+  while (ok && !stop)
+    {
+      gint64 after = rec->offset, last = rec->offset;
+      gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+      DbBatch batch = { 0 };
+      GError *read_error = NULL;
+      gboolean read_ok;
+
+      if (left_ms <= 0)
+        break; /* the reader said so; the rest is read next time */
+      db_batch_init (&batch);
+      read_ok
+        = format == DW_FORMAT_TRACKIO_SQLITE
+            ? dw_trackio_read (path, after, (guint)left_ms, DB_BATCH_ROWS_TRACKIO, collect_point_cb,
+                               collect_diag_cb, &batch, &last, &read_error)
+            : dw_mlflow_read_runs (path, after, (guint)left_ms, DB_BATCH_ROWS_MLFLOW,
+                                   collect_point_cb, collect_diag_cb, &batch, &last, &read_error);
+      g_clear_pointer (&m.cur_key, g_free); /* a new transaction: the run is looked up again */
+      c.n_points = 0;
+      ok = db_write_batch (&m, format, rec, st, &batch, read_error, last, &stop, error);
+      if (ok && report != NULL)
+        report->n_points += c.n_points;
+      stop |= !read_ok || last == after;
+      g_clear_error (&read_error);
+      db_batch_reset (&batch);
+    }
   g_free (m.cur_key);
-  if (!read_ok)
-    {
-      g_clear_error (&c.error);
-      on_db_diag_cb (0, err->message, &m);
-      g_clear_error (&err);
-    }
-  if (c.error != NULL)
-    return dw_ingester_fail_tx (self, error, c.error);
-  if (rec->run_id == 0)
-    rec->run_id = m.first_run;
-  if (rec->run_id == 0)
-    {
-      /* no metric row yet: nothing to remember, looked at again when it changes */
-      dw_store_rollback (self->store);
-      dw_ingester_report_note (report, _ ("%s: no metric rows yet"), path);
-      return TRUE;
-    }
-  rec->offset = last;
-  rec->format = format;
-  dw_ingester_fill_identity (rec, st);
-  if (c.max_step > rec->max_step)
-    rec->max_step = c.max_step;
-  if (!dw_store_put_file (self->store, rec, &err) || !dw_store_commit (self->store, &err))
-    return dw_ingester_fail_tx (self, error, err);
-  if (report != NULL)
-    report->n_points += c.n_points;
-  return TRUE;
+  return ok;
 }

@@ -130,23 +130,64 @@ report_conflicts (FeedCtx *c)
     }
 }
 
+/* The pending points as rows in (tag, arrival) order: a counting sort by tag, stable, so a later
+ * write of a (tag, step) stays after the earlier one and wins. Each tag's steps mostly come in
+ * increasing order, so every insert lands next to the previous one in the points b-tree
+ * (several times faster than the logged order, all tags of a step). The comparison sort it
+ * replaces took 5 % of an ingest. NULL when the tag ids are too sparse for it. */
+static DwPointRow *
+rows_by_tag (GArray *pending)
+{
+  const Pending *points = (const Pending *)(void *)pending->data;
+  gint64 low = G_MAXINT64, high = G_MININT64;
+  g_autofree guint *starts = NULL;
+  DwPointRow *rows;
+  gsize range;
+
+  for (guint i = 0; i < pending->len; i++)
+    {
+      low = MIN (low, points[i].tag_id);
+      high = MAX (high, points[i].tag_id);
+    }
+  range = (gsize)(high - low) + 1;
+  if (high - low < 0 || range > MAX (4096u, 2u * (gsize)pending->len))
+    return NULL;
+  starts = g_new0 (guint, range + 1);
+  for (guint i = 0; i < pending->len; i++)
+    starts[points[i].tag_id - low + 1]++;
+  for (gsize k = 1; k <= range; k++)
+    starts[k] += starts[k - 1];
+  rows = g_new (DwPointRow, pending->len);
+  for (guint i = 0; i < pending->len; i++)
+    rows[starts[points[i].tag_id - low]++]
+      = (DwPointRow){ points[i].tag_id, points[i].step, points[i].wall_time, points[i].value };
+  return rows;
+}
+
 void
 dw_ingest_feed_flush (FeedCtx *c)
 {
   if (c->error == NULL && c->pending->len > 0)
     {
-      DwPointRow *rows = (DwPointRow *)(void *)c->pending->data;
+      g_autofree DwPointRow *sorted = NULL;
+      DwPointRow *rows;
 
       if (c->check_conflicts)
         report_conflicts (c);
       if (c->error != NULL)
         return;
-      g_array_sort (c->pending, cmp_pending);
-      /* compact in place: a DwPointRow is a Pending without its seq */
-      for (guint i = 0; i < c->pending->len; i++)
+      sorted = rows_by_tag (c->pending);
+      rows = sorted;
+      if (rows == NULL)
         {
-          const Pending p = g_array_index (c->pending, Pending, i);
-          rows[i] = (DwPointRow){ p.tag_id, p.step, p.wall_time, p.value };
+          g_array_sort (c->pending, cmp_pending);
+          /* compact in place: a DwPointRow is a Pending without its seq */
+          rows = (DwPointRow *)(void *)c->pending->data;
+          for (guint i = 0; i < c->pending->len; i++)
+            {
+              const Pending p = g_array_index (c->pending, Pending, i);
+              rows[i] = (DwPointRow){ p.tag_id, p.step, p.wall_time, p.value };
+            }
         }
       dw_store_put_points (c->self->store, c->run_id, rows, c->pending->len, &c->error);
     }

@@ -296,7 +296,7 @@ log_read_chunk (LogJob *job, GError **error)
       job->cap = want;
     }
   if (!dw_ingester_read_at (job->fd, job->path, job->pos, job->buf, want, error)
-      || !dw_store_begin (job->self->store, error))
+      || !dw_store_begin_appending (job->self->store, error))
     return LOG_CHUNK_FAILED;
   g_hash_table_remove_all (job->tags);
   dw_store_set_source_rank (job->self->store, c.base_rank);
@@ -344,7 +344,7 @@ log_read_tail (LogJob *job, GError **error)
   if (!dw_ingester_read_at (job->fd, job->path, job->pos, line, tail, error))
     return FALSE;
   line[tail] = '\n';
-  if (!dw_store_begin (job->self->store, error))
+  if (!dw_store_begin_appending (job->self->store, error))
     return FALSE;
   g_hash_table_remove_all (job->tags);
   dw_store_set_source_rank (job->self->store, c.base_rank);

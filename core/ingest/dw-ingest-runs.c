@@ -230,24 +230,59 @@ dw_ingest_runs_infer_generation (DwIngester *self, gint64 run_id, GError **error
   return TRUE;
 }
 
-/* Does the run hold files of another format than @format (a console + TensorBoard pair)? */
+/* Could a point of @path meet a stored copy from another source of the run: a file of another
+ * format (a console + TensorBoard pair), or another file of the same text format (two console
+ * logs or JSONL files in one run folder, written side by side)? TensorBoard and MLflow
+ * file-store files of one run are not checked against each other: a restart's newer event
+ * file replaces the older one's points (a launch), and MLflow keeps one file per metric. */
 gboolean
 dw_ingest_runs_has_other_sources (DwIngester *self, gint64 run_id, int format, const char *path,
                                   GError **error)
 {
+  GError *err = NULL;
+  gint64 other_max;
+
   /* indexed: listing every file record per file made ingest quadratic in files */
-  return dw_store_run_has_other_formats (self->store, run_id, format, error);
+  if (dw_store_run_has_other_formats (self->store, run_id, format, &err))
+    return TRUE;
+  if (err != NULL)
+    {
+      g_propagate_error (error, err);
+      return FALSE;
+    }
+  if (format != DW_FORMAT_VERL_CONSOLE && format != DW_FORMAT_SLIME_CONSOLE
+      && format != DW_FORMAT_VERL_JSONL)
+    return FALSE;
+  other_max = dw_store_get_files_max_step (self->store, run_id, format, path, error);
+  return other_max != G_MININT64;
 }
 
 /* Merges @add (a JSON object) into the run's stored meta: members of @add win, except that an
  * inferred generation never replaces one the log gave. */
+/* @object as JSON text, its members in name order: the stored meta does not depend on which of a
+ * run's files was read first (a folder ingested whole or watched as it is written). */
+static char *
+meta_to_sorted_json (JsonObject *object)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (GList) members = g_list_sort (json_object_get_members (object), (GCompareFunc)strcmp);
+  g_autoptr (JsonObject) sorted = json_object_new ();
+  g_autoptr (JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+
+  for (GList *l = members; l != NULL; l = l->next)
+    json_object_set_member (sorted, l->data,
+                            json_node_copy (json_object_get_member (object, l->data)));
+  json_node_set_object (root, sorted);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
 static gboolean
 merge_run_meta (DwIngester *self, gint64 run_id, const char *add, GError **error)
 {
   g_autofree char *old = dw_store_get_run_meta (self->store, run_id, error);
   g_autoptr (JsonParser) po = json_parser_new ();
   g_autoptr (JsonParser) pa = json_parser_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
   JsonObject *o, *a;
   g_autofree char *out = NULL;
 
@@ -259,7 +294,10 @@ merge_run_meta (DwIngester *self, gint64 run_id, const char *add, GError **error
   a = json_node_get_object (json_parser_get_root (pa));
   if (old == NULL || !json_parser_load_from_data (po, old, -1, NULL)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (po)))
-    return dw_store_set_run_meta (self->store, run_id, add, error);
+    {
+      out = meta_to_sorted_json (a);
+      return dw_store_set_run_meta (self->store, run_id, out, error);
+    }
   o = json_node_get_object (json_parser_get_root (po));
   if (g_strcmp0 (json_object_get_string_member_with_default (a, "generation_source", ""),
                  "inferred")
@@ -271,8 +309,7 @@ merge_run_meta (DwIngester *self, gint64 run_id, const char *add, GError **error
     for (GList *l = members; l != NULL; l = l->next)
       json_object_set_member (o, l->data, json_node_copy (json_object_get_member (a, l->data)));
   }
-  json_generator_set_root (gen, json_parser_get_root (po));
-  out = json_generator_to_data (gen, NULL);
+  out = meta_to_sorted_json (o);
   return dw_store_set_run_meta (self->store, run_id, out, error);
 }
 
@@ -328,6 +365,16 @@ run_of_source (DwIngester *self, const char *run_root, GError **error)
         return r->id;
     }
   return 0;
+}
+
+/* Is the stored run @run_id the experiment @experiment, or of no known experiment? */
+static gboolean
+run_is_experiment (DwIngester *self, gint64 run_id, const char *experiment)
+{
+  g_autofree char *meta = dw_store_get_run_meta (self->store, run_id, NULL);
+  g_autofree char *known = dw_run_meta_get_string (meta, "experiment");
+
+  return known == NULL || g_str_equal (known, experiment);
 }
 
 /* The run of a new log file: the experiment it belongs to when the log says (verl's printed
@@ -388,6 +435,15 @@ dw_ingest_runs_for_new_log (DwIngester *self, int fd, const char *path, DwFormat
       run_id = run_of_source (self, run_root, error);
       if (error != NULL && *error != NULL)
         return 0;
+      if (run_id != 0 && experiment != NULL && !run_is_experiment (self, run_id, experiment))
+        {
+          /* a run folder whose run is another experiment: a second training started from the
+           * same working directory (a new tensorboard_log/<project>/<experiment>/ appearing
+           * under `watch`). Its own run, rooted where `ingest` of the tree roots it: the
+           * experiment folder, or the log itself */
+          run_id = 0;
+          run_root = format == DW_FORMAT_TFEVENTS ? dir : path;
+        }
     }
   if (run_id == 0)
     /* named after the experiment when the log names it: the same name whichever of its files

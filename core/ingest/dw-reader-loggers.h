@@ -74,7 +74,7 @@ typedef void (*DwRunPointFunc) (const char *run_key, const char *run_name, const
 /* trackio's per-project SQLite database ({TRACKIO_DIR}/{project}.db): rows of `metrics` after
  * @after_id in id order, each JSON value that is a number (or "NaN"/"Infinity"/"-Infinity", as
  * trackio serialises them) as a point; nested objects give "outer/inner" tags. */
-gboolean dw_trackio_read (const char *path, gint64 after_id, guint budget_ms,
+gboolean dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, gint64 max_rows,
                           DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
                           gint64 *last_id, GError **error);
 
@@ -83,10 +83,11 @@ gboolean dw_trackio_read (const char *path, gint64 after_id, guint budget_ms,
  * exist). is_nan=1 gives NaN; ±1.7976931348623157e308, which MLflow stores for ±inf, gives
  * ±inf. */
 gboolean dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms,
-                              DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
-                              gint64 *last_rowid, GError **error);
+                              gint64 max_rows, DwRunPointFunc on_point, DwDiagFunc on_diag,
+                              gpointer user_data, gint64 *last_rowid, GError **error);
 
-/* Both: opened read-only, never written; a read that takes longer than @budget_ms (0: no limit)
- * stops with a diagnostic, the rows read so far count and *@last_* says where to resume. */
+/* Both: opened read-only, never written; at most @max_rows rows (0: all); a read that takes
+ * longer than @budget_ms (0: no limit) stops with a diagnostic, the rows read so far count and
+ * *@last_* says where to resume. */
 
 G_END_DECLS

@@ -239,8 +239,9 @@ emit_object (Emit *e, JsonObject *o, int depth)
 }
 
 gboolean
-dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointFunc on_point,
-                 DwDiagFunc on_diag, gpointer user_data, gint64 *last_id, GError **error)
+dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, gint64 max_rows,
+                 DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data, gint64 *last_id,
+                 GError **error)
 {
   sqlite3 *db = open_ro (path, error);
   sqlite3_stmt *st = NULL;
@@ -260,9 +261,9 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointF
   with_ids = has_column (db, "metrics", "run_id");
   if (sqlite3_prepare_v2 (db,
                           with_ids ? "SELECT id, run_id, run_name, step, timestamp, metrics "
-                                     "FROM metrics WHERE id > ?1 ORDER BY id"
+                                     "FROM metrics WHERE id > ?1 ORDER BY id LIMIT ?2"
                                    : "SELECT id, run_name, run_name, step, timestamp, metrics "
-                                     "FROM metrics WHERE id > ?1 ORDER BY id",
+                                     "FROM metrics WHERE id > ?1 ORDER BY id LIMIT ?2",
                           -1, &st, NULL)
       != SQLITE_OK)
     {
@@ -272,6 +273,7 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, DwRunPointF
       goto out;
     }
   sqlite3_bind_int64 (st, 1, after_id);
+  sqlite3_bind_int64 (st, 2, max_rows > 0 ? max_rows : -1);
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       gint64 id = sqlite3_column_int64 (st, 0);
@@ -321,8 +323,9 @@ out:
 }
 
 gboolean
-dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, DwRunPointFunc on_point,
-                     DwDiagFunc on_diag, gpointer user_data, gint64 *last_rowid, GError **error)
+dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, gint64 max_rows,
+                     DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data,
+                     gint64 *last_rowid, GError **error)
 {
   sqlite3 *db = open_ro (path, error);
   sqlite3_stmt *st = NULL;
@@ -346,12 +349,12 @@ dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, DwRu
           ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, r.name, "
             "e.name FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid LEFT JOIN "
             "experiments e ON e.experiment_id = r.experiment_id WHERE m.rowid > ?1 ORDER BY "
-            "m.rowid"
+            "m.rowid LIMIT ?2"
         : with_runs ? "SELECT m.rowid, m.key, m.value, m.timestamp, m.step, m.is_nan, m.run_uuid, "
                       "r.name, NULL FROM metrics m LEFT JOIN runs r ON r.run_uuid = m.run_uuid "
-                      "WHERE m.rowid > ?1 ORDER BY m.rowid"
+                      "WHERE m.rowid > ?1 ORDER BY m.rowid LIMIT ?2"
                     : "SELECT rowid, key, value, timestamp, step, is_nan, run_uuid, NULL, NULL "
-                      "FROM metrics WHERE rowid > ?1 ORDER BY rowid",
+                      "FROM metrics WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
         -1, &st, NULL)
       != SQLITE_OK)
     {
@@ -360,6 +363,7 @@ dw_mlflow_read_runs (const char *path, gint64 after_rowid, guint budget_ms, DwRu
       goto out;
     }
   sqlite3_bind_int64 (st, 1, after_rowid);
+  sqlite3_bind_int64 (st, 2, max_rows > 0 ? max_rows : -1);
   while ((rc = sqlite3_step (st)) == SQLITE_ROW)
     {
       const char *key = (const char *)sqlite3_column_text (st, 1);

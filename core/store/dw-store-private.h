@@ -31,7 +31,7 @@ typedef enum
   DW_STORE_N_STMTS
 } DwStoreStmtId;
 
-#define DW_STORE_PUT_POINTS_ROWS 32
+#define DW_STORE_PUT_POINTS_ROWS 128
 
 /* First/last step and wall time of the points a transaction wrote to one run. */
 typedef struct
@@ -55,7 +55,8 @@ struct _DwStore
   int rank;              /* precision rank of the points being written */
   gint64 keep_tokens;    /* per-run budget of copied per-token bytes, -1: no limit */
   DwStoreRunAcc *acc;
-  gboolean wal_seen; /* the -wal file existed after our last commit (recover_lost_wal) */
+  gboolean wal_seen;         /* the -wal file existed after our last commit (recover_lost_wal) */
+  gboolean foreign_keys_off; /* dw_store_begin_appending() until commit or rollback */
 };
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)

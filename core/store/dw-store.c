@@ -223,6 +223,32 @@ dw_store_begin (DwStore *self, GError **error)
 }
 
 gboolean
+dw_store_begin_appending (DwStore *self, GError **error)
+{
+  g_return_val_if_fail (DW_IS_STORE (self), FALSE);
+  if (!_dw_store_query_check_writable (self, error)
+      || !_dw_store_query_exec (self, "PRAGMA foreign_keys = OFF", "starting a write", error))
+    return FALSE;
+  self->foreign_keys_off = TRUE;
+  if (dw_store_begin (self, error))
+    return TRUE;
+  sqlite3_exec (self->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+  self->foreign_keys_off = FALSE;
+  return FALSE;
+}
+
+/* After dw_store_begin_appending()'s transaction (a no-op inside one, so after it). */
+static void
+resume_foreign_keys (DwStore *self)
+{
+  if (self->foreign_keys_off && sqlite3_get_autocommit (self->db))
+    {
+      sqlite3_exec (self->db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
+      self->foreign_keys_off = FALSE;
+    }
+}
+
+gboolean
 dw_store_in_transaction (DwStore *self)
 {
   return !sqlite3_get_autocommit (self->db);
@@ -243,6 +269,7 @@ dw_store_commit (DwStore *self, GError **error)
       dw_store_rollback (self);
       return FALSE;
     }
+  resume_foreign_keys (self);
   if (!self->wal_seen)
     {
       g_autofree char *wal = g_strconcat (self->path, "-wal", NULL);
@@ -260,6 +287,7 @@ dw_store_rollback (DwStore *self)
   g_hash_table_remove_all (self->tag_cache);
   if (!sqlite3_get_autocommit (self->db))
     sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+  resume_foreign_keys (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */

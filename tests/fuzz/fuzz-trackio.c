@@ -95,13 +95,13 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
       sqlite3_finalize (st);
       sqlite3_close (db);
     }
-  dw_trackio_read (path, 0, 2000, count_cb, diag_cb, &n, &last, &error);
+  dw_trackio_read (path, 0, 2000, 0, count_cb, diag_cb, &n, &last, &error);
   if (last < 0)
     abort ();
   g_clear_error (&error);
   last = 0;
   /* a corrupt file is also handed to the MLflow SQL store reader */
-  dw_mlflow_read_runs (path, 0, 2000, count_cb, diag_cb, &n, &last, &error);
+  dw_mlflow_read_runs (path, 0, 2000, 0, count_cb, diag_cb, &n, &last, &error);
   if (last < 0)
     abort ();
   g_unlink (path);

@@ -592,6 +592,106 @@ test_mlflow_tmp_db (Fixture *f, gconstpointer data)
   }
 }
 
+/* Reading a foreign MLflow store must not hold our store's write lock (issue 14: the read of a
+ * foreign file used to run inside the store's transaction). Real case: verl's /tmp/mlruns.db
+ * while the trainer commits to it (a rollback-journal SQLite file locked EXCLUSIVE by the
+ * trainer's commit, so our read waits in SQLite's busy handler), and `watch` or the window
+ * writing to the same store meanwhile. That other writer (a 300 ms busy timeout) is never
+ * refused while the ingest waits on the foreign file; the rows come in on the next ingest. */
+typedef struct
+{
+  DwIngester *ing;
+  const char *path;
+  int done;
+  gboolean ok;
+} IngestJob;
+
+static gpointer
+ingest_worker (gpointer data)
+{
+  IngestJob *job = data;
+  g_autoptr (GError) error = NULL;
+  DwIngestReport r;
+
+  dw_ingest_report_init (&r);
+  job->ok = dw_ingester_ingest_path (job->ing, job->path, &r, &error);
+  dw_ingest_report_clear (&r);
+  g_atomic_int_set (&job->done, 1);
+  return NULL;
+}
+
+static void
+test_mlflow_read_unlocked (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dst = g_build_filename (f->dir, "mlruns.db", NULL);
+  g_autofree char *store_path = g_build_filename (f->dir, "store.db", NULL);
+  const char *uuid = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+  IngestJob job = { f->ing, dst, 0, FALSE };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) other = NULL;
+  g_autoptr (GThread) thread = NULL;
+  guint attempts = 0, refused = 0;
+  sqlite3 *db = dw_fx_mlflow_sqlite_create (dst);
+  sqlite3 *locker = NULL;
+  gint64 t0;
+
+  (void)data;
+  dw_fx_mlflow_sqlite_run (db, 1, "verl_gsm8k", uuid, "qwen7b_grpo");
+  for (gint64 s = 1; s <= 3; s++)
+    dw_fx_mlflow_sqlite_log (db, uuid, "rollout_corr/kl", 0.001 * (double)s, 1767225600000 + s, s);
+  sqlite3_close (db);
+  ingest (f, dst, NULL);
+  g_assert_cmpint (sqlite3_open (dst, &db), ==, SQLITE_OK);
+  for (gint64 s = 4; s <= 6; s++)
+    dw_fx_mlflow_sqlite_log (db, uuid, "rollout_corr/kl", 0.001 * (double)s, 1767225600000 + s, s);
+  sqlite3_close (db);
+
+  /* the trainer's commit holds the foreign file */
+  g_assert_cmpint (sqlite3_open (dst, &locker), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (locker, "BEGIN EXCLUSIVE", NULL, NULL, NULL), ==, SQLITE_OK);
+  other = dw_store_open (store_path, &error);
+  g_assert_no_error (error);
+  dw_store_set_busy_timeout (other, 300);
+  thread = g_thread_new ("ingest", ingest_worker, &job);
+  t0 = g_get_monotonic_time ();
+  while (!g_atomic_int_get (&job.done) && g_get_monotonic_time () - t0 < 10 * G_USEC_PER_SEC)
+    {
+      g_autoptr (GError) busy = NULL;
+      g_autofree char *name = g_strdup_printf ("other-writer-%u", attempts);
+
+      attempts++;
+      if (!dw_store_begin (other, &busy)
+          || dw_store_ensure_run (other, name, "unknown", NULL, &busy) == 0
+          || !dw_store_commit (other, &busy))
+        {
+          g_test_message ("refused after %.2f s: %s",
+                          (double)(g_get_monotonic_time () - t0) / G_USEC_PER_SEC, busy->message);
+          refused++;
+          if (dw_store_in_transaction (other))
+            dw_store_rollback (other);
+        }
+      g_usleep (100 * 1000);
+    }
+  g_thread_join (g_steal_pointer (&thread));
+  sqlite3_exec (locker, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close (locker);
+  g_assert_true (job.ok);
+  /* the ingest waited on the foreign file for seconds (SQLite's busy wait) */
+  g_assert_cmpint (g_get_monotonic_time () - t0, >, G_USEC_PER_SEC);
+  g_assert_cmpuint (attempts, >=, 5);
+  g_assert_cmpuint (refused, ==, 0);
+
+  /* the rows the locked read could not get come in on the next ingest */
+  ingest (f, dst, NULL);
+  {
+    Points got;
+    points_init (&got);
+    store_points (f->store, run_named (f->store, "qwen7b_grpo"), &got);
+    g_assert_cmpuint (got.n, ==, 6);
+    points_clear (&got);
+  }
+}
+
 /* The bare metrics table of tests/data/ingest/mlflow.db (no runs table): runs are named by
  * their run_uuid. */
 static void
@@ -834,7 +934,7 @@ test_trackio_budget (Fixture *f, gconstpointer data)
       gint64 from = last;
       reads++;
       g_assert_true (
-        dw_trackio_read (path, last, 5, count_run_point, on_diag, &got, &last, &error));
+        dw_trackio_read (path, last, 5, 0, count_run_point, on_diag, &got, &last, &error));
       g_assert_no_error (error);
       if (got.diags->len > before)
         {
@@ -1039,6 +1139,8 @@ main (int argc, char **argv)
   g_test_add_func ("/loggers/mlflow-file/lines", test_mlflow_file_lines);
   g_test_add ("/loggers/mlflow-file/ingest", Fixture, NULL, fixture_setup, test_mlflow_file,
               fixture_teardown);
+  g_test_add ("/loggers/mlflow-sqlite/read-outside-store-lock", Fixture, NULL, fixture_setup,
+              test_mlflow_read_unlocked, fixture_teardown);
   g_test_add ("/loggers/mlflow-sqlite/bare", Fixture, NULL, fixture_setup, test_mlflow_bare,
               fixture_teardown);
   g_test_add ("/loggers/mlflow-sqlite/tmp-mlruns-db", Fixture, NULL, fixture_setup,

@@ -846,6 +846,51 @@ test_cli (Fixture *f, gconstpointer data)
   }
 }
 
+/* Real case: two console logs of the same format in one run folder, both naming the same
+ * experiment (two trainings launched with the same experiment_name, their stdout tee'd into the
+ * same folder, written side by side). b.log goes on after a.log's last step; then a.log grows
+ * with its own steps 4–5, which b.log already gave with other values. That is no later launch
+ * (a.log does not go back), it is two sources disagreeing: reported, as across formats. */
+static void
+test_same_format_conflict (Fixture *f, gconstpointer data)
+{
+  g_autofree char *run_dir = g_build_filename (f->dir, "exp-run", NULL);
+  g_autofree char *a_path = g_build_filename (run_dir, "a.log", NULL);
+  g_autofree char *b_path = g_build_filename (run_dir, "b.log", NULL);
+  DwFixtureConsole spec_a
+    = { .project = "proj", .experiment = "exp_same", .first_step = 1, .last_step = 3 };
+  DwFixtureConsole spec_b
+    = { .project = "proj", .experiment = "exp_same", .first_step = 4, .last_step = 6 };
+  DwFixtureConsole spec_grow = { .first_step = 4, .last_step = 5, .launch = 1 };
+  g_autoptr (GString) a = dw_fixture_verl_console (&spec_a);
+  g_autoptr (GString) b = dw_fixture_verl_console (&spec_b);
+  g_autoptr (GString) grow = dw_fixture_verl_console (&spec_grow);
+  DwIngestReport r;
+
+  (void)data;
+  dw_fixture_write (a_path, a->str, (gssize)a->len);
+  dw_fixture_write (b_path, b->str, (gssize)b->len);
+  dw_ingest_report_init (&r);
+  ingest (f, run_dir, &r);
+  g_assert_false (notes_contain (&r, "disagree", NULL));
+  g_assert_false (notes_contain (&r, "later launch", NULL));
+  dw_ingest_report_clear (&r);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  {
+    g_autoptr (DwRunInfo) run = run_named (f->store, "exp_same");
+    assert_values (f->store, run->id, 1, 6, 0, 0, FALSE);
+  }
+
+  g_string_append_len (a, grow->str, (gssize)grow->len);
+  dw_fixture_write (a_path, a->str, (gssize)a->len);
+  dw_ingest_report_init (&r);
+  ingest (f, run_dir, &r);
+  g_assert_true (notes_contain (&r, "a.log", "two sources disagree"));
+  g_assert_true (notes_contain (&r, "more values disagree", NULL));
+  dw_ingest_report_clear (&r);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -862,5 +907,6 @@ main (int argc, char **argv)
   ADD ("/real-logs/run-meta", test_run_meta);
   ADD ("/real-logs/wandb-panel-runs", test_wandb_panel_runs);
   ADD ("/real-logs/verl-workdir-parts", test_verl_workdir_parts);
+  ADD ("/real-logs/same-format-conflict", test_same_format_conflict);
   return g_test_run ();
 }

@@ -254,12 +254,53 @@ test_late_tree (Fixture *f, gconstpointer data)
   g_assert_cmpuint (f->errors->len, ==, 0);
 }
 
+/* Real case: verl's working directory (its stdout naming pp/paired, and
+ * tensorboard_log/pp/paired/) is watched as one run; then a second training is started from the
+ * same directory with another experiment_name, and tensorboard_log/pp/second/ appears. That
+ * experiment is a run of its own, as `ingest` of the tree gives, not more points of "paired". */
+static void
+test_new_experiment_in_run_folder (Fixture *f, gconstpointer data)
+{
+  DwFixtureConsole spec = {
+    .project = "pp", .experiment = "paired", .first_step = 1, .last_step = 6, .preamble_bytes = 9000
+  };
+  g_autoptr (GString) log = dw_fixture_verl_console (&spec);
+  g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 6, 0, 0, 1.79e9);
+  g_autoptr (GByteArray) ev2 = dw_fixture_tfevents (1, 4, 1, 3, 1.8e9);
+  g_autofree char *p = g_strdup_printf ("%s/work/train.log", f->root);
+  g_autofree char *t = g_strdup_printf (
+    "%s/work/tensorboard_log/pp/paired/events.out.tfevents.1795353214.a.1.0", f->root);
+  g_autofree char *t2 = g_strdup_printf (
+    "%s/work/tensorboard_log/pp/second/events.out.tfevents.1795999999.a.2.0", f->root);
+
+  (void)data;
+  write_in_pieces (p, (const guint8 *)log->str, log->len, 2048);
+  write_in_pieces (t, ev->data, ev->len, 300);
+  settle (f);
+  g_assert_cmpuint (n_runs (f->store), ==, 1);
+  write_in_pieces (t2, ev2->data, ev2->len, 100);
+  settle (f);
+  g_assert_cmpuint (n_runs (f->store), ==, 2);
+  {
+    g_autoptr (DwRunInfo) paired = dw_store_find_run (f->store, "paired", NULL);
+    g_autoptr (DwRunInfo) second = dw_store_find_run (f->store, "second", NULL);
+    g_assert_nonnull (paired);
+    g_assert_nonnull (second);
+    g_assert_cmpint (paired->last_step, ==, 6);
+    g_assert_cmpint (second->last_step, ==, 4);
+  }
+  assert_like_clean (f);
+  g_assert_cmpuint (f->errors->len, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/watch-real/late-490k-preamble", Fixture, NULL, fixture_set_up, test_late_preamble,
               fixture_tear_down);
+  g_test_add ("/watch-real/new-experiment-in-run-folder", Fixture, NULL, fixture_set_up,
+              test_new_experiment_in_run_folder, fixture_tear_down);
   g_test_add ("/watch-real/late-tree", Fixture, NULL, fixture_set_up, test_late_tree,
               fixture_tear_down);
   return g_test_run ();
