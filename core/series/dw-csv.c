@@ -16,11 +16,11 @@ dw_csv_field (GString *out, const char *text)
       return;
     }
   g_string_append_c (out, '"');
-  for (const char *p = text; *p; p++)
+  for (const char *cursor = text; *cursor; cursor++)
     {
-      if (*p == '"')
+      if (*cursor == '"')
         g_string_append_c (out, '"');
-      g_string_append_c (out, *p);
+      g_string_append_c (out, *cursor);
     }
   g_string_append_c (out, '"');
 }

@@ -32,8 +32,8 @@ dw_plot_series_new (double smoothing)
   DwPlotSeries *self = g_new0 (DwPlotSeries, 1);
 
   self->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
-  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
-    self->x[i] = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint index = 0; index < G_N_ELEMENTS (self->x); index++)
+    self->x[index] = g_array_new (FALSE, FALSE, sizeof (double));
   self->restarts = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->restart_steps = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   self->raw = dw_pyramid_new ();
@@ -48,8 +48,8 @@ dw_plot_series_free (DwPlotSeries *self)
   if (self == NULL)
     return;
   g_array_unref (self->steps);
-  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
-    g_array_unref (self->x[i]);
+  for (guint index = 0; index < G_N_ELEMENTS (self->x); index++)
+    g_array_unref (self->x[index]);
   g_array_unref (self->restarts);
   g_hash_table_unref (self->restart_steps);
   dw_pyramid_free (self->raw);
@@ -60,7 +60,7 @@ dw_plot_series_free (DwPlotSeries *self)
 static void
 resmooth (DwPlotSeries *self)
 {
-  gsize n = dw_pyramid_get_length (self->raw);
+  gsize count = dw_pyramid_get_length (self->raw);
   g_autofree double *out = NULL;
 
   g_clear_pointer (&self->smoothed, dw_pyramid_free);
@@ -68,10 +68,10 @@ resmooth (DwPlotSeries *self)
   if (self->smoothing <= 0.0)
     return;
   self->smoothed = dw_pyramid_new ();
-  out = g_new (double, MAX (n, 1));
-  if (!dw_ema_append (&self->ema, dw_pyramid_get_values (self->raw), n, out))
-    dw_ema_smooth (dw_pyramid_get_values (self->raw), n, self->smoothing, out);
-  dw_pyramid_append (self->smoothed, out, n);
+  out = g_new (double, MAX (count, 1));
+  if (!dw_ema_append (&self->ema, dw_pyramid_get_values (self->raw), count, out))
+    dw_ema_smooth (dw_pyramid_get_values (self->raw), count, self->smoothing, out);
+  dw_pyramid_append (self->smoothed, out, count);
 }
 
 void
@@ -96,8 +96,8 @@ static void
 truncate_at (DwPlotSeries *self, gsize length)
 {
   g_array_set_size (self->steps, length);
-  for (guint i = 0; i < G_N_ELEMENTS (self->x); i++)
-    g_array_set_size (self->x[i], length);
+  for (guint index = 0; index < G_N_ELEMENTS (self->x); index++)
+    g_array_set_size (self->x[index], length);
   dw_pyramid_truncate (self->raw, length);
 }
 
@@ -122,41 +122,42 @@ dw_plot_series_append (DwPlotSeries *self, const gint64 *steps, const double *wa
   /* A restart rewrites steps: drop what it replaces (TensorBoard's newest-write-wins). */
   if (self->steps->len > 0 && steps[0] <= g_array_index (self->steps, gint64, self->steps->len - 1))
     {
-      gsize keep = 0, hi = self->steps->len;
-      while (keep < hi)
+      gsize keep = 0, high = self->steps->len;
+      while (keep < high)
         {
-          gsize mid = keep + (hi - keep) / 2;
+          gsize mid = keep + (high - keep) / 2;
           if (g_array_index (self->steps, gint64, mid) < steps[0])
             keep = mid + 1;
           else
-            hi = mid;
+            high = mid;
         }
       truncate_at (self, keep);
       dw_plot_series_add_restart (self, steps[0]);
       truncated = TRUE;
     }
   old_len = self->steps->len;
-  for (gsize i = 0; i < n; i++)
+  for (gsize index = 0; index < n; index++)
     {
-      double prev_wall
-        = old_len + i > 0 ? g_array_index (self->x[DW_X_WALL], double, old_len + i - 1) : NAN;
-      double w = wall_times != NULL ? wall_times[i] : NAN;
-      double sx = (double)steps[i];
+      double prev_wall = old_len + index > 0
+                           ? g_array_index (self->x[DW_X_WALL], double, old_len + index - 1)
+                           : NAN;
+      double wall = wall_times != NULL ? wall_times[index] : NAN;
+      double step_x = (double)steps[index];
       double rel;
 
-      if (isfinite (w))
+      if (isfinite (wall))
         {
           if (!self->has_wall)
-            self->first_wall = w;
+            self->first_wall = wall;
           self->has_wall = TRUE;
         }
       /* Keep x non-decreasing: carry the last known time over gaps and clock steps back. */
-      if (!isfinite (w) || (isfinite (prev_wall) && w < prev_wall))
-        w = prev_wall;
-      rel = isfinite (w) ? w - self->first_wall : NAN;
-      g_array_append_val (self->steps, steps[i]);
-      g_array_append_val (self->x[DW_X_STEP], sx);
-      g_array_append_val (self->x[DW_X_WALL], w);
+      if (!isfinite (wall) || (isfinite (prev_wall) && wall < prev_wall))
+        wall = prev_wall;
+      rel = isfinite (wall) ? wall - self->first_wall : NAN;
+      g_array_append_val (self->steps, steps[index]);
+      g_array_append_val (self->x[DW_X_STEP], step_x);
+      g_array_append_val (self->x[DW_X_WALL], wall);
       g_array_append_val (self->x[DW_X_RELATIVE], rel);
     }
   dw_pyramid_append (self->raw, values, n);
@@ -236,29 +237,29 @@ dw_plot_series_get_memory (const DwPlotSeries *self)
 gssize
 dw_plot_series_nearest (const DwPlotSeries *self, DwXMode mode, double x)
 {
-  gsize n = self->steps->len;
-  const double *xs = dw_plot_series_get_x (self, mode);
-  gsize i;
+  gsize count = self->steps->len;
+  const double *values = dw_plot_series_get_x (self, mode);
+  gsize index;
 
-  if (n == 0)
+  if (count == 0)
     return -1;
-  i = dw_lower_bound (xs, n, x);
-  if (i == n)
-    return n - 1;
-  if (i > 0 && x - xs[i - 1] <= xs[i] - x)
+  index = dw_lower_bound (values, count, x);
+  if (index == count)
+    return count - 1;
+  if (index > 0 && x - values[index - 1] <= values[index] - x)
     {
       /* Several points can share an x (wall time carried over): take the first of them. */
-      i = dw_lower_bound (xs, n, xs[i - 1]);
+      index = dw_lower_bound (values, count, values[index - 1]);
     }
-  return i;
+  return index;
 }
 
 double
 dw_plot_series_x_of_step (const DwPlotSeries *self, DwXMode mode, gint64 step)
 {
-  gssize i = dw_plot_series_nearest (self, DW_X_STEP, (double)step);
+  gssize index = dw_plot_series_nearest (self, DW_X_STEP, (double)step);
 
-  if (i < 0)
+  if (index < 0)
     return NAN;
-  return dw_plot_series_get_x (self, mode)[i];
+  return dw_plot_series_get_x (self, mode)[index];
 }

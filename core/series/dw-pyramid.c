@@ -84,9 +84,9 @@ dw_pyramid_get_memory (const DwPyramid *self)
 {
   gsize bytes = sizeof *self + self->values->len * sizeof (double);
 
-  for (guint i = 0; i < self->levels->len; i++)
+  for (guint index = 0; index < self->levels->len; index++)
     {
-      Level *level = g_ptr_array_index (self->levels, i);
+      Level *level = g_ptr_array_index (self->levels, index);
       bytes += level->min->len * (2 * sizeof (double) + 1);
     }
   return bytes;
@@ -113,13 +113,13 @@ take_value (double v, DwRange *r)
 static inline void
 take_node (const Level *level, gsize i, DwRange *r)
 {
-  double mn = g_array_index (level->min, double, i);
-  double mx = g_array_index (level->max, double, i);
+  double minimum = g_array_index (level->min, double, i);
+  double maximum = g_array_index (level->max, double, i);
 
-  if (mn < r->min)
-    r->min = mn;
-  if (mx > r->max)
-    r->max = mx;
+  if (minimum < r->min)
+    r->min = minimum;
+  if (maximum > r->max)
+    r->max = maximum;
   r->flags |= level->flags->data[i];
 }
 
@@ -138,7 +138,7 @@ rebuild_tail (DwPyramid *self, gsize from_index)
 {
   gsize child_len = self->values->len;
   gsize from = from_index;
-  guint k = 0;
+  guint depth = 0;
 
   while (child_len > 1)
     {
@@ -146,38 +146,38 @@ rebuild_tail (DwPyramid *self, gsize from_index)
       gsize parent_len = (child_len + B - 1) / B;
       gsize first = from / B;
 
-      if (k >= self->levels->len)
+      if (depth >= self->levels->len)
         g_ptr_array_add (self->levels, level_new ());
-      level = g_ptr_array_index (self->levels, k);
+      level = g_ptr_array_index (self->levels, depth);
       g_array_set_size (level->min, parent_len);
       g_array_set_size (level->max, parent_len);
       g_byte_array_set_size (level->flags, parent_len);
 
-      for (gsize p = first; p < parent_len; p++)
+      for (gsize parent = first; parent < parent_len; parent++)
         {
-          DwRange r = { INFINITY, -INFINITY, 0 };
-          gsize end = MIN ((p + 1) * B, child_len);
+          DwRange range = { INFINITY, -INFINITY, 0 };
+          gsize end = MIN ((parent + 1) * B, child_len);
 
-          if (k == 0)
-            for (gsize c = p * B; c < end; c++)
-              take_value (g_array_index (self->values, double, c), &r);
+          if (depth == 0)
+            for (gsize child_index = parent * B; child_index < end; child_index++)
+              take_value (g_array_index (self->values, double, child_index), &range);
           else
             {
-              Level *child = g_ptr_array_index (self->levels, k - 1);
-              for (gsize c = p * B; c < end; c++)
-                take_node (child, c, &r);
+              Level *child = g_ptr_array_index (self->levels, depth - 1);
+              for (gsize child_index = parent * B; child_index < end; child_index++)
+                take_node (child, child_index, &range);
             }
-          g_array_index (level->min, double, p) = r.min;
-          g_array_index (level->max, double, p) = r.max;
-          level->flags->data[p] = r.flags;
+          g_array_index (level->min, double, parent) = range.min;
+          g_array_index (level->max, double, parent) = range.max;
+          level->flags->data[parent] = range.flags;
         }
       child_len = parent_len;
       from = first;
-      k++;
+      depth++;
     }
   /* Levels above the top are stale after a truncation. */
-  if (self->levels->len > k)
-    g_ptr_array_set_size (self->levels, k);
+  if (self->levels->len > depth)
+    g_ptr_array_set_size (self->levels, depth);
 }
 
 void
@@ -208,7 +208,7 @@ dw_pyramid_truncate (DwPyramid *self, gsize length)
 void
 dw_pyramid_range (const DwPyramid *self, gsize lo, gsize hi, DwRange *out)
 {
-  guint k = 0;
+  guint depth = 0;
   guint n_levels = self->levels->len + 1;
 
   out->min = INFINITY;
@@ -218,36 +218,36 @@ dw_pyramid_range (const DwPyramid *self, gsize lo, gsize hi, DwRange *out)
 
   while (lo < hi)
     {
-      const Level *level = k > 0 ? g_ptr_array_index (self->levels, k - 1) : NULL;
+      const Level *level = depth > 0 ? g_ptr_array_index (self->levels, depth - 1) : NULL;
 
-      if (k + 1 < n_levels && hi - lo >= 2 * B)
+      if (depth + 1 < n_levels && hi - lo >= 2 * B)
         {
           /* Peel the unaligned ends at this level, continue with whole blocks above. */
           while (lo < hi && lo % B != 0)
             {
-              if (k == 0)
+              if (depth == 0)
                 take_value (g_array_index (self->values, double, lo), out);
               else
                 take_node (level, lo, out);
               lo++;
             }
-          while (lo < hi && hi % B != 0 && hi != level_length (self, k))
+          while (lo < hi && hi % B != 0 && hi != level_length (self, depth))
             {
               hi--;
-              if (k == 0)
+              if (depth == 0)
                 take_value (g_array_index (self->values, double, hi), out);
               else
                 take_node (level, hi, out);
             }
           lo /= B;
           hi = (hi + B - 1) / B;
-          k++;
+          depth++;
         }
       else
         {
           for (; lo < hi; lo++)
             {
-              if (k == 0)
+              if (depth == 0)
                 take_value (g_array_index (self->values, double, lo), out);
               else
                 take_node (level, lo, out);
@@ -259,50 +259,50 @@ dw_pyramid_range (const DwPyramid *self, gsize lo, gsize hi, DwRange *out)
 gsize
 dw_lower_bound (const double *x, gsize n, double value)
 {
-  gsize lo = 0, hi = n;
+  gsize low = 0, high = n;
 
-  while (lo < hi)
+  while (low < high)
     {
-      gsize mid = lo + (hi - lo) / 2;
+      gsize mid = low + (high - low) / 2;
       if (x[mid] < value)
-        lo = mid + 1;
+        low = mid + 1;
       else
-        hi = mid;
+        high = mid;
     }
-  return lo;
+  return low;
 }
 
 void
 dw_pyramid_columns (const DwPyramid *self, const double *x, double x0, double x1, guint width,
                     DwColumn *columns)
 {
-  gsize n = self->values->len;
-  const double *v = dw_pyramid_get_values (self);
-  double dx = (x1 - x0) / width;
-  gsize lo;
+  gsize count = self->values->len;
+  const double *value = dw_pyramid_get_values (self);
+  double delta = (x1 - x0) / width;
+  gsize low;
 
   g_return_if_fail (width > 0);
-  lo = dw_lower_bound (x, n, x0);
-  for (guint c = 0; c < width; c++)
+  low = dw_lower_bound (x, count, x0);
+  for (guint column_index = 0; column_index < width; column_index++)
     {
-      DwColumn *col = &columns[c];
-      gsize hi;
-      DwRange r;
+      DwColumn *col = &columns[column_index];
+      gsize high;
+      DwRange range;
 
-      if (c + 1 == width) /* the last column includes x1 itself */
-        hi = lo + dw_lower_bound (x + lo, n - lo, nextafter (x1, INFINITY));
+      if (column_index + 1 == width) /* the last column includes x1 itself */
+        high = low + dw_lower_bound (x + low, count - low, nextafter (x1, INFINITY));
       else
-        hi = lo + dw_lower_bound (x + lo, n - lo, x0 + (c + 1) * dx);
-      col->lo = lo;
-      col->hi = hi;
-      if (hi > lo)
+        high = low + dw_lower_bound (x + low, count - low, x0 + (column_index + 1) * delta);
+      col->lo = low;
+      col->hi = high;
+      if (high > low)
         {
-          dw_pyramid_range (self, lo, hi, &r);
-          col->min = r.min;
-          col->max = r.max;
-          col->flags = r.flags;
-          col->first = v[lo];
-          col->last = v[hi - 1];
+          dw_pyramid_range (self, low, high, &range);
+          col->min = range.min;
+          col->max = range.max;
+          col->flags = range.flags;
+          col->first = value[low];
+          col->last = value[high - 1];
         }
       else
         {
@@ -311,6 +311,6 @@ dw_pyramid_columns (const DwPyramid *self, const double *x, double x0, double x1
           col->flags = 0;
           col->first = col->last = NAN;
         }
-      lo = hi;
+      low = high;
     }
 }

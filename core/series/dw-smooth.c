@@ -25,50 +25,50 @@ dw_ema_init (DwEmaState *state, double weight)
 gboolean
 dw_ema_append (DwEmaState *state, const double *values, gsize n, double *out)
 {
-  double w = state->weight;
+  double weight = state->weight;
   gboolean broke = FALSE;
   gsize start_n = state->n;
 
-  for (gsize i = 0; i < n; i++)
+  for (gsize index = 0; index < n; index++)
     {
-      double y = values[i];
-      double s;
+      double y_value = values[index];
+      double sum;
 
       if (state->n == 0)
-        state->first = y;
+        state->first = y_value;
       /* NaN != NaN, as with TensorBoard's `d.y === data[0].y`. */
-      if (state->constant && !(y == state->first))
+      if (state->constant && !(y_value == state->first))
         {
           state->constant = FALSE;
-          if (start_n == 0 && i > 0)
+          if (start_n == 0 && index > 0)
             {
               /* The constant prefix was written by this call: rewrite it smoothed. */
               DwEmaState replay;
-              dw_ema_init (&replay, w);
+              dw_ema_init (&replay, weight);
               replay.constant = FALSE;
-              dw_ema_append (&replay, values, i, out);
+              dw_ema_append (&replay, values, index, out);
             }
           else
             broke = state->n > 0;
         }
       state->n++;
-      if (!isfinite (y))
+      if (!isfinite (y_value))
         {
-          out[i] = y;
+          out[index] = y_value;
           continue;
         }
-      state->last = w * state->last + (1 - w) * y;
+      state->last = weight * state->last + (1 - weight) * y_value;
       state->k++;
-      if (w == 1.0)
-        s = state->last;
+      if (weight == 1.0)
+        sum = state->last;
       else
         {
           /* Once w^k underflows to 0 the debias divisor is exactly 1. */
           if (state->wk != 0.0)
-            state->wk *= w;
-          s = state->last / (1 - state->wk);
+            state->wk *= weight;
+          sum = state->last / (1 - state->wk);
         }
-      out[i] = state->constant ? y : s;
+      out[index] = state->constant ? y_value : sum;
     }
   return !broke;
 }
@@ -79,8 +79,8 @@ dw_ema_smooth (const double *values, gsize n, double weight, double *out)
   DwEmaState state;
   gboolean constant = TRUE;
 
-  for (gsize i = 1; i < n && constant; i++)
-    constant = values[i] == values[0];
+  for (gsize index = 1; index < n && constant; index++)
+    constant = values[index] == values[0];
   if (constant)
     {
       memcpy (out, values, n * sizeof (double));
@@ -94,34 +94,34 @@ dw_ema_smooth (const double *values, gsize n, double weight, double *out)
 double
 dw_select_kth (double *a, gsize n, gsize k)
 {
-  gsize lo = 0, hi = n - 1;
+  gsize low = 0, high = n - 1;
 
-  while (lo < hi)
+  while (low < high)
     {
-      double pivot = a[lo + (hi - lo) / 2];
-      gsize i = lo, j = hi;
+      double pivot = a[low + (high - low) / 2];
+      gsize index = low, inner = high;
 
-      while (i <= j)
+      while (index <= inner)
         {
-          while (a[i] < pivot)
-            i++;
-          while (a[j] > pivot)
-            j--;
-          if (i <= j)
+          while (a[index] < pivot)
+            index++;
+          while (a[inner] > pivot)
+            inner--;
+          if (index <= inner)
             {
-              double t = a[i];
-              a[i] = a[j];
-              a[j] = t;
-              i++;
-              if (j == 0)
+              double swap = a[index];
+              a[index] = a[inner];
+              a[inner] = swap;
+              index++;
+              if (inner == 0)
                 break;
-              j--;
+              inner--;
             }
         }
-      if (k <= j)
-        hi = j;
-      else if (k >= i)
-        lo = i;
+      if (k <= inner)
+        high = inner;
+      else if (k >= index)
+        low = index;
       else
         break;
     }
@@ -132,21 +132,21 @@ gboolean
 dw_quantile_bounds (const double *values, gsize n, double lo_q, double hi_q, double *out_lo,
                     double *out_hi)
 {
-  g_autofree double *a = g_new (double, MAX (n, 1));
-  gsize m = 0;
+  g_autofree double *finite = g_new (double, MAX (n, 1));
+  gsize finite_count = 0;
 
-  for (gsize i = 0; i < n; i++)
-    if (isfinite (values[i]))
-      a[m++] = values[i];
-  if (m == 0)
+  for (gsize index = 0; index < n; index++)
+    if (isfinite (values[index]))
+      finite[finite_count++] = values[index];
+  if (finite_count == 0)
     return FALSE;
-  if (m <= 2)
+  if (finite_count <= 2)
     {
-      *out_lo = MIN (a[0], a[m - 1]);
-      *out_hi = MAX (a[0], a[m - 1]);
+      *out_lo = MIN (finite[0], finite[finite_count - 1]);
+      *out_hi = MAX (finite[0], finite[finite_count - 1]);
       return TRUE;
     }
-  *out_lo = dw_select_kth (a, m, (gsize)ceil ((m - 1) * lo_q));
-  *out_hi = dw_select_kth (a, m, (gsize)floor ((m - 1) * hi_q));
+  *out_lo = dw_select_kth (finite, finite_count, (gsize)ceil ((finite_count - 1) * lo_q));
+  *out_hi = dw_select_kth (finite, finite_count, (gsize)floor ((finite_count - 1) * hi_q));
   return TRUE;
 }
