@@ -45,10 +45,10 @@ dw_export_format_name (DwExportFormat format)
 gboolean
 dw_export_format_from_name (const char *name, DwExportFormat *out)
 {
-  for (int f = 0; name && f < DW_N_EXPORT_FORMATS; f++)
-    if (strcmp (name, dw_config_export_format_names[f]) == 0)
+  for (int format = 0; name && format < DW_N_EXPORT_FORMATS; format++)
+    if (strcmp (name, dw_config_export_format_names[format]) == 0)
       {
-        *out = (DwExportFormat)f;
+        *out = (DwExportFormat)format;
         return TRUE;
       }
   return FALSE;
@@ -63,13 +63,13 @@ dw_export_accepted_keys (DwGeneration gen)
   static gsize initialised;
   if (g_once_init_enter (&initialised))
     {
-      for (int g = 0; g < DW_N_GENERATIONS; g++)
+      for (int generation = 0; generation < DW_N_GENERATIONS; generation++)
         {
-          const DwSchema *schema = dw_schema_get ((DwGeneration)g);
+          const DwSchema *schema = dw_schema_get ((DwGeneration)generation);
           gsize count = MIN (schema->n_keys, (gsize)DW_CONFIG_MAX_KEYS);
           for (gsize index = 0; index < count; index++)
-            names[g][index] = schema->keys[index].name;
-          names[g][count] = NULL;
+            names[generation][index] = schema->keys[index].name;
+          names[generation][count] = NULL;
         }
       g_once_init_leave (&initialised, 1);
     }
@@ -124,12 +124,12 @@ dw_config_export_append_float (GString *out, double f, gboolean yaml)
   else
     {
       dw_python_float_repr (f, buf, sizeof buf);
-      char *e = strchr (buf, 'e');
-      if (yaml && e && !memchr (buf, '.', e - buf))
+      char *exponent = strchr (buf, 'e');
+      if (yaml && exponent && !memchr (buf, '.', exponent - buf))
         {
-          g_string_append_len (out, buf, e - buf);
+          g_string_append_len (out, buf, exponent - buf);
           g_string_append (out, ".0");
-          g_string_append (out, e);
+          g_string_append (out, exponent);
         }
       else
         g_string_append (out, buf);
@@ -139,8 +139,8 @@ dw_config_export_append_float (GString *out, double f, gboolean yaml)
 static gboolean
 dw_config_export_has_control (const char *s)
 {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-    if (*p < 0x20 || *p == 0x7f)
+  for (const unsigned char *cursor = (const unsigned char *)s; *cursor; cursor++)
+    if (*cursor < 0x20 || *cursor == 0x7f)
       return TRUE;
   return FALSE;
 }
@@ -187,25 +187,25 @@ dw_config_export_append_yaml_value (GString *out, const DwValue *v)
     {
       /* double-quoted: the only YAML style that keeps newlines and tabs as they are */
       g_string_append_c (out, '"');
-      for (const unsigned char *p = (const unsigned char *)v->s; *p; p++)
+      for (const unsigned char *cursor = (const unsigned char *)v->s; *cursor; cursor++)
         {
-          if (*p == '"' || *p == '\\')
-            g_string_append_printf (out, "\\%c", *p);
-          else if (*p < 0x20 || *p == 0x7f)
-            g_string_append_printf (out, "\\x%02x", *p);
+          if (*cursor == '"' || *cursor == '\\')
+            g_string_append_printf (out, "\\%c", *cursor);
+          else if (*cursor < 0x20 || *cursor == 0x7f)
+            g_string_append_printf (out, "\\x%02x", *cursor);
           else
-            g_string_append_c (out, (char)*p);
+            g_string_append_c (out, (char)*cursor);
         }
       g_string_append_c (out, '"');
     }
   else
     {
       g_string_append_c (out, '\'');
-      for (const char *p = v->s; *p; p++)
+      for (const char *cursor = v->s; *cursor; cursor++)
         {
-          if (*p == '\'')
+          if (*cursor == '\'')
             g_string_append_c (out, '\'');
-          g_string_append_c (out, *p);
+          g_string_append_c (out, *cursor);
         }
       g_string_append_c (out, '\'');
     }
@@ -217,11 +217,11 @@ dw_config_export_append_hydra_value (GString *out, const DwValue *v)
   if (dw_config_export_append_scalar (out, v, FALSE))
     return;
   g_string_append_c (out, '\'');
-  for (const char *p = v->s; *p; p++)
+  for (const char *cursor = v->s; *cursor; cursor++)
     {
-      if (*p == '\'' || *p == '\\')
+      if (*cursor == '\'' || *cursor == '\\')
         g_string_append_c (out, '\\');
-      g_string_append_c (out, *p);
+      g_string_append_c (out, *cursor);
     }
   g_string_append_c (out, '\'');
 }
@@ -236,8 +236,8 @@ dw_config_export_append_shell_word (GString *out, const char *w)
     g_string_append_printf (out, "\"%s\"", w);
   else
     {
-      g_autofree char *q = g_shell_quote (w);
-      g_string_append (out, q);
+      g_autofree char *quoted = g_shell_quote (w);
+      g_string_append (out, quoted);
     }
 }
 
@@ -271,12 +271,12 @@ dw_config_export_check (const DwConfig *config, GError **error)
           return FALSE;
         }
     }
-  DwCorrectionError ce;
-  if (!dw_correction_check_config (config, &ce))
+  DwCorrectionError config_error;
+  if (!dw_correction_check_config (config, &config_error))
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
-                   _ ("%s would reject this config: %s: %s"), gen, dw_error_kind_name (ce.kind),
-                   ce.message);
+                   _ ("%s would reject this config: %s: %s"), gen,
+                   dw_error_kind_name (config_error.kind), config_error.message);
       return FALSE;
     }
   return TRUE;
@@ -430,18 +430,18 @@ dw_config_export_append_yaml (GString *out, const DwConfig *config)
 static GPtrArray *
 dw_config_export_hydra_overrides (const DwConfig *config)
 {
-  GPtrArray *l = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *overrides = g_ptr_array_new_with_free_func (g_free);
   for (const char *const *k = dw_export_accepted_keys (config->generation); *k; k++)
     {
       const DwValue *value = dw_config_get (config, *k);
       if (value == NULL)
         continue;
-      GString *o = g_string_new (dw_export_section (config->generation));
-      g_string_append_printf (o, ".%s=", *k);
-      dw_config_export_append_hydra_value (o, value);
-      g_ptr_array_add (l, g_string_free (o, FALSE));
+      GString *output = g_string_new (dw_export_section (config->generation));
+      g_string_append_printf (output, ".%s=", *k);
+      dw_config_export_append_hydra_value (output, value);
+      g_ptr_array_add (overrides, g_string_free (output, FALSE));
     }
-  return l;
+  return overrides;
 }
 
 char *
@@ -544,9 +544,9 @@ dw_config_export_string (const char *config_json, const char *target, const char
   DwExportFormat fmt = DW_EXPORT_FORMAT_YAML;
   if (!dw_config_syntax_parse_target (target, format, &gen, &fmt, error))
     return NULL;
-  DwConfig c;
-  dw_config_init (&c, gen);
-  if (!dw_config_merge_json (&c, config_json, error))
+  DwConfig config;
+  dw_config_init (&config, gen);
+  if (!dw_config_merge_json (&config, config_json, error))
     return NULL;
-  return dw_config_export (&c, fmt, error);
+  return dw_config_export (&config, fmt, error);
 }

@@ -65,12 +65,13 @@ dw_config_import_key (DwConfigImporter *im, const char *key, const DwValue *v, g
 static gboolean
 dw_config_import_finish (DwConfigImporter *im, GError **error)
 {
-  DwCorrectionError ce;
-  if (!dw_correction_check_config (im->config, &ce))
+  DwCorrectionError config_error;
+  if (!dw_correction_check_config (im->config, &config_error))
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
                    _ ("%s: %s would reject this config: %s: %s"), im->source,
-                   dw_generation_name (im->gen), dw_error_kind_name (ce.kind), ce.message);
+                   dw_generation_name (im->gen), dw_error_kind_name (config_error.kind),
+                   config_error.message);
       return FALSE;
     }
   return TRUE;
@@ -91,8 +92,9 @@ dw_config_import_node_to_json (yaml_document_t *doc, yaml_node_t *n, GString *ou
     }
   if (n->type == YAML_SCALAR_NODE)
     {
-      g_autofree char *s = g_strndup ((const char *)n->data.scalar.value, n->data.scalar.length);
-      dw_json_append_string (out, s);
+      g_autofree char *scalar
+        = g_strndup ((const char *)n->data.scalar.value, n->data.scalar.length);
+      dw_json_append_string (out, scalar);
     }
   else if (n->type == YAML_SEQUENCE_NODE)
     {
@@ -109,13 +111,15 @@ dw_config_import_node_to_json (yaml_document_t *doc, yaml_node_t *n, GString *ou
   else if (n->type == YAML_MAPPING_NODE)
     {
       g_string_append_c (out, '{');
-      for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+      for (yaml_node_pair_t *pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top;
+           pair++)
         {
-          if (p != n->data.mapping.pairs.start)
+          if (pair != n->data.mapping.pairs.start)
             g_string_append (out, ", ");
-          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, p->key), out, depth + 1);
+          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, pair->key), out,
+                                         depth + 1);
           g_string_append (out, ": ");
-          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, p->value), out,
+          dw_config_import_node_to_json (doc, yaml_document_get_node (doc, pair->value), out,
                                          depth + 1);
         }
       g_string_append_c (out, '}');
@@ -127,12 +131,14 @@ dw_config_import_mapping_get (yaml_document_t *doc, yaml_node_t *map, const char
 {
   if (map == NULL || map->type != YAML_MAPPING_NODE)
     return NULL;
-  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+       pair++)
     {
-      yaml_node_t *k = yaml_document_get_node (doc, p->key);
-      if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == strlen (key)
-          && memcmp (k->data.scalar.value, key, k->data.scalar.length) == 0)
-        return yaml_document_get_node (doc, p->value);
+      yaml_node_t *key_node = yaml_document_get_node (doc, pair->key);
+      if (key_node && key_node->type == YAML_SCALAR_NODE
+          && key_node->data.scalar.length == strlen (key)
+          && memcmp (key_node->data.scalar.value, key, key_node->data.scalar.length) == 0)
+        return yaml_document_get_node (doc, pair->value);
     }
   return NULL;
 }
@@ -148,19 +154,21 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
                    _ ("%s: expected a mapping of config keys"), position);
       return FALSE;
     }
-  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++)
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
+       pair++)
     {
-      yaml_node_t *k = yaml_document_get_node (doc, p->key);
-      yaml_node_t *v = yaml_document_get_node (doc, p->value);
-      gsize line = k ? k->start_mark.line + 1 : 0;
-      if (k == NULL || k->type != YAML_SCALAR_NODE || v == NULL)
+      yaml_node_t *key_node = yaml_document_get_node (doc, pair->key);
+      yaml_node_t *value_node = yaml_document_get_node (doc, pair->value);
+      gsize line = key_node ? key_node->start_mark.line + 1 : 0;
+      if (key_node == NULL || key_node->type != YAML_SCALAR_NODE || value_node == NULL)
         {
           g_autofree char *position = dw_config_import_where (im, line);
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
                        _ ("%s: a config key must be a plain name"), position);
           return FALSE;
         }
-      g_autofree char *key = g_strndup ((const char *)k->data.scalar.value, k->data.scalar.length);
+      g_autofree char *key
+        = g_strndup ((const char *)key_node->data.scalar.value, key_node->data.scalar.length);
       /* verl-0.6 keeps its keys among the other algorithm.* settings: only rollout_* are ours */
       if (only_rollout && !g_str_has_prefix (key, "rollout_"))
         continue;
@@ -176,12 +184,12 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
         }
       DwValue val;
       gboolean success = TRUE;
-      if (v->type == YAML_SCALAR_NODE)
+      if (value_node->type == YAML_SCALAR_NODE)
         {
-          g_autofree char *s
-            = g_strndup ((const char *)v->data.scalar.value, v->data.scalar.length);
+          g_autofree char *s = g_strndup ((const char *)value_node->data.scalar.value,
+                                          value_node->data.scalar.length);
           double num;
-          gboolean plain = v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+          gboolean plain = value_node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
           if (plain && dw_config_syntax_yaml_int_overflows (s))
             {
               g_autofree char *position = dw_config_import_where (im, line);
@@ -212,7 +220,7 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
       else
         {
           g_autoptr (GString) j = g_string_new (NULL);
-          dw_config_import_node_to_json (doc, v, j, 0);
+          dw_config_import_node_to_json (doc, value_node, j, 0);
           val = dw_value_none ();
           val.kind = DW_VALUE_OTHER;
           success = j->len < DW_VALUE_STR_MAX;
@@ -305,17 +313,17 @@ static gboolean
 dw_config_import_override (DwConfigImporter *im, const char *ov, gsize line, GError **error)
 {
   g_autofree char *position = dw_config_import_where (im, line);
-  const char *s = ov;
-  while (*s == '+')
-    s++;
-  const char *eq = strchr (s, '=');
-  if (*s == '~' || eq == NULL || eq == s)
+  const char *cursor = ov;
+  while (*cursor == '+')
+    cursor++;
+  const char *equals = strchr (cursor, '=');
+  if (*cursor == '~' || equals == NULL || equals == cursor)
     {
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
                    _ ("%s: not a Hydra override (KEY=VALUE): %s"), position, ov);
       return FALSE;
     }
-  g_autofree char *path = g_strstrip (g_strndup (s, eq - s));
+  g_autofree char *path = g_strstrip (g_strndup (cursor, equals - cursor));
   const char *sec = dw_export_section (im->gen);
   g_autofree char *prefix = g_strdup_printf ("%s.", sec);
   if (!g_str_has_prefix (path, prefix))
@@ -326,7 +334,7 @@ dw_config_import_override (DwConfigImporter *im, const char *ov, gsize line, GEr
     return TRUE;
   DwValue v;
   gboolean too_long;
-  if (!dw_config_syntax_resolve_hydra (eq + 1, &v, &too_long))
+  if (!dw_config_syntax_resolve_hydra (equals + 1, &v, &too_long))
     {
       if (too_long)
         g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
@@ -346,10 +354,10 @@ dw_config_import_hydra (DwConfigImporter *im, const char *text, GError **error)
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *l = g_strstrip (g_strdup (lines[index]));
-      if (*l == '\0' || *l == '#')
+      g_autofree char *line = g_strstrip (g_strdup (lines[index]));
+      if (*line == '\0' || *line == '#')
         continue;
-      if (!dw_config_import_override (im, l, index + 1, error))
+      if (!dw_config_import_override (im, line, index + 1, error))
         return FALSE;
     }
   return TRUE;
@@ -446,9 +454,9 @@ dw_config_import_slime_flags (DwConfigImporter *im, char **argv, int argc, gbool
       if (equals)
         *equals = '\0';
       const DwConfigSlimeFlag *flag = NULL;
-      for (gsize f = 0; f < dw_config_syntax_n_slime_flags; f++)
-        if (strcmp (dw_config_syntax_slime_flags[f].flag, flag_name) == 0)
-          flag = &dw_config_syntax_slime_flags[f];
+      for (gsize flag_index = 0; flag_index < dw_config_syntax_n_slime_flags; flag_index++)
+        if (strcmp (dw_config_syntax_slime_flags[flag_index].flag, flag_name) == 0)
+          flag = &dw_config_syntax_slime_flags[flag_index];
       if (flag == NULL)
         {
           if (g_str_has_prefix (flag_name, "--tis") || g_str_has_prefix (flag_name, "--use-tis"))
@@ -542,12 +550,12 @@ dw_config_import_args (DwConfigImporter *im, const char *text, GError **error)
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   for (gsize index = 0; lines[index]; index++)
     {
-      g_autofree char *l = g_strstrip (g_strdup (lines[index]));
-      if (*l == '#')
+      g_autofree char *stripped = g_strstrip (g_strdup (lines[index]));
+      if (*stripped == '#')
         continue;
-      if (g_str_has_suffix (l, "\\"))
-        l[strlen (l) - 1] = ' ';
-      g_string_append_printf (joined, "%s ", l);
+      if (g_str_has_suffix (stripped, "\\"))
+        stripped[strlen (stripped) - 1] = ' ';
+      g_string_append_printf (joined, "%s ", stripped);
     }
   int argc = 0;
   g_auto (GStrv) argv = NULL;
@@ -652,10 +660,10 @@ dw_config_import_string (const char *text, const char *target, const char *forma
   dw_config_import_detect (text, -1, &gen, &fmt);
   if (!dw_config_syntax_parse_target (target, format, &gen, &fmt, error))
     return NULL;
-  DwConfig c;
-  if (!dw_config_import (text, -1, _ ("pasted text"), gen, fmt, &c, error))
+  DwConfig config;
+  if (!dw_config_import (text, -1, _ ("pasted text"), gen, fmt, &config, error))
     return NULL;
   GString *out = g_string_new (NULL);
-  dw_json_append_config (out, &c);
+  dw_json_append_config (out, &config);
   return g_string_free (out, FALSE);
 }

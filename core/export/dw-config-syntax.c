@@ -38,16 +38,18 @@ static double
 dw_config_syntax_parse_float (const char *s)
 {
   g_autoptr (GString) t = g_string_new (NULL);
-  for (const char *p = s; *p; p++)
-    if (*p != '_')
-      g_string_append_c (t, *p);
-  const char *q = t->str;
-  gboolean neg = *q == '-';
-  if (*q == '-' || *q == '+')
-    q++;
-  if (g_ascii_strcasecmp (q, ".inf") == 0 || g_ascii_strcasecmp (q, "inf") == 0)
+  for (const char *cursor = s; *cursor; cursor++)
+    if (*cursor != '_')
+      g_string_append_c (t, *cursor);
+  const char *cursor_digits = t->str;
+  gboolean neg = *cursor_digits == '-';
+  if (*cursor_digits == '-' || *cursor_digits == '+')
+    cursor_digits++;
+  if (g_ascii_strcasecmp (cursor_digits, ".inf") == 0
+      || g_ascii_strcasecmp (cursor_digits, "inf") == 0)
     return neg ? -INFINITY : INFINITY;
-  if (g_ascii_strcasecmp (q, ".nan") == 0 || g_ascii_strcasecmp (q, "nan") == 0)
+  if (g_ascii_strcasecmp (cursor_digits, ".nan") == 0
+      || g_ascii_strcasecmp (cursor_digits, "nan") == 0)
     return NAN;
   return g_ascii_strtod (t->str, NULL);
 }
@@ -68,16 +70,16 @@ dw_config_syntax_parse_int (const char *s, DwValue *v)
   const char *digits;
   guint base = 10;
 
-  for (const char *p = s + (*s == '-' || *s == '+'); *p; p++)
-    if (*p != '_')
-      g_string_append_c (t, *p);
+  for (const char *cursor = s + (*s == '-' || *s == '+'); *cursor; cursor++)
+    if (*cursor != '_')
+      g_string_append_c (t, *cursor);
   digits = t->str;
   if (strchr (digits, ':') != NULL)
     {
       g_auto (GStrv) parts = g_strsplit (digits, ":", -1);
-      for (char **q = parts; *q; q++)
+      for (char **part_text = parts; *part_text; part_text++)
         {
-          if (!g_ascii_string_to_unsigned (*q, 10, 0, G_MAXUINT64, &part, NULL)
+          if (!g_ascii_string_to_unsigned (*part_text, 10, 0, G_MAXUINT64, &part, NULL)
               || magnitude > (G_MAXUINT64 - part) / 60)
             return FALSE;
           magnitude = magnitude * 60 + part;
@@ -143,19 +145,20 @@ dw_config_syntax_resolve_yaml_plain (const char *s, gboolean omegaconf, DwValue 
 gboolean
 dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
 {
-  g_autofree char *s = g_strstrip (g_strdup (raw));
-  gsize count = strlen (s);
+  g_autofree char *stripped = g_strstrip (g_strdup (raw));
+  gsize count = strlen (stripped);
   *too_long = FALSE;
-  if (count && (s[0] == '\'' || s[0] == '"'))
+  if (count && (stripped[0] == '\'' || stripped[0] == '"'))
     {
-      char q = s[0];
+      char quote = stripped[0];
       g_autoptr (GString) out = g_string_new (NULL);
       gsize index = 1;
-      for (; index < count && s[index] != q; index++)
+      for (; index < count && stripped[index] != quote; index++)
         {
-          if (s[index] == '\\' && index + 1 < count && (s[index + 1] == q || s[index + 1] == '\\'))
+          if (stripped[index] == '\\' && index + 1 < count
+              && (stripped[index + 1] == quote || stripped[index + 1] == '\\'))
             index++;
-          g_string_append_c (out, s[index]);
+          g_string_append_c (out, stripped[index]);
         }
       if (index != count - 1)
         return FALSE;
@@ -167,30 +170,30 @@ dw_config_syntax_resolve_hydra (const char *raw, DwValue *v, gboolean *too_long)
       *v = dw_value_str (out->str);
       return TRUE;
     }
-  if (count && (s[0] == '[' || s[0] == '{'))
+  if (count && (stripped[0] == '[' || stripped[0] == '{'))
     {
       *v = dw_value_none ();
       v->kind = DW_VALUE_OTHER;
-      g_strlcpy (v->s, s, sizeof v->s);
+      g_strlcpy (v->s, stripped, sizeof v->s);
       return TRUE;
     }
-  if (g_ascii_strcasecmp (s, "null") == 0)
+  if (g_ascii_strcasecmp (stripped, "null") == 0)
     *v = dw_value_none ();
-  else if (g_ascii_strcasecmp (s, "true") == 0)
+  else if (g_ascii_strcasecmp (stripped, "true") == 0)
     *v = dw_value_bool (TRUE);
-  else if (g_ascii_strcasecmp (s, "false") == 0)
+  else if (g_ascii_strcasecmp (stripped, "false") == 0)
     *v = dw_value_bool (FALSE);
-  else if (dw_config_syntax_regex_match ("^[-+]?(0|[1-9](_?[0-9])*)$", s)
-           && dw_config_syntax_parse_int (s, v))
+  else if (dw_config_syntax_regex_match ("^[-+]?(0|[1-9](_?[0-9])*)$", stripped)
+           && dw_config_syntax_parse_int (stripped, v))
     ;
   else if (dw_config_syntax_regex_match (
              "^[-+]?(([0-9](_?[0-9])*)?\\.[0-9](_?[0-9])*|[0-9](_?[0-9])*\\.?)"
              "([eE][-+]?[0-9](_?[0-9])*)?$",
-             s)
-           || dw_config_syntax_regex_match ("^[-+]?([iI][nN][fF]|[nN][aA][nN])$", s))
-    *v = dw_value_float (dw_config_syntax_parse_float (s));
+             stripped)
+           || dw_config_syntax_regex_match ("^[-+]?([iI][nN][fF]|[nN][aA][nN])$", stripped))
+    *v = dw_value_float (dw_config_syntax_parse_float (stripped));
   else if (count < DW_VALUE_STR_MAX)
-    *v = dw_value_str (s);
+    *v = dw_value_str (stripped);
   else
     {
       *too_long = TRUE;
@@ -246,9 +249,9 @@ dw_config_syntax_parse_target (const char *target, const char *format, DwGenerat
   if (target && !dw_generation_from_name (target, gen))
     {
       g_autoptr (GPtrArray) releases = g_ptr_array_new ();
-      for (int g = 0; g < DW_N_GENERATIONS; g++)
+      for (int generation = 0; generation < DW_N_GENERATIONS; generation++)
         {
-          const DwGenerationInfo *info = dw_generation_info ((DwGeneration)g);
+          const DwGenerationInfo *info = dw_generation_info ((DwGeneration)generation);
           if (info->release && strcmp (info->framework, "verl") == 0)
             g_ptr_array_add (releases, (gpointer)info->name);
         }

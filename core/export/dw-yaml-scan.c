@@ -67,30 +67,30 @@ dw_yaml_scan_depth (const char *text, gsize len, guint max_depth, gsize *line)
       /* the rest of the line: flow collections, quoted scalars, a comment */
       for (; index < len && text[index] != '\n'; index++)
         {
-          char c = text[index];
+          char character = text[index];
 
-          if ((c == '\'' || c == '"')
+          if ((character == '\'' || character == '"')
               && (prev == ' ' || prev == ':' || prev == '[' || prev == '{' || prev == ','
                   || prev == '-'))
             {
               gsize end = yaml_scan_skip_quoted (text, len, index);
 
-              for (gsize k = index; k < end; k++)
-                *line += text[k] == '\n';
+              for (gsize position = index; position < end; position++)
+                *line += text[position] == '\n';
               index = end;
             }
-          else if (c == '#' && prev == ' ')
+          else if (character == '#' && prev == ' ')
             {
               while (index < len && text[index] != '\n')
                 index++;
               break;
             }
-          else if (c == '[' || c == '{')
+          else if (character == '[' || character == '{')
             {
               if (indents->len + items + ++flow > max_depth)
                 return FALSE;
             }
-          else if ((c == ']' || c == '}') && flow > 0)
+          else if ((character == ']' || character == '}') && flow > 0)
             flow--;
           if (index < len)
             prev = text[index];

@@ -113,9 +113,9 @@ void
 dw_health_append_event_text (GString *out, const DwHealthEvent *e)
 {
   g_autofree char *crossing = dw_health_event_format_crossing (e);
-  char v[G_ASCII_DTOSTR_BUF_SIZE];
+  char value_text[G_ASCII_DTOSTR_BUF_SIZE];
 
-  g_ascii_formatd (v, sizeof v, "%.6g", e->value);
+  g_ascii_formatd (value_text, sizeof value_text, "%.6g", e->value);
   g_string_append_printf (out, "%s  ", dw_health_severity_label (e->severity));
   if (e->first_step == e->last_step)
     /* TRANSLATORS: health report line: step, rule title, rule id */
@@ -127,7 +127,7 @@ dw_health_append_event_text (GString *out, const DwHealthEvent *e)
                             e->last_step, e->title, e->rule_id);
   if (isnan (e->threshold))
     /* TRANSLATORS: logged tag, value */
-    g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, v);
+    g_string_append_printf (out, _ ("    %s = %s\n"), e->tag, value_text);
   else
     /* TRANSLATORS: logged tag, "value > threshold (ratio×)", number of steps */
     g_string_append_printf (out, _ ("    %s: %s, fired on %" PRId64 " step(s)\n"), e->tag, crossing,

@@ -249,9 +249,10 @@ dw_health_severity_name (DwHealthSeverity severity)
 static void
 dw_health_format_number (char *buf, gsize size, double v)
 {
-  double a = fabs (v);
+  double magnitude = fabs (v);
 
-  g_ascii_formatd (buf, size, a != 0 && (a < 1e-3 || a >= 1e5) ? "%.2e" : "%.3g", v);
+  g_ascii_formatd (buf, size,
+                   magnitude != 0 && (magnitude < 1e-3 || magnitude >= 1e5) ? "%.2e" : "%.3g", v);
 }
 
 char *
@@ -259,26 +260,28 @@ dw_health_event_format_crossing (const DwHealthEvent *event)
 {
   const DwHealthRule *rule = dw_health_rule_lookup (event->rule_id);
   gboolean abs_rule = rule != NULL && rule->kind == DW_HEALTH_RULE_ABS_ABOVE;
-  char v[G_ASCII_DTOSTR_BUF_SIZE], t[G_ASCII_DTOSTR_BUF_SIZE], r[G_ASCII_DTOSTR_BUF_SIZE + 8];
-  double x = abs_rule ? fabs (event->value) : event->value;
+  char value_text[G_ASCII_DTOSTR_BUF_SIZE], threshold_text[G_ASCII_DTOSTR_BUF_SIZE],
+    ratio_text[G_ASCII_DTOSTR_BUF_SIZE + 8];
+  double compared = abs_rule ? fabs (event->value) : event->value;
 
-  dw_health_format_number (v, sizeof v, event->value);
+  dw_health_format_number (value_text, sizeof value_text, event->value);
   if (isnan (event->threshold) || !isfinite (event->value))
-    return g_strdup (v);
-  dw_health_format_number (t, sizeof t, event->threshold);
+    return g_strdup (value_text);
+  dw_health_format_number (threshold_text, sizeof threshold_text, event->threshold);
   /* the ratio to the bound, unless the bound is 0 */
   if (event->threshold != 0)
     {
-      g_ascii_formatd (r + 2, sizeof r - 4, fabs (x / event->threshold) >= 10 ? "%.1f" : "%.3g",
-                       x / event->threshold);
-      r[0] = ' ';
-      r[1] = '(';
-      strcat (r, "×)");
+      g_ascii_formatd (ratio_text + 2, sizeof ratio_text - 4,
+                       fabs (compared / event->threshold) >= 10 ? "%.1f" : "%.3g",
+                       compared / event->threshold);
+      ratio_text[0] = ' ';
+      ratio_text[1] = '(';
+      strcat (ratio_text, "×)");
     }
   else
-    r[0] = '\0';
-  return g_strdup_printf (abs_rule ? "|%s| %s %s%s" : "%s %s %s%s", v,
-                          x < event->threshold ? "<" : ">", t, r);
+    ratio_text[0] = '\0';
+  return g_strdup_printf (abs_rule ? "|%s| %s %s%s" : "%s %s %s%s", value_text,
+                          compared < event->threshold ? "<" : ">", threshold_text, ratio_text);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -301,48 +304,49 @@ dw_health_event_free (DwHealthEvent *event)
 DwHealthEvent *
 dw_health_event_copy (const DwHealthEvent *event)
 {
-  DwHealthEvent *c = g_new (DwHealthEvent, 1);
-  *c = *event;
-  c->rule_id = g_strdup (event->rule_id);
-  c->metric = g_strdup (event->metric);
-  c->tag = g_strdup (event->tag);
-  c->title = g_strdup (event->title);
-  c->explanation = g_strdup (event->explanation);
-  c->advice = g_strdup (event->advice);
-  return c;
+  DwHealthEvent *copy = g_new (DwHealthEvent, 1);
+  *copy = *event;
+  copy->rule_id = g_strdup (event->rule_id);
+  copy->metric = g_strdup (event->metric);
+  copy->tag = g_strdup (event->tag);
+  copy->title = g_strdup (event->title);
+  copy->explanation = g_strdup (event->explanation);
+  copy->advice = g_strdup (event->advice);
+  return copy;
 }
 
 gint
 dw_health_event_compare (gconstpointer pa, gconstpointer pb)
 {
-  const DwHealthEvent *a = *(DwHealthEvent *const *)pa, *b = *(DwHealthEvent *const *)pb;
-  if (a->first_step != b->first_step)
-    return a->first_step < b->first_step ? -1 : 1;
-  if (a->severity != b->severity)
-    return a->severity > b->severity ? -1 : 1;
-  gint ra = dw_health_rule_index (a->rule_id), rb = dw_health_rule_index (b->rule_id);
-  if (ra != rb)
-    return ra < rb ? -1 : 1;
-  return g_strcmp0 (a->tag, b->tag);
+  const DwHealthEvent *left = *(DwHealthEvent *const *)pa, *right = *(DwHealthEvent *const *)pb;
+  if (left->first_step != right->first_step)
+    return left->first_step < right->first_step ? -1 : 1;
+  if (left->severity != right->severity)
+    return left->severity > right->severity ? -1 : 1;
+  gint left_rank = dw_health_rule_index (left->rule_id),
+       right_rank = dw_health_rule_index (right->rule_id);
+  if (left_rank != right_rank)
+    return left_rank < right_rank ? -1 : 1;
+  return g_strcmp0 (left->tag, right->tag);
 }
 
 static DwHealthEvent *
 dw_health_event_new (const DwHealthRule *rule, const char *metric, const char *tag, gint64 step,
                      double value, double threshold)
 {
-  DwHealthEvent *e = g_new0 (DwHealthEvent, 1);
-  e->rule_id = g_strdup (rule->id);
-  e->severity = rule->severity;
-  e->metric = g_strdup (metric);
-  e->tag = g_strdup (tag);
-  e->first_step = e->last_step = step;
-  e->value = value;
-  e->threshold = threshold;
-  e->title = g_strdup (_ (rule->title));
-  e->explanation = g_strdup (_ (rule->explanation));
-  e->advice = g_strdup (_ (rule->advice));
-  e->n_steps = 1;
-  return e;
+  DwHealthEvent *event = g_new0 (DwHealthEvent, 1);
+  event->rule_id = g_strdup (rule->id);
+  event->severity = rule->severity;
+  event->metric = g_strdup (metric);
+  event->tag = g_strdup (tag);
+  event->first_step = event->last_step = step;
+  event->value = value;
+  event->threshold = threshold;
+  event->title = g_strdup (_ (rule->title));
+  event->explanation = g_strdup (_ (rule->explanation));
+  event->advice = g_strdup (_ (rule->advice));
+  event->n_steps = 1;
+  return event;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -352,25 +356,25 @@ dw_health_event_new (const DwHealthRule *rule, const char *metric, const char *t
 static double
 dw_health_median_inplace (double *a, gsize n)
 {
-  double hi = dw_select_kth (a, n, n / 2);
+  double upper = dw_select_kth (a, n, n / 2);
   if (n % 2)
-    return hi;
-  double lo = a[0];
+    return upper;
+  double lower = a[0];
   for (gsize index = 1; index < n / 2; index++)
-    lo = MAX (lo, a[index]);
-  return 0.5 * (lo + hi);
+    lower = MAX (lower, a[index]);
+  return 0.5 * (lower + upper);
 }
 
 /* Theil–Sen slope: median over pairs i < j of (x_j − x_i) / (s_j − s_i). */
 static double
 dw_health_theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
 {
-  gsize m = 0;
+  gsize slope_count = 0;
   for (gsize index = 0; index < n; index++)
     for (gsize inner = index + 1; inner < n; inner++)
       if (s[inner] != s[index])
-        scratch[m++] = (x[inner] - x[index]) / (double)(s[inner] - s[index]);
-  return m ? dw_health_median_inplace (scratch, m) : 0.0;
+        scratch[slope_count++] = (x[inner] - x[index]) / (double)(s[inner] - s[index]);
+  return slope_count ? dw_health_median_inplace (scratch, slope_count) : 0.0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -412,30 +416,30 @@ struct _DwHealthMonitor
 static void
 dw_health_series_state_free (gpointer p)
 {
-  SeriesState *s = p;
-  for (guint index = 0; index < s->n_rules; index++)
+  SeriesState *state = p;
+  for (guint index = 0; index < state->n_rules; index++)
     {
-      dw_health_event_free (s->states[index].event);
-      dw_health_event_free (s->states[index].critical_event);
-      if (s->states[index].x)
-        g_array_unref (s->states[index].x);
-      if (s->states[index].steps)
-        g_array_unref (s->states[index].steps);
+      dw_health_event_free (state->states[index].event);
+      dw_health_event_free (state->states[index].critical_event);
+      if (state->states[index].x)
+        g_array_unref (state->states[index].x);
+      if (state->states[index].steps)
+        g_array_unref (state->states[index].steps);
     }
-  g_free (s->states);
-  g_free (s->tag);
-  g_free (s->canonical);
-  g_free (s);
+  g_free (state->states);
+  g_free (state->tag);
+  g_free (state->canonical);
+  g_free (state);
 }
 
 DwHealthMonitor *
 dw_health_monitor_new (void)
 {
-  DwHealthMonitor *m = g_new0 (DwHealthMonitor, 1);
-  m->series = g_hash_table_new (g_str_hash, g_str_equal);
-  m->order = g_ptr_array_new_with_free_func (dw_health_series_state_free);
-  m->scratch = g_array_new (FALSE, FALSE, sizeof (double));
-  return m;
+  DwHealthMonitor *monitor = g_new0 (DwHealthMonitor, 1);
+  monitor->series = g_hash_table_new (g_str_hash, g_str_equal);
+  monitor->order = g_ptr_array_new_with_free_func (dw_health_series_state_free);
+  monitor->scratch = g_array_new (FALSE, FALSE, sizeof (double));
+  return monitor;
 }
 
 void
@@ -452,30 +456,31 @@ dw_health_monitor_free (DwHealthMonitor *monitor)
 static SeriesState *
 dw_health_series_state (DwHealthMonitor *m, const char *canonical, const char *tag)
 {
-  SeriesState *s = g_hash_table_lookup (m->series, tag);
-  if (s)
-    return s;
-  s = g_new0 (SeriesState, 1);
-  s->tag = g_strdup (tag);
-  s->canonical = g_strdup (canonical);
-  s->states = g_new0 (RuleState, G_N_ELEMENTS (rules));
+  SeriesState *state = g_hash_table_lookup (m->series, tag);
+  if (state)
+    return state;
+  state = g_new0 (SeriesState, 1);
+  state->tag = g_strdup (tag);
+  state->canonical = g_strdup (canonical);
+  state->states = g_new0 (RuleState, G_N_ELEMENTS (rules));
   for (guint index = 0; index < G_N_ELEMENTS (rules); index++)
     {
-      const DwHealthRule *r = &rules[index];
-      gboolean applies = r->metric ? g_strcmp0 (r->metric, canonical) == 0 : canonical != NULL;
+      const DwHealthRule *rule = &rules[index];
+      gboolean applies
+        = rule->metric ? g_strcmp0 (rule->metric, canonical) == 0 : canonical != NULL;
       if (!applies)
         continue;
-      RuleState *st = &s->states[s->n_rules++];
-      st->rule = r;
-      if (r->kind == DW_HEALTH_RULE_DRIFT)
+      RuleState *rule_state = &state->states[state->n_rules++];
+      rule_state->rule = rule;
+      if (rule->kind == DW_HEALTH_RULE_DRIFT)
         {
-          st->x = g_array_new (FALSE, FALSE, sizeof (double));
-          st->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
+          rule_state->x = g_array_new (FALSE, FALSE, sizeof (double));
+          rule_state->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
         }
     }
-  g_hash_table_insert (m->series, s->tag, s);
-  g_ptr_array_add (m->order, s);
-  return s;
+  g_hash_table_insert (m->series, state->tag, state);
+  g_ptr_array_add (m->order, state);
+  return state;
 }
 
 void
@@ -549,48 +554,50 @@ static gboolean
 dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, double *value,
                       double *threshold)
 {
-  const DwHealthDriftParams *p = &st->rule->drift;
-  double x = dw_health_drift_transform (p->transform, v);
-  if (!isfinite (x))
+  const DwHealthDriftParams *params = &st->rule->drift;
+  double transformed = dw_health_drift_transform (params->transform, v);
+  if (!isfinite (transformed))
     return FALSE; /* skipped: neither drifting nor breaking the confirmation run */
-  g_array_append_val (st->x, x);
+  g_array_append_val (st->x, transformed);
   g_array_append_val (st->steps, step);
   if (!st->has_baseline)
     {
-      if (st->x->len == p->baseline_points)
+      if (st->x->len == params->baseline_points)
         {
-          double *a = dw_health_scratch (m, st->x->len);
-          memcpy (a, st->x->data, st->x->len * sizeof (double));
-          st->baseline = dw_health_median_inplace (a, st->x->len);
+          double *scratch = dw_health_scratch (m, st->x->len);
+          memcpy (scratch, st->x->data, st->x->len * sizeof (double));
+          st->baseline = dw_health_median_inplace (scratch, st->x->len);
           for (guint index = 0; index < st->x->len; index++)
-            a[index] = fabs (g_array_index (st->x, double, index) - st->baseline);
-          st->baseline_sigma = 1.4826 * dw_health_median_inplace (a, st->x->len);
+            scratch[index] = fabs (g_array_index (st->x, double, index) - st->baseline);
+          st->baseline_sigma = 1.4826 * dw_health_median_inplace (scratch, st->x->len);
           st->has_baseline = TRUE;
         }
       return FALSE;
     }
   /* keep a sliding buffer of the points the windows need */
-  guint keep = MAX (p->window, p->slope_window);
+  guint keep = MAX (params->window, params->slope_window);
   if (st->x->len > 4 * keep)
     {
       g_array_remove_range (st->x, 0, st->x->len - keep);
       g_array_remove_range (st->steps, 0, st->steps->len - keep);
     }
-  const double *xs = (const double *)st->x->data;
-  const gint64 *ss = (const gint64 *)st->steps->data;
+  const double *values = (const double *)st->x->data;
+  const gint64 *steps = (const gint64 *)st->steps->data;
   guint len = st->x->len;
-  guint w = MIN (p->window, len);
-  double *a
-    = dw_health_scratch (m, MAX ((gsize)w, (gsize)p->slope_window * p->slope_window / 2 + 1));
-  memcpy (a, xs + len - w, w * sizeof (double));
-  double med = dw_health_median_inplace (a, w);
-  double bound = MAX (st->baseline * p->factor, st->baseline + p->min_delta);
+  guint window = MIN (params->window, len);
+  double *scratch = dw_health_scratch (
+    m, MAX ((gsize)window, (gsize)params->slope_window * params->slope_window / 2 + 1));
+  memcpy (scratch, values + len - window, window * sizeof (double));
+  double med = dw_health_median_inplace (scratch, window);
+  double bound = MAX (st->baseline * params->factor, st->baseline + params->min_delta);
   bound = MAX (bound, st->baseline + 3.0 * st->baseline_sigma);
   gboolean drifting = FALSE;
   if (med > bound)
     {
-      guint sw = MIN (p->slope_window, len);
-      drifting = dw_health_theil_sen (xs + len - sw, ss + len - sw, sw, a) > 0;
+      guint slope_window = MIN (params->slope_window, len);
+      drifting = dw_health_theil_sen (values + len - slope_window, steps + len - slope_window,
+                                      slope_window, scratch)
+                 > 0;
     }
   if (!drifting)
     {
@@ -598,7 +605,7 @@ dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, 
       return FALSE;
     }
   st->consecutive++;
-  if (st->event == NULL && st->consecutive < p->confirm)
+  if (st->event == NULL && st->consecutive < params->confirm)
     return FALSE;
   *value = med;
   *threshold = bound;
@@ -640,48 +647,48 @@ static void
 dw_health_eval_rule (DwHealthMonitor *m, RuleState *st, gint64 step, double v, Crossing *base,
                      Crossing *crit)
 {
-  const DwHealthRule *r = st->rule;
+  const DwHealthRule *rule = st->rule;
 
   *base = (Crossing){ FALSE, v, NAN };
   *crit = (Crossing){ FALSE, v, NAN };
-  if (r->kind == DW_HEALTH_RULE_NONFINITE)
+  if (rule->kind == DW_HEALTH_RULE_NONFINITE)
     {
       base->fired = !isfinite (v);
       return;
     }
   if (!isfinite (v))
     return; /* reported by first-nan; the bounds compare finite values only */
-  switch (r->kind)
+  switch (rule->kind)
     {
     case DW_HEALTH_RULE_ABOVE:
-      base->threshold = r->hi;
-      base->fired = v > r->hi;
+      base->threshold = rule->hi;
+      base->fired = v > rule->hi;
       break;
     case DW_HEALTH_RULE_BELOW:
-      base->threshold = r->lo;
-      base->fired = v < r->lo;
+      base->threshold = rule->lo;
+      base->fired = v < rule->lo;
       break;
     case DW_HEALTH_RULE_OUTSIDE:
-      base->threshold = v < r->lo ? r->lo : r->hi;
-      base->fired = v < r->lo || v > r->hi;
+      base->threshold = v < rule->lo ? rule->lo : rule->hi;
+      base->fired = v < rule->lo || v > rule->hi;
       break;
     case DW_HEALTH_RULE_ABS_ABOVE:
-      base->threshold = r->hi;
-      base->fired = fabs (v) > r->hi;
+      base->threshold = rule->hi;
+      base->fired = fabs (v) > rule->hi;
       break;
     case DW_HEALTH_RULE_DRIFT:
       base->fired = dw_health_eval_drift (m, st, step, v, &base->value, &base->threshold);
-      if (base->fired && r->drift.critical_factor > 0)
+      if (base->fired && rule->drift.critical_factor > 0)
         {
           crit->value = base->value;
-          crit->threshold = r->drift.critical_factor * base->threshold;
+          crit->threshold = rule->drift.critical_factor * base->threshold;
           crit->fired = base->value > crit->threshold;
         }
       return;
     default:
       return;
     }
-  dw_health_eval_critical (r, v, crit);
+  dw_health_eval_critical (rule, v, crit);
 }
 
 /* Records a crossing in *slot: extends the event, or creates it (then also added to @fired). */
@@ -715,26 +722,26 @@ dw_health_monitor_feed (DwHealthMonitor *monitor, const char *canonical, const c
   g_return_val_if_fail (monitor != NULL && tag != NULL, NULL);
   if (canonical == NULL)
     canonical = dw_canonical_for_key (tag, monitor->generation);
-  SeriesState *s = dw_health_series_state (monitor, canonical, tag);
+  SeriesState *state = dw_health_series_state (monitor, canonical, tag);
   g_autoptr (GPtrArray) fired = g_ptr_array_new ();
   for (gsize index = 0; index < n; index++)
     {
-      if (s->has_last && steps[index] <= s->last_step)
+      if (state->has_last && steps[index] <= state->last_step)
         continue;
-      s->has_last = TRUE;
-      s->last_step = steps[index];
-      for (guint k = 0; k < s->n_rules; k++)
+      state->has_last = TRUE;
+      state->last_step = steps[index];
+      for (guint rule_index = 0; rule_index < state->n_rules; rule_index++)
         {
-          RuleState *st = &s->states[k];
+          RuleState *rule_state = &state->states[rule_index];
           Crossing base, crit;
 
-          dw_health_eval_rule (monitor, st, steps[index], values[index], &base, &crit);
+          dw_health_eval_rule (monitor, rule_state, steps[index], values[index], &base, &crit);
           if (base.fired)
-            dw_health_record (&st->event, st->rule, st->rule->severity, s, steps[index], &base,
-                              fired);
+            dw_health_record (&rule_state->event, rule_state->rule, rule_state->rule->severity,
+                              state, steps[index], &base, fired);
           if (crit.fired)
-            dw_health_record (&st->critical_event, st->rule, DW_HEALTH_CRITICAL, s, steps[index],
-                              &crit, fired);
+            dw_health_record (&rule_state->critical_event, rule_state->rule, DW_HEALTH_CRITICAL,
+                              state, steps[index], &crit, fired);
         }
     }
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
@@ -750,13 +757,13 @@ dw_health_monitor_get_events (DwHealthMonitor *monitor)
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
   for (guint index = 0; index < monitor->order->len; index++)
     {
-      SeriesState *s = monitor->order->pdata[index];
-      for (guint k = 0; k < s->n_rules; k++)
+      SeriesState *state = monitor->order->pdata[index];
+      for (guint rule_index = 0; rule_index < state->n_rules; rule_index++)
         {
-          if (s->states[k].event)
-            g_ptr_array_add (out, dw_health_event_copy (s->states[k].event));
-          if (s->states[k].critical_event)
-            g_ptr_array_add (out, dw_health_event_copy (s->states[k].critical_event));
+          if (state->states[rule_index].event)
+            g_ptr_array_add (out, dw_health_event_copy (state->states[rule_index].event));
+          if (state->states[rule_index].critical_event)
+            g_ptr_array_add (out, dw_health_event_copy (state->states[rule_index].critical_event));
         }
     }
   g_ptr_array_sort (out, dw_health_event_compare);
@@ -773,13 +780,14 @@ dw_health_monitor_get_evaluated (DwHealthMonitor *monitor)
 
   for (guint index = 0; index < monitor->order->len; index++)
     {
-      SeriesState *s = monitor->order->pdata[index];
+      SeriesState *state = monitor->order->pdata[index];
 
-      if (s->canonical == NULL || !s->has_last)
+      if (state->canonical == NULL || !state->has_last)
         continue;
-      for (guint k = 0; k < s->n_rules; k++)
-        if (s->states[k].rule->metric != NULL) /* a rule of its own, not only the NaN check */
-          g_hash_table_add (seen, s->canonical);
+      for (guint rule_index = 0; rule_index < state->n_rules; rule_index++)
+        if (state->states[rule_index].rule->metric
+            != NULL) /* a rule of its own, not only the NaN check */
+          g_hash_table_add (seen, state->canonical);
     }
   table = dw_canonical_metrics (&n_table);
   for (guint index = 0; index < n_table; index++)
@@ -791,8 +799,8 @@ dw_health_monitor_get_evaluated (DwHealthMonitor *monitor)
 gint64
 dw_health_monitor_last_step (DwHealthMonitor *monitor, const char *tag)
 {
-  SeriesState *s = g_hash_table_lookup (monitor->series, tag);
-  return s && s->has_last ? s->last_step : G_MININT64;
+  SeriesState *state = g_hash_table_lookup (monitor->series, tag);
+  return state && state->has_last ? state->last_step : G_MININT64;
 }
 
 GPtrArray *

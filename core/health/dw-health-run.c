@@ -38,23 +38,24 @@ dw_health_watched_tags (GPtrArray *tags)
   g_autoptr (GHashTable) best = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[index];
-      const char *canonical = t->canonical;
+      DwTagInfo *tag_info = tags->pdata[index];
+      const char *canonical = tag_info->canonical;
       if (canonical == NULL)
         continue;
-      DwTagInfo *b = g_hash_table_lookup (best, canonical);
-      if (b == NULL || strlen (t->name) < strlen (b->name)
-          || (strlen (t->name) == strlen (b->name) && t->n_points > b->n_points))
-        g_hash_table_insert (best, (gpointer)canonical, t);
+      DwTagInfo *best_tag = g_hash_table_lookup (best, canonical);
+      if (best_tag == NULL || strlen (tag_info->name) < strlen (best_tag->name)
+          || (strlen (tag_info->name) == strlen (best_tag->name)
+              && tag_info->n_points > best_tag->n_points))
+        g_hash_table_insert (best, (gpointer)canonical, tag_info);
     }
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
   for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[index];
-      const char *canonical = t->canonical;
-      if (canonical && g_hash_table_lookup (best, canonical) == t)
+      DwTagInfo *tag_info = tags->pdata[index];
+      const char *canonical = tag_info->canonical;
+      if (canonical && g_hash_table_lookup (best, canonical) == tag_info)
         {
-          g_ptr_array_add (out, g_strdup (t->name));
+          g_ptr_array_add (out, g_strdup (tag_info->name));
           g_ptr_array_add (out, g_strdup (canonical));
         }
     }
@@ -85,8 +86,8 @@ dw_health_monitor_poll_run (DwHealthMonitor *monitor, DwStore *store, gint64 run
         }
       g_autoptr (GPtrArray) f
         = dw_health_monitor_feed (monitor, canonical, tag, s->steps, s->values, s->n);
-      for (guint k = 0; k < f->len; k++)
-        g_ptr_array_add (fired, dw_health_event_copy (f->pdata[k]));
+      for (guint event_index = 0; event_index < f->len; event_index++)
+        g_ptr_array_add (fired, dw_health_event_copy (f->pdata[event_index]));
     }
   g_ptr_array_sort (fired, dw_health_event_compare);
   return fired;
@@ -110,12 +111,12 @@ dw_health_monitor_count (DwHealthMonitor *monitor, GPtrArray *events, guint *n_w
 
   for (guint index = 0; index < events->len; index++)
     {
-      const DwHealthEvent *e = g_ptr_array_index (events, index);
+      const DwHealthEvent *event = g_ptr_array_index (events, index);
 
-      crit += e->severity == DW_HEALTH_CRITICAL;
-      warn += e->severity == DW_HEALTH_WARNING;
-      if (e->severity >= DW_HEALTH_WARNING && e->tag != NULL
-          && e->last_step >= dw_health_monitor_last_step (monitor, e->tag))
+      crit += event->severity == DW_HEALTH_CRITICAL;
+      warn += event->severity == DW_HEALTH_WARNING;
+      if (event->severity >= DW_HEALTH_WARNING && event->tag != NULL
+          && event->last_step >= dw_health_monitor_last_step (monitor, event->tag))
         at_end++;
     }
   if (n_warning != NULL)
@@ -212,9 +213,9 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   report->panel_columns = g_ptr_array_new_with_free_func (g_free);
   for (guint index = 0; index < report->evaluated->len; index++)
     {
-      const DwCanonicalMetric *m = dw_canonical_lookup (report->evaluated->pdata[index]);
+      const DwCanonicalMetric *metric = dw_canonical_lookup (report->evaluated->pdata[index]);
 
-      report->n_mismatch += m != NULL && m->mismatch;
+      report->n_mismatch += metric != NULL && metric->mismatch;
     }
   dw_health_monitor_count (monitor, report->events, &report->n_warning, &report->n_critical,
                            &n_at_end);
@@ -222,13 +223,13 @@ dw_health_report_run (DwStore *store, gint64 run_id, const char *generation, GEr
   report->n_tags = tags->len;
   for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = tags->pdata[index];
+      DwTagInfo *tag_info = tags->pdata[index];
 
-      if (t->canonical != NULL)
+      if (tag_info->canonical != NULL)
         continue;
       report->n_unmapped++;
-      if (dw_health_is_panel_column (t->name, report->generation))
-        g_ptr_array_add (report->panel_columns, g_strdup (t->name));
+      if (dw_health_is_panel_column (tag_info->name, report->generation))
+        g_ptr_array_add (report->panel_columns, g_strdup (tag_info->name));
     }
   return g_steal_pointer (&report);
 }
