@@ -39,11 +39,11 @@ dw_recompute_result_free (DwRecomputeResult *res)
 {
   if (!res)
     return;
-  for (guint i = 0; i < res->n_steps; i++)
+  for (guint index = 0; index < res->n_steps; index++)
     {
-      dw_correction_result_clear (&res->steps[i].result);
-      if (res->steps[i].diffs)
-        g_ptr_array_unref (res->steps[i].diffs);
+      dw_correction_result_clear (&res->steps[index].result);
+      if (res->steps[index].diffs)
+        g_ptr_array_unref (res->steps[index].diffs);
     }
   g_free (res->steps);
   g_free (res);
@@ -112,49 +112,51 @@ dw_recompute_match_tags (DwStore *store, gint64 run_id, const DwRecomputeResult 
   g_autoptr (GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) canon_tags = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) canon_tag_count = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < tags->len; i++)
+  for (guint index = 0; index < tags->len; index++)
     {
-      DwTagInfo *t = g_ptr_array_index (tags, i);
-      g_hash_table_add (names, t->name);
-      if (t->canonical)
+      DwTagInfo *tag_info = g_ptr_array_index (tags, index);
+      g_hash_table_add (names, tag_info->name);
+      if (tag_info->canonical)
         {
-          g_hash_table_insert (canon_tags, t->canonical, t->name);
-          guint n = GPOINTER_TO_UINT (g_hash_table_lookup (canon_tag_count, t->canonical));
-          g_hash_table_insert (canon_tag_count, t->canonical, GUINT_TO_POINTER (n + 1));
+          g_hash_table_insert (canon_tags, tag_info->canonical, tag_info->name);
+          guint seen
+            = GPOINTER_TO_UINT (g_hash_table_lookup (canon_tag_count, tag_info->canonical));
+          g_hash_table_insert (canon_tag_count, tag_info->canonical, GUINT_TO_POINTER (seen + 1));
         }
     }
   /* all recomputed keys over all steps */
   g_autoptr (GHashTable) keys = g_hash_table_new (g_str_hash, g_str_equal);
   g_autoptr (GHashTable) canon_keys = g_hash_table_new (g_str_hash, g_str_equal);
-  for (guint i = 0; i < res->n_steps; i++)
-    for (gsize m = 0; m < res->steps[i].result.n_metrics; m++)
+  for (guint index = 0; index < res->n_steps; index++)
+    for (gsize metric_index = 0; metric_index < res->steps[index].result.n_metrics; metric_index++)
       {
-        const char *k = res->steps[i].result.metrics[m].key;
-        if (g_hash_table_contains (keys, k))
+        const char *metric_key = res->steps[index].result.metrics[metric_index].key;
+        if (g_hash_table_contains (keys, metric_key))
           continue;
-        g_hash_table_add (keys, (gpointer)k);
-        const char *c = dw_canonical_for_tag (k);
-        if (c)
+        g_hash_table_add (keys, (gpointer)metric_key);
+        const char *canonical = dw_canonical_for_tag (metric_key);
+        if (canonical)
           {
-            guint n = GPOINTER_TO_UINT (g_hash_table_lookup (canon_keys, c));
-            g_hash_table_insert (canon_keys, (gpointer)c, GUINT_TO_POINTER (n + 1));
+            guint seen = GPOINTER_TO_UINT (g_hash_table_lookup (canon_keys, canonical));
+            g_hash_table_insert (canon_keys, (gpointer)canonical, GUINT_TO_POINTER (seen + 1));
           }
       }
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, keys);
-  while (g_hash_table_iter_next (&it, &k, NULL))
+  GHashTableIter iter;
+  gpointer metric_key;
+  g_hash_table_iter_init (&iter, keys);
+  while (g_hash_table_iter_next (&iter, &metric_key, NULL))
     {
-      const char *key = k;
+      const char *key = metric_key;
       if (g_hash_table_contains (names, key))
         {
           g_hash_table_insert (map, g_strdup (key), g_strdup (key));
           continue;
         }
-      const char *c = dw_canonical_for_tag (key);
-      if (c && GPOINTER_TO_UINT (g_hash_table_lookup (canon_keys, c)) == 1
-          && GPOINTER_TO_UINT (g_hash_table_lookup (canon_tag_count, c)) == 1)
-        g_hash_table_insert (map, g_strdup (key), g_strdup (g_hash_table_lookup (canon_tags, c)));
+      const char *canonical = dw_canonical_for_tag (key);
+      if (canonical && GPOINTER_TO_UINT (g_hash_table_lookup (canon_keys, canonical)) == 1
+          && GPOINTER_TO_UINT (g_hash_table_lookup (canon_tag_count, canonical)) == 1)
+        g_hash_table_insert (map, g_strdup (key),
+                             g_strdup (g_hash_table_lookup (canon_tags, canonical)));
     }
   return map;
 }
@@ -168,40 +170,40 @@ dw_recompute_compare_logged (DwStore *store, DwRecomputeResult *res, double rtol
     return FALSE;
   g_autoptr (GHashTable) series
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify)dw_series_free);
-  for (guint i = 0; i < res->n_steps; i++)
+  for (guint index = 0; index < res->n_steps; index++)
     {
-      DwRecomputeStep *st = &res->steps[i];
-      st->diffs = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_recompute_diff_free);
-      for (gsize m = 0; m < st->result.n_metrics; m++)
+      DwRecomputeStep *step = &res->steps[index];
+      step->diffs = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_recompute_diff_free);
+      for (gsize metric_index = 0; metric_index < step->result.n_metrics; metric_index++)
         {
-          const DwMetric *met = &st->result.metrics[m];
+          const DwMetric *met = &step->result.metrics[metric_index];
           const char *tag = g_hash_table_lookup (map, met->key);
           if (!tag)
             continue;
-          DwSeries *s = g_hash_table_lookup (series, tag);
-          if (!s)
+          DwSeries *logged_series = g_hash_table_lookup (series, tag);
+          if (!logged_series)
             {
-              s = dw_store_get_series (store, res->run_id, tag, G_MININT64, error);
-              if (!s)
+              logged_series = dw_store_get_series (store, res->run_id, tag, G_MININT64, error);
+              if (!logged_series)
                 return FALSE;
-              g_hash_table_insert (series, g_strdup (tag), s);
+              g_hash_table_insert (series, g_strdup (tag), logged_series);
             }
-          gssize idx = dw_series_find_step (s, st->step);
+          gssize idx = dw_series_find_step (logged_series, step->step);
           if (idx < 0)
             continue;
-          st->n_compared++;
-          double logged = s->values[idx];
+          step->n_compared++;
+          double logged = logged_series->values[idx];
           if (!dw_recompute_values_agree (logged, met->value, rtol, atol))
             {
-              DwRecomputeDiff *d = g_new0 (DwRecomputeDiff, 1);
-              d->key = g_strdup (met->key);
-              d->tag = g_strdup (tag);
-              d->logged = logged;
-              d->recomputed = met->value;
-              g_ptr_array_add (st->diffs, d);
+              DwRecomputeDiff *diff = g_new0 (DwRecomputeDiff, 1);
+              diff->key = g_strdup (met->key);
+              diff->tag = g_strdup (tag);
+              diff->logged = logged;
+              diff->recomputed = met->value;
+              g_ptr_array_add (step->diffs, diff);
             }
         }
-      res->n_flagged += st->diffs->len > 0;
+      res->n_flagged += step->diffs->len > 0;
     }
   return TRUE;
 }
@@ -212,7 +214,7 @@ dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config, DwGener
 {
   g_return_val_if_fail (DW_IS_STORE (store), NULL);
   g_return_val_if_fail (config != NULL, NULL);
-  gint64 t0 = g_get_monotonic_time ();
+  gint64 started = g_get_monotonic_time ();
   DwRecomputeOptions opt = { DEFAULT_RTOL, DEFAULT_ATOL, 0 };
   if (options)
     {
@@ -225,22 +227,22 @@ dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config, DwGener
     }
   DwConfig cfg = *config;
   cfg.generation = generation;
-  const DwValue *pv = dw_config_get (&cfg, "preset");
-  if (pv)
+  const DwValue *preset_value = dw_config_get (&cfg, "preset");
+  if (preset_value)
     {
       /* the preset first, then the other keys override it */
       DwConfig resolved;
       DwCorrectionError cerr;
       char name[DW_VALUE_STR_MAX];
-      dw_value_to_python_str (pv, name, sizeof name);
+      dw_value_to_python_str (preset_value, name, sizeof name);
       if (!dw_preset_config (generation, name, &resolved, &cerr))
         {
           g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_CONFIG, "%s", cerr.message);
           return NULL;
         }
-      for (size_t i = 0; i < cfg.n_keys; i++)
-        if (strcmp (cfg.keys[i], "preset") != 0)
-          dw_config_set (&resolved, cfg.keys[i], &cfg.values[i]);
+      for (size_t index = 0; index < cfg.n_keys; index++)
+        if (strcmp (cfg.keys[index], "preset") != 0)
+          dw_config_set (&resolved, cfg.keys[index], &cfg.values[index]);
       cfg = resolved;
     }
   g_autoptr (GArray) steps = dw_store_list_batch_steps (store, run_id, error);
@@ -258,22 +260,22 @@ dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config, DwGener
   res->config = cfg;
   res->n_steps = steps->len;
   res->steps = g_new0 (DwRecomputeStep, steps->len);
-  for (guint i = 0; i < steps->len; i++)
-    res->steps[i].step = g_array_index (steps, gint64, i);
-  DwRecomputeJob j = { .store = store, .res = res, .cancellable = cancellable };
-  g_mutex_init (&j.lock);
-  guint nt = opt.n_threads ? opt.n_threads : MAX (1, g_get_num_processors ());
-  nt = MIN (nt, res->n_steps);
-  GThread **th = g_new (GThread *, nt);
-  for (guint t = 0; t < nt; t++)
-    th[t] = g_thread_new ("dw-recompute", dw_recompute_worker, &j);
-  for (guint t = 0; t < nt; t++)
-    g_thread_join (th[t]);
-  g_free (th);
-  g_mutex_clear (&j.lock);
-  if (j.error)
+  for (guint index = 0; index < steps->len; index++)
+    res->steps[index].step = g_array_index (steps, gint64, index);
+  DwRecomputeJob job = { .store = store, .res = res, .cancellable = cancellable };
+  g_mutex_init (&job.lock);
+  guint n_threads = opt.n_threads ? opt.n_threads : MAX (1, g_get_num_processors ());
+  n_threads = MIN (n_threads, res->n_steps);
+  GThread **threads = g_new (GThread *, n_threads);
+  for (guint thread_index = 0; thread_index < n_threads; thread_index++)
+    threads[thread_index] = g_thread_new ("dw-recompute", dw_recompute_worker, &job);
+  for (guint thread_index = 0; thread_index < n_threads; thread_index++)
+    g_thread_join (threads[thread_index]);
+  g_free (threads);
+  g_mutex_clear (&job.lock);
+  if (job.error)
     {
-      g_propagate_error (error, j.error);
+      g_propagate_error (error, job.error);
       dw_recompute_result_free (res);
       return NULL;
     }
@@ -283,8 +285,8 @@ dw_recompute_run (DwStore *store, gint64 run_id, const DwConfig *config, DwGener
       dw_recompute_result_free (res);
       return NULL;
     }
-  for (guint i = 0; i < res->n_steps; i++)
-    res->n_failed += res->steps[i].failed;
-  res->seconds = (g_get_monotonic_time () - t0) / 1e6;
+  for (guint index = 0; index < res->n_steps; index++)
+    res->n_failed += res->steps[index].failed;
+  res->seconds = (g_get_monotonic_time () - started) / 1e6;
   return res;
 }

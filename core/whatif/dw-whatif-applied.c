@@ -161,7 +161,7 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
   for (gsize row = 0; row < step->n_rows; row++)
     {
       const double raw_mean = dw_whatif_cell (step, DW_WHATIF_COL_MEAN_TOK, row);
-      const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      const double row_tokens = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
       const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
       const double max_weight = dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row);
       const double min_weight = dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row);
@@ -176,7 +176,7 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
       /* the row's raw sum, rebuilt from its float32 mean (2 ulps of it), less the most extreme
        * token's part; the other valid − 1 tokens may be beyond the bounds too, each by at most
        * as much (TIS: max − U above; IcePop: max above, L below) */
-      double sum = raw_mean * n, error = fabs (sum) * 2.4e-7;
+      double sum = raw_mean * row_tokens, error = fabs (sum) * 2.4e-7;
       if (high)
         {
           const double part = applied->icepop ? max_weight : max_weight - upper_r;
@@ -188,8 +188,8 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
           sum -= min_weight;
           error += (valid - 1) * lower_r;
         }
-      row_mean[row] = dw_whatif_mean_row (step, sum, n);
-      row_error[row] = n > 0 ? error / n : 0.0;
+      row_mean[row] = dw_whatif_mean_row (step, sum, row_tokens);
+      row_error[row] = row_tokens > 0 ? error / row_tokens : 0.0;
     }
 }
 
@@ -201,13 +201,14 @@ static void
 dw_whatif_applied_token_rows (const DwWhatifStep *step, const DwWhatifApplied *applied,
                               gsize low_position, gsize high_position, double *row_mean)
 {
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   const double upper_r = dw_whatif_round (step, applied->upper);
   const double lower_r = dw_whatif_round (step, applied->lower);
   /* tokens with ℓ < high_log have w ≤ U; tokens with ℓ < low_log have w < L */
   const double high_log
-    = high_position < n ? dw_whatif_sorted_value (step, high_position) : INFINITY;
-  const double low_log = low_position < n ? dw_whatif_sorted_value (step, low_position) : INFINITY;
+    = high_position < n_tokens ? dw_whatif_sorted_value (step, high_position) : INFINITY;
+  const double low_log
+    = low_position < n_tokens ? dw_whatif_sorted_value (step, low_position) : INFINITY;
   const int high_cut = step->cut_count ? dw_whatif_query_cut_index (step, high_log) : 0;
   const int low_cut = step->cut_count ? dw_whatif_query_cut_index (step, low_log) : 0;
   const double *max_weight = dw_whatif_column (step, DW_WHATIF_COL_MAX_WEIGHT);
@@ -251,25 +252,26 @@ static void
 dw_whatif_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *applied,
                               DwWhatifAppliedSums *out, gsize *low_position, gsize *high_position)
 {
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   const double upper_r = dw_whatif_round (step, applied->upper);
   const double lower_r = dw_whatif_round (step, applied->lower);
   const int weight = DW_WHATIF_Q_WEIGHT;
   /* [0, n_below): w < L; [high_position, n): w > U */
-  const gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower_r, 0, n);
-  const gsize high = dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper_r, 0, n);
+  const gsize n_below
+    = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower_r, 0, n_tokens);
+  const gsize high = dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper_r, 0, n_tokens);
   const gsize kept_start = applied->icepop ? MIN (n_below, high) : 0;
   DwWhatifSum total = dw_whatif_query_range_sum (step, weight, kept_start, high);
   DwWhatifSum total_sq = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, kept_start, high);
   out->n_below = (double)n_below;
-  out->n_above = (double)(n - high);
+  out->n_above = (double)(n_tokens - high);
   if (applied->icepop)
     {
-      const gboolean some_out = kept_start > 0 || high < n;
+      const gboolean some_out = kept_start > 0 || high < n_tokens;
       out->max = high > kept_start
                    ? dw_whatif_quantity (step, weight, dw_whatif_sorted_value (step, high - 1))
                    : 0.0;
-      out->min = some_out || n == 0 ? 0.0 : step->min_weight;
+      out->min = some_out || n_tokens == 0 ? 0.0 : step->min_weight;
     }
   else
     {

@@ -95,7 +95,7 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
   const double *log_ratio
     = dw_whatif_column (step, sequence ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
   for (gsize row = 0; row < n_rows; row++)
     {
       double clamped = dw_torch_clamp (weight[row], lower_r, upper_r);
@@ -110,7 +110,7 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
   double n_high = 0, n_low = 0;
   for (gsize row = 0; row < n_rows; row++)
     {
-      double row_weight = token_weighted ? n[row] : 1.0;
+      double row_weight = token_weighted ? token_counts[row] : 1.0;
       n_high += (log_ratio[row] > log_upper) * row_weight;
       n_low += (log_ratio[row] < log_lower) * row_weight;
     }
@@ -190,13 +190,13 @@ dw_whatif_eval_batch_norm (const DwWhatifStep *step, DwWhatifList *list, const D
   for (gsize row = 0; row < step->n_rows; row++)
     {
       const double raw = dw_whatif_cell (step, DW_WHATIF_COL_WEIGHT_SEQ, row);
-      const double n = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
+      const double row_tokens = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
       double weight = raw > cap ? cap : raw;
       double row_sum = 0;
       dw_whatif_add_repeated (step, &row_sum, weight,
                               dw_whatif_cell (step, DW_WHATIF_COL_VALID, row));
-      double row_mean = dw_whatif_mean_row (step, row_sum, n);
-      if (all_rows || n > 0)
+      double row_mean = dw_whatif_mean_row (step, row_sum, row_tokens);
+      if (all_rows || row_tokens > 0)
         sum += row_mean, n_counted += 1;
     }
   mean = sum / fmax (n_counted, 1e-8);
@@ -236,13 +236,13 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
                                 DwWhatifRsOption *option)
 {
   const gsize n_rows = step->n_rows;
-  const int k = option->k;
+  const int estimator = option->k;
   DwWhatifTokenOption token;
-  if (k == 1)
+  if (estimator == 1)
     dw_whatif_query_token_k1 (step, option->lower, option->upper, &token);
   else
-    dw_whatif_query_token_k23 (step, k, option->upper, &token);
-  option->sum_stat = step->tok_sum_k[k - 1];
+    dw_whatif_query_token_k23 (step, estimator, option->upper, &token);
+  option->sum_stat = step->tok_sum_k[estimator - 1];
   option->sum = token.sum;
   option->sum_sq = token.sum_sq;
   option->n_high = token.n_high;
@@ -259,7 +259,7 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
     }
   state->single_out = option->masked;
   state->single = token;
-  state->single_k = k;
+  state->single_k = estimator;
   state->single_upper = option->upper;
   state->n_token_options++;
   state->any_token = TRUE;
@@ -270,18 +270,20 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
   /* a row keeps all its tokens when its extremes are within the bounds */
   const double *k1_min = dw_whatif_column (step, DW_WHATIF_COL_K1_MIN);
   const double *k1_max = dw_whatif_column (step, DW_WHATIF_COL_K1_MAX);
-  const double *max_k = k == 1 ? NULL : dw_whatif_column (step, DW_WHATIF_SO_MAX_K2 + k - 2);
+  const double *max_k
+    = estimator == 1 ? NULL : dw_whatif_column (step, DW_WHATIF_SO_MAX_K2 + estimator - 2);
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
   for (gsize row = 0; row < n_rows; row++)
     {
-      gboolean keeps = valid[row] == 0
-                       || (k == 1 ? k1_min[row] >= option->lower && k1_max[row] <= option->upper
-                                  : max_k[row] <= option->upper);
+      gboolean keeps
+        = valid[row] == 0
+          || (estimator == 1 ? k1_min[row] >= option->lower && k1_max[row] <= option->upper
+                             : max_k[row] <= option->upper);
       if (!keeps)
         {
           state->tok_rejected[row] = 1;
-          option->seq_masked += n[row] > 0;
+          option->seq_masked += token_counts[row] > 0;
         }
     }
 }
@@ -301,7 +303,7 @@ dw_whatif_eval_rs_seq_option (const DwWhatifStep *step, DwWhatifRsState *state,
   const int statistic = dw_whatif_eval_rs_row_statistic (option->k, option->aggregation);
   const double *value = dw_whatif_column (step, statistic);
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
   option->sum_stat = step->seq_sum_stat[statistic];
   for (gsize row = 0; row < step->n_rows; row++)
     {
@@ -315,7 +317,7 @@ dw_whatif_eval_rs_seq_option (const DwWhatifStep *step, DwWhatifRsState *state,
       if (keeps)
         continue;
       option->masked += valid[row];
-      if (n[row] > 0)
+      if (token_counts[row] > 0)
         {
           option->seq_masked += 1;
           state->seq_rejected[row] = 1;
@@ -328,11 +330,11 @@ static void
 dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
                                   const DwWhatifRsOption *option)
 {
-  const gboolean k1 = option->k == 1;
+  const gboolean is_k1 = option->k == 1;
   const int statistic = dw_whatif_eval_rs_row_statistic (option->k, option->aggregation);
   const DwWhatifRowStat *stat = &step->so_stat[statistic];
   const double *row_value = dw_whatif_column (step, statistic);
-  const double *n = dw_whatif_column (step, DW_WHATIF_COL_N);
+  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
   const double count = stat->count;
   const double mean = count > 0 ? stat->sum / count : 0.0;
   char prefix[64];
@@ -341,7 +343,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
   /* row values over valid rows: only the counts beyond the bounds depend on them */
   double n_high = 0, n_low = 0;
   for (gsize row = 0; row < step->n_rows; row++)
-    if (n[row] > 0)
+    if (token_counts[row] > 0)
       {
         n_high += row_value[row] > option->upper;
         n_low += row_value[row] < option->lower_metric;
@@ -352,7 +354,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
       dw_whatif_list_put3 (list, stat->max, prefix, "_max");
       dw_whatif_list_put3 (list, stat->min, prefix, "_min");
       dw_whatif_list_put3 (list, n_high / count, prefix, "_fraction_high");
-      dw_whatif_list_put3 (list, k1 ? n_low / count : 0.0, prefix, "_fraction_low");
+      dw_whatif_list_put3 (list, is_k1 ? n_low / count : 0.0, prefix, "_fraction_low");
     }
   else
     {
@@ -361,8 +363,8 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
       list->error = option->count_error / step->mask_count;
       dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->n_high), prefix,
                            "_fraction_high");
-      list->error = k1 ? option->count_error / step->mask_count : 0.0;
-      dw_whatif_list_put3 (list, k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
+      list->error = is_k1 ? option->count_error / step->mask_count : 0.0;
+      dw_whatif_list_put3 (list, is_k1 ? dw_whatif_mean_batch (step, option->n_low) : 0.0, prefix,
                            "_fraction_low");
     }
   double std, std_error, unused;
@@ -387,7 +389,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_list_put3 (list, count > 0 ? stat->min : 0.0, prefix, "_seq_min");
   dw_whatif_list_put3 (list, count > 0 ? stat->max_dev : 0.0, prefix, "_seq_max_deviation");
   dw_whatif_list_put3 (list, count > 0 ? n_high / count : 0.0, prefix, "_seq_fraction_high");
-  if (k1)
+  if (is_k1)
     dw_whatif_list_put3 (list, count > 0 ? n_low / count : 0.0, prefix, "_seq_fraction_low");
   list->error = option->count_error / step->mask_count;
   dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->masked), prefix,
@@ -406,15 +408,15 @@ dw_whatif_eval_rs_count_kept (const DwWhatifStep *step, const DwWhatifRsState *s
   gsize counted = 0;
   if (single_core)
     {
-      for (gsize j = 0; j < n_list; j++)
-        counted
-          += dw_whatif_query_row_kept_k23 (step, rows[j], state->single_k, state->single_upper);
+      for (gsize list_index = 0; list_index < n_list; list_index++)
+        counted += dw_whatif_query_row_kept_k23 (step, rows[list_index], state->single_k,
+                                                 state->single_upper);
       return counted;
     }
   if (!step->cut_count)
     {
-      for (gsize j = 0; j < n_list; j++)
-        counted += dw_whatif_query_row_count_between (step, rows[j], low, high);
+      for (gsize list_index = 0; list_index < n_list; list_index++)
+        counted += dw_whatif_query_row_count_between (step, rows[list_index], low, high);
       return counted;
     }
   /* prefetched a few rows ahead: the windows are scattered over the step's arrays and almost
@@ -425,20 +427,20 @@ dw_whatif_eval_rs_count_kept (const DwWhatifStep *step, const DwWhatifRsState *s
   };
   const int cut_low = dw_whatif_query_cut_index (step, low);
   const int cut_high = dw_whatif_query_cut_index (step, high);
-  for (gsize j = 0; j < MIN (n_list, AHEAD); j++)
+  for (gsize list_index = 0; list_index < MIN (n_list, AHEAD); list_index++)
     {
-      dw_whatif_query_row_prefetch (step, rows[j], cut_high);
-      dw_whatif_query_row_prefetch (step, rows[j], cut_low);
+      dw_whatif_query_row_prefetch (step, rows[list_index], cut_high);
+      dw_whatif_query_row_prefetch (step, rows[list_index], cut_low);
     }
-  for (gsize j = 0; j < n_list; j++)
+  for (gsize list_index = 0; list_index < n_list; list_index++)
     {
-      if (j + AHEAD < n_list)
+      if (list_index + AHEAD < n_list)
         {
-          dw_whatif_query_row_prefetch (step, rows[j + AHEAD], cut_high);
-          dw_whatif_query_row_prefetch (step, rows[j + AHEAD], cut_low);
+          dw_whatif_query_row_prefetch (step, rows[list_index + AHEAD], cut_high);
+          dw_whatif_query_row_prefetch (step, rows[list_index + AHEAD], cut_low);
         }
-      gsize n_le = dw_whatif_query_row_count_cut (step, rows[j], cut_high, high, TRUE);
-      gsize n_lt = dw_whatif_query_row_count_cut (step, rows[j], cut_low, low, FALSE);
+      gsize n_le = dw_whatif_query_row_count_cut (step, rows[list_index], cut_high, high, TRUE);
+      gsize n_lt = dw_whatif_query_row_count_cut (step, rows[list_index], cut_low, low, FALSE);
       counted += n_le > n_lt ? n_le - n_lt : 0;
     }
   return counted;
@@ -455,13 +457,13 @@ static void
 dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
                            const DwWhatifRsState *state, guint8 *row_rejected)
 {
-  const gsize n_rows = step->n_rows, n = step->n_tokens;
+  const gsize n_rows = step->n_rows, n_tokens = step->n_tokens;
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
   gboolean approx = state->token_approx && state->n_token_options > 1;
   const gboolean kept_any = state->any_token && state->kept_end > state->kept_start;
   double masked = state->n_token_options == 1 ? state->single_out
                   : state->any_token
-                    ? (double)(n - (kept_any ? state->kept_end - state->kept_start : 0))
+                    ? (double)(n_tokens - (kept_any ? state->kept_end - state->kept_start : 0))
                     : 0.0;
   double low = kept_any ? dw_whatif_sorted_value (step, state->kept_start) : 0;
   double high = kept_any ? dw_whatif_sorted_value (step, state->kept_end - 1) : 0;
@@ -500,11 +502,12 @@ dw_whatif_eval_rs_overall (const DwWhatifStep *step, DwWhatifList *list,
       if (complement)
         {
           /* the step's kept tokens: the k option's exact count, or the tokens in [low, high] */
-          const gsize total
-            = single_core
-                ? state->single.n_kept
-                : dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LE, high, 0, n)
-                    - dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, low, 0, n);
+          const gsize total = single_core
+                                ? state->single.n_kept
+                                : dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW, DW_WHATIF_LE,
+                                                               high, 0, n_tokens)
+                                    - dw_whatif_query_first_false (step, DW_WHATIF_Q_RAW,
+                                                                   DW_WHATIF_LT, low, 0, n_tokens);
           masked += (double)total - valid_untouched - (double)counted;
         }
       else
@@ -525,9 +528,9 @@ static void
 dw_whatif_eval_rs_overall_sketch (const DwWhatifStep *step, DwWhatifList *list,
                                   const DwWhatifRsState *state, guint8 *row_rejected)
 {
-  const double n = (double)step->n_tokens;
+  const double n_tokens = (double)step->n_tokens;
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  double kept = n, kept_error = 0;
+  double kept = n_tokens, kept_error = 0;
   if (state->n_token_options == 1)
     {
       kept = state->single.n_kept_estimate;
@@ -540,8 +543,8 @@ dw_whatif_eval_rs_overall_sketch (const DwWhatifStep *step, DwWhatifList *list,
       kept = inside.count;
       kept_error = inside.count_error;
     }
-  double masked = n - kept, masked_error = kept_error, rows_rejected = 0;
-  const double kept_share = n > 0 ? kept / n : 0;
+  double masked = n_tokens - kept, masked_error = kept_error, rows_rejected = 0;
+  const double kept_share = n_tokens > 0 ? kept / n_tokens : 0;
   for (gsize row = 0; row < step->n_rows; row++)
     {
       const gboolean seq = state->seq_rejected[row], tok = state->tok_rejected[row];

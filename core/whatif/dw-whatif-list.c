@@ -21,8 +21,9 @@ dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const c
   const char *parts[3] = { list->prefix, name, suffix };
   gsize length = 0;
   for (int part = 0; part < 3; part++)
-    for (const char *c = parts[part]; *c && length + 1 < sizeof entry.metric.key; c++)
-      entry.metric.key[length++] = *c;
+    for (const char *cursor = parts[part]; *cursor && length + 1 < sizeof entry.metric.key;
+         cursor++)
+      entry.metric.key[length++] = *cursor;
   entry.metric.key[length] = '\0';
   entry.metric.value = value;
   entry.approximate = list->approximate || list->error != 0;
@@ -48,16 +49,16 @@ void
 dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
 {
   /* sorted through pointers: an entry is ~100 bytes */
-  gsize n = list->entries->len;
-  const DwWhatifEntry **order = g_new (const DwWhatifEntry *, n ? n : 1);
-  for (gsize index = 0; index < n; index++)
+  gsize count = list->entries->len;
+  const DwWhatifEntry **order = g_new (const DwWhatifEntry *, count ? count : 1);
+  for (gsize index = 0; index < count; index++)
     order[index] = &g_array_index (list->entries, DwWhatifEntry, index);
-  qsort (order, n, sizeof *order, dw_whatif_list_entry_compare);
-  out->result.n_metrics = n;
-  out->result.metrics = malloc ((n ? n : 1) * sizeof (DwMetric));
-  out->approximate = g_new0 (guint8, n ? n : 1);
-  out->error_bound = g_new0 (double, n ? n : 1);
-  for (gsize index = 0; index < n; index++)
+  qsort (order, count, sizeof *order, dw_whatif_list_entry_compare);
+  out->result.n_metrics = count;
+  out->result.metrics = malloc ((count ? count : 1) * sizeof (DwMetric));
+  out->approximate = g_new0 (guint8, count ? count : 1);
+  out->error_bound = g_new0 (double, count ? count : 1);
+  for (gsize index = 0; index < count; index++)
     {
       out->result.metrics[index] = order[index]->metric;
       out->approximate[index] = order[index]->approximate;

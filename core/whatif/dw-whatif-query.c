@@ -259,7 +259,7 @@ static void
 dw_whatif_query_clamp_weights_sketch (const DwWhatifStep *step, double lower, double upper,
                                       DwWhatifClamped *out)
 {
-  const double n = (double)step->n_tokens;
+  const double n_tokens = (double)step->n_tokens;
   const int weight = DW_WHATIF_Q_WEIGHT, weight_sq = DW_WHATIF_Q_WEIGHT_SQ;
   DwWhatifSketchPart below, at_most;
   dw_whatif_sketch_prefix (step, weight, DW_WHATIF_LT, lower, &below);
@@ -267,7 +267,7 @@ dw_whatif_query_clamp_weights_sketch (const DwWhatifStep *step, double lower, do
   memset (out, 0, sizeof *out);
   out->n_low = below.count;
   out->n_low_error = below.count_error;
-  out->n_high = n - at_most.count;
+  out->n_high = n_tokens - at_most.count;
   out->n_high_error = at_most.count_error;
   out->n_kept = MAX (0.0, at_most.count - below.count);
   out->n_kept_error = below.count_error + at_most.count_error;
@@ -275,8 +275,8 @@ dw_whatif_query_clamp_weights_sketch (const DwWhatifStep *step, double lower, do
   const double upper_sq = dw_whatif_round (step, upper * upper);
   if (lower > upper) /* every token contributes upper (torch.clamp) */
     {
-      out->sum = dw_whatif_times (upper, n);
-      out->sum_sq = dw_whatif_times (upper_sq, n);
+      out->sum = dw_whatif_times (upper, n_tokens);
+      out->sum_sq = dw_whatif_times (upper_sq, n_tokens);
       return;
     }
   out->sum = dw_whatif_times (lower, out->n_low) + (at_most.sum[weight] - below.sum[weight])
@@ -302,11 +302,12 @@ dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double up
       return;
     }
   memset (out, 0, sizeof *out);
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   const int weight = DW_WHATIF_Q_WEIGHT;
-  gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower, 0, n);
-  gsize n_above = n - dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper, 0, n);
-  gsize low_end = n_below, high_start = MAX (n_below, n - n_above);
+  gsize n_below = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower, 0, n_tokens);
+  gsize n_above
+    = n_tokens - dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper, 0, n_tokens);
+  gsize low_end = n_below, high_start = MAX (n_below, n_tokens - n_above);
   if (lower > upper)
     low_end = high_start = 0;
 
@@ -318,38 +319,40 @@ dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double up
       sum_sq
         = dw_whatif_sum_add_value (sum_sq, dw_whatif_round (step, lower * lower) * (double)low_end);
     }
-  if (n > high_start)
+  if (n_tokens > high_start)
     {
-      sum = dw_whatif_sum_add_value (sum, upper * (double)(n - high_start));
+      sum = dw_whatif_sum_add_value (sum, upper * (double)(n_tokens - high_start));
       sum_sq = dw_whatif_sum_add_value (sum_sq, dw_whatif_round (step, upper * upper)
-                                                  * (double)(n - high_start));
+                                                  * (double)(n_tokens - high_start));
     }
   out->sum = dw_whatif_sum_value (sum);
   out->sum_sq = dw_whatif_sum_value (sum_sq);
   out->n_high = (double)n_above;
   out->n_low = (double)n_below;
 
-  gsize kept_end = dw_whatif_query_first_false (step, weight, DW_WHATIF_LE, upper, 0, n);
-  gsize kept_start = dw_whatif_query_first_true (step, weight, DW_WHATIF_GE, lower, 0, n);
+  gsize kept_end = dw_whatif_query_first_false (step, weight, DW_WHATIF_LE, upper, 0, n_tokens);
+  gsize kept_start = dw_whatif_query_first_true (step, weight, DW_WHATIF_GE, lower, 0, n_tokens);
   out->n_kept = kept_end > kept_start ? (double)(kept_end - kept_start) : 0.0;
 }
 
 double
 dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap, double *error)
 {
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   *error = 0;
   if (step->sketch)
     {
       DwWhatifSketchPart at_most;
       dw_whatif_sketch_prefix (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_LE, cap, &at_most);
       *error = at_most.sum_error[DW_WHATIF_Q_WEIGHT] + dw_whatif_times (cap, at_most.count_error);
-      return at_most.sum[DW_WHATIF_Q_WEIGHT] + dw_whatif_times (cap, (double)n - at_most.count);
+      return at_most.sum[DW_WHATIF_Q_WEIGHT]
+             + dw_whatif_times (cap, (double)n_tokens - at_most.count);
     }
-  gsize start = dw_whatif_query_first_true (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_GT, cap, 0, n);
+  gsize start
+    = dw_whatif_query_first_true (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_GT, cap, 0, n_tokens);
   DwWhatifSum sum = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT, 0, start);
-  if (n > start)
-    sum = dw_whatif_sum_add_value (sum, cap * (double)(n - start));
+  if (n_tokens > start)
+    sum = dw_whatif_sum_add_value (sum, cap * (double)(n_tokens - start));
   return dw_whatif_sum_value (sum);
 }
 
@@ -422,7 +425,7 @@ dw_whatif_query_token_sketch (const DwWhatifStep *step, double low, double high,
                               int quantity_sq, gboolean negate, double below_value,
                               double above_value, DwWhatifTokenOption *out)
 {
-  const double n = (double)step->n_tokens;
+  const double n_tokens = (double)step->n_tokens;
   DwWhatifSketchPart inside, below;
   dw_whatif_query_sketch_between (step, low, high, &inside);
   dw_whatif_sketch_prefix (step, DW_WHATIF_Q_RAW, DW_WHATIF_LT, low, &below);
@@ -431,7 +434,7 @@ dw_whatif_query_token_sketch (const DwWhatifStep *step, double low, double high,
   out->kept_high = high;
   out->n_kept_estimate = inside.count;
   out->count_error = inside.count_error;
-  const double n_below = below.count, n_above = MAX (0.0, n - inside.count - n_below);
+  const double n_below = below.count, n_above = MAX (0.0, n_tokens - inside.count - n_below);
   out->n_low = n_above;  /* k1's low side (x = −ℓ̃ < lower) is ℓ's high side */
   out->n_high = n_below; /* k1 = −ℓ̃ > upper ⇔ ℓ below low */
   const double sum_inside = negate ? -inside.sum[quantity] : inside.sum[quantity];
@@ -484,17 +487,18 @@ dw_whatif_query_token_k1 (const DwWhatifStep *step, double lower, double upper,
     }
 
   /* x = −ℓ̃ is non-increasing in the sorted order */
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   const int log = DW_WHATIF_Q_LOG;
-  gsize n_above = dw_whatif_query_first_false (step, log, DW_WHATIF_LT, -upper, 0, n);
-  gsize n_below = n - dw_whatif_query_first_true (step, log, DW_WHATIF_GT, -lower, 0, n);
-  gsize below_start = n - n_below;
+  gsize n_above = dw_whatif_query_first_false (step, log, DW_WHATIF_LT, -upper, 0, n_tokens);
+  gsize n_below
+    = n_tokens - dw_whatif_query_first_true (step, log, DW_WHATIF_GT, -lower, 0, n_tokens);
+  gsize below_start = n_tokens - n_below;
   gsize high_end = MIN (n_above, below_start);
   gsize middle_start = n_above, middle_end = MAX (n_above, below_start);
   gsize n_clamped_low = n_below;
   if (lower > upper) /* min(max(x, lower), upper) = upper for every token */
     {
-      high_end = middle_start = middle_end = n;
+      high_end = middle_start = middle_end = n_tokens;
       n_clamped_low = 0;
     }
 
@@ -520,8 +524,8 @@ dw_whatif_query_token_k1 (const DwWhatifStep *step, double lower, double upper,
   out->n_low = (double)n_below;
 
   /* x ≥ lower ⇔ ℓ̃ ≤ −lower: a prefix; x ≤ upper ⇔ ℓ̃ ≥ −upper: a suffix */
-  gsize prefix_end = dw_whatif_query_first_false (step, log, DW_WHATIF_LE, -lower, 0, n);
-  gsize suffix_start = dw_whatif_query_first_true (step, log, DW_WHATIF_GE, -upper, 0, n);
+  gsize prefix_end = dw_whatif_query_first_false (step, log, DW_WHATIF_LE, -lower, 0, n_tokens);
+  gsize suffix_start = dw_whatif_query_first_true (step, log, DW_WHATIF_GE, -upper, 0, n_tokens);
   out->kept_start = suffix_start;
   out->kept_end = prefix_end > suffix_start ? prefix_end : suffix_start;
   out->n_kept = out->kept_end - out->kept_start;
@@ -575,17 +579,18 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
         }
       /* where k is not monotone (rounding noise near ℓ = 0), tokens inside the core's ℓ range
        * may be kept or not whatever the interval says */
-      const int j = k - 2;
+      const int shape_index = k - 2;
       const gboolean cut_in_core
-        = step->core_n[j] > 0
-          && (upper < step->core_max[j] || (low >= step->core_low[j] && low <= step->core_high[j])
-              || (high >= step->core_low[j] && high <= step->core_high[j]));
+        = step->core_n[shape_index] > 0
+          && (upper < step->core_max[shape_index]
+              || (low >= step->core_low[shape_index] && low <= step->core_high[shape_index])
+              || (high >= step->core_low[shape_index] && high <= step->core_high[shape_index]));
       if (cut_in_core)
         {
           const double per_token = fabs (upper) + fabs (step->min_k[k - 1]);
-          out->count_error += (double)step->core_n[j];
-          out->sum_error += (double)step->core_n[j] * per_token;
-          out->sum_sq_error += (double)step->core_n[j] * per_token * per_token;
+          out->count_error += (double)step->core_n[shape_index];
+          out->sum_error += (double)step->core_n[shape_index] * per_token;
+          out->sum_sq_error += (double)step->core_n[shape_index] * per_token * per_token;
           out->approx = TRUE;
         }
       /* both sides of the kept interval are above the bound */
@@ -594,7 +599,7 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
       return;
     }
 
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   const DwWhatifShape *shape = k == 2 ? &step->shape_k2 : &step->shape_k3;
   const int quantity = k == 2 ? DW_WHATIF_Q_K2 : DW_WHATIF_Q_K3;
   const int quantity_sq = k == 2 ? DW_WHATIF_Q_K2_SQ : DW_WHATIF_Q_K3_SQ;
@@ -602,7 +607,7 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
   const gboolean upper_nan = isnan (upper);
   gsize left_start = dw_whatif_query_first_false (step, quantity, DW_WHATIF_GT, upper, 0, end_left);
   gsize right_end
-    = dw_whatif_query_first_true (step, quantity, DW_WHATIF_GT, upper, start_right, n);
+    = dw_whatif_query_first_true (step, quantity, DW_WHATIF_GT, upper, start_right, n_tokens);
 
   /* core values ≤ upper: a prefix of the sorted core */
   gsize low = 0, high = shape->core_n;
@@ -615,7 +620,7 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
         high = middle;
     }
   gsize core_kept = upper_nan ? shape->core_n : low;
-  gsize n_above = left_start + (n - right_end) + (shape->core_n - core_kept);
+  gsize n_above = left_start + (n_tokens - right_end) + (shape->core_n - core_kept);
 
   DwWhatifSum sum
     = dw_whatif_sum_add (dw_whatif_query_range_sum (step, quantity, left_start, end_left),
@@ -640,7 +645,7 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
   out->sum_sq = dw_whatif_sum_value (sum_sq);
   out->n_high = (double)n_above;
   out->n_low = 0;
-  out->n_kept = upper_nan ? 0 : n - n_above;
+  out->n_kept = upper_nan ? 0 : n_tokens - n_above;
   out->approx = !upper_nan && core_kept < shape->core_n;
   out->kept_start = upper_nan ? 0 : left_start;
   out->kept_end = upper_nan ? 0 : right_end;
@@ -652,8 +657,8 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
 static int
 dw_whatif_query_compare_doubles (const void *a, const void *b)
 {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+  double left = *(const double *)a, right = *(const double *)b;
+  return left < right ? -1 : left > right;
 }
 
 /* insertion sort of @values that gives up (FALSE, @values still a permutation) after @budget
@@ -689,28 +694,29 @@ static void
 dw_whatif_query_row_sort_k (const DwWhatifStep *step, int quantity, gsize row, double *scratch,
                             double *out)
 {
-  const gsize start = step->row_start[row], n = step->row_start[row + 1] - start;
+  const gsize start = step->row_start[row], row_length = step->row_start[row + 1] - start;
   gsize n_negative = 0;
-  while (n_negative < n && dw_whatif_row_value (step, start + n_negative) < 0)
+  while (n_negative < row_length && dw_whatif_row_value (step, start + n_negative) < 0)
     n_negative++;
   for (gsize index = 0; index < n_negative; index++)
     scratch[index] = dw_whatif_quantity (
       step, quantity, dw_whatif_row_value (step, start + n_negative - 1 - index));
-  for (gsize index = n_negative; index < n; index++)
+  for (gsize index = n_negative; index < row_length; index++)
     scratch[index] = dw_whatif_quantity (step, quantity, dw_whatif_row_value (step, start + index));
-  if (!dw_whatif_query_insertion_sort (scratch, n_negative, 8 * n)
-      || !dw_whatif_query_insertion_sort (scratch + n_negative, n - n_negative, 8 * n))
+  if (!dw_whatif_query_insertion_sort (scratch, n_negative, 8 * row_length)
+      || !dw_whatif_query_insertion_sort (scratch + n_negative, row_length - n_negative,
+                                          8 * row_length))
     {
-      memcpy (out, scratch, n * sizeof (double));
-      qsort (out, n, sizeof (double), dw_whatif_query_compare_doubles);
+      memcpy (out, scratch, row_length * sizeof (double));
+      qsort (out, row_length, sizeof (double), dw_whatif_query_compare_doubles);
       return;
     }
   gsize left = 0, right = n_negative, written = 0;
-  while (left < n_negative && right < n)
+  while (left < n_negative && right < row_length)
     out[written++] = scratch[right] < scratch[left] ? scratch[right++] : scratch[left++];
   while (left < n_negative)
     out[written++] = scratch[left++];
-  while (right < n)
+  while (right < row_length)
     out[written++] = scratch[right++];
 }
 

@@ -67,23 +67,23 @@ dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsi
 DwWhatifSketch *
 dw_whatif_sketch_new (const DwWhatifStep *step)
 {
-  const gsize n = step->n_tokens;
+  const gsize n_tokens = step->n_tokens;
   DwWhatifSketch *self = g_new0 (DwWhatifSketch, 1);
-  self->n_tokens = n;
-  gsize tail = (gsize)((double)n * DW_WHATIF_SKETCH_TAIL);
+  self->n_tokens = n_tokens;
+  gsize tail = (gsize)((double)n_tokens * DW_WHATIF_SKETCH_TAIL);
   tail = CLAMP (tail, DW_WHATIF_SKETCH_TAIL_MIN, DW_WHATIF_SKETCH_TAIL_MAX);
-  self->n_low = MIN (tail, n / 2);
-  self->n_high = MIN (tail, n - self->n_low);
+  self->n_low = MIN (tail, n_tokens / 2);
+  self->n_high = MIN (tail, n_tokens - self->n_low);
   self->low = g_new (double, self->n_low ? self->n_low : 1);
   self->high = g_new (double, self->n_high ? self->n_high : 1);
   for (gsize index = 0; index < self->n_low; index++)
     self->low[index] = dw_whatif_sorted_value (step, index);
   for (gsize index = 0; index < self->n_high; index++)
-    self->high[index] = dw_whatif_sorted_value (step, n - self->n_high + index);
+    self->high[index] = dw_whatif_sorted_value (step, n_tokens - self->n_high + index);
   self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low);
   self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high);
 
-  const gsize bulk_start = self->n_low, bulk_n = n - self->n_low - self->n_high;
+  const gsize bulk_start = self->n_low, bulk_n = n_tokens - self->n_low - self->n_high;
   self->n_bins = (guint)MIN ((gsize)DW_WHATIF_SKETCH_BINS, bulk_n);
   self->bin_start = g_new (gsize, self->n_bins + 1);
   self->bin_first = g_new (double, self->n_bins ? self->n_bins : 1);
@@ -260,12 +260,12 @@ double
 dw_whatif_sketch_quantile (const DwWhatifStep *step, double q)
 {
   const DwWhatifSketch *self = step->sketch;
-  const gsize n = self->n_tokens;
-  gsize position = (gsize)llround (dw_torch_clamp (q, 0, 1) * (double)(n - 1));
+  const gsize n_tokens = self->n_tokens;
+  gsize position = (gsize)llround (dw_torch_clamp (q, 0, 1) * (double)(n_tokens - 1));
   if (position < self->n_low)
     return self->low[position];
-  if (position >= n - self->n_high)
-    return self->high[position - (n - self->n_high)];
+  if (position >= n_tokens - self->n_high)
+    return self->high[position - (n_tokens - self->n_high)];
   for (guint bin = 0; bin < self->n_bins; bin++)
     if (position < self->bin_start[bin + 1])
       {

@@ -28,8 +28,8 @@ G_DEFINE_QUARK (dw-whatif-error-quark, dw_whatif_error)
 static int
 dw_whatif_step_compare_doubles (const void *a, const void *b)
 {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+  double left = *(const double *)a, right = *(const double *)b;
+  return left < right ? -1 : left > right;
 }
 
 /* the bits of a float as an unsigned key that sorts like the float */
@@ -107,13 +107,13 @@ dw_whatif_step_sort_floats (float *values, gsize n, float *rows, const gsize *ro
 static void
 dw_whatif_step_shape_init (const DwWhatifStep *self, const double *k, DwWhatifShape *shape)
 {
-  gsize n = self->n_tokens, end_left = 0, start_right = n;
-  if (n > 0)
+  gsize n_tokens = self->n_tokens, end_left = 0, start_right = n_tokens;
+  if (n_tokens > 0)
     {
       end_left = 1;
-      while (end_left < n && k[end_left] <= k[end_left - 1])
+      while (end_left < n_tokens && k[end_left] <= k[end_left - 1])
         end_left++;
-      start_right = n - 1;
+      start_right = n_tokens - 1;
       while (start_right > 0 && k[start_right - 1] <= k[start_right])
         start_right--;
     }
@@ -175,11 +175,11 @@ dw_whatif_step_shape_clear (DwWhatifShape *shape)
 static void
 dw_whatif_step_build_cut_table (DwWhatifStep *self)
 {
-  const gsize n_rows = self->n_rows, n = self->n_tokens;
-  if (self->n_cols > G_MAXUINT16 || n == 0)
+  const gsize n_rows = self->n_rows, n_tokens = self->n_tokens;
+  if (self->n_cols > G_MAXUINT16 || n_tokens == 0)
     return;
   for (int cut = 0; cut < DW_WHATIF_N_CUTS; cut++)
-    self->cut_value[cut] = dw_whatif_sorted_value (self, (gsize)cut * n / DW_WHATIF_N_CUTS);
+    self->cut_value[cut] = dw_whatif_sorted_value (self, (gsize)cut * n_tokens / DW_WHATIF_N_CUTS);
   self->cut_count = g_new (guint16, (DW_WHATIF_N_CUTS + 1) * n_rows);
   for (gsize row = 0; row < n_rows; row++)
     {
@@ -275,14 +275,14 @@ dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
       double k[3]
         = { -clamped, dw_whatif_round (self, 0.5 * dw_whatif_round (self, clamped * clamped)),
             dw_whatif_round (self, dw_whatif_round (self, weight - 1.0) - clamped) };
-      for (int j = 0; j < 3; j++)
+      for (int estimator = 0; estimator < 3; estimator++)
         {
-          stats->sum_k[j] += k[j] * mask;
-          self->tok_sum_k[j] += k[j] * mask;
-          max_k[j] = dw_torch_max (max_k[j], k[j]);
-          min_k[j] = dw_torch_min (min_k[j], k[j]);
-          self->max_k[j] = dw_torch_max (self->max_k[j], k[j]);
-          self->min_k[j] = dw_torch_min (self->min_k[j], k[j]);
+          stats->sum_k[estimator] += k[estimator] * mask;
+          self->tok_sum_k[estimator] += k[estimator] * mask;
+          max_k[estimator] = dw_torch_max (max_k[estimator], k[estimator]);
+          min_k[estimator] = dw_torch_min (min_k[estimator], k[estimator]);
+          self->max_k[estimator] = dw_torch_max (self->max_k[estimator], k[estimator]);
+          self->min_k[estimator] = dw_torch_min (self->min_k[estimator], k[estimator]);
         }
       if (f32)
         self->sorted_f[self->n_tokens++] = (float)log_ratio;
@@ -292,10 +292,10 @@ dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
 
   stats->n = dw_whatif_round (self, mask_sum);
   self->mask_sum += mask_sum;
-  for (int j = 0; j < 3; j++)
+  for (int estimator = 0; estimator < 3; estimator++)
     {
-      stats->max_k[j] = stats->valid > 0 ? max_k[j] : 0.0;
-      stats->min_k[j] = min_k[j];
+      stats->max_k[estimator] = stats->valid > 0 ? max_k[estimator] : 0.0;
+      stats->min_k[estimator] = min_k[estimator];
     }
   stats->mean_tok = dw_whatif_mean_row (self, weight_sum, stats->n);
   stats->log_seq = dw_whatif_round (self, stats->sum_log);
@@ -319,10 +319,11 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
     {
       DwWhatifRow *stats = &self->rows[row];
       double value[DW_WHATIF_N_SO];
-      for (int j = 0; j < 3; j++)
+      for (int estimator = 0; estimator < 3; estimator++)
         {
-          value[DW_WHATIF_SO_SUM_K1 + j] = dw_whatif_round (self, stats->sum_k[j]);
-          value[DW_WHATIF_SO_MEAN_K1 + j] = dw_whatif_mean_row (self, stats->sum_k[j], stats->n);
+          value[DW_WHATIF_SO_SUM_K1 + estimator] = dw_whatif_round (self, stats->sum_k[estimator]);
+          value[DW_WHATIF_SO_MEAN_K1 + estimator]
+            = dw_whatif_mean_row (self, stats->sum_k[estimator], stats->n);
         }
       value[DW_WHATIF_SO_MAX_K2] = stats->max_k[1];
       value[DW_WHATIF_SO_MAX_K3] = stats->max_k[2];
@@ -403,13 +404,13 @@ dw_whatif_step_row_summaries (DwWhatifStep *self)
     {
       DwWhatifRowStat *stat = &self->so_stat[option];
       const double *value = dw_whatif_column (self, option);
-      const double *n = dw_whatif_column (self, DW_WHATIF_COL_N);
+      const double *token_counts = dw_whatif_column (self, DW_WHATIF_COL_N);
       stat->sum = stat->count = stat->sum_sq_dev = 0;
       stat->max = stat->max_dev = -INFINITY;
       stat->min = INFINITY;
       for (gsize row = 0; row < n_rows; row++)
         {
-          if (!(n[row] > 0))
+          if (!(token_counts[row] > 0))
             continue;
           stat->sum += value[row];
           stat->count += 1;
@@ -419,7 +420,7 @@ dw_whatif_step_row_summaries (DwWhatifStep *self)
         }
       double mean = stat->count > 0 ? stat->sum / stat->count : 0.0;
       for (gsize row = 0; row < n_rows; row++)
-        if (n[row] > 0)
+        if (token_counts[row] > 0)
           stat->sum_sq_dev += (value[row] - mean) * (value[row] - mean);
     }
 }
@@ -428,20 +429,20 @@ dw_whatif_step_row_summaries (DwWhatifStep *self)
 static void
 dw_whatif_step_sort (DwWhatifStep *self)
 {
-  const gsize n = self->n_tokens;
+  const gsize n_tokens = self->n_tokens;
   if (self->f32)
     {
-      self->row_sorted_f = g_new (float, n);
-      dw_whatif_step_sort_floats (self->sorted_f, n, self->row_sorted_f, self->row_start,
+      self->row_sorted_f = g_new (float, n_tokens);
+      dw_whatif_step_sort_floats (self->sorted_f, n_tokens, self->row_sorted_f, self->row_start,
                                   self->n_rows);
       return;
     }
-  self->row_sorted_d = g_memdup2 (self->sorted_d, n * sizeof (double));
+  self->row_sorted_d = g_memdup2 (self->sorted_d, n_tokens * sizeof (double));
   for (gsize row = 0; row < self->n_rows; row++)
     qsort (self->row_sorted_d + self->row_start[row],
            self->row_start[row + 1] - self->row_start[row], sizeof (double),
            dw_whatif_step_compare_doubles);
-  qsort (self->sorted_d, n, sizeof (double), dw_whatif_step_compare_doubles);
+  qsort (self->sorted_d, n_tokens, sizeof (double), dw_whatif_step_compare_doubles);
 }
 
 /* The IS weights summed within each row in row-sorted order, for the row means of weights that
@@ -480,16 +481,17 @@ dw_whatif_step_row_weight_sums (DwWhatifStep *self)
 static void
 dw_whatif_step_prefix_sums (DwWhatifStep *self)
 {
-  const gsize n = self->n_tokens;
-  self->n_blocks = n / DW_WHATIF_BLOCK;
-  double *k2 = g_new (double, n ? n : 1), *k3 = g_new (double, n ? n : 1);
+  const gsize n_tokens = self->n_tokens;
+  self->n_blocks = n_tokens / DW_WHATIF_BLOCK;
+  double *k2_values = g_new (double, n_tokens ? n_tokens : 1),
+         *k3_values = g_new (double, n_tokens ? n_tokens : 1);
   for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
     self->prefix[quantity] = g_new0 (DwWhatifSum, self->n_blocks + 1);
   DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
   memset (sum, 0, sizeof sum);
   self->weight_monotone = TRUE;
   double previous_weight = -INFINITY;
-  for (gsize index = 0; index < n; index++)
+  for (gsize index = 0; index < n_tokens; index++)
     {
       if (index % DW_WHATIF_BLOCK == 0)
         for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
@@ -515,21 +517,21 @@ dw_whatif_step_prefix_sums (DwWhatifStep *self)
       if (value[DW_WHATIF_Q_WEIGHT] < previous_weight)
         self->weight_monotone = FALSE;
       previous_weight = value[DW_WHATIF_Q_WEIGHT];
-      k2[index] = value[DW_WHATIF_Q_K2];
-      k3[index] = value[DW_WHATIF_Q_K3];
+      k2_values[index] = value[DW_WHATIF_Q_K2];
+      k3_values[index] = value[DW_WHATIF_Q_K3];
       if (value[DW_WHATIF_Q_K3] < 0)
         {
           self->neg_k3_sum += value[DW_WHATIF_Q_K3];
           self->neg_k3_sq += value[DW_WHATIF_Q_K3_SQ];
         }
     }
-  if (n % DW_WHATIF_BLOCK == 0)
+  if (n_tokens % DW_WHATIF_BLOCK == 0)
     for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
-      self->prefix[quantity][n / DW_WHATIF_BLOCK] = sum[quantity];
-  dw_whatif_step_shape_init (self, k2, &self->shape_k2);
-  dw_whatif_step_shape_init (self, k3, &self->shape_k3);
-  g_free (k2);
-  g_free (k3);
+      self->prefix[quantity][n_tokens / DW_WHATIF_BLOCK] = sum[quantity];
+  dw_whatif_step_shape_init (self, k2_values, &self->shape_k2);
+  dw_whatif_step_shape_init (self, k3_values, &self->shape_k3);
+  g_free (k2_values);
+  g_free (k3_values);
 }
 
 DwWhatifStep *
@@ -566,10 +568,10 @@ dw_whatif_step_new (const DwBatch *batch, gint64 step, GError **error)
     self->sorted_f = g_new (float, capacity ? capacity : 1);
   else
     self->sorted_d = g_new (double, capacity ? capacity : 1);
-  for (int j = 0; j < 3; j++)
+  for (int shape_index = 0; shape_index < 3; shape_index++)
     {
-      self->max_k[j] = -INFINITY;
-      self->min_k[j] = INFINITY;
+      self->max_k[shape_index] = -INFINITY;
+      self->min_k[shape_index] = INFINITY;
     }
   self->max_weight = -INFINITY;
   self->min_weight = INFINITY;
@@ -633,15 +635,17 @@ dw_whatif_step_new_compact (const DwBatch *batch, gint64 step, GError **error)
     return self;
   self->sketch = dw_whatif_sketch_new (self);
   const DwWhatifShape *shapes[2] = { &self->shape_k2, &self->shape_k3 };
-  for (int j = 0; j < 2; j++)
+  for (int shape_index = 0; shape_index < 2; shape_index++)
     {
-      self->core_n[j] = shapes[j]->core_n;
-      self->core_low[j] = self->core_high[j] = 0;
-      self->core_max[j] = shapes[j]->core_max;
-      if (shapes[j]->core_n > 0)
+      self->core_n[shape_index] = shapes[shape_index]->core_n;
+      self->core_low[shape_index] = self->core_high[shape_index] = 0;
+      self->core_max[shape_index] = shapes[shape_index]->core_max;
+      if (shapes[shape_index]->core_n > 0)
         {
-          self->core_low[j] = dw_whatif_sorted_value (self, shapes[j]->end_left);
-          self->core_high[j] = dw_whatif_sorted_value (self, shapes[j]->start_right - 1);
+          self->core_low[shape_index]
+            = dw_whatif_sorted_value (self, shapes[shape_index]->end_left);
+          self->core_high[shape_index]
+            = dw_whatif_sorted_value (self, shapes[shape_index]->start_right - 1);
         }
     }
   dw_whatif_step_drop_tokens (self);
@@ -704,9 +708,9 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   if (self->cut_count)
     bytes += (DW_WHATIF_N_CUTS + 1) * self->n_rows * sizeof (guint16);
   const DwWhatifShape *shapes[2] = { &self->shape_k2, &self->shape_k3 };
-  for (int j = 0; j < 2; j++)
-    bytes += shapes[j]->core_n * value_size
-             + 2 * (shapes[j]->core_n / DW_WHATIF_BLOCK + 2) * sizeof (DwWhatifSum);
+  for (int shape_index = 0; shape_index < 2; shape_index++)
+    bytes += shapes[shape_index]->core_n * value_size
+             + 2 * (shapes[shape_index]->core_n / DW_WHATIF_BLOCK + 2) * sizeof (DwWhatifSum);
   if (self->row_k_f || self->row_k_d)
     bytes += self->n_tokens * value_size;
   if (self->prefix[0])
