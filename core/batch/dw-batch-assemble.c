@@ -40,9 +40,9 @@ static const char *const role_names[N_ROLES][4] = {
 gboolean
 dw_batch_tensor_wanted (const char *name)
 {
-  for (int r = 0; r < N_ROLES; r++)
-    for (int k = 0; role_names[r][k]; k++)
-      if (strcmp (name, role_names[r][k]) == 0)
+  for (int role = 0; role < N_ROLES; role++)
+    for (int letter = 0; role_names[role][letter]; letter++)
+      if (strcmp (name, role_names[role][letter]) == 0)
         return TRUE;
   return FALSE;
 }
@@ -50,9 +50,9 @@ dw_batch_tensor_wanted (const char *name)
 gboolean
 dw_batch_tensor_optional (const char *name)
 {
-  for (int r = ROLE_TOKENS; r <= ROLE_REWARD; r++)
-    for (int k = 0; role_names[r][k]; k++)
-      if (strcmp (name, role_names[r][k]) == 0)
+  for (int role = ROLE_TOKENS; role <= ROLE_REWARD; role++)
+    for (int letter = 0; role_names[role][letter]; letter++)
+      if (strcmp (name, role_names[role][letter]) == 0)
         return TRUE;
   return FALSE;
 }
@@ -61,12 +61,12 @@ static DwTensor *
 find_role (GPtrArray *tensors, Role role)
 {
   /* canonical name first, then aliases in order */
-  for (int k = 0; role_names[role][k]; k++)
+  for (int letter = 0; role_names[role][letter]; letter++)
     for (guint index = 0; index < tensors->len; index++)
       {
-        DwTensor *t = g_ptr_array_index (tensors, index);
-        if (strcmp (t->name, role_names[role][k]) == 0)
-          return t;
+        DwTensor *tensor = g_ptr_array_index (tensors, index);
+        if (strcmp (tensor->name, role_names[role][letter]) == 0)
+          return tensor;
       }
   return NULL;
 }
@@ -97,10 +97,10 @@ same_shape (const DwTensor *a, const DwTensor *b)
 static gboolean
 shape_error (GError **error, const char *name, const DwTensor *t, const DwTensor *ref)
 {
-  g_autofree char *s1 = dw_shape_to_string (t->ndim, t->shape);
-  g_autofree char *s2 = dw_shape_to_string (ref->ndim, ref->shape);
+  g_autofree char *first = dw_shape_to_string (t->ndim, t->shape);
+  g_autofree char *ref_shape = dw_shape_to_string (ref->ndim, ref->shape);
   dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
-                      "%s: shape %s does not match %s %s", t->where, s1, ref->name, s2);
+                      "%s: shape %s does not match %s %s", t->where, first, ref->name, ref_shape);
   return FALSE;
 }
 
@@ -120,10 +120,10 @@ check_lp_dtype (const char *name, const DwTensor *t, GError **error)
 static gboolean
 copy_padded (void *dst, DwDType dd, DwTensor *t, gsize rows, gsize cols, GError **error)
 {
-  gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
+  gsize src_size = dw_dtype_size (t->dtype), dst_size = dw_dtype_size (dd);
   gboolean fortran = t->fortran_order && t->ndim == 2 && rows > 1 && cols > 1;
 
-  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && !fortran
+  if (!t->data && t->dtype == dd && (!t->big_endian || src_size == 1) && !fortran
       && t->n_elems == rows * cols)
     return t->fill (t, dst, 0, t->n_elems, error); /* straight from the file into the batch */
   if (!dw_tensor_load (t, error))
@@ -131,18 +131,18 @@ copy_padded (void *dst, DwDType dd, DwTensor *t, gsize rows, gsize cols, GError 
   if (t->ndim == 1 && t->shape[0] == rows && rows * cols != t->n_elems)
     {
       /* [B] per-sequence value broadcast over its row (JSONL-style scalar advantage) */
-      for (gsize b = 0; b < rows; b++)
-        for (gsize c = 0; c < cols; c++)
-          dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + b * ss, t->dtype,
-                      t->big_endian, 1);
+      for (gsize byte = 0; byte < rows; byte++)
+        for (gsize col = 0; col < cols; col++)
+          dw_convert ((guint8 *)dst + (byte * cols + col) * dst_size, dd, t->data + byte * src_size,
+                      t->dtype, t->big_endian, 1);
       return TRUE;
     }
   if (fortran)
     {
-      for (gsize b = 0; b < rows; b++)
-        for (gsize c = 0; c < cols; c++)
-          dw_convert ((guint8 *)dst + (b * cols + c) * ds, dd, t->data + (c * rows + b) * ss,
-                      t->dtype, t->big_endian, 1);
+      for (gsize byte = 0; byte < rows; byte++)
+        for (gsize col = 0; col < cols; col++)
+          dw_convert ((guint8 *)dst + (byte * cols + col) * dst_size, dd,
+                      t->data + (col * rows + byte) * src_size, t->dtype, t->big_endian, 1);
       return TRUE;
     }
   dw_convert (dst, dd, t->data, t->dtype, t->big_endian, rows * cols);
@@ -153,14 +153,15 @@ static gboolean
 copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, gsize cols,
              GError **error)
 {
-  gsize ss = dw_dtype_size (t->dtype), ds = dw_dtype_size (dd);
+  gsize src_size = dw_dtype_size (t->dtype), dst_size = dw_dtype_size (dd);
 
-  if (!t->data && t->dtype == dd && (!t->big_endian || ss == 1) && t->n_elems == cu[rows])
+  if (!t->data && t->dtype == dd && (!t->big_endian || src_size == 1) && t->n_elems == cu[rows])
     {
       /* row by row straight from the file into the padded batch */
-      for (gsize b = 0; b < rows; b++)
-        if (cu[b + 1] > cu[b]
-            && !t->fill (t, (guint8 *)dst + b * cols * ds, cu[b], cu[b + 1] - cu[b], error))
+      for (gsize byte = 0; byte < rows; byte++)
+        if (cu[byte + 1] > cu[byte]
+            && !t->fill (t, (guint8 *)dst + byte * cols * dst_size, cu[byte],
+                         cu[byte + 1] - cu[byte], error))
           return FALSE;
       return cu[rows] > 0 || t->fill (t, dst, 0, 0, error);
     }
@@ -168,15 +169,15 @@ copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, 
     return FALSE;
   if (t->ndim == 1 && t->shape[0] == rows && cu[rows] != rows)
     {
-      for (gsize b = 0; b < rows; b++)
-        for (guint64 index = cu[b]; index < cu[b + 1]; index++)
-          dw_convert ((guint8 *)dst + (b * cols + (index - cu[b])) * ds, dd, t->data + b * ss,
-                      t->dtype, t->big_endian, 1);
+      for (gsize byte = 0; byte < rows; byte++)
+        for (guint64 index = cu[byte]; index < cu[byte + 1]; index++)
+          dw_convert ((guint8 *)dst + (byte * cols + (index - cu[byte])) * dst_size, dd,
+                      t->data + byte * src_size, t->dtype, t->big_endian, 1);
       return TRUE;
     }
-  for (gsize b = 0; b < rows; b++)
-    dw_convert ((guint8 *)dst + b * cols * ds, dd, t->data + cu[b] * ss, t->dtype, t->big_endian,
-                cu[b + 1] - cu[b]);
+  for (gsize byte = 0; byte < rows; byte++)
+    dw_convert ((guint8 *)dst + byte * cols * dst_size, dd, t->data + cu[byte] * src_size, t->dtype,
+                t->big_endian, cu[byte + 1] - cu[byte]);
   return TRUE;
 }
 
@@ -184,27 +185,27 @@ static gboolean
 read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint64 **cu_out,
                  GError **error)
 {
-  g_autofree guint64 *cu = NULL;
-  guint64 nb;
+  g_autofree guint64 *cursor = NULL;
+  guint64 n_bounds;
 
   if (!is_int (cu_t->dtype) || cu_t->ndim != 1 || cu_t->shape[0] < 1)
     {
-      g_autofree char *s = dw_shape_to_string (cu_t->ndim, cu_t->shape);
+      g_autofree char *shape = dw_shape_to_string (cu_t->ndim, cu_t->shape);
       dw_batch_set_error (error,
                           is_int (cu_t->dtype) ? DW_BATCH_ERROR_SHAPE_MISMATCH
                                                : DW_BATCH_ERROR_UNSUPPORTED_DTYPE,
                           name, "%s: cu_seqlens must be a 1-D integer array [B+1], got %s %s",
-                          cu_t->where, dw_dtype_name (cu_t->dtype), s);
+                          cu_t->where, dw_dtype_name (cu_t->dtype), shape);
       return FALSE;
     }
-  nb = cu_t->shape[0];
-  cu = g_new (guint64, nb);
-  for (guint64 index = 0; index < nb; index++)
+  n_bounds = cu_t->shape[0];
+  cursor = g_new (guint64, n_bounds);
+  for (guint64 index = 0; index < n_bounds; index++)
     {
       double v = dw_decode_element (cu_t->data + index * dw_dtype_size (cu_t->dtype), cu_t->dtype,
                                     cu_t->big_endian);
       if (!(v >= 0 && v <= (double)n_tokens) || (index == 0 && v != 0)
-          || (index > 0 && (guint64)v < cu[index - 1]))
+          || (index > 0 && (guint64)v < cursor[index - 1]))
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
                               "%s: cu_seqlens[%" G_GUINT64_FORMAT "] = %.17g: cu_seqlens must "
@@ -212,17 +213,17 @@ read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint
                               cu_t->where, index, v, n_tokens);
           return FALSE;
         }
-      cu[index] = (guint64)v;
+      cursor[index] = (guint64)v;
     }
-  if (cu[nb - 1] != n_tokens)
+  if (cursor[n_bounds - 1] != n_tokens)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
                           "%s: cu_seqlens ends at %" G_GUINT64_FORMAT
                           " but the packed tensors hold %" G_GUINT64_FORMAT " tokens",
-                          cu_t->where, cu[nb - 1], n_tokens);
+                          cu_t->where, cursor[n_bounds - 1], n_tokens);
       return FALSE;
     }
-  *cu_out = g_steal_pointer (&cu);
+  *cu_out = g_steal_pointer (&cursor);
   return TRUE;
 }
 
@@ -262,26 +263,27 @@ copy_extras (const char *name, DwBatch *batch, DwTensor *tok, DwTensor *rew, con
     }
   if (tok)
     {
-      gsize es = dw_dtype_size (tok->dtype);
+      gsize elem_size = dw_dtype_size (tok->dtype);
       batch->token_ids = g_malloc0 (MAX (rows * cols, 1) * sizeof (gint64));
-      for (gsize b = 0; b < rows; b++)
+      for (gsize row = 0; row < rows; row++)
         {
-          guint64 start = cu ? cu[b] : b * cols, len = cu ? cu[b + 1] - cu[b] : cols;
-          for (guint64 t = 0; t < len; t++)
-            batch->token_ids[b * cols + t] = (gint64)dw_decode_element (
-              tok->data + (start + t) * es, tok->dtype, tok->big_endian);
+          guint64 start = cu ? cu[row] : row * cols, len = cu ? cu[row + 1] - cu[row] : cols;
+          for (guint64 token = 0; token < len; token++)
+            batch->token_ids[row * cols + token] = (gint64)dw_decode_element (
+              tok->data + (start + token) * elem_size, tok->dtype, tok->big_endian);
         }
     }
   if (rew)
     {
-      gsize es = dw_dtype_size (rew->dtype);
+      gsize elem_size = dw_dtype_size (rew->dtype);
       /* optional: one number per sequence, else left out */
       if (rew->dtype == DW_DTYPE_BOOL || rew->n_elems != rows || rew->ndim > 2
           || !dw_tensor_load (rew, NULL))
         return TRUE;
       batch->rewards = g_malloc0 (MAX (rows, 1) * sizeof (double));
-      for (gsize b = 0; b < rows; b++)
-        batch->rewards[b] = dw_decode_element (rew->data + b * es, rew->dtype, rew->big_endian);
+      for (gsize row = 0; row < rows; row++)
+        batch->rewards[row]
+          = dw_decode_element (rew->data + row * elem_size, rew->dtype, rew->big_endian);
     }
   return TRUE;
 }
@@ -440,20 +442,21 @@ static gboolean
 assemble_copy (DwBatch *batch, const AssembleRoles *roles, const guint64 *cu, GError **local)
 {
   const guint64 rows = batch->rows, cols = batch->cols;
-  const DwDType lp = batch->lp_dtype, md = batch->mask_dtype;
+  const DwDType lp_dtype = batch->lp_dtype, mask_dtype = batch->mask_dtype;
   if (cu)
     {
       batch->flags |= DW_BATCH_PACKED_SOURCE;
-      return copy_packed (batch->old_log_prob, lp, roles->old, cu, rows, cols, local)
-             && copy_packed (batch->rollout_log_prob, lp, roles->roll, cu, rows, cols, local)
-             && copy_packed (batch->response_mask, md, roles->mask, cu, rows, cols, local)
+      return copy_packed (batch->old_log_prob, lp_dtype, roles->old, cu, rows, cols, local)
+             && copy_packed (batch->rollout_log_prob, lp_dtype, roles->roll, cu, rows, cols, local)
+             && copy_packed (batch->response_mask, mask_dtype, roles->mask, cu, rows, cols, local)
              && (!roles->adv
-                 || copy_packed (batch->advantages, lp, roles->adv, cu, rows, cols, local));
+                 || copy_packed (batch->advantages, lp_dtype, roles->adv, cu, rows, cols, local));
     }
-  return copy_padded (batch->old_log_prob, lp, roles->old, rows, cols, local)
-         && copy_padded (batch->rollout_log_prob, lp, roles->roll, rows, cols, local)
-         && copy_padded (batch->response_mask, md, roles->mask, rows, cols, local)
-         && (!roles->adv || copy_padded (batch->advantages, lp, roles->adv, rows, cols, local));
+  return copy_padded (batch->old_log_prob, lp_dtype, roles->old, rows, cols, local)
+         && copy_padded (batch->rollout_log_prob, lp_dtype, roles->roll, rows, cols, local)
+         && copy_padded (batch->response_mask, mask_dtype, roles->mask, rows, cols, local)
+         && (!roles->adv
+             || copy_padded (batch->advantages, lp_dtype, roles->adv, rows, cols, local));
 }
 
 DwBatch *
@@ -462,7 +465,7 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
 {
   g_autoptr (DwBatch) batch = NULL;
   g_autoptr (GError) local = NULL;
-  g_autofree guint64 *cu = NULL;
+  g_autofree guint64 *cu_seqlens = NULL;
   guint64 rows = 0, cols = 0;
   const AssembleRoles roles = { find_role (tensors, ROLE_OLD), find_role (tensors, ROLE_ROLLOUT),
                                 find_role (tensors, ROLE_MASK), find_role (tensors, ROLE_ADV),
@@ -476,15 +479,15 @@ dw_batch_from_tensors (const char *name, GPtrArray *tensors, gint64 step, const 
   const DwDType md = (roles.mask->dtype == DW_DTYPE_F16 || roles.mask->dtype == DW_DTYPE_BF16)
                        ? DW_DTYPE_F32
                        : roles.mask->dtype;
-  if (!assemble_shape (name, &roles, &cu, &rows, &cols, &local, error))
+  if (!assemble_shape (name, &roles, &cu_seqlens, &rows, &cols, &local, error))
     return local ? assemble_fail (name, local, error) : NULL;
   batch = assemble_allocate (name, &roles, rows, cols, lp, md, error);
   if (!batch)
     return NULL;
   batch->step = step;
-  if (!assemble_copy (batch, &roles, cu, &local)
+  if (!assemble_copy (batch, &roles, cu_seqlens, &local)
       || !copy_extras (name, batch, find_role (tensors, ROLE_TOKENS),
-                       find_role (tensors, ROLE_REWARD), roles.old, cu, &local))
+                       find_role (tensors, ROLE_REWARD), roles.old, cu_seqlens, &local))
     return assemble_fail (name, local, error);
   return g_steal_pointer (&batch);
 }

@@ -33,12 +33,12 @@ typedef struct
 
 static gboolean G_GNUC_PRINTF (3, 4) scan_fail (Scan *sc, DwBatchError code, const char *fmt, ...)
 {
-  va_list ap;
+  va_list args;
   g_autofree char *msg = NULL;
 
-  va_start (ap, fmt);
-  msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
+  va_start (args, fmt);
+  msg = g_strdup_vprintf (fmt, args);
+  va_end (args);
   dw_batch_set_error (sc->error, code, sc->name,
                       "line %" G_GUINT64_FORMAT ", column %" G_GSIZE_FORMAT
                       " (offset %" G_GUINT64_FORMAT ")%s%s: %s",
@@ -88,18 +88,18 @@ string (Scan *sc)
   out = g_string_new (NULL);
   while (sc->pos < sc->len && sc->s[sc->pos] != '"')
     {
-      char c = sc->s[sc->pos++];
-      if ((guchar)c < 0x20)
+      char child = sc->s[sc->pos++];
+      if ((guchar)child < 0x20)
         {
           g_string_free (out, TRUE);
           return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "control character in a string"), NULL;
         }
-      if (c == '\\')
+      if (child == '\\')
         {
           if (sc->pos >= sc->len)
             break;
-          c = sc->s[sc->pos++];
-          if (c == 'u')
+          child = sc->s[sc->pos++];
+          if (child == 'u')
             {
               for (int index = 0; index < 4; index++)
                 if (sc->pos >= sc->len || !g_ascii_isxdigit (sc->s[sc->pos++]))
@@ -107,15 +107,15 @@ string (Scan *sc)
                     g_string_free (out, TRUE);
                     return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad \\u escape"), NULL;
                   }
-              c = '?';
+              child = '?';
             }
-          else if (!strchr ("\"\\/bfnrt", c))
+          else if (!strchr ("\"\\/bfnrt", child))
             {
               g_string_free (out, TRUE);
-              return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad escape '\\%c'", c), NULL;
+              return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad escape '\\%c'", child), NULL;
             }
         }
-      g_string_append_c (out, c);
+      g_string_append_c (out, child);
     }
   if (sc->pos >= sc->len)
     {
@@ -204,9 +204,9 @@ skip_value (Scan *sc, int depth)
     {
     case '"':
       {
-        char *s = string (sc);
-        g_free (s);
-        return s != NULL;
+        char *text = string (sc);
+        g_free (text);
+        return text != NULL;
       }
     case '[':
     case '{':
@@ -219,10 +219,10 @@ skip_value (Scan *sc, int depth)
           {
             if (close == '}')
               {
-                char *k = string (sc);
-                if (!k)
+                char *key = string (sc);
+                if (!key)
                   return FALSE;
-                g_free (k);
+                g_free (key);
                 if (!peek (sc, ':'))
                   return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "expected ':'");
                 sc->pos++;
@@ -317,47 +317,47 @@ static const char *const col_keys[N_COLS][4] = {
 static int
 column_of (const char *key)
 {
-  for (int c = 0; c < N_COLS; c++)
-    for (int k = 0; col_keys[c][k]; k++)
-      if (strcmp (key, col_keys[c][k]) == 0)
-        return c;
+  for (int column = 0; column < N_COLS; column++)
+    for (int letter = 0; col_keys[column][letter]; letter++)
+      if (strcmp (key, col_keys[column][letter]) == 0)
+        return column;
   return -1;
 }
 
 static DwTensor *
 column_tensor (Column *col, const char *name, DwDType dtype, const char *where)
 {
-  DwTensor *t = dw_tensor_new (name, where);
+  DwTensor *tensor = dw_tensor_new (name, where);
   gsize count = col->values->len;
   const double *value = (const double *)(gconstpointer)col->values->data;
 
-  t->dtype = dtype;
-  t->ndim = 1;
-  t->shape[0] = count;
-  t->n_elems = count;
-  t->owned = g_malloc ((count ? count : 1) * dw_dtype_size (dtype));
-  t->data = t->owned;
+  tensor->dtype = dtype;
+  tensor->ndim = 1;
+  tensor->shape[0] = count;
+  tensor->n_elems = count;
+  tensor->owned = g_malloc ((count ? count : 1) * dw_dtype_size (dtype));
+  tensor->data = tensor->owned;
   for (gsize index = 0; index < count; index++)
     switch (dtype)
       {
       case DW_DTYPE_F64:
-        ((double *)t->owned)[index] = value[index];
+        ((double *)tensor->owned)[index] = value[index];
         break;
       case DW_DTYPE_F32:
-        ((float *)t->owned)[index] = (float)value[index];
+        ((float *)tensor->owned)[index] = (float)value[index];
         break;
       case DW_DTYPE_BOOL:
       case DW_DTYPE_U8:
-        ((guint8 *)t->owned)[index] = (guint8)value[index];
+        ((guint8 *)tensor->owned)[index] = (guint8)value[index];
         break;
       case DW_DTYPE_I64:
-        ((gint64 *)t->owned)[index]
+        ((gint64 *)tensor->owned)[index]
           = (value[index] >= -9.2e18 && value[index] <= 9.2e18) ? (gint64)value[index] : 0;
         break;
       default:
         g_assert_not_reached ();
       }
-  return t;
+  return tensor;
 }
 
 /* The batch is padded to rows × longest line: one long line among many short ones (1.2 MB of
@@ -370,13 +370,13 @@ jsonl_padded_fits (const char *name, GArray *cu, GError **error)
   gint64 longest = 0;
   gsize longest_row = 0, rows = cu->len - 1, elems, bytes;
 
-  for (gsize r = 0; r < rows; r++)
+  for (gsize row = 0; row < rows; row++)
     {
-      gint64 len = g_array_index (cu, gint64, r + 1) - g_array_index (cu, gint64, r);
+      gint64 len = g_array_index (cu, gint64, row + 1) - g_array_index (cu, gint64, row);
       if (len > longest)
         {
           longest = len;
-          longest_row = r;
+          longest_row = row;
         }
     }
   if (g_size_checked_mul (&elems, rows, (gsize)longest)
@@ -665,16 +665,16 @@ jsonl_build_batch (JsonlRead *read)
 {
   const char *name = read->src->name;
   Column *cols = read->cols;
-  GArray *cu = read->cu;
+  GArray *array = read->cu;
   g_autoptr (GPtrArray) tensors = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_tensor_free);
   DwDType mask_dtype;
 
-  if (cu->len == 1)
+  if (array->len == 1)
     {
       dw_batch_set_error (read->error, DW_BATCH_ERROR_TRUNCATED, name, "no samples");
       return NULL;
     }
-  if (!jsonl_padded_fits (name, cu, read->error))
+  if (!jsonl_padded_fits (name, array, read->error))
     return NULL;
   const DwDType lp_dtype
     = (cols[C_OLD].all_f32 && cols[C_ROLL].all_f32) ? DW_DTYPE_F32 : DW_DTYPE_F64;
@@ -707,9 +707,9 @@ jsonl_build_batch (JsonlRead *read)
   DwTensor *boundaries = dw_tensor_new ("cu_seqlens", "line lengths");
   boundaries->dtype = DW_DTYPE_I64;
   boundaries->ndim = 1;
-  boundaries->shape[0] = cu->len;
-  boundaries->n_elems = cu->len;
-  boundaries->owned = g_memdup2 (cu->data, cu->len * sizeof (gint64));
+  boundaries->shape[0] = array->len;
+  boundaries->n_elems = array->len;
+  boundaries->owned = g_memdup2 (array->data, array->len * sizeof (gint64));
   boundaries->data = boundaries->owned;
   g_ptr_array_add (tensors, boundaries);
   const gint64 step = read->step >= 0 ? read->step : dw_step_from_name (name);
@@ -782,49 +782,49 @@ dw_batch_write_jsonl (const DwBatch *batch, const char *path, GError **error)
   g_autoptr (GString) s = g_string_new (NULL);
 
   g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
-  for (gsize r = 0; r < batch->rows; r++)
+  for (gsize row = 0; row < batch->rows; row++)
     {
-      gsize len = 0, base = r * batch->cols;
-      for (gsize c = batch->cols; c > 0; c--)
-        if (dw_batch_mask_value (batch, base + c - 1) != 0)
+      gsize len = 0, base = row * batch->cols;
+      for (gsize col = batch->cols; col > 0; col--)
+        if (dw_batch_mask_value (batch, base + col - 1) != 0)
           {
-            len = c;
+            len = col;
             break;
           }
       g_string_append_c (s, '{');
       if (batch->step >= 0)
         g_string_append_printf (s, "\"step\": %" G_GINT64_FORMAT ", ", batch->step);
       g_string_append_printf (
-        s, "\"sample\": %" G_GSIZE_FORMAT ", \"response_length\": %" G_GSIZE_FORMAT, r, len);
-      for (int k = 0; k < 3; k++)
+        s, "\"sample\": %" G_GSIZE_FORMAT ", \"response_length\": %" G_GSIZE_FORMAT, row, len);
+      for (int estimator = 0; estimator < 3; estimator++)
         {
-          const void *p = k == 0   ? batch->old_log_prob
-                          : k == 1 ? batch->rollout_log_prob
-                                   : batch->advantages;
+          const void *p = estimator == 0   ? batch->old_log_prob
+                          : estimator == 1 ? batch->rollout_log_prob
+                                           : batch->advantages;
           if (!p)
             continue;
           g_string_append_printf (s, ", \"%s\": [",
-                                  k == 0   ? "old_log_prob"
-                                  : k == 1 ? "rollout_log_prob"
-                                           : "advantages");
-          for (gsize c = 0; c < len; c++)
+                                  estimator == 0   ? "old_log_prob"
+                                  : estimator == 1 ? "rollout_log_prob"
+                                                   : "advantages");
+          for (gsize col = 0; col < len; col++)
             {
-              if (c)
+              if (col)
                 g_string_append (s, ", ");
-              append_double (s, lp_value (p, batch->lp_dtype, base + c), TRUE);
+              append_double (s, lp_value (p, batch->lp_dtype, base + col), TRUE);
             }
           g_string_append_c (s, ']');
         }
       g_string_append (s, ", \"response_mask\": [");
-      for (gsize c = 0; c < len; c++)
+      for (gsize col = 0; col < len; col++)
         {
-          double m = dw_batch_mask_value (batch, base + c);
-          if (c)
+          double mask = dw_batch_mask_value (batch, base + col);
+          if (col)
             g_string_append (s, ", ");
           if (batch->mask_dtype == DW_DTYPE_BOOL)
-            g_string_append (s, m != 0 ? "true" : "false");
+            g_string_append (s, mask != 0 ? "true" : "false");
           else
-            append_double (s, m,
+            append_double (s, mask,
                            batch->mask_dtype == DW_DTYPE_F32 || batch->mask_dtype == DW_DTYPE_F64);
         }
       g_string_append (s, "]}\n");

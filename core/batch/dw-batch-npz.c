@@ -86,15 +86,15 @@ lex_char (Lex *l, char c)
 static char *
 lex_string (Lex *l)
 {
-  char q;
+  char quote;
   gsize start;
 
   lex_ws (l);
   if (l->pos >= l->len || (l->s[l->pos] != '\'' && l->s[l->pos] != '"'))
     return NULL;
-  q = l->s[l->pos++];
+  quote = l->s[l->pos++];
   start = l->pos;
-  while (l->pos < l->len && l->s[l->pos] != q)
+  while (l->pos < l->len && l->s[l->pos] != quote)
     {
       if (l->s[l->pos] == '\\' || l->s[l->pos] == '\n')
         return NULL;
@@ -129,10 +129,10 @@ lex_uint (Lex *l, guint64 *out)
   start = l->pos;
   while (l->pos < l->len && g_ascii_isdigit (l->s[l->pos]))
     {
-      guint d = (guint)(l->s[l->pos] - '0');
-      if (value > (G_MAXUINT64 - d) / 10)
+      guint digit = (guint)(l->s[l->pos] - '0');
+      if (value > (G_MAXUINT64 - digit) / 10)
         return FALSE;
-      value = value * 10 + d;
+      value = value * 10 + digit;
       l->pos++;
     }
   if (l->pos == start)
@@ -351,15 +351,15 @@ static gboolean
 npy_data_size (const char *name, const char *ctx, const NpyHeader *h, guint64 total,
                guint64 *n_elems, guint64 *nbytes, GError **error)
 {
-  gsize es = dw_dtype_size (h->dtype);
+  gsize elem_size = dw_dtype_size (h->dtype);
   guint64 avail = total - h->data_offset;
   g_autofree char *shape = dw_shape_to_string (h->ndim, h->shape);
   g_autofree char *where = place (ctx, h->data_offset);
 
-  if (!dw_shape_product (h->ndim, h->shape, es, n_elems) || *n_elems * es > avail)
+  if (!dw_shape_product (h->ndim, h->shape, elem_size, n_elems) || *n_elems * elem_size > avail)
     {
-      g_autofree char *need = dw_shape_product (h->ndim, h->shape, es, n_elems)
-                                ? g_strdup_printf ("%" G_GUINT64_FORMAT, *n_elems * es)
+      g_autofree char *need = dw_shape_product (h->ndim, h->shape, elem_size, n_elems)
+                                ? g_strdup_printf ("%" G_GUINT64_FORMAT, *n_elems * elem_size)
                                 : g_strdup ("more than 2^64");
       dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
                           "%s: shape %s of %s needs %s bytes but only %" G_GUINT64_FORMAT
@@ -367,7 +367,7 @@ npy_data_size (const char *name, const char *ctx, const NpyHeader *h, guint64 to
                           where, shape, dw_dtype_name (h->dtype), need, avail);
       return FALSE;
     }
-  *nbytes = *n_elems * es;
+  *nbytes = *n_elems * elem_size;
   if (*nbytes < avail)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
@@ -390,14 +390,14 @@ static DwTensor *
 tensor_from_header (const char *tensor_name, const char *ctx, const NpyHeader *h, guint64 n)
 {
   g_autofree char *where = place (ctx, h->data_offset);
-  DwTensor *t = dw_tensor_new (tensor_name, where);
-  t->dtype = h->dtype;
-  t->big_endian = h->big_endian;
-  t->fortran_order = h->fortran;
-  t->ndim = h->ndim;
-  memcpy (t->shape, h->shape, sizeof h->shape);
-  t->n_elems = n;
-  return t;
+  DwTensor *tensor = dw_tensor_new (tensor_name, where);
+  tensor->dtype = h->dtype;
+  tensor->big_endian = h->big_endian;
+  tensor->fortran_order = h->fortran;
+  tensor->ndim = h->ndim;
+  memcpy (tensor->shape, h->shape, sizeof h->shape);
+  tensor->n_elems = n;
+  return tensor;
 }
 
 DwTensor *
@@ -408,7 +408,7 @@ dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor
   guint8 pre[12];
   g_autofree guint8 *hdr = NULL;
   guint64 hlen, count, nbytes;
-  DwTensor *t;
+  DwTensor *tensor;
 
   if (!dw_source_read (src, base, pre, MIN (len, 12), "the .npy preamble", error))
     return NULL;
@@ -429,23 +429,23 @@ dw_npy_parse (const DwSource *src, guint64 base, guint64 len, const char *tensor
     return NULL;
   if (!npy_data_size (src->name, ctx, &h, len, &count, &nbytes, error))
     return NULL;
-  t = tensor_from_header (tensor_name, ctx, &h, count);
-  t->owned = g_try_malloc (nbytes ? nbytes : 1);
-  if (!t->owned)
+  tensor = tensor_from_header (tensor_name, ctx, &h, count);
+  tensor->owned = g_try_malloc (nbytes ? nbytes : 1);
+  if (!tensor->owned)
     {
-      dw_tensor_free (t);
+      dw_tensor_free (tensor);
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
                           "out of memory for %" G_GUINT64_FORMAT " bytes of %s", nbytes,
                           tensor_name);
       return NULL;
     }
-  t->data = t->owned;
-  if (!dw_source_read (src, base + h.data_offset, t->owned, nbytes, "the .npy data", error))
+  tensor->data = tensor->owned;
+  if (!dw_source_read (src, base + h.data_offset, tensor->owned, nbytes, "the .npy data", error))
     {
-      dw_tensor_free (t);
+      dw_tensor_free (tensor);
       return NULL;
     }
-  return t;
+  return tensor;
 }
 
 DwBatch *
@@ -479,11 +479,11 @@ typedef struct
 static void
 npz_member_free (gpointer data)
 {
-  NpzMember *m = data;
-  if (m->zf)
-    zip_fclose (m->zf);
-  g_free (m->name);
-  g_free (m);
+  NpzMember *member = data;
+  if (member->zf)
+    zip_fclose (member->zf);
+  g_free (member->name);
+  g_free (member);
 }
 
 /* zip_fread until @n bytes or the end; returns the count or -1 */
@@ -493,12 +493,12 @@ zread (zip_file_t *zf, void *buf, guint64 n)
   guint64 done = 0;
   while (done < n)
     {
-      zip_int64_t r = zip_fread (zf, (guint8 *)buf + done, n - done);
-      if (r < 0)
+      zip_int64_t got = zip_fread (zf, (guint8 *)buf + done, n - done);
+      if (got < 0)
         return -1;
-      if (r == 0)
+      if (got == 0)
         break;
-      done += (guint64)r;
+      done += (guint64)got;
     }
   return (zip_int64_t)done;
 }
@@ -507,15 +507,15 @@ static gboolean
 npz_read_fail (const char *name, const char *what, zip_file_t *zf, zip_int64_t got, guint64 offset,
                guint64 want, GError **error)
 {
-  zip_error_t *fe = zip_file_get_error (zf);
-  if (got >= 0 && zip_error_code_zip (fe) == ZIP_ER_OK)
+  zip_error_t *file_error = zip_file_get_error (zf);
+  if (got >= 0 && zip_error_code_zip (file_error) == ZIP_ER_OK)
     dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, name,
                         "%s: offset %" G_GUINT64_FORMAT ": member data ends before the declared "
                         "%" G_GUINT64_FORMAT " bytes",
                         what, offset + (guint64)got, want);
   else
     dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name, "%s: %s", what,
-                        zip_error_strerror (fe));
+                        zip_error_strerror (file_error));
   return FALSE;
 }
 
@@ -524,23 +524,24 @@ npz_read_fail (const char *name, const char *what, zip_file_t *zf, zip_int64_t g
 static gboolean
 npz_fill (DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error)
 {
-  NpzMember *m = t->fill_ctx;
-  gsize es = dw_dtype_size (t->dtype);
+  NpzMember *member = t->fill_ctx;
+  gsize elem_size = dw_dtype_size (t->dtype);
   zip_int64_t got;
   guint8 extra;
 
-  g_assert (start == m->next); /* callers fill in order */
-  got = zread (m->zf, dst, n * es);
-  if (got == (zip_int64_t)(n * es) && start + n == t->n_elems && zip_fread (m->zf, &extra, 1) != 0)
+  g_assert (start == member->next); /* callers fill in order */
+  got = zread (member->zf, dst, n * elem_size);
+  if (got == (zip_int64_t)(n * elem_size) && start + n == t->n_elems
+      && zip_fread (member->zf, &extra, 1) != 0)
     got = -1;
-  if (got != (zip_int64_t)(n * es))
-    return npz_read_fail (m->name, t->where, m->zf, got, t->fill_offset + start * es,
-                          m->member_size, error);
-  m->next = start + n;
-  if (m->next == t->n_elems)
+  if (got != (zip_int64_t)(n * elem_size))
+    return npz_read_fail (member->name, t->where, member->zf, got,
+                          t->fill_offset + start * elem_size, member->member_size, error);
+  member->next = start + n;
+  if (member->next == t->n_elems)
     {
-      zip_fclose (m->zf);
-      m->zf = NULL;
+      zip_fclose (member->zf);
+      member->zf = NULL;
     }
   return TRUE;
 }
@@ -555,8 +556,8 @@ npz_member_header (const char *name, const char *ctx, const char *tname, zip_fil
   g_autofree guint8 *hdr = NULL;
   guint64 hlen, count, nbytes, pre_len = MIN (size, 12);
   zip_int64_t got;
-  NpzMember *m;
-  DwTensor *t;
+  NpzMember *member;
+  DwTensor *tensor;
 
   got = zread (zf, pre, pre_len);
   if (got != (zip_int64_t)pre_len)
@@ -595,16 +596,16 @@ npz_member_header (const char *name, const char *ctx, const char *tname, zip_fil
       zip_fclose (zf);
       return NULL;
     }
-  t = tensor_from_header (tname, ctx, &h, count);
-  m = g_new0 (NpzMember, 1);
-  m->zf = zf;
-  m->name = g_strdup (name);
-  m->member_size = size;
-  t->fill = npz_fill;
-  t->fill_ctx = m;
-  t->fill_free = npz_member_free;
-  t->fill_offset = h.data_offset;
-  return t;
+  tensor = tensor_from_header (tname, ctx, &h, count);
+  member = g_new0 (NpzMember, 1);
+  member->zf = zf;
+  member->name = g_strdup (name);
+  member->member_size = size;
+  tensor->fill = npz_fill;
+  tensor->fill_ctx = member;
+  tensor->fill_free = npz_member_free;
+  tensor->fill_offset = h.data_offset;
+  return tensor;
 }
 
 DwBatch *
@@ -628,9 +629,9 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       const char *mname = zip_get_name (za, (zip_uint64_t)index, ZIP_FL_ENC_RAW);
       g_autofree char *tname = NULL;
       g_autofree char *ctx = NULL;
-      zip_stat_t st;
-      zip_file_t *zf;
-      DwTensor *t;
+      zip_stat_t stat;
+      zip_file_t *zip_file;
+      DwTensor *tensor;
 
       if (!mname || !g_str_has_suffix (mname, ".npy"))
         continue;
@@ -638,7 +639,7 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       if (!dw_batch_tensor_wanted (tname))
         continue;
       ctx = g_strdup_printf ("member %s", mname);
-      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)index, src, ctx, &st, error))
+      if (!dw_batch_zip_stat_member (za, (zip_uint64_t)index, src, ctx, &stat, error))
         goto out;
       if (!g_hash_table_add (seen, g_strdup (tname)))
         {
@@ -649,18 +650,18 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
         }
       /* the limit holds for the batch, not per member: a 3.9 MB deflate bomb of two 3.9 GB
        * members each under the limit reached 7.9 GB */
-      total += (guint64)st.size;
+      total += (guint64)stat.size;
       if (total > dw_batch_reader_get_max_bytes ())
         {
           dw_batch_set_error (
             error, DW_BATCH_ERROR_TOO_LARGE, src->name,
             "%s: %" G_GUINT64_FORMAT " bytes, with the members before it %" G_GUINT64_FORMAT
             ", exceed the reader's limit of %" G_GUINT64_FORMAT " bytes for a batch",
-            ctx, (guint64)st.size, total, dw_batch_reader_get_max_bytes ());
+            ctx, (guint64)stat.size, total, dw_batch_reader_get_max_bytes ());
           goto out;
         }
-      zf = zip_fopen_index (za, (zip_uint64_t)index, 0);
-      if (!zf)
+      zip_file = zip_fopen_index (za, (zip_uint64_t)index, 0);
+      if (!zip_file)
         {
           dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
           goto out;
@@ -668,19 +669,19 @@ dw_npz_read (const DwSource *src, const char *path, GError **error)
       {
         /* an optional extra (token ids, rewards) that is not a plain array is left out */
         GError *local = NULL;
-        t = npz_member_header (src->name, ctx, tname, zf, st.size, &local);
-        if (!t && dw_batch_tensor_optional (tname))
+        tensor = npz_member_header (src->name, ctx, tname, zip_file, stat.size, &local);
+        if (!tensor && dw_batch_tensor_optional (tname))
           {
             g_clear_error (&local);
             continue;
           }
-        if (!t)
+        if (!tensor)
           {
             g_propagate_error (error, local);
             goto out;
           }
       }
-      g_ptr_array_add (tensors, t);
+      g_ptr_array_add (tensors, tensor);
     }
   batch = dw_batch_from_tensors (src->name, tensors, dw_step_from_name (path ? path : src->name),
                                  NULL, error);
@@ -732,37 +733,37 @@ npy_descr (DwDType dtype)
 GBytes *
 dw_npy_encode (const void *data, DwDType dtype, guint ndim, const guint64 *shape)
 {
-  GString *h = g_string_new (NULL);
+  GString *header = g_string_new (NULL);
   GByteArray *out;
   guint64 count = 1;
   gsize total;
 
-  g_string_append_printf (h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+  g_string_append_printf (header, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                           npy_descr (dtype));
   for (guint index = 0; index < ndim; index++)
     {
-      g_string_append_printf (h, "%" G_GUINT64_FORMAT "%s", shape[index],
+      g_string_append_printf (header, "%" G_GUINT64_FORMAT "%s", shape[index],
                               ndim == 1 || index + 1 < ndim ? ", " : "");
       count *= shape[index];
     }
   if (ndim == 1)
-    g_string_truncate (h, h->len - 1);
-  g_string_append (h, "), }");
+    g_string_truncate (header, header->len - 1);
+  g_string_append (header, "), }");
   /* pad with spaces so that 10 + len + 1 ('\n') is a multiple of 64 */
-  total = 10 + h->len + 1;
+  total = 10 + header->len + 1;
   while (total % 64)
-    g_string_append_c (h, ' '), total++;
-  g_string_append_c (h, '\n');
+    g_string_append_c (header, ' '), total++;
+  g_string_append_c (header, '\n');
 
-  out = g_byte_array_sized_new ((guint)(10 + h->len + count * dw_dtype_size (dtype)));
+  out = g_byte_array_sized_new ((guint)(10 + header->len + count * dw_dtype_size (dtype)));
   g_byte_array_append (out, (const guint8 *)"\x93NUMPY\x01\x00", 8);
   {
-    guint8 hl[2] = { (guint8)(h->len & 0xff), (guint8)(h->len >> 8) };
-    g_byte_array_append (out, hl, 2);
+    guint8 header_len[2] = { (guint8)(header->len & 0xff), (guint8)(header->len >> 8) };
+    g_byte_array_append (out, header_len, 2);
   }
-  g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
+  g_byte_array_append (out, (const guint8 *)header->str, (guint)header->len);
   g_byte_array_append (out, data, (guint)(count * dw_dtype_size (dtype)));
-  g_string_free (h, TRUE);
+  g_string_free (header, TRUE);
   return g_byte_array_free_to_bytes (out);
 }
 
@@ -772,14 +773,14 @@ npz_add (zip_t *za, const char *member, GBytes *bytes, gboolean compress, GError
 {
   gsize len;
   const void *data = g_bytes_get_data (bytes, &len);
-  zip_source_t *zs = zip_source_buffer (za, data, len, 0);
+  zip_source_t *source = zip_source_buffer (za, data, len, 0);
   zip_int64_t idx;
 
   g_ptr_array_add (keep, bytes);
-  if (!zs || (idx = zip_file_add (za, member, zs, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8)) < 0)
+  if (!source || (idx = zip_file_add (za, member, source, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8)) < 0)
     {
-      if (zs)
-        zip_source_free (zs);
+      if (source)
+        zip_source_free (source);
       dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "adding %s: %s", member,
                           zip_strerror (za));
       return FALSE;
@@ -802,7 +803,7 @@ dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress, G
   g_autofree char *tmp = g_strdup_printf ("%s.tmp-%d", path, (int)getpid ());
   guint64 shape[2] = { batch->rows, batch->cols };
   int zerr = 0;
-  zip_t *za;
+  zip_t *archive;
   gboolean success;
 
   g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
@@ -812,38 +813,38 @@ dw_batch_write_npz (const DwBatch *batch, const char *path, gboolean compress, G
                           "numpy has no dtype for %s", dw_dtype_name (batch->mask_dtype));
       return FALSE;
     }
-  za = zip_open (tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
-  if (!za)
+  archive = zip_open (tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+  if (!archive)
     {
-      zip_error_t ze;
-      zip_error_init_with_code (&ze, zerr);
-      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_error_strerror (&ze));
-      zip_error_fini (&ze);
+      zip_error_t zip_error;
+      zip_error_init_with_code (&zip_error, zerr);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_error_strerror (&zip_error));
+      zip_error_fini (&zip_error);
       return FALSE;
     }
-  success = npz_add (za, "old_log_prob.npy",
+  success = npz_add (archive, "old_log_prob.npy",
                      dw_npy_encode (batch->old_log_prob, batch->lp_dtype, 2, shape), compress,
                      error, path, keep)
-            && npz_add (za, "rollout_log_prob.npy",
+            && npz_add (archive, "rollout_log_prob.npy",
                         dw_npy_encode (batch->rollout_log_prob, batch->lp_dtype, 2, shape),
                         compress, error, path, keep)
-            && npz_add (za, "response_mask.npy",
+            && npz_add (archive, "response_mask.npy",
                         dw_npy_encode (batch->response_mask, batch->mask_dtype, 2, shape), compress,
                         error, path, keep)
             && (!batch->advantages
-                || npz_add (za, "advantages.npy",
+                || npz_add (archive, "advantages.npy",
                             dw_npy_encode (batch->advantages, batch->lp_dtype, 2, shape), compress,
                             error, path, keep));
   if (!success)
     {
-      zip_discard (za);
+      zip_discard (archive);
       g_unlink (tmp);
       return FALSE;
     }
-  if (zip_close (za) < 0)
+  if (zip_close (archive) < 0)
     {
-      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_strerror (za));
-      zip_discard (za);
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", zip_strerror (archive));
+      zip_discard (archive);
       g_unlink (tmp);
       return FALSE;
     }

@@ -334,21 +334,21 @@ dw_batch_read_npy_array (const char *path, guint *ndim, guint64 shape[8], DwDTyp
     {
       /* general Fortran → C order: walk C indices, compute Fortran offsets */
       guint64 idx[DW_TENSOR_MAX_DIMS] = { 0 };
-      gsize es = dw_dtype_size (t->dtype);
+      gsize elem_size = dw_dtype_size (t->dtype);
       for (guint64 index = 0; index < t->n_elems; index++)
         {
           guint64 off = 0, stride = 1;
-          for (guint d = 0; d < t->ndim; d++)
+          for (guint dim = 0; dim < t->ndim; dim++)
             {
-              off += idx[d] * stride;
-              stride *= t->shape[d];
+              off += idx[dim] * stride;
+              stride *= t->shape[dim];
             }
-          values[index] = dw_decode_element (t->data + off * es, t->dtype, t->big_endian);
-          for (int d = (int)t->ndim - 1; d >= 0; d--)
+          values[index] = dw_decode_element (t->data + off * elem_size, t->dtype, t->big_endian);
+          for (int dim = (int)t->ndim - 1; dim >= 0; dim--)
             {
-              if (++idx[d] < t->shape[d])
+              if (++idx[dim] < t->shape[dim])
                 break;
-              idx[d] = 0;
+              idx[dim] = 0;
             }
         }
     }

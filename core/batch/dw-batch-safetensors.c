@@ -115,10 +115,10 @@ json_uint (JsonNode *node, guint64 *out)
 static int
 cmp_entry (gconstpointer a, gconstpointer b)
 {
-  const StEntry *x = a, *y = b;
-  if (x->begin != y->begin)
-    return x->begin < y->begin ? -1 : 1;
-  return x->end < y->end ? -1 : x->end > y->end;
+  const StEntry *left = a, *right = b;
+  if (left->begin != right->begin)
+    return left->begin < right->begin ? -1 : 1;
+  return left->end < right->end ? -1 : left->end > right->end;
 }
 
 /* a header problem: "header: MESSAGE" at the file; always FALSE */
@@ -490,15 +490,15 @@ static void
 json_string (GString *s, const char *v)
 {
   g_string_append_c (s, '"');
-  for (const char *p = v; *p; p++)
+  for (const char *cursor = v; *cursor; cursor++)
     {
-      guchar c = (guchar)*p;
-      if (c == '"' || c == '\\')
-        g_string_append_printf (s, "\\%c", c);
-      else if (c < 0x20)
-        g_string_append_printf (s, "\\u%04x", c);
+      guchar character = (guchar)*cursor;
+      if (character == '"' || character == '\\')
+        g_string_append_printf (s, "\\%c", character);
+      else if (character < 0x20)
+        g_string_append_printf (s, "\\u%04x", character);
       else
-        g_string_append_c (s, (char)c);
+        g_string_append_c (s, (char)character);
     }
   g_string_append_c (s, '"');
 }
@@ -517,27 +517,28 @@ typedef struct
 static guint64 *
 packed_lengths (const DwBatch *b)
 {
-  guint64 *cu = g_new0 (guint64, b->rows + 1);
-  for (gsize r = 0; r < b->rows; r++)
+  guint64 *cu_seqlens = g_new0 (guint64, b->rows + 1);
+  for (gsize row = 0; row < b->rows; row++)
     {
       gsize len = 0;
-      for (gsize c = b->cols; c > 0; c--)
-        if (dw_batch_mask_value (b, r * b->cols + c - 1) != 0)
+      for (gsize col = b->cols; col > 0; col--)
+        if (dw_batch_mask_value (b, row * b->cols + col - 1) != 0)
           {
-            len = c;
+            len = col;
             break;
           }
-      cu[r + 1] = cu[r] + len;
+      cu_seqlens[row + 1] = cu_seqlens[row] + len;
     }
-  return cu;
+  return cu_seqlens;
 }
 
 static gpointer
 pack (const void *src, gsize es, const DwBatch *b, const guint64 *cu)
 {
   guint8 *out = g_malloc (cu[b->rows] * es + 1);
-  for (gsize r = 0; r < b->rows; r++)
-    memcpy (out + cu[r] * es, (const guint8 *)src + r * b->cols * es, (cu[r + 1] - cu[r]) * es);
+  for (gsize row = 0; row < b->rows; row++)
+    memcpy (out + cu[row] * es, (const guint8 *)src + row * b->cols * es,
+            (cu[row + 1] - cu[row]) * es);
   return out;
 }
 
@@ -548,10 +549,10 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   g_autoptr (GString) h = g_string_new ("{\"__metadata__\":{");
   g_autoptr (GByteArray) out = NULL;
   g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
-  g_autofree guint64 *cu = NULL;
-  OutTensor t[7];
-  guint nt = 0;
-  gsize lps, ms, count, offset = 0;
+  g_autofree guint64 *cursor = NULL;
+  OutTensor outputs[7];
+  guint n_out = 0;
+  gsize lps, mask_size, count, offset = 0;
   gboolean packed = (flags & DW_BATCH_WRITE_PACKED) != 0;
 
   g_return_val_if_fail (batch != NULL && path != NULL, FALSE);
@@ -563,7 +564,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
       return FALSE;
     }
   lps = dw_dtype_size (batch->lp_dtype);
-  ms = dw_dtype_size (batch->mask_dtype);
+  mask_size = dw_dtype_size (batch->mask_dtype);
   count = batch->rows * batch->cols;
 
   /* metadata: ours first, then the caller's (which may not override format/version/layout) */
@@ -574,103 +575,108 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
     g_string_append_printf (h, ",\"step\":\"%" G_GINT64_FORMAT "\"", batch->step);
   if (extra_metadata)
     {
-      GHashTableIter it;
-      gpointer k, value;
+      GHashTableIter iter;
+      gpointer key, value;
       g_autoptr (GList) keys = g_hash_table_get_keys (extra_metadata);
       keys = g_list_sort (keys, (GCompareFunc)strcmp);
-      for (GList *l = keys; l; l = l->next)
+      for (GList *link = keys; link; link = link->next)
         {
-          k = l->data;
-          if (strcmp (k, "format") == 0 || strcmp (k, "version") == 0 || strcmp (k, "layout") == 0
-              || (strcmp (k, "step") == 0 && batch->step >= 0))
+          key = link->data;
+          if (strcmp (key, "format") == 0 || strcmp (key, "version") == 0
+              || strcmp (key, "layout") == 0 || (strcmp (key, "step") == 0 && batch->step >= 0))
             continue;
-          value = g_hash_table_lookup (extra_metadata, k);
+          value = g_hash_table_lookup (extra_metadata, key);
           g_string_append_c (h, ',');
-          json_string (h, k);
+          json_string (h, key);
           g_string_append_c (h, ':');
           json_string (h, value);
         }
-      (void)it;
+      (void)iter;
     }
   g_string_append (h, "}");
 
   if (packed)
     {
       guint64 ntok;
-      cu = packed_lengths (batch);
-      ntok = cu[batch->rows];
-      t[nt++] = (OutTensor){ "cu_seqlens",           DW_DTYPE_I64, 1,
-                             { batch->rows + 1, 0 }, cu,           (batch->rows + 1) * 8 };
+      cursor = packed_lengths (batch);
+      ntok = cursor[batch->rows];
+      outputs[n_out++] = (OutTensor){ "cu_seqlens",           DW_DTYPE_I64, 1,
+                                      { batch->rows + 1, 0 }, cursor,       (batch->rows + 1) * 8 };
       if (batch->advantages)
         {
-          g_ptr_array_add (owned, pack (batch->advantages, lps, batch, cu));
-          t[nt++] = (OutTensor){ "advantages",
-                                 batch->lp_dtype,
-                                 1,
-                                 { ntok, 0 },
-                                 g_ptr_array_index (owned, owned->len - 1),
-                                 ntok * lps };
+          g_ptr_array_add (owned, pack (batch->advantages, lps, batch, cursor));
+          outputs[n_out++] = (OutTensor){ "advantages",
+                                          batch->lp_dtype,
+                                          1,
+                                          { ntok, 0 },
+                                          g_ptr_array_index (owned, owned->len - 1),
+                                          ntok * lps };
         }
-      g_ptr_array_add (owned, pack (batch->old_log_prob, lps, batch, cu));
-      t[nt++] = (OutTensor){
+      g_ptr_array_add (owned, pack (batch->old_log_prob, lps, batch, cursor));
+      outputs[n_out++] = (OutTensor){
         "old_log_prob", batch->lp_dtype, 1, { ntok, 0 }, g_ptr_array_index (owned, owned->len - 1),
         ntok * lps
       };
-      g_ptr_array_add (owned, pack (batch->rollout_log_prob, lps, batch, cu));
-      t[nt++] = (OutTensor){ "rollout_log_prob",
-                             batch->lp_dtype,
-                             1,
-                             { ntok, 0 },
-                             g_ptr_array_index (owned, owned->len - 1),
-                             ntok * lps };
-      g_ptr_array_add (owned, pack (batch->response_mask, ms, batch, cu));
-      t[nt++] = (OutTensor){ "response_mask",
-                             batch->mask_dtype,
-                             1,
-                             { ntok, 0 },
-                             g_ptr_array_index (owned, owned->len - 1),
-                             ntok * ms };
+      g_ptr_array_add (owned, pack (batch->rollout_log_prob, lps, batch, cursor));
+      outputs[n_out++] = (OutTensor){ "rollout_log_prob",
+                                      batch->lp_dtype,
+                                      1,
+                                      { ntok, 0 },
+                                      g_ptr_array_index (owned, owned->len - 1),
+                                      ntok * lps };
+      g_ptr_array_add (owned, pack (batch->response_mask, mask_size, batch, cursor));
+      outputs[n_out++] = (OutTensor){ "response_mask",
+                                      batch->mask_dtype,
+                                      1,
+                                      { ntok, 0 },
+                                      g_ptr_array_index (owned, owned->len - 1),
+                                      ntok * mask_size };
     }
   else
     {
       if (batch->advantages)
-        t[nt++] = (OutTensor){ "advantages",      batch->lp_dtype, 2, { batch->rows, batch->cols },
-                               batch->advantages, count * lps };
-      t[nt++] = (OutTensor){ "old_log_prob",      batch->lp_dtype, 2, { batch->rows, batch->cols },
-                             batch->old_log_prob, count * lps };
-      t[nt++] = (OutTensor){ "rollout_log_prob",           batch->lp_dtype,         2,
-                             { batch->rows, batch->cols }, batch->rollout_log_prob, count * lps };
-      t[nt++]
+        outputs[n_out++]
+          = (OutTensor){ "advantages",      batch->lp_dtype, 2, { batch->rows, batch->cols },
+                         batch->advantages, count * lps };
+      outputs[n_out++]
+        = (OutTensor){ "old_log_prob",      batch->lp_dtype, 2, { batch->rows, batch->cols },
+                       batch->old_log_prob, count * lps };
+      outputs[n_out++]
+        = (OutTensor){ "rollout_log_prob",           batch->lp_dtype,         2,
+                       { batch->rows, batch->cols }, batch->rollout_log_prob, count * lps };
+      outputs[n_out++]
         = (OutTensor){ "response_mask",      batch->mask_dtype, 2, { batch->rows, batch->cols },
-                       batch->response_mask, count * ms };
+                       batch->response_mask, count * mask_size };
     }
   if (batch->token_ids && packed)
     {
-      guint64 ntok = cu[batch->rows];
-      g_ptr_array_add (owned, pack (batch->token_ids, sizeof (gint64), batch, cu));
-      t[nt++] = (OutTensor){ "token_ids",
-                             DW_DTYPE_I64,
-                             1,
-                             { ntok, 0 },
-                             g_ptr_array_index (owned, owned->len - 1),
-                             ntok * sizeof (gint64) };
+      guint64 ntok = cursor[batch->rows];
+      g_ptr_array_add (owned, pack (batch->token_ids, sizeof (gint64), batch, cursor));
+      outputs[n_out++] = (OutTensor){ "token_ids",
+                                      DW_DTYPE_I64,
+                                      1,
+                                      { ntok, 0 },
+                                      g_ptr_array_index (owned, owned->len - 1),
+                                      ntok * sizeof (gint64) };
     }
   else if (batch->token_ids)
-    t[nt++]
+    outputs[n_out++]
       = (OutTensor){ "token_ids",      DW_DTYPE_I64,           2, { batch->rows, batch->cols },
                      batch->token_ids, count * sizeof (gint64) };
   if (batch->rewards)
-    t[nt++] = (OutTensor){ "rewards",          DW_DTYPE_F64,   1,
-                           { batch->rows, 0 }, batch->rewards, batch->rows * sizeof (double) };
-  for (guint index = 0; index < nt; index++)
+    outputs[n_out++]
+      = (OutTensor){ "rewards",          DW_DTYPE_F64,   1,
+                     { batch->rows, 0 }, batch->rewards, batch->rows * sizeof (double) };
+  for (guint index = 0; index < n_out; index++)
     {
-      g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", t[index].name,
-                              st_dtype_name (t[index].dtype));
-      for (guint d = 0; d < t[index].ndim; d++)
-        g_string_append_printf (h, "%s%" G_GUINT64_FORMAT, d ? "," : "", t[index].shape[d]);
+      g_string_append_printf (h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", outputs[index].name,
+                              st_dtype_name (outputs[index].dtype));
+      for (guint dim = 0; dim < outputs[index].ndim; dim++)
+        g_string_append_printf (h, "%s%" G_GUINT64_FORMAT, dim ? "," : "",
+                                outputs[index].shape[dim]);
       g_string_append_printf (h, "],\"data_offsets\":[%" G_GSIZE_FORMAT ",%" G_GSIZE_FORMAT "]}",
-                              offset, offset + t[index].nbytes);
-      offset += t[index].nbytes;
+                              offset, offset + outputs[index].nbytes);
+      offset += outputs[index].nbytes;
     }
   g_string_append_c (h, '}');
   while (h->len % 8)
@@ -679,14 +685,14 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   out = g_byte_array_sized_new ((guint)MIN (8 + h->len + offset, G_MAXUINT));
   {
     guint8 len8[8];
-    guint64 hl = h->len;
+    guint64 header_len = h->len;
     for (int index = 0; index < 8; index++)
-      len8[index] = (guint8)(hl >> (8 * index));
+      len8[index] = (guint8)(header_len >> (8 * index));
     g_byte_array_append (out, len8, 8);
   }
   g_byte_array_append (out, (const guint8 *)h->str, (guint)h->len);
-  for (guint index = 0; index < nt; index++)
-    g_byte_array_append (out, t[index].data, (guint)t[index].nbytes);
+  for (guint index = 0; index < n_out; index++)
+    g_byte_array_append (out, outputs[index].data, (guint)outputs[index].nbytes);
   return dw_batch_write_file (path, out->data, out->len, error);
 }
 

@@ -44,12 +44,12 @@ typedef struct
 static void
 dw_batch_slime_sample_clear (gpointer data)
 {
-  Sample *s = data;
-  g_free (s->old);
-  g_free (s->roll);
-  g_free (s->mask);
-  g_free (s->adv);
-  g_free (s->tokens);
+  Sample *sample = data;
+  g_free (sample->old);
+  g_free (sample->roll);
+  g_free (sample->mask);
+  g_free (sample->adv);
+  g_free (sample->tokens);
 }
 
 /* One sample's fields: a dict (v2, rollout dumps) or row @row of column lists (v1). */
@@ -84,11 +84,12 @@ dw_batch_slime_ref_number (const Ref *ref, const char *key, double *out)
       /* a one-element tensor (torch.tensor(1.0)) */
       if (dw_pickle_value_tensor (value) && dw_pickle_value_tensor (value)->numel == 1)
         {
-          DwDType dt;
-          g_autofree double *d = dw_batch_torch_numbers (ref->file, value, key, &count, &dt, NULL);
-          if (d)
-            *out = d[0];
-          return d != NULL;
+          DwDType dtype;
+          g_autofree double *numbers
+            = dw_batch_torch_numbers (ref->file, value, key, &count, &dtype, NULL);
+          if (numbers)
+            *out = numbers[0];
+          return numbers != NULL;
         }
       return FALSE;
     }
@@ -123,10 +124,11 @@ dw_batch_slime_ref_array (const Ref *ref, const char *key, double **out, guint64
 static gboolean
 dw_batch_slime_ref_int (const Ref *ref, const char *key, gint64 *out)
 {
-  double d;
-  if (!dw_batch_slime_ref_number (ref, key, &d) || d != floor (d) || fabs (d) > 9e15)
+  double number;
+  if (!dw_batch_slime_ref_number (ref, key, &number) || number != floor (number)
+      || fabs (number) > 9e15)
     return FALSE;
-  *out = (gint64)d;
+  *out = (gint64)number;
   return TRUE;
 }
 
@@ -134,7 +136,7 @@ dw_batch_slime_ref_int (const Ref *ref, const char *key, gint64 *out)
 static gboolean
 dw_batch_slime_sample_read (const Ref *ref, Sample *s, GError **error)
 {
-  DwDType dt;
+  DwDType dtype;
   double idx;
 
   s->position = s->index = -1;
@@ -151,9 +153,9 @@ dw_batch_slime_sample_read (const Ref *ref, Sample *s, GError **error)
   if (!dw_batch_slime_ref_array (ref, "log_probs", &s->old, &s->n_old, &s->old_dtype, error)
       || !dw_batch_slime_ref_array (ref, "rollout_log_probs", &s->roll, &s->n_roll, &s->roll_dtype,
                                     error)
-      || !dw_batch_slime_ref_array (ref, "loss_masks", &s->mask, &s->n_mask, &dt, error)
-      || !dw_batch_slime_ref_array (ref, "advantages", &s->adv, &s->n_adv, &dt, error)
-      || !dw_batch_slime_ref_array (ref, "tokens", &s->tokens, &s->n_tokens, &dt, error))
+      || !dw_batch_slime_ref_array (ref, "loss_masks", &s->mask, &s->n_mask, &dtype, error)
+      || !dw_batch_slime_ref_array (ref, "advantages", &s->adv, &s->n_adv, &dtype, error)
+      || !dw_batch_slime_ref_array (ref, "tokens", &s->tokens, &s->n_tokens, &dtype, error))
     return FALSE;
   s->has_reward = dw_batch_slime_ref_number (ref, "rewards", &s->reward);
   if (dw_batch_slime_ref_number (ref, "rollout_position", &idx))
@@ -185,13 +187,13 @@ dw_batch_slime_cp_slice (gint64 dw_batch_slime_chunk_base, gint64 total, gint64 
 
   if (prompt < 1)
     return FALSE;
-  for (int k = 0; k < 2; k++)
+  for (int bound = 0; bound < 2; bound++)
     {
-      gint64 s = MAX (c[k][0], prompt - 1), e = MIN (c[k][1], total - 1);
-      if (s >= e)
-        s = e = prompt - 1; /* slime slices an empty range */
-      out->start[k] = s - (prompt - 1);
-      out->end[k] = e - (prompt - 1);
+      gint64 first = MAX (c[bound][0], prompt - 1), last = MIN (c[bound][1], total - 1);
+      if (first >= last)
+        first = last = prompt - 1; /* slime slices an empty range */
+      out->start[bound] = first - (prompt - 1);
+      out->end[bound] = last - (prompt - 1);
     }
   return TRUE;
 }
@@ -210,18 +212,18 @@ dw_batch_slime_cp_join (double *const *slices, const guint64 *lens, const CpSlic
   g_autofree double *out = g_new0 (double, resp > 0 ? resp : 1);
   g_autofree guint8 *seen = g_new0 (guint8, resp > 0 ? resp : 1);
 
-  for (guint r = 0; r < cp; r++)
+  for (guint rank = 0; rank < cp; rank++)
     {
-      guint64 k = 0;
-      if (lens[r] != dw_batch_slime_cp_slice_length (&sl[r]) || (lens[r] && !slices[r]))
+      guint64 filled = 0;
+      if (lens[rank] != dw_batch_slime_cp_slice_length (&sl[rank]) || (lens[rank] && !slices[rank]))
         return NULL;
       for (int part = 0; part < 2; part++)
-        for (gint64 index = sl[r].start[part]; index < sl[r].end[part]; index++, k++)
+        for (gint64 index = sl[rank].start[part]; index < sl[rank].end[part]; index++, filled++)
           {
             if (index < 0 || index >= resp || seen[index])
               return NULL;
             seen[index] = 1;
-            out[index] = slices[r][k];
+            out[index] = slices[rank][filled];
           }
     }
   for (gint64 index = 0; index < resp; index++)
@@ -250,15 +252,15 @@ static DwDType
 dw_batch_slime_wider_lp (DwDType a, DwDType b)
 {
   static const DwDType order[] = { DW_DTYPE_BF16, DW_DTYPE_F16, DW_DTYPE_F32, DW_DTYPE_F64 };
-  guint ia = 0, ib = 0;
+  guint first_index = 0, second_index = 0;
   for (guint index = 0; index < G_N_ELEMENTS (order); index++)
     {
       if (order[index] == a)
-        ia = index;
+        first_index = index;
       if (order[index] == b)
-        ib = index;
+        second_index = index;
     }
-  return order[MIN (ia, ib)];
+  return order[MIN (first_index, second_index)];
 }
 
 static DwBatch *
@@ -269,31 +271,31 @@ dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 ste
   gboolean any_f64 = FALSE, any_adv = FALSE, all_tokens = rows > 0, all_rewards = rows > 0;
   DwDType narrowest = DW_DTYPE_F64;
 
-  for (guint64 b = 0; b < rows; b++)
+  for (guint64 row = 0; row < rows; row++)
     {
-      Sample *s = &g_array_index (samples, Sample, b);
+      Sample *s = &g_array_index (samples, Sample, row);
       if (!s->old || !s->roll)
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, name,
                               "sample %" G_GUINT64_FORMAT ": no %s (the dump needs log_probs "
                               "from the training engine and rollout_log_probs from the rollout "
                               "engine; run slime with the rollout engine's log-probs kept)",
-                              b, !s->old ? "log_probs" : "rollout_log_probs");
+                              row, !s->old ? "log_probs" : "rollout_log_probs");
           return NULL;
         }
-      if (!dw_batch_slime_check_len (name, b, "log_probs", s->n_old, s->resp, error)
-          || !dw_batch_slime_check_len (name, b, "rollout_log_probs", s->n_roll, s->resp, error)
+      if (!dw_batch_slime_check_len (name, row, "log_probs", s->n_old, s->resp, error)
+          || !dw_batch_slime_check_len (name, row, "rollout_log_probs", s->n_roll, s->resp, error)
           || (s->mask
-              && !dw_batch_slime_check_len (name, b, "loss_masks", s->n_mask, s->resp, error))
+              && !dw_batch_slime_check_len (name, row, "loss_masks", s->n_mask, s->resp, error))
           || (s->adv
-              && !dw_batch_slime_check_len (name, b, "advantages", s->n_adv, s->resp, error)))
+              && !dw_batch_slime_check_len (name, row, "advantages", s->n_adv, s->resp, error)))
         return NULL;
       if (s->tokens && (gint64)s->n_tokens < s->resp)
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
                               "sample %" G_GUINT64_FORMAT ": tokens has %" G_GUINT64_FORMAT
                               " ids, fewer than the response's %" G_GINT64_FORMAT,
-                              b, s->n_tokens, s->resp);
+                              row, s->n_tokens, s->resp);
           return NULL;
         }
       cols = MAX (cols, (guint64)s->resp);
@@ -332,34 +334,34 @@ dw_batch_slime_batch_from_samples (const char *name, GArray *samples, gint64 ste
     batch->token_ids = g_malloc0 (MAX (rows * cols, 1) * sizeof (gint64));
   if (all_rewards)
     batch->rewards = g_malloc0 (MAX (rows, 1) * sizeof (double));
-  for (guint64 b = 0; b < rows; b++)
+  for (guint64 row = 0; row < rows; row++)
     {
-      Sample *s = &g_array_index (samples, Sample, b);
+      Sample *s = &g_array_index (samples, Sample, row);
       float *mask = batch->response_mask;
-      for (gint64 t = 0; t < s->resp; t++)
+      for (gint64 token = 0; token < s->resp; token++)
         {
-          gsize position = b * cols + (gsize)t;
+          gsize position = row * cols + (gsize)token;
           if (any_f64)
             {
-              ((double *)batch->old_log_prob)[position] = s->old[t];
-              ((double *)batch->rollout_log_prob)[position] = s->roll[t];
+              ((double *)batch->old_log_prob)[position] = s->old[token];
+              ((double *)batch->rollout_log_prob)[position] = s->roll[token];
               if (s->adv)
-                ((double *)batch->advantages)[position] = s->adv[t];
+                ((double *)batch->advantages)[position] = s->adv[token];
             }
           else
             {
-              ((float *)batch->old_log_prob)[position] = (float)s->old[t];
-              ((float *)batch->rollout_log_prob)[position] = (float)s->roll[t];
+              ((float *)batch->old_log_prob)[position] = (float)s->old[token];
+              ((float *)batch->rollout_log_prob)[position] = (float)s->roll[token];
               if (s->adv)
-                ((float *)batch->advantages)[position] = (float)s->adv[t];
+                ((float *)batch->advantages)[position] = (float)s->adv[token];
             }
-          mask[position] = s->mask ? (float)s->mask[t] : 1.0f;
+          mask[position] = s->mask ? (float)s->mask[token] : 1.0f;
           if (batch->token_ids)
             batch->token_ids[position]
-              = (gint64)s->tokens[s->n_tokens - (guint64)s->resp + (guint64)t];
+              = (gint64)s->tokens[s->n_tokens - (guint64)s->resp + (guint64)token];
         }
       if (batch->rewards)
-        batch->rewards[b] = s->reward;
+        batch->rewards[row] = s->reward;
     }
   return g_steal_pointer (&batch);
 }
@@ -382,9 +384,9 @@ dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *
 
   /* the rollout dump is only read for what the train dump lacks (it is the slower file: Python
    * lists of numbers) */
-  for (guint i = 0; i < samples->len && !needed; i++)
+  for (guint position = 0; position < samples->len && !needed; position++)
     {
-      const Sample *s = &g_array_index (samples, Sample, i);
+      const Sample *s = &g_array_index (samples, Sample, position);
       needed = !s->roll || !s->mask || !s->tokens || !s->has_reward;
     }
   if (!needed)
@@ -401,36 +403,37 @@ dw_batch_slime_join_rollout (const char *train_path, gint64 rollout_id, GArray *
   if (!file)
     return; /* the rollout side is optional: the train dump alone is complete in v2 */
   list = dw_pickle_dict_lookup (dw_batch_torch_get_root (file), "samples");
-  for (guint i = 0; i < samples->len; i++)
+  for (guint position = 0; position < samples->len; position++)
     {
-      Sample *s = &g_array_index (samples, Sample, i);
-      const DwPickleValue *rs = NULL;
+      Sample *s = &g_array_index (samples, Sample, position);
+      const DwPickleValue *rollout_sample = NULL;
       Ref ref = { file, NULL, NULL, 0, "rollout sample" };
-      DwDType dt;
+      DwDType dtype;
       double idx;
 
       if (s->position >= 0)
-        rs = dw_pickle_seq_get (list, (guint64)s->position);
+        rollout_sample = dw_pickle_seq_get (list, (guint64)s->position);
       else if (s->index >= 0)
-        for (guint64 k = 0; k < dw_pickle_seq_length (list) && !rs; k++)
+        for (guint64 filled = 0; filled < dw_pickle_seq_length (list) && !rollout_sample; filled++)
           {
-            const DwPickleValue *c = dw_pickle_seq_get (list, k);
-            if (dw_pickle_value_number (dw_pickle_dict_lookup (c, "index"), &idx)
+            const DwPickleValue *candidate = dw_pickle_seq_get (list, filled);
+            if (dw_pickle_value_number (dw_pickle_dict_lookup (candidate, "index"), &idx)
                 && (gint64)idx == s->index)
-              rs = c;
+              rollout_sample = candidate;
           }
-      if (!rs)
+      if (!rollout_sample)
         continue;
-      ref.dict = rs;
+      ref.dict = rollout_sample;
       /* Python floats here; slime's trainer takes them .to(torch.float32) (actor.py) */
       if (!s->roll
-          && dw_batch_slime_ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dt, NULL)
+          && dw_batch_slime_ref_array (&ref, "rollout_log_probs", &s->roll, &s->n_roll, &dtype,
+                                       NULL)
           && s->roll)
         s->roll_dtype = DW_DTYPE_F32;
       if (!s->mask)
-        dw_batch_slime_ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dt, NULL);
+        dw_batch_slime_ref_array (&ref, "loss_mask", &s->mask, &s->n_mask, &dtype, NULL);
       if (!s->tokens)
-        dw_batch_slime_ref_array (&ref, "tokens", &s->tokens, &s->n_tokens, &dt, NULL);
+        dw_batch_slime_ref_array (&ref, "tokens", &s->tokens, &s->n_tokens, &dtype, NULL);
       if (!s->has_reward)
         s->has_reward = dw_batch_slime_ref_number (&ref, "reward", &s->reward);
     }
@@ -449,9 +452,9 @@ dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError
   g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
   if (dw_pickle_value_kind (list) != DW_PICKLE_LIST)
     {
-      g_autofree char *d = dw_pickle_value_describe (list);
+      g_autofree char *description = dw_pickle_value_describe (list);
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
-                          "samples: expected a list, found %s", d);
+                          "samples: expected a list, found %s", description);
       return NULL;
     }
   g_array_set_size (samples, (guint)count);
@@ -461,10 +464,10 @@ dw_batch_slime_read_v2 (DwTorchFile *file, const char *path, gint64 step, GError
       Ref ref = { file, dw_pickle_seq_get (list, index), NULL, 0, prefix };
       if (dw_pickle_value_kind (ref.dict) != DW_PICKLE_DICT)
         {
-          g_autofree char *d = dw_pickle_value_describe (ref.dict);
+          g_autofree char *description = dw_pickle_value_describe (ref.dict);
           g_autofree char *note = dw_batch_torch_refused_note (file);
           dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (file),
-                              "%s: expected a dict, found %s%s", prefix, d, note);
+                              "%s: expected a dict, found %s%s", prefix, description, note);
           return NULL;
         }
       if (!dw_batch_slime_sample_read (&ref, &g_array_index (samples, Sample, index), error))
@@ -492,35 +495,35 @@ typedef struct
 static void
 dw_batch_slime_rank_file_clear (gpointer data)
 {
-  RankFile *r = data;
-  dw_batch_torch_close (r->file);
-  g_free (r->signature);
+  RankFile *rank_file = data;
+  dw_batch_torch_close (rank_file->file);
+  g_free (rank_file->signature);
 }
 
 static gint
 dw_batch_slime_rank_file_cmp (gconstpointer a, gconstpointer b)
 {
-  const RankFile *x = a, *y = b;
-  return x->rank < y->rank ? -1 : x->rank > y->rank;
+  const RankFile *left = a, *right = b;
+  return left->rank < right->rank ? -1 : left->rank > right->rank;
 }
 
 /* The samples a rank holds, for grouping the ranks of one data-parallel group. */
 static char *
 dw_batch_slime_rank_signature (const RankFile *r)
 {
-  GString *s = g_string_new (NULL);
+  GString *text = g_string_new (NULL);
   const char *keys[] = { "total_lengths", "response_lengths", "sample_indices" };
 
-  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+  for (guint key_index = 0; key_index < G_N_ELEMENTS (keys); key_index++)
     {
-      const DwPickleValue *col = dw_pickle_dict_lookup (r->columns, keys[k]);
-      double d;
+      const DwPickleValue *col = dw_pickle_dict_lookup (r->columns, keys[key_index]);
+      double number;
       for (guint64 index = 0; index < dw_pickle_seq_length (col); index++)
-        if (dw_pickle_seq_number (col, index, &d))
-          g_string_append_printf (s, "%.0f,", d);
-      g_string_append_c (s, '|');
+        if (dw_pickle_seq_number (col, index, &number))
+          g_string_append_printf (text, "%.0f,", number);
+      g_string_append_c (text, '|');
     }
-  return g_string_free (s, FALSE);
+  return g_string_free (text, FALSE);
 }
 
 static gboolean
@@ -529,7 +532,7 @@ dw_batch_slime_rank_file_load (const char *path, RankFile *r, GError **error)
   const DwPickleValue *root;
   struct stat st;
   int descriptor = g_open (path, O_RDONLY | O_CLOEXEC, 0);
-  double d;
+  double number;
 
   if (descriptor < 0 || fstat (descriptor, &st) < 0)
     {
@@ -555,11 +558,14 @@ dw_batch_slime_rank_file_load (const char *path, RankFile *r, GError **error)
                           "not a slime per-rank train dump (no rollout_data dict)%s", note);
       return FALSE;
     }
-  r->rank = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rank"), &d) ? (gint64)d : -1;
-  r->cp_rank
-    = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_rank"), &d) ? (gint64)d : -1;
-  r->cp_size
-    = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_size"), &d) ? (gint64)d : -1;
+  r->rank
+    = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rank"), &number) ? (gint64)number : -1;
+  r->cp_rank = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_rank"), &number)
+                 ? (gint64)number
+                 : -1;
+  r->cp_size = dw_pickle_value_number (dw_pickle_dict_lookup (root, "cp_size"), &number)
+                 ? (gint64)number
+                 : -1;
   r->qkv_format = dw_pickle_value_str (dw_pickle_dict_lookup (root, "qkv_format"));
   r->n = dw_pickle_seq_length (dw_pickle_dict_lookup (r->columns, "response_lengths"));
   r->signature = dw_batch_slime_rank_signature (r);
@@ -591,25 +597,25 @@ dw_batch_slime_rank_files_list (const char *path, gint64 *id, GError **error)
   while ((entry = g_dir_read_name (d)))
     {
       gint64 eid, erank;
-      char *e2 = NULL;
+      char *end_rank = NULL;
       g_autofree char *full = NULL;
-      RankFile r = { 0 };
+      RankFile rank_file = { 0 };
 
       eid = g_ascii_strtoll (entry, &end, 10);
       if (end == entry || eid != *id || *end != '_')
         continue;
-      erank = g_ascii_strtoll (end + 1, &e2, 10);
-      if (e2 == end + 1 || strcmp (e2, ".pt") != 0 || erank < 0)
+      erank = g_ascii_strtoll (end + 1, &end_rank, 10);
+      if (end_rank == end + 1 || strcmp (end_rank, ".pt") != 0 || erank < 0)
         continue;
       full = g_build_filename (dir, entry, NULL);
-      if (!dw_batch_slime_rank_file_load (full, &r, error))
+      if (!dw_batch_slime_rank_file_load (full, &rank_file, error))
         {
-          dw_batch_slime_rank_file_clear (&r);
+          dw_batch_slime_rank_file_clear (&rank_file);
           return NULL;
         }
-      if (r.rank < 0)
-        r.rank = erank;
-      g_array_append_val (files, r);
+      if (rank_file.rank < 0)
+        rank_file.rank = erank;
+      g_array_append_val (files, rank_file);
     }
   g_array_sort (files, dw_batch_slime_rank_file_cmp);
   return g_steal_pointer (&files);
@@ -619,7 +625,7 @@ dw_batch_slime_rank_files_list (const char *path, gint64 *id, GError **error)
 static gboolean
 dw_batch_slime_chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *base, GError **error)
 {
-  double d;
+  double number;
 
   if (r->qkv_format == NULL || strcmp (r->qkv_format, "thd") == 0)
     {
@@ -627,9 +633,9 @@ dw_batch_slime_chunk_base (const RankFile *r, guint64 i, gint64 total, gint64 *b
       return TRUE;
     }
   if (strcmp (r->qkv_format, "bshd") == 0
-      && dw_pickle_seq_number (dw_pickle_dict_lookup (r->columns, "max_seq_lens"), i, &d))
+      && dw_pickle_seq_number (dw_pickle_dict_lookup (r->columns, "max_seq_lens"), i, &number))
     {
-      *base = (gint64)d;
+      *base = (gint64)number;
       return TRUE;
     }
   dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, dw_batch_torch_get_name (r->file),
@@ -648,17 +654,17 @@ dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const ch
 {
   double *slices[64] = { 0 };
   guint64 lens[64] = { 0 };
-  CpSlice sl[64];
+  CpSlice slice_table[64];
   gboolean present = FALSE, success = TRUE;
 
   *fits = TRUE;
   *out = NULL;
-  for (guint r = 0; r < cp && success; r++)
+  for (guint row = 0; row < cp && success; row++)
     {
-      Ref ref = { by_cp[r]->file, NULL, by_cp[r]->columns, i, "rollout_data" };
-      success = dw_batch_slime_ref_array (&ref, key, &slices[r], &lens[r], dtype, error);
-      present = present || slices[r];
-      if (!dw_batch_slime_cp_slice (base, total, resp, cp, r, &sl[r]))
+      Ref ref = { by_cp[row]->file, NULL, by_cp[row]->columns, i, "rollout_data" };
+      success = dw_batch_slime_ref_array (&ref, key, &slices[row], &lens[row], dtype, error);
+      present = present || slices[row];
+      if (!dw_batch_slime_cp_slice (base, total, resp, cp, row, &slice_table[row]))
         *fits = FALSE;
     }
   if (success && present && *fits)
@@ -667,12 +673,12 @@ dw_batch_slime_join_field (RankFile *const *by_cp, guint cp, guint64 i, const ch
       if (strcmp (key, "loss_masks") == 0 && lens[0] == (guint64)resp)
         *out = g_memdup2 (slices[0], MAX (lens[0], 1) * sizeof (double));
       else
-        *out = dw_batch_slime_cp_join (slices, lens, sl, cp, resp);
+        *out = dw_batch_slime_cp_join (slices, lens, slice_table, cp, resp);
       *n_out = (guint64)resp;
       *fits = *out != NULL;
     }
-  for (guint r = 0; r < cp; r++)
-    g_free (slices[r]);
+  for (guint row = 0; row < cp; row++)
+    g_free (slices[row]);
   return success;
 }
 
@@ -682,7 +688,7 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
                               GError **error)
 {
   RankFile *by_cp[64] = { 0 };
-  guint tp = group->len / cp;
+  guint tp_size = group->len / cp;
   const RankFile *first = g_ptr_array_index (group, 0);
   guint start = samples->len;
 
@@ -691,58 +697,62 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
     return TRUE;
   for (guint inner = 0; inner < group->len; inner++)
     {
-      RankFile *r = g_ptr_array_index (group, inner);
-      gint64 cr = r->cp_rank >= 0 ? r->cp_rank : (gint64)((inner / tp) % cp);
-      if (cr < 0 || cr >= (gint64)cp)
+      RankFile *rank = g_ptr_array_index (group, inner);
+      gint64 cp_rank = rank->cp_rank >= 0 ? rank->cp_rank : (gint64)((inner / tp_size) % cp);
+      if (cp_rank < 0 || cp_rank >= (gint64)cp)
         return TRUE;
-      if (!by_cp[cr])
-        by_cp[cr] = r;
+      if (!by_cp[cp_rank])
+        by_cp[cp_rank] = rank;
     }
-  for (guint r = 0; r < cp; r++)
-    if (!by_cp[r])
+  for (guint rank = 0; rank < cp; rank++)
+    if (!by_cp[rank])
       return TRUE;
   for (guint64 index = 0; index < first->n; index++)
     {
       Ref ref = { first->file, NULL, first->columns, index, "rollout_data" };
-      Sample s = { 0 };
+      Sample sample = { 0 };
       gint64 base;
-      DwDType dt;
-      gboolean f1 = TRUE, f2 = TRUE, f3 = TRUE, f4 = TRUE;
+      DwDType dtype;
+      gboolean first_ok = TRUE, second_ok = TRUE, third_ok = TRUE, fourth_ok = TRUE;
 
-      if (!dw_batch_slime_sample_read (&ref, &s, error))
+      if (!dw_batch_slime_sample_read (&ref, &sample, error))
         {
-          dw_batch_slime_sample_clear (&s);
+          dw_batch_slime_sample_clear (&sample);
           return FALSE;
         }
-      g_clear_pointer (&s.old, g_free);
-      g_clear_pointer (&s.roll, g_free);
-      g_clear_pointer (&s.adv, g_free);
-      g_clear_pointer (&s.mask, g_free);
-      if (s.total < s.resp || !dw_batch_slime_chunk_base (first, index, s.total, &base, error))
+      g_clear_pointer (&sample.old, g_free);
+      g_clear_pointer (&sample.roll, g_free);
+      g_clear_pointer (&sample.adv, g_free);
+      g_clear_pointer (&sample.mask, g_free);
+      if (sample.total < sample.resp
+          || !dw_batch_slime_chunk_base (first, index, sample.total, &base, error))
         {
-          if (s.total < s.resp)
+          if (sample.total < sample.resp)
             dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT,
                                 dw_batch_torch_get_name (first->file),
                                 "rollout_data.total_lengths[%" G_GUINT64_FORMAT
                                 "]: missing or shorter than the response",
                                 index);
-          dw_batch_slime_sample_clear (&s);
+          dw_batch_slime_sample_clear (&sample);
           return FALSE;
         }
-      if (!dw_batch_slime_join_field (by_cp, cp, index, cp_fields[0], s.total, s.resp, base, &s.old,
-                                      &s.n_old, &s.old_dtype, &f1, error)
-          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[1], s.total, s.resp, base,
-                                         &s.roll, &s.n_roll, &s.roll_dtype, &f2, error)
-          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[2], s.total, s.resp, base,
-                                         &s.adv, &s.n_adv, &dt, &f3, error)
-          || !dw_batch_slime_join_field (by_cp, cp, index, "loss_masks", s.total, s.resp, base,
-                                         &s.mask, &s.n_mask, &dt, &f4, error))
+      if (!dw_batch_slime_join_field (by_cp, cp, index, cp_fields[0], sample.total, sample.resp,
+                                      base, &sample.old, &sample.n_old, &sample.old_dtype,
+                                      &first_ok, error)
+          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[1], sample.total, sample.resp,
+                                         base, &sample.roll, &sample.n_roll, &sample.roll_dtype,
+                                         &second_ok, error)
+          || !dw_batch_slime_join_field (by_cp, cp, index, cp_fields[2], sample.total, sample.resp,
+                                         base, &sample.adv, &sample.n_adv, &dtype, &third_ok, error)
+          || !dw_batch_slime_join_field (by_cp, cp, index, "loss_masks", sample.total, sample.resp,
+                                         base, &sample.mask, &sample.n_mask, &dtype, &fourth_ok,
+                                         error))
         {
-          dw_batch_slime_sample_clear (&s);
+          dw_batch_slime_sample_clear (&sample);
           return FALSE;
         }
-      g_array_append_val (samples, s);
-      if (!(f1 && f2 && f3 && f4))
+      g_array_append_val (samples, sample);
+      if (!(first_ok && second_ok && third_ok && fourth_ok))
         {
           g_array_set_size (samples, start);
           return TRUE;
@@ -755,8 +765,8 @@ dw_batch_slime_group_samples (GPtrArray *group, guint cp, GArray *samples, gbool
 static gint
 dw_batch_slime_sample_index_cmp (gconstpointer a, gconstpointer b)
 {
-  const Sample *x = a, *y = b;
-  return x->index < y->index ? -1 : x->index > y->index;
+  const Sample *left = a, *right = b;
+  return left->index < right->index ? -1 : left->index > right->index;
 }
 
 static DwBatch *
@@ -768,90 +778,91 @@ dw_batch_slime_read_rank_set (const char *path, GError **error)
     = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify)g_ptr_array_unref);
   g_autoptr (GPtrArray) order = g_ptr_array_new ();
   gboolean all_indexed = TRUE;
-  gint64 id;
+  gint64 sample_id;
 
   g_array_set_clear_func (samples, dw_batch_slime_sample_clear);
-  files = dw_batch_slime_rank_files_list (path, &id, error);
+  files = dw_batch_slime_rank_files_list (path, &sample_id, error);
   if (!files)
     return NULL;
-  for (guint k = 0; k < files->len; k++)
+  for (guint position = 0; position < files->len; position++)
     {
-      RankFile *r = &g_array_index (files, RankFile, k);
-      GPtrArray *g;
+      RankFile *rank_file = &g_array_index (files, RankFile, position);
+      GPtrArray *group;
 
       /* with pipeline parallelism only the last stage's ranks computed log_probs */
-      if (dw_pickle_dict_lookup (r->columns, "log_probs") == NULL)
+      if (dw_pickle_dict_lookup (rank_file->columns, "log_probs") == NULL)
         continue;
-      g = g_hash_table_lookup (groups, r->signature);
-      if (!g)
+      group = g_hash_table_lookup (groups, rank_file->signature);
+      if (!group)
         {
-          g = g_ptr_array_new ();
-          g_hash_table_insert (groups, r->signature, g);
-          g_ptr_array_add (order, g);
+          group = g_ptr_array_new ();
+          g_hash_table_insert (groups, rank_file->signature, group);
+          g_ptr_array_add (order, group);
         }
-      g_ptr_array_add (g, r);
+      g_ptr_array_add (group, rank_file);
     }
   if (order->len == 0)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, path,
                           "none of the %u rank files of rollout %" G_GINT64_FORMAT
                           " holds log_probs (the training engine's)",
-                          files->len, id);
+                          files->len, sample_id);
       return NULL;
     }
-  for (guint k = 0; k < order->len; k++)
+  for (guint position = 0; position < order->len; position++)
     {
-      GPtrArray *g = g_ptr_array_index (order, k);
-      const RankFile *first = g_ptr_array_index (g, 0);
+      GPtrArray *group = g_ptr_array_index (order, position);
+      const RankFile *first = g_ptr_array_index (group, 0);
       GString *tried = g_string_new (NULL);
       gboolean fits = FALSE;
 
       if (first->cp_size > 0)
         {
-          if (!dw_batch_slime_group_samples (g, (guint)first->cp_size, samples, &fits, error))
+          if (!dw_batch_slime_group_samples (group, (guint)first->cp_size, samples, &fits, error))
             return g_string_free (tried, TRUE), NULL;
           g_string_append_printf (tried, "%" G_GINT64_FORMAT " (as the dump says)", first->cp_size);
         }
       else
-        for (guint cp = 1; cp <= g->len && !fits; cp++)
+        for (guint cp_size = 1; cp_size <= group->len && !fits; cp_size++)
           {
-            if (g->len % cp != 0)
+            if (group->len % cp_size != 0)
               continue;
-            if (!dw_batch_slime_group_samples (g, cp, samples, &fits, error))
+            if (!dw_batch_slime_group_samples (group, cp_size, samples, &fits, error))
               return g_string_free (tried, TRUE), NULL;
-            g_string_append_printf (tried, "%s%u", tried->len ? ", " : "", cp);
+            g_string_append_printf (tried, "%s%u", tried->len ? ", " : "", cp_size);
           }
       if (!fits)
         {
           GString *ranks = g_string_new (NULL);
-          for (guint inner = 0; inner < g->len; inner++)
+          for (guint inner = 0; inner < group->len; inner++)
             g_string_append_printf (ranks, "%s%" G_GINT64_FORMAT, inner ? ", " : "",
-                                    ((RankFile *)g_ptr_array_index (g, inner))->rank);
+                                    ((RankFile *)g_ptr_array_index (group, inner))->rank);
           dw_batch_set_error (
             error, DW_BATCH_ERROR_TRUNCATED, path,
             "cannot reassemble the context-parallel slices of rollout %" G_GINT64_FORMAT
             ": ranks %s hold the same samples but their log_probs slices fit "
             "no context-parallel size (tried cp = %s); rank files are missing "
             "or still being written",
-            id, ranks->str, tried->str);
+            sample_id, ranks->str, tried->str);
           g_string_free (ranks, TRUE);
           g_string_free (tried, TRUE);
           return NULL;
         }
       g_string_free (tried, TRUE);
     }
-  for (guint i = 0; i < samples->len; i++)
-    all_indexed = all_indexed && g_array_index (samples, Sample, i).index >= 0;
+  for (guint index = 0; index < samples->len; index++)
+    all_indexed = all_indexed && g_array_index (samples, Sample, index).index >= 0;
   if (all_indexed)
     g_array_sort (samples, dw_batch_slime_sample_index_cmp);
-  dw_batch_slime_join_rollout (path, id, samples);
+  dw_batch_slime_join_rollout (path, sample_id, samples);
   {
     const RankFile *first = &g_array_index (files, RankFile, 0);
-    double d;
-    gint64 step = dw_pickle_value_number (
-                    dw_pickle_dict_lookup (dw_batch_torch_get_root (first->file), "rollout_id"), &d)
-                    ? (gint64)d
-                    : id;
+    double number;
+    gint64 step
+      = dw_pickle_value_number (
+          dw_pickle_dict_lookup (dw_batch_torch_get_root (first->file), "rollout_id"), &number)
+          ? (gint64)number
+          : sample_id;
     return dw_batch_slime_batch_from_samples (path, samples, step, error);
   }
 }
@@ -863,9 +874,9 @@ DwBatch *
 dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
 {
   g_autoptr (DwTorchFile) file = dw_batch_torch_open (src, error);
-  const DwPickleValue *root, *fv;
+  const DwPickleValue *root, *field_value;
   gint64 step;
-  double d;
+  double number;
 
   if (!file)
     return NULL;
@@ -878,14 +889,14 @@ dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
                           "the pickled object is %s, not a slime dump's dict%s", desc, note);
       return NULL;
     }
-  step = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rollout_id"), &d)
-           ? (gint64)d
+  step = dw_pickle_value_number (dw_pickle_dict_lookup (root, "rollout_id"), &number)
+           ? (gint64)number
            : dw_step_from_name (path ? path : src->name);
-  fv = dw_pickle_dict_lookup (root, "format_version");
+  field_value = dw_pickle_dict_lookup (root, "format_version");
   if (dw_pickle_dict_lookup (root, "rollout_data"))
     {
-      const DwPickleValue *cs = dw_pickle_dict_lookup (root, "cp_size");
-      if (path && !(dw_pickle_value_number (cs, &d) && d == 1.0))
+      const DwPickleValue *cp_size_value = dw_pickle_dict_lookup (root, "cp_size");
+      if (path && !(dw_pickle_value_number (cp_size_value, &number) && number == 1.0))
         {
           /* the whole per-rank set (also miles with cp > 1) */
           g_clear_pointer (&file, dw_batch_torch_close);
@@ -915,16 +926,16 @@ dw_batch_slime_read (const DwSource *src, const char *path, GError **error)
           return dw_batch_slime_batch_from_samples (src->name, samples, step, error);
         }
     }
-  if (fv && dw_pickle_value_number (fv, &d) && d != 2.0)
+  if (field_value && dw_pickle_value_number (field_value, &number) && number != 2.0)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
-                          "format_version %g: this reader knows slime's version 2", d);
+                          "format_version %g: this reader knows slime's version 2", number);
       return NULL;
     }
   if (dw_pickle_dict_lookup (root, "samples"))
     {
       const DwPickleValue *first = dw_pickle_seq_get (dw_pickle_dict_lookup (root, "samples"), 0);
-      if (!fv && first && !dw_pickle_dict_lookup (first, "log_probs")
+      if (!field_value && first && !dw_pickle_dict_lookup (first, "log_probs")
           && dw_pickle_dict_lookup (first, "response_length"))
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_MISSING_TENSOR, src->name,
@@ -954,9 +965,9 @@ dw_batch_slime_set_leader (const char *path)
   g_autoptr (GDir) d = NULL;
   const char *entry;
   char *end = NULL;
-  gint64 id, rank;
+  gint64 sample_id, rank;
 
-  id = g_ascii_strtoll (base, &end, 10);
+  sample_id = g_ascii_strtoll (base, &end, 10);
   if (end == base || *end != '_')
     return g_strdup (path);
   rank = g_ascii_strtoll (end + 1, &end, 10);
@@ -965,12 +976,12 @@ dw_batch_slime_set_leader (const char *path)
   d = g_dir_open (dir, 0, NULL);
   while (d && (entry = g_dir_read_name (d)))
     {
-      char *e1 = NULL, *e2 = NULL;
-      gint64 eid = g_ascii_strtoll (entry, &e1, 10), erank;
-      if (e1 == entry || eid != id || *e1 != '_')
+      char *end_id = NULL, *end_rank = NULL;
+      gint64 eid = g_ascii_strtoll (entry, &end_id, 10), erank;
+      if (end_id == entry || eid != sample_id || *end_id != '_')
         continue;
-      erank = g_ascii_strtoll (e1 + 1, &e2, 10);
-      if (e2 != e1 + 1 && strcmp (e2, ".pt") == 0 && erank < rank)
+      erank = g_ascii_strtoll (end_id + 1, &end_rank, 10);
+      if (end_rank != end_id + 1 && strcmp (end_rank, ".pt") == 0 && erank < rank)
         {
           rank = erank;
           g_free (leader);

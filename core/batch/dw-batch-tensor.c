@@ -69,10 +69,10 @@ dw_source_read (const DwSource *src, guint64 offset, void *buf, gsize n, const c
     }
   while (n > 0)
     {
-      ssize_t r = pread (src->fd, buf, n, (off_t)offset);
-      if (r < 0 && errno == EINTR)
+      ssize_t got = pread (src->fd, buf, n, (off_t)offset);
+      if (got < 0 && errno == EINTR)
         continue;
-      if (r < 0)
+      if (got < 0)
         {
           int saved = errno;
           dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name,
@@ -80,7 +80,7 @@ dw_source_read (const DwSource *src, guint64 offset, void *buf, gsize n, const c
                               g_strerror (saved));
           return FALSE;
         }
-      if (r == 0)
+      if (got == 0)
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
                               "offset %" G_GUINT64_FORMAT ": file ended while reading %s "
@@ -88,9 +88,9 @@ dw_source_read (const DwSource *src, guint64 offset, void *buf, gsize n, const c
                               offset, what);
           return FALSE;
         }
-      buf = (guint8 *)buf + r;
-      n -= (gsize)r;
-      offset += (guint64)r;
+      buf = (guint8 *)buf + got;
+      n -= (gsize)got;
+      offset += (guint64)got;
     }
   return TRUE;
 }
@@ -102,32 +102,32 @@ gint64
 dw_step_from_name (const char *name)
 {
   g_autofree char *base = NULL;
-  const char *p;
+  const char *cursor;
 
   if (name == NULL)
     return -1;
   base = g_path_get_basename (name);
-  p = strstr (base, "step");
-  if (p)
+  cursor = strstr (base, "step");
+  if (cursor)
     {
-      p += 4;
-      if (*p == '_' || *p == '-')
-        p++;
+      cursor += 4;
+      if (*cursor == '_' || *cursor == '-')
+        cursor++;
     }
   else
-    p = base;
-  if (!g_ascii_isdigit (*p))
+    cursor = base;
+  if (!g_ascii_isdigit (*cursor))
     return -1;
-  return g_ascii_strtoll (p, NULL, 10);
+  return g_ascii_strtoll (cursor, NULL, 10);
 }
 
 DwTensor *
 dw_tensor_new (const char *name, const char *where)
 {
-  DwTensor *t = g_new0 (DwTensor, 1);
-  t->name = g_strdup (name);
-  t->where = g_strdup (where);
-  return t;
+  DwTensor *tensor = g_new0 (DwTensor, 1);
+  tensor->name = g_strdup (name);
+  tensor->where = g_strdup (where);
+  return tensor;
 }
 
 void
@@ -167,18 +167,19 @@ dw_tensor_load (DwTensor *t, GError **error)
 gboolean
 dw_tensor_fill_from_source (DwTensor *t, guint8 *dst, guint64 start, guint64 n, GError **error)
 {
-  gsize es = dw_dtype_size (t->dtype);
-  return dw_source_read (t->fill_ctx, t->fill_offset + start * es, dst, n * es, t->where, error);
+  gsize elem_size = dw_dtype_size (t->dtype);
+  return dw_source_read (t->fill_ctx, t->fill_offset + start * elem_size, dst, n * elem_size,
+                         t->where, error);
 }
 
 char *
 dw_shape_to_string (guint ndim, const guint64 *shape)
 {
-  GString *s = g_string_new ("[");
+  GString *text = g_string_new ("[");
   for (guint index = 0; index < ndim; index++)
-    g_string_append_printf (s, "%s%" G_GUINT64_FORMAT, index ? "," : "", shape[index]);
-  g_string_append_c (s, ']');
-  return g_string_free (s, FALSE);
+    g_string_append_printf (text, "%s%" G_GUINT64_FORMAT, index ? "," : "", shape[index]);
+  g_string_append_c (text, ']');
+  return g_string_free (text, FALSE);
 }
 
 gboolean
@@ -229,20 +230,20 @@ float
 dw_bf16_to_float (guint16 b)
 {
   guint32 bits = (guint32)b << 16;
-  float f;
-  memcpy (&f, &bits, 4);
-  return f;
+  float single;
+  memcpy (&single, &bits, 4);
+  return single;
 }
 
 static void
 byteswap_inplace (guint8 *p, gsize size, gsize n)
 {
   for (gsize index = 0; index < n; index++, p += size)
-    for (gsize a = 0, b = size - 1; a < b; a++, b--)
+    for (gsize low = 0, high = size - 1; low < high; low++, high--)
       {
-        guint8 tmp = p[a];
-        p[a] = p[b];
-        p[b] = tmp;
+        guint8 tmp = p[low];
+        p[low] = p[high];
+        p[high] = tmp;
       }
 }
 
@@ -259,22 +260,22 @@ dw_decode_element (const guint8 *p, DwDType dtype, gboolean swap)
     {
     case DW_DTYPE_F32:
       {
-        float f;
-        memcpy (&f, tmp, 4);
-        return f;
+        float single;
+        memcpy (&single, tmp, 4);
+        return single;
       }
     case DW_DTYPE_F64:
       {
-        double d;
-        memcpy (&d, tmp, 8);
-        return d;
+        double number;
+        memcpy (&number, tmp, 8);
+        return number;
       }
     case DW_DTYPE_F16:
     case DW_DTYPE_BF16:
       {
-        guint16 h;
-        memcpy (&h, tmp, 2);
-        return dtype == DW_DTYPE_F16 ? dw_half_to_double (h) : dw_bf16_to_float (h);
+        guint16 half;
+        memcpy (&half, tmp, 2);
+        return dtype == DW_DTYPE_F16 ? dw_half_to_double (half) : dw_bf16_to_float (half);
       }
     case DW_DTYPE_BOOL:
     case DW_DTYPE_U8:
@@ -344,40 +345,40 @@ void
 dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, gboolean swap,
             gsize n)
 {
-  gsize ss = dw_dtype_size (src_dtype);
+  gsize src_size = dw_dtype_size (src_dtype);
 
   if (n == 0)
     return;
   if (src_dtype == dst_dtype)
     {
-      memcpy (dst, src, n * ss);
-      if (swap && ss > 1)
-        byteswap_inplace (dst, ss, n);
+      memcpy (dst, src, n * src_size);
+      if (swap && src_size > 1)
+        byteswap_inplace (dst, src_size, n);
       return;
     }
   if (!swap && src_dtype == DW_DTYPE_F32 && dst_dtype == DW_DTYPE_F64)
     {
-      const float *s = (const float *)(const void *)src;
-      double *d = dst;
+      const float *source = (const float *)(const void *)src;
+      double *out = dst;
       if (((guintptr)src & 3) == 0)
         for (gsize index = 0; index < n; index++)
-          d[index] = s[index];
+          out[index] = source[index];
       else
         for (gsize index = 0; index < n; index++)
-          d[index] = dw_decode_element (src + index * 4, DW_DTYPE_F32, FALSE);
+          out[index] = dw_decode_element (src + index * 4, DW_DTYPE_F32, FALSE);
       return;
     }
   if (!swap && src_dtype == DW_DTYPE_BF16 && dst_dtype == DW_DTYPE_F32)
     {
-      float *d = dst;
+      float *out = dst;
       for (gsize index = 0; index < n; index++)
         {
-          guint16 h;
-          memcpy (&h, src + 2 * index, 2);
-          d[index] = dw_bf16_to_float (h);
+          guint16 half;
+          memcpy (&half, src + 2 * index, 2);
+          out[index] = dw_bf16_to_float (half);
         }
       return;
     }
   for (gsize index = 0; index < n; index++)
-    encode (dst, index, dst_dtype, dw_decode_element (src + index * ss, src_dtype, swap));
+    encode (dst, index, dst_dtype, dw_decode_element (src + index * src_size, src_dtype, swap));
 }

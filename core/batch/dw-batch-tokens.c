@@ -49,15 +49,15 @@ dw_batch_tokens_lp_value (const DwBatch *batch, const void *array, gsize index)
 static gint
 dw_batch_tokens_ranked_cmp (gconstpointer a, gconstpointer b, gpointer user_data)
 {
-  const DwSeqRanked *x = a, *y = b;
-  DwSeqStat by = GPOINTER_TO_INT (user_data);
-  double vx = x->stats[by], vy = y->stats[by];
+  const DwSeqRanked *left = a, *right = b;
+  DwSeqStat stat = GPOINTER_TO_INT (user_data);
+  double left_value = left->stats[stat], right_value = right->stats[stat];
 
-  if (isnan (vx) != isnan (vy))
-    return isnan (vx) ? 1 : -1;
-  if (!isnan (vx) && vx != vy)
-    return vx > vy ? -1 : 1;
-  return x->row < y->row ? -1 : x->row > y->row;
+  if (isnan (left_value) != isnan (right_value))
+    return isnan (left_value) ? 1 : -1;
+  if (!isnan (left_value) && left_value != right_value)
+    return left_value > right_value ? -1 : 1;
+  return left->row < right->row ? -1 : left->row > right->row;
 }
 
 GArray *
@@ -67,22 +67,23 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
   GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (DwSeqRanked), (guint)batch->rows);
 
   dw_row_stats_compute (batch, rows);
-  for (gsize r = 0; r < batch->rows; r++)
+  for (gsize result = 0; result < batch->rows; result++)
     {
-      DwSeqRanked s = { (guint)r, rows[r].n_valid, { 0 } };
-      double denom = rows[r].n + 1e-8, max_abs = 0.0;
+      DwSeqRanked ranked = { (guint)result, rows[result].n_valid, { 0 } };
+      double denom = rows[result].n + 1e-8, max_abs = 0.0;
 
-      for (int k = 0; k < 3; k++)
+      for (int estimator = 0; estimator < 3; estimator++)
         {
-          s.stats[DW_SEQ_STAT_K1_SUM + k] = rows[r].sum_k[k];
-          s.stats[DW_SEQ_STAT_K1_MEAN + k] = rows[r].sum_k[k] / denom;
-          s.stats[DW_SEQ_STAT_K1_MAX + k] = rows[r].max_k[k];
+          ranked.stats[DW_SEQ_STAT_K1_SUM + estimator] = rows[result].sum_k[estimator];
+          ranked.stats[DW_SEQ_STAT_K1_MEAN + estimator] = rows[result].sum_k[estimator] / denom;
+          ranked.stats[DW_SEQ_STAT_K1_MAX + estimator] = rows[result].max_k[estimator];
         }
       /* k1 = −ℓ̃: its maximum is minus the smallest clamped log-ratio (0 for an empty row) */
-      s.stats[DW_SEQ_STAT_K1_MAX] = rows[r].n_valid > 0 ? -CLAMP (rows[r].min_l, -20.0, 20.0) : 0.0;
-      for (gsize t = 0; t < batch->cols; t++)
+      ranked.stats[DW_SEQ_STAT_K1_MAX]
+        = rows[result].n_valid > 0 ? -CLAMP (rows[result].min_l, -20.0, 20.0) : 0.0;
+      for (gsize token = 0; token < batch->cols; token++)
         {
-          gsize index = r * batch->cols + t;
+          gsize index = result * batch->cols + token;
           if (dw_batch_mask_value (batch, index) != 0.0)
             {
               double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
@@ -93,10 +94,10 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
                 break;
             }
         }
-      s.stats[DW_SEQ_STAT_MAX_ABS_LOG_RATIO] = max_abs;
-      s.stats[DW_SEQ_STAT_LENGTH] = (double)rows[r].n_valid;
-      s.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[r] : NAN;
-      g_array_append_val (out, s);
+      ranked.stats[DW_SEQ_STAT_MAX_ABS_LOG_RATIO] = max_abs;
+      ranked.stats[DW_SEQ_STAT_LENGTH] = (double)rows[result].n_valid;
+      ranked.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[result] : NAN;
+      g_array_append_val (out, ranked);
     }
   g_array_sort_with_data (out, dw_batch_tokens_ranked_cmp, GINT_TO_POINTER (by));
   return out;
@@ -113,20 +114,20 @@ dw_batch_tokens_sequence (const DwBatch *batch, guint row)
 
   if (row >= batch->rows)
     return out;
-  for (gsize t = 0; t < batch->cols; t++)
-    if (dw_batch_mask_value (batch, row * batch->cols + t) != 0.0)
-      last = t + 1;
-  for (gsize t = 0; t < last; t++)
+  for (gsize token = 0; token < batch->cols; token++)
+    if (dw_batch_mask_value (batch, row * batch->cols + token) != 0.0)
+      last = token + 1;
+  for (gsize token = 0; token < last; token++)
     {
-      gsize index = row * batch->cols + t;
-      DwTokenRow tr;
-      tr.position = (guint)t;
-      tr.token_id = batch->token_ids ? batch->token_ids[index] : -1;
-      tr.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index);
-      tr.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
-      tr.log_ratio = tr.old_log_prob - tr.rollout_log_prob;
-      tr.mask = dw_batch_mask_value (batch, index);
-      g_array_append_val (out, tr);
+      gsize index = row * batch->cols + token;
+      DwTokenRow token_row;
+      token_row.position = (guint)token;
+      token_row.token_id = batch->token_ids ? batch->token_ids[index] : -1;
+      token_row.old_log_prob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index);
+      token_row.rollout_log_prob = dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
+      token_row.log_ratio = token_row.old_log_prob - token_row.rollout_log_prob;
+      token_row.mask = dw_batch_mask_value (batch, index);
+      g_array_append_val (out, token_row);
     }
   return out;
 }
@@ -144,10 +145,10 @@ struct _DwCatastrophes
 static void
 dw_batch_tokens_catastrophic_token_free (gpointer data)
 {
-  DwCatastrophicToken *t = data;
-  g_array_unref (t->steps);
-  g_array_unref (t->counts);
-  g_free (t);
+  DwCatastrophicToken *token = data;
+  g_array_unref (token->steps);
+  g_array_unref (token->counts);
+  g_free (token);
 }
 
 DwCatastrophes *
@@ -172,22 +173,22 @@ dw_batch_tokens_catastrophes_free (DwCatastrophes *self)
 gboolean
 dw_batch_tokens_catastrophes_add (DwCatastrophes *self, const DwBatch *batch, gint64 step)
 {
-  gsize n = batch->rows * batch->cols;
+  gsize n_cells = batch->rows * batch->cols;
 
   if (batch->token_ids == NULL)
     return FALSE;
-  for (gsize index = 0; index < n; index++)
+  for (gsize index = 0; index < n_cells; index++)
     {
-      double l;
+      double logprob;
       DwCatastrophicToken *t;
       guint last;
 
       if (dw_batch_mask_value (batch, index) == 0.0)
         continue;
-      l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
-          - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
-      if (!(fabs (l) > self->threshold)) /* NaN counts too: a broken token is catastrophic */
-        if (!isnan (l))
+      logprob = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
+                - dw_batch_tokens_lp_value (batch, batch->rollout_log_prob, index);
+      if (!(fabs (logprob) > self->threshold)) /* NaN counts too: a broken token is catastrophic */
+        if (!isnan (logprob))
           continue;
       t = g_hash_table_lookup (self->by_token, &batch->token_ids[index]);
       if (t == NULL)
@@ -222,12 +223,12 @@ dw_batch_tokens_catastrophes_get_total (const DwCatastrophes *self)
 static gint
 dw_batch_tokens_catastrophic_cmp (gconstpointer a, gconstpointer b)
 {
-  const DwCatastrophicToken *x = *(DwCatastrophicToken *const *)a;
-  const DwCatastrophicToken *y = *(DwCatastrophicToken *const *)b;
+  const DwCatastrophicToken *left = *(DwCatastrophicToken *const *)a;
+  const DwCatastrophicToken *right = *(DwCatastrophicToken *const *)b;
 
-  if (x->count != y->count)
-    return x->count > y->count ? -1 : 1;
-  return x->token_id < y->token_id ? -1 : x->token_id > y->token_id;
+  if (left->count != right->count)
+    return left->count > right->count ? -1 : 1;
+  return left->token_id < right->token_id ? -1 : left->token_id > right->token_id;
 }
 
 GPtrArray *
@@ -235,11 +236,11 @@ dw_batch_tokens_catastrophes_top (const DwCatastrophes *self, guint top)
 {
   GPtrArray *all = g_ptr_array_new ();
   GPtrArray *out = g_ptr_array_new_with_free_func (dw_batch_tokens_catastrophic_token_free);
-  GHashTableIter it;
+  GHashTableIter iter;
   gpointer value;
 
-  g_hash_table_iter_init (&it, self->by_token);
-  while (g_hash_table_iter_next (&it, NULL, &value))
+  g_hash_table_iter_init (&iter, self->by_token);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
     g_ptr_array_add (all, value);
   g_ptr_array_sort (all, dw_batch_tokens_catastrophic_cmp);
   for (guint index = 0; index < all->len && index < top; index++)

@@ -47,14 +47,14 @@ dw_batch_torch_find_pickle (DwTorchFile *file, zip_uint64_t *index, GError **err
 {
   zip_int64_t count = zip_get_num_entries (file->za, 0);
 
-  for (zip_int64_t i = 0; i < count; i++)
+  for (zip_int64_t position = 0; position < count; position++)
     {
-      const char *mname = zip_get_name (file->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+      const char *mname = zip_get_name (file->za, (zip_uint64_t)position, ZIP_FL_ENC_RAW);
       const char *slash = mname ? strchr (mname, '/') : NULL;
       if (slash && slash != mname && strcmp (slash, "/data.pkl") == 0)
         {
           file->prefix = g_strndup (mname, (gsize)(slash - mname));
-          *index = (zip_uint64_t)i;
+          *index = (zip_uint64_t)position;
           return TRUE;
         }
     }
@@ -129,15 +129,15 @@ char *
 dw_batch_torch_refused_note (const DwTorchFile *file)
 {
   const GPtrArray *refused = dw_pickle_get_refused (file->pickle);
-  GString *s;
+  GString *text;
 
   if (refused->len == 0)
     return g_strdup ("");
-  s = g_string_new ("; globals refused, never executed: ");
+  text = g_string_new ("; globals refused, never executed: ");
   for (guint index = 0; index < refused->len; index++)
-    g_string_append_printf (s, "%s%s", index ? ", " : "",
+    g_string_append_printf (text, "%s%s", index ? ", " : "",
                             (const char *)g_ptr_array_index (refused, index));
-  return g_string_free (s, FALSE);
+  return g_string_free (text, FALSE);
 }
 
 static GBytes *
@@ -197,7 +197,7 @@ dw_batch_torch_tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const
 {
   GBytes *bytes = dw_batch_torch_load_storage (file, t, where, error);
   const guint8 *base;
-  gsize es = dw_dtype_size (t->dtype);
+  gsize elem_size = dw_dtype_size (t->dtype);
   guint64 idx[8] = { 0 };
   double *out;
 
@@ -213,14 +213,14 @@ dw_batch_torch_tensor_numbers (DwTorchFile *file, const DwPickleTensor *t, const
   for (guint64 index = 0; index < t->numel; index++)
     {
       guint64 off = t->offset;
-      for (guint d = 0; d < t->ndim; d++)
-        off += idx[d] * t->stride[d];
-      out[index] = dw_decode_element (base + off * es, t->dtype, file->big_endian);
-      for (int d = (int)t->ndim - 1; d >= 0; d--)
+      for (guint dim = 0; dim < t->ndim; dim++)
+        off += idx[dim] * t->stride[dim];
+      out[index] = dw_decode_element (base + off * elem_size, t->dtype, file->big_endian);
+      for (int dim = (int)t->ndim - 1; dim >= 0; dim--)
         {
-          if (++idx[d] < t->shape[d])
+          if (++idx[dim] < t->shape[dim])
             break;
-          idx[d] = 0;
+          idx[dim] = 0;
         }
     }
   *n = t->numel;
@@ -252,10 +252,11 @@ dw_batch_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const cha
       for (guint64 index = 0; index < len; index++)
         if (!dw_pickle_seq_number (value, index, &out[index]))
           {
-            g_autofree char *d = dw_pickle_value_describe (dw_pickle_seq_get (value, index));
+            g_autofree char *description
+              = dw_pickle_value_describe (dw_pickle_seq_get (value, index));
             dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, file->name,
                                 "%s[%" G_GUINT64_FORMAT "]: expected a number, found %s", where,
-                                index, d);
+                                index, description);
             return NULL;
           }
       *n = len;
@@ -263,10 +264,11 @@ dw_batch_torch_numbers (DwTorchFile *file, const DwPickleValue *value, const cha
       return g_steal_pointer (&out);
     }
   {
-    g_autofree char *d = dw_pickle_value_describe (value);
+    g_autofree char *description = dw_pickle_value_describe (value);
     g_autofree char *note = dw_batch_torch_refused_note (file);
     dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, file->name,
-                        "%s: expected a tensor or a list of numbers, found %s%s", where, d, note);
+                        "%s: expected a tensor or a list of numbers, found %s%s", where,
+                        description, note);
   }
   return NULL;
 }

@@ -17,42 +17,42 @@ dw_batch_zip_fail (GError **error, const char *name, const char *what, zip_error
                    guint64 size)
 {
   int code = zip_error_code_zip (ze);
-  DwBatchError e = DW_BATCH_ERROR_CORRUPT;
+  DwBatchError error_item = DW_BATCH_ERROR_CORRUPT;
 
   if (code == ZIP_ER_NOZIP || code == ZIP_ER_EOF || code == ZIP_ER_SEEK)
-    e = DW_BATCH_ERROR_TRUNCATED;
+    error_item = DW_BATCH_ERROR_TRUNCATED;
   else if (code == ZIP_ER_MEMORY)
-    e = DW_BATCH_ERROR_TOO_LARGE;
+    error_item = DW_BATCH_ERROR_TOO_LARGE;
   else if (code == ZIP_ER_OPEN || code == ZIP_ER_READ)
-    e = DW_BATCH_ERROR_IO;
+    error_item = DW_BATCH_ERROR_IO;
   if (code == ZIP_ER_EXISTS)
     /* libzip's "File already exists" when the archive names a member twice */
-    dw_batch_set_error (error, e, name,
+    dw_batch_set_error (error, error_item, name,
                         "%s: two members have the same name (numpy and torch would silently take "
                         "one of them; Driftwatch does not guess which)",
                         what);
   else if (code == ZIP_ER_NOZIP)
-    dw_batch_set_error (error, e, name,
+    dw_batch_set_error (error, error_item, name,
                         "%s: offset %" G_GUINT64_FORMAT ": no end-of-central-directory record "
                         "at the end of the file (truncated, or not a zip archive)",
                         what, size);
   else
-    dw_batch_set_error (error, e, name, "%s: %s", what, zip_error_strerror (ze));
+    dw_batch_set_error (error, error_item, name, "%s: %s", what, zip_error_strerror (ze));
 }
 
 zip_t *
 dw_batch_zip_open (const DwSource *src, GError **error)
 {
-  zip_error_t ze;
-  zip_source_t *zs;
+  zip_error_t zip_error;
+  zip_source_t *source;
   zip_t *za;
 
-  zip_error_init (&ze);
+  zip_error_init (&zip_error);
   if (src->fd >= 0)
     {
       int descriptor = dup (src->fd);
-      FILE *fp = descriptor >= 0 ? fdopen (descriptor, "rb") : NULL;
-      if (!fp)
+      FILE *stream = descriptor >= 0 ? fdopen (descriptor, "rb") : NULL;
+      if (!stream)
         {
           int saved = errno;
           if (descriptor >= 0)
@@ -60,27 +60,27 @@ dw_batch_zip_open (const DwSource *src, GError **error)
           dw_batch_set_error (error, DW_BATCH_ERROR_IO, src->name, "%s", g_strerror (saved));
           return NULL;
         }
-      zs = zip_source_filep_create (fp, 0, -1, &ze);
-      if (!zs)
-        fclose (fp);
+      source = zip_source_filep_create (stream, 0, -1, &zip_error);
+      if (!source)
+        fclose (stream);
     }
   else
-    zs = zip_source_buffer_create (src->mem, src->size, 0, &ze);
-  if (!zs)
+    source = zip_source_buffer_create (src->mem, src->size, 0, &zip_error);
+  if (!source)
     {
-      dw_batch_zip_fail (error, src->name, "zip archive", &ze, src->size);
-      zip_error_fini (&ze);
+      dw_batch_zip_fail (error, src->name, "zip archive", &zip_error, src->size);
+      zip_error_fini (&zip_error);
       return NULL;
     }
-  za = zip_open_from_source (zs, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+  za = zip_open_from_source (source, ZIP_RDONLY | ZIP_CHECKCONS, &zip_error);
   if (!za)
     {
-      zip_source_free (zs);
-      dw_batch_zip_fail (error, src->name, "zip archive", &ze, src->size);
-      zip_error_fini (&ze);
+      zip_source_free (source);
+      dw_batch_zip_fail (error, src->name, "zip archive", &zip_error, src->size);
+      zip_error_fini (&zip_error);
       return NULL;
     }
-  zip_error_fini (&ze);
+  zip_error_fini (&zip_error);
   return za;
 }
 
@@ -129,51 +129,51 @@ guint8 *
 dw_batch_zip_read_member (zip_t *za, zip_uint64_t index, const DwSource *src, const char *ctx,
                           guint64 *len, GError **error)
 {
-  zip_stat_t st;
-  zip_file_t *zf;
+  zip_stat_t stat;
+  zip_file_t *zip_file;
   g_autofree guint8 *buf = NULL;
   guint64 done = 0;
   guint8 extra;
 
-  if (!dw_batch_zip_stat_member (za, index, src, ctx, &st, error))
+  if (!dw_batch_zip_stat_member (za, index, src, ctx, &stat, error))
     return NULL;
-  buf = g_try_malloc (st.size ? st.size : 1);
+  buf = g_try_malloc (stat.size ? stat.size : 1);
   if (!buf)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_TOO_LARGE, src->name,
                           "%s: out of memory for %" G_GUINT64_FORMAT " bytes", ctx,
-                          (guint64)st.size);
+                          (guint64)stat.size);
       return NULL;
     }
-  zf = zip_fopen_index (za, index, 0);
-  if (!zf)
+  zip_file = zip_fopen_index (za, index, 0);
+  if (!zip_file)
     {
       dw_batch_zip_fail (error, src->name, ctx, zip_get_error (za), src->size);
       return NULL;
     }
-  while (done < st.size)
+  while (done < stat.size)
     {
-      zip_int64_t r = zip_fread (zf, buf + done, st.size - done);
-      if (r <= 0)
+      zip_int64_t got = zip_fread (zip_file, buf + done, stat.size - done);
+      if (got <= 0)
         break;
-      done += (guint64)r;
+      done += (guint64)got;
     }
-  if (done != st.size || zip_fread (zf, &extra, 1) != 0)
+  if (done != stat.size || zip_fread (zip_file, &extra, 1) != 0)
     {
-      zip_error_t *fe = zip_file_get_error (zf);
-      if (zip_error_code_zip (fe) != ZIP_ER_OK)
+      zip_error_t *file_error = zip_file_get_error (zip_file);
+      if (zip_error_code_zip (file_error) != ZIP_ER_OK)
         dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, src->name,
                             "%s: offset %" G_GUINT64_FORMAT ": %s", ctx, done,
-                            zip_error_strerror (fe));
+                            zip_error_strerror (file_error));
       else
         dw_batch_set_error (error, DW_BATCH_ERROR_TRUNCATED, src->name,
                             "%s: offset %" G_GUINT64_FORMAT ": the member ends before its declared "
                             "%" G_GUINT64_FORMAT " bytes",
-                            ctx, done, (guint64)st.size);
-      zip_fclose (zf);
+                            ctx, done, (guint64)stat.size);
+      zip_fclose (zip_file);
       return NULL;
     }
-  zip_fclose (zf);
-  *len = st.size;
+  zip_fclose (zip_file);
+  *len = stat.size;
   return g_steal_pointer (&buf);
 }

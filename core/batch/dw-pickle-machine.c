@@ -123,7 +123,7 @@ dw_pickle_seq_expand (Machine *m, DwPickleValue *seq)
   seq->u.seq.items = g_ptr_array_sized_new (nums->len + 1);
   for (guint index = 0; index < nums->len; index++)
     {
-      double d = g_array_index (nums, double, index);
+      double number = g_array_index (nums, double, index);
       DwPickleValue *v
         = dw_pickle_value_new (m, seq->u.seq.nums_int ? DW_PICKLE_INT : DW_PICKLE_FLOAT);
       if (!v || !dw_pickle_machine_charge (m, sizeof (gpointer)))
@@ -132,9 +132,9 @@ dw_pickle_seq_expand (Machine *m, DwPickleValue *seq)
           return FALSE;
         }
       if (seq->u.seq.nums_int)
-        v->u.i = (gint64)d;
+        v->u.i = (gint64)number;
       else
-        v->u.f = d;
+        v->u.f = number;
       g_ptr_array_add (seq->u.seq.items, v);
     }
   g_array_unref (nums);
@@ -149,7 +149,7 @@ dw_pickle_seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
   if (seq->kind == DW_PICKLE_LIST && empty && dw_pickle_is_plain_number (item)
       && (seq->u.seq.nums == NULL || seq->u.seq.nums_int == (item->kind == DW_PICKLE_INT)))
     {
-      double d = item->kind == DW_PICKLE_INT ? (double)item->u.i : item->u.f;
+      double number = item->kind == DW_PICKLE_INT ? (double)item->u.i : item->u.f;
       if (seq->u.seq.nums == NULL)
         {
           g_ptr_array_unref (seq->u.seq.items);
@@ -159,7 +159,7 @@ dw_pickle_seq_append (Machine *m, DwPickleValue *seq, DwPickleValue *item)
         }
       if (!dw_pickle_machine_charge (m, sizeof (double)))
         return FALSE;
-      g_array_append_val (seq->u.seq.nums, d);
+      g_array_append_val (seq->u.seq.nums, number);
       dw_pickle_value_release (m, item);
       return TRUE;
     }
@@ -179,9 +179,9 @@ dw_pickle_dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickl
   if (key->kind == DW_PICKLE_STR)
     for (guint index = 0; index < dict->u.dict.keys->len; index++)
       {
-        DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, index);
-        if (k->kind == DW_PICKLE_STR && k->u.str.len == key->u.str.len
-            && memcmp (k->u.str.s, key->u.str.s, k->u.str.len) == 0)
+        DwPickleValue *item = g_ptr_array_index (dict->u.dict.keys, index);
+        if (item->kind == DW_PICKLE_STR && item->u.str.len == key->u.str.len
+            && memcmp (item->u.str.s, key->u.str.s, item->u.str.len) == 0)
           {
             g_ptr_array_index (dict->u.dict.vals, index) = val;
             return TRUE;
@@ -211,13 +211,13 @@ dw_pickle_take (Machine *m, gsize n, const guint8 **out)
 static gboolean
 dw_pickle_take_uint (Machine *m, guint width, guint64 *out)
 {
-  const guint8 *p = NULL;
+  const guint8 *bytes = NULL;
   guint64 value = 0;
 
-  if (!dw_pickle_take (m, width, &p))
+  if (!dw_pickle_take (m, width, &bytes))
     return FALSE;
   for (guint index = 0; index < width; index++)
-    value |= (guint64)p[index] << (8 * index);
+    value |= (guint64)bytes[index] << (8 * index);
   *out = value;
   return TRUE;
 }
@@ -291,20 +291,20 @@ dw_pickle_pop_mark (Machine *m, guint *start)
 static gboolean
 dw_pickle_push_str (Machine *m, gsize n, gboolean is_text)
 {
-  const guint8 *p = NULL;
+  const guint8 *bytes = NULL;
   DwPickleValue *value;
 
-  if (!dw_pickle_take (m, n, &p) || !dw_pickle_machine_charge (m, n + 1))
+  if (!dw_pickle_take (m, n, &bytes) || !dw_pickle_machine_charge (m, n + 1))
     return FALSE;
-  if (is_text && !g_utf8_validate ((const char *)p, (gssize)n, NULL))
+  if (is_text && !g_utf8_validate ((const char *)bytes, (gssize)n, NULL))
     return dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT, "string is not valid UTF-8");
   value = dw_pickle_value_new (m, DW_PICKLE_STR);
   if (!value)
     return FALSE;
-  value->u.str.s = g_strndup ((const char *)p, n);
+  value->u.str.s = g_strndup ((const char *)bytes, n);
   value->u.str.len = n;
-  if (n && memchr (p, 0, n))
-    memcpy (value->u.str.s, p, n); /* g_strndup stopped at the NUL */
+  if (n && memchr (bytes, 0, n))
+    memcpy (value->u.str.s, bytes, n); /* g_strndup stopped at the NUL */
   return dw_pickle_push (m, value);
 }
 
@@ -322,27 +322,27 @@ dw_pickle_push_int (Machine *m, gint64 i)
 static gboolean
 dw_pickle_push_long (Machine *m, gsize n)
 {
-  const guint8 *p = NULL;
-  guint64 u = 0;
+  const guint8 *position = NULL;
+  guint64 number = 0;
 
-  if (!dw_pickle_take (m, n, &p))
+  if (!dw_pickle_take (m, n, &position))
     return FALSE;
   if (n > 8)
     {
       /* accept only sign extension beyond 8 bytes */
-      guint8 ext = (p[7] & 0x80) ? 0xff : 0x00;
+      guint8 ext = (position[7] & 0x80) ? 0xff : 0x00;
       for (gsize index = 8; index < n; index++)
-        if (p[index] != ext)
+        if (position[index] != ext)
           return dw_pickle_machine_fail (
             m, DW_BATCH_ERROR_CORRUPT,
             "integer of %" G_GSIZE_FORMAT " bytes does not fit in 64 bits", n);
       n = 8;
     }
   for (gsize index = 0; index < n; index++)
-    u |= (guint64)p[index] << (8 * index);
-  if (n > 0 && n < 8 && (p[n - 1] & 0x80))
-    u |= ~G_GUINT64_CONSTANT (0) << (8 * n);
-  return dw_pickle_push_int (m, (gint64)u);
+    number |= (guint64)position[index] << (8 * index);
+  if (n > 0 && n < 8 && (position[n - 1] & 0x80))
+    number |= ~G_GUINT64_CONSTANT (0) << (8 * n);
+  return dw_pickle_push_int (m, (gint64)number);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -422,10 +422,11 @@ dw_pickle_tuple_of_uints (const DwPickleValue *t, guint max, guint *n, guint64 *
     return FALSE;
   for (guint64 index = 0; index < len; index++)
     {
-      double d;
-      if (!dw_pickle_seq_number (t, index, &d) || d < 0 || d != floor (d) || d > 9.0e15)
+      double number;
+      if (!dw_pickle_seq_number (t, index, &number) || number < 0 || number != floor (number)
+          || number > 9.0e15)
         return FALSE;
-      out[index] = (guint64)d;
+      out[index] = (guint64)number;
     }
   *n = (guint)len;
   return TRUE;
@@ -495,12 +496,12 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
         }
       if (last >= t.storage_numel)
         {
-          g_autofree char *s = dw_shape_to_string (t.ndim, t.shape);
+          g_autofree char *shape = dw_shape_to_string (t.ndim, t.shape);
           dw_pickle_machine_fail (m, DW_BATCH_ERROR_CORRUPT,
                                   "tensor %s at offset %" G_GUINT64_FORMAT
                                   " reaches past its storage '%s' of %" G_GUINT64_FORMAT
                                   " elements",
-                                  s, t.offset, storage->u.storage.key, t.storage_numel);
+                                  shape, t.offset, storage->u.storage.key, t.storage_numel);
           return NULL;
         }
     }
@@ -516,7 +517,7 @@ dw_pickle_rebuild_tensor (Machine *m, const DwPickleValue *args)
 static gboolean
 dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
 {
-  DwPickleValue *v;
+  DwPickleValue *item;
 
   if (callable->kind == DW_PICKLE_REFUSED)
     return dw_pickle_push (m, callable);
@@ -525,8 +526,8 @@ dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
                                    "call of a value that is not a global");
   if (strcmp (callable->u.global, "collections.OrderedDict") == 0)
     {
-      v = dw_pickle_value_new (m, DW_PICKLE_DICT);
-      if (!v)
+      item = dw_pickle_value_new (m, DW_PICKLE_DICT);
+      if (!item)
         return FALSE;
       /* OrderedDict([(k, v), …]) */
       if (args->kind == DW_PICKLE_TUPLE && dw_pickle_seq_length (args) == 1)
@@ -538,12 +539,12 @@ dw_pickle_op_call (Machine *m, DwPickleValue *callable, DwPickleValue *args)
               const DwPickleValue *pair = dw_pickle_seq_get (pairs, index);
               if (pair && pair->kind == DW_PICKLE_TUPLE && pair->u.seq.items
                   && pair->u.seq.items->len == 2
-                  && !dw_pickle_dict_set (m, v, g_ptr_array_index (pair->u.seq.items, 0),
+                  && !dw_pickle_dict_set (m, item, g_ptr_array_index (pair->u.seq.items, 0),
                                           g_ptr_array_index (pair->u.seq.items, 1)))
                 return FALSE;
             }
         }
-      return dw_pickle_push (m, v);
+      return dw_pickle_push (m, item);
     }
   if (g_str_has_prefix (callable->u.global, "torch._utils._rebuild_tensor"))
     return dw_pickle_push (m, dw_pickle_rebuild_tensor (m, args));
@@ -1075,37 +1076,38 @@ gboolean
 dw_pickle_machine_run (DwPickle *pk, const char *name, const guint8 *data, gsize len,
                        GError **error)
 {
-  Machine m = { 0 };
+  Machine machine = { 0 };
   gboolean done = FALSE, success = TRUE;
 
-  m.pk = pk;
-  m.name = name;
-  m.data = data;
-  m.len = len;
-  m.stack = g_ptr_array_new ();
-  m.marks = g_array_new (FALSE, FALSE, sizeof (guint));
-  m.memo = g_hash_table_new (NULL, NULL);
-  m.error = error;
+  machine.pk = pk;
+  machine.name = name;
+  machine.data = data;
+  machine.len = len;
+  machine.stack = g_ptr_array_new ();
+  machine.marks = g_array_new (FALSE, FALSE, sizeof (guint));
+  machine.memo = g_hash_table_new (NULL, NULL);
+  machine.error = error;
   while (success && !done)
     {
-      if (m.pos >= m.len)
+      if (machine.pos >= machine.len)
         {
-          m.op_pos = m.pos;
-          success
-            = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_TRUNCATED, "the pickle ends without STOP");
+          machine.op_pos = machine.pos;
+          success = dw_pickle_machine_fail (&machine, DW_BATCH_ERROR_TRUNCATED,
+                                            "the pickle ends without STOP");
           break;
         }
-      success = dw_pickle_machine_step (&m, &done);
+      success = dw_pickle_machine_step (&machine, &done);
     }
-  if (success && m.stack->len != 1)
-    success = dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT,
-                                      "STOP with %u values on the stack, not 1", m.stack->len);
+  if (success && machine.stack->len != 1)
+    success
+      = dw_pickle_machine_fail (&machine, DW_BATCH_ERROR_CORRUPT,
+                                "STOP with %u values on the stack, not 1", machine.stack->len);
   if (success)
-    pk->root = g_ptr_array_index (m.stack, 0);
+    pk->root = g_ptr_array_index (machine.stack, 0);
   else if (error && *error == NULL)
-    dw_pickle_machine_fail (&m, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
-  g_ptr_array_unref (m.stack);
-  g_array_unref (m.marks);
-  g_hash_table_unref (m.memo);
+    dw_pickle_machine_fail (&machine, DW_BATCH_ERROR_CORRUPT, "malformed pickle");
+  g_ptr_array_unref (machine.stack);
+  g_array_unref (machine.marks);
+  g_hash_table_unref (machine.memo);
   return success;
 }

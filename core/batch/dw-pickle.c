@@ -138,8 +138,8 @@ dw_pickle_value_describe (const DwPickleValue *value)
       return g_strdup ("a bare storage");
     case DW_PICKLE_TENSOR:
       {
-        g_autofree char *s = dw_shape_to_string (value->u.tensor.ndim, value->u.tensor.shape);
-        return g_strdup_printf ("a %s tensor %s", dw_dtype_name (value->u.tensor.dtype), s);
+        g_autofree char *shape = dw_shape_to_string (value->u.tensor.ndim, value->u.tensor.shape);
+        return g_strdup_printf ("a %s tensor %s", dw_dtype_name (value->u.tensor.dtype), shape);
       }
     case DW_PICKLE_REFUSED:
       return g_strdup_printf ("an object of the refused global %s (not executed)", value->u.global);
@@ -158,8 +158,9 @@ dw_pickle_dict_lookup (const DwPickleValue *dict, const char *key)
     return NULL;
   for (guint index = 0; index < dict->u.dict.keys->len; index++)
     {
-      const DwPickleValue *k = g_ptr_array_index (dict->u.dict.keys, index);
-      if (k->kind == DW_PICKLE_STR && k->u.str.len == klen && memcmp (k->u.str.s, key, klen) == 0)
+      const DwPickleValue *value = g_ptr_array_index (dict->u.dict.keys, index);
+      if (value->kind == DW_PICKLE_STR && value->u.str.len == klen
+          && memcmp (value->u.str.s, key, klen) == 0)
         return g_ptr_array_index (dict->u.dict.vals, index);
     }
   return NULL;

@@ -30,13 +30,14 @@ dw_tokenizer_byte_level_byte (gunichar c)
       int count = 0;
       for (int index = 0; index < 324; index++)
         table[index] = -1;
-      for (int b = 0; b < 256; b++)
+      for (int byte = 0; byte < 256; byte++)
         {
-          gboolean printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+          gboolean printable
+            = (byte >= 0x21 && byte <= 0x7e) || (byte >= 0xa1 && byte <= 0xac) || byte >= 0xae;
           if (printable)
-            table[b] = b;
+            table[byte] = byte;
           else
-            table[256 + count++] = b;
+            table[256 + count++] = byte;
         }
       g_once_init_leave (&done, 1);
     }
@@ -49,11 +50,11 @@ dw_tokenizer_decode_byte_level (const char *piece)
 {
   GByteArray *out = g_byte_array_new ();
 
-  for (const char *p = piece; *p; p = g_utf8_next_char (p))
+  for (const char *cursor = piece; *cursor; cursor = g_utf8_next_char (cursor))
     {
-      int b = dw_tokenizer_byte_level_byte (g_utf8_get_char (p));
-      guint8 byte = (guint8)b;
-      if (b < 0)
+      int flag = dw_tokenizer_byte_level_byte (g_utf8_get_char (cursor));
+      guint8 byte = (guint8)flag;
+      if (flag < 0)
         {
           g_byte_array_unref (out);
           return NULL;
@@ -68,9 +69,9 @@ dw_tokenizer_decode_piece (const char *piece, gboolean byte_level, gboolean spec
 {
   if (byte_level && !special)
     {
-      GBytes *b = dw_tokenizer_decode_byte_level (piece);
-      if (b)
-        return b;
+      GBytes *bytes = dw_tokenizer_decode_byte_level (piece);
+      if (bytes)
+        return bytes;
     }
   if (!special)
     {
@@ -82,13 +83,13 @@ dw_tokenizer_decode_piece (const char *piece, gboolean byte_level, gboolean spec
           guint8 byte = (guint8)hex;
           return g_bytes_new (&byte, 1);
         }
-      for (const char *p = piece; *p; p = g_utf8_next_char (p))
+      for (const char *cursor = piece; *cursor; cursor = g_utf8_next_char (cursor))
         {
-          gunichar c = g_utf8_get_char (p);
-          if (c == 0x2581)
+          gunichar character = g_utf8_get_char (cursor);
+          if (character == 0x2581)
             g_string_append_c (s, ' ');
           else
-            g_string_append_unichar (s, c);
+            g_string_append_unichar (s, character);
         }
       return g_bytes_new (s->str, s->len);
     }
@@ -161,21 +162,21 @@ dw_tokenizer_from_parser (JsonParser *parser, const char *path, GError **error)
     }
   byte_level = dw_tokenizer_uses_byte_level (root);
   members = json_object_get_members (vocab);
-  for (GList *l = members; l; l = l->next)
+  for (GList *link = members; link; link = link->next)
     {
-      JsonNode *count = json_object_get_member (vocab, l->data);
+      JsonNode *count = json_object_get_member (vocab, link->data);
       if (JSON_NODE_HOLDS_VALUE (count) && json_node_get_value_type (count) == G_TYPE_INT64)
-        dw_tokenizer_set_piece (self, json_node_get_int (count), l->data, byte_level, FALSE);
+        dw_tokenizer_set_piece (self, json_node_get_int (count), link->data, byte_level, FALSE);
     }
   g_list_free (members);
   added = json_object_get_member (root, "added_tokens");
   if (added && JSON_NODE_HOLDS_ARRAY (added))
     {
-      JsonArray *a = json_node_get_array (added);
-      for (guint index = 0; index < json_array_get_length (a); index++)
+      JsonArray *added_array = json_node_get_array (added);
+      for (guint index = 0; index < json_array_get_length (added_array); index++)
         {
-          JsonNode *e = json_array_get_element (a, index);
-          JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
+          JsonNode *element = json_array_get_element (added_array, index);
+          JsonObject *o = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element) : NULL;
           if (o && json_object_has_member (o, "id") && json_object_has_member (o, "content"))
             dw_tokenizer_set_piece (self, json_object_get_int_member (o, "id"),
                                     json_object_get_string_member (o, "content"), byte_level, TRUE);
@@ -236,33 +237,33 @@ dw_tokenizer_decode (const DwTokenizer *self, gint64 id)
 char *
 dw_tokenizer_display (const DwTokenizer *self, gint64 id)
 {
-  const GBytes *b = dw_tokenizer_decode (self, id);
-  GString *s;
-  const guint8 *p;
+  const GBytes *bytes = dw_tokenizer_decode (self, id);
+  GString *text;
+  const guint8 *position;
   gsize len, index = 0;
 
-  if (b == NULL)
+  if (bytes == NULL)
     return NULL;
-  p = g_bytes_get_data ((GBytes *)b, &len);
-  s = g_string_new (NULL);
+  position = g_bytes_get_data ((GBytes *)bytes, &len);
+  text = g_string_new (NULL);
   while (index < len)
     {
-      gsize count = (gsize)g_utf8_skip[p[index]];
-      if (p[index] == '\n')
-        g_string_append (s, "\\n"), index++;
-      else if (p[index] == '\t')
-        g_string_append (s, "\\t"), index++;
-      else if (p[index] == '\r')
-        g_string_append (s, "\\r"), index++;
-      else if (p[index] < 0x20 || p[index] == 0x7f)
-        g_string_append_printf (s, "\\u%04x", p[index]), index++;
-      else if (p[index] < 0x80)
-        g_string_append_c (s, (char)p[index]), index++;
+      gsize count = (gsize)g_utf8_skip[position[index]];
+      if (position[index] == '\n')
+        g_string_append (text, "\\n"), index++;
+      else if (position[index] == '\t')
+        g_string_append (text, "\\t"), index++;
+      else if (position[index] == '\r')
+        g_string_append (text, "\\r"), index++;
+      else if (position[index] < 0x20 || position[index] == 0x7f)
+        g_string_append_printf (text, "\\u%04x", position[index]), index++;
+      else if (position[index] < 0x80)
+        g_string_append_c (text, (char)position[index]), index++;
       else if (index + count <= len
-               && g_utf8_validate ((const char *)p + index, (gssize)count, NULL))
-        g_string_append_len (s, (const char *)p + index, (gssize)count), index += count;
+               && g_utf8_validate ((const char *)position + index, (gssize)count, NULL))
+        g_string_append_len (text, (const char *)position + index, (gssize)count), index += count;
       else
-        g_string_append_printf (s, "\\x%02x", p[index]), index++;
+        g_string_append_printf (text, "\\x%02x", position[index]), index++;
     }
-  return g_string_free (s, FALSE);
+  return g_string_free (text, FALSE);
 }
