@@ -131,18 +131,18 @@ copy_padded (void *dst, DwDType dd, DwTensor *t, gsize rows, gsize cols, GError 
   if (t->ndim == 1 && t->shape[0] == rows && rows * cols != t->n_elems)
     {
       /* [B] per-sequence value broadcast over its row (JSONL-style scalar advantage) */
-      for (gsize byte = 0; byte < rows; byte++)
+      for (gsize row = 0; row < rows; row++)
         for (gsize col = 0; col < cols; col++)
-          dw_convert ((guint8 *)dst + (byte * cols + col) * dst_size, dd, t->data + byte * src_size,
+          dw_convert ((guint8 *)dst + (row * cols + col) * dst_size, dd, t->data + row * src_size,
                       t->dtype, t->big_endian, 1);
       return TRUE;
     }
   if (fortran)
     {
-      for (gsize byte = 0; byte < rows; byte++)
+      for (gsize row = 0; row < rows; row++)
         for (gsize col = 0; col < cols; col++)
-          dw_convert ((guint8 *)dst + (byte * cols + col) * dst_size, dd,
-                      t->data + (col * rows + byte) * src_size, t->dtype, t->big_endian, 1);
+          dw_convert ((guint8 *)dst + (row * cols + col) * dst_size, dd,
+                      t->data + (col * rows + row) * src_size, t->dtype, t->big_endian, 1);
       return TRUE;
     }
   dw_convert (dst, dd, t->data, t->dtype, t->big_endian, rows * cols);
@@ -158,10 +158,10 @@ copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, 
   if (!t->data && t->dtype == dd && (!t->big_endian || src_size == 1) && t->n_elems == cu[rows])
     {
       /* row by row straight from the file into the padded batch */
-      for (gsize byte = 0; byte < rows; byte++)
-        if (cu[byte + 1] > cu[byte]
-            && !t->fill (t, (guint8 *)dst + byte * cols * dst_size, cu[byte],
-                         cu[byte + 1] - cu[byte], error))
+      for (gsize row = 0; row < rows; row++)
+        if (cu[row + 1] > cu[row]
+            && !t->fill (t, (guint8 *)dst + row * cols * dst_size, cu[row], cu[row + 1] - cu[row],
+                         error))
           return FALSE;
       return cu[rows] > 0 || t->fill (t, dst, 0, 0, error);
     }
@@ -169,15 +169,15 @@ copy_packed (void *dst, DwDType dd, DwTensor *t, const guint64 *cu, gsize rows, 
     return FALSE;
   if (t->ndim == 1 && t->shape[0] == rows && cu[rows] != rows)
     {
-      for (gsize byte = 0; byte < rows; byte++)
-        for (guint64 index = cu[byte]; index < cu[byte + 1]; index++)
-          dw_convert ((guint8 *)dst + (byte * cols + (index - cu[byte])) * dst_size, dd,
-                      t->data + byte * src_size, t->dtype, t->big_endian, 1);
+      for (gsize row = 0; row < rows; row++)
+        for (guint64 index = cu[row]; index < cu[row + 1]; index++)
+          dw_convert ((guint8 *)dst + (row * cols + (index - cu[row])) * dst_size, dd,
+                      t->data + row * src_size, t->dtype, t->big_endian, 1);
       return TRUE;
     }
-  for (gsize byte = 0; byte < rows; byte++)
-    dw_convert ((guint8 *)dst + byte * cols * dst_size, dd, t->data + cu[byte] * src_size, t->dtype,
-                t->big_endian, cu[byte + 1] - cu[byte]);
+  for (gsize row = 0; row < rows; row++)
+    dw_convert ((guint8 *)dst + row * cols * dst_size, dd, t->data + cu[row] * src_size, t->dtype,
+                t->big_endian, cu[row + 1] - cu[row]);
   return TRUE;
 }
 
@@ -185,7 +185,7 @@ static gboolean
 read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint64 **cu_out,
                  GError **error)
 {
-  g_autofree guint64 *cursor = NULL;
+  g_autofree guint64 *bounds = NULL;
   guint64 n_bounds;
 
   if (!is_int (cu_t->dtype) || cu_t->ndim != 1 || cu_t->shape[0] < 1)
@@ -199,13 +199,13 @@ read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint
       return FALSE;
     }
   n_bounds = cu_t->shape[0];
-  cursor = g_new (guint64, n_bounds);
+  bounds = g_new (guint64, n_bounds);
   for (guint64 index = 0; index < n_bounds; index++)
     {
       double v = dw_decode_element (cu_t->data + index * dw_dtype_size (cu_t->dtype), cu_t->dtype,
                                     cu_t->big_endian);
       if (!(v >= 0 && v <= (double)n_tokens) || (index == 0 && v != 0)
-          || (index > 0 && (guint64)v < cursor[index - 1]))
+          || (index > 0 && (guint64)v < bounds[index - 1]))
         {
           dw_batch_set_error (error, DW_BATCH_ERROR_CORRUPT, name,
                               "%s: cu_seqlens[%" G_GUINT64_FORMAT "] = %.17g: cu_seqlens must "
@@ -213,17 +213,17 @@ read_cu_seqlens (const char *name, const DwTensor *cu_t, guint64 n_tokens, guint
                               cu_t->where, index, v, n_tokens);
           return FALSE;
         }
-      cursor[index] = (guint64)v;
+      bounds[index] = (guint64)v;
     }
-  if (cursor[n_bounds - 1] != n_tokens)
+  if (bounds[n_bounds - 1] != n_tokens)
     {
       dw_batch_set_error (error, DW_BATCH_ERROR_SHAPE_MISMATCH, name,
                           "%s: cu_seqlens ends at %" G_GUINT64_FORMAT
                           " but the packed tensors hold %" G_GUINT64_FORMAT " tokens",
-                          cu_t->where, cursor[n_bounds - 1], n_tokens);
+                          cu_t->where, bounds[n_bounds - 1], n_tokens);
       return FALSE;
     }
-  *cu_out = g_steal_pointer (&cursor);
+  *cu_out = g_steal_pointer (&bounds);
   return TRUE;
 }
 

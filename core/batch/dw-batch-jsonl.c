@@ -88,18 +88,18 @@ string (Scan *sc)
   out = g_string_new (NULL);
   while (sc->pos < sc->len && sc->s[sc->pos] != '"')
     {
-      char child = sc->s[sc->pos++];
-      if ((guchar)child < 0x20)
+      char letter = sc->s[sc->pos++];
+      if ((guchar)letter < 0x20)
         {
           g_string_free (out, TRUE);
           return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "control character in a string"), NULL;
         }
-      if (child == '\\')
+      if (letter == '\\')
         {
           if (sc->pos >= sc->len)
             break;
-          child = sc->s[sc->pos++];
-          if (child == 'u')
+          letter = sc->s[sc->pos++];
+          if (letter == 'u')
             {
               for (int index = 0; index < 4; index++)
                 if (sc->pos >= sc->len || !g_ascii_isxdigit (sc->s[sc->pos++]))
@@ -107,15 +107,15 @@ string (Scan *sc)
                     g_string_free (out, TRUE);
                     return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad \\u escape"), NULL;
                   }
-              child = '?';
+              letter = '?';
             }
-          else if (!strchr ("\"\\/bfnrt", child))
+          else if (!strchr ("\"\\/bfnrt", letter))
             {
               g_string_free (out, TRUE);
-              return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad escape '\\%c'", child), NULL;
+              return scan_fail (sc, DW_BATCH_ERROR_CORRUPT, "bad escape '\\%c'", letter), NULL;
             }
         }
-      g_string_append_c (out, child);
+      g_string_append_c (out, letter);
     }
   if (sc->pos >= sc->len)
     {

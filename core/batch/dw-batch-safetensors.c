@@ -542,6 +542,38 @@ pack (const void *src, gsize es, const DwBatch *b, const guint64 *cu)
   return out;
 }
 
+/* The __metadata__ object of the header: ours first, then the caller's (which may not override
+ * format/version/layout, nor step when the batch has one). */
+static void
+dw_batch_safetensors_append_metadata (GString *h, const DwBatch *batch, gboolean packed,
+                                      GHashTable *extra_metadata)
+{
+  g_string_append_printf (h,
+                          "\"format\":\"rlmon.rollout_batch\",\"version\":\"1\",\"layout\":\"%s\"",
+                          packed ? "packed" : "padded");
+  if (batch->step >= 0)
+    g_string_append_printf (h, ",\"step\":\"%" G_GINT64_FORMAT "\"", batch->step);
+  if (extra_metadata)
+    {
+      gpointer key, value;
+      g_autoptr (GList) keys = g_hash_table_get_keys (extra_metadata);
+      keys = g_list_sort (keys, (GCompareFunc)strcmp);
+      for (GList *link = keys; link; link = link->next)
+        {
+          key = link->data;
+          if (strcmp (key, "format") == 0 || strcmp (key, "version") == 0
+              || strcmp (key, "layout") == 0 || (strcmp (key, "step") == 0 && batch->step >= 0))
+            continue;
+          value = g_hash_table_lookup (extra_metadata, key);
+          g_string_append_c (h, ',');
+          json_string (h, key);
+          g_string_append_c (h, ':');
+          json_string (h, value);
+        }
+    }
+  g_string_append (h, "}");
+}
+
 gboolean
 dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatchWriteFlags flags,
                                  GHashTable *extra_metadata, GError **error)
@@ -549,7 +581,7 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   g_autoptr (GString) h = g_string_new ("{\"__metadata__\":{");
   g_autoptr (GByteArray) out = NULL;
   g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
-  g_autofree guint64 *cursor = NULL;
+  g_autofree guint64 *cu_seqlens = NULL;
   OutTensor outputs[7];
   guint n_out = 0;
   gsize lps, mask_size, count, offset = 0;
@@ -567,44 +599,18 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
   mask_size = dw_dtype_size (batch->mask_dtype);
   count = batch->rows * batch->cols;
 
-  /* metadata: ours first, then the caller's (which may not override format/version/layout) */
-  g_string_append_printf (h,
-                          "\"format\":\"rlmon.rollout_batch\",\"version\":\"1\",\"layout\":\"%s\"",
-                          packed ? "packed" : "padded");
-  if (batch->step >= 0)
-    g_string_append_printf (h, ",\"step\":\"%" G_GINT64_FORMAT "\"", batch->step);
-  if (extra_metadata)
-    {
-      GHashTableIter iter;
-      gpointer key, value;
-      g_autoptr (GList) keys = g_hash_table_get_keys (extra_metadata);
-      keys = g_list_sort (keys, (GCompareFunc)strcmp);
-      for (GList *link = keys; link; link = link->next)
-        {
-          key = link->data;
-          if (strcmp (key, "format") == 0 || strcmp (key, "version") == 0
-              || strcmp (key, "layout") == 0 || (strcmp (key, "step") == 0 && batch->step >= 0))
-            continue;
-          value = g_hash_table_lookup (extra_metadata, key);
-          g_string_append_c (h, ',');
-          json_string (h, key);
-          g_string_append_c (h, ':');
-          json_string (h, value);
-        }
-      (void)iter;
-    }
-  g_string_append (h, "}");
+  dw_batch_safetensors_append_metadata (h, batch, packed, extra_metadata);
 
   if (packed)
     {
       guint64 ntok;
-      cursor = packed_lengths (batch);
-      ntok = cursor[batch->rows];
+      cu_seqlens = packed_lengths (batch);
+      ntok = cu_seqlens[batch->rows];
       outputs[n_out++] = (OutTensor){ "cu_seqlens",           DW_DTYPE_I64, 1,
-                                      { batch->rows + 1, 0 }, cursor,       (batch->rows + 1) * 8 };
+                                      { batch->rows + 1, 0 }, cu_seqlens,   (batch->rows + 1) * 8 };
       if (batch->advantages)
         {
-          g_ptr_array_add (owned, pack (batch->advantages, lps, batch, cursor));
+          g_ptr_array_add (owned, pack (batch->advantages, lps, batch, cu_seqlens));
           outputs[n_out++] = (OutTensor){ "advantages",
                                           batch->lp_dtype,
                                           1,
@@ -612,19 +618,19 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
                                           g_ptr_array_index (owned, owned->len - 1),
                                           ntok * lps };
         }
-      g_ptr_array_add (owned, pack (batch->old_log_prob, lps, batch, cursor));
+      g_ptr_array_add (owned, pack (batch->old_log_prob, lps, batch, cu_seqlens));
       outputs[n_out++] = (OutTensor){
         "old_log_prob", batch->lp_dtype, 1, { ntok, 0 }, g_ptr_array_index (owned, owned->len - 1),
         ntok * lps
       };
-      g_ptr_array_add (owned, pack (batch->rollout_log_prob, lps, batch, cursor));
+      g_ptr_array_add (owned, pack (batch->rollout_log_prob, lps, batch, cu_seqlens));
       outputs[n_out++] = (OutTensor){ "rollout_log_prob",
                                       batch->lp_dtype,
                                       1,
                                       { ntok, 0 },
                                       g_ptr_array_index (owned, owned->len - 1),
                                       ntok * lps };
-      g_ptr_array_add (owned, pack (batch->response_mask, mask_size, batch, cursor));
+      g_ptr_array_add (owned, pack (batch->response_mask, mask_size, batch, cu_seqlens));
       outputs[n_out++] = (OutTensor){ "response_mask",
                                       batch->mask_dtype,
                                       1,
@@ -650,8 +656,8 @@ dw_batch_write_safetensors_full (const DwBatch *batch, const char *path, DwBatch
     }
   if (batch->token_ids && packed)
     {
-      guint64 ntok = cursor[batch->rows];
-      g_ptr_array_add (owned, pack (batch->token_ids, sizeof (gint64), batch, cursor));
+      guint64 ntok = cu_seqlens[batch->rows];
+      g_ptr_array_add (owned, pack (batch->token_ids, sizeof (gint64), batch, cu_seqlens));
       outputs[n_out++] = (OutTensor){ "token_ids",
                                       DW_DTYPE_I64,
                                       1,

@@ -67,23 +67,23 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
   GArray *out = g_array_sized_new (FALSE, TRUE, sizeof (DwSeqRanked), (guint)batch->rows);
 
   dw_row_stats_compute (batch, rows);
-  for (gsize result = 0; result < batch->rows; result++)
+  for (gsize row_index = 0; row_index < batch->rows; row_index++)
     {
-      DwSeqRanked ranked = { (guint)result, rows[result].n_valid, { 0 } };
-      double denom = rows[result].n + 1e-8, max_abs = 0.0;
+      DwSeqRanked ranked = { (guint)row_index, rows[row_index].n_valid, { 0 } };
+      double denom = rows[row_index].n + 1e-8, max_abs = 0.0;
 
       for (int estimator = 0; estimator < 3; estimator++)
         {
-          ranked.stats[DW_SEQ_STAT_K1_SUM + estimator] = rows[result].sum_k[estimator];
-          ranked.stats[DW_SEQ_STAT_K1_MEAN + estimator] = rows[result].sum_k[estimator] / denom;
-          ranked.stats[DW_SEQ_STAT_K1_MAX + estimator] = rows[result].max_k[estimator];
+          ranked.stats[DW_SEQ_STAT_K1_SUM + estimator] = rows[row_index].sum_k[estimator];
+          ranked.stats[DW_SEQ_STAT_K1_MEAN + estimator] = rows[row_index].sum_k[estimator] / denom;
+          ranked.stats[DW_SEQ_STAT_K1_MAX + estimator] = rows[row_index].max_k[estimator];
         }
       /* k1 = −ℓ̃: its maximum is minus the smallest clamped log-ratio (0 for an empty row) */
       ranked.stats[DW_SEQ_STAT_K1_MAX]
-        = rows[result].n_valid > 0 ? -CLAMP (rows[result].min_l, -20.0, 20.0) : 0.0;
+        = rows[row_index].n_valid > 0 ? -CLAMP (rows[row_index].min_l, -20.0, 20.0) : 0.0;
       for (gsize token = 0; token < batch->cols; token++)
         {
-          gsize index = result * batch->cols + token;
+          gsize index = row_index * batch->cols + token;
           if (dw_batch_mask_value (batch, index) != 0.0)
             {
               double l = dw_batch_tokens_lp_value (batch, batch->old_log_prob, index)
@@ -95,8 +95,8 @@ dw_batch_tokens_rank (const DwBatch *batch, DwSeqStat by)
             }
         }
       ranked.stats[DW_SEQ_STAT_MAX_ABS_LOG_RATIO] = max_abs;
-      ranked.stats[DW_SEQ_STAT_LENGTH] = (double)rows[result].n_valid;
-      ranked.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[result] : NAN;
+      ranked.stats[DW_SEQ_STAT_LENGTH] = (double)rows[row_index].n_valid;
+      ranked.stats[DW_SEQ_STAT_REWARD] = batch->rewards ? batch->rewards[row_index] : NAN;
       g_array_append_val (out, ranked);
     }
   g_array_sort_with_data (out, dw_batch_tokens_ranked_cmp, GINT_TO_POINTER (by));

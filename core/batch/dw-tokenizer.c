@@ -52,9 +52,9 @@ dw_tokenizer_decode_byte_level (const char *piece)
 
   for (const char *cursor = piece; *cursor; cursor = g_utf8_next_char (cursor))
     {
-      int flag = dw_tokenizer_byte_level_byte (g_utf8_get_char (cursor));
-      guint8 byte = (guint8)flag;
-      if (flag < 0)
+      int byte_value = dw_tokenizer_byte_level_byte (g_utf8_get_char (cursor));
+      guint8 byte = (guint8)byte_value;
+      if (byte_value < 0)
         {
           g_byte_array_unref (out);
           return NULL;
