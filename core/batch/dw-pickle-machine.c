@@ -179,9 +179,9 @@ dw_pickle_dict_set (Machine *m, DwPickleValue *dict, DwPickleValue *key, DwPickl
   if (key->kind == DW_PICKLE_STR)
     for (guint index = 0; index < dict->u.dict.keys->len; index++)
       {
-        DwPickleValue *item = g_ptr_array_index (dict->u.dict.keys, index);
-        if (item->kind == DW_PICKLE_STR && item->u.str.len == key->u.str.len
-            && memcmp (item->u.str.s, key->u.str.s, item->u.str.len) == 0)
+        DwPickleValue *existing_key = g_ptr_array_index (dict->u.dict.keys, index);
+        if (existing_key->kind == DW_PICKLE_STR && existing_key->u.str.len == key->u.str.len
+            && memcmp (existing_key->u.str.s, key->u.str.s, existing_key->u.str.len) == 0)
           {
             g_ptr_array_index (dict->u.dict.vals, index) = val;
             return TRUE;
