@@ -215,7 +215,7 @@ for path in sources():
 # ---- short-locals -------------------------------------------------------------------------------
 SHORT_LOCALS_GOAL = 15.0  # issue 10: "core locals of ≤ 2 characters below 15 %"
 # The share may not rise above this ratchet (32.6 % when the rule came, 26.6 % after the first
-# renames in batch, config, export, health, alerts and metrics, 14.7 % after batch, series,
+# renames in batch, config, export, health, alerts and metrics, 14.8 % after batch, series,
 # health, export and whatif took words; core/ingest at 51 % and core/store at 16 % are what is
 # left); lower it as modules are renamed.
 SHORT_LOCALS_LIMIT = 15.0
