@@ -551,7 +551,7 @@ dw_drill_view_run_done_cb (GObject *source, GAsyncResult *result, gpointer user_
                        items->len);
   heading = g_strdup_printf (
     /* TRANSLATORS: catastrophic tokens of the run, in how many steps that carry token ids */
-    _ ("%" G_GUINT64_FORMAT " catastrophic tokens in %u steps with token ids · the %u ids most "
+    _ ("%" PRIu64 " catastrophic tokens in %u steps with token ids · the %u ids most "
        "often behind them"),
     run->total, run->n_with_ids, run->top->len);
   gtk_label_set_text (self->run_label, heading);
