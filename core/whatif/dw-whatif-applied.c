@@ -88,7 +88,13 @@ dw_whatif_applied_batch_norm (const DwWhatifStep *step, DwWhatifList *list,
           sum += row_mean[row], n_counted += 1;
       factor = sum / fmax (n_counted, 1e-8);
     }
-  dw_whatif_list_put (list, "rollout_is_batch_norm_factor", factor > 1e-8 ? factor : 1.0);
+  const double shown = factor > 1e-8 ? factor : 1.0, error = list->error;
+  if (error > 0 && factor - error <= 1e-8)
+    /* the true factor may be verl's fallback 1 (mean ≤ 1e-8) or anywhere in the estimate's
+     * interval: the bound covers both */
+    list->error = fmax (fmax (fabs (shown - 1.0), fabs (shown - (factor + error))),
+                        fabs (shown - fmax (factor - error, 0.0)));
+  dw_whatif_list_put (list, "rollout_is_batch_norm_factor", shown);
 }
 
 /* the token-level sums of the applied weights and the counts beyond the bounds */

@@ -21,6 +21,7 @@
 
 #include "dw-whatif-engine.h"
 #include "dw-plan.h"
+#include "dw-store.h"
 #include "dw-torch.h"
 
 #include <math.h>
@@ -427,6 +428,10 @@ typedef struct
 
 /* builds the sketch of a full step (before its tokens are dropped) */
 DwWhatifSketch *dw_whatif_sketch_new (const DwWhatifStep *step);
+/* builds a sketch from the store's token summary of the same batch (checked by the caller:
+ * dw_whatif_step_set_token_summary); its bins' sums carry error bounds */
+DwWhatifSketch *dw_whatif_sketch_new_from_summary (const DwWhatifStep *step,
+                                                   const DwTokenSummary *summary);
 void dw_whatif_sketch_free (DwWhatifSketch *self);
 gsize dw_whatif_sketch_get_memory (const DwWhatifSketch *self);
 /* the tokens where (quantity op bound) holds, assuming true…true false…false in sorted order */

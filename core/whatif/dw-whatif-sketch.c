@@ -42,6 +42,9 @@ struct _DwWhatifSketch
   gsize *bin_start;             /* [n_bins + 1] sorted positions */
   double *bin_first, *bin_last; /* [n_bins] */
   DwWhatifSum *bin_prefix;      /* [(n_bins + 1) × N_QUANTITIES]: sums of the bins before */
+  /* a sketch built from a stored token summary (dw_whatif_sketch_new_from_summary): the error
+   * bounds of the bins' sums before each bin, [(n_bins + 1) × N_QUANTITIES]; NULL: exact */
+  double *bin_error;
 };
 
 static DwWhatifSum *
@@ -117,6 +120,7 @@ dw_whatif_sketch_free (DwWhatifSketch *self)
   g_free (self->bin_first);
   g_free (self->bin_last);
   g_free (self->bin_prefix);
+  g_free (self->bin_error);
   g_free (self);
 }
 
@@ -127,7 +131,8 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
   return sizeof *self + tails * sizeof (double)
          + (tails / DW_WHATIF_BLOCK + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
-         + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum);
+         + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
+         + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
 }
 
 static inline gboolean
@@ -203,6 +208,10 @@ dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *
         prefix[DW_WHATIF_N_QUANTITIES + summed], dw_whatif_sum_negate (prefix[summed])));
       out->split[summed] += share * bin_sum;
       out->sum_error[summed] += spread * magnitude;
+      if (self->bin_error)
+        out->sum_error[summed]
+          += self->bin_error[((gsize)bin + 1) * DW_WHATIF_N_QUANTITIES + summed]
+             - self->bin_error[(gsize)bin * DW_WHATIF_N_QUANTITIES + summed];
     }
 }
 
@@ -232,8 +241,12 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
     }
   out->count += (double)(self->bin_start[low] - self->bin_start[0]);
   for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
-    out->total[summed] = dw_whatif_sum_add (
-      out->total[summed], self->bin_prefix[(gsize)low * DW_WHATIF_N_QUANTITIES + summed]);
+    {
+      out->total[summed] = dw_whatif_sum_add (
+        out->total[summed], self->bin_prefix[(gsize)low * DW_WHATIF_N_QUANTITIES + summed]);
+      if (self->bin_error)
+        out->sum_error[summed] += self->bin_error[(gsize)low * DW_WHATIF_N_QUANTITIES + summed];
+    }
   if (low < self->n_bins)
     {
       if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_first[low]))
@@ -274,4 +287,96 @@ dw_whatif_sketch_quantile (const DwWhatifStep *step, double q)
         return self->bin_first[bin] + share * (self->bin_last[bin] - self->bin_first[bin]);
       }
   return NAN;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* a sketch from the store's token summary (docs/WHATIF.md §5, "From the store's summary")    */
+
+/* the sums of one stored bin as the sketch's quantities, with their error bounds. The store sums
+ * float64 terms in a float64 running sum; the engine sums the terms rounded to the batch's dtype
+ * exactly: each float32 term is within a few 2⁻²⁴ relative units of the float64 one (expf
+ * included), and every quantity's largest magnitude over a bin is at one of its ends (monotone or
+ * convex in ℓ). Σ k2² is not stored: it lies in [(Σ k2)² / n, max k2 · Σ k2]. */
+static void
+dw_whatif_sketch_bin_sums (const DwWhatifStep *step, const DwTokenBin *bin, double *sum,
+                           double *error)
+{
+  const double count = (double)bin->count;
+  const double unit = step->f32 ? 0x1p-20 : 0x1p-48;
+  double magnitude[DW_WHATIF_N_QUANTITIES];
+
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    magnitude[quantity] = fmax (fabs (dw_whatif_quantity (step, quantity, bin->first)),
+                                fabs (dw_whatif_quantity (step, quantity, bin->last)));
+  const double weight_max = magnitude[DW_WHATIF_Q_WEIGHT], k3_max = magnitude[DW_WHATIF_Q_K3];
+  const double k3_delta = unit * (weight_max + 1.0 + k3_max);
+  sum[DW_WHATIF_Q_WEIGHT] = bin->sum_weight;
+  sum[DW_WHATIF_Q_WEIGHT_SQ] = bin->sum_weight_sq;
+  sum[DW_WHATIF_Q_LOG] = bin->sum_log;
+  sum[DW_WHATIF_Q_LOG_SQ] = bin->sum_log_sq;
+  sum[DW_WHATIF_Q_K2] = 0.5 * bin->sum_log_sq;
+  sum[DW_WHATIF_Q_K3] = bin->sum_k3;
+  sum[DW_WHATIF_Q_K3_SQ] = bin->sum_k3_sq;
+  const double k2_sq_low = count > 0 ? sum[DW_WHATIF_Q_K2] * sum[DW_WHATIF_Q_K2] / count : 0.0;
+  const double k2_sq_high = magnitude[DW_WHATIF_Q_K2] * sum[DW_WHATIF_Q_K2];
+  sum[DW_WHATIF_Q_K2_SQ] = 0.5 * (k2_sq_low + k2_sq_high);
+
+  double per_token[DW_WHATIF_N_QUANTITIES];
+  per_token[DW_WHATIF_Q_WEIGHT] = unit * weight_max;
+  per_token[DW_WHATIF_Q_WEIGHT_SQ] = 3 * unit * weight_max * weight_max;
+  per_token[DW_WHATIF_Q_LOG] = 0;
+  per_token[DW_WHATIF_Q_LOG_SQ] = unit * magnitude[DW_WHATIF_Q_LOG_SQ];
+  per_token[DW_WHATIF_Q_K2] = unit * magnitude[DW_WHATIF_Q_K2];
+  per_token[DW_WHATIF_Q_K2_SQ] = 2 * unit * magnitude[DW_WHATIF_Q_K2_SQ];
+  per_token[DW_WHATIF_Q_K3] = k3_delta;
+  per_token[DW_WHATIF_Q_K3_SQ]
+    = 2 * k3_max * k3_delta + k3_delta * k3_delta + unit * k3_max * k3_max;
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    /* the terms' rounding, then the float64 running sum's (n · 2⁻⁵³ · Σ|t| at most) */
+    error[quantity] = count * per_token[quantity]
+                      + count * count * 0x1p-52 * (magnitude[quantity] + per_token[quantity]);
+  error[DW_WHATIF_Q_K2_SQ] += 0.5 * fabs (k2_sq_high - k2_sq_low);
+}
+
+DwWhatifSketch *
+dw_whatif_sketch_new_from_summary (const DwWhatifStep *step, const DwTokenSummary *summary)
+{
+  DwWhatifSketch *self = g_new0 (DwWhatifSketch, 1);
+  self->n_tokens = (gsize)summary->n_tokens;
+  self->n_low = summary->n_low;
+  self->n_high = summary->n_high;
+  self->low = g_new (double, self->n_low ? self->n_low : 1);
+  self->high = g_new (double, self->n_high ? self->n_high : 1);
+  for (gsize index = 0; index < self->n_low; index++)
+    self->low[index] = summary->low[index].log_ratio;
+  for (gsize index = 0; index < self->n_high; index++)
+    self->high[index] = summary->high[index].log_ratio;
+  self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low);
+  self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high);
+
+  self->n_bins = (guint)summary->n_bins;
+  self->bin_start = g_new (gsize, self->n_bins + 1);
+  self->bin_first = g_new (double, self->n_bins ? self->n_bins : 1);
+  self->bin_last = g_new (double, self->n_bins ? self->n_bins : 1);
+  self->bin_prefix = g_new0 (DwWhatifSum, (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES);
+  self->bin_error = g_new0 (double, (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES);
+  self->bin_start[0] = self->n_low;
+  for (guint bin = 0; bin < self->n_bins; bin++)
+    {
+      const DwTokenBin *stored = &summary->bins[bin];
+      double sum[DW_WHATIF_N_QUANTITIES], error[DW_WHATIF_N_QUANTITIES];
+      self->bin_start[bin + 1] = self->bin_start[bin] + (gsize)stored->count;
+      self->bin_first[bin] = stored->first;
+      self->bin_last[bin] = stored->last;
+      dw_whatif_sketch_bin_sums (step, stored, sum, error);
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        {
+          const gsize before = (gsize)bin * DW_WHATIF_N_QUANTITIES + quantity;
+          self->bin_prefix[before + DW_WHATIF_N_QUANTITIES]
+            = dw_whatif_sum_add_value (self->bin_prefix[before], sum[quantity]);
+          self->bin_error[before + DW_WHATIF_N_QUANTITIES]
+            = self->bin_error[before] + error[quantity];
+        }
+    }
+  return self;
 }

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "dw-whatif-private.h"
+#include "dw-whatif-summary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -850,4 +851,54 @@ dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, d
   gboolean known = !out.pending;
   dw_whatif_step_result_clear (&out);
   return known;
+}
+
+/* whether @summary describes @self's tokens: the same count, sorted tails without NaN, bins of
+ * positive counts in order */
+static gboolean
+dw_whatif_step_summary_fits (const DwWhatifStep *self, const DwTokenSummary *summary)
+{
+  gint64 counted = (gint64)(summary->n_low + summary->n_high);
+  double previous = -INFINITY;
+
+  if (summary->n_tokens != (gint64)self->n_tokens || summary->n_bins > G_MAXUINT)
+    return FALSE;
+  for (gsize index = 0; index < summary->n_low; index++)
+    {
+      if (!(summary->low[index].log_ratio >= previous))
+        return FALSE;
+      previous = summary->low[index].log_ratio;
+    }
+  for (gsize bin = 0; bin < summary->n_bins; bin++)
+    {
+      const DwTokenBin *stored = &summary->bins[bin];
+      if (stored->count <= 0 || !(stored->first >= previous) || !(stored->last >= stored->first))
+        return FALSE;
+      previous = stored->last;
+      counted += stored->count;
+    }
+  for (gsize index = 0; index < summary->n_high; index++)
+    {
+      if (!(summary->high[index].log_ratio >= previous))
+        return FALSE;
+      previous = summary->high[index].log_ratio;
+    }
+  return counted == summary->n_tokens;
+}
+
+gboolean
+dw_whatif_step_set_token_summary (DwWhatifStep *self, const DwTokenSummary *summary, GError **error)
+{
+  g_return_val_if_fail (self != NULL && summary != NULL, FALSE);
+  if (self->sketch == NULL || !dw_whatif_step_summary_fits (self, summary))
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH, "step %" G_GINT64_FORMAT ": %s",
+                   self->number,
+                   self->sketch == NULL ? "only a compact step takes a token summary"
+                                        : "the token summary does not describe this step's tokens");
+      return FALSE;
+    }
+  dw_whatif_sketch_free (self->sketch);
+  self->sketch = dw_whatif_sketch_new_from_summary (self, summary);
+  return TRUE;
 }

@@ -11,9 +11,13 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "dw-batch-reader.h"
 #include "dw-correction.h"
+#include "dw-store-writer.h"
 #include "dw-whatif-engine.h"
+#include "dw-whatif-summary.h"
 
 typedef struct
 {
@@ -839,6 +843,68 @@ test_compact (void)
   g_assert_cmpuint (total.unbounded, ==, 0);
 }
 
+/* compact steps whose token sketch comes from the store's token summary (what a run whose raw
+ * tokens are referenced, not kept, has): exact where they say so, within their error bound
+ * elsewhere, against the full step */
+static void
+test_compact_summary (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (515151);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("dw-whatif-summary-XXXXXX", &error);
+  g_autofree char *db = g_build_filename (dir, "store.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  g_assert_true (dw_store_begin (store, &error));
+  gint64 run_id = dw_store_ensure_run (store, "run", "verl", dir, &error);
+  g_assert_no_error (error);
+  CompactCase total = { "all" };
+  for (int k = 0; k < 6; k++)
+    {
+      gsize B = (gsize)g_rand_int_range (r, 16, 64), T = (gsize)g_rand_int_range (r, 200, 1200);
+      double scale = k % 3 == 0 ? 0.05 : k % 3 == 1 ? 0.4 : 2.0;
+      g_autoptr (DwBatch) b
+        = random_batch (r, B, T, k == 5 ? DW_DTYPE_F64 : DW_DTYPE_F32, DW_DTYPE_BOOL, scale);
+      g_assert_true (dw_store_put_batch (store, run_id, k, b, NULL, &error));
+      g_assert_no_error (error);
+      g_autoptr (DwTokenSummary) summary = dw_store_get_token_summary (store, run_id, k, &error);
+      g_assert_no_error (error);
+      g_autofree char *name = g_strdup_printf ("summary-%d (%zux%zu)", k, B, T);
+      g_autoptr (DwWhatifStep) full = dw_whatif_step_new (b, k, &error);
+      g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (b, k, &error);
+      g_assert_no_error (error);
+      g_assert_true (dw_whatif_step_set_token_summary (compact, summary, &error));
+      g_assert_no_error (error);
+      /* a full step takes no summary */
+      g_assert_false (dw_whatif_step_set_token_summary (full, summary, NULL));
+      CompactCase cc = { name, full, compact };
+      grid_all (compact_case_fn, &cc);
+      total.configs += cc.configs;
+      total.pending += cc.pending;
+      total.metrics += cc.metrics;
+      total.exact += cc.exact;
+      total.bounded += cc.bounded;
+      total.unbounded += cc.unbounded;
+      total.failed_same += cc.failed_same;
+      total.worst_bound_use = fmax (total.worst_bound_use, cc.worst_bound_use);
+    }
+  g_assert_true (dw_store_commit (store, &error));
+  g_printerr ("compact from the store's summary: %" G_GUINT64_FORMAT " configs (%" G_GUINT64_FORMAT
+              " pending), %" G_GUINT64_FORMAT " metrics: %" G_GUINT64_FORMAT
+              " exact, %" G_GUINT64_FORMAT
+              " within their error bound (worst use %.2f of it), %" G_GUINT64_FORMAT
+              " estimated without a bound\n",
+              total.configs, total.pending, total.metrics, total.exact, total.bounded,
+              total.worst_bound_use, total.unbounded);
+  g_assert_cmpuint (total.unbounded, ==, 0);
+  g_clear_object (&store);
+  g_autofree char *wal = g_strconcat (db, "-wal", NULL), *shm = g_strconcat (db, "-shm", NULL);
+  g_unlink (wal);
+  g_unlink (shm);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -850,5 +916,6 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/exact-pass", test_exact_pass);
   g_test_add_func ("/whatif/histogram", test_histogram);
   g_test_add_func ("/whatif/compact", test_compact);
+  g_test_add_func ("/whatif/compact-summary", test_compact_summary);
   return g_test_run ();
 }
