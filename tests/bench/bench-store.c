@@ -24,6 +24,7 @@
 #include "dw-ingester.h"
 #include "dw-store-writer.h"
 #include "dw-whatif-engine.h"
+#include "dw-whatif-summary.h"
 
 static guint n_steps = 24;
 static gsize n_rows = 256, n_cols = 2048;
@@ -183,6 +184,44 @@ bench_store_whatif (const char *db)
   g_mutex_clear (&loader.lock);
 }
 
+/* Per step: what an open from the summaries reads (the token summary and the per-sequence
+ * statistics) against what an open from the raw data does (the batch read back from its file and
+ * a compact step built from it). */
+static void
+bench_store_summary_read (const char *db)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autoptr (GPtrArray) runs = NULL;
+  g_autoptr (GArray) steps = NULL;
+  gint64 run_id, summary_us = 0, raw_us = 0;
+
+  g_assert_no_error (error);
+  runs = dw_store_list_runs (store, &error);
+  g_assert_no_error (error);
+  run_id = ((DwRunInfo *)runs->pdata[0])->id;
+  steps = dw_store_list_batch_steps (store, run_id, &error);
+  g_assert_no_error (error);
+  for (guint index = 0; index < steps->len; index++)
+    {
+      gint64 step = g_array_index (steps, gint64, index), start = g_get_monotonic_time ();
+      g_autoptr (DwTokenSummary) summary = dw_store_get_token_summary (store, run_id, step, &error);
+      g_autoptr (GArray) sequences = dw_store_get_sequence_stats (store, run_id, step, &error);
+      g_assert_no_error (error);
+      summary_us += g_get_monotonic_time () - start;
+      start = g_get_monotonic_time ();
+      g_autoptr (DwBatch) batch = dw_store_load_batch (store, run_id, step, &error);
+      g_assert_no_error (error);
+      g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (batch, step, &error);
+      g_assert_no_error (error);
+      raw_us += g_get_monotonic_time () - start;
+      g_assert_true (dw_whatif_step_set_token_summary (compact, summary, &error));
+    }
+  printf ("per step, one thread: reading its token summary and sequence statistics %.1f ms; "
+          "reading its batch back and building a compact step %.1f ms\n",
+          summary_us / 1e3 / steps->len, raw_us / 1e3 / steps->len);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -243,6 +282,7 @@ main (int argc, char **argv)
           DW_STORE_DEFAULT_KEEP_TOKENS / 1048576.0, 2e6 * per_token / 1e6, per_token);
 
   bench_store_whatif (db_default);
+  bench_store_summary_read (db_bounded);
   if (system (command) != 0)
     g_warning ("could not remove %s", dir);
   return 0;
