@@ -91,8 +91,8 @@ _dw_tune_view_update_run_header (DwTuneView *self)
       g_string_append_printf (sub, _ ("logged by %s"), self->run_info->framework);
       g_string_append (sub, " · ");
       g_string_append_printf (sub,
-                              g_dngettext (GETTEXT_PACKAGE, "%" G_GINT64_FORMAT " stored batch",
-                                           "%" G_GINT64_FORMAT " stored batches",
+                              g_dngettext (GETTEXT_PACKAGE, "%" PRId64 " stored batch",
+                                           "%" PRId64 " stored batches",
                                            (gulong)self->run_info->n_batches),
                               self->run_info->n_batches);
       g_string_append (sub, " · ");
