@@ -267,8 +267,8 @@ dw_whatif_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *a
     = dw_whatif_query_first_false (step, weight, DW_WHATIF_LT, lower_r, 0, n_tokens);
   const gsize high = dw_whatif_query_first_true (step, weight, DW_WHATIF_GT, upper_r, 0, n_tokens);
   const gsize kept_start = applied->icepop ? MIN (n_below, high) : 0;
-  DwWhatifSum total = dw_whatif_query_range_sum (step, weight, kept_start, high);
-  DwWhatifSum total_sq = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, kept_start, high);
+  DwWhatifSum total = dw_whatif_range_sum (step, weight, kept_start, high);
+  DwWhatifSum total_sq = dw_whatif_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, kept_start, high);
   out->n_below = (double)n_below;
   out->n_above = (double)(n_tokens - high);
   if (applied->icepop)

@@ -347,8 +347,7 @@ typedef enum
 } DwWhatifCompare;
 
 /* Σ of @quantity over sorted positions [start, end) */
-DwWhatifSum dw_whatif_query_range_sum (const DwWhatifStep *step, int quantity, gsize start,
-                                       gsize end);
+DwWhatifSum dw_whatif_range_sum (const DwWhatifStep *step, int quantity, gsize start, gsize end);
 /* first index in [low, high) where quantity <op> bound holds, assuming false…false true…true */
 gsize dw_whatif_query_first_true (const DwWhatifStep *step, int quantity, DwWhatifCompare op,
                                   double bound, gsize low, gsize high);

@@ -15,32 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-DwWhatifSum
-dw_whatif_query_range_sum (const DwWhatifStep *step, int quantity, gsize start, gsize end)
-{
-  DwWhatifSum sum = { 0, 0 };
-  if (start >= end)
-    return sum;
-  const gsize first_block = start / DW_WHATIF_BLOCK, last_block = end / DW_WHATIF_BLOCK;
-  if (first_block == last_block)
-    {
-      for (gsize index = start; index < end; index++)
-        sum = dw_whatif_sum_add_value (
-          sum, dw_whatif_quantity (step, quantity, dw_whatif_sorted_value (step, index)));
-      return sum;
-    }
-  for (gsize index = start; index < (first_block + 1) * DW_WHATIF_BLOCK; index++)
-    sum = dw_whatif_sum_add_value (
-      sum, dw_whatif_quantity (step, quantity, dw_whatif_sorted_value (step, index)));
-  const DwWhatifSum *prefix = step->prefix[quantity];
-  sum = dw_whatif_sum_add (
-    sum, dw_whatif_sum_add (prefix[last_block], dw_whatif_sum_negate (prefix[first_block + 1])));
-  for (gsize index = last_block * DW_WHATIF_BLOCK; index < end; index++)
-    sum = dw_whatif_sum_add_value (
-      sum, dw_whatif_quantity (step, quantity, dw_whatif_sorted_value (step, index)));
-  return sum;
-}
-
 static inline gboolean
 dw_whatif_query_compare (double value, DwWhatifCompare op, double bound)
 {
@@ -311,8 +285,8 @@ dw_whatif_query_clamp_weights (const DwWhatifStep *step, double lower, double up
   if (lower > upper)
     low_end = high_start = 0;
 
-  DwWhatifSum sum = dw_whatif_query_range_sum (step, weight, low_end, high_start);
-  DwWhatifSum sum_sq = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, low_end, high_start);
+  DwWhatifSum sum = dw_whatif_range_sum (step, weight, low_end, high_start);
+  DwWhatifSum sum_sq = dw_whatif_range_sum (step, DW_WHATIF_Q_WEIGHT_SQ, low_end, high_start);
   if (low_end > 0)
     {
       sum = dw_whatif_sum_add_value (sum, lower * (double)low_end);
@@ -350,7 +324,7 @@ dw_whatif_query_truncated_sum (const DwWhatifStep *step, double cap, double *err
     }
   gsize start
     = dw_whatif_query_first_true (step, DW_WHATIF_Q_WEIGHT, DW_WHATIF_GT, cap, 0, n_tokens);
-  DwWhatifSum sum = dw_whatif_query_range_sum (step, DW_WHATIF_Q_WEIGHT, 0, start);
+  DwWhatifSum sum = dw_whatif_range_sum (step, DW_WHATIF_Q_WEIGHT, 0, start);
   if (n_tokens > start)
     sum = dw_whatif_sum_add_value (sum, cap * (double)(n_tokens - start));
   return dw_whatif_sum_value (sum);
@@ -503,9 +477,8 @@ dw_whatif_query_token_k1 (const DwWhatifStep *step, double lower, double upper,
     }
 
   DwWhatifSum sum
-    = dw_whatif_sum_negate (dw_whatif_query_range_sum (step, log, middle_start, middle_end));
-  DwWhatifSum sum_sq
-    = dw_whatif_query_range_sum (step, DW_WHATIF_Q_LOG_SQ, middle_start, middle_end);
+    = dw_whatif_sum_negate (dw_whatif_range_sum (step, log, middle_start, middle_end));
+  DwWhatifSum sum_sq = dw_whatif_range_sum (step, DW_WHATIF_Q_LOG_SQ, middle_start, middle_end);
   if (n_clamped_low > 0)
     {
       sum = dw_whatif_sum_add_value (sum, lower * (double)n_clamped_low);
@@ -623,11 +596,11 @@ dw_whatif_query_token_k23 (const DwWhatifStep *step, int k, double upper, DwWhat
   gsize n_above = left_start + (n_tokens - right_end) + (shape->core_n - core_kept);
 
   DwWhatifSum sum
-    = dw_whatif_sum_add (dw_whatif_query_range_sum (step, quantity, left_start, end_left),
-                         dw_whatif_query_range_sum (step, quantity, start_right, right_end));
+    = dw_whatif_sum_add (dw_whatif_range_sum (step, quantity, left_start, end_left),
+                         dw_whatif_range_sum (step, quantity, start_right, right_end));
   DwWhatifSum sum_sq
-    = dw_whatif_sum_add (dw_whatif_query_range_sum (step, quantity_sq, left_start, end_left),
-                         dw_whatif_query_range_sum (step, quantity_sq, start_right, right_end));
+    = dw_whatif_sum_add (dw_whatif_range_sum (step, quantity_sq, left_start, end_left),
+                         dw_whatif_range_sum (step, quantity_sq, start_right, right_end));
   sum = dw_whatif_sum_add (sum, dw_whatif_query_core_sum (step, shape, core_kept, FALSE));
   sum_sq = dw_whatif_sum_add (sum_sq, dw_whatif_query_core_sum (step, shape, core_kept, TRUE));
   if (k == 3)

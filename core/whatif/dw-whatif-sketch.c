@@ -102,7 +102,7 @@ dw_whatif_sketch_new (const DwWhatifStep *step)
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
         self->bin_prefix[(bin + 1) * DW_WHATIF_N_QUANTITIES + quantity]
           = dw_whatif_sum_add (self->bin_prefix[bin * DW_WHATIF_N_QUANTITIES + quantity],
-                               dw_whatif_query_range_sum (step, quantity, start, end));
+                               dw_whatif_range_sum (step, quantity, start, end));
     }
   return self;
 }
