@@ -25,34 +25,7 @@
 #include "dw-config-syntax-private.h"
 #include "dw-schema.h"
 
-/* the formatter would put spaces around the dashes of the domain string */
-// clang-format off
-G_DEFINE_QUARK (dw-export-error-quark, dw_export_error)
-// clang-format on
-
 #define VERL_ENTRY "python3 -m verl.trainer.main_ppo"
-
-static const char *const dw_config_export_format_names[DW_N_EXPORT_FORMATS]
-  = { "yaml", "hydra", "args" };
-
-const char *
-dw_export_format_name (DwExportFormat format)
-{
-  return (int)format >= 0 && format < DW_N_EXPORT_FORMATS ? dw_config_export_format_names[format]
-                                                          : NULL;
-}
-
-gboolean
-dw_export_format_from_name (const char *name, DwExportFormat *out)
-{
-  for (int format = 0; name && format < DW_N_EXPORT_FORMATS; format++)
-    if (strcmp (name, dw_config_export_format_names[format]) == 0)
-      {
-        *out = (DwExportFormat)format;
-        return TRUE;
-      }
-  return FALSE;
-}
 
 /* the schema's key names of every generation, NULL-terminated (built once) */
 const char *const *

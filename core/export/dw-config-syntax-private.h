@@ -6,7 +6,7 @@
 
 #include <glib.h>
 
-#include "dw-config-export.h"
+#include "dw-export-format.h"
 #include "dw-config.h"
 
 G_BEGIN_DECLS
