@@ -359,16 +359,3 @@ dw_batch_read_npy_array (const char *path, guint *ndim, guint64 shape[8], DwDTyp
   *dtype = t->dtype;
   return values;
 }
-
-gboolean
-dw_batch_write_file (const char *path, const void *contents, gsize len, GError **error)
-{
-  g_autoptr (GError) local = NULL;
-
-  if (!g_file_set_contents (path, contents, (gssize)len, &local))
-    {
-      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", local->message);
-      return FALSE;
-    }
-  return TRUE;
-}

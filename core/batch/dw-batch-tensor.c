@@ -382,3 +382,16 @@ dw_convert (void *dst, DwDType dst_dtype, const guint8 *src, DwDType src_dtype, 
   for (gsize index = 0; index < n; index++)
     encode (dst, index, dst_dtype, dw_decode_element (src + index * src_size, src_dtype, swap));
 }
+
+gboolean
+dw_batch_write_file (const char *path, const void *contents, gsize len, GError **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  if (!g_file_set_contents (path, contents, (gssize)len, &local))
+    {
+      dw_batch_set_error (error, DW_BATCH_ERROR_IO, path, "%s", local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
