@@ -101,7 +101,7 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
   const DwCanonicalMetric *m = ev->metric ? dw_canonical_lookup (ev->metric) : NULL;
   const DwHealthRule *rule;
   GtkWidget *row = adw_expander_row_new ();
-  GtkWidget *icon, *button, *content;
+  GtkWidget *icon, *button, *actions, *content;
   g_autofree char *subtitle = NULL, *steps = NULL;
 
   /* run names and tags are the user's: never Pango markup ("a&b <x>" shows as written) */
@@ -143,22 +143,24 @@ make_row (DwHealthPanel *self, Entry *e, guint index)
                                                                      : "health-info");
   adw_expander_row_add_prefix (ADW_EXPANDER_ROW (row), icon);
 
+  /* the row's two actions stacked, so that the row fits a 360 px window */
+  actions = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_valign (actions, GTK_ALIGN_CENTER);
+  adw_expander_row_add_action (ADW_EXPANDER_ROW (row), actions);
   button = gtk_button_new_with_mnemonic (_ ("Show in _Charts"));
-  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (button, "flat");
   gtk_widget_set_tooltip_text (button, _ ("Zoom the charts to the first step this rule fired on"));
   g_object_set_data (G_OBJECT (button), "dw-index", GUINT_TO_POINTER (index));
   g_signal_connect_object (button, "clicked", G_CALLBACK (on_show_clicked), self, 0);
-  adw_expander_row_add_action (ADW_EXPANDER_ROW (row), button);
+  gtk_box_append (GTK_BOX (actions), button);
   /* the sequences and tokens of that step (win.show-tokens, ui/drill/) */
   button = gtk_button_new_with_mnemonic (_ ("_Tokens…"));
-  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
   gtk_widget_add_css_class (button, "flat");
   gtk_widget_set_tooltip_text (button,
                                _ ("The sequences and tokens of the first step it fired on"));
   gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "(xx)", e->run_id, ev->first_step);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "win.show-tokens");
-  adw_expander_row_add_action (ADW_EXPANDER_ROW (row), button);
+  gtk_box_append (GTK_BOX (actions), button);
 
   content = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
   gtk_widget_set_margin_start (content, 12);
