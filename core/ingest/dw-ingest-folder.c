@@ -187,7 +187,6 @@ dw_ingest_folder_read (DwIngester *self, const char *dir, DwIngestReport *report
   for (guint i = 0; i < l.files->len; i++)
     {
       const char *f = l.files->pdata[i];
-      g_autofree char *abs = g_canonicalize_filename (f, NULL);
       DwFormat fmt;
 
       if (!is_data_file (self, f))

@@ -349,7 +349,6 @@ test_cli (void)
   g_autofree char *url = NULL, *stdout_text = NULL, *got = NULL;
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GSubprocess) proc = NULL;
-  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
   Server sv;
   gint64 deadline;
   guint n_events = 0;

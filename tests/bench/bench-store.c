@@ -116,9 +116,12 @@ static DwBatch *
 bench_store_load_cb (gint64 step, gpointer user_data, GError **error)
 {
   BenchStoreLoader *loader = user_data;
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&loader->lock);
+  DwBatch *batch;
 
-  return dw_store_load_batch (loader->store, loader->run_id, step, error);
+  g_mutex_lock (&loader->lock);
+  batch = dw_store_load_batch (loader->store, loader->run_id, step, error);
+  g_mutex_unlock (&loader->lock);
+  return batch;
 }
 
 static int
@@ -208,6 +211,8 @@ bench_store_summary_read (const char *db)
       g_autoptr (DwTokenSummary) summary = dw_store_get_token_summary (store, run_id, step, &error);
       g_autoptr (GArray) sequences = dw_store_get_sequence_stats (store, run_id, step, &error);
       g_assert_no_error (error);
+      g_assert_nonnull (summary);
+      g_assert_nonnull (sequences);
       summary_us += g_get_monotonic_time () - start;
       start = g_get_monotonic_time ();
       g_autoptr (DwBatch) batch = dw_store_load_batch (store, run_id, step, &error);

@@ -617,6 +617,8 @@ test_headline (void)
   g_autoptr (GPtrArray) a = dw_health_monitor_feed (m, "kl", "rollout_corr/kl", steps, kl, 6);
   g_autoptr (GPtrArray) b = dw_health_monitor_feed (
     m, "rs_seq_masked_fraction", "rollout_corr/rollout_rs_seq_masked_fraction", steps, rs, 6);
+  g_assert_nonnull (a);
+  g_assert_nonnull (b);
   g_autoptr (GPtrArray) events = dw_health_monitor_get_events (m);
   g_autoptr (GPtrArray) none = g_ptr_array_new ();
   g_autofree char *collapsed = dw_health_headline (events, DW_RUN_STATUS_COLLAPSED);

@@ -267,7 +267,6 @@ test_tb_tree (Fixture *f, gconstpointer data)
   g_autofree char *root = g_build_filename (f->dir, "tensorboard_log", NULL);
   const char *exps[] = { "grpo_a", "grpo_b", "grpo_c" };
   g_autofree char *whole = NULL;
-  g_autoptr (GString) parts = g_string_new (NULL);
   DwIngestReport r;
 
   (void)data;

@@ -420,6 +420,9 @@ test_axis_ticks (void)
       g_autofree char *a
         = tick_labels (DW_AXIS_LINEAR, lo, lo + span, g_test_rand_int_range (2, 9));
       g_autofree char *b = lo > 0 ? tick_labels (DW_AXIS_LOG, lo, lo + span * 100, 5) : NULL;
+
+      g_assert_nonnull (a);
+      g_assert_true (lo <= 0 || b != NULL);
     }
 }
 

@@ -336,7 +336,6 @@ dw_drill_view_create_token_cb (gpointer object, gpointer user_data)
 static void
 dw_drill_view_update_tokenizer_label (DwDrillView *self, const char *problem)
 {
-  g_autofree char *base = self->tokenizer_path ? g_path_get_basename (self->tokenizer_path) : NULL;
   g_autofree char *text = NULL;
 
   if (problem != NULL)
