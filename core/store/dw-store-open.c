@@ -183,6 +183,34 @@ fail:
   return FALSE;
 }
 
+/* The schema version, application id and number of tables, read in one read transaction: another
+ * process creating the store at this moment commits its tables, version and id together, and
+ * three separate reads could see the tables without the id (a new store taken for a foreign file).
+ */
+static gboolean
+dw_store_open_read_identity (DwStore *self, gint64 *version, gint64 *app_id, gint64 *n_tables,
+                             GError **error)
+{
+  gboolean ok = FALSE;
+
+  if (!_dw_store_query_exec (self, "BEGIN", "reading the schema", error))
+    return FALSE;
+  *version
+    = _dw_store_query_int (self, "PRAGMA user_version", "reading the schema version", error, &ok);
+  if (ok)
+    *app_id = _dw_store_query_int (self, "PRAGMA application_id", "reading the application id",
+                                   error, &ok);
+  if (ok)
+    *n_tables = _dw_store_query_int (self, "SELECT count(*) FROM sqlite_master",
+                                     "reading the schema", error, &ok);
+  if (!ok)
+    {
+      sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
+  return _dw_store_query_exec (self, "COMMIT", "reading the schema", error);
+}
+
 /* Switching a rollback-journal file to WAL needs an exclusive lock. When two processes open a new
  * store at once, each holding a shared lock while asking for the exclusive one, SQLite breaks the
  * deadlock by returning SQLITE_BUSY at once, without calling the busy handler; so retry here, up to
@@ -250,7 +278,6 @@ _dw_store_open_db (DwStore *self, GError **error)
 {
   int flags = self->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   gint64 version, app_id, n_tables;
-  gboolean ok;
   int rc;
 
   if (!self->read_only)
@@ -294,17 +321,7 @@ _dw_store_open_db (DwStore *self, GError **error)
   sqlite3_busy_timeout (self->db, self->busy_timeout_ms);
 
   /* Look before writing anything: a newer or foreign file must stay untouched. */
-  version
-    = _dw_store_query_int (self, "PRAGMA user_version", "reading the schema version", error, &ok);
-  if (!ok)
-    return FALSE;
-  app_id
-    = _dw_store_query_int (self, "PRAGMA application_id", "reading the application id", error, &ok);
-  if (!ok)
-    return FALSE;
-  n_tables = _dw_store_query_int (self, "SELECT count(*) FROM sqlite_master", "reading the schema",
-                                  error, &ok);
-  if (!ok)
+  if (!dw_store_open_read_identity (self, &version, &app_id, &n_tables, error))
     return FALSE;
   if (version > DW_STORE_SCHEMA_VERSION && app_id == DW_STORE_APPLICATION_ID)
     {

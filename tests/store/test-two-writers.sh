@@ -12,10 +12,10 @@ trap 'rm -rf "$work"' EXIT
 "$cli" ingest --quiet --db "$work/serial.db" "$work/b"
 
 # small chunks: many commits, so the two writers really interleave
-export DW_INGEST_CHUNK_BYTES=4096
-"$cli" ingest --quiet --db "$work/both.db" "$work/a" >"$work/a.out" 2>&1 &
+chunk="--chunk-bytes 4096"
+"$cli" ingest --quiet $chunk --db "$work/both.db" "$work/a" >"$work/a.out" 2>&1 &
 pa=$!
-"$cli" ingest --quiet --db "$work/both.db" "$work/b" >"$work/b.out" 2>&1 &
+"$cli" ingest --quiet $chunk --db "$work/both.db" "$work/b" >"$work/b.out" 2>&1 &
 pb=$!
 sa=0; sb=0
 wait $pa || sa=$?
