@@ -4,6 +4,10 @@
  */
 #include "dw-ui-test-util.h"
 
+#include <glib/gstdio.h>
+
+#include "dw-window.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,4 +257,40 @@ dw_ui_test_drag (GtkWidget *widget, double x0, double y0, double x1, double y1)
   xtest.button (dpy, 1, False, 0);
   xtest_settle (dpy);
   return TRUE;
+}
+
+void
+dw_ui_test_remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        dw_ui_test_remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+gboolean
+dw_ui_test_wait_window_ready (gpointer window, guint timeout_ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      if (dw_window_is_ready (DW_WINDOW (window)))
+        {
+          dw_ui_test_iterate_ms (100);
+          return TRUE;
+        }
+      g_usleep (1000);
+    }
+  return FALSE;
 }

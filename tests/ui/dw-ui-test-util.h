@@ -35,5 +35,10 @@ gboolean dw_ui_test_click_button (GtkWidget *widget, double x, double y, guint b
 gboolean dw_ui_test_key (GtkWidget *widget, guint keyval, gboolean control);
 /* Iterates the main context for @ms milliseconds. */
 void dw_ui_test_iterate_ms (guint ms);
+/* Deletes @path and everything below it (a test's temporary folder). */
+void dw_ui_test_remove_tree (const char *path);
+/* Runs the main loop until dw_window_is_ready() (@window is a DwWindow), then 100 ms more so that
+ * the charts have drawn; FALSE after @timeout_ms. */
+gboolean dw_ui_test_wait_window_ready (gpointer window, guint timeout_ms);
 
 G_END_DECLS

@@ -47,41 +47,6 @@ static const char tokenizer_json[]
     " \"added_tokens\": [{\"id\": 151643, \"content\": \"<|endoftext|>\", \"special\": true}],"
     " \"decoder\": {\"type\": \"ByteLevel\"}}";
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static gboolean
-wait_window_ready (DwWindow *window, guint timeout_ms)
-{
-  gint64 until = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      if (dw_window_is_ready (window))
-        {
-          dw_ui_test_iterate_ms (100);
-          return TRUE;
-        }
-      g_usleep (1000);
-    }
-  return FALSE;
-}
-
 static gboolean
 wait_drill (DwDrillView *view, guint timeout_ms)
 {
@@ -448,7 +413,7 @@ test_step_to_token (void)
 
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_window_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   if (!dw_ui_test_xtest_available (GTK_WIDGET (window)))
     {
       g_test_skip ("no XTEST on this display");
@@ -532,7 +497,7 @@ test_no_batches (void)
 
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_window_ready (window, 20000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 20000));
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-tokens", "(xx)", run_id, (gint64)10);
   view = drill_view (window);
   g_assert_true (wait_drill (view, 20000));
@@ -558,7 +523,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Drill/step-to-token", test_step_to_token);
   g_test_add_func ("/Dw/Drill/no-batches", test_no_batches);
   ret = g_test_run ();
-  remove_tree (dir);
+  dw_ui_test_remove_tree (dir);
   g_free (dir);
   return ret;
 }

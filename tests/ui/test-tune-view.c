@@ -57,25 +57,6 @@ make_store (void)
   dw_ingest_report_clear (&report);
 }
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GFile) f = g_file_new_for_path (path);
-  g_autoptr (GFileEnumerator) e
-    = g_file_enumerate_children (f, G_FILE_ATTRIBUTE_STANDARD_NAME, 0, NULL, NULL);
-  GFileInfo *info;
-  while (e && (info = g_file_enumerator_next_file (e, NULL, NULL)))
-    {
-      g_autofree char *child = g_build_filename (path, g_file_info_get_name (info), NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-      g_object_unref (info);
-    }
-  g_rmdir (path);
-}
-
 static GtkWidget *
 find_named (GtkWidget *w, const char *name)
 {
@@ -523,7 +504,7 @@ test_tune_view (void)
     g_autofree char *run2 = g_build_filename (dir, "logs-only", NULL);
     g_assert_true (dw_demo_write (run2, DW_DEMO_HEALTHY, 3, 2, &error));
     g_autofree char *batches = g_build_filename (run2, "batches", NULL);
-    remove_tree (batches);
+    dw_ui_test_remove_tree (batches);
     g_autoptr (DwIngester) ing = dw_ingester_new (store);
     DwIngestReport report;
     dw_ingest_report_init (&report);
@@ -1237,7 +1218,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/TuneView/compact-bounds", test_compact_bounds);
   int ret = g_test_run ();
   g_clear_object (&store);
-  remove_tree (dir);
+  dw_ui_test_remove_tree (dir);
   g_free (dir);
   g_free (db);
   return ret;

@@ -33,41 +33,6 @@
 
 static char *dir;
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
-static gboolean
-wait_ready (DwWindow *window, guint timeout_ms)
-{
-  gint64 until = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      if (dw_window_is_ready (window))
-        {
-          dw_ui_test_iterate_ms (100);
-          return TRUE;
-        }
-      g_usleep (1000);
-    }
-  return FALSE;
-}
-
 static gint64
 ingest_demo_steps (DwStore *store, const char *name, DwDemoScenario scenario, guint n_steps)
 {
@@ -141,7 +106,7 @@ test_badge_equals_cli (void)
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window)));
        c != NULL; c = gtk_widget_get_next_sibling (c))
     {
@@ -225,7 +190,7 @@ test_live_collapse (void)
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 20000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 20000));
   row = DW_RUN_ROW (gtk_widget_get_first_child (GTK_WIDGET (dw_window_get_run_list (window))));
   g_assert_cmpstr (dw_run_row_get_state_text (row), ==, "live");
   g_assert_null (dw_window_get_verdict (window));
@@ -304,7 +269,7 @@ test_readout_inside (void)
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   /* the real pointer off the window: its motion would move the cursor the test sets */
   dw_ui_test_pointer_move (GTK_WIDGET (window), 1500, 1100);
   for (guint k = 1; k <= 5; k++)
@@ -313,7 +278,7 @@ test_readout_inside (void)
       GtkScrolledWindow *scroller = NULL;
 
       dw_window_select_runs (window, ids, k);
-      g_assert_true (wait_ready (window, 60000));
+      g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
       for (GtkWidget *c = gtk_widget_get_first_child (monitor); c && !scroller;
            c = gtk_widget_get_first_child (c))
         for (GtkWidget *d = c; d && !scroller; d = gtk_widget_get_next_sibling (d))
@@ -435,7 +400,7 @@ test_zoom_escape_tab (void)
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   if (!dw_ui_test_xtest_available (GTK_WIDGET (window)))
     {
       g_test_skip ("no XTEST on this display");
@@ -443,7 +408,7 @@ test_zoom_escape_tab (void)
       return;
     }
   dw_window_select_runs (window, ids, 2);
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_cmpuint (n_selected (window), ==, 2);
   monitor = dw_window_get_monitor_view (window);
   chip = find_named (monitor, "zoom-chip");
@@ -572,7 +537,7 @@ test_runs_table (void)
   window = dw_window_new (NULL, store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (window), 1400, 900);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   if (!dw_ui_test_xtest_available (GTK_WIDGET (window)))
     {
       g_test_skip ("no XTEST on this display");
@@ -581,18 +546,18 @@ test_runs_table (void)
     }
   monitor = DW_MONITOR_VIEW (dw_window_get_monitor_view (window));
   dw_window_select_runs (window, ids, 2);
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 2);
 
   /* the eye button of table-b: off the charts, still selected; and back */
   eye = find_named (row_of (window, ids[1]), "run-visible");
   click_middle (eye);
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (eye)));
   g_assert_cmpuint (n_selected (window), ==, 2);
   g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 1);
   click_middle (eye);
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_cmpuint (n_selected (window), ==, 2);
   g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 2);
 
@@ -606,7 +571,7 @@ test_runs_table (void)
 
   /* Hide Run: out of the list and the charts until Show Hidden Runs */
   run_menu_click (window, ids[0], "Hide Run");
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_false (row_shown (row_of (window, ids[0])));
   g_assert_cmpuint (n_selected (window), ==, 1);
   g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 1);
@@ -635,7 +600,7 @@ test_runs_table (void)
   g_assert_nonnull (dialog);
   remove = find_label (dialog, "Remove");
   click_middle (remove);
-  g_assert_true (wait_ready (window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_null (row_of (window, ids[2]));
   gone = dw_store_get_run (store, ids[2], &error);
   g_assert_null (gone);
@@ -731,7 +696,7 @@ test_last_run_per_store (void)
   /* the sidebar filter: by name, any case; the overlay is kept */
   window = dw_window_new (NULL, b, FALSE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   {
     GtkWidget *filter = find_named (GTK_WIDGET (window), "run-filter");
     guint n_visible = 0;
@@ -754,28 +719,28 @@ test_last_run_per_store (void)
   /* store A, its older run chosen */
   window = dw_window_new (NULL, a, TRUE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   dw_window_select_runs (window, &a1, 1);
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   gtk_window_destroy (GTK_WINDOW (window));
   dw_ui_test_iterate_ms (50);
   /* store B: its run with A's id is not chosen for it; its newest is */
   window = dw_window_new (NULL, b, TRUE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   g_assert_cmpint (selected_id (window), ==, b3);
   gtk_window_destroy (GTK_WINDOW (window));
   dw_ui_test_iterate_ms (50);
   /* A again, its older run chosen, then A once more: that run is selected again */
   window = dw_window_new (NULL, a, TRUE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   dw_window_select_runs (window, &a1, 1);
   gtk_window_destroy (GTK_WINDOW (window));
   dw_ui_test_iterate_ms (50);
   window = dw_window_new (NULL, a, TRUE);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_ready (window, 30000));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   g_assert_cmpint (selected_id (window), ==, a1);
   gtk_window_destroy (GTK_WINDOW (window));
   dw_ui_test_iterate_ms (50);
@@ -799,7 +764,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/Window/last-run-per-store", test_last_run_per_store);
   g_test_add_func ("/Dw/Window/runs-table", test_runs_table);
   ret = g_test_run ();
-  remove_tree (dir);
+  dw_ui_test_remove_tree (dir);
   g_free (dir);
   return ret;
 }

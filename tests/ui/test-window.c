@@ -19,6 +19,7 @@
 #include "dw-run-row.h"
 #include "dw-store-writer.h"
 #include "dw-tune-view.h"
+#include "dw-ui-test-util.h"
 #include "dw-window.h"
 
 #define N_ALPHA 100
@@ -34,51 +35,6 @@ typedef struct
   DwWindow *window;
   gint64 alpha, beta;
 } Fixture;
-
-static void
-iterate_ms (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
-
-static gboolean
-wait_ready (DwWindow *window, guint timeout_ms)
-{
-  gint64 until = g_get_monotonic_time () + (gint64)timeout_ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    {
-      g_main_context_iteration (NULL, FALSE);
-      if (dw_window_is_ready (window))
-        {
-          iterate_ms (100);
-          return TRUE;
-        }
-      g_usleep (1000);
-    }
-  return FALSE;
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
 
 static double
 alpha_is_mean (gint64 step)
@@ -155,16 +111,16 @@ fixture_setup (Fixture *fx, gconstpointer user_data)
   fx->window = dw_window_new (NULL, fx->store, FALSE);
   gtk_window_set_default_size (GTK_WINDOW (fx->window), 1400, 900);
   gtk_window_present (GTK_WINDOW (fx->window));
-  g_assert_true (wait_ready (fx->window, 10000));
+  g_assert_true (dw_ui_test_wait_window_ready (fx->window, 10000));
 }
 
 static void
 fixture_teardown (Fixture *fx, gconstpointer user_data)
 {
   gtk_window_destroy (GTK_WINDOW (fx->window));
-  iterate_ms (50);
+  dw_ui_test_iterate_ms (50);
   g_clear_object (&fx->store);
-  remove_tree (fx->dir);
+  dw_ui_test_remove_tree (fx->dir);
   g_free (fx->db);
   g_free (fx->dir);
 }
@@ -190,7 +146,7 @@ select_runs (Fixture *fx, gint64 a, gint64 b)
   gint64 ids[] = { a, b };
 
   dw_window_select_runs (fx->window, ids, b > 0 ? 2 : 1);
-  g_assert_true (wait_ready (fx->window, 5000));
+  g_assert_true (dw_ui_test_wait_window_ready (fx->window, 5000));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -292,7 +248,7 @@ test_overlay_shared_cursor (Fixture *fx, gconstpointer user_data)
   g_assert_cmpint (dw_chart_get_x_mode (is_mean), ==, DW_X_WALL);
   g_assert_cmpint (dw_chart_get_x_mode (ess), ==, DW_X_WALL);
   g_assert_true (isnan (dw_chart_get_cursor_x (is_mean)));
-  iterate_ms (50);
+  dw_ui_test_iterate_ms (50);
   dw_chart_get_view (is_mean, &x0, &x1, NULL, NULL);
   g_assert_cmpfloat (x0, <=, 1.7e9 + 10.0);
   g_assert_cmpfloat (x1, >=, 1.7e9 + 10.0 * N_ALPHA);
@@ -327,7 +283,7 @@ test_log_scale_and_zoom (Fixture *fx, gconstpointer user_data)
 
   /* Zoom, then the window's reset. */
   dw_chart_zoom (chart, 20, 40, NAN, NAN);
-  iterate_ms (50);
+  dw_ui_test_iterate_ms (50);
   dw_chart_get_view (chart, &x0, &x1, NULL, NULL);
   g_assert_cmpfloat (x0, ==, 20);
   g_assert_cmpfloat (x1, ==, 40);
@@ -467,7 +423,7 @@ test_live_append (Fixture *fx, gconstpointer user_data)
   g_assert_true (dw_store_commit (writer, &error));
 
   dw_window_refresh (fx->window);
-  iterate_ms (100);
+  dw_ui_test_iterate_ms (100);
   after = dw_chart_get_series (chart, key);
   g_assert_true (after == before);
   g_assert_cmpuint (dw_plot_series_get_length (after), ==, N_ALPHA + 10);
@@ -504,7 +460,7 @@ test_empty_store_and_demo (Fixture *fx, gconstpointer user_data)
 
   dw_window_load_demo (fx->window, demo);
   g_assert_false (dw_window_is_ready (fx->window));
-  g_assert_true (wait_ready (fx->window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (fx->window, 60000));
 
   runs = dw_store_list_runs (fx->store, &error);
   g_assert_no_error (error);
@@ -590,7 +546,7 @@ test_open_folder_live (Fixture *fx, gconstpointer user_data)
       g_assert_no_error (error);
     }
   dw_window_ingest_paths (fx->window, paths);
-  g_assert_true (wait_ready (fx->window, 60000));
+  g_assert_true (dw_ui_test_wait_window_ready (fx->window, 60000));
   recent = g_settings_get_strv (settings, "recent-runs");
   g_assert_cmpstr (recent[0], ==, run);
 
@@ -609,7 +565,7 @@ test_open_folder_live (Fixture *fx, gconstpointer user_data)
     g_assert_true (dw_demo_write_step (demo, &done, &error));
   until = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (dw_plot_series_get_length (ps) < 25 && g_get_monotonic_time () < until)
-    iterate_ms (50);
+    dw_ui_test_iterate_ms (50);
   g_assert_cmpuint (dw_plot_series_get_length (ps), ==, 25);
   g_assert_cmpint (dw_plot_series_get_steps (ps)[24], ==, 25);
   g_assert_true (g_str_has_prefix (dw_window_get_live_text (fx->window), "live · last point "));
@@ -662,8 +618,8 @@ test_bad_input_toasts (Fixture *fx, gconstpointer user_data)
       guint before = toasts->len;
 
       dw_window_ingest_paths (fx->window, paths);
-      g_assert_true (wait_ready (fx->window, 60000));
-      iterate_ms (200);
+      g_assert_true (dw_ui_test_wait_window_ready (fx->window, 60000));
+      dw_ui_test_iterate_ms (200);
       if (round == 0)
         {
           /* one toast for the skipped records, naming the first with its file and place */
@@ -759,7 +715,7 @@ wait_tour_ready (Fixture *fx, gboolean monitor, GtkWidget *must_draw)
           && (must_draw == NULL
               || (gtk_widget_is_drawable (must_draw) && gtk_widget_is_sensitive (must_draw))))
         break;
-      iterate_ms (20);
+      dw_ui_test_iterate_ms (20);
     }
   g_assert_true (monitor ? dw_window_is_ready (fx->window) : !dw_tune_view_get_busy (tune));
   g_assert_false (adw_leaflet_get_folded (leaflet));
@@ -789,7 +745,7 @@ tab_around (Fixture *fx, FocusTour *t)
 
       if (!gtk_widget_child_focus (GTK_WIDGET (fx->window), GTK_DIR_TAB_FORWARD))
         gtk_widget_child_focus (GTK_WIDGET (fx->window), GTK_DIR_TAB_FORWARD);
-      iterate_ms (2);
+      dw_ui_test_iterate_ms (2);
       focus = gtk_root_get_focus (GTK_ROOT (fx->window));
       if (focus == NULL)
         continue;
@@ -838,7 +794,7 @@ test_keyboard_focus (Fixture *fx, gconstpointer user_data)
    * can take seconds), not for a fixed time. */
   for (guint waited = 0; waited < 30000 && count_sensitive_scales (GTK_WIDGET (fx->window)) < 2;
        waited += 50)
-    iterate_ms (50);
+    dw_ui_test_iterate_ms (50);
   wait_tour_ready (fx, FALSE, find_widget (GTK_WIDGET (fx->window), GTK_TYPE_SWITCH));
   g_hash_table_remove_all (cards);
   tab_around (fx, &tune_tour);
