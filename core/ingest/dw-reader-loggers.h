@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "dw-log-reader-private.h"
+#include "dw-reader-util.h"
 
 G_BEGIN_DECLS
 

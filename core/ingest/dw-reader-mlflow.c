@@ -6,7 +6,7 @@
  * Opened read-only; rows after a given rowid in rowid order, so following a live store never
  * re-reads a row.
  */
-#include "dw-log-reader-private.h"
+#include "dw-log-reader.h"
 
 #include <math.h>
 #include <sqlite3.h>

@@ -10,7 +10,7 @@
  * The step keys themselves are the x axis and are not emitted. Lines without a
  * `<word> N: {` marker are ignored; a marker line whose dict cannot be read is reported.
  */
-#include "dw-log-reader-private.h"
+#include "dw-reader-formats.h"
 
 #include <math.h>
 #include <string.h>

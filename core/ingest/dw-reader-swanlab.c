@@ -13,6 +13,7 @@
  * file records are not scalars and are passed over. Protobuf decoded by hand with the shared
  * bounds-checked wire reader (no protobuf-c schema compiler in the build).
  */
+#include "dw-pb.h"
 #include "dw-reader-loggers.h"
 
 #include <gio/gio.h>
@@ -207,7 +208,9 @@ dw_swanlab_run_name (const char *path)
   g_autoptr (GFile) file = g_file_new_for_path (path);
   g_autoptr (GFileInputStream) in = g_file_read (file, NULL, NULL);
   g_autofree guint8 *head = NULL;
-  g_autoptr (DwLogReader) reader = NULL;
+  DwLogReader reader = { .format = DW_FORMAT_SWANLAB, .path = (char *)path };
+  DwFeedCtx ctx = { &reader, NULL, NULL, NULL, 0 };
+  char *name;
   gsize n = 0;
 
   if (in == NULL)
@@ -217,9 +220,12 @@ dw_swanlab_run_name (const char *path)
   if (!g_input_stream_read_all (G_INPUT_STREAM (in), head, DW_LDB_BLOCK, &n, NULL, NULL)
       || n < DW_LDB_HEADER || memcmp (head, ":SWL\xd6\xe1", 6) != 0)
     return NULL;
-  reader = dw_log_reader_new (DW_FORMAT_SWANLAB, path);
-  dw_log_reader_feed (reader, 0, head, n, FALSE, NULL, NULL, NULL);
-  return g_strdup (((SwlState *)reader->state)->start_name);
+  /* a reader of this format alone, fed without callbacks: the registry is not needed */
+  dw_reader_swanlab_init (&reader);
+  swanlab_feed (&reader, &ctx, 0, head, n, FALSE);
+  name = g_strdup (((SwlState *)reader.state)->start_name);
+  swl_state_free (reader.state);
+  return name;
 }
 
 void

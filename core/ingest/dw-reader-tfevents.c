@@ -12,7 +12,9 @@
  * float_val / double_val or a 4/8-byte tensor_content. Everything else (file_version, text,
  * histograms, images, graphs) is skipped silently.
  */
-#include "dw-log-reader-private.h"
+#include "dw-crc32c.h"
+#include "dw-pb.h"
+#include "dw-reader-formats.h"
 
 #include <math.h>
 #include <string.h>

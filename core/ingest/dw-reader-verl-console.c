@@ -14,7 +14,7 @@
  * line whose non-integer values all have exactly three decimals and no exponent is taken for the
  * `%.3f` form (DW_PRECISION_3F); any other line is full float64 (DW_PRECISION_FLOAT64).
  */
-#include "dw-log-reader-private.h"
+#include "dw-reader-formats.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * orjson writes NaN/±inf as `null`: such a value is kept as NaN (the sign of an infinity is
  * lost by the writer). true/false give 1/0.
  */
-#include "dw-log-reader-private.h"
+#include "dw-reader-formats.h"
 
 #include <math.h>
 #include <string.h>

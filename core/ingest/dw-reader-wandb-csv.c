@@ -16,7 +16,7 @@
  * RFC 4180 quoting; a quoted field spanning lines is not supported (W&B never writes one for
  * numeric exports) — such a row is reported as having the wrong number of columns.
  */
-#include "dw-log-reader-private.h"
+#include "dw-reader-formats.h"
 
 #include <math.h>
 #include <string.h>

@@ -9,6 +9,8 @@
  * tables) skipped. `_step` and `_runtime` are not emitted, `_timestamp` becomes the wall time.
  * The schema is internal to wandb (no compatibility promise): prefer the CSV export.
  */
+#include "dw-pb.h"
+#include "dw-reader-formats.h"
 #include "dw-reader-loggers.h"
 
 #include <math.h>

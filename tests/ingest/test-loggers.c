@@ -11,6 +11,7 @@
 
 #include <glib/gstdio.h>
 
+#include "dw-crc32c.h"
 #include "dw-follower.h"
 #include "dw-ingester.h"
 #include "dw-log-reader.h"
