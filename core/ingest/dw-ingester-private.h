@@ -2,13 +2,18 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * dw-ingester.c      the object, its report, recognition, one file into the store
- * dw-ingest-runs.c   run identity: the run of a file, run names, run meta
- * dw-ingest-feed.c   reader points into the store: ranks, (tag, step) order, conflicts, launches
+ * dw-ingester.c      the object and its entry points (a file, a folder)
+ * dw-ingest-folder.c folders: which files form one run
+ * dw-ingest-one.c    one file: is it the store's own, its format, the part that reads it
  * dw-ingest-log.c    a byte-stream log from its stored offset on
  * dw-ingest-db.c     databases of several runs (trackio, MLflow's SQL store)
  * dw-ingest-batch.c  rollout batch files
- * dw-ingest-folder.c folders: which files form one run
+ * dw-ingest-feed.c   reader points into the store: ranks, (tag, step) order, conflicts, launches
+ * dw-ingest-runs.c   run identity: the run of a file, run names, run meta
+ * dw-ingest-util.c   reads, the prefix checksum, file identity, failed transactions
+ * dw-ingest-report.c the report
+ *
+ * Each calls only files below it in this list, never one above.
  */
 #pragma once
 
@@ -19,6 +24,9 @@
 #include "dw-store-writer.h"
 
 G_BEGIN_DECLS
+
+/* Bytes of a file covered by the stored prefix checksum. */
+#define DW_INGEST_PREFIX_MAX (64 * 1024)
 
 #define DW_INGESTER_DEFAULT_CHUNK (4u << 20)
 #define DW_INGESTER_MAX_DEPTH     16
@@ -74,10 +82,12 @@ typedef struct
   guint seq; /* arrival order: the later write of a (tag, step) wins */
 } Pending;
 
-/* dw-ingester.c */
-gboolean dw_ingester_is_batch_format (DwFormat format);
+/* dw-ingest-report.c */
 void dw_ingester_report_note (DwIngestReport *report, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
 void dw_ingester_report_run (DwIngestReport *report, gint64 run_id);
+
+/* dw-ingest-util.c */
+gboolean dw_ingester_is_batch_format (DwFormat format);
 gboolean dw_ingester_read_at (int fd, const char *path, goffset offset, guint8 *buf, gsize n,
                               GError **error);
 /* CRC-32C of [0, len) of the file. */
@@ -87,6 +97,8 @@ void dw_ingester_fill_identity (DwFileRecord *rec, const struct stat *st);
 gboolean dw_ingester_same_identity (const DwFileRecord *rec, const struct stat *st);
 /* Rolls the transaction back and propagates @err: FALSE. */
 gboolean dw_ingester_fail_tx (DwIngester *self, GError **error, GError *err);
+
+/* dw-ingest-one.c */
 gboolean dw_ingester_is_store_file (DwIngester *self, const char *abs);
 DwFormat dw_ingester_recognise_fd (DwIngester *self, int fd, const char *path, char **reason);
 gboolean dw_ingester_ingest_one (DwIngester *self, const char *path_in, const char *run_root,

@@ -33,33 +33,11 @@
 #include <gio/gio.h>
 #include <sys/types.h>
 
+#include "dw-ingest-report.h"
 #include "dw-log-reader.h"
 #include "dw-store.h"
 
 G_BEGIN_DECLS
-
-/* Bytes of a file covered by the stored prefix checksum. */
-#define DW_INGEST_PREFIX_MAX (64 * 1024)
-
-typedef struct
-{
-  guint n_files;          /* recognised files looked at */
-  guint n_files_read;     /* files that had new data (or were re-read) */
-  guint n_skipped;        /* files not recognised (each with a note saying why) */
-  guint64 n_points;       /* scalar points written */
-  guint64 n_batches;      /* rollout batches written */
-  guint64 n_tokens;       /* valid (masked-in) tokens of those batches */
-  guint64 n_bytes;        /* bytes of log files consumed */
-  GPtrArray *diagnostics; /* char*: "PATH: byte offset N: message" (or the batch reader's place) */
-  GPtrArray *notes; /* char*: files skipped (unknown format), rewrites, incomplete tails, … */
-  GArray *run_ids;  /* gint64: runs that received data, each once */
-  GPtrArray *incomplete; /* char*: batch files that end early (also in notes): the reader's
-                          * error, naming file and offset; a follower reports them once the
-                          * file stopped changing */
-} DwIngestReport;
-
-void dw_ingest_report_init (DwIngestReport *report);
-void dw_ingest_report_clear (DwIngestReport *report);
 
 #define DW_TYPE_INGESTER (dw_ingester_get_type ())
 G_DECLARE_FINAL_TYPE (DwIngester, dw_ingester, DW, INGESTER, GObject)
