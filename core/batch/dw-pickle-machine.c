@@ -1,5 +1,6 @@
-/* dw-pickle-machine.c — the restricted unpickler's machine: the stream, the stack, the memo and
- * the opcode interpreter (one function per opcode family)
+/* dw-pickle-machine.c — the restricted unpickler's machine: the stream, the stack, the memo, the
+ * opcode interpreter (one function per opcode family) and dw_pickle_load, which runs it; the
+ * values it builds and their accessors are in dw-pickle.c, below it
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -10,6 +11,20 @@
 #include <string.h>
 
 #include "dw-pickle-private.h"
+
+typedef struct
+{
+  DwPickle *pk;
+  const char *name;
+  const guint8 *data;
+  gsize len;
+  gsize pos;
+  gsize op_pos; /* offset of the opcode being run, for messages */
+  GPtrArray *stack;
+  GArray *marks;
+  GHashTable *memo;
+  GError **error;
+} Machine;
 
 static gboolean dw_pickle_machine_fail (Machine *m, DwBatchError code, const char *format, ...)
   G_GNUC_PRINTF (3, 4);
@@ -1072,7 +1087,8 @@ dw_pickle_machine_step (Machine *m, gboolean *done)
                                  "opcode 0x%02x is not a pickle opcode this reader accepts", op);
 }
 
-gboolean
+/* Runs the machine over data until STOP; the root value is left in pk->root. */
+static gboolean
 dw_pickle_machine_run (DwPickle *pk, const char *name, const guint8 *data, gsize len,
                        GError **error)
 {
@@ -1110,4 +1126,18 @@ dw_pickle_machine_run (DwPickle *pk, const char *name, const guint8 *data, gsize
   g_array_unref (machine.marks);
   g_hash_table_unref (machine.memo);
   return success;
+}
+
+DwPickle *
+dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_bytes, GError **error)
+{
+  g_autoptr (DwPickle) pk = g_new0 (DwPickle, 1);
+
+  pk->arena = g_ptr_array_new ();
+  pk->spare = g_ptr_array_new_with_free_func (g_free);
+  pk->refused = g_ptr_array_new_with_free_func (g_free);
+  pk->max_bytes = max_bytes;
+  if (!dw_pickle_machine_run (pk, name, data, len, error))
+    return NULL;
+  return g_steal_pointer (&pk);
 }

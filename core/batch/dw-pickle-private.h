@@ -1,5 +1,5 @@
-/* dw-pickle-private.h — the unpickler's values, arena and machine, shared by dw-pickle.c (the
- * public accessors) and dw-pickle-machine.c (the opcode interpreter)
+/* dw-pickle-private.h — the unpickler's values and arena, shared by dw-pickle.c (the values and
+ * their public accessors) and dw-pickle-machine.c (the opcode interpreter, which builds them)
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -60,24 +60,6 @@ struct _DwPickle
   guint64 max_bytes;
 };
 
-typedef struct
-{
-  DwPickle *pk;
-  const char *name;
-  const guint8 *data;
-  gsize len;
-  gsize pos;
-  gsize op_pos; /* offset of the opcode being run, for messages */
-  GPtrArray *stack;
-  GArray *marks;
-  GHashTable *memo;
-  GError **error;
-} Machine;
-
 void dw_pickle_value_free (DwPickleValue *v);
-
-/* Runs the machine over data until STOP; the root value is left in pk->root. */
-gboolean dw_pickle_machine_run (DwPickle *pk, const char *name, const guint8 *data, gsize len,
-                                GError **error);
 
 G_END_DECLS

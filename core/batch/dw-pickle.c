@@ -59,20 +59,6 @@ dw_pickle_value_free (DwPickleValue *v)
   g_free (v);
 }
 
-DwPickle *
-dw_pickle_load (const char *name, const guint8 *data, gsize len, guint64 max_bytes, GError **error)
-{
-  g_autoptr (DwPickle) pk = g_new0 (DwPickle, 1);
-
-  pk->arena = g_ptr_array_new ();
-  pk->spare = g_ptr_array_new_with_free_func (g_free);
-  pk->refused = g_ptr_array_new_with_free_func (g_free);
-  pk->max_bytes = max_bytes;
-  if (!dw_pickle_machine_run (pk, name, data, len, error))
-    return NULL;
-  return g_steal_pointer (&pk);
-}
-
 void
 dw_pickle_free (DwPickle *pickle)
 {
