@@ -181,11 +181,12 @@ void _dw_chart_ensure_bounds (DwChart *self);
 void _dw_chart_make_frame (DwChart *self, DwChartFrame *f, int width, int height);
 const DwPyramid *_dw_chart_main_pyramid (DwChart *self, DwChartSeries *s);
 int _dw_chart_text_width (DwChart *self, const char *text);
+/* The legend: what names a series' line within the card, and whether the frame has its band. */
+const char *_dw_chart_legend_text (const DwChartSeries *s);
+gboolean _dw_chart_has_legend (DwChart *self);
 
 /* dw-chart.c: the shared state layers draw from */
 double _dw_chart_x_of_step (DwChart *self, gint64 step);
-const char *_dw_chart_legend_text (const DwChartSeries *s);
-gboolean _dw_chart_has_legend (DwChart *self);
 GtkWidget *_dw_chart_get_layer (DwChart *self, DwChartLayerKind kind);
 /* Draws every layer but the overlay, as the widget does, on @cr (export, benchmarks). */
 void _dw_chart_draw_layers (DwChart *self, cairo_t *cr, const DwChartFrame *f,

@@ -84,26 +84,6 @@ dw_chart_marker_free (gpointer data)
   g_free (m);
 }
 
-/* The part of a series label that names its line within the card: "run · metric" → "metric".
- * NULL for a label that only names a run (the sidebar's colours say which run a line is). */
-const char *
-_dw_chart_legend_text (const DwChartSeries *s)
-{
-  const char *dot = strstr (s->label, " · ");
-
-  return dot != NULL ? dot + strlen (" · ") : NULL;
-}
-
-/* Whether the card draws several metrics (not only several runs of one): it then has a legend. */
-gboolean
-_dw_chart_has_legend (DwChart *self)
-{
-  for (guint i = 0; i < self->series->len; i++)
-    if (_dw_chart_legend_text (g_ptr_array_index (self->series, i)) != NULL)
-      return TRUE;
-  return FALSE;
-}
-
 double
 _dw_chart_x_of_step (DwChart *self, gint64 step)
 {
