@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -110,7 +111,7 @@ dw_tune_controls_bound_changed_cb (DwBoundRow *row, DwTuneView *self)
 {
   dw_tune_controls_write_bound (self, row);
   dw_tune_controls_update_grammar (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 static char *
@@ -381,7 +382,7 @@ dw_tune_controls_rs_toggled_cb (AdwExpanderRow *expander, GParamSpec *pspec, DwT
       dw_tune_controls_write_rs_legacy (self, row);
     }
   dw_tune_controls_update_grammar (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 /* The IS bounds: IcePop writes "lower_upper" into the threshold; otherwise the upper bound is a
@@ -434,7 +435,7 @@ dw_tune_controls_veto_toggled_cb (AdwExpanderRow *expander, GParamSpec *pspec, D
     return;
   dw_tune_controls_write_veto (self, self->veto);
   dw_tune_controls_update_grammar (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 static void
@@ -445,7 +446,7 @@ dw_tune_controls_bn_toggled_cb (GtkSwitch *sw, GParamSpec *pspec, DwTuneView *se
     return;
   dw_tune_controls_config_set_bool (&self->config, key, gtk_switch_get_active (sw));
   dw_tune_controls_update_grammar (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 /* IS off: a level key that takes None gets None; else a switch (slime use_tis) goes false; else
@@ -486,7 +487,7 @@ dw_tune_controls_is_level_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTu
   const char *level = self->levels[i];
   dw_tune_controls_write_is_level (self, strcmp (level, "none") == 0 ? NULL : level);
   dw_tune_controls_sync (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 void
@@ -509,7 +510,7 @@ dw_tune_controls_is_mode_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTun
     dw_tune_controls_config_set_str (&self->config,
                                      dw_tune_controls_role_key (self, DW_ROLE_IS_MODE), modes[i]);
   dw_tune_controls_sync (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 void
@@ -523,7 +524,7 @@ dw_tune_controls_function_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTu
     &self->config, dw_tune_controls_role_key (self, DW_ROLE_FUNCTION), functions[i]);
   dw_tune_export_drop_unread (&self->config);
   dw_tune_controls_sync (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -688,7 +689,7 @@ dw_tune_controls_apply_preset (DwTuneView *self, const char *preset_name)
       adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
                                    _ ("This release has no presets: the keys’ defaults"));
       dw_tune_controls_sync (self);
-      _dw_tune_view_schedule_evaluation (self);
+      self->schedule_evaluation (self);
       return;
     }
   if (!dw_preset_config (self->gen, name, &c, &err))
@@ -701,7 +702,7 @@ dw_tune_controls_apply_preset (DwTuneView *self, const char *preset_name)
   const DwPresetInfo *info = dw_preset_lookup (self->gen, name);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row), info ? info->description : "");
   dw_tune_controls_sync (self);
-  _dw_tune_view_schedule_evaluation (self);
+  self->schedule_evaluation (self);
 }
 
 void
@@ -859,7 +860,7 @@ dw_tune_controls_update_modified (DwTuneView *self)
   gtk_widget_set_visible (self->modified_row, modified);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->modified_row), changes);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "tune.reset-preset", modified);
-  _dw_tune_view_update_run_header (self);
+  dw_tune_controls_update_run_header (self);
 }
 
 void
@@ -1203,4 +1204,85 @@ dw_tune_controls_build (DwTuneView *self)
   dw_tune_controls_build_rs (self);
   dw_tune_controls_build_veto (self);
   self->syncing--;
+}
+
+/* A config set from outside (a run's own, an import): its generation, then its keys. */
+void
+dw_tune_controls_set_config (DwTuneView *self, const char *preset, const DwConfig *config)
+{
+  dw_tune_controls_set_generation (self, config->generation, preset);
+  if (!preset)
+    {
+      self->config = *config;
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
+                                   _ ("Imported config: no preset applied"));
+    }
+  else
+    for (size_t i = 0; i < config->n_keys; i++)
+      if (strcmp (config->keys[i], "preset") != 0)
+        dw_config_set (&self->config, config->keys[i], &config->values[i]);
+  self->config.generation = config->generation;
+  dw_tune_controls_sync (self);
+  self->schedule_evaluation (self);
+}
+
+void
+dw_tune_controls_update_run_header (DwTuneView *self)
+{
+  g_autoptr (GString) sub = g_string_new (NULL);
+  gboolean modified = gtk_widget_get_visible (self->modified_row);
+
+  if (self->run_info == NULL)
+    {
+      gtk_label_set_text (self->run_title, _ ("No run to tune"));
+      g_string_append (sub, _ ("Select a run with stored rollout batches in the sidebar"));
+    }
+  else
+    {
+      /* TRANSLATORS: heading of the Tune page; %s is the run name */
+      g_autofree char *title = g_strdup_printf (_ ("Tuning %s"), self->run_info->name);
+      gtk_label_set_text (self->run_title, title);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->run_title), self->run_info->source);
+      /* TRANSLATORS: %s is the framework that wrote the run ("verl", "slime") */
+      g_string_append_printf (sub, _ ("logged by %s"), self->run_info->framework);
+      g_string_append (sub, " · ");
+      g_string_append_printf (sub,
+                              g_dngettext (GETTEXT_PACKAGE, "%" PRId64 " stored batch",
+                                           "%" PRId64 " stored batches",
+                                           (gulong)self->run_info->n_batches),
+                              self->run_info->n_batches);
+      g_string_append (sub, " · ");
+    }
+  if (self->run_info != NULL)
+    {
+      if (self->run_gen_source != NULL)
+        {
+          /* TRANSLATORS: how the run's generation and config were found */
+          const char *how = self->run_has_config ? _ ("config from the log")
+                            : g_strcmp0 (self->run_gen_source, "inferred") == 0
+                              ? _ ("inferred from the metric keys")
+                              : _ ("generation from the log, no config printed");
+          g_string_append_printf (sub, "%s · %s · ", dw_generation_name (self->run_gen), how);
+        }
+      if (self->preset == NULL && self->run_has_config)
+        /* TRANSLATORS: the generation the config is written for */
+        g_string_append_printf (sub, _ ("evaluated as %s with the run’s own config"),
+                                dw_generation_name (self->gen));
+      else
+        /* TRANSLATORS: the generation the config is written for, then the preset */
+        g_string_append_printf (sub, _ ("evaluated as %s, preset %s"),
+                                dw_generation_name (self->gen), self->preset ? self->preset : "—");
+      if (modified)
+        /* TRANSLATORS: after the preset name when the controls changed some of its values */
+        g_string_append (sub, _ (" (modified)"));
+      if (self->run_check_text != NULL)
+        g_string_append_printf (sub, "\n%s%s",
+                                self->run_agreement == DW_RUN_AGREEMENT_DISAGREES ? "⚠ " : "",
+                                self->run_check_text);
+    }
+  if (self->run_agreement == DW_RUN_AGREEMENT_DISAGREES)
+    gtk_widget_add_css_class (GTK_WIDGET (self->run_subtitle), "warning");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->run_subtitle), "warning");
+  gtk_label_set_text (self->run_subtitle, sub->str);
 }

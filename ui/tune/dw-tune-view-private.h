@@ -4,7 +4,9 @@
  *
  * dw-tune-view.c owns the page (results, evaluation, the run); dw-tune-controls.c turns the
  * controls into the config and back; dw-tune-loader.c holds the worker threads (precompute,
- * refinement, the run's config check); dw-tune-export.c the copy, paste and save actions.
+ * refinement, the run's config check); dw-tune-actions.c the copy, paste and save actions;
+ * dw-tune-export.c the export and import of a config's text. The view calls the others; they
+ * ask the view for an evaluation through schedule_evaluation, never by calling dw-tune-view.c.
  */
 #pragma once
 
@@ -141,13 +143,15 @@ struct _DwTuneView
   char *error_text;
 
   GtkFileChooserNative *save_dialog;
+
+  /* Set by the view: the controls and actions (below it) ask for an evaluation through it, at
+   * most one per frame, and never call dw-tune-view.c. */
+  void (*schedule_evaluation) (DwTuneView *self);
 };
 
 extern const DwTuneChartSpec dw_tune_chart_specs[DW_TUNE_N_CHARTS];
 
 /* dw-tune-view.c */
-void _dw_tune_view_schedule_evaluation (DwTuneView *self);
-void _dw_tune_view_update_run_header (DwTuneView *self);
 void dw_tune_view_step_changed_cb (GtkAdjustment *adjustment, DwTuneView *self);
 
 /* dw-tune-controls.c */
@@ -157,6 +161,9 @@ void dw_tune_controls_set_generation (DwTuneView *self, DwGeneration gen, const 
 void dw_tune_controls_apply_preset (DwTuneView *self, const char *preset_name);
 void dw_tune_controls_update_modified (DwTuneView *self);
 char *dw_tune_controls_describe_changes (DwTuneView *self);
+void dw_tune_controls_set_config (DwTuneView *self, const char *preset, const DwConfig *config);
+/* The run tuned, named at the top, and how its config was found. */
+void dw_tune_controls_update_run_header (DwTuneView *self);
 const char *dw_tune_controls_role_key (DwTuneView *self, DwKeyRole role);
 guint dw_tune_controls_thresholds (DwTuneView *self, DwTuneThreshold *out, guint max);
 void dw_tune_controls_reset_preset_action (GtkWidget *widget, const char *action_name,
@@ -169,7 +176,8 @@ void dw_tune_controls_is_level_selected_cb (AdwComboRow *row, GParamSpec *pspec,
 void dw_tune_controls_is_mode_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
 void dw_tune_controls_function_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
 
-/* dw-tune-export.c */
-void dw_tune_export_install_actions (GtkWidgetClass *widget_class);
+/* dw-tune-actions.c */
+void dw_tune_actions_install (GtkWidgetClass *widget_class);
+gboolean dw_tune_actions_import (DwTuneView *self, const char *text, GError **error);
 
 G_END_DECLS

@@ -70,67 +70,6 @@ dw_tune_view_busy_changed (DwTuneView *self)
 /* ------------------------------------------------------------------------------------------ */
 /* The run tuned, named at the top                                                            */
 
-void
-_dw_tune_view_update_run_header (DwTuneView *self)
-{
-  g_autoptr (GString) sub = g_string_new (NULL);
-  gboolean modified = gtk_widget_get_visible (self->modified_row);
-
-  if (self->run_info == NULL)
-    {
-      gtk_label_set_text (self->run_title, _ ("No run to tune"));
-      g_string_append (sub, _ ("Select a run with stored rollout batches in the sidebar"));
-    }
-  else
-    {
-      /* TRANSLATORS: heading of the Tune page; %s is the run name */
-      g_autofree char *title = g_strdup_printf (_ ("Tuning %s"), self->run_info->name);
-      gtk_label_set_text (self->run_title, title);
-      gtk_widget_set_tooltip_text (GTK_WIDGET (self->run_title), self->run_info->source);
-      /* TRANSLATORS: %s is the framework that wrote the run ("verl", "slime") */
-      g_string_append_printf (sub, _ ("logged by %s"), self->run_info->framework);
-      g_string_append (sub, " · ");
-      g_string_append_printf (sub,
-                              g_dngettext (GETTEXT_PACKAGE, "%" PRId64 " stored batch",
-                                           "%" PRId64 " stored batches",
-                                           (gulong)self->run_info->n_batches),
-                              self->run_info->n_batches);
-      g_string_append (sub, " · ");
-    }
-  if (self->run_info != NULL)
-    {
-      if (self->run_gen_source != NULL)
-        {
-          /* TRANSLATORS: how the run's generation and config were found */
-          const char *how = self->run_has_config ? _ ("config from the log")
-                            : g_strcmp0 (self->run_gen_source, "inferred") == 0
-                              ? _ ("inferred from the metric keys")
-                              : _ ("generation from the log, no config printed");
-          g_string_append_printf (sub, "%s · %s · ", dw_generation_name (self->run_gen), how);
-        }
-      if (self->preset == NULL && self->run_has_config)
-        /* TRANSLATORS: the generation the config is written for */
-        g_string_append_printf (sub, _ ("evaluated as %s with the run’s own config"),
-                                dw_generation_name (self->gen));
-      else
-        /* TRANSLATORS: the generation the config is written for, then the preset */
-        g_string_append_printf (sub, _ ("evaluated as %s, preset %s"),
-                                dw_generation_name (self->gen), self->preset ? self->preset : "—");
-      if (modified)
-        /* TRANSLATORS: after the preset name when the controls changed some of its values */
-        g_string_append (sub, _ (" (modified)"));
-      if (self->run_check_text != NULL)
-        g_string_append_printf (sub, "\n%s%s",
-                                self->run_agreement == DW_RUN_AGREEMENT_DISAGREES ? "⚠ " : "",
-                                self->run_check_text);
-    }
-  if (self->run_agreement == DW_RUN_AGREEMENT_DISAGREES)
-    gtk_widget_add_css_class (GTK_WIDGET (self->run_subtitle), "warning");
-  else
-    gtk_widget_remove_css_class (GTK_WIDGET (self->run_subtitle), "warning");
-  gtk_label_set_text (self->run_subtitle, sub->str);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Results → charts, summary, length bias                                                     */
 
@@ -658,8 +597,8 @@ dw_tune_view_idle_evaluate_cb (gpointer user_data)
 
 /* At most one evaluation per frame however many changes arrive (a dragged slider emits many);
  * unmapped (tests, offscreen rendering), an idle does the same. */
-void
-_dw_tune_view_schedule_evaluation (DwTuneView *self)
+static void
+dw_tune_view_schedule_evaluation (DwTuneView *self)
 {
   if (!self->engine || self->loading)
     return;
@@ -969,7 +908,7 @@ dw_tune_view_class_init (DwTuneViewClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, dw_tune_controls_is_mode_selected_cb);
   gtk_widget_class_bind_template_callback (widget_class, dw_tune_controls_function_selected_cb);
 
-  dw_tune_export_install_actions (widget_class);
+  dw_tune_actions_install (widget_class);
   gtk_widget_class_install_action (widget_class, "tune.reset-preset", NULL,
                                    dw_tune_controls_reset_preset_action);
 }
@@ -978,6 +917,8 @@ static void
 dw_tune_view_init (DwTuneView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* what the controls ask of the view when the config changed (they never call this file) */
+  self->schedule_evaluation = dw_tune_view_schedule_evaluation;
   self->run_gen = DW_GEN_VERL_LATEST;
   self->compact_tokens = DW_TUNE_COMPACT_TOKENS;
   dw_tune_controls_build (self);
@@ -1017,7 +958,7 @@ dw_tune_view_run_check_done_cb (GObject *source, GAsyncResult *result, gpointer 
       self->run_agreement = check->agreement;
       g_free (self->run_check_text);
       self->run_check_text = dw_run_check_describe (check);
-      _dw_tune_view_update_run_header (self);
+      dw_tune_controls_update_run_header (self);
     }
   dw_tune_view_check_data_free (d);
 }
@@ -1102,7 +1043,7 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   g_clear_pointer (&self->run_info, dw_run_info_free);
   if (store != NULL)
     self->run_info = dw_store_get_run (store, run_id, NULL);
-  _dw_tune_view_update_run_header (self);
+  dw_tune_controls_update_run_header (self);
   dw_tune_view_load_logged_series (self);
   self->loading = store != NULL;
   if (store)
@@ -1113,7 +1054,7 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
                                  g_object_ref (self));
     }
   dw_tune_view_load_run_config (self);
-  _dw_tune_view_update_run_header (self);
+  dw_tune_controls_update_run_header (self);
   dw_tune_view_update_charts_and_summary (self);
   dw_tune_view_update_status (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUN_ID]);
@@ -1139,20 +1080,7 @@ dw_tune_view_set_config (DwTuneView *self, const char *preset, const DwConfig *c
 {
   g_return_if_fail (DW_IS_TUNE_VIEW (self));
   g_return_if_fail (config != NULL);
-  dw_tune_controls_set_generation (self, config->generation, preset);
-  if (!preset)
-    {
-      self->config = *config;
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (self->preset_row),
-                                   _ ("Imported config: no preset applied"));
-    }
-  else
-    for (size_t i = 0; i < config->n_keys; i++)
-      if (strcmp (config->keys[i], "preset") != 0)
-        dw_config_set (&self->config, config->keys[i], &config->values[i]);
-  self->config.generation = config->generation;
-  dw_tune_controls_sync (self);
-  _dw_tune_view_schedule_evaluation (self);
+  dw_tune_controls_set_config (self, preset, config);
 }
 
 void
@@ -1205,14 +1133,5 @@ dw_tune_view_import_config (DwTuneView *self, const char *text, GError **error)
 {
   g_return_val_if_fail (DW_IS_TUNE_VIEW (self), FALSE);
   g_return_val_if_fail (text != NULL, FALSE);
-  DwConfig c;
-  const char *format = NULL;
-  if (!dw_tune_import_detect (text, self->gen, &c, &format, error))
-    return FALSE;
-  dw_tune_view_set_config (self, NULL, &c);
-  /* TRANSLATORS: first %s is a generation ("verl-0.7"), second a format ("yaml", "hydra") */
-  g_autofree char *msg
-    = g_strdup_printf (_ ("Imported a %s config (%s)"), dw_generation_name (c.generation), format);
-  gtk_label_set_text (self->status_label, msg);
-  return TRUE;
+  return dw_tune_actions_import (self, text, error);
 }
