@@ -81,22 +81,6 @@ named (GtkWidget *root, const char *name)
   return w;
 }
 
-/* The label below @widget whose text is @text, or NULL */
-static GtkWidget *
-find_label (GtkWidget *widget, const char *text)
-{
-  if (GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0)
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_label (child, text);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* TRUE when the card of @canonical's chart shows @text (a card with nothing to draw says why) */
 static gboolean
 card_says (GtkWidget *root, const char *canonical, const char *text)
@@ -106,8 +90,9 @@ card_says (GtkWidget *root, const char *canonical, const char *text)
   GtkWidget *label;
 
   g_assert_nonnull (card);
-  label = find_label (card, text);
-  return label != NULL && gtk_widget_is_visible (label);
+  label = named (card, "empty-label");
+  return g_strcmp0 (gtk_label_get_text (GTK_LABEL (label)), text) == 0
+         && gtk_widget_is_visible (label);
 }
 
 static void
