@@ -15,16 +15,6 @@
 #include "dw-store-writer.h"
 #include "dw-test-store.h"
 
-static char *
-file_sha (const char *path)
-{
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
-  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guint8 *)data, len);
-}
-
 static void
 test_create (DwTestStore *f, gconstpointer data)
 {
@@ -73,7 +63,7 @@ test_newer_schema (DwTestStore *f, gconstpointer data)
   g_free (dw_test_store_raw_sql (f->path, "PRAGMA journal_mode = DELETE"));
   g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 7"));
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
-  before = file_sha (f->path);
+  before = dw_test_store_file_sha (f->path);
 
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
@@ -85,7 +75,7 @@ test_newer_schema (DwTestStore *f, gconstpointer data)
   g_clear_error (&error);
   store = dw_store_open_read_only (f->path, &error);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
-  after = file_sha (f->path);
+  after = dw_test_store_file_sha (f->path);
   g_assert_cmpstr (before, ==, after);
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
 }
@@ -109,14 +99,14 @@ test_foreign_files (DwTestStore *f, gconstpointer data)
   g_clear_error (&error);
 
   g_free (dw_test_store_raw_sql (other, "CREATE TABLE t (x)"));
-  before = file_sha (other);
+  before = dw_test_store_file_sha (other);
   store = dw_store_open (other, &error);
   g_assert_null (store);
   expected = g_strdup_printf (
     "%s: an SQLite file, but not a Driftwatch store; the file was left untouched", other);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
   g_assert_cmpstr (error->message, ==, expected);
-  after = file_sha (other);
+  after = dw_test_store_file_sha (other);
   g_assert_cmpstr (before, ==, after);
 }
 
@@ -702,8 +692,10 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, func) \
-  g_test_add ("/store/" name, DwTestStore, NULL, dw_test_store_setup, func, dw_test_store_teardown)
+/* each store in a folder that does not exist yet: opening it makes the folder */
+#define ADD(name, func)                                                               \
+  g_test_add ("/store/" name, DwTestStore, "sub/store.db", dw_test_store_setup, func, \
+              dw_test_store_teardown)
   ADD ("create", test_create);
   ADD ("newer-schema", test_newer_schema);
   ADD ("foreign-files", test_foreign_files);
