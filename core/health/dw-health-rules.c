@@ -65,7 +65,9 @@ static const DwHealthRule rules[] = {
         "parameters. With IcePop, look at rollout_is_oob_ratio: widen the bounds only after "
         "finding why so many ratios fall outside them.") },
   { "is-ratio-high", "is_raw_fraction_high", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.05,
-    NAN, 0.5, DRIFT_NONE, N_ ("Raw IS ratios above the IS threshold for over 5% of tokens"),
+    NAN, 0.5, DRIFT_NONE,
+    /* xgettext:no-c-format */
+    N_ ("Raw IS ratios above the IS threshold for over 5% of tokens"),
     /* xgettext:no-c-format */
     N_ ("More than 5% of the tokens (sequence-level IS: sequences) have a raw ratio "
         "π_train/π_rollout above the IS threshold; from half of them on, the median ratio itself "
@@ -76,7 +78,9 @@ static const DwHealthRule rules[] = {
         "before touching the threshold; add sequence-mean rejection (seq_mean_k1 / seq_mean_k3) "
         "while investigating.") },
   { "is-ratio-low", "is_raw_fraction_low", DW_HEALTH_RULE_ABOVE, DW_HEALTH_WARNING, NAN, 0.05, NAN,
-    0.5, DRIFT_NONE, N_ ("Raw IS ratios below the lower bound for over 5% of tokens"),
+    0.5, DRIFT_NONE,
+    /* xgettext:no-c-format */
+    N_ ("Raw IS ratios below the lower bound for over 5% of tokens"),
     /* xgettext:no-c-format */
     N_ ("More than 5% of the tokens have a raw ratio below the lower IS bound (1/threshold, or "
         "the IcePop lower bound): the trainer finds many sampled tokens much less likely than the "

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
+
 #include <glib/gi18n.h>
 
 #include "dw-store-delete.h"
@@ -29,7 +31,8 @@ dw_store_delete_run (DwStore *self, gint64 run_id, GError **error)
   if (sqlite3_changes (self->db) == 0)
     {
       g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
-                   _ ("%s: no run with id %" G_GINT64_FORMAT), self->path, run_id);
+                   /* TRANSLATORS: store file, run id */
+                   _ ("%s: no run with id %" PRId64), self->path, run_id);
       return FALSE;
     }
 

@@ -9,8 +9,8 @@
  * per second and as input MB/s. Each format runs twice: with glibc's default allocator settings
  * (every 8 MB array is a fresh mmap whose pages fault in: expensive on this VM) and with the
  * allocator tuned to keep its heap (GLIBC_TUNABLES mmap_threshold/trim_threshold), which is what
- * a long-running ingest gets after its first batches. Given make-bench-pt.py, it also reads a slime
- * train dump (torch .pt, format_version 2) of the same shape, written by python3-torch.
+ * a long-running ingest gets after its first batches. Given a python3 and make-bench-pt.py, it also
+ * reads a slime train dump (torch .pt, format_version 2) of the same shape, written by torch.
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -135,21 +135,27 @@ main (int argc, char **argv)
       run_child (argv[0], "npz deflate", npzd, "11", tuned);
       run_child (argv[0], "jsonl", jsonl, "3", tuned);
     }
-  if (argc == 2) /* make-bench-pt.py: a slime format_version 2 train dump of the same shape */
+  /* PYTHON make-bench-pt.py: a slime format_version 2 train dump of the same shape */
+  if (argc == 3)
     {
       g_autofree char *pt = g_build_filename (dir, "train_data", "1.pt", NULL);
       g_autofree char *pt_dir = g_path_get_dirname (pt);
-      const char *make[] = { "/usr/bin/python3", argv[1], dir, NULL };
+      const char *make[] = { argv[1], argv[2], dir, NULL };
       int status = 0;
 
       if (!g_spawn_sync (NULL, (char **)make, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
                          &status, &error))
         g_error ("%s", error->message);
-      if (g_spawn_check_wait_status (status, NULL))
+      if (g_spawn_check_wait_status (status, &error))
         for (int tuned = 0; tuned < 2; tuned++)
           run_child (argv[0], "torch .pt", pt, "7", tuned);
+      else if (g_error_matches (error, G_SPAWN_EXIT_ERROR, 77)) /* make-bench-pt.py: no torch */
+        {
+          printf ("torch .pt: skipped (python3-torch is missing)\n");
+          g_clear_error (&error);
+        }
       else
-        printf ("torch .pt: skipped (python3-torch is missing)\n");
+        g_error ("%s %s: %s", argv[1], argv[2], error->message);
       g_unlink (pt);
       g_rmdir (pt_dir);
     }

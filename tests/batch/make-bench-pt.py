@@ -5,7 +5,8 @@ python3-torch: OUT/train_data/1.pt in slime's format_version 2 layout (as make-t
 writes it, docs/FORMATS-BATCH.md §2), 512 samples whose responses are 0.4–1.0 × 4096 tokens long
 (the benchmark's standard batch), float32 log-probs, int64 tokens and loss masks.
 
-Run: /usr/bin/python3 tests/batch/make-bench-pt.py OUT   (exit 77 when torch is missing)
+Run: /usr/bin/python3 tests/batch/make-bench-pt.py OUT   (exit 77 when torch is missing; bench-batch
+runs it with the interpreter meson found torch in)
 """
 import os
 import sys

@@ -16,66 +16,8 @@
 #include "dw-correction.h"
 #include "dw-ingester.h"
 #include "dw-store-writer.h"
+#include "dw-test-store.h"
 #include "dw-test-cli.h"
-
-typedef struct
-{
-  char *dir;
-  char *path;
-} Fixture;
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  g_autoptr (GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("dw-hostile-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->path = g_build_filename (f->dir, "store.db", NULL);
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", f->dir);
-
-  g_assert_cmpint (system (cmd), ==, 0);
-  g_free (f->dir);
-  g_free (f->path);
-}
-
-/* @sql through a plain SQLite connection; the first column of the first row as text, or NULL */
-static char *
-raw_sql (const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  const char *tail = sql;
-  char *out = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  while (tail != NULL && *tail != '\0')
-    {
-      g_assert_cmpint (sqlite3_prepare_v2 (db, tail, -1, &stmt, &tail), ==, SQLITE_OK);
-      if (stmt == NULL)
-        break;
-      if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL && out == NULL)
-        out = g_strdup ((const char *)sqlite3_column_text (stmt, 0));
-      sqlite3_finalize (stmt);
-    }
-  sqlite3_close (db);
-  return out;
-}
-
-static char *
-file_sha (const char *path)
-{
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
-  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guint8 *)data, len);
-}
 
 /* A store holding one run "r" with tag "t" and a 2×3 batch at step 5. */
 static void
@@ -105,7 +47,7 @@ make_store (const char *path)
 /* Issue 14: "a store with a negative PRAGMA user_version overflows a global array in the migration
  * code (ASan), runs an unrelated SQL string or segfaults". */
 static void
-test_negative_user_version (Fixture *f, gconstpointer data)
+test_negative_user_version (DwTestStore *f, gconstpointer data)
 {
   static const char *const versions[] = { "-1", "-2", "-2147483648" };
 
@@ -117,8 +59,8 @@ test_negative_user_version (Fixture *f, gconstpointer data)
       g_autofree char *before = NULL, *after = NULL;
       g_autoptr (DwStore) store = NULL;
 
-      g_free (raw_sql (f->path, sql));
-      before = file_sha (f->path);
+      g_free (dw_test_store_raw_sql (f->path, sql));
+      before = dw_test_store_file_sha (f->path);
       store = dw_store_open (f->path, &error);
       g_assert_null (store);
       g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
@@ -127,7 +69,7 @@ test_negative_user_version (Fixture *f, gconstpointer data)
       store = dw_store_open_read_only (f->path, &error);
       g_assert_null (store);
       g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
-      after = file_sha (f->path);
+      after = dw_test_store_file_sha (f->path);
       g_assert_cmpstr (before, ==, after);
     }
 }
@@ -135,30 +77,30 @@ test_negative_user_version (Fixture *f, gconstpointer data)
 /* Issue 14: "a foreign empty SQLite file with version −1 is switched to WAL instead of being
  * left alone". */
 static void
-test_foreign_negative_version_untouched (Fixture *f, gconstpointer data)
+test_foreign_negative_version_untouched (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
   g_autofree char *before = NULL, *after = NULL, *mode = NULL;
   g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
 
-  g_free (raw_sql (f->path, "PRAGMA user_version = -1"));
-  before = file_sha (f->path);
+  g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = -1"));
+  before = dw_test_store_file_sha (f->path);
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
   g_assert_nonnull (strstr (error->message, "left untouched"));
-  after = file_sha (f->path);
+  after = dw_test_store_file_sha (f->path);
   g_assert_cmpstr (before, ==, after);
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
-  mode = raw_sql (f->path, "PRAGMA journal_mode");
+  mode = dw_test_store_raw_sql (f->path, "PRAGMA journal_mode");
   g_assert_cmpstr (mode, ==, "delete");
 }
 
 /* Issue 14: "crafted stores with NULL run/tag names … crash or abort the CLI and the window".
  * The NOT NULL constraints are edited out of the schema, as a crafted file can. */
 static void
-test_null_names (Fixture *f, gconstpointer data)
+test_null_names (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
@@ -168,15 +110,15 @@ test_null_names (Fixture *f, gconstpointer data)
   const char *args[] = { "runs", "--db", f->path, "--format", "json", NULL };
 
   make_store (f->path);
-  g_free (raw_sql (f->path,
-                   "PRAGMA writable_schema = ON;"
-                   "UPDATE sqlite_master SET sql = replace (replace (replace (sql, "
-                   "'name TEXT NOT NULL UNIQUE', 'name TEXT UNIQUE'), 'name TEXT NOT NULL,', "
-                   "'name TEXT,'), 'framework TEXT NOT NULL', 'framework TEXT') "
-                   "WHERE name IN ('runs', 'tags');"));
-  g_free (raw_sql (f->path, "UPDATE runs SET name = NULL, framework = NULL;"
-                            "UPDATE tags SET name = NULL;"
-                            "INSERT INTO diagnostics VALUES (1, 'x', 0, 'm');"));
+  g_free (dw_test_store_raw_sql (
+    f->path, "PRAGMA writable_schema = ON;"
+             "UPDATE sqlite_master SET sql = replace (replace (replace (sql, "
+             "'name TEXT NOT NULL UNIQUE', 'name TEXT UNIQUE'), 'name TEXT NOT NULL,', "
+             "'name TEXT,'), 'framework TEXT NOT NULL', 'framework TEXT') "
+             "WHERE name IN ('runs', 'tags');"));
+  g_free (dw_test_store_raw_sql (f->path, "UPDATE runs SET name = NULL, framework = NULL;"
+                                          "UPDATE tags SET name = NULL;"
+                                          "INSERT INTO diagnostics VALUES (1, 'x', 0, 'm');"));
   store = dw_store_open (f->path, &error);
   g_assert_no_error (error);
   runs = dw_store_list_runs (store, &error);
@@ -199,7 +141,7 @@ test_null_names (Fixture *f, gconstpointer data)
 
 /* Issue 14: "rows = 2^62 … crash or abort": the sizes must agree with the blobs. */
 static void
-test_huge_rows (Fixture *f, gconstpointer data)
+test_huge_rows (DwTestStore *f, gconstpointer data)
 {
   static const char *const updates[] = {
     "UPDATE batches SET rows = 4611686018427387904",
@@ -218,7 +160,7 @@ test_huge_rows (Fixture *f, gconstpointer data)
 
       g_remove (f->path);
       make_store (f->path);
-      g_free (raw_sql (f->path, updates[i]));
+      g_free (dw_test_store_raw_sql (f->path, updates[i]));
       store = dw_store_open (f->path, &error);
       g_assert_no_error (error);
       batch = dw_store_load_batch (store, 1, 5, &error);
@@ -257,7 +199,7 @@ ingest (DwStore *store, const char *path)
 /* Issue 14: "crafted stores with … an unknown file format number or prefix_len = 1e12 crash or
  * abort": the damaged bookkeeping is not trusted, the file is read again. */
 static void
-test_damaged_file_records (Fixture *f, gconstpointer data)
+test_damaged_file_records (DwTestStore *f, gconstpointer data)
 {
   static const char *const updates[] = {
     "UPDATE files SET format = 999",
@@ -282,7 +224,7 @@ test_damaged_file_records (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       g_assert_cmpuint (ingest (store, run), ==, 3);
       g_clear_object (&store);
-      g_free (raw_sql (f->path, updates[i]));
+      g_free (dw_test_store_raw_sql (f->path, updates[i]));
       write_log (log, 1, 6); /* the run went on */
       store = dw_store_open (f->path, &error);
       g_assert_no_error (error);
@@ -296,7 +238,7 @@ test_damaged_file_records (Fixture *f, gconstpointer data)
 
 /* Issue 14: "--db '' reports success and stores nothing". */
 static void
-test_empty_db_path (Fixture *f, gconstpointer data)
+test_empty_db_path (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open ("", &error);
@@ -315,7 +257,7 @@ test_empty_db_path (Fixture *f, gconstpointer data)
 
 /* Issue 14: "a point at step INT64_MIN is stored but never returned". */
 static void
-test_int64_min_step (Fixture *f, gconstpointer data)
+test_int64_min_step (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -342,7 +284,7 @@ test_int64_min_step (Fixture *f, gconstpointer data)
 
 /* Issue 14: "a key containing \u0000 merges into another key". */
 static void
-test_nul_key_not_merged (Fixture *f, gconstpointer data)
+test_nul_key_not_merged (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -371,7 +313,7 @@ test_nul_key_not_merged (Fixture *f, gconstpointer data)
  * ingest/watch/window forever while holding the store's write lock". Refused at once, the file
  * left untouched, the rest of the folder read. */
 static void
-test_mlflow_recursive_view (Fixture *f, gconstpointer data)
+test_mlflow_recursive_view (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
@@ -385,11 +327,12 @@ test_mlflow_recursive_view (Fixture *f, gconstpointer data)
   gint64 t0;
 
   g_assert_cmpint (g_mkdir (run, 0755), ==, 0);
-  g_free (raw_sql (mlflow, "CREATE VIEW metrics AS WITH RECURSIVE r (x) AS (SELECT 1 UNION ALL "
-                           "SELECT x + 1 FROM r) SELECT 'k' AS key, x AS value, 0 AS timestamp, "
-                           "x AS step, 0 AS is_nan, 'u' || x AS run_uuid FROM r"));
+  g_free (dw_test_store_raw_sql (
+    mlflow, "CREATE VIEW metrics AS WITH RECURSIVE r (x) AS (SELECT 1 UNION ALL "
+            "SELECT x + 1 FROM r) SELECT 'k' AS key, x AS value, 0 AS timestamp, "
+            "x AS step, 0 AS is_nan, 'u' || x AS run_uuid FROM r"));
   write_log (log, 1, 2);
-  before = file_sha (mlflow);
+  before = dw_test_store_file_sha (mlflow);
   store = dw_store_open (f->path, &error);
   g_assert_no_error (error);
   ingester = dw_ingester_new (store);
@@ -412,14 +355,14 @@ test_mlflow_recursive_view (Fixture *f, gconstpointer data)
   series = dw_store_get_series (store, 1, "actor/pg_loss", G_MININT64, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (series->n, ==, 2);
-  after = file_sha (mlflow);
+  after = dw_test_store_file_sha (mlflow);
   g_assert_cmpstr (before, ==, after);
 }
 
 /* Issue 14: "a FIFO named on the command line blocks forever" and "a pipe is 'not a recognised
  * format'". Refused by name, at once, by ingest and metrics. */
 static void
-test_fifo_refused (Fixture *f, gconstpointer data)
+test_fifo_refused (DwTestStore *f, gconstpointer data)
 {
   g_autofree char *fifo = g_build_filename (f->dir, "log.fifo", NULL);
   g_autofree char *err = NULL, *err2 = NULL;
@@ -445,7 +388,7 @@ cpu_seconds (void)
 
 /* CPU seconds to ingest a fresh run folder of @n one-line JSONL files. */
 static double
-ingest_files_seconds (Fixture *f, guint n)
+ingest_files_seconds (DwTestStore *f, guint n)
 {
   g_autofree char *run = g_strdup_printf ("%s/many-%u", f->dir, n);
   g_autofree char *db = g_strdup_printf ("%s/many-%u.db", f->dir, n);
@@ -472,7 +415,7 @@ ingest_files_seconds (Fixture *f, guint n)
  * under the sixteen times of a quadratic ingest (CPU time, so a loaded machine does not
  * matter; measured 3.4× after the fix, 15× before). */
 static void
-test_ingest_linear_in_files (Fixture *f, gconstpointer data)
+test_ingest_linear_in_files (DwTestStore *f, gconstpointer data)
 {
   double small = ingest_files_seconds (f, 1000);
   double big = ingest_files_seconds (f, 4000);
@@ -483,7 +426,7 @@ test_ingest_linear_in_files (Fixture *f, gconstpointer data)
 
 /* Issue 14: "non-UTF-8 run names make invalid JSON in runs --format json". */
 static void
-test_non_utf8_run_name_json (Fixture *f, gconstpointer data)
+test_non_utf8_run_name_json (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -511,7 +454,7 @@ test_non_utf8_run_name_json (Fixture *f, gconstpointer data)
  * "the oversize-batch error names the store, not the input". Scaled down: the store's value
  * limit lowered to 64 KB, a ragged batch padding to 2 × 20000 float64 tokens (320 KB). */
 static void
-test_oversize_batch_skipped (Fixture *f, gconstpointer data)
+test_oversize_batch_skipped (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -581,7 +524,7 @@ put_one (DwStore *store, gint64 step, double value)
 
 /* Issue 14: "deleting the WAL while watch runs loses a later acknowledged ingest silently". */
 static void
-test_deleted_wal (Fixture *f, gconstpointer data)
+test_deleted_wal (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) writer = dw_store_open (f->path, &error);
@@ -615,7 +558,7 @@ test_deleted_wal (Fixture *f, gconstpointer data)
 /* Found by fuzz-store-open: a 121-byte SQLite fragment read as an empty database; creating the
  * schema in it failed and the rollback cut the file to nothing. Refused, byte for byte kept. */
 static void
-test_fragment_untouched (Fixture *f, gconstpointer data)
+test_fragment_untouched (DwTestStore *f, gconstpointer data)
 {
   g_autofree char *seed = g_test_build_filename (G_TEST_DIST, "fuzz", "corpus", "store-open",
                                                  "hostile-fragment-121-bytes", NULL);
@@ -627,12 +570,12 @@ test_fragment_untouched (Fixture *f, gconstpointer data)
   g_assert_true (g_file_get_contents (seed, &bytes, &len, NULL));
   g_assert_cmpuint (len, ==, 121);
   g_assert_true (g_file_set_contents (f->path, bytes, (gssize)len, NULL));
-  before = file_sha (f->path);
+  before = dw_test_store_file_sha (f->path);
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
   g_assert_nonnull (strstr (error->message, "left untouched"));
-  after = file_sha (f->path);
+  after = dw_test_store_file_sha (f->path);
   g_assert_cmpstr (before, ==, after);
 }
 
@@ -653,7 +596,7 @@ bytes_read (void)
  * CSV is quadratic)". Scaled down: a 16 MB export, one row appended, the second ingest may read
  * the header, the checksummed prefix (64 KB) and the new bytes, not the file again. */
 static void
-test_csv_append_reads_appended_bytes (Fixture *f, gconstpointer data)
+test_csv_append_reads_appended_bytes (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -688,7 +631,7 @@ test_csv_append_reads_appended_bytes (Fixture *f, gconstpointer data)
 
 /* Issue 14: "unknown config keys are ignored (--set rollout_is_treshold=… exits 0)". */
 static void
-test_unknown_set_key (Fixture *f, gconstpointer data)
+test_unknown_set_key (DwTestStore *f, gconstpointer data)
 {
   g_autofree char *batch = g_build_filename (f->dir, "step_000001.safetensors", NULL);
   g_autofree char *err = NULL, *out = NULL;
@@ -710,7 +653,7 @@ test_unknown_set_key (Fixture *f, gconstpointer data)
 
 /* Issue 10: clang-format had turned the error domain into "dw - store - error - quark". */
 static void
-test_error_quark_names (Fixture *f, gconstpointer data)
+test_error_quark_names (DwTestStore *f, gconstpointer data)
 {
   g_assert_cmpstr (g_quark_to_string (DW_STORE_ERROR), ==, "dw-store-error-quark");
 }
@@ -719,7 +662,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add (name, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+#define ADD(name, fn) \
+  g_test_add (name, DwTestStore, NULL, dw_test_store_setup, fn, dw_test_store_teardown)
   ADD ("/hostile/store/negative-user-version", test_negative_user_version);
   ADD ("/hostile/store/foreign-negative-version-untouched",
        test_foreign_negative_version_untouched);

@@ -19,52 +19,11 @@
 #include "dw-correction.h"
 #include "dw-recompute.h"
 #include "dw-store-writer.h"
+#include "dw-test-store.h"
 #include "dw-test-cli.h"
 
 #define ROWS 16
 #define COLS 300
-
-typedef struct
-{
-  char *dir;
-  char *db;
-} Fixture;
-
-static void
-fixture_setup (Fixture *fixture, gconstpointer data)
-{
-  g_autoptr (GError) error = NULL;
-
-  fixture->dir = g_dir_make_tmp ("dw-store-tokens-XXXXXX", &error);
-  g_assert_no_error (error);
-  fixture->db = g_build_filename (fixture->dir, "store.db", NULL);
-}
-
-static void
-fixture_teardown (Fixture *fixture, gconstpointer data)
-{
-  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", fixture->dir);
-
-  g_assert_cmpint (system (command), ==, 0);
-  g_free (fixture->dir);
-  g_free (fixture->db);
-}
-
-static char *
-raw_sql (const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  char *out = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL)
-    out = g_strdup ((const char *)sqlite3_column_text (stmt, 0));
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return out;
-}
 
 /* A float32 batch of @step: row r has 100 + 12 r valid tokens, ℓ from a fixed sequence with one
  * catastrophic token (ℓ = −9) in row 5 and one (ℓ = +7) in row 11; token ids 1000 + column. */
@@ -106,10 +65,10 @@ valid_tokens (void)
 
 /* Writes steps 1..@n_steps as files and stores them with a budget that holds one batch. */
 static DwStore *
-store_run (Fixture *fixture, int n_steps, gint64 *run_id)
+store_run (DwTestStore *fixture, int n_steps, gint64 *run_id)
 {
   g_autoptr (GError) error = NULL;
-  DwStore *store = dw_store_open (fixture->db, &error);
+  DwStore *store = dw_store_open (fixture->path, &error);
   g_autofree char *batches = g_build_filename (fixture->dir, "batches", NULL);
 
   g_assert_no_error (error);
@@ -151,18 +110,20 @@ assert_same_batch (const DwBatch *got, const DwBatch *want)
 /* Over the budget, a batch keeps its shape, statistics and summary but no arrays; it is read back
  * from its file equal to what was ingested. */
 static void
-test_budget_and_reference (Fixture *fixture, gconstpointer data)
+test_budget_and_reference (DwTestStore *fixture, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   gint64 run_id;
   g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
-  g_autofree char *referenced
-    = raw_sql (fixture->db, "SELECT group_concat (b.step) FROM batch_refs r JOIN batches b ON "
-                            "b.id = r.batch_id");
-  g_autofree char *empty = raw_sql (fixture->db, "SELECT group_concat (step) FROM batches WHERE "
-                                                 "length (old_log_prob) = 0");
-  g_autofree char *ids = raw_sql (fixture->db, "SELECT count(*) FROM batch_extras");
-  g_autofree char *sequences = raw_sql (fixture->db, "SELECT count(*) FROM sequences");
+  g_autofree char *referenced = dw_test_store_raw_sql (
+    fixture->path, "SELECT group_concat (b.step) FROM batch_refs r JOIN batches b ON "
+                   "b.id = r.batch_id");
+  g_autofree char *empty
+    = dw_test_store_raw_sql (fixture->path, "SELECT group_concat (step) FROM batches WHERE "
+                                            "length (old_log_prob) = 0");
+  g_autofree char *ids = dw_test_store_raw_sql (fixture->path, "SELECT count(*) FROM batch_extras");
+  g_autofree char *sequences
+    = dw_test_store_raw_sql (fixture->path, "SELECT count(*) FROM sequences");
 
   g_assert_cmpstr (referenced, ==, "2,3");
   g_assert_cmpstr (empty, ==, "2,3");
@@ -188,8 +149,9 @@ test_budget_and_reference (Fixture *fixture, gconstpointer data)
     g_assert_true (dw_store_begin (store, &error));
     g_assert_true (dw_store_put_batch (store, run_id, 3, batch, path, &error));
     g_assert_true (dw_store_commit (store, &error));
-    left = raw_sql (fixture->db, "SELECT group_concat (b.step) FROM batch_refs r JOIN batches b "
-                                 "ON b.id = r.batch_id");
+    left = dw_test_store_raw_sql (fixture->path,
+                                  "SELECT group_concat (b.step) FROM batch_refs r JOIN batches b "
+                                  "ON b.id = r.batch_id");
     g_assert_cmpstr (left, ==, "2");
   }
 }
@@ -197,7 +159,7 @@ test_budget_and_reference (Fixture *fixture, gconstpointer data)
 /* The summary: the tails in full and sorted, the bins between them covering every other token
  * with their exact sums, the catastrophic tokens' rows kept in full with their token ids. */
 static void
-test_summary (Fixture *fixture, gconstpointer data)
+test_summary (DwTestStore *fixture, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   gint64 run_id;
@@ -262,7 +224,7 @@ test_summary (Fixture *fixture, gconstpointer data)
 
 /* A referenced file that changed or is gone: a clear error naming it; the summaries remain. */
 static void
-test_source_changed (Fixture *fixture, gconstpointer data)
+test_source_changed (DwTestStore *fixture, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   gint64 run_id;
@@ -310,7 +272,7 @@ test_source_changed (Fixture *fixture, gconstpointer data)
 /* A schema-5 store (a copied batch, no summary tables) opens as schema 6, its batch intact; a
  * batch it gains afterwards has a summary. */
 static void
-test_migration_from_5 (Fixture *fixture, gconstpointer data)
+test_migration_from_5 (DwTestStore *fixture, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   gint64 run_id;
@@ -320,12 +282,12 @@ test_migration_from_5 (Fixture *fixture, gconstpointer data)
   g_autoptr (DwTokenSummary) summary = NULL;
 
   g_clear_object (&store);
-  g_free (raw_sql (fixture->db, "DROP TABLE token_summaries"));
-  g_free (raw_sql (fixture->db, "DROP TABLE batch_refs"));
-  g_free (raw_sql (fixture->db, "PRAGMA user_version = 5"));
-  store = dw_store_open (fixture->db, &error);
+  g_free (dw_test_store_raw_sql (fixture->path, "DROP TABLE token_summaries"));
+  g_free (dw_test_store_raw_sql (fixture->path, "DROP TABLE batch_refs"));
+  g_free (dw_test_store_raw_sql (fixture->path, "PRAGMA user_version = 5"));
+  store = dw_store_open (fixture->path, &error);
   g_assert_no_error (error);
-  version = raw_sql (fixture->db, "PRAGMA user_version");
+  version = dw_test_store_raw_sql (fixture->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "6");
   batch = dw_store_load_batch (store, run_id, 1, &error);
   g_assert_no_error (error);
@@ -346,7 +308,7 @@ test_migration_from_5 (Fixture *fixture, gconstpointer data)
 /* Crafted summaries (a store written by hand or damaged): refused as damaged, never read past
  * their blobs. */
 static void
-test_crafted (Fixture *fixture, gconstpointer data)
+test_crafted (DwTestStore *fixture, gconstpointer data)
 {
   static const char *const crafts[] = {
     "UPDATE token_summaries SET n_low = n_low + 1",
@@ -366,31 +328,32 @@ test_crafted (Fixture *fixture, gconstpointer data)
   gsize len;
 
   g_clear_object (&store);
-  g_assert_true (g_file_get_contents (fixture->db, &pristine, &len, NULL));
+  g_assert_true (g_file_get_contents (fixture->path, &pristine, &len, NULL));
   g_assert_true (g_file_set_contents (copy, pristine, (gssize)len, NULL));
   for (guint index = 0; index < G_N_ELEMENTS (crafts); index++)
     {
       g_autoptr (DwTokenSummary) summary = NULL;
       g_autofree char *want = NULL;
 
-      g_assert_true (g_file_set_contents (fixture->db, pristine, (gssize)len, NULL));
-      g_free (raw_sql (fixture->db, crafts[index]));
-      store = dw_store_open (fixture->db, &error);
+      g_assert_true (g_file_set_contents (fixture->path, pristine, (gssize)len, NULL));
+      g_free (dw_test_store_raw_sql (fixture->path, crafts[index]));
+      store = dw_store_open (fixture->path, &error);
       g_assert_no_error (error);
       summary = dw_store_get_token_summary (store, run_id, 2, &error);
       g_assert_null (summary);
       g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
       want = g_strdup_printf ("%s: the stored token summary of run %" G_GINT64_FORMAT
                               " step 2 is damaged",
-                              fixture->db, run_id);
+                              fixture->path, run_id);
       g_assert_cmpstr (error->message, ==, want);
       g_clear_error (&error);
       g_clear_object (&store);
     }
   /* a reference to a device (a crafted store) is refused before anything is read from it */
-  g_assert_true (g_file_set_contents (fixture->db, pristine, (gssize)len, NULL));
-  g_free (raw_sql (fixture->db, "UPDATE batch_refs SET path = '/dev/zero', size = 0"));
-  store = dw_store_open (fixture->db, &error);
+  g_assert_true (g_file_set_contents (fixture->path, pristine, (gssize)len, NULL));
+  g_free (
+    dw_test_store_raw_sql (fixture->path, "UPDATE batch_refs SET path = '/dev/zero', size = 0"));
+  store = dw_store_open (fixture->path, &error);
   g_assert_null (dw_store_load_batch (store, run_id, 2, &error));
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
   g_assert_nonnull (strstr (error->message, "/dev/zero: the raw tokens of step 2 are referenced "
@@ -398,9 +361,9 @@ test_crafted (Fixture *fixture, gconstpointer data)
   g_clear_error (&error);
   g_clear_object (&store);
   /* a reference whose path is an empty string is a changed source, not a crash */
-  g_assert_true (g_file_set_contents (fixture->db, pristine, (gssize)len, NULL));
-  g_free (raw_sql (fixture->db, "UPDATE batch_refs SET path = ''"));
-  store = dw_store_open (fixture->db, &error);
+  g_assert_true (g_file_set_contents (fixture->path, pristine, (gssize)len, NULL));
+  g_free (dw_test_store_raw_sql (fixture->path, "UPDATE batch_refs SET path = ''"));
+  store = dw_store_open (fixture->path, &error);
   g_assert_null (dw_store_load_batch (store, run_id, 2, &error));
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED);
 }
@@ -408,7 +371,7 @@ test_crafted (Fixture *fixture, gconstpointer data)
 /* recompute, an exact pass, reads the referenced batches from their files: every metric equals
  * the correction core's on the batch as generated; with a file gone it stops naming that file. */
 static void
-test_recompute (Fixture *fixture, gconstpointer data)
+test_recompute (DwTestStore *fixture, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   gint64 run_id;
@@ -453,7 +416,7 @@ test_recompute (Fixture *fixture, gconstpointer data)
 
 /* driftwatch-cli ingest --keep-tokens: the budget from the command line; a bad size refused. */
 static void
-test_cli (Fixture *fixture, gconstpointer data)
+test_cli (DwTestStore *fixture, gconstpointer data)
 {
   gint64 run_id;
   g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
@@ -465,7 +428,7 @@ test_cli (Fixture *fixture, gconstpointer data)
                                                       "--db", db, fixture->dir, NULL },
                                     NULL, &out, &err),
                    ==, 0);
-  referenced = raw_sql (db, "SELECT count(*) FROM batch_refs");
+  referenced = dw_test_store_raw_sql (db, "SELECT count(*) FROM batch_refs");
   g_assert_cmpstr (referenced, ==, "2");
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
@@ -519,8 +482,9 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, func) \
-  g_test_add ("/store-tokens/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
+#define ADD(name, func)                                                            \
+  g_test_add ("/store-tokens/" name, DwTestStore, NULL, dw_test_store_setup, func, \
+              dw_test_store_teardown)
   ADD ("budget-and-reference", test_budget_and_reference);
   ADD ("summary", test_summary);
   ADD ("source-changed", test_source_changed);

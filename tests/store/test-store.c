@@ -13,68 +13,10 @@
 #include "dw-batch-reader.h"
 #include "dw-correction.h"
 #include "dw-store-writer.h"
-
-typedef struct
-{
-  char *dir;
-  char *path;
-} Fixture;
+#include "dw-test-store.h"
 
 static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  g_autoptr (GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("dw-store-XXXXXX", &error);
-  g_assert_no_error (error);
-  f->path = g_build_filename (f->dir, "sub", "store.db", NULL);
-}
-
-static void
-rm_rf (const char *dir)
-{
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", dir);
-  g_assert_cmpint (system (cmd), ==, 0);
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  rm_rf (f->dir);
-  g_free (f->dir);
-  g_free (f->path);
-}
-
-/* Runs @sql on @path through a separate plain SQLite connection; returns the first column of the
- * first row as text (or NULL). */
-static char *
-raw_sql (const char *path, const char *sql)
-{
-  sqlite3 *db = NULL;
-  sqlite3_stmt *stmt = NULL;
-  char *out = NULL;
-
-  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
-  if (sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_text (stmt, 0) != NULL)
-    out = g_strdup ((const char *)sqlite3_column_text (stmt, 0));
-  sqlite3_finalize (stmt);
-  sqlite3_close (db);
-  return out;
-}
-
-static char *
-file_sha (const char *path)
-{
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
-  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guint8 *)data, len);
-}
-
-static void
-test_create (Fixture *f, gconstpointer data)
+test_create (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -85,11 +27,11 @@ test_create (Fixture *f, gconstpointer data)
   g_assert_nonnull (store);
   g_assert_cmpstr (dw_store_get_path (store), ==, f->path);
   g_assert_false (dw_store_is_read_only (store));
-  version = raw_sql (f->path, "PRAGMA user_version");
-  app_id = raw_sql (f->path, "PRAGMA application_id");
-  mode = raw_sql (f->path, "PRAGMA journal_mode");
-  tables = raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
-                             "sqlite_master WHERE type = 'table' ORDER BY name)");
+  version = dw_test_store_raw_sql (f->path, "PRAGMA user_version");
+  app_id = dw_test_store_raw_sql (f->path, "PRAGMA application_id");
+  mode = dw_test_store_raw_sql (f->path, "PRAGMA journal_mode");
+  tables = dw_test_store_raw_sql (f->path, "SELECT group_concat (name, ',') FROM (SELECT name FROM "
+                                           "sqlite_master WHERE type = 'table' ORDER BY name)");
   g_assert_cmpstr (version, ==, G_STRINGIFY (DW_STORE_SCHEMA_VERSION));
   g_assert_cmpint (g_ascii_strtoll (app_id, NULL, 10), ==, DW_STORE_APPLICATION_ID);
   g_assert_cmpstr (mode, ==, "wal");
@@ -109,7 +51,7 @@ test_create (Fixture *f, gconstpointer data)
 }
 
 static void
-test_newer_schema (Fixture *f, gconstpointer data)
+test_newer_schema (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -118,10 +60,10 @@ test_newer_schema (Fixture *f, gconstpointer data)
 
   g_assert_no_error (error);
   g_clear_object (&store);
-  g_free (raw_sql (f->path, "PRAGMA journal_mode = DELETE"));
-  g_free (raw_sql (f->path, "PRAGMA user_version = 7"));
+  g_free (dw_test_store_raw_sql (f->path, "PRAGMA journal_mode = DELETE"));
+  g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 7"));
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
-  before = file_sha (f->path);
+  before = dw_test_store_file_sha (f->path);
 
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
@@ -133,13 +75,13 @@ test_newer_schema (Fixture *f, gconstpointer data)
   g_clear_error (&error);
   store = dw_store_open_read_only (f->path, &error);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
-  after = file_sha (f->path);
+  after = dw_test_store_file_sha (f->path);
   g_assert_cmpstr (before, ==, after);
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
 }
 
 static void
-test_foreign_files (Fixture *f, gconstpointer data)
+test_foreign_files (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
@@ -156,15 +98,15 @@ test_foreign_files (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (error->message, garbage));
   g_clear_error (&error);
 
-  g_free (raw_sql (other, "CREATE TABLE t (x)"));
-  before = file_sha (other);
+  g_free (dw_test_store_raw_sql (other, "CREATE TABLE t (x)"));
+  before = dw_test_store_file_sha (other);
   store = dw_store_open (other, &error);
   g_assert_null (store);
   expected = g_strdup_printf (
     "%s: an SQLite file, but not a Driftwatch store; the file was left untouched", other);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
   g_assert_cmpstr (error->message, ==, expected);
-  after = file_sha (other);
+  after = dw_test_store_file_sha (other);
   g_assert_cmpstr (before, ==, after);
 }
 
@@ -183,7 +125,7 @@ add_run (DwStore *store, const char *name)
 }
 
 static void
-test_points (Fixture *f, gconstpointer data)
+test_points (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -285,7 +227,7 @@ test_points (Fixture *f, gconstpointer data)
 }
 
 static void
-test_rollback (Fixture *f, gconstpointer data)
+test_rollback (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -340,7 +282,7 @@ make_batch (guint rows, guint cols, DwDType lp, guint seed)
 }
 
 static void
-test_batches (Fixture *f, gconstpointer data)
+test_batches (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -428,7 +370,7 @@ test_batches (Fixture *f, gconstpointer data)
 }
 
 static void
-test_rank_and_migration (Fixture *f, gconstpointer data)
+test_rank_and_migration (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -458,18 +400,18 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
 
   /* A version-1 store (no rank column, no runs.meta, no batch_extras) is migrated on open, its
    * points kept. */
-  g_free (raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
-  g_free (raw_sql (f->path, "ALTER TABLE runs DROP COLUMN meta"));
-  g_free (raw_sql (f->path, "DROP TABLE batch_extras"));
-  g_free (raw_sql (f->path, "DROP TABLE batch_refs"));
-  g_free (raw_sql (f->path, "DROP TABLE token_summaries"));
-  g_free (raw_sql (f->path, "PRAGMA user_version = 1"));
-  version = raw_sql (f->path, "PRAGMA user_version");
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE points DROP COLUMN rank"));
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE runs DROP COLUMN meta"));
+  g_free (dw_test_store_raw_sql (f->path, "DROP TABLE batch_extras"));
+  g_free (dw_test_store_raw_sql (f->path, "DROP TABLE batch_refs"));
+  g_free (dw_test_store_raw_sql (f->path, "DROP TABLE token_summaries"));
+  g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 1"));
+  version = dw_test_store_raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "1");
   store = dw_store_open (f->path, &error);
   g_assert_no_error (error);
   g_clear_pointer (&version, g_free);
-  version = raw_sql (f->path, "PRAGMA user_version");
+  version = dw_test_store_raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, G_STRINGIFY (DW_STORE_SCHEMA_VERSION));
   series = dw_store_get_series (store, run_id, "x", G_MININT64, &error);
   g_assert_cmpuint (series->n, ==, 3);
@@ -479,7 +421,7 @@ test_rank_and_migration (Fixture *f, gconstpointer data)
 }
 
 static void
-test_busy (Fixture *f, gconstpointer data)
+test_busy (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) a = dw_store_open (f->path, &error);
@@ -511,7 +453,7 @@ test_busy (Fixture *f, gconstpointer data)
 }
 
 static void
-test_full (Fixture *f, gconstpointer data)
+test_full (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -550,7 +492,7 @@ test_full (Fixture *f, gconstpointer data)
 }
 
 static void
-test_read_only (Fixture *f, gconstpointer data)
+test_read_only (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -581,7 +523,7 @@ test_read_only (Fixture *f, gconstpointer data)
 }
 
 static void
-test_files_and_dump (Fixture *f, gconstpointer data)
+test_files_and_dump (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -648,7 +590,7 @@ test_files_and_dump (Fixture *f, gconstpointer data)
  * points through dw_store_put_point store: later rows of a (tag, step) win across statement
  * boundaries, NaN / -0.0 / inf kept, the run's steps and wall times accounted. */
 static void
-test_put_points (Fixture *f, gconstpointer data)
+test_put_points (DwTestStore *f, gconstpointer data)
 {
   g_autofree char *other = g_build_filename (f->dir, "other.db", NULL);
   g_autoptr (GError) error = NULL;
@@ -716,7 +658,7 @@ test_series_find_step (void)
  * created in the same transaction), and is refused again by the next ordinary transaction, also
  * after a rollback. */
 static void
-test_begin_appending (Fixture *f, gconstpointer data)
+test_begin_appending (DwTestStore *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (f->path, &error);
@@ -750,8 +692,10 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(name, func) \
-  g_test_add ("/store/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
+/* each store in a folder that does not exist yet: opening it makes the folder */
+#define ADD(name, func)                                                               \
+  g_test_add ("/store/" name, DwTestStore, "sub/store.db", dw_test_store_setup, func, \
+              dw_test_store_teardown)
   ADD ("create", test_create);
   ADD ("newer-schema", test_newer_schema);
   ADD ("foreign-files", test_foreign_files);

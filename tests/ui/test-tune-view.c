@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dw-chart-card.h"
 #include "dw-chart.h"
 #include "dw-correction.h"
 #include "dw-demo.h"
@@ -78,6 +79,20 @@ named (GtkWidget *root, const char *name)
   if (!w)
     g_error ("no widget named %s", name);
   return w;
+}
+
+/* TRUE when the card of @canonical's chart shows @text (a card with nothing to draw says why) */
+static gboolean
+card_says (GtkWidget *root, const char *canonical, const char *text)
+{
+  g_autofree char *name = g_strdup_printf ("chart-%s", canonical);
+  GtkWidget *card = gtk_widget_get_ancestor (named (root, name), DW_TYPE_CHART_CARD);
+  GtkWidget *label;
+
+  g_assert_nonnull (card);
+  label = named (card, "empty-label");
+  return g_strcmp0 (gtk_label_get_text (GTK_LABEL (label)), text) == 0
+         && gtk_widget_is_visible (label);
 }
 
 static void
@@ -439,12 +454,20 @@ test_tune_view (void)
       save_png (window, png);
     }
 
+  /* the demo logs no veto fraction, and verl 0.9.0 has no veto: the veto card says so */
+  g_assert_true (card_says (w, "veto_fraction", "This generation has no token veto"));
+
   /* the older generation: G2 vocabulary (token/sequence/geometric RS, veto) */
   select_generation (w, "verl-0.7.0");
   wait_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_0);
   g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
   g_assert_false (gtk_widget_get_visible (named (w, "rs-token_k1")));
+  /* veto switched off: verl 0.6-0.7 still log its fraction (0), and so does the what-if */
+  adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "veto-row")), FALSE);
+  wait_idle (view);
+  g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-veto_fraction")), "whatif"));
+  g_assert_false (card_says (w, "veto_fraction", "Veto is off in this configuration"));
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-geometric")), TRUE);
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "veto-row")), TRUE);
   set_entry (w, "bound-veto", "1e-06");
@@ -458,6 +481,21 @@ test_tune_view (void)
   select_generation (w, "slime");
   wait_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
+  {
+    /* slime logs no veto fraction with the veto off, and the run logged none: the card says why
+     * it is empty instead of staying blank */
+    GtkWidget *veto_row = named (w, "veto-row");
+    gboolean veto_was_on = adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (veto_row));
+
+    adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (veto_row), FALSE);
+    wait_idle (view);
+    g_assert_true (card_says (w, "veto_fraction", "Veto is off in this configuration"));
+    g_assert_cmpfloat (gtk_widget_get_opacity (named (w, "chart-veto_fraction")), ==, 0.0);
+    adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (veto_row), veto_was_on);
+    wait_idle (view);
+    g_assert_cmpint (adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (veto_row)), ==,
+                     veto_was_on);
+  }
   g_assert_true (gtk_widget_get_visible (named (w, "rs-token")));
   set_entry (w, "bound-is-threshold", "3.0");
   wait_idle (view);

@@ -33,6 +33,20 @@ dw_chart_axes_layer_x_title (DwChart *self)
                                        : _ ("training step");
 }
 
+/* The y unit as the reader sees it: the canonical units ("fraction", "nats", "tokens") are
+ * identifiers the frame compares ("fraction" starts the axis at 0), translated only where drawn. */
+static const char *
+dw_chart_axes_layer_y_title (DwChart *self)
+{
+  if (g_strcmp0 (self->y_unit, "fraction") == 0)
+    return C_ ("y axis unit", "fraction");
+  if (g_strcmp0 (self->y_unit, "nats") == 0)
+    return C_ ("y axis unit", "nats");
+  if (g_strcmp0 (self->y_unit, "tokens") == 0)
+    return C_ ("y axis unit", "tokens");
+  return self->y_unit;
+}
+
 static void
 dw_chart_axes_layer_draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f,
                                const DwChartStyle *st, int width)
@@ -98,7 +112,7 @@ dw_chart_axes_layer_draw_axes (DwChart *self, cairo_t *cr, const DwChartFrame *f
       cairo_save (cr);
       cairo_translate (cr, 2, f->py + f->ph / 2);
       cairo_rotate (cr, -G_PI / 2);
-      dw_chart_style_text (cr, st, self->y_unit, 0, 0, 0.5, 0, 0.75, FALSE);
+      dw_chart_style_text (cr, st, dw_chart_axes_layer_y_title (self), 0, 0, 0.5, 0, 0.75, FALSE);
       cairo_restore (cr);
     }
 

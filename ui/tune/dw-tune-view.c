@@ -376,6 +376,24 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
   dw_tune_view_show_health (self, events, res->any_approximate);
 }
 
+/* Why a card has nothing to draw: the run did not log the metric and the config does not make it.
+ * The veto card says why when the reason is the veto (off, or not in this generation). */
+static const char *
+dw_tune_view_empty_reason (DwTuneView *self, const DwTuneChartSpec *spec)
+{
+  DwPlan plan;
+  DwCorrectionError error;
+
+  if (g_strcmp0 (spec->canonical, "veto_fraction") == 0)
+    {
+      if (dw_tune_controls_role_key (self, DW_ROLE_VETO_THRESHOLD) == NULL)
+        return _ ("This generation has no token veto");
+      if (dw_plan_build (&self->config, &plan, &error) && !plan.veto_on)
+        return _ ("Veto is off in this configuration");
+    }
+  return _ ("Neither logged by the run nor produced by this config");
+}
+
 static void
 dw_tune_view_update_empty_labels (DwTuneView *self)
 {
@@ -385,7 +403,7 @@ dw_tune_view_update_empty_labels (DwTuneView *self)
       gboolean empty = !self->loading && dw_chart_get_n_series (chart) == 0;
 
       dw_chart_card_set_empty_text (
-        self->cards[c], empty ? _ ("Neither logged by the run nor produced by this config") : NULL);
+        self->cards[c], empty ? dw_tune_view_empty_reason (self, &dw_tune_chart_specs[c]) : NULL);
       /* the text alone: no empty axes behind it */
       gtk_widget_set_opacity (GTK_WIDGET (chart), empty ? 0.0 : 1.0);
     }
