@@ -15,9 +15,10 @@
 #include "dw-drill-actions.h"
 #include "dw-health.h"
 #include "dw-monitor-view.h"
-#include "dw-wheel-guard.h"
-#include "dw-run-row.h"
+#include "dw-run-color.h"
+#include "dw-run-item.h"
 #include "dw-store-reader.h"
+#include "dw-wheel-guard.h"
 
 #define MAX_TAG_CARDS 60
 #define CARD_HEIGHT   220

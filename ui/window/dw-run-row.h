@@ -23,7 +23,4 @@ const DwRunInfo *dw_run_row_get_info (DwRunRow *self);
 const char *dw_run_row_get_state_text (DwRunRow *self);
 void dw_run_row_get_color (DwRunRow *self, GdkRGBA *color);
 
-/* The colour of run @run_id: stable across sessions and selections. */
-void dw_run_color (gint64 run_id, GdkRGBA *color);
-
 G_END_DECLS
