@@ -23,7 +23,7 @@ dw_drill_actions_show_tokens_cb (GSimpleAction *action, GVariant *parameter, gpo
 {
   GtkApplicationWindow *window = user_data;
   GtkWindow *drill = dw_drill_get_window (window);
-  DwStore *store = g_object_get_data (G_OBJECT (action), "dw-store");
+  DwStoreReader *reader = g_object_get_data (G_OBJECT (action), "dw-store-reader");
   gint64 run_id, step;
 
   g_variant_get (parameter, "(xx)", &run_id, &step);
@@ -35,7 +35,7 @@ dw_drill_actions_show_tokens_cb (GSimpleAction *action, GVariant *parameter, gpo
       gtk_window_set_transient_for (drill, GTK_WINDOW (window));
       gtk_window_set_hide_on_close (drill, TRUE);
       gtk_window_set_destroy_with_parent (drill, TRUE);
-      adw_window_set_content (ADW_WINDOW (drill), dw_drill_view_new (store));
+      adw_window_set_content (ADW_WINDOW (drill), dw_drill_view_new (reader));
       /* closing hides it (the next step reuses it); it goes with the main window */
       g_object_set_data_full (G_OBJECT (window), DW_DRILL_WINDOW_KEY, g_object_ref (drill),
                               g_object_unref);
@@ -46,12 +46,13 @@ dw_drill_actions_show_tokens_cb (GSimpleAction *action, GVariant *parameter, gpo
 }
 
 void
-dw_drill_install_actions (GtkApplicationWindow *window, DwStore *store)
+dw_drill_install_actions (GtkApplicationWindow *window, DwStoreReader *reader)
 {
   g_autoptr (GSimpleAction) action = g_simple_action_new ("show-tokens", G_VARIANT_TYPE ("(xx)"));
 
-  g_return_if_fail (GTK_IS_APPLICATION_WINDOW (window) && DW_IS_STORE (store));
-  g_object_set_data_full (G_OBJECT (action), "dw-store", g_object_ref (store), g_object_unref);
+  g_return_if_fail (GTK_IS_APPLICATION_WINDOW (window) && DW_IS_STORE_READER (reader));
+  g_object_set_data_full (G_OBJECT (action), "dw-store-reader", g_object_ref (reader),
+                          g_object_unref);
   g_signal_connect_object (action, "activate", G_CALLBACK (dw_drill_actions_show_tokens_cb), window,
                            0);
   g_action_map_add_action (G_ACTION_MAP (window), G_ACTION (action));

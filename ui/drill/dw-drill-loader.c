@@ -42,11 +42,11 @@ dw_drill_step_unref (DwDrillStep *self)
 
 typedef struct
 {
-  char *db_path;
   gint64 run_id;
   gint64 step;
   DwSeqStat by;
   gboolean find_tokenizer;
+  DwDrillStep *out; /* the worker's result, taken by _finish */
 } StepJob;
 
 static void
@@ -54,7 +54,7 @@ dw_drill_loader_step_job_free (gpointer data)
 {
   StepJob *job = data;
 
-  g_free (job->db_path);
+  g_clear_pointer (&job->out, dw_drill_step_unref);
   g_free (job);
 }
 
@@ -93,30 +93,26 @@ dw_drill_loader_find_tokenizer (DwDrillStep *out, const char *source)
   out->tokenizer_path = g_steal_pointer (&path);
 }
 
-static void
-dw_drill_loader_step_worker (GTask *task, gpointer source_object, gpointer task_data,
-                             GCancellable *cancellable)
+/* Runs in the store reader's worker, on a read-only connection it lends. */
+static gboolean
+dw_drill_loader_step_worker (DwStore *store, gpointer data, GCancellable *cancellable,
+                             GError **error)
 {
-  StepJob *job = task_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
+  StepJob *job = data;
   g_autoptr (DwRunInfo) info = NULL;
   g_autoptr (GArray) steps = NULL;
   g_autoptr (DwDrillStep) out = g_atomic_rc_box_new0 (DwDrillStep);
 
-  if (store == NULL || (info = dw_store_get_run (store, job->run_id, &error)) == NULL
-      || (steps = dw_store_list_batch_steps (store, job->run_id, &error)) == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
+  if ((info = dw_store_get_run (store, job->run_id, error)) == NULL
+      || (steps = dw_store_list_batch_steps (store, job->run_id, error)) == NULL)
+    return FALSE;
   if (steps->len == 0)
     {
-      g_task_return_new_error (task, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
-                               _ ("The run “%s” has no per-token batches: only its logged "
-                                  "metrics are stored."),
-                               info->name);
-      return;
+      g_set_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND,
+                   _ ("The run “%s” has no per-token batches: only its logged metrics are "
+                      "stored."),
+                   info->name);
+      return FALSE;
     }
   out->run_id = job->run_id;
   out->run_name = g_strdup (info->name);
@@ -124,41 +120,39 @@ dw_drill_loader_step_worker (GTask *task, gpointer source_object, gpointer task_
   out->step = dw_drill_loader_nearest (steps, job->step);
   out->n_batch_steps = steps->len;
   out->by = job->by;
-  out->batch = dw_store_load_batch (store, job->run_id, out->step, &error);
-  if (out->batch == NULL || g_task_return_error_if_cancelled (task))
-    {
-      if (error != NULL)
-        g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
+  out->batch = dw_store_load_batch (store, job->run_id, out->step, error);
+  if (out->batch == NULL || g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
   out->ranked = dw_batch_tokens_rank (out->batch, job->by);
   if (job->find_tokenizer)
     dw_drill_loader_find_tokenizer (out, info->source);
-  g_task_return_pointer (task, g_steal_pointer (&out), (GDestroyNotify)dw_drill_step_unref);
+  job->out = g_steal_pointer (&out);
+  return TRUE;
 }
 
 void
-dw_drill_loader_step_async (const char *db_path, gint64 run_id, gint64 step, DwSeqStat by,
+dw_drill_loader_step_async (DwStoreReader *reader, gint64 run_id, gint64 step, DwSeqStat by,
                             gboolean find_tokenizer, GCancellable *cancellable,
                             GAsyncReadyCallback callback, gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   StepJob *job = g_new0 (StepJob, 1);
 
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   job->step = step;
   job->by = by;
   job->find_tokenizer = find_tokenizer;
-  g_task_set_source_tag (task, dw_drill_loader_step_async);
-  g_task_set_task_data (task, job, dw_drill_loader_step_job_free);
-  g_task_run_in_thread (task, dw_drill_loader_step_worker);
+  dw_store_reader_read_async (reader, dw_drill_loader_step_worker, job,
+                              dw_drill_loader_step_job_free, cancellable, callback, user_data);
 }
 
 DwDrillStep *
-dw_drill_loader_step_finish (GAsyncResult *result, GError **error)
+dw_drill_loader_step_finish (DwStoreReader *reader, GAsyncResult *result, GError **error)
 {
-  return g_task_propagate_pointer (G_TASK (result), error);
+  StepJob *job = NULL;
+
+  if (!dw_store_reader_read_finish (reader, result, (gpointer *)&job, error))
+    return NULL;
+  return g_steal_pointer (&job->out);
 }
 
 /* ------------------------------------------------------------------------------ ranking */
@@ -196,20 +190,11 @@ dw_drill_loader_rank_finish (GAsyncResult *result, GError **error)
 
 typedef struct
 {
-  char *db_path;
   gint64 run_id;
   double threshold;
   guint top;
+  DwDrillRunTokens *out; /* the worker's result, taken by _finish */
 } RunJob;
-
-static void
-dw_drill_loader_run_job_free (gpointer data)
-{
-  RunJob *job = data;
-
-  g_free (job->db_path);
-  g_free (job);
-}
 
 void
 dw_drill_run_tokens_free (DwDrillRunTokens *self)
@@ -221,50 +206,56 @@ dw_drill_run_tokens_free (DwDrillRunTokens *self)
 }
 
 static void
-dw_drill_loader_run_worker (GTask *task, gpointer source_object, gpointer task_data,
-                            GCancellable *cancellable)
+dw_drill_loader_run_job_free (gpointer data)
 {
-  RunJob *job = task_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (DwStore) store = dw_store_open_read_only (job->db_path, &error);
+  RunJob *job = data;
+
+  g_clear_pointer (&job->out, dw_drill_run_tokens_free);
+  g_free (job);
+}
+
+/* Runs in the store reader's worker: every batch of the run is read. */
+static gboolean
+dw_drill_loader_run_worker (DwStore *store, gpointer data, GCancellable *cancellable,
+                            GError **error)
+{
+  RunJob *job = data;
   g_autoptr (DwCatastrophes) catastrophes = NULL;
   g_autoptr (DwDrillRunTokens) out = g_new0 (DwDrillRunTokens, 1);
 
-  if (store != NULL)
-    catastrophes = dw_store_catastrophes_collect (store, job->run_id, job->threshold,
-                                                  &out->n_with_ids, cancellable, &error);
+  catastrophes = dw_store_catastrophes_collect (store, job->run_id, job->threshold,
+                                                &out->n_with_ids, cancellable, error);
   if (catastrophes == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
+    return FALSE;
   out->threshold = job->threshold;
   out->total = dw_batch_tokens_catastrophes_get_total (catastrophes);
   out->top = dw_batch_tokens_catastrophes_top (catastrophes, job->top);
-  g_task_return_pointer (task, g_steal_pointer (&out), (GDestroyNotify)dw_drill_run_tokens_free);
+  job->out = g_steal_pointer (&out);
+  return TRUE;
 }
 
 void
-dw_drill_loader_run_async (const char *db_path, gint64 run_id, double threshold, guint top,
+dw_drill_loader_run_async (DwStoreReader *reader, gint64 run_id, double threshold, guint top,
                            GCancellable *cancellable, GAsyncReadyCallback callback,
                            gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   RunJob *job = g_new0 (RunJob, 1);
 
-  job->db_path = g_strdup (db_path);
   job->run_id = run_id;
   job->threshold = threshold;
   job->top = top;
-  g_task_set_source_tag (task, dw_drill_loader_run_async);
-  g_task_set_task_data (task, job, dw_drill_loader_run_job_free);
-  g_task_run_in_thread (task, dw_drill_loader_run_worker);
+  dw_store_reader_read_async (reader, dw_drill_loader_run_worker, job, dw_drill_loader_run_job_free,
+                              cancellable, callback, user_data);
 }
 
 DwDrillRunTokens *
-dw_drill_loader_run_finish (GAsyncResult *result, GError **error)
+dw_drill_loader_run_finish (DwStoreReader *reader, GAsyncResult *result, GError **error)
 {
-  return g_task_propagate_pointer (G_TASK (result), error);
+  RunJob *job = NULL;
+
+  if (!dw_store_reader_read_finish (reader, result, (gpointer *)&job, error))
+    return NULL;
+  return g_steal_pointer (&job->out);
 }
 
 /* ------------------------------------------------------------------------------ tokenizer */

@@ -72,7 +72,7 @@ struct _DwDrillView
   AdwStatusPage *run_status;
   GtkColumnView *run_view;
 
-  char *db_path;
+  DwStoreReader *reader;
   gint64 run_id;
   gint64 step;
   DwSeqStat by;
@@ -435,7 +435,8 @@ static void
 dw_drill_view_step_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (DwDrillStep) step = dw_drill_loader_step_finish (result, &error);
+  g_autoptr (DwDrillStep) step
+    = dw_drill_loader_step_finish (DW_STORE_READER (source), result, &error);
   DwDrillView *self = user_data;
   g_autofree char *subtitle = NULL, *heading = NULL;
 
@@ -482,7 +483,7 @@ dw_drill_view_load_step (DwDrillView *self)
   dw_drill_view_busy (self, TRUE);
   gtk_spinner_start (self->step_spinner);
   gtk_stack_set_visible_child_name (self->step_stack, "loading");
-  dw_drill_loader_step_async (self->db_path, self->run_id, self->step, self->by,
+  dw_drill_loader_step_async (self->reader, self->run_id, self->step, self->by,
                               !self->tokenizer_chosen, self->step_cancellable,
                               dw_drill_view_step_done_cb, self);
 }
@@ -524,7 +525,8 @@ static void
 dw_drill_view_run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (DwDrillRunTokens) run = dw_drill_loader_run_finish (result, &error);
+  g_autoptr (DwDrillRunTokens) run
+    = dw_drill_loader_run_finish (DW_STORE_READER (source), result, &error);
   g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
   DwDrillView *self = user_data;
   g_autofree char *heading = NULL;
@@ -575,7 +577,7 @@ dw_drill_view_load_run (DwDrillView *self)
   gtk_spinner_start (self->run_spinner);
   gtk_label_set_text (self->run_label, _ ("Reading every batch of the run…"));
   gtk_stack_set_visible_child_name (self->run_stack, "loading");
-  dw_drill_loader_run_async (self->db_path, self->run_id, threshold, DW_DRILL_RUN_TOP,
+  dw_drill_loader_run_async (self->reader, self->run_id, threshold, DW_DRILL_RUN_TOP,
                              self->run_cancellable, dw_drill_view_run_done_cb, self);
 }
 
@@ -704,7 +706,7 @@ dw_drill_view_finalize (GObject *object)
   g_clear_object (&self->tokens);
   g_clear_object (&self->run_tokens);
   g_free (self->tokenizer_path);
-  g_free (self->db_path);
+  g_clear_object (&self->reader);
   G_OBJECT_CLASS (dw_drill_view_parent_class)->finalize (object);
 }
 
@@ -825,13 +827,13 @@ dw_drill_view_init (DwDrillView *self)
 }
 
 GtkWidget *
-dw_drill_view_new (DwStore *store)
+dw_drill_view_new (DwStoreReader *reader)
 {
   DwDrillView *self;
 
-  g_return_val_if_fail (DW_IS_STORE (store), NULL);
+  g_return_val_if_fail (DW_IS_STORE_READER (reader), NULL);
   self = g_object_new (DW_TYPE_DRILL_VIEW, NULL);
-  self->db_path = g_strdup (dw_store_get_path (store));
+  self->reader = g_object_ref (reader);
   return GTK_WIDGET (self);
 }
 

@@ -13,14 +13,14 @@
 
 #include <adwaita.h>
 
-#include "dw-store.h"
+#include "dw-store-reader.h"
 
 G_BEGIN_DECLS
 
 #define DW_TYPE_DRILL_VIEW (dw_drill_view_get_type ())
 G_DECLARE_FINAL_TYPE (DwDrillView, dw_drill_view, DW, DRILL_VIEW, GtkWidget)
 
-GtkWidget *dw_drill_view_new (DwStore *store);
+GtkWidget *dw_drill_view_new (DwStoreReader *reader);
 /* Shows @step of @run_id (the stored batch nearest to it); the ranking keeps its statistic. */
 void dw_drill_view_show_step (DwDrillView *self, gint64 run_id, gint64 step);
 /* Reads @path as the tokenizer for every run shown from now on (a worker; errors in a toast

@@ -738,7 +738,7 @@ dw_window_constructed (GObject *object)
   bind_session (self);
   dw_monitor_view_set_reader (self->monitor_view, dw_session_get_store (self->session),
                               dw_session_get_reader (self->session));
-  dw_drill_install_actions (GTK_APPLICATION_WINDOW (self), dw_session_get_store (self->session));
+  dw_drill_install_actions (GTK_APPLICATION_WINDOW (self), dw_session_get_reader (self->session));
   dw_window_reload_runs (self);
 }
 
