@@ -18,6 +18,12 @@ was broken. Rules:
                    named with 1 or 2 characters; the numeric kernels
                    (KERNELS: files whose locals are the spec's symbols, each with a glossary in
                    docs/CORRECTION.md §12) are not counted. The shares are printed per module.
+  cycles           no circle between files of core/, ui/ and app/: the graph of #include "…" (a file
+                   and the header it names) and of uses (a .c naming a function that one other .c
+                   defines, called or passed as a callback) has no loop, except the window's, listed
+                   in ALLOWED_CYCLES (the window and its actions and drag-and-drop, one object)
+  layer-order      a module of core/ or ui/ uses (includes or calls) only modules on lower rows of
+                   LAYERS, never one on its own row or above (app/ is the top)
   cited-sections   every §N / §N.M a comment cites is a numbered heading of docs/CORRECTION.md, or of
                    the docs/NAME.md the comment names before it ("docs/HEALTH.md §4"); a § bound to a
                    file outside docs/ (the shared spec, an issue) does not resolve inside the repository
@@ -319,6 +325,160 @@ def short_locals():
         counts[module] = (total + len(names), short + sum(1 for name, _ in names if len(name) <= 2))
     return counts
 
+
+# ---- cycles and layer-order --------------------------------------------------------------------
+# The modules from the ground up: each uses only modules on rows below its own (docs/DESIGN.md,
+# "Layers"). A file at the top of ui/ is a module of its own (ui/dw-application, ui/dw-wheel-guard).
+LAYERS = [
+    ["core/correction", "core/metrics", "core/series", "core/alerts"],
+    ["core/config"],
+    ["core/batch"],
+    ["core/store"],
+    ["core/ingest", "core/health", "core/whatif"],
+    ["core/export"],
+    ["ui/dw-wheel-guard"],
+    ["ui/chart", "ui/session"],
+    ["ui/drill"],
+    ["ui/monitor", "ui/tune"],
+    ["ui/window"],
+    ["ui/dw-application"],
+    ["app/cli", "app/main"],
+]
+# Loops of files that are one object split by concern, on purpose: each entry is the whole loop.
+ALLOWED_CYCLES = [
+    {"ui/window/dw-window.c", "ui/window/dw-window-actions.c", "ui/window/dw-window-dnd.c"},
+]
+DEFINITION = re.compile(r"^([A-Za-z_]\w*) \(", re.M)
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def module_of(rel):
+    """'core/store', 'ui/chart', 'ui/dw-wheel-guard', 'app/cli', 'app/main' …"""
+    parts = rel.split("/")
+    if len(parts) == 2:
+        return parts[0] + "/" + re.sub(r"\.[ch]$", "", parts[1])
+    return parts[0] + "/" + parts[1]
+
+
+def defined_functions(code):
+    """Names of the functions @code (stripped C) defines with external linkage (GNU style: the
+    name at the start of its line, the return type on the line above)."""
+    names = []
+    for m in DEFINITION.finditer(code):
+        depth, pos = 1, m.end()
+        while pos < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[pos], 0)
+            pos += 1
+        if not code[pos:].lstrip().startswith("{"):
+            continue  # a declaration, or a macro call
+        return_type = code[:m.start()].rstrip().rsplit("\n", 1)[-1]
+        if not re.match(r"^(?:G_GNUC_\w+\s+)*static\b", return_type):
+            names.append(m.group(1))
+    return names
+
+
+def file_graph():
+    """{file: {file it uses: [why, …]}} over the production .c and .h files."""
+    texts = {}
+    for path in sources():
+        rel = os.path.relpath(path, ROOT)
+        if rel.split(os.sep)[0] in PRODUCTION:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                texts[rel] = f.read()
+    graph = {rel: {} for rel in texts}
+    definers = {}
+    for rel, text in texts.items():
+        for number, line in enumerate(text.split("\n"), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1) == '"':
+                header = resolve(os.path.join(ROOT, rel), m.group(2))
+                if header is not None and os.path.relpath(header, ROOT) in texts:
+                    graph[rel].setdefault(os.path.relpath(header, ROOT), []).append(
+                        f"line {number} includes {m.group(2)}")
+        if rel.endswith(".c"):
+            texts[rel] = strip_code(text)
+            for name in defined_functions(texts[rel]):
+                definers.setdefault(name, set()).add(rel)
+    owner = {name: files.pop() for name, files in definers.items() if len(files) == 1}
+    for rel, code in texts.items():
+        if rel.endswith(".c"):
+            for name in sorted(set(IDENTIFIER.findall(code))):
+                other = owner.get(name)
+                if other is not None and other != rel:
+                    graph[rel].setdefault(other, []).append(name)
+    return graph
+
+
+def strongly_connected(graph):
+    """The loops of @graph: its strongly connected components of more than one file (Tarjan,
+    iterative)."""
+    index, low, on_stack, stack, loops, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for succ in successors:
+                if succ not in index:
+                    index[succ] = low[succ] = counter[0]
+                    counter[0] += 1
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph[succ]))))
+                    advanced = True
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                loop = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    loop.add(member)
+                    if member == node:
+                        break
+                if len(loop) > 1:
+                    loops.append(loop)
+    return loops
+
+
+def check_graph():
+    graph = file_graph()
+    for loop in strongly_connected(graph):
+        if loop in ALLOWED_CYCLES:
+            continue
+        ties = [f"{a} -> {b} ({', '.join(graph[a][b][:3])})"
+                for a in sorted(loop) for b in sorted(graph[a]) if b in loop]
+        offend(os.path.join(ROOT, sorted(loop)[0]), 0, "cycles",
+               f"{len(loop)} files use each other in a loop: " + "; ".join(ties))
+    rank = {module: row for row, modules in enumerate(LAYERS) for module in modules}
+    for rel in sorted(graph):
+        here = module_of(rel)
+        for other in sorted(graph[rel]):
+            there = module_of(other)
+            if here == there or here.startswith("app/"):
+                continue
+            if here not in rank or there not in rank:
+                missing = here if here not in rank else there
+                offend(os.path.join(ROOT, rel), 0, "layer-order", f"{missing} is on no row of LAYERS")
+            elif rank[there] >= rank[here]:
+                offend(os.path.join(ROOT, rel), 0, "layer-order",
+                       f"{here} uses {there} ({other}: {', '.join(graph[rel][other][:3])}), which is "
+                       f"not below it")
+
+
+check_graph()
 
 local_counts = short_locals()
 all_locals = sum(total for total, _ in local_counts.values())
