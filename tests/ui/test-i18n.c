@@ -13,7 +13,9 @@
 
 #include "dw-application.h"
 #include "dw-preferences-window.h"
+#include "dw-store.h"
 #include "dw-ui-test-util.h"
+#include "dw-window.h"
 
 static DwApplication *app;
 
@@ -88,6 +90,44 @@ test_about_credits (void)
   gtk_window_destroy (about);
 }
 
+/* German words are longer than English ones: with the demo run loaded (run row, badge, health
+ * rows, Tune panel, chart titles) the window must still fit the 360 px of a phone. One label that
+ * does not wrap (a 52-character heading of the Tune page) once made it 480 px wide. */
+static void
+test_narrow_window (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("dw-test-i18n-XXXXXX", &error);
+  g_autofree char *db = NULL;
+  g_autofree char *demo = NULL;
+  g_autoptr (DwStore) store = NULL;
+  DwWindow *window;
+  int minimum = 0, natural = 0;
+
+  g_assert_no_error (error);
+  db = g_build_filename (dir, "store.db", NULL);
+  demo = g_build_filename (dir, "demo-collapse", NULL);
+  store = dw_store_open (db, &error);
+  g_assert_no_error (error);
+  window = dw_window_new (NULL, store, FALSE);
+  gtk_window_set_default_size (GTK_WINDOW (window), 360, 800);
+  gtk_window_present (GTK_WINDOW (window));
+  g_assert_true (dw_ui_test_wait_window_ready (window, 10000));
+  dw_window_load_demo (window, demo);
+  g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
+
+  /* the content, not the window: the window adds its client-side decoration */
+  gtk_widget_measure (gtk_window_get_child (GTK_WINDOW (window)), GTK_ORIENTATION_HORIZONTAL, -1,
+                      &minimum, &natural, NULL, NULL);
+  g_test_message ("German window content: minimum width %d px", minimum);
+  g_assert_cmpint (minimum, <=, 360);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  dw_ui_test_iterate_ms (50);
+  g_clear_object (&store);
+  dw_ui_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -111,6 +151,7 @@ main (int argc, char **argv)
   g_test_add_func ("/Dw/I18n/preferences", test_preferences_window);
   g_test_add_func ("/Dw/I18n/shortcuts-window", test_shortcuts_window);
   g_test_add_func ("/Dw/I18n/about", test_about_credits);
+  g_test_add_func ("/Dw/I18n/narrow-window", test_narrow_window);
   ret = g_test_run ();
   g_object_unref (app);
   return ret;
