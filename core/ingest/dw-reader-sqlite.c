@@ -14,6 +14,14 @@
  * re-reads a row. The database is opened read-only and never written to; a progress handler
  * bounds the time one read may take.
  *
+ * A row's JSON is read by a small scanner when it is what trackio writes for scalars: one flat
+ * object of plain ASCII keys and numbers, true/false/null or strings. Building a json-glib tree
+ * for each row took two thirds of a trackio ingest (a hash table, a node per member, strtod); the
+ * scanner reads numbers with dw_parse_number (exact, checked against strtod) and integers as
+ * json-glib does (an int64 made a double, so -0 is 0). Any other row — nesting, escapes, non-ASCII
+ * keys, anything that is not JSON by the grammar's number rules — is left to json-glib, which
+ * then decides as before. The rows of tests/fuzz/corpus/trackio/ cover both.
+ *
  * MLflow's SQLAlchemy store (mlflow/store/tracking/dbmodels/models.py): metrics(key, value,
  * timestamp ms, step, is_nan, run_uuid), runs(run_uuid, name, experiment_id, …),
  * experiments(experiment_id, name, …). SqlAlchemyStore writes NaN as value 0 with is_nan = 1
@@ -238,6 +246,186 @@ emit_object (Emit *e, JsonObject *o, int depth)
   json_object_foreach_member (o, emit_member_cb, e);
 }
 
+/* ---- trackio rows: the flat scanner ---------------------------------------------------- */
+
+typedef struct
+{
+  const char *key; /* inside the row's JSON text, not NUL-terminated */
+  gsize key_len;
+  double value;
+  gboolean is_point; /* FALSE: null or a text value, no point */
+} FlatMember;
+
+static const char *
+flat_space (const char *p, const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* A JSON string at @p (the opening quote) without escapes, control or non-ASCII bytes: its
+ * contents; NULL otherwise (json-glib reads it). */
+static const char *
+flat_string (const char *p, const char *end, gsize *len)
+{
+  const char *start = ++p;
+
+  while (p < end && *p != '"')
+    {
+      if (*p == '\\' || (guchar)*p < 0x20 || (guchar)*p >= 0x80)
+        return NULL;
+      p++;
+    }
+  if (p >= end)
+    return NULL;
+  *len = (gsize)(p - start);
+  return start;
+}
+
+/* A JSON number token (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) as json-glib reads it: an
+ * integer of up to 18 digits as an int64, anything else as a double; FALSE for a token that is not
+ * one, or not finite. */
+static gboolean
+flat_number (const char *s, gsize len, double *out)
+{
+  gsize i = 0, digits_start;
+  gboolean integer = TRUE, negative = FALSE;
+  gint64 whole = 0;
+
+  if (i < len && s[i] == '-')
+    negative = TRUE, i++;
+  digits_start = i;
+  if (i < len && s[i] == '0')
+    i++;
+  else
+    while (i < len && g_ascii_isdigit (s[i]))
+      whole = whole * 10 + (s[i] - '0'), i++;
+  if (i == digits_start || i - digits_start > 18)
+    return FALSE;
+  if (i < len && s[i] == '.')
+    {
+      integer = FALSE;
+      if (++i >= len || !g_ascii_isdigit (s[i]))
+        return FALSE;
+      while (i < len && g_ascii_isdigit (s[i]))
+        i++;
+    }
+  if (i < len && (s[i] == 'e' || s[i] == 'E'))
+    {
+      integer = FALSE;
+      if (++i < len && (s[i] == '+' || s[i] == '-'))
+        i++;
+      if (i >= len || !g_ascii_isdigit (s[i]))
+        return FALSE;
+      while (i < len && g_ascii_isdigit (s[i]))
+        i++;
+    }
+  if (i != len)
+    return FALSE;
+  if (integer)
+    return *out = (double)(negative ? -whole : whole), TRUE;
+  return dw_parse_number (s, len, out) && isfinite (*out);
+}
+
+/* One member's value at @p into @member; the end of the value, NULL to leave the row to
+ * json-glib. */
+static const char *
+flat_value (const char *p, const char *end, FlatMember *member)
+{
+  const char *start = p;
+  gsize len;
+
+  member->is_point = TRUE;
+  if (*p == '"')
+    {
+      const char *text = flat_string (p, end, &len);
+      if (text == NULL)
+        return NULL;
+      member->is_point = TRUE;
+      if (len == 3 && memcmp (text, "NaN", 3) == 0)
+        member->value = NAN;
+      else if (len == 8 && memcmp (text, "Infinity", 8) == 0)
+        member->value = INFINITY;
+      else if (len == 9 && memcmp (text, "-Infinity", 9) == 0)
+        member->value = -INFINITY;
+      else
+        member->is_point = FALSE; /* text logged as a metric */
+      return text + len + 1;
+    }
+  while (p < end && (g_ascii_isalnum (*p) || *p == '-' || *p == '+' || *p == '.'))
+    p++;
+  len = (gsize)(p - start);
+  if (len == 4 && memcmp (start, "true", 4) == 0)
+    member->value = 1.0;
+  else if (len == 5 && memcmp (start, "false", 5) == 0)
+    member->value = 0.0;
+  else if (len == 4 && memcmp (start, "null", 4) == 0)
+    member->is_point = FALSE;
+  else if (!flat_number (start, len, &member->value))
+    return NULL; /* nested, or not JSON: json-glib decides */
+  return p;
+}
+
+/* The members of a flat object [json, json+len) into @members; FALSE when the row is anything
+ * else. */
+static gboolean
+flat_scan (const char *json, gsize len, GArray *members)
+{
+  const char *p = json, *end = json + len;
+
+  g_array_set_size (members, 0);
+  p = flat_space (p, end);
+  if (p >= end || *p++ != '{')
+    return FALSE;
+  p = flat_space (p, end);
+  if (p < end && *p == '}')
+    return flat_space (p + 1, end) == end;
+  for (;;)
+    {
+      FlatMember member = { 0 };
+
+      if (p >= end || *p != '"' || (member.key = flat_string (p, end, &member.key_len)) == NULL)
+        return FALSE;
+      p = flat_space (member.key + member.key_len + 1, end);
+      if (p >= end || *p++ != ':')
+        return FALSE;
+      p = flat_space (p, end);
+      if (p >= end || (p = flat_value (p, end, &member)) == NULL)
+        return FALSE;
+      g_array_append_val (members, member);
+      p = flat_space (p, end);
+      if (p < end && *p == ',')
+        {
+          p = flat_space (p + 1, end);
+          continue;
+        }
+      return p < end && *p == '}' && flat_space (p + 1, end) == end;
+    }
+}
+
+/* Emits a flat row's points; FALSE when the row is not flat (nothing emitted). */
+static gboolean
+flat_emit (Emit *e, const char *json, gsize len, GArray *members)
+{
+  if (!flat_scan (json, len, members))
+    return FALSE;
+  for (guint i = 0; i < members->len; i++)
+    {
+      const FlatMember *member = &g_array_index (members, FlatMember, i);
+      DwScalarPoint point = { NULL, e->step, e->wall, member->value, NULL };
+
+      if (!member->is_point || member->key_len == 0)
+        continue;
+      g_string_truncate (e->tag, 0);
+      g_string_append_len (e->tag, member->key, (gssize)member->key_len);
+      point.tag = e->tag->str;
+      e->on_point (e->run_key, e->run_name, e->group, &point, e->user_data);
+      e->n++;
+    }
+  return TRUE;
+}
+
 gboolean
 dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, gint64 max_rows,
                  DwRunPointFunc on_point, DwDiagFunc on_diag, gpointer user_data, gint64 *last_id,
@@ -251,6 +439,8 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, gint64 max_
   g_autofree char *base = g_path_get_basename (path);
   Emit e = { on_point, user_data, NULL, NULL, base, 0, NAN, g_string_new (NULL), 0 };
   g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
+  g_autoptr (GArray) members = g_array_new (FALSE, FALSE, sizeof (FlatMember));
+  g_autofree char *last_ts = NULL;
   int rc;
 
   if (db == NULL)
@@ -292,13 +482,23 @@ dw_trackio_read (const char *path, gint64 after_id, guint budget_ms, gint64 max_
       e.run_key = key;
       e.run_name = name;
       e.step = sqlite3_column_int64 (st, 3);
-      e.wall = NAN;
-      if (ts != NULL)
+      if (ts == NULL)
         {
-          g_autoptr (GDateTime) dt = g_date_time_new_from_iso8601 (ts, utc);
-          if (dt != NULL)
-            e.wall = (double)g_date_time_to_unix (dt) + g_date_time_get_microsecond (dt) * 1e-6;
+          e.wall = NAN;
+          g_clear_pointer (&last_ts, g_free);
         }
+      else if (g_strcmp0 (ts, last_ts) != 0)
+        {
+          /* rows logged together share their timestamp: parsed once */
+          g_autoptr (GDateTime) dt = g_date_time_new_from_iso8601 (ts, utc);
+          e.wall = dt == NULL
+                     ? NAN
+                     : (double)g_date_time_to_unix (dt) + g_date_time_get_microsecond (dt) * 1e-6;
+          g_free (last_ts);
+          last_ts = g_strdup (ts);
+        }
+      if (flat_emit (&e, json, (gsize)json_len, members))
+        continue;
       if (!json_parser_load_from_data (parser, json, json_len, &jerr)
           || (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
         {

@@ -319,6 +319,8 @@ _dw_store_open_db (DwStore *self, GError **error)
     }
   sqlite3_extended_result_codes (self->db, 0);
   sqlite3_busy_timeout (self->db, self->busy_timeout_ms);
+  if (!_dw_store_feed_register (self, error))
+    return FALSE;
 
   /* Look before writing anything: a newer or foreign file must stay untouched. */
   if (!dw_store_open_read_identity (self, &version, &app_id, &n_tables, error))

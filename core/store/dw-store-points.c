@@ -1,4 +1,4 @@
-/* dw-store-points.c — scalar points: written in batches of 32, read back as series
+/* dw-store-points.c — scalar points: written in batches (dw-store-feed.c), read back as series
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -40,21 +40,21 @@ dw_store_points_run_acc (DwStore *self, gint64 run_id)
 }
 
 static void
-dw_store_points_bind (DwStore *self, sqlite3_stmt *stmt, int base, gint64 tag_id, gint64 step,
+dw_store_points_bind (DwStore *self, sqlite3_stmt *stmt, gint64 tag_id, gint64 step,
                       double wall_time, double value)
 {
-  sqlite3_bind_int64 (stmt, base + 1, tag_id);
-  sqlite3_bind_int64 (stmt, base + 2, step);
+  sqlite3_bind_int64 (stmt, 1, tag_id);
+  sqlite3_bind_int64 (stmt, 2, step);
   if (isnan (wall_time))
-    sqlite3_bind_null (stmt, base + 3);
+    sqlite3_bind_null (stmt, 3);
   else
-    sqlite3_bind_double (stmt, base + 3, wall_time);
+    sqlite3_bind_double (stmt, 3, wall_time);
   if (isnan (value))
-    sqlite3_bind_null (stmt, base + 4);
+    sqlite3_bind_null (stmt, 4);
   else
-    sqlite3_bind_double (stmt, base + 4, value);
-  sqlite3_bind_int (stmt, base + 5, isnan (value) ? 1 : (value == 0.0 && signbit (value)) ? 2 : 0);
-  sqlite3_bind_int (stmt, base + 6, self->rank);
+    sqlite3_bind_double (stmt, 4, value);
+  sqlite3_bind_int (stmt, 5, _dw_store_points_special (value));
+  sqlite3_bind_int (stmt, 6, self->rank);
 }
 
 static void
@@ -88,7 +88,7 @@ dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, do
           || (stmt = _dw_store_query_cached (self, DW_STORE_STMT_PUT_POINT, error)) == NULL)
         return FALSE;
     }
-  dw_store_points_bind (self, stmt, 0, tag_id, step, wall_time, value);
+  dw_store_points_bind (self, stmt, tag_id, step, wall_time, value);
   rc = sqlite3_step (stmt);
   sqlite3_reset (stmt);
   if (G_UNLIKELY (rc != SQLITE_DONE))
@@ -100,41 +100,33 @@ dw_store_put_point (DwStore *self, gint64 run_id, gint64 tag_id, gint64 step, do
   return TRUE;
 }
 
+/* All @n rows in one statement reading them from dw_points_feed (dw-store-feed.c), in order, so a
+ * later row of the same (tag, step) wins as with put_point. */
 gboolean
 dw_store_put_points (DwStore *self, gint64 run_id, const DwPointRow *rows, gsize n, GError **error)
 {
-  sqlite3_stmt *stmt = self->stmts[DW_STORE_STMT_PUT_POINTS];
-  gsize i = 0;
+  sqlite3_stmt *stmt;
+  int rc;
 
-  if (n >= DW_STORE_PUT_POINTS_ROWS && G_UNLIKELY (stmt == NULL))
+  if (n == 0)
+    return TRUE;
+  if (!_dw_store_query_check_writable (self, error)
+      || (stmt = _dw_store_query_cached (self, DW_STORE_STMT_PUT_POINTS, error)) == NULL)
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    dw_store_points_account (self, run_id, rows[i].step, rows[i].wall_time);
+  sqlite3_bind_int (stmt, 1, self->rank);
+  self->feed_rows = rows;
+  self->feed_n = n;
+  rc = sqlite3_step (stmt);
+  sqlite3_reset (stmt);
+  self->feed_rows = NULL;
+  self->feed_n = 0;
+  if (G_UNLIKELY (rc != SQLITE_DONE))
     {
-      if (!_dw_store_query_check_writable (self, error)
-          || (stmt = _dw_store_query_cached (self, DW_STORE_STMT_PUT_POINTS, error)) == NULL)
-        return FALSE;
-    }
-  /* rows are written in order, so a later row of the same (tag, step) wins as with put_point */
-  for (; i + DW_STORE_PUT_POINTS_ROWS <= n; i += DW_STORE_PUT_POINTS_ROWS)
-    {
-      int rc;
-      for (int row = 0; row < DW_STORE_PUT_POINTS_ROWS; row++)
-        {
-          const DwPointRow *point = &rows[i + (gsize)row];
-          dw_store_points_bind (self, stmt, row * 6, point->tag_id, point->step, point->wall_time,
-                                point->value);
-          dw_store_points_account (self, run_id, point->step, point->wall_time);
-        }
-      rc = sqlite3_step (stmt);
-      sqlite3_reset (stmt);
-      if (G_UNLIKELY (rc != SQLITE_DONE))
-        {
-          _dw_store_query_set_error (self, error, rc, "storing points");
-          return FALSE;
-        }
-    }
-  for (; i < n; i++)
-    if (!dw_store_put_point (self, run_id, rows[i].tag_id, rows[i].step, rows[i].wall_time,
-                             rows[i].value, error))
+      _dw_store_query_set_error (self, error, rc, "storing points");
       return FALSE;
+    }
   return TRUE;
 }
 

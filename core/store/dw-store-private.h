@@ -8,6 +8,7 @@
  *   dw-store-query.c    the one way to run a query (prepare, bind, step, errors)
  *   dw-store-runs.c     runs, tags, their metadata, restarts and diagnostics
  *   dw-store-points.c   scalar points: writing (batched) and reading series
+ *   dw-store-feed.c     the points being written, as the virtual table dw_points_feed
  *   dw-store-batches.c  rollout batches and their per-sequence statistics
  *   dw-store-tokens.c   the token summary of a batch, the --keep-tokens budget, raw data read
  *                       back from a referenced source file
@@ -15,6 +16,7 @@
  */
 #pragma once
 
+#include <math.h>
 #include <sqlite3.h>
 
 #include "dw-store-writer.h"
@@ -24,14 +26,12 @@ G_BEGIN_DECLS
 typedef enum
 {
   DW_STORE_STMT_PUT_POINT,
-  DW_STORE_STMT_PUT_POINTS, /* DW_STORE_PUT_POINTS_ROWS rows per statement */
+  DW_STORE_STMT_PUT_POINTS, /* every row of dw_points_feed (dw-store-feed.c) */
   DW_STORE_STMT_GET_TAG,
   DW_STORE_STMT_INSERT_TAG,
   DW_STORE_STMT_FLUSH_RUN,
   DW_STORE_N_STMTS
 } DwStoreStmtId;
-
-#define DW_STORE_PUT_POINTS_ROWS 128
 
 /* First/last step and wall time of the points a transaction wrote to one run. */
 typedef struct
@@ -55,6 +55,8 @@ struct _DwStore
   int rank;              /* precision rank of the points being written */
   gint64 keep_tokens;    /* per-run budget of copied per-token bytes, -1: no limit */
   DwStoreRunAcc *acc;
+  const DwPointRow *feed_rows; /* what dw_points_feed returns while dw_store_put_points runs */
+  gsize feed_n;
   gboolean wal_seen;         /* the -wal file existed after our last commit (recover_lost_wal) */
   gboolean foreign_keys_off; /* dw_store_begin_appending() until commit or rollback */
 };
@@ -107,7 +109,19 @@ void _dw_store_query_append_text_cb (sqlite3_stmt *stmt, gpointer names);
 /* Opens self->path (creating and migrating the schema when writable). */
 gboolean _dw_store_open_db (DwStore *self, GError **error);
 
+/* dw-store-feed.c -------------------------------------------------------------------------- */
+
+/* Makes dw_points_feed known to the connection (its rows: self->feed_rows, self->feed_n). */
+gboolean _dw_store_feed_register (DwStore *self, GError **error);
+
 /* dw-store-points.c ------------------------------------------------------------------------ */
+
+/* The special column of a point of @value: 1 NaN (stored as NULL), 2 −0.0 (stored as 0), else 0. */
+static inline int
+_dw_store_points_special (double value)
+{
+  return isnan (value) ? 1 : (value == 0.0 && signbit (value)) ? 2 : 0;
+}
 
 /* Writes the first/last step and wall time the transaction's points gave each run. */
 gboolean _dw_store_points_flush_runs (DwStore *self, GError **error);

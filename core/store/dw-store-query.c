@@ -23,7 +23,14 @@ static const char *const dw_store_query_cached_sql[DW_STORE_N_STMTS] = {
     "wall_time = excluded.wall_time, value = excluded.value, "
     "special = excluded.special, rank = excluded.rank "
     "WHERE excluded.rank >= points.rank",
-  [DW_STORE_STMT_PUT_POINTS] = NULL, /* built by dw_store_query_put_points_sql () */
+  [DW_STORE_STMT_PUT_POINTS]
+  = "INSERT INTO points (tag_id, step, wall_time, value, special, rank) "
+    "SELECT tag_id, step, wall_time, value, special, ?1 FROM dw_points_feed "
+    "WHERE 1 " /* without it, ON CONFLICT would be read as a join's ON */
+    "ON CONFLICT (tag_id, step) DO UPDATE SET "
+    "wall_time = excluded.wall_time, value = excluded.value, "
+    "special = excluded.special, rank = excluded.rank "
+    "WHERE excluded.rank >= points.rank",
   [DW_STORE_STMT_GET_TAG] = "SELECT id FROM tags WHERE run_id = ?1 AND name = ?2",
   [DW_STORE_STMT_INSERT_TAG]
   = "INSERT INTO tags (run_id, name, canonical, step_key) VALUES (?1, ?2, ?3, ?4)",
@@ -176,32 +183,10 @@ _dw_store_query_new (DwStore *self, GError **error, const char *sql, const char 
   return stmt;
 }
 
-/* DW_STORE_STMT_PUT_POINT with DW_STORE_PUT_POINTS_ROWS rows of VALUES: one statement step per
- * 32 points. */
-static char *
-dw_store_query_put_points_sql (void)
-{
-  const char *one = dw_store_query_cached_sql[DW_STORE_STMT_PUT_POINT];
-  const char *values = strstr (one, "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  const char *rest = values + strlen ("VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  GString *sql = g_string_new_len (one, values - one);
-
-  g_string_append (sql, "VALUES ");
-  for (int row = 0; row < DW_STORE_PUT_POINTS_ROWS; row++)
-    g_string_append (sql, row ? ", (?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?)");
-  g_string_append (sql, rest);
-  return g_string_free (sql, FALSE);
-}
-
 sqlite3_stmt *
 _dw_store_query_cached (DwStore *self, DwStoreStmtId id, GError **error)
 {
-  if (self->stmts[id] == NULL && id == DW_STORE_STMT_PUT_POINTS)
-    {
-      g_autofree char *sql = dw_store_query_put_points_sql ();
-      self->stmts[id] = _dw_store_query_prepare (self, sql, error);
-    }
-  else if (self->stmts[id] == NULL)
+  if (self->stmts[id] == NULL)
     self->stmts[id] = _dw_store_query_prepare (self, dw_store_query_cached_sql[id], error);
   else
     sqlite3_reset (self->stmts[id]);

@@ -56,11 +56,16 @@ RULES = [
      "batch read {0}, 512×4096 ({1} allocator)", "{3} ms, {4} M tok/s", ""),
     ("batch-read", r"^(torch \.pt): (skipped) \(python3-torch is missing\)",
      "batch read {0}, 512×4096 (tuned allocator)", "{1}: python3-torch is missing", ""),
-    ("log-readers", r"^(verl-jsonl|tfevents|swanlab): .* " + NUM + r" M scalars/s",
+    ("log-readers", r"^(verl-jsonl|tfevents|swanlab|verl-console): .* " + NUM + r" M scalars/s",
      "log parse {0}", "{1} M scalars/s", "aim ≥ 1 M/s (into the store)"),
-    ("log-readers", r"^ingest (verl-jsonl|tfevents|swanlab|mlflow-file|trackio|mlflow-sqlite) "
-     r"into the store: .* " + NUM + r" M scalars/s wall, " + NUM + r" M scalars/s CPU",
-     "log ingest {0} into the store", "{1} M scalars/s wall, {2} CPU", "aim ≥ 1 M/s"),
+    ("log-readers", r"^ingest (verl-jsonl|tfevents|verl-console|slime-console|wandb-csv|swanlab|"
+     r"mlflow-file|trackio|mlflow-sqlite) into the store: .* " + NUM + r" M scalars/s wall, " + NUM
+     + r" M scalars/s CPU",
+     "log ingest {0} into the store (driftwatch-cli ingest, fresh store)",
+     "{1} M scalars/s wall, {2} CPU", "aim ≥ 1 M/s"),
+    ("log-readers", r"^ingest safetensors batches: .*: " + NUM + r" M tokens/s wall, " + NUM
+     + r" M tokens/s CPU", "batch ingest safetensors into the store", "{0} M tokens/s wall, {1} CPU",
+     ""),
     ("health", r"threshold metric .*?" + NUM + r" ns/point", "health: threshold rule",
      "{0} ns/point", ""),
     ("health", r"drift metric .*?" + NUM + r" ns/point", "health: drift rule", "{0} ns/point", ""),
@@ -155,8 +160,11 @@ REQUIRED = {
     "watch": ["watch: file append → points in the store (in-process)",
               "watch: file append → points in the store (cli)"],
     "log-readers": ["log parse verl-jsonl", "log parse tfevents", "log parse swanlab",
-                    "log ingest swanlab into the store", "log ingest mlflow-file into the store",
-                    "log ingest trackio into the store", "log ingest mlflow-sqlite into the store"],
+                    "log parse verl-console"]
+                   + [f"log ingest {f} into the store (driftwatch-cli ingest, fresh store)"
+                      for f in ("verl-jsonl", "tfevents", "verl-console", "slime-console",
+                                "wandb-csv", "swanlab", "mlflow-file", "trackio",
+                                "mlflow-sqlite")],
     "tune": ["Tune page slider move → result shown (that run)"],
     "renderer": ["Tune slider move → painted frame, gl renderer (GskGLRenderer), Xvfb",
                  "Tune slider move → painted frame, cairo renderer (GskCairoRenderer), Xvfb",

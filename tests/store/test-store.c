@@ -586,9 +586,10 @@ test_files_and_dump (DwTestStore *f, gconstpointer data)
                    "# batch_refs\n# token_summaries\n");
 }
 
-/* dw_store_put_points (32 rows per statement, then one by one) stores exactly what the same
- * points through dw_store_put_point store: later rows of a (tag, step) win across statement
- * boundaries, NaN / -0.0 / inf kept, the run's steps and wall times accounted. */
+/* dw_store_put_points (all rows in one statement reading dw_points_feed) stores exactly what the
+ * same points through dw_store_put_point store: later rows of a (tag, step) win, NaN / -0.0 / inf
+ * kept, the run's steps and wall times accounted, and a less precise source (lower rank) written
+ * afterwards replaces nothing while an equally precise one replaces everything. */
 static void
 test_put_points (DwTestStore *f, gconstpointer data)
 {
@@ -621,6 +622,18 @@ test_put_points (DwTestStore *f, gconstpointer data)
     }
   g_assert_true (dw_store_put_points (b, rb, rows, G_N_ELEMENTS (rows), &error));
   g_assert_no_error (error);
+  for (int rank = 1; rank >= 0; rank--)
+    {
+      /* the rows written first had rank 0: a rank-1 copy replaces them all, a rank-0 one none */
+      dw_store_set_source_rank (a, rank);
+      dw_store_set_source_rank (b, rank);
+      for (guint i = 11; i <= 20; i++)
+        {
+          DwPointRow lower = { tb, (gint64)i, 5.0, 100.0 + rank };
+          g_assert_true (dw_store_put_point (a, ra, ta, lower.step, 5.0, lower.value, &error));
+          g_assert_true (dw_store_put_points (b, rb, &lower, 1, &error));
+        }
+    }
   g_assert_true (dw_store_commit (a, &error) && dw_store_commit (b, &error));
   da = dw_store_dump (a, &error);
   db = dw_store_dump (b, &error);
@@ -629,6 +642,8 @@ test_put_points (DwTestStore *f, gconstpointer data)
     g_autoptr (DwSeries) s = dw_store_get_series (b, rb, "t", G_MININT64, &error);
     g_assert_cmpuint (s->n, ==, 40);
     g_assert_cmpfloat (s->values[0], ==, 40 * 0.25); /* row 40 replaced row 0 */
+    g_assert_cmpfloat (s->values[11], ==, 101.0);    /* the rank-1 copy, not the rank-0 one */
+    g_assert_cmpfloat (s->values[20], ==, 101.0);
     g_assert_cmpfloat (s->values[39], ==, 39 * 0.25);
     g_assert_true (isnan (s->values[3]));
     g_assert_true (s->values[7] == 0.0 && signbit (s->values[7]));
