@@ -82,7 +82,7 @@ typedef struct
   DwPlan plan;
   DwContext context;
   DwRowIn in;
-  bool simd, token_is, sequence_is, any_token_option;
+  bool simd, fused_mask, token_is, sequence_is, any_token_option;
   size_t n_options, mask_size;
   /* row buffers [T] */
   float *mask_row, *log_ratio_row, *exp_row, *keep_row;
@@ -181,6 +181,7 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
       in->e = run->exp_row;
     }
   run->simd = dw_correction_simd_enabled ();
+  run->fused_mask = batch->mask_dtype == DW_DTYPE_I64 && dw_correction_simd_row_pass_fuses_mask ();
   run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
   dw_verl_is_sums_init (&run->applied_sums);
   for (size_t option = 0; option < run->n_options; option++)
@@ -428,20 +429,32 @@ static bool
 dw_correction_fast_row (DwCorrectionFast *run, size_t row)
 {
   const size_t offset = row * run->context.cols;
-  bool binary;
-  if (!dw_correction_simd_mask_row_to_float (run->batch, offset, run->context.cols, run->mask_row,
-                                             &binary))
-    return false;
   DwRowIn *in = &run->in;
   in->o = (const float *)run->batch->old_log_prob + offset;
   in->r = (const float *)run->batch->rollout_log_prob + offset;
   in->m = run->mask_row;
   in->w = run->token_is ? run->weights + offset : NULL;
   DwRowOut out;
-  if (run->simd && binary)
-    dw_correction_simd_row_pass (in, &out);
-  else
-    dw_correction_simd_row_pass_scalar (in, &out);
+  out.mask_not_binary = true;
+  if (run->fused_mask)
+    {
+      /* the pass reads the int64 mask itself; a row with other values is done again below */
+      in->m_i64 = (const int64_t *)run->batch->response_mask + offset;
+      in->m_out = run->mask_row;
+      dw_correction_simd_row_pass (in, &out);
+      in->m_i64 = NULL;
+    }
+  bool binary = !out.mask_not_binary;
+  if (out.mask_not_binary)
+    {
+      if (!dw_correction_simd_mask_row_to_float (run->batch, offset, run->context.cols,
+                                                 run->mask_row, &binary))
+        return false;
+      if (run->simd && binary)
+        dw_correction_simd_row_pass (in, &out);
+      else
+        dw_correction_simd_row_pass_scalar (in, &out);
+    }
   run->row_count[row] = DW_ROUND (&run->context, out.n);
   run->total += out.n;
   run->any_valid |= out.n_valid > 0;

@@ -1,5 +1,5 @@
-/* test-fastpath.c — the float32 fast path (fused row pass, scalar and AVX2) against the reference
- * path of the correction core, on random batches with extreme values
+/* test-fastpath.c — the float32 fast path (fused row pass, scalar, AVX2, AVX-512) against the
+ * reference path of the correction core, on random batches with extreme values
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -37,8 +37,14 @@ f2u (float f)
 /* the vector exp vs the scalar replica of torch's exp (dw_torch_expf) on a stride over every float
  * bit pattern plus the special values: every lane bit-identical */
 static void
-test_expf_bits (void)
+test_expf_bits_at (int level)
 {
+  if (dw_correction_simd_set_level (level) != level)
+    {
+      dw_correction_simd_set_enabled (TRUE);
+      g_test_message ("vector level %d: not on this CPU", level);
+      return;
+    }
   enum
   {
     N = 1 << 16
@@ -78,8 +84,17 @@ test_expf_bits (void)
           bad++;
         }
     }
+  dw_correction_simd_set_enabled (TRUE);
   g_assert_cmpuint (n, >, 1000000);
   g_assert_cmpuint (bad, ==, 0);
+}
+
+/* the AVX2 and the AVX-512 exp (each where the CPU has it) */
+static void
+test_expf_bits (void)
+{
+  test_expf_bits_at (DW_SIMD_AVX2);
+  test_expf_bits_at (DW_SIMD_AVX512);
 }
 
 static float
@@ -155,13 +170,16 @@ ulps (double a, double b)
   return fabs (a - b) / (scale * 0x1p-23);
 }
 
-/* mode 0 reference, 1 fast scalar, 2 fast AVX2; false with @e set when verl raises */
+/* mode 0 reference, 1 fast scalar, 2 fast AVX2, 3 fast AVX-512 (where the CPU has it, else
+ * AVX2 again); false with @e set when verl raises */
 static gboolean
 run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res,
           DwCorrectionError *e)
 {
   dw_correction_simd_set_reference (mode == 0);
-  dw_correction_simd_set_enabled (mode == 2);
+  dw_correction_simd_set_level (mode == 3   ? DW_SIMD_AVX512
+                                : mode == 2 ? DW_SIMD_AVX2
+                                            : DW_SIMD_OFF);
   gboolean ok = dw_correction_run (b, c, res, e);
   dw_correction_simd_set_reference (FALSE);
   dw_correction_simd_set_enabled (TRUE);
@@ -178,7 +196,7 @@ compare (const DwBatch *b, const DwConfig *c, const char *what)
   DwCorrectionResult ref, fast;
   DwCorrectionError ref_error, fast_error;
   const gboolean ref_ok = run_mode (b, c, 0, &ref, &ref_error);
-  for (int mode = 1; mode <= 2; mode++)
+  for (int mode = 1; mode <= 3; mode++)
     {
       const gboolean fast_ok = run_mode (b, c, mode, &fast, &fast_error);
       if (!ref_ok)
