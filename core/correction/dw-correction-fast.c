@@ -83,6 +83,7 @@ typedef struct
   DwContext context;
   DwRowIn in;
   bool simd, fused_mask, token_is, sequence_is, any_token_option;
+  bool mask_shared; /* no RS option: the output mask is the batch's own, not a copy */
   size_t n_options, mask_size;
   /* row buffers [T] */
   float *mask_row, *log_ratio_row, *exp_row, *keep_row;
@@ -123,7 +124,8 @@ dw_correction_fast_free (DwCorrectionFast *run)
 
 /* buffers, the row-pass inputs and the initial sums; false: out of memory */
 static bool
-dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwPlan *plan)
+dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwPlan *plan,
+                          bool share_mask)
 {
   memset (run, 0, sizeof *run);
   run->batch = batch;
@@ -137,8 +139,10 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
   double *per_row
     = dw_workspace_get (DW_WORKSPACE_FAST_B, (6 + run->n_options) * rows * sizeof (double));
   run->weights = plan->is_on ? dw_workspace_alloc (rows * cols * sizeof (float)) : NULL;
-  run->masked = dw_workspace_alloc (rows * cols * run->mask_size);
-  if (!row_buffer || !per_row || (plan->is_on && !run->weights) || !run->masked)
+  run->mask_shared = share_mask && run->n_options == 0;
+  run->masked = run->mask_shared ? NULL : dw_workspace_alloc (rows * cols * run->mask_size);
+  if (!row_buffer || !per_row || (plan->is_on && !run->weights)
+      || (!run->mask_shared && !run->masked))
     return false;
   run->mask_row = row_buffer;
   run->log_ratio_row = row_buffer + cols;
@@ -385,6 +389,8 @@ static void
 dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut *out)
 {
   const size_t cols = run->context.cols, offset = row * cols;
+  if (run->mask_shared)
+    return;
   bool row_kept = true;
   if (run->any_token_option)
     for (size_t col = 0; col < cols; col++)
@@ -510,13 +516,13 @@ dw_correction_fast_emit_is (DwCorrectionFast *run, DwMetricList *list, DwCorrect
 }
 
 int
-dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
-                        DwCorrectionError *error)
+dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mask,
+                        DwCorrectionResult *result, DwCorrectionError *error)
 {
   if (!dw_correction_fast_applies (batch, plan))
     return -1;
   DwCorrectionFast run;
-  if (!dw_correction_fast_setup (&run, batch, plan))
+  if (!dw_correction_fast_setup (&run, batch, plan, share_mask))
     {
       dw_correction_fast_free (&run);
       return -1;
@@ -554,7 +560,8 @@ dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionRe
       dw_metric_list_put (&list, "rollout_rs_seq_masked_fraction",
                           run.rs_rows_rejected / (double)batch->rows);
     }
-  result->mask = run.masked;
+  result->mask = run.mask_shared ? (void *)batch->response_mask : run.masked;
+  result->mask_borrowed = run.mask_shared;
   result->mask_dtype = batch->mask_dtype;
   run.masked = NULL;
   dw_offpolicy_emit (context, &list, &run.offpolicy_sums, false);

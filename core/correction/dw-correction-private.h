@@ -239,8 +239,9 @@ bool dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorre
 /* 1 done, 0 error (set), -1 not applicable: the caller runs the reference path */
 int dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
                                DwCorrectionError *error);
-int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
-                            DwCorrectionError *error);
+/* @share_mask: an unchanged mask is returned borrowed (DW_ENTRY_MASK_SHARED) */
+int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mask,
+                            DwCorrectionResult *result, DwCorrectionError *error);
 
 /* ------------------------------------------------------------------------------------------ */
 /* the fused per-row pass (dw-correction-simd.c)                                               */

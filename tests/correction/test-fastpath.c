@@ -390,6 +390,40 @@ test_slime_builtin (void)
   g_assert_cmpuint (n_cmp, ==, 40);
 }
 
+/* DW_ENTRY_MASK_SHARED: the same metrics and weights bit for bit; without RS the mask is the
+ * batch's own array (borrowed, not freed by the clear), with RS a copy equal to the unshared one */
+static void
+test_shared_mask (void)
+{
+  static const char *const presets[]
+    = { "decoupled_token_is", "decoupled_seq_is_rs", "decoupled_k3_rs_token_tis" };
+  DwBatch *b = random_batch (5, 9, 333, DW_DTYPE_I64, TRUE, FALSE);
+  const size_t BT = b->rows * b->cols;
+  for (gsize k = 0; k < G_N_ELEMENTS (presets); k++)
+    {
+      DwConfig c;
+      DwCorrectionError e;
+      g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, presets[k], &c, &e));
+      DwCorrectionResult copied, shared;
+      g_assert_true (dw_correction_run_entry (b, &c, DW_ENTRY_MASK, &copied, &e));
+      g_assert_true (dw_correction_run_entry (b, &c, DW_ENTRY_MASK_SHARED, &shared, &e));
+      g_assert_false (copied.mask_borrowed);
+      g_assert_cmpint (shared.mask_borrowed, ==, k == 0);
+      g_assert_true ((shared.mask == b->response_mask) == (k == 0));
+      g_assert_true (memcmp (copied.mask, shared.mask, BT * sizeof (gint64)) == 0);
+      g_assert_true (memcmp (copied.weights, shared.weights, BT * sizeof (float)) == 0);
+      g_assert_cmpuint (copied.n_metrics, ==, shared.n_metrics);
+      g_assert_true (memcmp (copied.metrics, shared.metrics, copied.n_metrics * sizeof (DwMetric))
+                     == 0);
+      dw_correction_result_clear (&copied);
+      dw_correction_result_clear (&shared);
+      g_assert_null (shared.mask);
+    }
+  /* the batch still owns its mask */
+  g_assert_nonnull (b->response_mask);
+  dw_batch_free (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -397,5 +431,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fastpath/expf-bits", test_expf_bits);
   g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
   g_test_add_func ("/fastpath/slime-builtin", test_slime_builtin);
+  g_test_add_func ("/fastpath/shared-mask", test_shared_mask);
   return g_test_run ();
 }
