@@ -362,6 +362,32 @@ dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
   dw_correction_avx512_expf_array_body (x, y, n);
 }
 
+/* a binary row's sequence-IS weights: raw = ρ·m, IcePop keeps raw inside [lower, upper] (else
+ * 0, NaN too), TIS min(raw, upper) (NaN stays NaN) — the scalar formulas, lane by lane */
+VZ void
+dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t T)
+{
+  const __m512 rho = _mm512_set1_ps (row_weight), hi = _mm512_set1_ps (upper),
+               lo = _mm512_set1_ps (lower);
+  size_t t = 0;
+  for (; t + 16 <= T; t += 16)
+    {
+      const __m512 raw = _mm512_mul_ps (rho, _mm512_loadu_ps (m + t));
+      const __m512 A = icepop
+                         ? _mm512_maskz_mov_ps (_mm512_cmp_ps_mask (raw, lo, _CMP_GE_OQ)
+                                                  & _mm512_cmp_ps_mask (raw, hi, _CMP_LE_OQ),
+                                                raw)
+                         : _mm512_mask_blend_ps (_mm512_cmp_ps_mask (raw, hi, _CMP_GT_OQ), raw, hi);
+      _mm512_storeu_ps (w + t, A);
+    }
+  for (; t < T; t++)
+    {
+      const float raw = row_weight * m[t];
+      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+    }
+}
+
 /* an int64 mask row to float; false when a value is not 0 or 1 */
 VZ bool
 dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf)
@@ -396,6 +422,17 @@ dw_correction_avx512_supported (void)
 }
 
 #else
+
+void
+dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t T)
+{
+  for (size_t t = 0; t < T; t++)
+    {
+      const float raw = row_weight * m[t];
+      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+    }
+}
 
 void
 dw_correction_avx512_expf_array (const float *x, float *y, size_t n)

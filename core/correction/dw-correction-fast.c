@@ -82,7 +82,7 @@ typedef struct
   DwPlan plan;
   DwContext context;
   DwRowIn in;
-  bool simd, fused_mask, token_is, sequence_is, any_token_option;
+  bool simd, fused_mask, vector_weights, token_is, sequence_is, any_token_option;
   bool mask_shared; /* no RS option: the output mask is the batch's own, not a copy */
   size_t n_options, mask_size;
   /* row buffers [T] */
@@ -185,6 +185,7 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
       in->e = run->exp_row;
     }
   run->simd = dw_correction_simd_enabled ();
+  run->vector_weights = dw_correction_simd_get_level () == DW_SIMD_AVX512;
   run->fused_mask = batch->mask_dtype == DW_DTYPE_I64 && dw_correction_simd_row_pass_fuses_mask ();
   run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
   dw_verl_is_sums_init (&run->applied_sums);
@@ -274,17 +275,20 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
     = dw_torch_expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
   float *weights = run->weights + row * cols;
   double raw_sum = 0, applied_sum = 0;
-  for (size_t col = 0; col < cols; col++)
-    {
-      const float raw = row_weight * mask[col];
-      weights[col]
-        = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
-      if (binary || mask[col] == 0)
-        continue;
-      dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
-      raw_sum += (double)raw * mask[col];
-      applied_sum += (double)weights[col] * mask[col];
-    }
+  if (binary && run->vector_weights)
+    dw_correction_avx512_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols);
+  else
+    for (size_t col = 0; col < cols; col++)
+      {
+        const float raw = row_weight * mask[col];
+        weights[col]
+          = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+        if (binary || mask[col] == 0)
+          continue;
+        dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
+        raw_sum += (double)raw * mask[col];
+        applied_sum += (double)weights[col] * mask[col];
+      }
   if (binary && out->n_valid)
     {
       /* every valid token of a binary row has the same raw and applied weight */
@@ -408,7 +412,8 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
     memcpy (target, source, cols * run->mask_size);
   else if (!row_kept)
     {
-      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
+      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m (a float mask
+       * keeps −0 and NaN: m·0) */
       dw_correction_fast_mask_row (dtype, source, NULL, target, cols);
       run->rs_masked += out->n;
       run->rs_rows_rejected += out->n_valid > 0;

@@ -311,6 +311,9 @@ void dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out);
 bool dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf);
 bool dw_correction_avx512_supported (void);
 void dw_correction_avx512_expf_array (const float *x, float *y, size_t n);
+/* a binary row's sequence-IS weights ρ·m, IcePop- or TIS-applied (the scalar formulas) */
+void dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                            float lower, bool icepop, size_t T);
 /* Forces the reference path (ctx arrays in double) for tests: false by default. */
 void dw_correction_simd_set_reference (bool reference);
 bool dw_correction_simd_get_reference (void);
