@@ -117,6 +117,12 @@ dw_correction_avx512_hsum (__m512d v)
   return _mm_cvtsd_f64 (_mm_add_sd (quarter, _mm_unpackhi_pd (quarter, quarter)));
 }
 
+/* PLAIN: verl v0.7.1's token TIS (no applied-weight metrics, no IcePop, no batch normalisation)
+ * as compile-time facts, so the unused sums leave the registers to the ones in use */
+#define APPLIED(PLAIN)   (!(PLAIN) && in->applied)
+#define ICEPOP(PLAIN)    (!(PLAIN) && in->icepop)
+#define NORMALISE(PLAIN) (!(PLAIN) && in->bn)
+
 typedef struct
 {
   __m512d so, sr, sl, k3, chi, sw, swr, su, su2, swt, sk[3];
@@ -128,22 +134,22 @@ typedef struct
 /* phase 1 of a step: the token-IS part (weights, their sums, counts and extremes) */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m512 E, __m512 M,
-                            __mmask16 v)
+                            __mmask16 v, const bool PLAIN)
 {
   const __m512 Cv = _mm512_set1_ps (in->C), cv = _mm512_set1_ps (in->c);
-  const __m512 low = in->applied ? _mm512_setzero_ps () : cv;
+  const __m512 low = APPLIED (PLAIN) ? _mm512_setzero_ps () : cv;
   const __m512 W = _mm512_mul_ps (E, M);
   const __mmask16 gt = _mm512_cmp_ps_mask (W, Cv, _CMP_GT_OQ);
   const __mmask16 lt = _mm512_cmp_ps_mask (W, cv, _CMP_LT_OQ);
   /* IcePop keeps W inside [c, C] (NaN is not inside: 0), TIS truncates at C (NaN stays NaN) */
   const __m512 A
-    = in->icepop ? _mm512_maskz_mov_ps (
+    = ICEPOP (PLAIN) ? _mm512_maskz_mov_ps (
         _mm512_cmp_ps_mask (W, cv, _CMP_GE_OQ) & _mm512_cmp_ps_mask (W, Cv, _CMP_LE_OQ), W)
-                 : _mm512_mask_blend_ps (gt, W, Cv);
+                     : _mm512_mask_blend_ps (gt, W, Cv);
   _mm512_storeu_ps (pw, A);
-  const __m512 S = in->applied ? A : W;
+  const __m512 S = APPLIED (PLAIN) ? A : W;
   d->sw = dw_correction_avx512_acc (d->sw, S, v);
-  if (in->applied)
+  if (APPLIED (PLAIN))
     d->swr = dw_correction_avx512_acc (d->swr, W, v);
   d->fh += (size_t)__builtin_popcount ((unsigned)(gt & v));
   d->fl += (size_t)__builtin_popcount ((unsigned)(lt & v));
@@ -152,7 +158,7 @@ dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m51
   const __m512 U = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (Y, Cv, _CMP_GT_OQ), Y, Cv);
   d->su = dw_correction_avx512_acc (d->su, U, v);
   d->su2 = dw_correction_avx512_acc (d->su2, _mm512_mul_ps (U, U), v);
-  if (in->bn)
+  if (NORMALISE (PLAIN))
     d->swt = dw_correction_avx512_acc (d->swt, A, v);
   d->wmax = _mm512_mask_max_ps (d->wmax, v, d->wmax, S);
   d->wmin = _mm512_mask_min_ps (d->wmin, v, d->wmin, S);
@@ -190,7 +196,7 @@ dw_correction_avx512_common (DwAvx512Sums *d, __m512 O, __m512 R, __m512 L, __m5
 /* phase 3: the lanes folded into the row's results */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut *out,
-                             const bool TOK, const unsigned K)
+                             const bool TOK, const unsigned K, const bool PLAIN)
 {
   dw_correction_simd_row_out_init (out);
   out->n = (double)d->n_valid; /* binary rows: Σm = # valid */
@@ -204,7 +210,7 @@ dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut 
   if (TOK)
     {
       out->sw = dw_correction_avx512_hsum (d->sw);
-      out->sw_raw = in->applied ? dw_correction_avx512_hsum (d->swr) : out->sw;
+      out->sw_raw = APPLIED (PLAIN) ? dw_correction_avx512_hsum (d->swr) : out->sw;
       out->fh = (double)d->fh;
       out->fl = (double)d->fl;
       out->su = dw_correction_avx512_hsum (d->su);
@@ -213,7 +219,7 @@ dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut 
       if (d->n_valid)
         {
           /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
-          const bool weight_nan = has_nan && !(in->applied && in->icepop);
+          const bool weight_nan = has_nan && !(APPLIED (PLAIN) && ICEPOP (PLAIN));
           out->wmax = weight_nan ? NAN : dw_correction_avx512_hmax (d->wmax);
           out->wmin = weight_nan ? NAN : dw_correction_avx512_hmin (d->wmin);
         }
@@ -230,7 +236,7 @@ dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut 
 /* The row pass body, specialised by the callers below (TOK, K compile-time constants) */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const unsigned K,
-                           const bool FUSED)
+                           const bool FUSED, const bool PLAIN)
 {
   const size_t T = in->T;
   const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
@@ -284,7 +290,7 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
       if (v == 0)
         {
           /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
-          if (TOK && in->icepop)
+          if (TOK && ICEPOP (PLAIN))
             _mm512_storeu_ps (pw + t, zero);
           else if (TOK)
             _mm512_storeu_ps (
@@ -293,7 +299,7 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
           continue;
         }
       if (TOK)
-        dw_correction_avx512_token (in, &d, pw + t, E, M, v);
+        dw_correction_avx512_token (in, &d, pw + t, E, M, v, PLAIN);
       dw_correction_avx512_common (&d, O, R, L, LS, E, v, TOK, K);
     }
   if (FUSED)
@@ -309,35 +315,46 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
           return;
         }
     }
-  dw_correction_avx512_finish (in, &d, out, TOK, K);
+  dw_correction_avx512_finish (in, &d, out, TOK, K, PLAIN);
   dw_correction_simd_row_pass_scalar_tail (in, out, t);
 }
 
-#define ROW_PASS(NAME, TOK, K)                            \
-  static VZ void NAME (const DwRowIn *in, DwRowOut *out)  \
-  {                                                       \
-    if (in->m_i64)                                        \
-      dw_correction_avx512_body (in, out, TOK, K, true);  \
-    else                                                  \
-      dw_correction_avx512_body (in, out, TOK, K, false); \
+#define ROW_PASS(NAME, TOK, K, PLAIN)                            \
+  static VZ void NAME (const DwRowIn *in, DwRowOut *out)         \
+  {                                                              \
+    if (in->m_i64)                                               \
+      dw_correction_avx512_body (in, out, TOK, K, true, PLAIN);  \
+    else                                                         \
+      dw_correction_avx512_body (in, out, TOK, K, false, PLAIN); \
   }
 /* the presets' combinations: no IS / token IS × no k / k1 / k3; other k sets compute all three */
-ROW_PASS (dw_correction_avx512_pass_n0, false, 0)
-ROW_PASS (dw_correction_avx512_pass_t0, true, 0)
-ROW_PASS (dw_correction_avx512_pass_n1, false, 1)
-ROW_PASS (dw_correction_avx512_pass_t1, true, 1)
-ROW_PASS (dw_correction_avx512_pass_n4, false, 4)
-ROW_PASS (dw_correction_avx512_pass_t4, true, 4)
-ROW_PASS (dw_correction_avx512_pass_n7, false, 7)
-ROW_PASS (dw_correction_avx512_pass_t7, true, 7)
+ROW_PASS (dw_correction_avx512_pass_n0, false, 0, false)
+ROW_PASS (dw_correction_avx512_pass_t0, true, 0, false)
+ROW_PASS (dw_correction_avx512_pass_n1, false, 1, false)
+ROW_PASS (dw_correction_avx512_pass_t1, true, 1, false)
+ROW_PASS (dw_correction_avx512_pass_n4, false, 4, false)
+ROW_PASS (dw_correction_avx512_pass_t4, true, 4, false)
+ROW_PASS (dw_correction_avx512_pass_n7, false, 7, false)
+ROW_PASS (dw_correction_avx512_pass_t7, true, 7, false)
+ROW_PASS (dw_correction_avx512_pass_p0, true, 0, true)
+ROW_PASS (dw_correction_avx512_pass_p1, true, 1, true)
+ROW_PASS (dw_correction_avx512_pass_p4, true, 4, true)
 #undef ROW_PASS
+#undef APPLIED
+#undef ICEPOP
+#undef NORMALISE
 
 void
 dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out)
 {
   const unsigned k
     = (unsigned)in->need_k[0] | (unsigned)in->need_k[1] << 1 | (unsigned)in->need_k[2] << 2;
-  if (k == 0)
+  const bool plain = in->is_token && !in->applied && !in->icepop && !in->bn;
+  if (plain && (k == 0 || k == 1 || k == 4))
+    (k == 0   ? dw_correction_avx512_pass_p0
+     : k == 1 ? dw_correction_avx512_pass_p1
+              : dw_correction_avx512_pass_p4) (in, out);
+  else if (k == 0)
     (in->is_token ? dw_correction_avx512_pass_t0 : dw_correction_avx512_pass_n0) (in, out);
   else if (k == 1)
     (in->is_token ? dw_correction_avx512_pass_t1 : dw_correction_avx512_pass_n1) (in, out);
