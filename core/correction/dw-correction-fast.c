@@ -82,7 +82,8 @@ typedef struct
   DwPlan plan;
   DwContext context;
   DwRowIn in;
-  bool simd, token_is, sequence_is, any_token_option;
+  bool simd, fused_mask, vector_weights, token_is, sequence_is, any_token_option;
+  bool mask_shared; /* no RS option: the output mask is the batch's own, not a copy */
   size_t n_options, mask_size;
   /* row buffers [T] */
   float *mask_row, *log_ratio_row, *exp_row, *keep_row;
@@ -123,7 +124,8 @@ dw_correction_fast_free (DwCorrectionFast *run)
 
 /* buffers, the row-pass inputs and the initial sums; false: out of memory */
 static bool
-dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwPlan *plan)
+dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwPlan *plan,
+                          bool share_mask)
 {
   memset (run, 0, sizeof *run);
   run->batch = batch;
@@ -137,8 +139,10 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
   double *per_row
     = dw_workspace_get (DW_WORKSPACE_FAST_B, (6 + run->n_options) * rows * sizeof (double));
   run->weights = plan->is_on ? dw_workspace_alloc (rows * cols * sizeof (float)) : NULL;
-  run->masked = dw_workspace_alloc (rows * cols * run->mask_size);
-  if (!row_buffer || !per_row || (plan->is_on && !run->weights) || !run->masked)
+  run->mask_shared = share_mask && run->n_options == 0;
+  run->masked = run->mask_shared ? NULL : dw_workspace_alloc (rows * cols * run->mask_size);
+  if (!row_buffer || !per_row || (plan->is_on && !run->weights)
+      || (!run->mask_shared && !run->masked))
     return false;
   run->mask_row = row_buffer;
   run->log_ratio_row = row_buffer + cols;
@@ -181,6 +185,8 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
       in->e = run->exp_row;
     }
   run->simd = dw_correction_simd_enabled ();
+  run->vector_weights = dw_correction_simd_get_level () == DW_SIMD_AVX512;
+  run->fused_mask = batch->mask_dtype == DW_DTYPE_I64 && dw_correction_simd_row_pass_fuses_mask ();
   run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
   dw_verl_is_sums_init (&run->applied_sums);
   for (size_t option = 0; option < run->n_options; option++)
@@ -269,17 +275,20 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
     = dw_torch_expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
   float *weights = run->weights + row * cols;
   double raw_sum = 0, applied_sum = 0;
-  for (size_t col = 0; col < cols; col++)
-    {
-      const float raw = row_weight * mask[col];
-      weights[col]
-        = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
-      if (binary || mask[col] == 0)
-        continue;
-      dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
-      raw_sum += (double)raw * mask[col];
-      applied_sum += (double)weights[col] * mask[col];
-    }
+  if (binary && run->vector_weights)
+    dw_correction_avx512_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols);
+  else
+    for (size_t col = 0; col < cols; col++)
+      {
+        const float raw = row_weight * mask[col];
+        weights[col]
+          = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+        if (binary || mask[col] == 0)
+          continue;
+        dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
+        raw_sum += (double)raw * mask[col];
+        applied_sum += (double)weights[col] * mask[col];
+      }
   if (binary && out->n_valid)
     {
       /* every valid token of a binary row has the same raw and applied weight */
@@ -384,6 +393,8 @@ static void
 dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut *out)
 {
   const size_t cols = run->context.cols, offset = row * cols;
+  if (run->mask_shared)
+    return;
   bool row_kept = true;
   if (run->any_token_option)
     for (size_t col = 0; col < cols; col++)
@@ -401,7 +412,8 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
     memcpy (target, source, cols * run->mask_size);
   else if (!row_kept)
     {
-      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
+      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m (a float mask
+       * keeps −0 and NaN: m·0) */
       dw_correction_fast_mask_row (dtype, source, NULL, target, cols);
       run->rs_masked += out->n;
       run->rs_rows_rejected += out->n_valid > 0;
@@ -428,20 +440,32 @@ static bool
 dw_correction_fast_row (DwCorrectionFast *run, size_t row)
 {
   const size_t offset = row * run->context.cols;
-  bool binary;
-  if (!dw_correction_simd_mask_row_to_float (run->batch, offset, run->context.cols, run->mask_row,
-                                             &binary))
-    return false;
   DwRowIn *in = &run->in;
   in->o = (const float *)run->batch->old_log_prob + offset;
   in->r = (const float *)run->batch->rollout_log_prob + offset;
   in->m = run->mask_row;
   in->w = run->token_is ? run->weights + offset : NULL;
   DwRowOut out;
-  if (run->simd && binary)
-    dw_correction_simd_row_pass (in, &out);
-  else
-    dw_correction_simd_row_pass_scalar (in, &out);
+  out.mask_not_binary = true;
+  if (run->fused_mask)
+    {
+      /* the pass reads the int64 mask itself; a row with other values is done again below */
+      in->m_i64 = (const int64_t *)run->batch->response_mask + offset;
+      in->m_out = run->mask_row;
+      dw_correction_simd_row_pass (in, &out);
+      in->m_i64 = NULL;
+    }
+  bool binary = !out.mask_not_binary;
+  if (out.mask_not_binary)
+    {
+      if (!dw_correction_simd_mask_row_to_float (run->batch, offset, run->context.cols,
+                                                 run->mask_row, &binary))
+        return false;
+      if (run->simd && binary)
+        dw_correction_simd_row_pass (in, &out);
+      else
+        dw_correction_simd_row_pass_scalar (in, &out);
+    }
   run->row_count[row] = DW_ROUND (&run->context, out.n);
   run->total += out.n;
   run->any_valid |= out.n_valid > 0;
@@ -497,13 +521,13 @@ dw_correction_fast_emit_is (DwCorrectionFast *run, DwMetricList *list, DwCorrect
 }
 
 int
-dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
-                        DwCorrectionError *error)
+dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mask,
+                        DwCorrectionResult *result, DwCorrectionError *error)
 {
   if (!dw_correction_fast_applies (batch, plan))
     return -1;
   DwCorrectionFast run;
-  if (!dw_correction_fast_setup (&run, batch, plan))
+  if (!dw_correction_fast_setup (&run, batch, plan, share_mask))
     {
       dw_correction_fast_free (&run);
       return -1;
@@ -541,7 +565,8 @@ dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionRe
       dw_metric_list_put (&list, "rollout_rs_seq_masked_fraction",
                           run.rs_rows_rejected / (double)batch->rows);
     }
-  result->mask = run.masked;
+  result->mask = run.mask_shared ? (void *)batch->response_mask : run.masked;
+  result->mask_borrowed = run.mask_shared;
   result->mask_dtype = batch->mask_dtype;
   run.masked = NULL;
   dw_offpolicy_emit (context, &list, &run.offpolicy_sums, false);

@@ -239,8 +239,9 @@ bool dw_slime_builtin_run (const DwContext *context, const DwPlan *plan, DwCorre
 /* 1 done, 0 error (set), -1 not applicable: the caller runs the reference path */
 int dw_slime_builtin_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
                                DwCorrectionError *error);
-int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, DwCorrectionResult *result,
-                            DwCorrectionError *error);
+/* @share_mask: an unchanged mask is returned borrowed (DW_ENTRY_MASK_SHARED) */
+int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mask,
+                            DwCorrectionResult *result, DwCorrectionError *error);
 
 /* ------------------------------------------------------------------------------------------ */
 /* the fused per-row pass (dw-correction-simd.c)                                               */
@@ -259,6 +260,11 @@ typedef struct
   float *w;           /* [T] weights, truncated at C (is_token) */
   float *l;           /* [T] ℓ out, or NULL */
   float *e;           /* [T] expf(SAFE(ℓ)) out, or NULL */
+  /* AVX-512 only (dw_correction_simd_row_pass_fuses_mask): the row's int64 mask, read in the
+   * pass and written to @m_out as float (then @m is ignored); a value other than 0 or 1 stops
+   * the pass with DwRowOut.mask_not_binary */
+  const int64_t *m_i64;
+  float *m_out;
 } DwRowIn;
 
 typedef struct
@@ -273,15 +279,41 @@ typedef struct
    * clamp(a, 0, C)), swt Σ min(x, C)·m (applied: Σa·m), wmax/wmin of x (applied: of a) */
   double sw, sw_raw, fh, fl, su, su2, swt, wmax, wmin;
   double sk[3], mk[3];
+  bool mask_not_binary; /* m_i64 held another value: nothing else is set */
 } DwRowOut;
 
 void dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out);
-/* Rows whose mask values are all 0, -0 or 1 only. */
+/* the scalar pass over tokens [t0, T) added to @out (the vector passes' tail) */
+void dw_correction_simd_row_pass_scalar_tail (const DwRowIn *in, DwRowOut *out, size_t t0);
+void dw_correction_simd_row_out_init (DwRowOut *out);
+/* Rows whose mask values are all 0, -0 or 1 only: the pass of the current level (AVX-512 or
+ * AVX2; each sums in its own number of double lanes, so they differ in the order of additions). */
 void dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out);
-/* AVX2 and FMA usable (and the fast path not disabled with dw_correction_simd_set_enabled (false)).
- */
+/* whether the pass of the current level reads an int64 mask itself (DwRowIn.m_i64) */
+bool dw_correction_simd_row_pass_fuses_mask (void);
+/* Vector levels, chosen at run time (__builtin_cpu_supports): the best the CPU has unless a test
+ * pins a lower one with dw_correction_simd_set_level (). */
+typedef enum
+{
+  DW_SIMD_OFF = 0,
+  DW_SIMD_AVX2 = 1,   /* AVX2 + FMA */
+  DW_SIMD_AVX512 = 2, /* AVX-512 F, DQ, BW, VL (and AVX2 + FMA) */
+} DwSimdLevel;
+/* a vector level in use (AVX2 or better, and not disabled with dw_correction_simd_set_enabled) */
 bool dw_correction_simd_enabled (void);
 void dw_correction_simd_set_enabled (bool enabled);
+/* the level in use; set_level returns the level granted (at most what the CPU has) */
+int dw_correction_simd_get_level (void);
+int dw_correction_simd_set_level (int level);
+/* dw-correction-avx512.c: the row pass and the int64 mask row on AVX-512 (callers check the
+ * level first) */
+void dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out);
+bool dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf);
+bool dw_correction_avx512_supported (void);
+void dw_correction_avx512_expf_array (const float *x, float *y, size_t n);
+/* a binary row's sequence-IS weights ρ·m, IcePop- or TIS-applied (the scalar formulas) */
+void dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                            float lower, bool icepop, size_t T);
 /* Forces the reference path (ctx arrays in double) for tests: false by default. */
 void dw_correction_simd_set_reference (bool reference);
 bool dw_correction_simd_get_reference (void);

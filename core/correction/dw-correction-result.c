@@ -24,7 +24,8 @@ dw_correction_result_clear (DwCorrectionResult *result)
 {
   free (result->metrics);
   dw_workspace_free (result->weights);
-  dw_workspace_free (result->mask);
+  if (!result->mask_borrowed)
+    dw_workspace_free (result->mask);
   dw_correction_result_init (result);
 }
 

@@ -27,7 +27,7 @@
 
 #define SAFETY_F 20.0f
 
-static void
+void
 dw_correction_simd_row_out_init (DwRowOut *out)
 {
   memset (out, 0, sizeof *out);
@@ -101,6 +101,12 @@ dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
   dw_correction_simd_row_pass_scalar_from (in, out, 0);
 }
 
+void
+dw_correction_simd_row_pass_scalar_tail (const DwRowIn *in, DwRowOut *out, size_t t0)
+{
+  dw_correction_simd_row_pass_scalar_from (in, out, t0);
+}
+
 /* tokens [t0, T) of a slime built-in row: weight, Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m, Σm */
 static void
 dw_correction_simd_slime_row_scalar_from (const DwSlimeRowIn *in, float *w, double sums[3],
@@ -123,30 +129,49 @@ dw_correction_simd_slime_row_scalar_from (const DwSlimeRowIn *in, float *w, doub
 /* ------------------------------------------------------------------------------------------ */
 /* dispatch flags                                                                               */
 
-static int simd_state = -1; /* -1 unknown, 0 off, 1 on */
+static int simd_state = -1; /* -1 unknown, else the level in use (DwSimdLevel) */
 static bool force_reference = false;
+
+/* the best level this CPU runs */
+static int
+dw_correction_simd_best_level (void)
+{
+#ifdef DW_HAVE_X86
+  __builtin_cpu_init ();
+  if (dw_correction_avx512_supported ())
+    return DW_SIMD_AVX512;
+  if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma"))
+    return DW_SIMD_AVX2;
+#endif
+  return DW_SIMD_OFF;
+}
+
+int
+dw_correction_simd_get_level (void)
+{
+  if (simd_state < 0)
+    simd_state = dw_correction_simd_best_level ();
+  return simd_state;
+}
 
 bool
 dw_correction_simd_enabled (void)
 {
-#ifdef DW_HAVE_X86
-  if (simd_state < 0)
-    {
-      __builtin_cpu_init ();
-      simd_state = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
-    }
-  return simd_state == 1;
-#else
-  return false;
-#endif
+  return dw_correction_simd_get_level () >= DW_SIMD_AVX2;
+}
+
+int
+dw_correction_simd_set_level (int level)
+{
+  const int best = dw_correction_simd_best_level ();
+  simd_state = level < best ? level : best;
+  return simd_state;
 }
 
 void
 dw_correction_simd_set_enabled (bool enabled)
 {
-  simd_state = -1;
-  if (!enabled || !dw_correction_simd_enabled ())
-    simd_state = 0;
+  dw_correction_simd_set_level (enabled ? DW_SIMD_AVX512 : DW_SIMD_OFF);
 }
 
 void
@@ -263,6 +288,12 @@ dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T
 {
   bool bin = true;
 #ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512 && batch->mask_dtype == DW_DTYPE_I64
+      && dw_correction_avx512_mask_i64 ((const int64_t *)batch->response_mask + off, T, mf))
+    {
+      *binary = true;
+      return true;
+    }
   if (dw_correction_simd_enabled ())
     {
       if (batch->mask_dtype == DW_DTYPE_I64
@@ -716,16 +747,30 @@ void
 dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out)
 {
 #ifdef DW_HAVE_X86
-  dw_correction_simd_row_pass_avx2 (in, out);
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    dw_correction_avx512_row_pass (in, out);
+  else
+    dw_correction_simd_row_pass_avx2 (in, out);
 #else
   dw_correction_simd_row_pass_scalar (in, out);
 #endif
+}
+
+bool
+dw_correction_simd_row_pass_fuses_mask (void)
+{
+  return dw_correction_simd_get_level () == DW_SIMD_AVX512;
 }
 
 void
 dw_correction_simd_expf_array (const float *x, float *y, size_t n)
 {
 #ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    {
+      dw_correction_avx512_expf_array (x, y, n);
+      return;
+    }
   if (dw_correction_simd_enabled ())
     {
       dw_correction_simd_expf_array_avx2 (x, y, n);

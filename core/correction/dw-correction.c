@@ -24,11 +24,14 @@ static bool
 dw_correction_dispatch (const DwBatch *batch, const DwPlan *plan, DwEntry entry,
                         DwCorrectionResult *result, DwCorrectionError *error)
 {
+  const bool share_mask = entry == DW_ENTRY_MASK_SHARED;
+  if (share_mask)
+    entry = DW_ENTRY_MASK; /* the other paths always return a copy */
   if (entry == DW_ENTRY_MASK)
     {
       int fast = -1;
       if (plan->path == DW_PATH_VERL_K_OPTIONS)
-        fast = dw_correction_fast_run (batch, plan, result, error);
+        fast = dw_correction_fast_run (batch, plan, share_mask, result, error);
       else if (plan->path == DW_PATH_SLIME_VANILLA || plan->path == DW_PATH_SLIME_ICEPOP)
         fast = dw_slime_builtin_fast_run (batch, plan, result, error);
       if (fast >= 0)

@@ -50,6 +50,10 @@ extern "C"
      * §5.1 and §6.1; slime's mis.py float32, §7.1) */
     DwDType mask_dtype;
     void *mask;
+    /* DW_ENTRY_MASK_SHARED only: @mask is the batch's own response_mask (the run left it
+     * unchanged, as verl then returns the input tensor itself); valid while the batch lives,
+     * not freed by dw_correction_result_clear () */
+    bool mask_borrowed;
   } DwCorrectionResult;
 
   void dw_correction_result_init (DwCorrectionResult *result);
@@ -65,6 +69,9 @@ extern "C"
   {
     DW_ENTRY_MASK = 0,  /* compute_rollout_correction_and_rejection_mask (or the generation's) */
     DW_ENTRY_OFFPOLICY, /* ..._metrics_from_logprobs: 13 off-policy keys, no prefix */
+    /* DW_ENTRY_MASK for callers that keep the batch while they use the result: an unchanged
+     * mask is not copied (DwCorrectionResult.mask_borrowed) */
+    DW_ENTRY_MASK_SHARED,
   } DwEntry;
 
   /* Runs the generation's entry on @batch. A config key "preset" must have been resolved with

@@ -85,11 +85,15 @@ dw_recompute_worker (gpointer data)
           g_mutex_unlock (&job->lock);
           break;
         }
-      if (dw_correction_run (batch, &job->res->config, &step->result, &step->error))
+      /* only the metrics are kept: an unchanged mask is not even copied */
+      if (dw_correction_run_entry (batch, &job->res->config, DW_ENTRY_MASK_SHARED, &step->result,
+                                   &step->error))
         {
           free (step->result.weights);
-          free (step->result.mask);
+          if (!step->result.mask_borrowed)
+            free (step->result.mask);
           step->result.weights = step->result.mask = NULL;
+          step->result.mask_borrowed = false;
         }
       else
         step->failed = TRUE;

@@ -347,11 +347,14 @@ dw_whatif_engine_exact_step (DwWhatifEngine *self, const DwConfig *config, gint6
     }
   dw_whatif_step_result_clear (out);
   DwCorrectionResult result;
-  if (dw_correction_run (batch, config, &result, &out->error))
+  /* only the metrics are kept: an unchanged mask is not even copied */
+  if (dw_correction_run_entry (batch, config, DW_ENTRY_MASK_SHARED, &result, &out->error))
     {
       free (result.weights);
-      free (result.mask);
+      if (!result.mask_borrowed)
+        free (result.mask);
       result.weights = result.mask = NULL;
+      result.mask_borrowed = false;
       out->result = result;
       out->approximate = g_new0 (guint8, result.n_metrics ? result.n_metrics : 1);
       out->error_bound = g_new0 (double, result.n_metrics ? result.n_metrics : 1);

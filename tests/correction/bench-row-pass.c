@@ -7,7 +7,8 @@
  * (512×4096 float32, int64 mask, lengths uniform in [0.4T, T]). Times, single thread, median of
  * the runs: a plain read of the three input arrays (the floor: every byte read once), and the
  * row pass as the fast path runs it — the mask row converted to float, then one fused pass that
- * writes the token weights and returns the row's sums — for token IS and for sequence k1 RS.
+ * writes the token weights and returns the row's sums (on AVX-512 the pass reads the int64 mask
+ * itself) — for token IS and for sequence k1 RS.
  * Prints each pass's M valid tokens/s and its time as a multiple of the floor's (the median of the
  * per-run ratios, floor and passes alternating; also in process CPU time).
  */
@@ -98,15 +99,27 @@ bench_row_pass_once (const DwBatch *batch, DwRowIn *in, float *mask_row, float *
   for (size_t row = 0; row < ROWS; row++)
     {
       const size_t offset = row * COLS;
-      bool binary;
-      if (!dw_correction_simd_mask_row_to_float (batch, offset, COLS, mask_row, &binary))
-        abort ();
       in->o = (const float *)batch->old_log_prob + offset;
       in->r = (const float *)batch->rollout_log_prob + offset;
       in->m = mask_row;
       in->w = in->is_token ? weights + offset : NULL;
+      in->m_i64 = NULL;
       DwRowOut out;
+      if (dw_correction_simd_row_pass_fuses_mask ())
+        {
+          /* AVX-512: the pass reads the int64 mask itself, as the fast path runs it */
+          in->m_i64 = (const int64_t *)batch->response_mask + offset;
+          in->m_out = mask_row;
+        }
+      else
+        {
+          bool binary;
+          if (!dw_correction_simd_mask_row_to_float (batch, offset, COLS, mask_row, &binary))
+            abort ();
+        }
       dw_correction_simd_row_pass (in, &out);
+      if (out.mask_not_binary)
+        abort ();
       total += out.sw + out.sk[0];
     }
   bench_sink = total;
@@ -139,7 +152,9 @@ main (int argc, char **argv)
   float *weights = malloc ((size_t)ROWS * COLS * sizeof (float));
   printf ("row pass: %dx%d float32, mask int64, %.1f%% valid, %d runs, 1 thread, simd %s\n", ROWS,
           COLS, 100.0 * valid / ((double)ROWS * COLS), runs,
-          dw_correction_simd_enabled () ? "avx2" : "off");
+          dw_correction_simd_get_level () == DW_SIMD_AVX512 ? "avx512"
+          : dw_correction_simd_enabled ()                   ? "avx2"
+                                                            : "off");
   /* floor and passes alternate within each run, so a load change hits them alike; the ratio is
    * taken per run (wall and CPU time) and its median printed */
   double *floor_wall = calloc ((size_t)runs, sizeof (double));

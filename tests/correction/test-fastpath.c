@@ -1,5 +1,5 @@
-/* test-fastpath.c — the float32 fast path (fused row pass, scalar and AVX2) against the reference
- * path of the correction core, on random batches with extreme values
+/* test-fastpath.c — the float32 fast path (fused row pass, scalar, AVX2, AVX-512) against the
+ * reference path of the correction core, on random batches with extreme values
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -37,8 +37,14 @@ f2u (float f)
 /* the vector exp vs the scalar replica of torch's exp (dw_torch_expf) on a stride over every float
  * bit pattern plus the special values: every lane bit-identical */
 static void
-test_expf_bits (void)
+test_expf_bits_at (int level)
 {
+  if (dw_correction_simd_set_level (level) != level)
+    {
+      dw_correction_simd_set_enabled (TRUE);
+      g_test_message ("vector level %d: not on this CPU", level);
+      return;
+    }
   enum
   {
     N = 1 << 16
@@ -78,8 +84,17 @@ test_expf_bits (void)
           bad++;
         }
     }
+  dw_correction_simd_set_enabled (TRUE);
   g_assert_cmpuint (n, >, 1000000);
   g_assert_cmpuint (bad, ==, 0);
+}
+
+/* the AVX2 and the AVX-512 exp (each where the CPU has it) */
+static void
+test_expf_bits (void)
+{
+  test_expf_bits_at (DW_SIMD_AVX2);
+  test_expf_bits_at (DW_SIMD_AVX512);
 }
 
 static float
@@ -155,13 +170,16 @@ ulps (double a, double b)
   return fabs (a - b) / (scale * 0x1p-23);
 }
 
-/* mode 0 reference, 1 fast scalar, 2 fast AVX2; false with @e set when verl raises */
+/* mode 0 reference, 1 fast scalar, 2 fast AVX2, 3 fast AVX-512 (where the CPU has it, else
+ * AVX2 again); false with @e set when verl raises */
 static gboolean
 run_mode (const DwBatch *b, const DwConfig *c, int mode, DwCorrectionResult *res,
           DwCorrectionError *e)
 {
   dw_correction_simd_set_reference (mode == 0);
-  dw_correction_simd_set_enabled (mode == 2);
+  dw_correction_simd_set_level (mode == 3   ? DW_SIMD_AVX512
+                                : mode == 2 ? DW_SIMD_AVX2
+                                            : DW_SIMD_OFF);
   gboolean ok = dw_correction_run (b, c, res, e);
   dw_correction_simd_set_reference (FALSE);
   dw_correction_simd_set_enabled (TRUE);
@@ -178,7 +196,7 @@ compare (const DwBatch *b, const DwConfig *c, const char *what)
   DwCorrectionResult ref, fast;
   DwCorrectionError ref_error, fast_error;
   const gboolean ref_ok = run_mode (b, c, 0, &ref, &ref_error);
-  for (int mode = 1; mode <= 2; mode++)
+  for (int mode = 1; mode <= 3; mode++)
     {
       const gboolean fast_ok = run_mode (b, c, mode, &fast, &fast_error);
       if (!ref_ok)
@@ -372,6 +390,40 @@ test_slime_builtin (void)
   g_assert_cmpuint (n_cmp, ==, 40);
 }
 
+/* DW_ENTRY_MASK_SHARED: the same metrics and weights bit for bit; without RS the mask is the
+ * batch's own array (borrowed, not freed by the clear), with RS a copy equal to the unshared one */
+static void
+test_shared_mask (void)
+{
+  static const char *const presets[]
+    = { "decoupled_token_is", "decoupled_seq_is_rs", "decoupled_k3_rs_token_tis" };
+  DwBatch *b = random_batch (5, 9, 333, DW_DTYPE_I64, TRUE, FALSE);
+  const size_t BT = b->rows * b->cols;
+  for (gsize k = 0; k < G_N_ELEMENTS (presets); k++)
+    {
+      DwConfig c;
+      DwCorrectionError e;
+      g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, presets[k], &c, &e));
+      DwCorrectionResult copied, shared;
+      g_assert_true (dw_correction_run_entry (b, &c, DW_ENTRY_MASK, &copied, &e));
+      g_assert_true (dw_correction_run_entry (b, &c, DW_ENTRY_MASK_SHARED, &shared, &e));
+      g_assert_false (copied.mask_borrowed);
+      g_assert_cmpint (shared.mask_borrowed, ==, k == 0);
+      g_assert_true ((shared.mask == b->response_mask) == (k == 0));
+      g_assert_true (memcmp (copied.mask, shared.mask, BT * sizeof (gint64)) == 0);
+      g_assert_true (memcmp (copied.weights, shared.weights, BT * sizeof (float)) == 0);
+      g_assert_cmpuint (copied.n_metrics, ==, shared.n_metrics);
+      g_assert_true (memcmp (copied.metrics, shared.metrics, copied.n_metrics * sizeof (DwMetric))
+                     == 0);
+      dw_correction_result_clear (&copied);
+      dw_correction_result_clear (&shared);
+      g_assert_null (shared.mask);
+    }
+  /* the batch still owns its mask */
+  g_assert_nonnull (b->response_mask);
+  dw_batch_free (b);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -379,5 +431,6 @@ main (int argc, char **argv)
   g_test_add_func ("/fastpath/expf-bits", test_expf_bits);
   g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
   g_test_add_func ("/fastpath/slime-builtin", test_slime_builtin);
+  g_test_add_func ("/fastpath/shared-mask", test_shared_mask);
   return g_test_run ();
 }

@@ -228,6 +228,7 @@ SHORT_LOCALS_LIMIT = 15.0
 # numeric kernels: their locals are the spec's symbols (glossary: docs/CORRECTION.md §12)
 KERNELS = {
     "core/correction/dw-correction-simd.c",
+    "core/correction/dw-correction-avx512.c",
 }
 TYPE_WORD = (r"(?:(?:const|static|volatile|unsigned|signed|struct|enum|register|g_autofree|"
              r"restrict|__restrict)\s+)*"

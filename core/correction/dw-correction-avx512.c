@@ -1,0 +1,482 @@
+/* dw-correction-avx512.c — the fused per-row pass of the float32 fast path on AVX-512
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * libc + libm only. The same formulas, the same exp (torch's, dw_torch_expf, bit for bit per
+ * lane) and the same double sums as the AVX2 pass in dw-correction-simd.c, 16 tokens a step:
+ * padding lanes are dropped by mask registers (zeroing conversions) instead of ANDs, the 0/1
+ * counts are popcounts, and each sum has 8 double lanes (§9.2). Only the order of additions
+ * inside a sum differs from the AVX2 and scalar passes; the tests pin which pass runs
+ * (dw_correction_simd_set_level).
+ *
+ * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4), as in
+ * dw-correction-simd.c (O, R, M, L, LS, E, EL, W, A, S, U, Y, Kv; d_* double lanes; TOK / K the
+ * compile-time specialisation flags; v the valid-lane mask register).
+ */
+#include "dw-correction-private.h"
+#include "dw-torch.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) \
+  && !defined(DW_CORRECTION_NO_SIMD)
+#include <immintrin.h>
+
+#define VZ       __attribute__ ((target ("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define SAFETY_F 20.0f
+
+/* torch's float32 exp on 16 floats with |x| ≤ 104 or NaN: the operations of
+ * dw_correction_simd_exp8_core in the same order, so every lane equals dw_torch_expf */
+static VZ inline __m512
+dw_correction_avx512_exp16_core (__m512 x)
+{
+  const __m512i q = _mm512_cvtps_epi32 (
+    _mm512_mul_ps (x, _mm512_set1_ps (1.442695040888963407359924681001892137426645954152985934f)));
+  const __m512 qf = _mm512_cvtepi32_ps (q);
+  __m512 s = _mm512_fmadd_ps (qf, _mm512_set1_ps (-0.693145751953125f), x);
+  s = _mm512_fmadd_ps (qf, _mm512_set1_ps (-1.428606765330187045e-06f), s);
+  __m512 u = _mm512_set1_ps (0.000198527617612853646278381f);
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.00139304355252534151077271f));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.00833336077630519866943359f));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.0416664853692054748535156f));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.166666671633720397949219f));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.5f));
+  u = _mm512_add_ps (_mm512_set1_ps (1.0f), _mm512_fmadd_ps (_mm512_mul_ps (s, s), u, s));
+  const __m512i half = _mm512_srai_epi32 (q, 1), bias = _mm512_set1_epi32 (127);
+  const __m512 scale_low
+    = _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_add_epi32 (half, bias), 23));
+  const __m512 scale_high = _mm512_castsi512_ps (
+    _mm512_slli_epi32 (_mm512_add_epi32 (_mm512_sub_epi32 (q, half), bias), 23));
+  return _mm512_mul_ps (_mm512_mul_ps (u, scale_low), scale_high);
+}
+
+/* full range: below −104 is 0, above 100 is +∞, NaN stays NaN (as dw_torch_expf) */
+static VZ inline __m512
+dw_correction_avx512_exp16 (__m512 x)
+{
+  const __mmask16 low = _mm512_cmp_ps_mask (x, _mm512_set1_ps (-104.0f), _CMP_LT_OQ);
+  const __mmask16 high = _mm512_cmp_ps_mask (x, _mm512_set1_ps (100.0f), _CMP_GT_OQ);
+  const __mmask16 nan = _mm512_cmp_ps_mask (x, x, _CMP_UNORD_Q);
+  const __m512 inside
+    = _mm512_max_ps (_mm512_set1_ps (-104.0f), _mm512_min_ps (_mm512_set1_ps (100.0f), x));
+  __m512 y = dw_correction_avx512_exp16_core (_mm512_mask_blend_ps (nan, inside, x));
+  y = _mm512_mask_blend_ps (low, y, _mm512_setzero_ps ());
+  return _mm512_mask_blend_ps (high, y, _mm512_set1_ps (INFINITY));
+}
+
+static VZ void
+dw_correction_avx512_expf_array_body (const float *x, float *y, size_t n)
+{
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps (y + i, dw_correction_avx512_exp16 (_mm512_loadu_ps (x + i)));
+  for (; i < n; i++)
+    y[i] = dw_torch_expf (x[i]);
+}
+
+/* the valid lanes of 16 floats added to an 8-lane double sum: the two halves are converted
+ * (padding lanes as 0) and added first, one add on the loop-carried chain */
+static VZ inline __m512d
+dw_correction_avx512_acc (__m512d acc, __m512 v, __mmask16 valid)
+{
+  const __m512d lo = _mm512_maskz_cvtps_pd ((__mmask8)valid, _mm512_castps512_ps256 (v));
+  const __m512d hi = _mm512_maskz_cvtps_pd ((__mmask8)(valid >> 8), _mm512_extractf32x8_ps (v, 1));
+  return _mm512_add_pd (acc, _mm512_add_pd (lo, hi));
+}
+
+static VZ inline float
+dw_correction_avx512_hmax (__m512 v)
+{
+  float lanes[16];
+  _mm512_storeu_ps (lanes, v);
+  float best = lanes[0];
+  for (int i = 1; i < 16; i++)
+    best = lanes[i] > best ? lanes[i] : best;
+  return best;
+}
+
+static VZ inline float
+dw_correction_avx512_hmin (__m512 v)
+{
+  float lanes[16];
+  _mm512_storeu_ps (lanes, v);
+  float best = lanes[0];
+  for (int i = 1; i < 16; i++)
+    best = lanes[i] < best ? lanes[i] : best;
+  return best;
+}
+
+/* a sum's 8 double lanes, added in a fixed order */
+static VZ inline double
+dw_correction_avx512_hsum (__m512d v)
+{
+  const __m256d half = _mm256_add_pd (_mm512_castpd512_pd256 (v), _mm512_extractf64x4_pd (v, 1));
+  const __m128d quarter
+    = _mm_add_pd (_mm256_castpd256_pd128 (half), _mm256_extractf128_pd (half, 1));
+  return _mm_cvtsd_f64 (_mm_add_sd (quarter, _mm_unpackhi_pd (quarter, quarter)));
+}
+
+/* PLAIN: verl v0.7.1's token TIS (no applied-weight metrics, no IcePop, no batch normalisation)
+ * as compile-time facts, so the unused sums leave the registers to the ones in use */
+#define APPLIED(PLAIN)   (!(PLAIN) && in->applied)
+#define ICEPOP(PLAIN)    (!(PLAIN) && in->icepop)
+#define NORMALISE(PLAIN) (!(PLAIN) && in->bn)
+
+typedef struct
+{
+  __m512d so, sr, sl, k3, chi, sw, swr, su, su2, swt, sk[3];
+  size_t n_valid, fh, fl;
+  __m512 wmax, wmin, kmax[3];
+  __mmask16 lnan;
+} DwAvx512Sums;
+
+/* phase 1 of a step: the token-IS part (weights, their sums, counts and extremes) */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m512 E, __m512 M,
+                            __mmask16 v, const bool PLAIN)
+{
+  const __m512 Cv = _mm512_set1_ps (in->C), cv = _mm512_set1_ps (in->c);
+  const __m512 low = APPLIED (PLAIN) ? _mm512_setzero_ps () : cv;
+  const __m512 W = _mm512_mul_ps (E, M);
+  const __mmask16 gt = _mm512_cmp_ps_mask (W, Cv, _CMP_GT_OQ);
+  const __mmask16 lt = _mm512_cmp_ps_mask (W, cv, _CMP_LT_OQ);
+  /* IcePop keeps W inside [c, C] (NaN is not inside: 0), TIS truncates at C (NaN stays NaN) */
+  const __m512 A
+    = ICEPOP (PLAIN) ? _mm512_maskz_mov_ps (
+        _mm512_cmp_ps_mask (W, cv, _CMP_GE_OQ) & _mm512_cmp_ps_mask (W, Cv, _CMP_LE_OQ), W)
+                     : _mm512_mask_blend_ps (gt, W, Cv);
+  _mm512_storeu_ps (pw, A);
+  const __m512 S = APPLIED (PLAIN) ? A : W;
+  d->sw = dw_correction_avx512_acc (d->sw, S, v);
+  if (APPLIED (PLAIN))
+    d->swr = dw_correction_avx512_acc (d->swr, W, v);
+  d->fh += (size_t)__builtin_popcount ((unsigned)(gt & v));
+  d->fl += (size_t)__builtin_popcount ((unsigned)(lt & v));
+  /* CLAMP (S, low, C) as the reference path: min (max (S, low), C), NaN stays NaN */
+  const __m512 Y = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (S, low, _CMP_LT_OQ), S, low);
+  const __m512 U = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (Y, Cv, _CMP_GT_OQ), Y, Cv);
+  d->su = dw_correction_avx512_acc (d->su, U, v);
+  d->su2 = dw_correction_avx512_acc (d->su2, _mm512_mul_ps (U, U), v);
+  if (NORMALISE (PLAIN))
+    d->swt = dw_correction_avx512_acc (d->swt, A, v);
+  d->wmax = _mm512_mask_max_ps (d->wmax, v, d->wmax, S);
+  d->wmin = _mm512_mask_min_ps (d->wmin, v, d->wmin, S);
+}
+
+/* phase 2: the per-token sums every row needs, and the k statistics of bit set K */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_common (DwAvx512Sums *d, __m512 O, __m512 R, __m512 L, __m512 LS, __m512 E,
+                             __mmask16 v, const bool TOK, const unsigned K)
+{
+  const __m512 one = _mm512_set1_ps (1.0f), hi20 = _mm512_set1_ps (SAFETY_F);
+  __m512 EL = E;
+  const __mmask16 big = _mm512_cmp_ps_mask (_mm512_abs_ps (L), hi20, _CMP_GT_OQ) & v;
+  if (__builtin_expect (big != 0, 0))
+    EL = _mm512_mask_blend_ps (big, E, dw_correction_avx512_exp16 (L));
+  d->n_valid += (size_t)__builtin_popcount ((unsigned)v);
+  d->so = dw_correction_avx512_acc (d->so, O, v);
+  d->sr = dw_correction_avx512_acc (d->sr, R, v);
+  d->sl = dw_correction_avx512_acc (d->sl, L, v);
+  d->k3 = dw_correction_avx512_acc (d->k3, _mm512_sub_ps (_mm512_sub_ps (EL, L), one), v);
+  d->chi = dw_correction_avx512_acc (d->chi, _mm512_mul_ps (E, E), v);
+  if (TOK || K)
+    d->lnan |= _mm512_cmp_ps_mask (L, L, _CMP_UNORD_Q) & v;
+  for (int j = 0; j < 3; j++)
+    if (K & (1u << j))
+      {
+        const __m512 Kv = j == 0   ? _mm512_xor_ps (LS, _mm512_set1_ps (-0.0f))
+                          : j == 1 ? _mm512_mul_ps (_mm512_set1_ps (0.5f), _mm512_mul_ps (LS, LS))
+                                   : _mm512_sub_ps (_mm512_sub_ps (E, one), LS);
+        d->sk[j] = dw_correction_avx512_acc (d->sk[j], Kv, v);
+        d->kmax[j] = _mm512_mask_max_ps (d->kmax[j], v, d->kmax[j], Kv);
+      }
+}
+
+/* phase 3: the lanes folded into the row's results */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut *out,
+                             const bool TOK, const unsigned K, const bool PLAIN)
+{
+  dw_correction_simd_row_out_init (out);
+  out->n = (double)d->n_valid; /* binary rows: Σm = # valid */
+  out->n_valid = d->n_valid;
+  out->so = dw_correction_avx512_hsum (d->so);
+  out->sr = dw_correction_avx512_hsum (d->sr);
+  out->sl = dw_correction_avx512_hsum (d->sl);
+  out->k3kl = dw_correction_avx512_hsum (d->k3);
+  out->chi = dw_correction_avx512_hsum (d->chi);
+  const bool has_nan = d->lnan != 0;
+  if (TOK)
+    {
+      out->sw = dw_correction_avx512_hsum (d->sw);
+      out->sw_raw = APPLIED (PLAIN) ? dw_correction_avx512_hsum (d->swr) : out->sw;
+      out->fh = (double)d->fh;
+      out->fl = (double)d->fl;
+      out->su = dw_correction_avx512_hsum (d->su);
+      out->su2 = dw_correction_avx512_hsum (d->su2);
+      out->swt = dw_correction_avx512_hsum (d->swt);
+      if (d->n_valid)
+        {
+          /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
+          const bool weight_nan = has_nan && !(APPLIED (PLAIN) && ICEPOP (PLAIN));
+          out->wmax = weight_nan ? NAN : dw_correction_avx512_hmax (d->wmax);
+          out->wmin = weight_nan ? NAN : dw_correction_avx512_hmin (d->wmin);
+        }
+    }
+  for (int j = 0; j < 3; j++)
+    if (K & (1u << j))
+      {
+        out->sk[j] = dw_correction_avx512_hsum (d->sk[j]);
+        if (d->n_valid)
+          out->mk[j] = has_nan ? NAN : dw_correction_avx512_hmax (d->kmax[j]);
+      }
+}
+
+/* The row pass body, specialised by the callers below (TOK, K compile-time constants) */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const unsigned K,
+                           const bool FUSED, const bool PLAIN)
+{
+  const size_t T = in->T;
+  const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
+  out->mask_not_binary = false;
+  float *restrict pw = in->w, *restrict pl = in->l, *restrict pe = in->e;
+  const __m512 zero = _mm512_setzero_ps (), one = _mm512_set1_ps (1.0f);
+  const __m512 hi20 = _mm512_set1_ps (SAFETY_F), lo20 = _mm512_set1_ps (-SAFETY_F);
+  const __m512 ninf = _mm512_set1_ps (-INFINITY), pinf = _mm512_set1_ps (INFINITY);
+  const __m512d dzero = _mm512_setzero_pd ();
+  DwAvx512Sums d = { .so = dzero,
+                     .sr = dzero,
+                     .sl = dzero,
+                     .k3 = dzero,
+                     .chi = dzero,
+                     .sw = dzero,
+                     .swr = dzero,
+                     .su = dzero,
+                     .su2 = dzero,
+                     .swt = dzero,
+                     .sk = { dzero, dzero, dzero },
+                     .wmax = ninf,
+                     .wmin = pinf,
+                     .kmax = { ninf, ninf, ninf } };
+  const __m512i not1 = _mm512_set1_epi64 (~(int64_t)1);
+  __mmask8 bad = 0;
+  size_t t = 0;
+  for (; t + 16 <= T; t += 16)
+    {
+      const __m512 O = _mm512_loadu_ps (po + t), R = _mm512_loadu_ps (pr + t);
+      __m512 M;
+      if (FUSED)
+        {
+          /* the int64 mask read here, in the same stream as the log-probs, converted and kept */
+          const __m512i low = _mm512_loadu_si512 ((const void *)(in->m_i64 + t));
+          const __m512i high = _mm512_loadu_si512 ((const void *)(in->m_i64 + t + 8));
+          bad |= _mm512_test_epi64_mask (_mm512_or_si512 (low, high), not1);
+          M = _mm512_insertf32x8 (_mm512_castps256_ps512 (_mm512_cvtepi64_ps (low)),
+                                  _mm512_cvtepi64_ps (high), 1);
+          _mm512_storeu_ps (in->m_out + t, M);
+        }
+      else
+        M = _mm512_loadu_ps (pm + t);
+      const __m512 L = _mm512_sub_ps (O, R);
+      if (pl)
+        _mm512_storeu_ps (pl + t, L);
+      const __mmask16 v = _mm512_cmp_ps_mask (M, zero, _CMP_NEQ_UQ);
+      const __m512 LS = _mm512_min_ps (hi20, _mm512_max_ps (lo20, L)); /* keeps NaN */
+      const __m512 E = dw_correction_avx512_exp16_core (LS);
+      if (pe)
+        _mm512_storeu_ps (pe + t, E);
+      if (v == 0)
+        {
+          /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
+          if (TOK && ICEPOP (PLAIN))
+            _mm512_storeu_ps (pw + t, zero);
+          else if (TOK)
+            _mm512_storeu_ps (
+              pw + t, _mm512_mul_ps (
+                        _mm512_mask_blend_ps (_mm512_cmp_ps_mask (L, L, _CMP_UNORD_Q), one, L), M));
+          continue;
+        }
+      if (TOK)
+        dw_correction_avx512_token (in, &d, pw + t, E, M, v, PLAIN);
+      dw_correction_avx512_common (&d, O, R, L, LS, E, v, TOK, K);
+    }
+  if (FUSED)
+    {
+      for (size_t tail = t; tail < T; tail++)
+        {
+          bad |= in->m_i64[tail] != 0 && in->m_i64[tail] != 1;
+          in->m_out[tail] = (float)in->m_i64[tail];
+        }
+      if (bad)
+        {
+          out->mask_not_binary = true;
+          return;
+        }
+    }
+  dw_correction_avx512_finish (in, &d, out, TOK, K, PLAIN);
+  dw_correction_simd_row_pass_scalar_tail (in, out, t);
+}
+
+#define ROW_PASS(NAME, TOK, K, PLAIN)                            \
+  static VZ void NAME (const DwRowIn *in, DwRowOut *out)         \
+  {                                                              \
+    if (in->m_i64)                                               \
+      dw_correction_avx512_body (in, out, TOK, K, true, PLAIN);  \
+    else                                                         \
+      dw_correction_avx512_body (in, out, TOK, K, false, PLAIN); \
+  }
+/* the presets' combinations: no IS / token IS × no k / k1 / k3; other k sets compute all three */
+ROW_PASS (dw_correction_avx512_pass_n0, false, 0, false)
+ROW_PASS (dw_correction_avx512_pass_t0, true, 0, false)
+ROW_PASS (dw_correction_avx512_pass_n1, false, 1, false)
+ROW_PASS (dw_correction_avx512_pass_t1, true, 1, false)
+ROW_PASS (dw_correction_avx512_pass_n4, false, 4, false)
+ROW_PASS (dw_correction_avx512_pass_t4, true, 4, false)
+ROW_PASS (dw_correction_avx512_pass_n7, false, 7, false)
+ROW_PASS (dw_correction_avx512_pass_t7, true, 7, false)
+ROW_PASS (dw_correction_avx512_pass_p0, true, 0, true)
+ROW_PASS (dw_correction_avx512_pass_p1, true, 1, true)
+ROW_PASS (dw_correction_avx512_pass_p4, true, 4, true)
+#undef ROW_PASS
+#undef APPLIED
+#undef ICEPOP
+#undef NORMALISE
+
+void
+dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out)
+{
+  const unsigned k
+    = (unsigned)in->need_k[0] | (unsigned)in->need_k[1] << 1 | (unsigned)in->need_k[2] << 2;
+  const bool plain = in->is_token && !in->applied && !in->icepop && !in->bn;
+  if (plain && (k == 0 || k == 1 || k == 4))
+    (k == 0   ? dw_correction_avx512_pass_p0
+     : k == 1 ? dw_correction_avx512_pass_p1
+              : dw_correction_avx512_pass_p4) (in, out);
+  else if (k == 0)
+    (in->is_token ? dw_correction_avx512_pass_t0 : dw_correction_avx512_pass_n0) (in, out);
+  else if (k == 1)
+    (in->is_token ? dw_correction_avx512_pass_t1 : dw_correction_avx512_pass_n1) (in, out);
+  else if (k == 4)
+    (in->is_token ? dw_correction_avx512_pass_t4 : dw_correction_avx512_pass_n4) (in, out);
+  else
+    {
+      /* a k set the presets do not use: every k is computed, the unwanted ones not returned */
+      (in->is_token ? dw_correction_avx512_pass_t7 : dw_correction_avx512_pass_n7) (in, out);
+      for (int j = 0; j < 3; j++)
+        if (!in->need_k[j])
+          {
+            out->sk[j] = 0;
+            out->mk[j] = -INFINITY;
+          }
+    }
+}
+
+void
+dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
+{
+  dw_correction_avx512_expf_array_body (x, y, n);
+}
+
+/* a binary row's sequence-IS weights: raw = ρ·m, IcePop keeps raw inside [lower, upper] (else
+ * 0, NaN too), TIS min(raw, upper) (NaN stays NaN) — the scalar formulas, lane by lane */
+VZ void
+dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t T)
+{
+  const __m512 rho = _mm512_set1_ps (row_weight), hi = _mm512_set1_ps (upper),
+               lo = _mm512_set1_ps (lower);
+  size_t t = 0;
+  for (; t + 16 <= T; t += 16)
+    {
+      const __m512 raw = _mm512_mul_ps (rho, _mm512_loadu_ps (m + t));
+      const __m512 A = icepop
+                         ? _mm512_maskz_mov_ps (_mm512_cmp_ps_mask (raw, lo, _CMP_GE_OQ)
+                                                  & _mm512_cmp_ps_mask (raw, hi, _CMP_LE_OQ),
+                                                raw)
+                         : _mm512_mask_blend_ps (_mm512_cmp_ps_mask (raw, hi, _CMP_GT_OQ), raw, hi);
+      _mm512_storeu_ps (w + t, A);
+    }
+  for (; t < T; t++)
+    {
+      const float raw = row_weight * m[t];
+      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+    }
+}
+
+/* an int64 mask row to float; false when a value is not 0 or 1 */
+VZ bool
+dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf)
+{
+  size_t t = 0;
+  const __m512i not1 = _mm512_set1_epi64 (~(int64_t)1);
+  __mmask8 bad = 0;
+  for (; t + 8 <= T; t += 8)
+    {
+      const __m512i v = _mm512_loadu_si512 ((const void *)(p + t));
+      bad |= _mm512_test_epi64_mask (v, not1);
+      _mm256_storeu_ps (mf + t, _mm512_cvtepi64_ps (v));
+    }
+  if (bad)
+    return false;
+  for (; t < T; t++)
+    {
+      if (p[t] != 0 && p[t] != 1)
+        return false;
+      mf[t] = (float)p[t];
+    }
+  return true;
+}
+
+bool
+dw_correction_avx512_supported (void)
+{
+  __builtin_cpu_init ();
+  return __builtin_cpu_supports ("avx512f") && __builtin_cpu_supports ("avx512dq")
+         && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512vl")
+         && __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+}
+
+#else
+
+void
+dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t T)
+{
+  for (size_t t = 0; t < T; t++)
+    {
+      const float raw = row_weight * m[t];
+      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+    }
+}
+
+void
+dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    y[i] = dw_torch_expf (x[i]);
+}
+
+void
+dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out)
+{
+  dw_correction_simd_row_pass_scalar (in, out);
+}
+
+bool
+dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf)
+{
+  (void)p;
+  (void)T;
+  (void)mf;
+  return false;
+}
+
+bool
+dw_correction_avx512_supported (void)
+{
+  return false;
+}
+
+#endif
