@@ -139,13 +139,141 @@ dw_tune_loader_build_step (DwStore *store, DwTuneLoaderLoad *load, gboolean comp
   return dw_tune_loader_stored_step (store, load, step, error);
 }
 
+/* Steps are read in chunks of this many on the reader's thread and built from what was read in
+ * parallel (every processor): reading a step's statistics and summary is sequential SQLite, its
+ * sketch and row table are arithmetic. */
+#define DW_TUNE_LOADER_CHUNK 32
+
+/* one step of a chunk: what the store gave, then the step built from it */
+typedef struct
+{
+  gint64 step;
+  DwStepStats *stats; /* with @summary: built in the pool */
+  DwTokenSummary *summary;
+  DwWhatifStep *built;
+  GError *error;
+} DwTuneLoaderSlot;
+
+typedef struct
+{
+  GMutex lock;
+  GCond done;
+  guint pending; /* slots pushed to the pool and not built yet */
+} DwTuneLoaderChunk;
+
+/* in a pool thread: the step from its stored statistics and summary */
+static void
+dw_tune_loader_build_slot_cb (gpointer data, gpointer user_data)
+{
+  DwTuneLoaderSlot *slot = data;
+  DwTuneLoaderChunk *chunk = user_data;
+
+  slot->built = dw_whatif_step_new_from_stats (slot->stats, slot->summary, &slot->error);
+  g_mutex_lock (&chunk->lock);
+  if (--chunk->pending == 0)
+    g_cond_signal (&chunk->done);
+  g_mutex_unlock (&chunk->lock);
+}
+
+/* on the reader's thread: a compact step's statistics and summary for the pool, or (a full step,
+ * missing statistics, a raw fallback) the step built at once */
+static void
+dw_tune_loader_read_slot (DwStore *store, DwTuneLoaderLoad *load, gboolean compact,
+                          DwTuneLoaderSlot *slot)
+{
+  if (compact)
+    {
+      slot->summary = dw_store_get_token_summary (store, load->run_id, slot->step, NULL);
+      slot->stats = slot->summary != NULL
+                      ? dw_store_get_step_stats (store, load->run_id, slot->step, NULL)
+                      : NULL;
+      if (slot->stats != NULL)
+        return;
+      g_clear_pointer (&slot->summary, dw_token_summary_free);
+    }
+  slot->built = dw_tune_loader_build_step (store, load, compact, slot->step, &slot->error);
+}
+
+/* the built steps of a chunk into the engine, in order; FALSE with @error on a failure that is
+ * not a step left out (its raw file gone and no statistics) */
+static gboolean
+dw_tune_loader_add_slots (DwTuneLoaderLoad *load, DwTuneLoaderSlot *slots, guint n_slots,
+                          GError **error)
+{
+  for (guint index = 0; index < n_slots; index++)
+    {
+      DwTuneLoaderSlot *slot = &slots[index];
+
+      if (slot->built != NULL)
+        {
+          dw_whatif_engine_add_step (load->engine, g_steal_pointer (&slot->built));
+          continue;
+        }
+      if (!g_error_matches (slot->error, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED))
+        {
+          g_propagate_error (error, g_steal_pointer (&slot->error));
+          return FALSE;
+        }
+      /* neither statistics nor raw tokens: the step is left out, and the page says so */
+      if (load->n_left_out++ == 0)
+        load->left_out_reason = g_strdup (slot->error->message);
+    }
+  return TRUE;
+}
+
+static void
+dw_tune_loader_clear_slots (DwTuneLoaderSlot *slots, guint n_slots)
+{
+  for (guint index = 0; index < n_slots; index++)
+    {
+      g_clear_pointer (&slots[index].stats, dw_step_stats_free);
+      g_clear_pointer (&slots[index].summary, dw_token_summary_free);
+      g_clear_pointer (&slots[index].built, dw_whatif_step_free);
+      g_clear_error (&slots[index].error);
+    }
+}
+
+/* Reads and builds the steps [@start, @start + @n_slots) of @steps. */
+static gboolean
+dw_tune_loader_load_chunk (DwStore *store, DwTuneLoaderLoad *load, gboolean compact,
+                           const GArray *steps, guint start, guint n_slots, GThreadPool *pool,
+                           DwTuneLoaderChunk *chunk, GCancellable *cancellable, GError **error)
+{
+  DwTuneLoaderSlot slots[DW_TUNE_LOADER_CHUNK];
+  gboolean ok = TRUE;
+
+  memset (slots, 0, sizeof slots);
+  for (guint index = 0; index < n_slots; index++)
+    {
+      if ((ok = !g_cancellable_set_error_if_cancelled (cancellable, error)) == FALSE)
+        break;
+      slots[index].step = g_array_index (steps, gint64, start + index);
+      dw_tune_loader_read_slot (store, load, compact, &slots[index]);
+      if (slots[index].stats == NULL)
+        continue;
+      g_mutex_lock (&chunk->lock);
+      chunk->pending++;
+      g_mutex_unlock (&chunk->lock);
+      g_thread_pool_push (pool, &slots[index], NULL);
+    }
+  g_mutex_lock (&chunk->lock);
+  while (chunk->pending > 0)
+    g_cond_wait (&chunk->done, &chunk->lock);
+  g_mutex_unlock (&chunk->lock);
+  ok = ok && dw_tune_loader_add_slots (load, slots, n_slots, error);
+  dw_tune_loader_clear_slots (slots, n_slots);
+  return ok;
+}
+
 static gboolean
 dw_tune_loader_load_read (DwStore *store, gpointer data, GCancellable *cancellable, GError **error)
 {
   DwTuneLoaderLoad *load = data;
   g_autoptr (GArray) steps = dw_store_list_batch_steps (store, load->run_id, error);
+  DwTuneLoaderChunk chunk = { 0 };
+  GThreadPool *pool;
   gint64 n_tokens;
-  gboolean compact;
+  gboolean compact, ok = TRUE;
 
   if (steps == NULL || (n_tokens = dw_store_count_batch_tokens (store, load->run_id, error)) < 0)
     return FALSE;
@@ -155,30 +283,18 @@ dw_tune_loader_load_read (DwStore *store, gpointer data, GCancellable *cancellab
   dw_whatif_engine_set_loader (load->engine, dw_tune_loader_load_batch,
                                g_memdup2 (&load->run_id, sizeof load->run_id), g_free);
   load->n_steps = steps->len;
-  for (guint index = 0; index < steps->len; index++)
-    {
-      const gint64 step = g_array_index (steps, gint64, index);
-      g_autoptr (GError) local = NULL;
-      DwWhatifStep *built;
-
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      built = dw_tune_loader_build_step (store, load, compact, step, &local);
-      if (built != NULL)
-        {
-          dw_whatif_engine_add_step (load->engine, built);
-          continue;
-        }
-      /* neither statistics nor raw tokens: the step is left out, and the page says so */
-      if (!g_error_matches (local, DW_STORE_ERROR, DW_STORE_ERROR_SOURCE_CHANGED))
-        {
-          g_propagate_error (error, g_steal_pointer (&local));
-          return FALSE;
-        }
-      if (load->n_left_out++ == 0)
-        load->left_out_reason = g_strdup (local->message);
-    }
-  return TRUE;
+  g_mutex_init (&chunk.lock);
+  g_cond_init (&chunk.done);
+  pool = g_thread_pool_new (dw_tune_loader_build_slot_cb, &chunk,
+                            (gint)MAX (1u, g_get_num_processors ()), FALSE, NULL);
+  for (guint start = 0; ok && start < steps->len; start += DW_TUNE_LOADER_CHUNK)
+    ok = dw_tune_loader_load_chunk (store, load, compact, steps, start,
+                                    MIN (DW_TUNE_LOADER_CHUNK, steps->len - start), pool, &chunk,
+                                    cancellable, error);
+  g_thread_pool_free (pool, FALSE, TRUE);
+  g_mutex_clear (&chunk.lock);
+  g_cond_clear (&chunk.done);
+  return ok;
 }
 
 void
