@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Layout (schema version 6, PRAGMA user_version; PRAGMA application_id 'DWst'):
+ * Layout (schema version 7, PRAGMA user_version; PRAGMA application_id 'DWst'):
  *   runs(id, name UNIQUE, framework, source, status, first/last step and wall time, updated)
  *   tags(id, run_id, name, canonical, step_key)               UNIQUE(run_id, name)
  *   points(tag_id, step, wall_time, value, special, rank)     PRIMARY KEY(tag_id, step)
@@ -17,6 +17,8 @@
  *       the padded arrays as raw little-endian blobs in the batch's own dtypes
  *   batch_extras(batch_id, token_ids, rewards)                (schema 4)
  *   sequences(batch_id, row, n_valid, n, sums…)              per-sequence statistics
+ *       (schema 7: sum_w, max_l, min_w, max_w, dw-store-stats.c)
+ *   step_stats(batch_id, token-order sums, extremes…)        (schema 7) dw-store-stats.c
  *   batch_refs(batch_id, path, size, mtime_us)               (schema 6) raw data left in place
  *   token_summaries(batch_id, n_tokens, tails, bins, kept_rows) (schema 6) dw-store-tokens.c
  *   files(id, run_id, path, format, dev, inode, size, mtime, offset, prefix crc, max_step, state)
@@ -125,6 +127,22 @@ static const char *const dw_store_open_migrations[DW_STORE_SCHEMA_VERSION] = {
   "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
   "  n_tokens INTEGER NOT NULL, n_low INTEGER NOT NULL, n_high INTEGER NOT NULL,"
   "  tails BLOB NOT NULL, bins BLOB NOT NULL, kept_rows BLOB NOT NULL);",
+  /* 6 → 7: the step statistics the what-if engine builds a step from without its tokens
+   * (dw-store-stats.c, docs/STORE.md): four per-row columns and one row per batch, filled by
+   * _dw_store_stats_fill_missing () after this SQL; a batch without a step_stats row has none. */
+  "ALTER TABLE sequences ADD COLUMN sum_w REAL;"
+  "ALTER TABLE sequences ADD COLUMN max_l REAL;"
+  "ALTER TABLE sequences ADD COLUMN min_w REAL;"
+  "ALTER TABLE sequences ADD COLUMN max_w REAL;"
+  "CREATE TABLE step_stats ("
+  "  batch_id INTEGER PRIMARY KEY REFERENCES batches (id) ON DELETE CASCADE,"
+  "  slow_reason TEXT, weight_sum REAL, sum_k1 REAL, sum_k2 REAL, sum_k3 REAL,"
+  "  min_w REAL, max_w REAL, min_k1 REAL, min_k2 REAL, min_k3 REAL,"
+  "  max_k1 REAL, max_k2 REAL, max_k3 REAL, neg_k3_sum REAL, neg_k3_sq REAL,"
+  "  weight_monotone INTEGER NOT NULL,"
+  "  core_n2 INTEGER NOT NULL, core_low2 REAL, core_high2 REAL, core_max2 REAL,"
+  "  core_n3 INTEGER NOT NULL, core_low3 REAL, core_high3 REAL, core_max3 REAL,"
+  "  offpolicy TEXT);",
 };
 
 /* Refuses a store whose schema version is negative (damage: dw_store_open_migrations[] is indexed
@@ -166,6 +184,9 @@ dw_store_open_migrate (DwStore *self, GError **error)
   for (gint64 from = version; from < DW_STORE_SCHEMA_VERSION; from++)
     if (!_dw_store_query_exec (self, dw_store_open_migrations[from], "migrating the schema", error))
       goto fail;
+  /* batches stored before schema 7 get their step statistics from their tokens */
+  if (version >= 1 && version < 7 && !_dw_store_stats_fill_missing (self, error))
+    goto fail;
   if (version < DW_STORE_SCHEMA_VERSION)
     {
       g_autofree char *sql

@@ -12,6 +12,7 @@
  *   dw-store-batches.c  rollout batches and their per-sequence statistics
  *   dw-store-tokens.c   the token summary of a batch, the --keep-tokens budget, raw data read
  *                       back from a referenced source file
+ *   dw-store-stats.c    the step statistics of a batch (schema 7), for the what-if engine
  *   dw-store-files.c    ingest bookkeeping of input files
  */
 #pragma once
@@ -148,5 +149,17 @@ gboolean _dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *ba
  * ingested (file size and time, step, shape); DW_STORE_ERROR_SOURCE_CHANGED naming the file. */
 DwBatch *_dw_store_tokens_read_source (DwStore *self, gint64 step, const char *source, gint64 size,
                                        gint64 mtime_us, gint64 rows, gint64 cols, GError **error);
+/* Every valid token of @batch, sorted by ℓ (NaN last); *n_tokens gets their number. */
+DwTokenRecord *_dw_store_tokens_sorted (const DwBatch *batch, gsize *n_tokens);
+
+/* dw-store-stats.c ------------------------------------------------------------------------- */
+
+/* Stores the step statistics of @batch (stored as @batch_id, its sequences already written),
+ * whose valid tokens sorted by ℓ are @sorted. */
+gboolean _dw_store_stats_put (DwStore *self, gint64 batch_id, const DwBatch *batch,
+                              const DwTokenRecord *sorted, gsize n_tokens, GError **error);
+/* The 6 → 7 migration: the step statistics of every batch that has none, from its kept tokens or
+ * its referenced file; a batch whose tokens cannot be read keeps them missing. */
+gboolean _dw_store_stats_fill_missing (DwStore *self, GError **error);
 
 G_END_DECLS

@@ -149,9 +149,8 @@ dw_store_tokens_log_ratio (const DwBatch *batch, gsize index)
                                          : old_lp - rollout_lp;
 }
 
-/* Every valid token of @batch, sorted by ℓ; *n_tokens gets their number. */
-static DwTokenRecord *
-dw_store_tokens_sorted (const DwBatch *batch, gsize *n_tokens)
+DwTokenRecord *
+_dw_store_tokens_sorted (const DwBatch *batch, gsize *n_tokens)
 {
   gsize n_cells = batch->rows * batch->cols, n = 0, n_valid = 0;
   DwTokenRecord *tokens;
@@ -274,13 +273,15 @@ _dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *batch, cons
   g_autofree DwTokenRecord *tokens = NULL;
   gsize n_tokens, tail, n_low, n_high;
 
-  tokens = dw_store_tokens_sorted (batch, &n_tokens);
+  tokens = _dw_store_tokens_sorted (batch, &n_tokens);
   tail = CLAMP ((gsize)((double)n_tokens * DW_STORE_TOKENS_TAIL), DW_STORE_TOKENS_TAIL_MIN,
                 DW_STORE_TOKENS_TAIL_MAX);
   n_low = MIN (tail, n_tokens / 2);
   n_high = MIN (tail, n_tokens - n_low);
   bins = dw_store_tokens_bins (tokens, n_low, n_tokens - n_high);
   kept_rows = dw_store_tokens_kept_rows (batch, tokens, n_tokens);
+  if (!_dw_store_stats_put (self, batch_id, batch, tokens, n_tokens, error))
+    return FALSE;
   /* the high tail follows the low one in the blob */
   memmove (tokens + n_low, tokens + n_tokens - n_high, n_high * sizeof *tokens);
 

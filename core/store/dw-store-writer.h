@@ -19,7 +19,7 @@
 G_BEGIN_DECLS
 
 /* Schema version this build writes and understands (PRAGMA user_version). */
-#define DW_STORE_SCHEMA_VERSION 6
+#define DW_STORE_SCHEMA_VERSION 7
 /* PRAGMA application_id of a Driftwatch store ("DWst"). */
 #define DW_STORE_APPLICATION_ID 0x44577374
 

@@ -12,6 +12,7 @@
 #include <gio/gio.h>
 
 #include "dw-batch.h"
+#include "dw-correction.h"
 
 G_BEGIN_DECLS
 
@@ -177,5 +178,46 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwTokenSummary, dw_token_summary_free)
 /* The token summary of the batch of @step (DW_STORE_ERROR_NOT_FOUND when it has none). */
 DwTokenSummary *dw_store_get_token_summary (DwStore *self, gint64 run_id, gint64 step,
                                             GError **error);
+
+/* What the what-if engine needs of a step to evaluate every sequence-level option and IS level
+ * exactly without its tokens (schema 7, docs/STORE.md "Step statistics"): per row the sums and
+ * extremes of `sequences`, per step the token-order sums and extremes and where k2 / k3 are not
+ * monotone along the sorted ℓ. Arithmetic as the engine's (dw-torch.h, the batch's dtype). */
+typedef struct
+{
+  gint64 n_valid;
+  double n, sum_l, sum_k[3], max_k[3], min_l; /* as in sequences (DwSequenceStats) */
+  double sum_w; /* Σ w = R(exp(clamp(ℓ, ±20))) over the row's valid tokens, in column order */
+  double max_l; /* max raw ℓ (−inf for an empty row) */
+  double min_w, max_w; /* the row's extremes of w (+inf / −inf for an empty row) */
+} DwStepRowStats;
+
+typedef struct
+{
+  gint64 step, rows, cols;
+  gboolean f32;      /* float32 log-probs (else float64) */
+  char *slow_reason; /* NULL, or why the what-if engine has no fast path (mask, NaN ℓ) */
+  double weight_sum; /* Σ w over the step's valid tokens in token order */
+  double sum_k[3];   /* Σ k1, k2, k3 in token order */
+  double min_w, max_w, min_k[3], max_k[3];
+  double neg_k3_sum, neg_k3_sq; /* Σ k3 and Σ R(k3²) over tokens with k3 < 0, in sorted order */
+  gboolean weight_monotone;     /* w never decreases along the sorted ℓ */
+  /* [0] k2, [1] k3: the tokens between the non-increasing left and non-decreasing right parts
+   * of k along the sorted ℓ: their number, their ℓ range, their largest k */
+  gint64 core_n[2];
+  double core_low[2], core_high[2], core_max[2];
+  gsize n_offpolicy;
+  DwMetric *offpolicy;       /* the 13 off-policy metrics (dw_correction_run_entry OFFPOLICY) */
+  DwStepRowStats *row_stats; /* [rows] */
+} DwStepStats;
+
+void dw_step_stats_free (DwStepStats *stats);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwStepStats, dw_step_stats_free)
+
+/* The step statistics of the batch of @step: DW_STORE_ERROR_NOT_FOUND when there is no batch, or
+ * when they are missing (a store migrated from schema 6 whose raw tokens were gone). */
+DwStepStats *dw_store_get_step_stats (DwStore *self, gint64 run_id, gint64 step, GError **error);
+/* The valid tokens of the run's stored batches, summed (cheap: one query). */
+gint64 dw_store_count_batch_tokens (DwStore *self, gint64 run_id, GError **error);
 
 G_END_DECLS

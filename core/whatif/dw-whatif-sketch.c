@@ -31,6 +31,10 @@
 #define DW_WHATIF_SKETCH_TAIL_MIN 256
 #define DW_WHATIF_SKETCH_TAIL_MAX 16384
 #define DW_WHATIF_SKETCH_BINS     1024
+/* tail tokens per block of the tails' prefix sums: a query sums at most BLOCK − 1 tokens'
+ * quantities (each an exp) on top of a prefix; 16 rather than the full step's 64, the tails
+ * being small, keeps a slider move over thousands of compact steps short */
+#define DW_WHATIF_SKETCH_BLOCK 16
 
 struct _DwWhatifSketch
 {
@@ -50,14 +54,15 @@ struct _DwWhatifSketch
 static DwWhatifSum *
 dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n)
 {
-  const gsize n_blocks = n / DW_WHATIF_BLOCK + 1;
+  const gsize n_blocks = n / DW_WHATIF_SKETCH_BLOCK + 1;
   DwWhatifSum *prefix = g_new0 (DwWhatifSum, (n_blocks + 1) * DW_WHATIF_N_QUANTITIES);
   DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
   memset (sum, 0, sizeof sum);
   for (gsize index = 0; index <= n; index++)
     {
-      if (index % DW_WHATIF_BLOCK == 0)
-        memcpy (prefix + (index / DW_WHATIF_BLOCK) * DW_WHATIF_N_QUANTITIES, sum, sizeof sum);
+      if (index % DW_WHATIF_SKETCH_BLOCK == 0)
+        memcpy (prefix + (index / DW_WHATIF_SKETCH_BLOCK) * DW_WHATIF_N_QUANTITIES, sum,
+                sizeof sum);
       if (index == n)
         break;
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
@@ -129,7 +134,7 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
 {
   const gsize tails = self->n_low + self->n_high;
   return sizeof *self + tails * sizeof (double)
-         + (tails / DW_WHATIF_BLOCK + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
+         + (tails / DW_WHATIF_SKETCH_BLOCK + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
          + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
@@ -158,11 +163,11 @@ static void
 dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
                            const DwWhatifSum *prefix, gsize count, DwWhatifSketchPart *out)
 {
-  const gsize block = count / DW_WHATIF_BLOCK;
+  const gsize block = count / DW_WHATIF_SKETCH_BLOCK;
   for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
     {
       DwWhatifSum sum = prefix[block * DW_WHATIF_N_QUANTITIES + quantity];
-      for (gsize index = block * DW_WHATIF_BLOCK; index < count; index++)
+      for (gsize index = block * DW_WHATIF_SKETCH_BLOCK; index < count; index++)
         sum = dw_whatif_sum_add_value (sum, dw_whatif_quantity (step, quantity, values[index]));
       out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum);
     }

@@ -230,6 +230,23 @@ dw_whatif_step_set_slow (DwWhatifStep *self, char *reason)
     g_free (reason);
 }
 
+/* the row values that follow from its sums: the token-level mean of w, the sequence and
+ * geometric log-ratios and weights (@stats->n and ->sum_log set, @weight_sum = Σ w in token order)
+ */
+static void
+dw_whatif_step_finish_row (const DwWhatifStep *self, DwWhatifRow *stats, double weight_sum)
+{
+  stats->mean_tok = dw_whatif_mean_row (self, weight_sum, stats->n);
+  stats->log_seq = dw_whatif_round (self, stats->sum_log);
+  stats->weight_seq = dw_whatif_round (
+    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_seq, -DW_WHATIF_SAFETY_BOUND,
+                                               DW_WHATIF_SAFETY_BOUND)));
+  stats->log_geo = dw_whatif_mean_row (self, stats->sum_log, stats->n);
+  stats->weight_geo = dw_whatif_round (
+    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_geo, -DW_WHATIF_SAFETY_BOUND,
+                                               DW_WHATIF_SAFETY_BOUND)));
+}
+
 /* one pass over the valid tokens of row @row: the row's sums and extremes, the step's token
  * sums, and the row's log-ratios appended (row order) to the unsorted value array */
 static void
@@ -298,15 +315,7 @@ dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
       stats->max_k[estimator] = stats->valid > 0 ? max_k[estimator] : 0.0;
       stats->min_k[estimator] = min_k[estimator];
     }
-  stats->mean_tok = dw_whatif_mean_row (self, weight_sum, stats->n);
-  stats->log_seq = dw_whatif_round (self, stats->sum_log);
-  stats->weight_seq = dw_whatif_round (
-    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_seq, -DW_WHATIF_SAFETY_BOUND,
-                                               DW_WHATIF_SAFETY_BOUND)));
-  stats->log_geo = dw_whatif_mean_row (self, stats->sum_log, stats->n);
-  stats->weight_geo = dw_whatif_round (
-    self, dw_whatif_exp (self, dw_torch_clamp (stats->log_geo, -DW_WHATIF_SAFETY_BOUND,
-                                               DW_WHATIF_SAFETY_BOUND)));
+  dw_whatif_step_finish_row (self, stats, weight_sum);
 }
 
 /* the per-row columns, and the sums over tokens of row-constant values in token order (as the
@@ -901,4 +910,94 @@ dw_whatif_step_set_token_summary (DwWhatifStep *self, const DwTokenSummary *summ
   dw_whatif_sketch_free (self->sketch);
   self->sketch = dw_whatif_sketch_new_from_summary (self, summary);
   return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* a compact step from the store's statistics, without the tokens (docs/WHATIF.md §5)          */
+
+/* the per-row sums and extremes of @stats into self->rows, and the step's token count */
+static void
+dw_whatif_step_rows_from_stats (DwWhatifStep *self, const DwStepStats *stats)
+{
+  self->rows = g_new0 (DwWhatifRow, self->n_rows ? self->n_rows : 1);
+  self->row_start = g_new0 (gsize, self->n_rows + 1);
+  for (gsize row = 0; row < self->n_rows; row++)
+    {
+      const DwStepRowStats *stored = &stats->row_stats[row];
+      DwWhatifRow *row_stats = &self->rows[row];
+
+      self->row_start[row] = self->n_tokens;
+      self->n_tokens += (gsize)stored->n_valid;
+      self->mask_sum += stored->n;
+      row_stats->n = dw_whatif_round (self, stored->n);
+      row_stats->valid = (double)stored->n_valid;
+      row_stats->sum_log = stored->sum_l;
+      row_stats->min_log = stored->min_l;
+      row_stats->max_log = stored->max_l;
+      row_stats->min_weight = stored->min_w;
+      row_stats->max_weight = stored->max_w;
+      for (int estimator = 0; estimator < 3; estimator++)
+        {
+          row_stats->sum_k[estimator] = stored->sum_k[estimator];
+          row_stats->max_k[estimator] = stored->max_k[estimator];
+        }
+      dw_whatif_step_finish_row (self, row_stats, stored->sum_w);
+    }
+  self->row_start[self->n_rows] = self->n_tokens;
+}
+
+DwWhatifStep *
+dw_whatif_step_new_from_stats (const DwStepStats *stats, const DwTokenSummary *summary,
+                               GError **error)
+{
+  g_return_val_if_fail (stats != NULL && summary != NULL, NULL);
+  g_autoptr (DwWhatifStep) self = g_new0 (DwWhatifStep, 1);
+  g_mutex_init (&self->row_k_lock);
+  self->number = stats->step;
+  self->f32 = stats->f32;
+  self->n_rows = (gsize)stats->rows;
+  self->n_cols = (gsize)stats->cols;
+  self->fast = stats->slow_reason == NULL;
+  self->reason = g_strdup (stats->slow_reason);
+  dw_whatif_step_rows_from_stats (self, stats);
+  self->mask_count
+    = dw_whatif_round (self, dw_whatif_round (self, self->mask_sum) + DW_WHATIF_MEAN_EPSILON);
+  self->empty = self->n_tokens == 0;
+  self->weight_sum_tok = stats->weight_sum;
+  self->max_weight = stats->max_w;
+  self->min_weight = stats->min_w;
+  for (int estimator = 0; estimator < 3; estimator++)
+    {
+      self->tok_sum_k[estimator] = stats->sum_k[estimator];
+      self->max_k[estimator] = stats->max_k[estimator];
+      self->min_k[estimator] = stats->min_k[estimator];
+    }
+  dw_whatif_step_fill_columns (self);
+  dw_whatif_step_row_summaries (self);
+  g_clear_pointer (&self->rows, g_free);
+  if (!self->fast || self->empty)
+    return g_steal_pointer (&self);
+
+  self->neg_k3_sum = stats->neg_k3_sum;
+  self->neg_k3_sq = stats->neg_k3_sq;
+  self->weight_monotone = stats->weight_monotone;
+  for (int shape_index = 0; shape_index < 2; shape_index++)
+    {
+      self->core_n[shape_index] = (gsize)stats->core_n[shape_index];
+      self->core_low[shape_index] = stats->core_low[shape_index];
+      self->core_high[shape_index] = stats->core_high[shape_index];
+      self->core_max[shape_index] = stats->core_max[shape_index];
+    }
+  self->n_offpolicy = stats->n_offpolicy;
+  self->offpolicy = g_memdup2 (stats->offpolicy, stats->n_offpolicy * sizeof (DwMetric));
+  if (!dw_whatif_step_summary_fits (self, summary))
+    {
+      g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
+                   "step %" G_GINT64_FORMAT ": the token summary does not describe this step's "
+                   "tokens",
+                   self->number);
+      return NULL;
+    }
+  self->sketch = dw_whatif_sketch_new_from_summary (self, summary);
+  return g_steal_pointer (&self);
 }

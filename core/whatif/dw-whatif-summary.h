@@ -17,4 +17,14 @@ G_BEGIN_DECLS
 gboolean dw_whatif_step_set_token_summary (DwWhatifStep *self, const DwTokenSummary *summary,
                                            GError **error);
 
+/* A compact step built from the store's statistics of a batch without reading its tokens:
+ * @stats (dw_store_get_step_stats) give every per-row value a step built from the batch has, so
+ * every sequence-level option and IS level is exact, and @summary (dw_store_get_token_summary)
+ * its token sketch, as dw_whatif_step_set_token_summary () gives. A step whose statistics say it
+ * has no fast path (non-binary masks, NaN ℓ) is built like dw_whatif_step_new () builds it:
+ * pending until the exact pass. FALSE (DW_WHATIF_ERROR_BATCH) when @summary does not describe
+ * the tokens @stats count. */
+DwWhatifStep *dw_whatif_step_new_from_stats (const DwStepStats *stats,
+                                             const DwTokenSummary *summary, GError **error);
+
 G_END_DECLS

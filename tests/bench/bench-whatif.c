@@ -2,14 +2,15 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Synthetic batches generated in memory (deterministic per step), float32 log-probs, bool mask,
- * sequence lengths uniform in [64, 2048]. Prints: precompute time and memory per token, the time
- * of a full recompute (dw_correction_run on every step), and the time of a slider move (every
- * step re-evaluated from the statistics) for several kinds of threshold, p50/p95 over the moves.
- * Spot checks that moved values equal dw_correction_run. Usage: bench-whatif [STEPS [ROWS COLS]].
- * Environment: DW_BENCH_MOVES=1 prints every move (wall and CPU ms); DW_BENCH_SLIDERS=0,2 runs
- * only those sliders (0-based, in the order printed); DW_BENCH_REPEAT=N runs the sliders N times;
- * DW_BENCH_COMPACT=1 builds compact steps (dw_whatif_step_new_compact).
+ * Synthetic batches generated in memory (dw-bench-run.c, shared with bench-tune: deterministic per
+ * step), float32 log-probs, bool mask, sequence lengths uniform in [64, 2048]. Prints: precompute
+ * time and memory per token, the time of a full recompute (dw_correction_run on every step), and
+ * the time of a slider move (every step re-evaluated from the statistics) for several kinds of
+ * threshold, p50/p95 over the moves. Spot checks that moved values equal dw_correction_run. Usage:
+ * bench-whatif [STEPS [ROWS COLS]]. Environment: DW_BENCH_MOVES=1 prints every move (wall and CPU
+ * ms); DW_BENCH_SLIDERS=0,2 runs only those sliders (0-based, in the order printed);
+ * DW_BENCH_REPEAT=N runs the sliders N times; DW_BENCH_COMPACT=1 builds compact steps
+ * (dw_whatif_step_new_compact).
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dw-bench-run.h"
 #include "dw-correction.h"
 #include "dw-whatif-engine.h"
 
@@ -27,30 +29,7 @@ static guint N_STEPS = 200;
 static DwBatch *
 make_batch (gint64 step)
 {
-  GRand *r = g_rand_new_with_seed (1000 + (guint32)step);
-  DwBatch *b = dw_batch_new (B, T, DW_DTYPE_F32, DW_DTYPE_BOOL);
-  float *o = b->old_log_prob, *ro = b->rollout_log_prob;
-  guint8 *m = b->response_mask;
-  /* drift grows over the run, like a run heading for a collapse */
-  double spread = 0.02 + 0.3 * (double)step / N_STEPS;
-  for (gsize row = 0; row < B; row++)
-    {
-      gsize len = (gsize)g_rand_int_range (r, 64, (gint32)T + 1);
-      double bias = g_rand_double_range (r, -0.5, 0.5) * spread * 0.1;
-      for (gsize t = 0; t < T; t++)
-        {
-          gsize i = row * T + t;
-          double roll = -g_rand_double (r) * 3.0;
-          double l = bias + spread * (g_rand_double (r) - 0.5);
-          if (g_rand_int_range (r, 0, 2000) == 0)
-            l -= 12; /* rare catastrophic token */
-          ro[i] = (float)roll;
-          o[i] = (float)(roll + l);
-          m[i] = t < len;
-        }
-    }
-  g_rand_free (r);
-  return b;
+  return dw_bench_run_make_batch (step, N_STEPS, B, T);
 }
 
 typedef struct

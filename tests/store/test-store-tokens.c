@@ -1,6 +1,7 @@
 /* test-store-tokens.c — the bounded store (docs/STORE.md): the --keep-tokens budget, batches
  * referenced in their source files and read back from them, the token summary kept for every
- * batch, a referenced file that changed or is gone, the 5 → 6 migration, crafted summaries
+ * batch, a referenced file that changed or is gone, the 5 → 6 and 6 → 7 migrations, the step
+ * statistics (schema 7), crafted summaries and statistics
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -21,6 +22,7 @@
 #include "dw-store-writer.h"
 #include "dw-test-store.h"
 #include "dw-test-cli.h"
+#include "dw-torch.h"
 
 #define ROWS 16
 #define COLS 300
@@ -269,7 +271,22 @@ test_source_changed (DwTestStore *fixture, gconstpointer data)
     }
 }
 
-/* A schema-5 store (a copied batch, no summary tables) opens as schema 6, its batch intact; a
+/* the store at @path as schema 6 had it: no step statistics */
+static void
+downgrade_to_6 (const char *path)
+{
+  g_free (dw_test_store_raw_sql (path, "DROP TABLE step_stats"));
+  for (int column = 0; column < 4; column++)
+    {
+      static const char *const names[] = { "sum_w", "max_l", "min_w", "max_w" };
+      g_autofree char *sql
+        = g_strdup_printf ("ALTER TABLE sequences DROP COLUMN %s", names[column]);
+      g_free (dw_test_store_raw_sql (path, sql));
+    }
+  g_free (dw_test_store_raw_sql (path, "PRAGMA user_version = 6"));
+}
+
+/* A schema-5 store (a copied batch, no summary tables) opens as schema 7, its batch intact; a
  * batch it gains afterwards has a summary. */
 static void
 test_migration_from_5 (DwTestStore *fixture, gconstpointer data)
@@ -282,13 +299,14 @@ test_migration_from_5 (DwTestStore *fixture, gconstpointer data)
   g_autoptr (DwTokenSummary) summary = NULL;
 
   g_clear_object (&store);
+  downgrade_to_6 (fixture->path);
   g_free (dw_test_store_raw_sql (fixture->path, "DROP TABLE token_summaries"));
   g_free (dw_test_store_raw_sql (fixture->path, "DROP TABLE batch_refs"));
   g_free (dw_test_store_raw_sql (fixture->path, "PRAGMA user_version = 5"));
   store = dw_store_open (fixture->path, &error);
   g_assert_no_error (error);
   version = dw_test_store_raw_sql (fixture->path, "PRAGMA user_version");
-  g_assert_cmpstr (version, ==, "6");
+  g_assert_cmpstr (version, ==, "7");
   batch = dw_store_load_batch (store, run_id, 1, &error);
   g_assert_no_error (error);
   assert_same_batch (batch, want);
@@ -303,6 +321,149 @@ test_migration_from_5 (DwTestStore *fixture, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpint (summary->n_tokens, ==, valid_tokens ());
   g_assert_true (dw_store_check_integrity (store, &error));
+}
+
+/* The step statistics (schema 7) of make_batch (): each row's Σ w in column order, its largest ℓ
+ * and its extremes of w, computed here token by token with torch's float32 expf (dw-torch.h); the
+ * step's off-policy metrics equal the correction core's on the batch. */
+static void
+assert_step_stats (const DwStepStats *stats, gint64 step)
+{
+  g_autoptr (DwBatch) batch = make_batch (step);
+  DwConfig config;
+  DwCorrectionResult result;
+  DwCorrectionError error;
+
+  g_assert_cmpint (stats->rows, ==, ROWS);
+  g_assert_cmpint (stats->cols, ==, COLS);
+  g_assert_true (stats->f32);
+  g_assert_null (stats->slow_reason);
+  for (gsize row = 0; row < ROWS; row++)
+    {
+      const DwStepRowStats *row_stats = &stats->row_stats[row];
+      double sum_w = 0, max_l = -INFINITY, min_w = INFINITY, max_w = -INFINITY;
+      for (gsize col = 0; col < 100 + 12 * row; col++)
+        {
+          gsize index = row * COLS + col;
+          float log_ratio
+            = ((float *)batch->old_log_prob)[index] - ((float *)batch->rollout_log_prob)[index];
+          double weight = dw_torch_expf (dw_torch_clampf (log_ratio, -20.0f, 20.0f));
+          sum_w += weight;
+          max_l = MAX (max_l, (double)log_ratio);
+          min_w = MIN (min_w, weight);
+          max_w = MAX (max_w, weight);
+        }
+      g_assert_cmpint (row_stats->n_valid, ==, 100 + 12 * (gint64)row);
+      g_assert_cmpfloat (row_stats->sum_w, ==, sum_w);
+      g_assert_cmpfloat (row_stats->max_l, ==, max_l);
+      g_assert_cmpfloat (row_stats->min_w, ==, min_w);
+      g_assert_cmpfloat (row_stats->max_w, ==, max_w);
+    }
+  g_assert_cmpfloat (stats->row_stats[11].max_l, ==, (double)(float)7.0);
+  dw_config_init (&config, DW_GEN_VERL);
+  g_assert_true (dw_correction_run_entry (batch, &config, DW_ENTRY_OFFPOLICY, &result, &error));
+  g_assert_cmpuint (stats->n_offpolicy, ==, result.n_metrics);
+  for (gsize index = 0; index < result.n_metrics; index++)
+    {
+      g_assert_cmpstr (stats->offpolicy[index].key, ==, result.metrics[index].key);
+      g_assert_cmpfloat (stats->offpolicy[index].value, ==, result.metrics[index].value);
+    }
+  dw_correction_result_clear (&result);
+}
+
+/* Every batch has its step statistics, kept in full or referenced. */
+static void
+test_step_stats (DwTestStore *fixture, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run_id;
+  g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
+
+  for (int step = 1; step <= 3; step++)
+    {
+      g_autoptr (DwStepStats) stats = dw_store_get_step_stats (store, run_id, step, &error);
+      g_assert_no_error (error);
+      assert_step_stats (stats, step);
+    }
+  g_assert_null (dw_store_get_step_stats (store, run_id, 9, &error));
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND);
+  g_assert_cmpint (dw_store_count_batch_tokens (store, run_id, NULL), ==, 3 * valid_tokens ());
+}
+
+/* A schema-6 store opens as schema 7 with the step statistics of every batch whose tokens it can
+ * read (step 1 kept in full, step 2 referenced), the same as ingest writes; a batch whose file is
+ * gone (step 3) keeps them missing and still opens. */
+static void
+test_migration_from_6 (DwTestStore *fixture, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 run_id;
+  g_autoptr (DwStore) store = store_run (fixture, 3, &run_id);
+  g_autofree char *third
+    = g_build_filename (fixture->dir, "batches", "step_000003.safetensors", NULL);
+  g_autofree char *version = NULL, *missing = NULL;
+
+  g_clear_object (&store);
+  downgrade_to_6 (fixture->path);
+  g_assert_cmpint (g_unlink (third), ==, 0);
+  store = dw_store_open (fixture->path, &error);
+  g_assert_no_error (error);
+  version = dw_test_store_raw_sql (fixture->path, "PRAGMA user_version");
+  g_assert_cmpstr (version, ==, "7");
+  for (int step = 1; step <= 2; step++)
+    {
+      g_autoptr (DwStepStats) stats = dw_store_get_step_stats (store, run_id, step, &error);
+      g_assert_no_error (error);
+      assert_step_stats (stats, step);
+    }
+  g_assert_null (dw_store_get_step_stats (store, run_id, 3, &error));
+  g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  missing
+    = dw_test_store_raw_sql (fixture->path, "SELECT count(*) FROM sequences WHERE sum_w IS NULL");
+  g_assert_cmpstr (missing, ==, G_STRINGIFY (ROWS));
+  g_assert_true (dw_store_check_integrity (store, &error));
+}
+
+/* Crafted step statistics: refused as damaged, never read past their rows. */
+static void
+test_crafted_step_stats (DwTestStore *fixture, gconstpointer data)
+{
+  static const char *const crafts[] = {
+    "UPDATE step_stats SET core_n2 = -1",
+    "UPDATE step_stats SET offpolicy = 'kl'",
+    "UPDATE step_stats SET offpolicy = 'kl' || char(9) || 'x1'",
+    "UPDATE step_stats SET offpolicy = replace(hex(zeroblob(100)), '0', 'k') || char(9) || '1'",
+    "DELETE FROM sequences WHERE row = 3",
+    "UPDATE sequences SET row = row + 100 WHERE row = 0",
+    "UPDATE sequences SET n_valid = 100000 WHERE row = 2",
+    "UPDATE sequences SET n_valid = -5 WHERE row = 2",
+    "UPDATE batches SET rows = 1000000000000",
+  };
+  g_autoptr (GError) error = NULL;
+  gint64 run_id;
+  g_autoptr (DwStore) store = store_run (fixture, 2, &run_id);
+  g_autofree char *pristine = NULL;
+  gsize len;
+
+  g_clear_object (&store);
+  g_assert_true (g_file_get_contents (fixture->path, &pristine, &len, NULL));
+  for (guint index = 0; index < G_N_ELEMENTS (crafts); index++)
+    {
+      g_autoptr (DwStepStats) stats = NULL;
+
+      g_test_message ("%s", crafts[index]);
+      g_assert_true (g_file_set_contents (fixture->path, pristine, (gssize)len, NULL));
+      g_free (dw_test_store_raw_sql (fixture->path, crafts[index]));
+      store = dw_store_open (fixture->path, &error);
+      g_assert_no_error (error);
+      stats = dw_store_get_step_stats (store, run_id, 2, &error);
+      g_assert_null (stats);
+      g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_CORRUPT);
+      g_assert_true (g_str_has_prefix (error->message, fixture->path));
+      g_clear_error (&error);
+      g_clear_object (&store);
+    }
 }
 
 /* Crafted summaries (a store written by hand or damaged): refused as damaged, never read past
@@ -492,6 +653,9 @@ main (int argc, char **argv)
   ADD ("crafted", test_crafted);
   ADD ("cli", test_cli);
   ADD ("recompute", test_recompute);
+  ADD ("step-stats", test_step_stats);
+  ADD ("migration-from-6", test_migration_from_6);
+  ADD ("crafted-step-stats", test_crafted_step_stats);
 #undef ADD
   g_test_add_func ("/store-tokens/parse-size", test_parse_size);
   return g_test_run ();

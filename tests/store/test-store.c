@@ -37,7 +37,7 @@ test_create (DwTestStore *f, gconstpointer data)
   g_assert_cmpstr (mode, ==, "wal");
   g_assert_cmpstr (tables, ==,
                    "batch_extras,batch_refs,batches,diagnostics,files,points,restarts,runs,"
-                   "sequences,tags,token_summaries");
+                   "sequences,step_stats,tags,token_summaries");
   runs = dw_store_list_runs (store, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (runs->len, ==, 0);
@@ -61,13 +61,13 @@ test_newer_schema (DwTestStore *f, gconstpointer data)
   g_assert_no_error (error);
   g_clear_object (&store);
   g_free (dw_test_store_raw_sql (f->path, "PRAGMA journal_mode = DELETE"));
-  g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 7"));
+  g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 8"));
   g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
   before = dw_test_store_file_sha (f->path);
 
   store = dw_store_open (f->path, &error);
   g_assert_null (store);
-  expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 7, this version "
+  expected = g_strdup_printf ("%s: written by a newer Driftwatch (schema version 8, this version "
                               "reads up to %d); the file was left untouched",
                               f->path, DW_STORE_SCHEMA_VERSION);
   g_assert_error (error, DW_STORE_ERROR, DW_STORE_ERROR_NEWER_SCHEMA);
@@ -405,6 +405,11 @@ test_rank_and_migration (DwTestStore *f, gconstpointer data)
   g_free (dw_test_store_raw_sql (f->path, "DROP TABLE batch_extras"));
   g_free (dw_test_store_raw_sql (f->path, "DROP TABLE batch_refs"));
   g_free (dw_test_store_raw_sql (f->path, "DROP TABLE token_summaries"));
+  g_free (dw_test_store_raw_sql (f->path, "DROP TABLE step_stats"));
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE sequences DROP COLUMN sum_w"));
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE sequences DROP COLUMN max_l"));
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE sequences DROP COLUMN min_w"));
+  g_free (dw_test_store_raw_sql (f->path, "ALTER TABLE sequences DROP COLUMN max_w"));
   g_free (dw_test_store_raw_sql (f->path, "PRAGMA user_version = 1"));
   version = dw_test_store_raw_sql (f->path, "PRAGMA user_version");
   g_assert_cmpstr (version, ==, "1");

@@ -1,18 +1,23 @@
 /* bench-tune.c — the Tune page on a large generated run: time to open it (first result on screen,
- * then every value exact), its memory, and the slider
+ * then every value exact), its memory, the slider, the store's bytes per step, and how they scale
+ * with the number of steps
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * bench-tune [STEPS [ROWS COLS [compact|auto|full]]] (default 20 × 512 × 4096: ~1 M valid tokens
- * a step, response lengths uniform in [64, COLS]; compact: the run is loaded as the page loads a
- * large run, which this scaled-down one stands for; auto: as the page decides). The run is written
- * into a fresh store (float32 log-probs, a drift that grows over the run and rare catastrophic
- * tokens, like bench-whatif's), then opened in a DwTuneView as the window would: compact steps when
- * the run is large (docs/TUNE.md, "Large runs"). Peak RSS is measured from after the store was
- * written (VmHWM reset through /proc/self/clear_refs). The slider: 40 moves of the IS threshold
- * across its range, each timed from the value change to the "evaluated" signal (the result on the
- * charts and summary), with the background refinement of the previous move running meanwhile, as it
- * does for a user.
+ * bench-tune [STEPS ROWS COLS [compact|auto|full]] measures one run; without arguments it measures
+ * two, in a process each, and states the scaling law from them: a run of large steps and a run of
+ * many small ones (CI: 20 × 512 × 4096 ≈ 1 M valid tokens a step and 300 × 64 × 2048 ≈ 67 k, both
+ * loaded compact as a large run is; DW_BENCH_TUNE_FULL=1: 200 × 512 × 8192 ≈ 2.1 M and
+ * 3000 × 64 × 2048, loaded as the page decides). The run (dw-bench-run.c, bench-whatif's
+ * generator) is written as batches/step_NNNNNN.safetensors files and ingested with a zero
+ * --keep-tokens budget: every batch referenced in place, as the steps of a long run past its
+ * budget are, so the store's size over the steps is what each step adds. Then it is opened in a
+ * DwTuneView as the window would (docs/TUNE.md, "Large runs"). Peak RSS is measured from after the
+ * store was written (VmHWM reset through /proc/self/clear_refs). The slider: 40 moves of the IS
+ * threshold across its range, each timed from the value change to the "evaluated" signal (the
+ * what-if re-evaluation of every step and its result set on the charts and summary; painting the
+ * frame is bench-renderer's), with the background refinement of the previous move running
+ * meanwhile, as it does for a user.
  */
 #include "config.h"
 
@@ -24,66 +29,42 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "dw-batch-reader.h"
+#include "dw-bench-run.h"
 #include "dw-store-writer.h"
 #include "dw-tune-view.h"
 #include "dw-ui-test-util.h"
 
 #define N_MOVES 40
 
-static DwBatch *
-make_batch (gint64 step, gsize rows, gsize cols, guint n_steps)
-{
-  GRand *random = g_rand_new_with_seed (1000 + (guint32)step);
-  DwBatch *batch = dw_batch_new (rows, cols, DW_DTYPE_F32, DW_DTYPE_BOOL);
-  float *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
-  guint8 *mask = batch->response_mask;
-  /* drift grows over the run, like a run heading for a collapse */
-  double spread = 0.02 + 0.3 * (double)step / n_steps;
-
-  for (gsize row = 0; row < rows; row++)
-    {
-      gsize length = (gsize)g_rand_int_range (random, 64, (gint32)cols + 1);
-      double bias = g_rand_double_range (random, -0.5, 0.5) * spread * 0.1;
-
-      for (gsize token = 0; token < cols; token++)
-        {
-          gsize index = row * cols + token;
-          double log_rollout = -g_rand_double (random) * 3.0;
-          double log_ratio = bias + spread * (g_rand_double (random) - 0.5);
-
-          if (g_rand_int_range (random, 0, 2000) == 0)
-            log_ratio -= 12; /* rare catastrophic token */
-          rollout[index] = (float)log_rollout;
-          old[index] = (float)(log_rollout + log_ratio);
-          mask[index] = token < length;
-        }
-    }
-  g_rand_free (random);
-  return batch;
-}
-
+/* Writes the run's batches as files under @dir and ingests them referenced (budget 0). */
 static gint64
-write_run (const char *db, guint n_steps, gsize rows, gsize cols, guint64 *n_valid)
+write_run (const char *dir, const char *db, guint n_steps, gsize rows, gsize cols, guint64 *n_valid)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = dw_store_open (db, &error);
+  g_autofree char *batches = g_build_filename (dir, "batches", NULL);
   gint64 run_id;
 
   g_assert_no_error (error);
-  run_id = dw_store_ensure_run (store, "bench-tune", "verl", "generated", &error);
+  g_assert_cmpint (g_mkdir_with_parents (batches, 0755), ==, 0);
+  dw_store_set_keep_tokens (store, 0);
+  run_id = dw_store_ensure_run (store, "bench-tune", "verl", dir, &error);
   g_assert_no_error (error);
   *n_valid = 0;
   for (guint step = 1; step <= n_steps; step++)
     {
-      DwBatch *batch = make_batch (step, rows, cols, n_steps);
+      g_autoptr (DwBatch) batch = dw_bench_run_make_batch (step, n_steps, rows, cols);
+      g_autofree char *name = g_strdup_printf ("step_%06u.safetensors", step);
+      g_autofree char *path = g_build_filename (batches, name, NULL);
 
       for (gsize index = 0; index < rows * cols; index++)
         *n_valid += ((guint8 *)batch->response_mask)[index] != 0;
+      g_assert_true (dw_batch_write_safetensors (batch, path, &error));
       g_assert_true (dw_store_begin (store, &error));
-      g_assert_true (dw_store_put_batch (store, run_id, step, batch, "generated", &error));
+      g_assert_true (dw_store_put_batch (store, run_id, step, batch, path, &error));
       g_assert_true (dw_store_commit (store, &error));
       g_assert_no_error (error);
-      dw_batch_free (batch);
     }
   return run_id;
 }
@@ -148,7 +129,7 @@ find_named (GtkWidget *widget, const char *name)
 
 /* The slider: @N_MOVES moves of the IS threshold, each timed to its "evaluated" signal. */
 static void
-bench_slider (GtkWidget *view, Evaluations *seen)
+bench_slider (GtkWidget *view, Evaluations *seen, const char *label)
 {
   GtkAdjustment *adjustment
     = gtk_range_get_adjustment (GTK_RANGE (find_named (view, "scale-is-threshold")));
@@ -174,37 +155,60 @@ bench_slider (GtkWidget *view, Evaluations *seen)
     }
   qsort (times, N_MOVES, sizeof *times, compare_doubles);
   qsort (cpu, N_MOVES, sizeof *cpu, compare_doubles);
-  printf ("tune slider move to its result: p50 %.1f ms, p95 %.1f ms (%u of %u moves shown "
+  printf ("tune slider move to its result, %s: p50 %.1f ms, p95 %.1f ms (%u of %u moves shown "
           "approximate first)\n",
-          times[N_MOVES / 2], times[(N_MOVES * 95) / 100], n_approximate, N_MOVES);
-  printf ("tune slider move CPU (all threads, incl. a running refinement): p50 %.1f ms, p95 %.1f "
-          "ms\n",
-          cpu[N_MOVES / 2], cpu[(N_MOVES * 95) / 100]);
+          label, times[N_MOVES / 2], times[(N_MOVES * 95) / 100], n_approximate, N_MOVES);
+  printf ("tune slider move CPU (all threads, incl. a running refinement), %s: p50 %.1f ms, p95 "
+          "%.1f ms\n",
+          label, cpu[N_MOVES / 2], cpu[(N_MOVES * 95) / 100]);
 }
 
-int
-main (int argc, char **argv)
+static double
+bench_file_mb (const char *path)
 {
-  guint n_steps = argc > 1 ? (guint)atoi (argv[1]) : 20;
-  gsize rows = argc > 3 ? (gsize)atoi (argv[2]) : 512;
-  gsize cols = argc > 3 ? (gsize)atoi (argv[3]) : 4096;
+  GStatBuf info;
+
+  return g_stat (path, &info) == 0 ? info.st_size / 1048576.0 : 0.0;
+}
+
+static char *
+bench_load_average (void)
+{
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
+    return g_strdup ("?");
+  return g_strndup (text, strcspn (text, " "));
+}
+
+/* One run: written, measured, deleted. */
+static void
+bench_run (guint n_steps, gsize rows, gsize cols, const char *mode)
+{
   g_autofree char *dir = g_dir_make_tmp ("dw-bench-tune-XXXXXX", NULL);
   g_autofree char *db = g_build_filename (dir, "store.db", NULL);
+  g_autofree char *wal = g_strconcat (db, "-wal", NULL);
+  g_autofree char *load = bench_load_average ();
+  g_autofree char *label = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (DwStore) store = NULL;
   Evaluations seen = { 0 };
-  const char *mode = argc > 4 ? argv[4] : "compact";
   guint64 n_valid;
   gint64 run_id, start, first_ms, exact_ms;
+  double store_mb;
   GtkWidget *view;
 
-  gtk_init ();
-  adw_init ();
   start = g_get_monotonic_time ();
-  run_id = write_run (db, n_steps, rows, cols, &n_valid);
-  printf ("tune benchmark: %u steps x %zu x %zu, %.2f M valid tokens a step, store written in "
-          "%.1f s\n",
-          n_steps, rows, cols, n_valid / 1e6 / n_steps, (g_get_monotonic_time () - start) / 1e6);
+  run_id = write_run (dir, db, n_steps, rows, cols, &n_valid);
+  label = g_strdup_printf ("%u steps x %.3f M tokens", n_steps, n_valid / 1e6 / n_steps);
+  printf ("tune benchmark: %u steps x %zu x %zu, %.3f M valid tokens a step, written and "
+          "ingested (batches referenced in place) in %.1f s; load average %s\n",
+          n_steps, rows, cols, n_valid / 1e6 / n_steps, (g_get_monotonic_time () - start) / 1e6,
+          load);
+  /* the writer closed the store: its WAL is checkpointed into the file */
+  store_mb = bench_file_mb (db) + bench_file_mb (wal);
+  printf ("tune store, %s: %.3f MB per step, %.3f bytes per valid token (%.1f MB for %u steps)\n",
+          label, store_mb / n_steps, store_mb * 1048576.0 / (double)n_valid, store_mb, n_steps);
   fflush (stdout);
 
   /* the page as the window opens it; peak memory from here on */
@@ -225,23 +229,92 @@ main (int argc, char **argv)
   while (dw_tune_view_get_busy (DW_TUNE_VIEW (view)))
     g_main_context_iteration (NULL, TRUE);
   exact_ms = (g_get_monotonic_time () - start) / 1000;
-  printf ("tune open (%s steps): first result %.2f s, every value exact %.2f s, peak RSS %.0f MB "
-          "(%.1f B per valid token), RSS after %.0f MB\n",
-          dw_tune_view_get_compact (DW_TUNE_VIEW (view)) ? "compact" : "full", first_ms / 1e3,
-          exact_ms / 1e3, bench_status_mb ("VmHWM"),
+  printf ("tune open (%s steps), %s: first result %.2f s, every value exact %.2f s, peak RSS "
+          "%.0f MB (%.1f B per valid token), RSS after %.0f MB\n",
+          dw_tune_view_get_compact (DW_TUNE_VIEW (view)) ? "compact" : "full", label,
+          first_ms / 1e3, exact_ms / 1e3, bench_status_mb ("VmHWM"),
           bench_status_mb ("VmHWM") * 1048576.0 / (double)n_valid, bench_status_mb ("VmRSS"));
   fflush (stdout);
 
-  bench_slider (view, &seen);
+  bench_slider (view, &seen, label);
   g_object_unref (view);
   g_clear_object (&store);
-  for (const char *suffix = ""; suffix != NULL; suffix = *suffix == '\0'                ? "-wal"
-                                                         : g_str_equal (suffix, "-wal") ? "-shm"
-                                                                                        : NULL)
+  dw_ui_test_remove_tree (dir);
+}
+
+/* the figures of one child's output, for the scaling law */
+typedef struct
+{
+  double steps, tokens, open_s, peak_mb, slider_p95_ms;
+} BenchFigures;
+
+static void
+bench_parse (const char *output, BenchFigures *figures)
+{
+  const char *line;
+
+  memset (figures, 0, sizeof *figures);
+  if ((line = strstr (output, "tune open (")) != NULL && (line = strstr (line, "), ")) != NULL)
+    sscanf (line, "), %lf steps x %lf M tokens: first result %lf s", &figures->steps,
+            &figures->tokens, &figures->open_s);
+  if ((line = strstr (output, "peak RSS ")) != NULL)
+    sscanf (line, "peak RSS %lf", &figures->peak_mb);
+  if ((line = strstr (output, "tune slider move to its result")) != NULL
+      && (line = strstr (line, "p95 ")) != NULL)
+    sscanf (line, "p95 %lf", &figures->slider_p95_ms);
+}
+
+/* @argv0 STEPS ROWS COLS MODE in a process of its own (its own peak RSS); its output is printed
+ * and parsed */
+static void
+bench_child (const char *argv0, guint n_steps, gsize rows, gsize cols, const char *mode,
+             BenchFigures *figures)
+{
+  g_autofree char *steps_text = g_strdup_printf ("%u", n_steps);
+  g_autofree char *rows_text = g_strdup_printf ("%zu", rows);
+  g_autofree char *cols_text = g_strdup_printf ("%zu", cols);
+  const char *child_argv[] = { argv0, steps_text, rows_text, cols_text, mode, NULL };
+  g_autofree char *output = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (char **)child_argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &output, NULL, &status, &error));
+  g_assert_no_error (error);
+  fputs (output, stdout);
+  fflush (stdout);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  bench_parse (output, figures);
+}
+
+int
+main (int argc, char **argv)
+{
+  const gboolean full = g_strcmp0 (g_getenv ("DW_BENCH_TUNE_FULL"), "1") == 0;
+  BenchFigures large, small;
+
+  gtk_init ();
+  adw_init ();
+  if (argc > 3)
     {
-      g_autofree char *path = g_strconcat (db, suffix, NULL);
-      g_unlink (path);
+      bench_run ((guint)atoi (argv[1]), (gsize)atoi (argv[2]), (gsize)atoi (argv[3]),
+                 argc > 4 ? argv[4] : "compact");
+      return 0;
     }
-  g_rmdir (dir);
+  bench_child (argv[0], full ? 200 : 20, 512, full ? 8192 : 4096, full ? "auto" : "compact",
+               &large);
+  bench_child (argv[0], full ? 3000 : 300, 64, 2048, full ? "auto" : "compact", &small);
+  /* open ≈ a·steps + b·tokens; the slider's re-evaluation is per step (compact steps hold no
+   * tokens), so its p95 over the steps is the cost of one more step */
+  double tokens_large = large.steps * large.tokens, tokens_small = small.steps * small.tokens;
+  double determinant = large.steps * tokens_small - small.steps * tokens_large;
+  double per_step_s = (large.open_s * tokens_small - small.open_s * tokens_large) / determinant;
+  double per_mtoken_s = (large.steps * small.open_s - small.steps * large.open_s) / determinant;
+  printf ("tune scaling from %.0f steps x %.3f M tokens and %.0f steps x %.3f M tokens: open ≈ "
+          "%.2f ms per step + %.3f ms per M valid tokens; slider p95 %.3f and %.3f ms per step; "
+          "peak RSS %.3f and %.3f MB per step\n",
+          large.steps, large.tokens, small.steps, small.tokens, per_step_s * 1e3,
+          per_mtoken_s * 1e3, large.slider_p95_ms / large.steps, small.slider_p95_ms / small.steps,
+          large.peak_mb / large.steps, small.peak_mb / small.steps);
   return 0;
 }

@@ -905,6 +905,113 @@ test_compact_summary (void)
   g_rmdir (dir);
 }
 
+/* two steps that must evaluate identically: every key, value, flag and error bound */
+typedef struct
+{
+  const char *name;
+  const DwWhatifStep *expected, *actual;
+  guint64 configs, metrics, exact;
+} SameCase;
+
+static void
+same_case_fn (const DwConfig *config, gpointer data)
+{
+  SameCase *sc = data;
+  DwWhatifStepResult expected, actual;
+  gboolean expected_ok = dw_whatif_step_evaluate (sc->expected, config, &expected);
+  gboolean actual_ok = dw_whatif_step_evaluate (sc->actual, config, &actual);
+  g_autofree char *desc = describe (config);
+
+  sc->configs++;
+  g_assert_cmpint (actual_ok, ==, expected_ok);
+  g_assert_cmpint (actual.pending, ==, expected.pending);
+  g_assert_cmpint (actual.failed, ==, expected.failed);
+  if (expected.failed)
+    g_assert_cmpstr (actual.error.message, ==, expected.error.message);
+  g_assert_cmpuint (actual.result.n_metrics, ==, expected.result.n_metrics);
+  for (gsize i = 0; i < expected.result.n_metrics; i++)
+    {
+      const char *key = expected.result.metrics[i].key;
+      g_assert_cmpstr (actual.result.metrics[i].key, ==, key);
+      if (!same_value (actual.result.metrics[i].value, expected.result.metrics[i].value)
+          || actual.approximate[i] != expected.approximate[i]
+          || !same_value (actual.error_bound[i], expected.error_bound[i]))
+        g_error ("%s: %s: from the stored statistics %s = %.17g (approximate %d, bound %.3g), "
+                 "from the tokens %.17g (approximate %d, bound %.3g)",
+                 sc->name, desc, key, actual.result.metrics[i].value, actual.approximate[i],
+                 actual.error_bound[i], expected.result.metrics[i].value, expected.approximate[i],
+                 expected.error_bound[i]);
+      sc->metrics++;
+      sc->exact += !actual.approximate[i];
+    }
+  dw_whatif_step_result_clear (&expected);
+  dw_whatif_step_result_clear (&actual);
+}
+
+/* A step built from the store's step statistics and token summary (schema 7, what the Tune page
+ * opens a large run with, never reading a token) evaluates exactly as the compact step built from
+ * the batch's tokens with the same summary, under every config of the grid: float32 and float64,
+ * empty rows, heavy tails, ties at ℓ = 0; a batch with a non-binary mask is pending in both. */
+static void
+test_stored_stats (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (616161);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("dw-whatif-stored-XXXXXX", &error);
+  g_autofree char *db = g_build_filename (dir, "store.db", NULL);
+  g_autoptr (DwStore) store = dw_store_open (db, &error);
+  SameCase total = { "all" };
+
+  g_assert_no_error (error);
+  g_assert_true (dw_store_begin (store, &error));
+  gint64 run_id = dw_store_ensure_run (store, "run", "verl", dir, &error);
+  for (int k = 0; k < 7; k++)
+    {
+      gsize B = (gsize)g_rand_int_range (r, 16, 64), T = (gsize)g_rand_int_range (r, 200, 1200);
+      double scale = k % 3 == 0 ? 0.05 : k % 3 == 1 ? 0.4 : 2.0;
+      g_autoptr (DwBatch) b = random_batch (r, B, T, k == 5 ? DW_DTYPE_F64 : DW_DTYPE_F32,
+                                            k == 6 ? DW_DTYPE_F32 : DW_DTYPE_BOOL, scale);
+      if (k == 6)
+        ((float *)b->response_mask)[0] = 0.5f; /* not 0 or 1: no fast path */
+      g_assert_true (dw_store_put_batch (store, run_id, k, b, NULL, &error));
+      g_assert_no_error (error);
+      g_autoptr (DwTokenSummary) summary = dw_store_get_token_summary (store, run_id, k, &error);
+      g_autoptr (DwStepStats) stats = dw_store_get_step_stats (store, run_id, k, &error);
+      g_assert_no_error (error);
+      g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (b, k, &error);
+      g_autoptr (DwWhatifStep) stored = dw_whatif_step_new_from_stats (stats, summary, &error);
+      g_assert_no_error (error);
+      if (k == 6)
+        {
+          const char *reason = NULL;
+          g_assert_false (dw_whatif_step_is_fast (stored, &reason));
+          g_assert_cmpstr (reason, ==, "mask value 0.5 at row 0, column 0 is not 0 or 1");
+        }
+      else
+        {
+          g_assert_true (dw_whatif_step_set_token_summary (compact, summary, &error));
+          g_assert_true (dw_whatif_step_is_compact (stored));
+        }
+      g_assert_cmpuint (dw_whatif_step_get_n_tokens (stored), ==,
+                        dw_whatif_step_get_n_tokens (compact));
+      g_assert_cmpint (dw_whatif_step_get_step (stored), ==, k);
+      g_autofree char *name = g_strdup_printf ("stored-%d (%zux%zu)", k, B, T);
+      SameCase sc = { name, compact, stored };
+      grid_all (same_case_fn, &sc);
+      total.configs += sc.configs;
+      total.metrics += sc.metrics;
+      total.exact += sc.exact;
+    }
+  g_assert_true (dw_store_commit (store, &error));
+  g_printerr ("from the stored statistics: %" G_GUINT64_FORMAT " configs, %" G_GUINT64_FORMAT
+              " metrics (%" G_GUINT64_FORMAT " exact) as from the tokens\n",
+              total.configs, total.metrics, total.exact);
+  g_assert_cmpuint (total.exact * 10, >, total.metrics * 8);
+  g_clear_object (&store);
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", dir);
+  g_assert_cmpint (system (command), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -917,5 +1024,6 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/histogram", test_histogram);
   g_test_add_func ("/whatif/compact", test_compact);
   g_test_add_func ("/whatif/compact-summary", test_compact_summary);
+  g_test_add_func ("/whatif/stored-stats", test_stored_stats);
   return g_test_run ();
 }

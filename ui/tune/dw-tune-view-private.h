@@ -15,6 +15,7 @@
 #include "dw-bound-row.h"
 #include "dw-correction.h"
 #include "dw-run-config.h"
+#include "dw-store-reader.h"
 #include "dw-tune-histogram.h"
 #include "dw-tune-length-bias.h"
 #include "dw-tune-view.h"
@@ -125,6 +126,7 @@ struct _DwTuneView
   guint syncing;
 
   DwStore *store;
+  DwStoreReader *reader; /* the page's reads (dw-tune-loader.c), on the store's file */
   gint64 run_id;
   DwRunInfo *run_info; /* the run tuned, named at the top; NULL for none */
   DwWhatifEngine *engine;
@@ -141,6 +143,7 @@ struct _DwTuneView
   gboolean dirty;
   DwWhatifRunResult *result;
   char *error_text;
+  char *load_note; /* steps the precompute left out, and why (NULL: none) */
 
   GtkFileChooserNative *save_dialog;
 

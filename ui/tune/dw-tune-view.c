@@ -456,6 +456,8 @@ dw_tune_view_update_status (DwTuneView *self)
         g_string_append (s, _ (" — exact"));
       if (self->compact)
         g_string_append (s, _ (" · large run: token statistics kept as a sketch"));
+      if (self->load_note != NULL)
+        g_string_append_printf (s, " · %s", self->load_note);
     }
   gtk_label_set_text (self->status_label, s->str);
 }
@@ -518,7 +520,7 @@ dw_tune_view_refine_done_cb (GObject *source, GAsyncResult *result, gpointer use
   g_autoptr (DwTuneView) self = user_data;
   g_autoptr (GError) error = NULL;
 
-  if (!dw_tune_loader_refine_finish (result, &error)
+  if (!dw_tune_loader_refine_finish (DW_STORE_READER (source), result, &error)
       && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return; /* superseded by a newer change */
   self->exact_running = FALSE;
@@ -558,8 +560,9 @@ dw_tune_view_start_refinement (DwTuneView *self)
   self->exact_running = TRUE;
   self->exact_done = 0;
   self->exact_total = indices->len;
-  dw_tune_loader_refine_async (self->engine, &self->config, (const guint *)(gpointer)indices->data,
-                               indices->len, self->exact_cancellable, dw_tune_view_refined_cb, self,
+  dw_tune_loader_refine_async (self->reader, self->engine, &self->config,
+                               (const guint *)(gpointer)indices->data, indices->len,
+                               self->exact_cancellable, dw_tune_view_refined_cb, self,
                                dw_tune_view_refine_done_cb, g_object_ref (self));
 }
 
@@ -716,9 +719,13 @@ dw_tune_view_load_done_cb (GObject *source, GAsyncResult *result, gpointer user_
 {
   g_autoptr (DwTuneView) self = user_data;
   g_autoptr (GError) error = NULL;
-  DwWhatifEngine *engine = dw_tune_loader_load_finish (result, &error);
+  g_autofree char *note = NULL;
+  DwWhatifEngine *engine
+    = dw_tune_loader_load_finish (DW_STORE_READER (source), result, &note, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
+  g_free (self->load_note);
+  self->load_note = g_steal_pointer (&note);
   self->loading = FALSE;
   g_clear_object (&self->load_cancellable);
   if (!engine)
@@ -822,9 +829,11 @@ dw_tune_view_finalize (GObject *object)
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_object (&self->store);
+  g_clear_object (&self->reader);
   g_clear_pointer (&self->run_info, dw_run_info_free);
   g_free (self->preset);
   g_free (self->error_text);
+  g_free (self->load_note);
   g_strfreev (self->levels);
   g_free (self->run_gen_source);
   g_free (self->run_check_text);
@@ -969,7 +978,8 @@ dw_tune_view_run_check_done_cb (GObject *source, GAsyncResult *result, gpointer 
   DwTuneViewCheck *d = user_data;
   DwTuneView *self = d->view;
   g_autoptr (GError) error = NULL;
-  g_autofree DwRunCheck *check = dw_tune_loader_check_finish (result, &error);
+  g_autofree DwRunCheck *check
+    = dw_tune_loader_check_finish (DW_STORE_READER (source), result, &error);
 
   if (check != NULL && self->run_id == d->run_id)
     {
@@ -1020,8 +1030,8 @@ dw_tune_view_load_run_config (DwTuneView *self)
       DwTuneViewCheck *d = g_new0 (DwTuneViewCheck, 1);
       d->view = g_object_ref (self);
       d->run_id = self->run_id;
-      dw_tune_loader_check_async (dw_store_get_path (self->store), self->run_id,
-                                  self->load_cancellable, dw_tune_view_run_check_done_cb, d);
+      dw_tune_loader_check_async (self->reader, self->run_id, self->load_cancellable,
+                                  dw_tune_view_run_check_done_cb, d);
     }
   else if (own.generation != self->gen)
     dw_tune_controls_set_generation (self, own.generation, self->preset);
@@ -1053,10 +1063,18 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_pointer (&self->error_text, g_free);
+  g_clear_pointer (&self->load_note, g_free);
   self->compact = FALSE;
   dw_tune_histogram_set_step (self->histogram, NULL);
   dw_tune_length_bias_set_engine (self->length_bias, NULL);
   g_set_object (&self->store, store);
+  /* the page's reads go through a reader of its own on the store's file */
+  if (store == NULL
+      || (self->reader != NULL
+          && g_strcmp0 (dw_store_reader_get_path (self->reader), dw_store_get_path (store)) != 0))
+    g_clear_object (&self->reader);
+  if (store != NULL && self->reader == NULL)
+    self->reader = dw_store_reader_new (dw_store_get_path (store));
   self->run_id = store ? run_id : 0;
   g_clear_pointer (&self->run_info, dw_run_info_free);
   if (store != NULL)
@@ -1067,9 +1085,8 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   if (store)
     {
       self->load_cancellable = g_cancellable_new ();
-      dw_tune_loader_load_async (dw_store_get_path (store), run_id, self->compact_tokens,
-                                 self->load_cancellable, dw_tune_view_load_done_cb,
-                                 g_object_ref (self));
+      dw_tune_loader_load_async (self->reader, run_id, self->compact_tokens, self->load_cancellable,
+                                 dw_tune_view_load_done_cb, g_object_ref (self));
     }
   dw_tune_view_load_run_config (self);
   dw_tune_controls_update_run_header (self);
