@@ -198,7 +198,7 @@ static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut *out,
                              const bool TOK, const unsigned K, const bool PLAIN)
 {
-  dw_correction_simd_row_out_init (out);
+  dw_correction_scalar_row_out_init (out);
   out->n = (double)d->n_valid; /* binary rows: Σm = # valid */
   out->n_valid = d->n_valid;
   out->so = dw_correction_avx512_hsum (d->so);
@@ -316,7 +316,7 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
         }
     }
   dw_correction_avx512_finish (in, &d, out, TOK, K, PLAIN);
-  dw_correction_simd_row_pass_scalar_tail (in, out, t);
+  dw_correction_scalar_row_pass_tail (in, out, t);
 }
 
 #define ROW_PASS(NAME, TOK, K, PLAIN)                            \
@@ -461,7 +461,7 @@ dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
 void
 dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out)
 {
-  dw_correction_simd_row_pass_scalar (in, out);
+  dw_correction_scalar_row_pass (in, out);
 }
 
 bool

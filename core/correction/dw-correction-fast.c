@@ -464,7 +464,7 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
       if (run->simd && binary)
         dw_correction_simd_row_pass (in, &out);
       else
-        dw_correction_simd_row_pass_scalar (in, &out);
+        dw_correction_scalar_row_pass (in, &out);
     }
   run->row_count[row] = DW_ROUND (&run->context, out.n);
   run->total += out.n;

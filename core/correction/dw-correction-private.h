@@ -244,7 +244,7 @@ int dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share
                             DwCorrectionResult *result, DwCorrectionError *error);
 
 /* ------------------------------------------------------------------------------------------ */
-/* the fused per-row pass (dw-correction-simd.c)                                               */
+/* the fused per-row pass (dw-correction-scalar.c, -simd.c, -avx512.c)                         */
 
 typedef struct
 {
@@ -282,10 +282,11 @@ typedef struct
   bool mask_not_binary; /* m_i64 held another value: nothing else is set */
 } DwRowOut;
 
-void dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out);
+/* dw-correction-scalar.c: the pass one token at a time */
+void dw_correction_scalar_row_pass (const DwRowIn *in, DwRowOut *out);
 /* the scalar pass over tokens [t0, T) added to @out (the vector passes' tail) */
-void dw_correction_simd_row_pass_scalar_tail (const DwRowIn *in, DwRowOut *out, size_t t0);
-void dw_correction_simd_row_out_init (DwRowOut *out);
+void dw_correction_scalar_row_pass_tail (const DwRowIn *in, DwRowOut *out, size_t t0);
+void dw_correction_scalar_row_out_init (DwRowOut *out);
 /* Rows whose mask values are all 0, -0 or 1 only: the pass of the current level (AVX-512 or
  * AVX2; each sums in its own number of double lanes, so they differ in the order of additions). */
 void dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out);

@@ -27,86 +27,6 @@
 
 #define SAFETY_F 20.0f
 
-void
-dw_correction_simd_row_out_init (DwRowOut *out)
-{
-  memset (out, 0, sizeof *out);
-  out->wmax = out->mk[0] = out->mk[1] = out->mk[2] = -INFINITY;
-  out->wmin = INFINITY;
-}
-
-/* tokens [t0, T) of a row, every formula as the reference path computes it */
-static void
-dw_correction_simd_row_pass_scalar_from (const DwRowIn *in, DwRowOut *out, size_t t0)
-{
-  const float C = in->C, c = in->c;
-  for (size_t t = t0; t < in->T; t++)
-    {
-      const float mv = in->m[t];
-      const float l = in->o[t] - in->r[t];
-      const float ls = dw_torch_clampf (l, -SAFETY_F, SAFETY_F);
-      const float e = dw_torch_expf (ls);
-      if (in->l)
-        in->l[t] = l;
-      if (in->e)
-        in->e[t] = e;
-      float x = 0, a = 0;
-      if (in->is_token)
-        {
-          x = e * mv;
-          a = in->icepop ? (x >= c && x <= C ? x : 0.0f) : (x > C ? C : x);
-          in->w[t] = a;
-        }
-      if (mv == 0)
-        continue;
-      const double md = mv;
-      out->n += md;
-      out->n_valid++;
-      out->so += (double)in->o[t] * md;
-      out->sr += (double)in->r[t] * md;
-      out->sl += (double)l * md;
-      const float el = (l >= -SAFETY_F && l <= SAFETY_F) ? e : dw_torch_expf (l);
-      out->k3kl += (double)((el - l) - 1.0f) * md;
-      out->chi += (double)(e * e) * md;
-      if (in->is_token)
-        {
-          /* applied: statistics of a, clamped to [0, C]; else of x, clamped to [c, C] */
-          const float stat = in->applied ? a : x;
-          const float u = dw_torch_clampf (stat, in->applied ? 0.0f : c, C);
-          out->sw += (double)stat * md;
-          out->sw_raw += (double)x * md;
-          out->fh += (x > C) * md;
-          out->fl += (x < c) * md;
-          out->wmax = dw_torch_max (out->wmax, stat);
-          out->wmin = dw_torch_min (out->wmin, stat);
-          out->su += (double)u * md;
-          out->su2 += (double)(u * u) * md;
-          if (in->bn)
-            out->swt += (double)a * md;
-        }
-      for (int j = 0; j < 3; j++)
-        if (in->need_k[j])
-          {
-            const float k = j == 0 ? -ls : j == 1 ? 0.5f * (ls * ls) : (e - 1.0f) - ls;
-            out->sk[j] += (double)k * md;
-            out->mk[j] = dw_torch_max (out->mk[j], k);
-          }
-    }
-}
-
-void
-dw_correction_simd_row_pass_scalar (const DwRowIn *in, DwRowOut *out)
-{
-  dw_correction_simd_row_out_init (out);
-  dw_correction_simd_row_pass_scalar_from (in, out, 0);
-}
-
-void
-dw_correction_simd_row_pass_scalar_tail (const DwRowIn *in, DwRowOut *out, size_t t0)
-{
-  dw_correction_simd_row_pass_scalar_from (in, out, t0);
-}
-
 /* tokens [t0, T) of a slime built-in row: weight, Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m, Σm */
 static void
 dw_correction_simd_slime_row_scalar_from (const DwSlimeRowIn *in, float *w, double sums[3],
@@ -631,7 +551,7 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
         }
     }
   dw_correction_simd_fold (&d, &f, TOK);
-  dw_correction_simd_row_out_init (out);
+  dw_correction_scalar_row_out_init (out);
   out->n = (double)n_valid; /* binary rows: Σm = # valid */
   out->n_valid = n_valid;
   out->so = dw_correction_simd_hsum_pd (d.so);
@@ -664,7 +584,7 @@ dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool T
         if (n_valid)
           out->mk[j] = has_nan ? NAN : dw_correction_simd_hmax_ps (kmax[j]);
       }
-  dw_correction_simd_row_pass_scalar_from (in, out, t);
+  dw_correction_scalar_row_pass_tail (in, out, t);
 }
 
 #define ROW_PASS(NAME, TOK, BN, K)                          \
@@ -752,7 +672,7 @@ dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out)
   else
     dw_correction_simd_row_pass_avx2 (in, out);
 #else
-  dw_correction_simd_row_pass_scalar (in, out);
+  dw_correction_scalar_row_pass (in, out);
 #endif
 }
 

@@ -229,6 +229,7 @@ SHORT_LOCALS_LIMIT = 15.0
 KERNELS = {
     "core/correction/dw-correction-simd.c",
     "core/correction/dw-correction-avx512.c",
+    "core/correction/dw-correction-scalar.c",
 }
 TYPE_WORD = (r"(?:(?:const|static|volatile|unsigned|signed|struct|enum|register|g_autofree|"
              r"restrict|__restrict)\s+)*"
