@@ -31,15 +31,18 @@
 #define DW_WHATIF_SKETCH_TAIL_MIN 256
 #define DW_WHATIF_SKETCH_TAIL_MAX 16384
 #define DW_WHATIF_SKETCH_BINS     1024
-/* tail tokens per block of the tails' prefix sums: a query sums at most BLOCK − 1 tokens'
- * quantities (each an exp) on top of a prefix; 16 rather than the full step's 64, the tails
- * being small, keeps a slider move over thousands of compact steps short */
-#define DW_WHATIF_SKETCH_BLOCK 16
+/* tail tokens per block of the tails' prefix sums: a query sums at most block − 1 tokens'
+ * quantities (each an exp) on top of a prefix. Small tails (steps under ~0.4 M tokens) take 16,
+ * which keeps a slider move over thousands of small steps short; larger ones the full step's 64,
+ * which keeps a 2 M-token step's prefix sums at 42 KB instead of 168 KB */
+#define DW_WHATIF_SKETCH_BLOCK_SMALL 16
+#define DW_WHATIF_SKETCH_SMALL_TAIL  2048
 
 struct _DwWhatifSketch
 {
   gsize n_tokens;
   gsize n_low, n_high;
+  gsize block;                           /* tail tokens per prefix block */
   double *low, *high;                    /* sorted ℓ of the extreme tokens */
   DwWhatifSum *low_prefix, *high_prefix; /* [(n / BLOCK + 1) × N_QUANTITIES] */
   guint n_bins;
@@ -52,17 +55,16 @@ struct _DwWhatifSketch
 };
 
 static DwWhatifSum *
-dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n)
+dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n, gsize block)
 {
-  const gsize n_blocks = n / DW_WHATIF_SKETCH_BLOCK + 1;
+  const gsize n_blocks = n / block + 1;
   DwWhatifSum *prefix = g_new0 (DwWhatifSum, (n_blocks + 1) * DW_WHATIF_N_QUANTITIES);
   DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
   memset (sum, 0, sizeof sum);
   for (gsize index = 0; index <= n; index++)
     {
-      if (index % DW_WHATIF_SKETCH_BLOCK == 0)
-        memcpy (prefix + (index / DW_WHATIF_SKETCH_BLOCK) * DW_WHATIF_N_QUANTITIES, sum,
-                sizeof sum);
+      if (index % block == 0)
+        memcpy (prefix + (index / block) * DW_WHATIF_N_QUANTITIES, sum, sizeof sum);
       if (index == n)
         break;
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
@@ -70,6 +72,17 @@ dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsi
           sum[quantity], dw_whatif_quantity (step, quantity, values[index]));
     }
   return prefix;
+}
+
+/* the block size of @self's tails and their prefix sums */
+static void
+dw_whatif_sketch_tail_sums (const DwWhatifStep *step, DwWhatifSketch *self)
+{
+  self->block = MAX (self->n_low, self->n_high) <= DW_WHATIF_SKETCH_SMALL_TAIL
+                  ? DW_WHATIF_SKETCH_BLOCK_SMALL
+                  : DW_WHATIF_BLOCK;
+  self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low, self->block);
+  self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high, self->block);
 }
 
 DwWhatifSketch *
@@ -88,8 +101,7 @@ dw_whatif_sketch_new (const DwWhatifStep *step)
     self->low[index] = dw_whatif_sorted_value (step, index);
   for (gsize index = 0; index < self->n_high; index++)
     self->high[index] = dw_whatif_sorted_value (step, n_tokens - self->n_high + index);
-  self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low);
-  self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high);
+  dw_whatif_sketch_tail_sums (step, self);
 
   const gsize bulk_start = self->n_low, bulk_n = n_tokens - self->n_low - self->n_high;
   self->n_bins = (guint)MIN ((gsize)DW_WHATIF_SKETCH_BINS, bulk_n);
@@ -134,7 +146,7 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
 {
   const gsize tails = self->n_low + self->n_high;
   return sizeof *self + tails * sizeof (double)
-         + (tails / DW_WHATIF_SKETCH_BLOCK + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
+         + (tails / self->block + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
          + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
@@ -163,11 +175,12 @@ static void
 dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
                            const DwWhatifSum *prefix, gsize count, DwWhatifSketchPart *out)
 {
-  const gsize block = count / DW_WHATIF_SKETCH_BLOCK;
+  const gsize block_size = step->sketch->block;
+  const gsize block = count / block_size;
   for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
     {
       DwWhatifSum sum = prefix[block * DW_WHATIF_N_QUANTITIES + quantity];
-      for (gsize index = block * DW_WHATIF_SKETCH_BLOCK; index < count; index++)
+      for (gsize index = block * block_size; index < count; index++)
         sum = dw_whatif_sum_add_value (sum, dw_whatif_quantity (step, quantity, values[index]));
       out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum);
     }
@@ -356,8 +369,7 @@ dw_whatif_sketch_new_from_summary (const DwWhatifStep *step, const DwTokenSummar
     self->low[index] = summary->low[index].log_ratio;
   for (gsize index = 0; index < self->n_high; index++)
     self->high[index] = summary->high[index].log_ratio;
-  self->low_prefix = dw_whatif_sketch_block_sums (step, self->low, self->n_low);
-  self->high_prefix = dw_whatif_sketch_block_sums (step, self->high, self->n_high);
+  dw_whatif_sketch_tail_sums (step, self);
 
   self->n_bins = (guint)summary->n_bins;
   self->bin_start = g_new (gsize, self->n_bins + 1);
