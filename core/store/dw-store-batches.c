@@ -174,6 +174,8 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
                     const char *source, GError **error)
 {
   g_autofree DwRowStats *rows = NULL;
+  g_autofree DwTokenRecord *sorted = NULL;
+  gsize n_sorted;
   gint64 n_tokens = 0, batch_id, source_size, source_mtime_us, bytes;
   gboolean in_full;
 
@@ -195,10 +197,63 @@ dw_store_put_batch (DwStore *self, gint64 run_id, gint64 step, const DwBatch *ba
     return FALSE;
 
   batch_id = dw_store_batches_put_row (self, run_id, step, batch, n_tokens, in_full, source, error);
-  return batch_id != 0 && dw_store_batches_put_extras (self, batch_id, batch, in_full, error)
-         && dw_store_batches_put_sequences (self, batch_id, rows, batch->rows, error)
-         && _dw_store_tokens_put (self, batch_id, batch, in_full ? NULL : source, source_size,
-                                  source_mtime_us, error);
+  if (batch_id == 0 || !dw_store_batches_put_extras (self, batch_id, batch, in_full, error)
+      || !dw_store_batches_put_sequences (self, batch_id, rows, batch->rows, error))
+    return FALSE;
+  /* the step statistics read the sorted tokens before the summary moves its tails together */
+  sorted = _dw_store_tokens_sorted (batch, &n_sorted);
+  return _dw_store_stats_put (self, batch_id, batch, sorted, n_sorted, error)
+         && _dw_store_tokens_put (self, batch_id, batch, sorted, n_sorted, in_full ? NULL : source,
+                                  source_size, source_mtime_us, error);
+}
+/* ------------------------------------------------------------------------------------------ */
+/* The 6 → 7 migration                                                                         */
+
+typedef struct
+{
+  gint64 batch_id, run_id, step;
+} DwStoreBatchesStats;
+
+static void
+dw_store_batches_stats_batch_cb (sqlite3_stmt *stmt, gpointer user_data)
+{
+  DwStoreBatchesStats batch = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
+                                sqlite3_column_int64 (stmt, 2) };
+
+  g_array_append_val ((GArray *)user_data, batch);
+}
+
+gboolean
+_dw_store_batches_fill_stats (DwStore *self, GError **error)
+{
+  g_autoptr (GArray) batches = g_array_new (FALSE, FALSE, sizeof (DwStoreBatchesStats));
+
+  if (!_dw_store_query_rows (self, error, "migrating step statistics",
+                             dw_store_batches_stats_batch_cb, batches,
+                             "SELECT b.id, b.run_id, b.step FROM batches b WHERE NOT EXISTS "
+                             "(SELECT 1 FROM step_stats s WHERE s.batch_id = b.id) ORDER BY b.id",
+                             ""))
+    return FALSE;
+  for (guint index = 0; index < batches->len; index++)
+    {
+      const DwStoreBatchesStats *entry = &g_array_index (batches, DwStoreBatchesStats, index);
+      g_autoptr (GError) local = NULL;
+      g_autoptr (DwBatch) batch = dw_store_load_batch (self, entry->run_id, entry->step, &local);
+      g_autofree DwTokenRecord *sorted = NULL;
+      gsize n_tokens;
+
+      if (batch == NULL)
+        {
+          /* the raw tokens are gone (or damaged): the statistics stay missing, said once */
+          g_message ("%s: step %" PRId64 " of run %" PRId64 " keeps no step statistics: %s",
+                     self->path, entry->step, entry->run_id, local->message);
+          continue;
+        }
+      sorted = _dw_store_tokens_sorted (batch, &n_tokens);
+      if (!_dw_store_stats_put (self, entry->batch_id, batch, sorted, n_tokens, error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -129,7 +129,7 @@ static const char *const dw_store_open_migrations[DW_STORE_SCHEMA_VERSION] = {
   "  tails BLOB NOT NULL, bins BLOB NOT NULL, kept_rows BLOB NOT NULL);",
   /* 6 → 7: the step statistics the what-if engine builds a step from without its tokens
    * (dw-store-stats.c, docs/STORE.md): four per-row columns and one row per batch, filled by
-   * _dw_store_stats_fill_missing () after this SQL; a batch without a step_stats row has none. */
+   * _dw_store_batches_fill_stats () after this SQL; a batch without a step_stats row has none. */
   "ALTER TABLE sequences ADD COLUMN sum_w REAL;"
   "ALTER TABLE sequences ADD COLUMN max_l REAL;"
   "ALTER TABLE sequences ADD COLUMN min_w REAL;"
@@ -185,7 +185,7 @@ dw_store_open_migrate (DwStore *self, GError **error)
     if (!_dw_store_query_exec (self, dw_store_open_migrations[from], "migrating the schema", error))
       goto fail;
   /* batches stored before schema 7 get their step statistics from their tokens */
-  if (version >= 1 && version < 7 && !_dw_store_stats_fill_missing (self, error))
+  if (version >= 1 && version < 7 && !_dw_store_batches_fill_stats (self, error))
     goto fail;
   if (version < DW_STORE_SCHEMA_VERSION)
     {

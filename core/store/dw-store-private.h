@@ -142,9 +142,11 @@ GPtrArray *_dw_store_runs_list_tag_ids (DwStore *self, gint64 run_id, GError **e
 gboolean _dw_store_tokens_keep_in_full (DwStore *self, gint64 run_id, gint64 step, gint64 bytes,
                                         const char *source, gboolean *in_full, gint64 *size,
                                         gint64 *mtime_us, GError **error);
-/* Stores the token summary of @batch and its reference (or none when @source is NULL). */
+/* Stores the token summary of @batch, whose valid tokens sorted by ℓ are @tokens (reordered: the
+ * high tail is moved after the low one), and its reference (or none when @source is NULL). */
 gboolean _dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *batch,
-                               const char *source, gint64 size, gint64 mtime_us, GError **error);
+                               DwTokenRecord *tokens, gsize n_tokens, const char *source,
+                               gint64 size, gint64 mtime_us, GError **error);
 /* The batch of (@run_id, @step) read again from its referenced @source, checked against what was
  * ingested (file size and time, step, shape); DW_STORE_ERROR_SOURCE_CHANGED naming the file. */
 DwBatch *_dw_store_tokens_read_source (DwStore *self, gint64 step, const char *source, gint64 size,
@@ -158,8 +160,11 @@ DwTokenRecord *_dw_store_tokens_sorted (const DwBatch *batch, gsize *n_tokens);
  * whose valid tokens sorted by ℓ are @sorted. */
 gboolean _dw_store_stats_put (DwStore *self, gint64 batch_id, const DwBatch *batch,
                               const DwTokenRecord *sorted, gsize n_tokens, GError **error);
+
+/* dw-store-batches.c ---------------------------------------------------------------------- */
+
 /* The 6 → 7 migration: the step statistics of every batch that has none, from its kept tokens or
  * its referenced file; a batch whose tokens cannot be read keeps them missing. */
-gboolean _dw_store_stats_fill_missing (DwStore *self, GError **error);
+gboolean _dw_store_batches_fill_stats (DwStore *self, GError **error);
 
 G_END_DECLS

@@ -5,9 +5,10 @@
  *
  * docs/STORE.md "Step statistics". Per row, four columns of `sequences` (sum_w, max_l, min_w,
  * max_w; NULL: missing); per step, one row of `step_stats`. Computed at ingest from the batch and
- * its tokens sorted by ℓ (the token summary's sort), and by the 6 → 7 migration from the kept
- * tokens or the referenced file; a batch whose raw tokens are gone keeps them missing (no
- * step_stats row), and the what-if engine then needs its raw tokens, which it cannot have.
+ * its tokens sorted by ℓ (the token summary's sort), and by the 6 → 7 migration
+ * (dw-store-batches.c) from the kept tokens or the referenced file; a batch whose raw tokens are
+ * gone keeps them missing (no step_stats row), and the what-if engine then needs its raw tokens,
+ * which it cannot have.
  *
  * The arithmetic is the engine's (core/whatif/dw-whatif-step.c, dw_whatif_step_scan_row and
  * dw_whatif_step_prefix_sums): ℓ in the batch's dtype, w = R(exp(clamp(ℓ, ±20))), k1 = −ℓ̃,
@@ -23,7 +24,6 @@
 
 #include <glib/gi18n.h>
 
-#include "dw-batch-reader.h"
 #include "dw-store-private.h"
 #include "dw-torch.h"
 
@@ -280,56 +280,6 @@ _dw_store_stats_put (DwStore *self, gint64 batch_id, const DwBatch *batch,
     stats->core_low[0], stats->core_high[0], stats->core_max[0], stats->core_n[1],
     stats->core_low[1], stats->core_high[1], stats->core_max[1], offpolicy);
   return _dw_store_query_step_done (self, stmt, "storing step statistics", error);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* The 6 → 7 migration                                                                         */
-
-typedef struct
-{
-  gint64 batch_id, run_id, step;
-} DwStoreStatsBatch;
-
-static void
-dw_store_stats_batch_cb (sqlite3_stmt *stmt, gpointer user_data)
-{
-  DwStoreStatsBatch batch = { sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1),
-                              sqlite3_column_int64 (stmt, 2) };
-
-  g_array_append_val ((GArray *)user_data, batch);
-}
-
-gboolean
-_dw_store_stats_fill_missing (DwStore *self, GError **error)
-{
-  g_autoptr (GArray) batches = g_array_new (FALSE, FALSE, sizeof (DwStoreStatsBatch));
-
-  if (!_dw_store_query_rows (self, error, "migrating step statistics", dw_store_stats_batch_cb,
-                             batches,
-                             "SELECT b.id, b.run_id, b.step FROM batches b WHERE NOT EXISTS "
-                             "(SELECT 1 FROM step_stats s WHERE s.batch_id = b.id) ORDER BY b.id",
-                             ""))
-    return FALSE;
-  for (guint index = 0; index < batches->len; index++)
-    {
-      const DwStoreStatsBatch *entry = &g_array_index (batches, DwStoreStatsBatch, index);
-      g_autoptr (GError) local = NULL;
-      g_autoptr (DwBatch) batch = dw_store_load_batch (self, entry->run_id, entry->step, &local);
-      g_autofree DwTokenRecord *sorted = NULL;
-      gsize n_tokens;
-
-      if (batch == NULL)
-        {
-          /* the raw tokens are gone (or damaged): the statistics stay missing, said once */
-          g_message ("%s: step %" PRId64 " of run %" PRId64 " keeps no step statistics: %s",
-                     self->path, entry->step, entry->run_id, local->message);
-          continue;
-        }
-      sorted = _dw_store_tokens_sorted (batch, &n_tokens);
-      if (!_dw_store_stats_put (self, entry->batch_id, batch, sorted, n_tokens, error))
-        return FALSE;
-    }
-  return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -265,23 +265,20 @@ dw_store_tokens_kept_rows (const DwBatch *batch, const DwTokenRecord *tokens, gs
 }
 
 gboolean
-_dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *batch, const char *source,
-                      gint64 size, gint64 mtime_us, GError **error)
+_dw_store_tokens_put (DwStore *self, gint64 batch_id, const DwBatch *batch, DwTokenRecord *tokens,
+                      gsize n_tokens, const char *source, gint64 size, gint64 mtime_us,
+                      GError **error)
 {
   g_autoptr (sqlite3_stmt) stmt = NULL;
   g_autoptr (GByteArray) bins = NULL, kept_rows = NULL;
-  g_autofree DwTokenRecord *tokens = NULL;
-  gsize n_tokens, tail, n_low, n_high;
+  gsize tail, n_low, n_high;
 
-  tokens = _dw_store_tokens_sorted (batch, &n_tokens);
   tail = CLAMP ((gsize)((double)n_tokens * DW_STORE_TOKENS_TAIL), DW_STORE_TOKENS_TAIL_MIN,
                 DW_STORE_TOKENS_TAIL_MAX);
   n_low = MIN (tail, n_tokens / 2);
   n_high = MIN (tail, n_tokens - n_low);
   bins = dw_store_tokens_bins (tokens, n_low, n_tokens - n_high);
   kept_rows = dw_store_tokens_kept_rows (batch, tokens, n_tokens);
-  if (!_dw_store_stats_put (self, batch_id, batch, tokens, n_tokens, error))
-    return FALSE;
   /* the high tail follows the low one in the blob */
   memmove (tokens + n_low, tokens + n_tokens - n_high, n_high * sizeof *tokens);
 
