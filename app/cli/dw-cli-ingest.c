@@ -36,7 +36,7 @@ dw_cli_ingest (int argc, char **argv)
       "FILE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, N_ ("Print only problems"), NULL },
     { "chunk-bytes", 0, 0, G_OPTION_ARG_INT64, &chunk_bytes,
-      N_ ("Bytes of a log read and committed per transaction (default 4 MiB)"), "N" },
+      N_ ("Bytes of a log read and committed per transaction (default 16 MiB)"), "N" },
     { "keep-tokens", 0, 0, G_OPTION_ARG_STRING, &keep_tokens,
       N_ ("Raw per-token data copied into the store per run (default 64M; “all”: no limit); "
           "beyond it batches are read from their files when needed"),

@@ -262,7 +262,7 @@ dw_cli_watch (int argc, char **argv)
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, N_ ("Print health events as JSON, one per line"),
       NULL },
     { "chunk-bytes", 0, 0, G_OPTION_ARG_INT64, &chunk_bytes,
-      N_ ("Bytes of a log read and committed per transaction (default 4 MiB)"), "N" },
+      N_ ("Bytes of a log read and committed per transaction (default 16 MiB)"), "N" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx

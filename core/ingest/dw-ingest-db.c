@@ -110,8 +110,8 @@ on_db_diag_cb (goffset offset, const char *message, gpointer user_data)
  * written in a transaction of the store: reading it (up to DB_READ_BUDGET_MS, SQLite's busy wait
  * on a database another process is committing to) never holds the store's write lock, so a
  * concurrent writer (watch, the window) is not blocked for that long. */
-#define DB_BATCH_ROWS_MLFLOW  65536 /* one point per row */
-#define DB_BATCH_ROWS_TRACKIO 1024  /* a row holds every metric of a step */
+#define DB_BATCH_ROWS_MLFLOW  262144 /* one point per row */
+#define DB_BATCH_ROWS_TRACKIO 2048   /* a row holds every metric of a step */
 
 typedef struct
 {

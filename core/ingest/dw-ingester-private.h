@@ -28,7 +28,7 @@ G_BEGIN_DECLS
 /* Bytes of a file covered by the stored prefix checksum. */
 #define DW_INGEST_PREFIX_MAX (64 * 1024)
 
-#define DW_INGESTER_DEFAULT_CHUNK (4u << 20)
+#define DW_INGESTER_DEFAULT_CHUNK (16u << 20)
 #define DW_INGESTER_MAX_DEPTH     16
 
 struct _DwIngester

@@ -49,7 +49,7 @@ DwStore *dw_ingester_get_store (DwIngester *self);
  * restores the rules above. */
 void dw_ingester_set_run_name (DwIngester *self, const char *name);
 
-/* Bytes read and committed per transaction for log files (default 4 MiB; a record longer than
+/* Bytes read and committed per transaction for log files (default 16 MiB; a record longer than
  * that is read whole). */
 void dw_ingester_set_chunk_size (DwIngester *self, gsize bytes);
 
