@@ -5,13 +5,24 @@
  */
 #include "dw-crc32c.h"
 
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <nmmintrin.h>
+#define DW_CRC32C_HARDWARE 1
+#endif
+
 /* CRC-32C (Castagnoli, reflected 0x82F63B78), slicing-by-8. */
 static guint32 crc32c_table[8][256];
+static gboolean crc32c_hardware; /* SSE 4.2 is there: the tables are not used */
 
 static gpointer
 crc32c_init (gpointer unused)
 {
   (void)unused;
+#ifdef DW_CRC32C_HARDWARE
+  crc32c_hardware = __builtin_cpu_supports ("sse4.2");
+#endif
   for (guint32 i = 0; i < 256; i++)
     {
       guint32 c = i;
@@ -26,11 +37,37 @@ crc32c_init (gpointer unused)
   return NULL;
 }
 
+#ifdef DW_CRC32C_HARDWARE
+/* SSE 4.2's crc32 instruction computes this very CRC (reflected 0x82F63B78, no inversion of its
+ * own): 8 bytes a cycle or so, where the tables took a tenth of a tfevents ingest (a CRC of the
+ * length and one of the data for every short record). */
+__attribute__ ((target ("sse4.2"))) static guint32
+dw_crc32c_hardware (guint32 c, const guint8 *p, gsize len)
+{
+  while (len >= 8)
+    {
+      guint64 word;
+      memcpy (&word, p, 8);
+      c = (guint32)_mm_crc32_u64 (c, word);
+      p += 8;
+      len -= 8;
+    }
+  while (len--)
+    c = _mm_crc32_u8 (c, *p++);
+  return c;
+}
+#endif
+
 guint32
 dw_crc32c (guint32 crc, const guint8 *p, gsize len)
 {
   static GOnce once = G_ONCE_INIT;
+
   g_once (&once, crc32c_init, NULL);
+#ifdef DW_CRC32C_HARDWARE
+  if (crc32c_hardware)
+    return ~dw_crc32c_hardware (~crc, p, len);
+#endif
   guint32 c = ~crc;
   while (len >= 8)
     {
