@@ -83,6 +83,7 @@ on_run_point_cb (const char *run_key, const char *run_name, const char *group,
         return;
       dw_ingest_feed_flush (c); /* the points so far belong to the previous run */
       g_hash_table_remove_all (c->tags);
+      c->last_tag = NULL;
       c->run_id = id;
       if (known == NULL)
         g_hash_table_insert (m->run_ids, g_strdup (run_key), g_memdup2 (&id, sizeof id));

@@ -194,22 +194,43 @@ dw_ingest_feed_flush (FeedCtx *c)
   g_array_set_size (c->pending, 0);
 }
 
-/* The id of @tag (@name in the store: the tag without a panel export's "<run> - " prefix). */
+/* An entry of FeedCtx.tags. The id comes first: the table's values are read as gint64 *. */
+typedef struct FeedTag
+{
+  gint64 id;
+  struct FeedTag *next; /* the tag that followed this one last time */
+  const char *name;     /* the table's key */
+} FeedTag;
+
+/* The id of @tag (@name in the store: the tag without a panel export's "<run> - " prefix).
+ * Loggers write a step's tags in the same order every step, so the tag that followed the previous
+ * point's tag last time is tried first (one strcmp); the hash table otherwise. */
 static gint64
 tag_id (FeedCtx *c, const char *tag, const char *name, const char *step_key)
 {
-  gint64 *id = g_hash_table_lookup (c->tags, tag);
-  gint64 v;
+  FeedTag *last = c->last_tag, *entry;
 
-  if (id != NULL)
-    return *id;
-  v = dw_store_ensure_tag (c->self->store, c->run_id, name, step_key, &c->error);
-  if (v == 0)
-    return 0;
-  if (c->framework == NULL)
-    c->framework = framework_from_tag (name);
-  g_hash_table_insert (c->tags, g_strdup (tag), g_memdup2 (&v, sizeof v));
-  return v;
+  if (last != NULL && last->next != NULL && strcmp (last->next->name, tag) == 0)
+    entry = last->next;
+  else if ((entry = g_hash_table_lookup (c->tags, tag)) == NULL)
+    {
+      gint64 v = dw_store_ensure_tag (c->self->store, c->run_id, name, step_key, &c->error);
+      char *key;
+
+      if (v == 0)
+        return 0;
+      if (c->framework == NULL)
+        c->framework = framework_from_tag (name);
+      key = g_strdup (tag);
+      entry = g_new0 (FeedTag, 1);
+      entry->id = v;
+      entry->name = key;
+      g_hash_table_insert (c->tags, key, entry);
+    }
+  if (last != NULL)
+    last->next = entry;
+  c->last_tag = entry;
+  return entry->id;
 }
 
 /* A W&B panel export of several runs: the point of column "<run> - <metric>" goes to the run

@@ -50,7 +50,8 @@ typedef struct
   DwIngestReport *report;
   const char *path;
   gint64 run_id;
-  GHashTable *tags; /* tag name → gint64 id, valid inside the current transaction */
+  GHashTable *tags; /* tag name → FeedTag (its first member the gint64 id), valid inside the
+                     * current transaction */
   GError *error;    /* first store error: later callbacks do nothing */
   guint64 n_points;
   gint64 first_step; /* of the first point, G_MININT64 before any */
@@ -73,6 +74,9 @@ typedef struct
   guint n_conflicts;
   /* W&B panel export of several runs: "<run> - <metric>" columns, one run each */
   GHashTable *panel_runs; /* run name → gint64 run id */
+  /* the tags entry of the previous point (dw-ingest-feed.c's tag order predictor); NULL
+   * whenever @tags is emptied */
+  gpointer last_tag;
 } FeedCtx;
 
 typedef struct

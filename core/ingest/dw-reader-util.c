@@ -22,6 +22,17 @@ dw_reader_diag (DwFeedCtx *ctx, goffset offset, const char *fmt, ...)
   ctx->on_diag (offset, full, ctx->user_data);
 }
 
+/* Most tags are ASCII: a cheaper test than g_utf8_validate's. */
+static inline gboolean
+dw_reader_util_is_ascii (const char *text)
+{
+  guchar any = 0;
+
+  for (; *text != '\0'; text++)
+    any |= (guchar)*text;
+  return any < 0x80;
+}
+
 void
 dw_reader_emit (DwFeedCtx *ctx, const char *tag, gint64 step, double wall_time, double value,
                 const char *step_key)
@@ -29,7 +40,7 @@ dw_reader_emit (DwFeedCtx *ctx, const char *tag, gint64 step, double wall_time, 
   if (ctx->on_point == NULL)
     return;
   DwScalarPoint p = { tag, step, wall_time, value, step_key, ctx->reader->point_precision };
-  if (G_UNLIKELY (!g_utf8_validate (tag, -1, NULL)))
+  if (G_UNLIKELY (!dw_reader_util_is_ascii (tag) && !g_utf8_validate (tag, -1, NULL)))
     {
       /* Tags end up in the store, JSON output and GTK labels, which all need UTF-8: the point
        * is kept under the tag with each invalid byte replaced by U+FFFD, reported once. */
