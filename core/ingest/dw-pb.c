@@ -28,7 +28,7 @@ dw_pb_varint (const guint8 **pos, const guint8 *end, guint64 *out)
 }
 
 int
-dw_pb_next (const guint8 **pos, const guint8 *end, DwPbField *f)
+dw_pb_next_any (const guint8 **pos, const guint8 *end, DwPbField *f)
 {
   guint64 key, n;
   if (*pos >= end)
