@@ -200,17 +200,19 @@ static const DwSchemaKey dw_schema_verl_4424616d7_keys[] = {
 /* slime: the built-in --use-tis paths (§7.2) and mis.py with mis.yaml (§7.1) */
 static const DwSchemaKey dw_schema_slime_keys[] = {
   { "use_tis", "bool", DW_DEFAULT_BOOL (true), NULL, DW_ROLE_ENABLE, 0, 0, DW_SLIDER_NONE,
-    "--use-tis: weight the policy loss" },
+    "--use-tis: weight the policy loss", "--use-tis" },
   { "tis_function", "str | None", DW_DEFAULT_NONE, dw_schema_functions_slime, DW_ROLE_FUNCTION, 0,
     0, DW_SLIDER_NONE,
     "vanilla (default --use-tis), icepop (icepop_function) or mis (mis.py); None: mis unless "
-    "tis_clip or tis_clip_low is given" },
+    "tis_clip or tis_clip_low is given",
+    "--custom-tis-function-path" },
   { "tis_clip", "float", DW_DEFAULT_FLOAT (2.0), NULL, DW_ROLE_IS_THRESHOLD, 1.0, 10.0,
-    DW_SLIDER_LOG, "--tis-clip: upper ratio bound of the built-in paths" },
+    DW_SLIDER_LOG, "--tis-clip: upper ratio bound of the built-in paths", "--tis-clip" },
   { "tis_clip_low", "float", DW_DEFAULT_FLOAT (0.0), NULL, DW_ROLE_IS_THRESHOLD_LOWER, 0.0, 1.0,
-    DW_SLIDER_LINEAR, "--tis-clip-low: lower ratio bound of the built-in paths" },
+    DW_SLIDER_LINEAR, "--tis-clip-low: lower ratio bound of the built-in paths", "--tis-clip-low" },
   { "calculate_per_token_loss", "bool", DW_DEFAULT_BOOL (false), NULL, DW_ROLE_PER_TOKEN, 0, 0,
-    DW_SLIDER_NONE, "--calculate-per-token-loss: metrics per token instead of per sample" },
+    DW_SLIDER_NONE, "--calculate-per-token-loss: metrics per token instead of per sample",
+    "--calculate-per-token-loss" },
   { "use_rs", "bool", DW_DEFAULT_BOOL (false), NULL, DW_ROLE_ENABLE, 0, 0, DW_SLIDER_NONE,
     "mis.py: rejection sampling (needs use_tis)" },
   { "tis_level", "str", DW_DEFAULT_STR ("token"), dw_schema_levels_all, DW_ROLE_IS_LEVEL, 0, 0,
@@ -302,4 +304,34 @@ dw_schema_value (const DwConfig *config, const char *key)
     return *given;
   const DwSchemaKey *row = dw_schema_find (config->generation, key);
   return row ? dw_schema_default (row) : dw_value_none ();
+}
+
+const DwSchemaKey *
+dw_schema_find_flag (DwGeneration gen, const char *flag)
+{
+  const DwSchema *schema = dw_schema_get (gen);
+  for (size_t index = 0; schema && flag && index < schema->n_keys; index++)
+    if (schema->keys[index].slime_flag && strcmp (schema->keys[index].slime_flag, flag) == 0)
+      return &schema->keys[index];
+  return NULL;
+}
+
+bool
+dw_schema_flag_store_true (const DwSchemaKey *key)
+{
+  return key->slime_flag != NULL && strcmp (key->python_type, "bool") == 0;
+}
+
+bool
+dw_schema_flag_dest (const DwSchemaKey *key, char *out, size_t size)
+{
+  if (key->slime_flag == NULL || strncmp (key->slime_flag, "--", 2) != 0)
+    return false;
+  const char *name = key->slime_flag + 2;
+  size_t length = strlen (name);
+  if (length >= size)
+    return false;
+  for (size_t index = 0; index <= length; index++)
+    out[index] = name[index] == '-' ? '_' : name[index];
+  return true;
 }

@@ -9,7 +9,8 @@
  *
  * How to add a key (one edit, in dw-schema.c): append a DwSchemaKey row to the key table of
  * the generation(s) that have it — name, Python type, default, allowed strings, role, slider
- * range and hint. Example, the IcePop bounds of verl v0.8.0 are one row of verl_0_8_keys:
+ * range, hint and (slime) the command-line flag. Example, the IcePop bounds of verl v0.8.0 are one
+ * row of verl_0_8_keys:
  *
  *   { "rollout_is_threshold", "float | str | None", DW_DEFAULT_FLOAT (2.0), NULL,
  *     DW_ROLE_IS_THRESHOLD, 1.0, 10.0, DW_SLIDER_LOG,
@@ -90,6 +91,11 @@ extern "C"
     double slider_min, slider_max; /* a useful range for a control; any value is accepted */
     DwSliderScale slider_scale;
     const char *hint; /* one line for tooltips and --help */
+    /* slime: the command-line flag that sets the key ("--tis-clip"), NULL for a mis.yaml or verl
+     * key. A "bool" key is action="store_true"; argparse's dest (the name slime prints in its
+     * Namespace and argument dump) is the flag without "--", '-' → '_' (dw_schema_flag_dest).
+     * Last, so that rows without a flag need not name it. */
+    const char *slime_flag;
   } DwSchemaKey;
 
   typedef struct
@@ -110,6 +116,13 @@ extern "C"
   DwValue dw_schema_default (const DwSchemaKey *key);
   /* The value @config gives @key, or the schema default (a key the generation lacks: None). */
   DwValue dw_schema_value (const DwConfig *config, const char *key);
+  /* The key of @gen set by command-line @flag ("--tis-clip"), or NULL. */
+  const DwSchemaKey *dw_schema_find_flag (DwGeneration gen, const char *flag);
+  /* Whether @key's flag takes no value (argparse action="store_true": a "bool" key). */
+  bool dw_schema_flag_store_true (const DwSchemaKey *key);
+  /* argparse's dest of @key's flag ("--custom-tis-function-path" → "custom_tis_function_path")
+   * into @out; false when the key has no flag or @size is too small. */
+  bool dw_schema_flag_dest (const DwSchemaKey *key, char *out, size_t size);
 
 #ifdef __cplusplus
 }

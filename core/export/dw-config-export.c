@@ -270,9 +270,10 @@ dw_config_export_slime_builtin (const DwConfig *config)
 static gboolean
 dw_config_export_slime_key_read (gboolean builtin, const char *key)
 {
+  const DwSchemaKey *flag = dw_config_syntax_slime_flag (key);
   if (builtin)
-    return dw_config_syntax_slime_flag (key) != NULL;
-  return strcmp (key, "tis_clip") != 0 && strcmp (key, "tis_clip_low") != 0;
+    return flag != NULL;
+  return flag == NULL || !dw_config_syntax_slime_builtin_only (flag);
 }
 
 gboolean
@@ -292,7 +293,7 @@ dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
   for (size_t index = 0; index < config->n_keys; index++)
     {
       const char *key = config->keys[index];
-      const DwConfigSlimeFlag *flag = dw_config_syntax_slime_flag (key);
+      const DwSchemaKey *flag = dw_config_syntax_slime_flag (key);
       if (dw_config_export_slime_key_read (builtin, key))
         continue;
       if (builtin)
@@ -308,7 +309,7 @@ dw_config_export_check_slime_keys (const DwConfig *config, GError **error)
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
                        _ ("'%s' is read only by slime's built-in TIS (%s); mis.py's bounds are "
                           "tis_lower_bound and tis_upper_bound"),
-                       key, flag->flag);
+                       key, flag->slime_flag);
           return FALSE;
         }
     }
@@ -320,31 +321,32 @@ static gboolean
 dw_config_export_append_slime_flags (GString *out, const DwConfig *config, GError **error)
 {
   g_autoptr (GString) flags = g_string_new (NULL);
-  for (gsize index = 0; index < dw_config_syntax_n_slime_flags; index++)
+  const DwSchemaKey *keys[DW_CONFIG_MAX_KEYS];
+  const gsize n_keys = dw_config_syntax_slime_flag_keys (keys, G_N_ELEMENTS (keys));
+  for (gsize index = 0; index < n_keys; index++)
     {
-      const DwValue *value = dw_config_get (config, dw_config_syntax_slime_flags[index].key);
+      const char *flag = keys[index]->slime_flag;
+      const DwValue *value = dw_config_get (config, keys[index]->name);
       if (value == NULL)
         continue;
-      if (dw_config_syntax_slime_flags[index].store_true)
+      if (dw_schema_flag_store_true (keys[index]))
         {
           if (dw_value_truthy (value))
-            g_string_append_printf (flags, "%s%s", flags->len ? " " : "",
-                                    dw_config_syntax_slime_flags[index].flag);
+            g_string_append_printf (flags, "%s%s", flags->len ? " " : "", flag);
           continue;
         }
-      if (strcmp (dw_config_syntax_slime_flags[index].key, "tis_function") == 0)
+      /* the function's name is a dotted module path (slime's load_function) */
+      if (keys[index]->role == DW_ROLE_FUNCTION)
         {
           if (value->kind == DW_VALUE_STR && strcmp (value->s, "icepop") == 0)
             g_string_append_printf (flags, "%s%s " DW_CONFIG_SLIME_ICEPOP_FUNCTION,
-                                    flags->len ? " " : "",
-                                    dw_config_syntax_slime_flags[index].flag);
+                                    flags->len ? " " : "", flag);
           continue; /* vanilla is slime's default function */
         }
       if (value->kind != DW_VALUE_INT && value->kind != DW_VALUE_FLOAT)
         {
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
-                       _ ("slime's %s takes a number (argparse type=float), not %s"),
-                       dw_config_syntax_slime_flags[index].flag,
+                       _ ("slime's %s takes a number (argparse type=float), not %s"), flag,
                        value->kind == DW_VALUE_STR ? value->s : "this value");
           return FALSE;
         }
@@ -353,8 +355,7 @@ dw_config_export_append_slime_flags (GString *out, const DwConfig *config, GErro
         g_snprintf (number, sizeof number, "%" G_GINT64_FORMAT, (gint64)value->i);
       else
         dw_python_float_repr (value->f, number, sizeof number);
-      g_string_append_printf (flags, "%s%s %s", flags->len ? " " : "",
-                              dw_config_syntax_slime_flags[index].flag, number);
+      g_string_append_printf (flags, "%s%s %s", flags->len ? " " : "", flag, number);
     }
   g_string_append_printf (out,
                           "# slime's built-in TIS (slime/backends/megatron_utils/loss.py)\n"
@@ -362,6 +363,23 @@ dw_config_export_append_slime_flags (GString *out, const DwConfig *config, GErro
                           "# then add \"${SLIME_TIS_ARGS[@]}\" to the slime command line\n",
                           flags->str);
   return TRUE;
+}
+
+/* the store_true flags mis.py's path reads beside its YAML (--use-tis, which turns slime's TIS
+ * hook on, and --calculate-per-token-loss), each when its value or default is true */
+static void
+dw_config_export_append_mis_switches (GString *out, const DwConfig *config)
+{
+  const DwSchemaKey *keys[DW_CONFIG_MAX_KEYS];
+  const gsize n_keys = dw_config_syntax_slime_flag_keys (keys, G_N_ELEMENTS (keys));
+  for (gsize index = 0; index < n_keys; index++)
+    {
+      if (!dw_schema_flag_store_true (keys[index]))
+        continue;
+      DwValue value = dw_schema_value (config, keys[index]->name);
+      if (dw_value_truthy (&value))
+        g_string_append_printf (out, "%s ", keys[index]->slime_flag);
+    }
 }
 
 static void
@@ -392,7 +410,8 @@ dw_config_export_append_yaml (GString *out, const DwConfig *config)
       if (value == NULL)
         continue;
       /* mis.yaml holds mis.py's keys; the flags of slime's parser are not in it */
-      if (gen == DW_GEN_SLIME && dw_config_syntax_slime_flag (*k) && strcmp (*k, "use_tis") != 0)
+      const DwSchemaKey *flag = gen == DW_GEN_SLIME ? dw_config_syntax_slime_flag (*k) : NULL;
+      if (flag && !dw_config_syntax_slime_flag_in_yaml (flag))
         continue;
       g_string_append_printf (out, "%s%s: ", indent, *k);
       dw_config_export_append_yaml_value (out, value);
@@ -477,12 +496,7 @@ dw_config_export (const DwConfig *config, DwExportFormat format, GError **error)
       g_string_append (out, "cat > mis.yaml <<'EOF'\n");
       dw_config_export_append_yaml (out, config);
       g_string_append (out, "EOF\nSLIME_MIS_ARGS=(");
-      const DwValue *tis = dw_config_get (config, "use_tis");
-      if (tis == NULL || (tis->kind == DW_VALUE_BOOL && tis->b))
-        g_string_append (out, "--use-tis ");
-      const DwValue *per_token = dw_config_get (config, "calculate_per_token_loss");
-      if (per_token && dw_value_truthy (per_token))
-        g_string_append (out, "--calculate-per-token-loss ");
+      dw_config_export_append_mis_switches (out, config);
       g_string_append (
         out,
         "--custom-config-path mis.yaml --custom-tis-function-path " DW_CONFIG_SLIME_MIS_FUNCTION

@@ -172,14 +172,13 @@ dw_config_import_yaml_mapping (DwConfigImporter *im, yaml_document_t *doc, yaml_
       /* verl-0.6 keeps its keys among the other algorithm.* settings: only rollout_* are ours */
       if (only_rollout && !g_str_has_prefix (key, "rollout_"))
         continue;
-      const DwConfigSlimeFlag *flag
-        = im->gen == DW_GEN_SLIME ? dw_config_syntax_slime_flag (key) : NULL;
-      if (flag && strcmp (key, "use_tis") != 0)
+      const DwSchemaKey *flag = im->gen == DW_GEN_SLIME ? dw_config_syntax_slime_flag (key) : NULL;
+      if (flag && !dw_config_syntax_slime_flag_in_yaml (flag))
         {
           g_autofree char *position = dw_config_import_where (im, line);
           g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
                        _ ("%s: %s is a command-line flag of slime (%s), not a mis.yaml key"),
-                       position, key, flag->flag);
+                       position, key, flag->slime_flag);
           return FALSE;
         }
       DwValue val;
@@ -398,14 +397,14 @@ dw_config_import_command_words (const char *text)
 
 /* one of slime's TIS flags with its value (@value NULL for a store_true flag) */
 static gboolean
-dw_config_import_slime_flag (DwConfigImporter *im, const DwConfigSlimeFlag *flag, const char *value,
+dw_config_import_slime_flag (DwConfigImporter *im, const DwSchemaKey *flag, const char *value,
                              GError **error)
 {
   DwValue parsed;
   double number;
-  if (flag->store_true)
+  if (dw_schema_flag_store_true (flag))
     parsed = dw_value_bool (TRUE);
-  else if (strcmp (flag->key, "tis_function") == 0)
+  else if (flag->role == DW_ROLE_FUNCTION) /* a dotted module path (slime's load_function) */
     {
       const char *name = strcmp (value, DW_CONFIG_SLIME_ICEPOP_FUNCTION) == 0 ? "icepop"
                          : strcmp (value, DW_CONFIG_SLIME_MIS_FUNCTION) == 0  ? "mis"
@@ -431,10 +430,23 @@ dw_config_import_slime_flag (DwConfigImporter *im, const DwConfigSlimeFlag *flag
     {
       /* argparse's own message */
       g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_REJECTED,
-                   _ ("%s: argument %s: invalid float value: '%s'"), im->source, flag->flag, value);
+                   _ ("%s: argument %s: invalid float value: '%s'"), im->source, flag->slime_flag,
+                   value);
       return FALSE;
     }
-  return dw_config_import_key (im, flag->key, &parsed, 0, error);
+  return dw_config_import_key (im, flag->name, &parsed, 0, error);
+}
+
+/* "--use-tis, --tis-clip, …": the flags slime's TIS takes, for a message */
+static char *
+dw_config_import_slime_flag_names (void)
+{
+  const DwSchemaKey *keys[DW_CONFIG_MAX_KEYS];
+  const gsize n_keys = dw_config_syntax_slime_flag_keys (keys, G_N_ELEMENTS (keys));
+  GString *names = g_string_new (NULL);
+  for (gsize index = 0; index < n_keys; index++)
+    g_string_append_printf (names, "%s%s", index ? ", " : "", keys[index]->slime_flag);
+  return g_string_free (names, FALSE);
 }
 
 /* slime's TIS flags among a command line's words; other flags belong to the rest of slime */
@@ -453,28 +465,24 @@ dw_config_import_slime_flags (DwConfigImporter *im, char **argv, int argc, gbool
       char *equals = strchr (flag_name, '=');
       if (equals)
         *equals = '\0';
-      const DwConfigSlimeFlag *flag = NULL;
-      for (gsize flag_index = 0; flag_index < dw_config_syntax_n_slime_flags; flag_index++)
-        if (strcmp (dw_config_syntax_slime_flags[flag_index].flag, flag_name) == 0)
-          flag = &dw_config_syntax_slime_flags[flag_index];
+      const DwSchemaKey *flag = dw_schema_find_flag (DW_GEN_SLIME, flag_name);
       if (flag == NULL)
         {
           if (g_str_has_prefix (flag_name, "--tis") || g_str_has_prefix (flag_name, "--use-tis"))
             {
+              g_autofree char *known = dw_config_import_slime_flag_names ();
               g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_KEY,
-                           _ ("%s: unrecognized arguments: %s (slime's TIS flags are "
-                              "--use-tis, --tis-clip, --tis-clip-low, "
-                              "--custom-tis-function-path, --calculate-per-token-loss)"),
-                           im->source, flag_name);
+                           _ ("%s: unrecognized arguments: %s (slime's TIS flags are %s)"),
+                           im->source, flag_name, known);
               return FALSE;
             }
           continue;
         }
       /* with mis.yaml, use_tis is the YAML's; the flag only turns slime's TIS hook on */
-      if (with_yaml && strcmp (flag->key, "use_tis") == 0)
+      if (with_yaml && dw_config_syntax_slime_flag_in_yaml (flag))
         continue;
       g_autofree char *value = NULL;
-      if (!flag->store_true)
+      if (!dw_schema_flag_store_true (flag))
         {
           value = equals             ? g_strdup (equals + 1)
                   : index + 1 < argc ? g_strdup (argv[++index])
@@ -484,17 +492,29 @@ dw_config_import_slime_flags (DwConfigImporter *im, char **argv, int argc, gbool
           if (value == NULL || *value == '\0')
             {
               g_set_error (error, DW_EXPORT_ERROR, DW_EXPORT_ERROR_SYNTAX,
-                           _ ("%s: argument %s: expected one argument"), im->source, flag->flag);
+                           _ ("%s: argument %s: expected one argument"), im->source,
+                           flag->slime_flag);
               return FALSE;
             }
         }
       if (!dw_config_import_slime_flag (im, flag, value, error))
         return FALSE;
       *any = TRUE;
-      *mis |= strcmp (flag->key, "tis_function") == 0
-              && strcmp (value, DW_CONFIG_SLIME_MIS_FUNCTION) == 0;
+      *mis |= flag->role == DW_ROLE_FUNCTION && strcmp (value, DW_CONFIG_SLIME_MIS_FUNCTION) == 0;
     }
   return TRUE;
+}
+
+/* whether @config gives a bound only slime's built-in functions read (--tis-clip…) */
+static gboolean
+dw_config_import_builtin_bound_given (const DwConfig *config)
+{
+  const DwSchema *schema = dw_schema_get (DW_GEN_SLIME);
+  for (gsize index = 0; index < schema->n_keys; index++)
+    if (dw_config_syntax_slime_builtin_only (&schema->keys[index])
+        && dw_config_get (config, schema->keys[index].name))
+      return TRUE;
+  return FALSE;
 }
 
 /* a slime command line: its TIS flags, and the mis.yaml here-document when there is one */
@@ -518,7 +538,8 @@ dw_config_import_slime_args (DwConfigImporter *im, const char *text, GError **er
     return FALSE;
   if (!dw_config_import_slime_flags (im, argv, argc, body != NULL, &any_flag, &mis, error))
     return FALSE;
-  const DwValue *function = dw_config_get (im->config, "tis_function");
+  const DwSchemaKey *function_key = dw_schema_find_role (DW_GEN_SLIME, DW_ROLE_FUNCTION);
+  const DwValue *function = dw_config_get (im->config, function_key->name);
   if (body)
     return TRUE;
   if (mis || !any_flag)
@@ -531,11 +552,10 @@ dw_config_import_slime_args (DwConfigImporter *im, const char *text, GError **er
     }
   /* --use-tis without --custom-tis-function-path runs vanilla_tis_function; without --tis-clip
    * or --tis-clip-low the config must say so (it would otherwise name mis.py) */
-  if (function == NULL && !dw_config_get (im->config, "tis_clip")
-      && !dw_config_get (im->config, "tis_clip_low"))
+  if (function == NULL && !dw_config_import_builtin_bound_given (im->config))
     {
       DwValue vanilla = dw_value_str ("vanilla");
-      dw_config_set (im->config, "tis_function", &vanilla);
+      dw_config_set (im->config, function_key->name, &vanilla);
     }
   return TRUE;
 }

@@ -8,6 +8,7 @@
 
 #include "dw-export-format.h"
 #include "dw-config.h"
+#include "dw-schema.h"
 
 G_BEGIN_DECLS
 
@@ -17,17 +18,18 @@ G_BEGIN_DECLS
   "examples.train_infer_mismatch_helper.mis.compute_mis_weights_with_cp"
 #define DW_CONFIG_SLIME_ICEPOP_FUNCTION "slime.backends.megatron_utils.loss.icepop_function"
 
-/* slime's built-in TIS keys are command-line flags (slime/utils/arguments.py) */
-typedef struct
-{
-  const char *key, *flag;
-  gboolean store_true; /* action="store_true": no value */
-} DwConfigSlimeFlag;
-
-extern const DwConfigSlimeFlag dw_config_syntax_slime_flags[];
-extern const gsize dw_config_syntax_n_slime_flags;
-/* the flag of a slime config key, or NULL (a mis.yaml key) */
-const DwConfigSlimeFlag *dw_config_syntax_slime_flag (const char *key);
+/* slime's built-in TIS keys are command-line flags (slime/utils/arguments.py): the schema's
+ * slime_flag (dw-schema.h). The slime key set by @key's flag, or NULL (a mis.yaml key). */
+const DwSchemaKey *dw_config_syntax_slime_flag (const char *key);
+/* The slime keys that are flags, in the order an exported command line names them (the
+ * function path last); returns how many were written into @out (at most @max). */
+gsize dw_config_syntax_slime_flag_keys (const DwSchemaKey **out, gsize max);
+/* whether flag key @key is also a mis.yaml key: the switch (use_tis), which mis.py reads from
+ * its YAML while the flag only turns slime's TIS hook on */
+gboolean dw_config_syntax_slime_flag_in_yaml (const DwSchemaKey *key);
+/* whether @key is read only by slime's built-in functions: the --tis-clip bounds (mis.py takes
+ * its bounds from mis.yaml) */
+gboolean dw_config_syntax_slime_builtin_only (const DwSchemaKey *key);
 
 gboolean dw_config_syntax_regex_match (const char *pattern, const char *s);
 /* a YAML plain scalar as PyYAML's YAML 1.1 resolver types it (@omegaconf: as OmegaConf, which

@@ -18,15 +18,6 @@
 
 #include "dw-python.h"
 
-const DwConfigSlimeFlag dw_config_syntax_slime_flags[] = {
-  { "use_tis", "--use-tis", TRUE },
-  { "tis_clip", "--tis-clip", FALSE },
-  { "tis_clip_low", "--tis-clip-low", FALSE },
-  { "calculate_per_token_loss", "--calculate-per-token-loss", TRUE },
-  { "tis_function", "--custom-tis-function-path", FALSE },
-};
-const gsize dw_config_syntax_n_slime_flags = G_N_ELEMENTS (dw_config_syntax_slime_flags);
-
 gboolean
 dw_config_syntax_regex_match (const char *pattern, const char *s)
 {
@@ -227,13 +218,38 @@ dw_config_syntax_heredoc_body (const char *text)
   return NULL;
 }
 
-const DwConfigSlimeFlag *
+const DwSchemaKey *
 dw_config_syntax_slime_flag (const char *key)
 {
-  for (gsize index = 0; index < dw_config_syntax_n_slime_flags; index++)
-    if (strcmp (dw_config_syntax_slime_flags[index].key, key) == 0)
-      return &dw_config_syntax_slime_flags[index];
-  return NULL;
+  const DwSchemaKey *row = dw_schema_find (DW_GEN_SLIME, key);
+  return row && row->slime_flag ? row : NULL;
+}
+
+gsize
+dw_config_syntax_slime_flag_keys (const DwSchemaKey **out, gsize max)
+{
+  const DwSchema *schema = dw_schema_get (DW_GEN_SLIME);
+  gsize count = 0;
+  /* two passes: the function path is written last, after the switches and bounds it modifies */
+  for (int function_pass = 0; function_pass < 2; function_pass++)
+    for (gsize index = 0; index < schema->n_keys && count < max; index++)
+      if (schema->keys[index].slime_flag
+          && (schema->keys[index].role == DW_ROLE_FUNCTION) == (function_pass == 1))
+        out[count++] = &schema->keys[index];
+  return count;
+}
+
+gboolean
+dw_config_syntax_slime_flag_in_yaml (const DwSchemaKey *key)
+{
+  return key->slime_flag != NULL && key->role == DW_ROLE_ENABLE;
+}
+
+gboolean
+dw_config_syntax_slime_builtin_only (const DwSchemaKey *key)
+{
+  return key->slime_flag != NULL
+         && (key->role == DW_ROLE_IS_THRESHOLD || key->role == DW_ROLE_IS_THRESHOLD_LOWER);
 }
 
 static int

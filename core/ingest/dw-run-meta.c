@@ -19,6 +19,7 @@
 
 #include "dw-log-reader-private.h"
 #include "dw-run-meta.h"
+#include "dw-schema.h"
 
 #define CHUNK      (1u << 20)
 #define MAX_CONFIG (16u << 20)
@@ -281,6 +282,19 @@ version_from_line (Scan *sc, const char *s)
     sc->version = g_match_info_fetch (m, 1);
 }
 
+/* The slime schema key whose flag's argparse dest is @dest ("tis_clip_low"), or NULL. */
+static const DwSchemaKey *
+slime_flag_key (const char *dest)
+{
+  const DwSchema *schema = dw_schema_get (DW_GEN_SLIME);
+  char flag_dest[64];
+  for (gsize index = 0; index < schema->n_keys; index++)
+    if (dw_schema_flag_dest (&schema->keys[index], flag_dest, sizeof flag_dest)
+        && strcmp (flag_dest, dest) == 0)
+      return &schema->keys[index];
+  return NULL;
+}
+
 /* slime / Megatron: "  name ....... value" between the arguments banners. */
 static void
 slime_arg_line (Scan *sc, const char *s)
@@ -317,8 +331,11 @@ slime_arg_line (Scan *sc, const char *s)
         g_clear_pointer (slot, g_free);
       return;
     }
+  /* the schema's slime flags, the rest of slime's TIS family (kept in the run's metadata even
+   * when Driftwatch does not model it) and --get-mismatch-metrics, which turns the TIS hook on
+   * for its metrics alone (slime loss.py) */
   if (!g_str_has_prefix (name, "tis") && !g_str_has_prefix (name, "use_tis")
-      && !g_str_has_prefix (name, "custom_tis") && strcmp (name, "calculate_per_token_loss") != 0
+      && !g_str_has_prefix (name, "custom_tis") && slime_flag_key (name) == NULL
       && strcmp (name, "get_mismatch_metrics") != 0)
     return;
   if (sc->args == NULL)
@@ -331,18 +348,21 @@ slime_arg_line (Scan *sc, const char *s)
     json_object_set_string_member (sc->args, name, v);
 }
 
-/* slime: argparse "Namespace(use_tis=True, tis_clip=2.0, …)". */
+/* slime: argparse "Namespace(use_tis=True, tis_clip=2.0, …)": the dests of the schema's slime
+ * flags. */
 static void
 slime_namespace_line (Scan *sc, const char *s)
 {
   const char *ns = strstr (s, "Namespace(");
   if (ns == NULL)
     return;
-  static const char *const keys[] = { "use_tis", "tis_clip", "tis_clip_low",
-                                      "custom_tis_function_path", "calculate_per_token_loss" };
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+  const DwSchema *schema = dw_schema_get (DW_GEN_SLIME);
+  for (gsize i = 0; i < schema->n_keys; i++)
     {
-      g_autofree char *pat = g_strdup_printf ("%s=", keys[i]);
+      char dest[64];
+      if (!dw_schema_flag_dest (&schema->keys[i], dest, sizeof dest))
+        continue; /* a mis.yaml key: not in slime's Namespace */
+      g_autofree char *pat = g_strdup_printf ("%s=", dest);
       const char *k = strstr (ns, pat);
       if (k == NULL || (k[-1] != '(' && k[-1] != ' '))
         continue;
@@ -358,7 +378,7 @@ slime_namespace_line (Scan *sc, const char *s)
       if (sc->args == NULL)
         sc->args = json_object_new ();
       if (json_parser_load_from_data (parser, json, -1, NULL) && json_parser_get_root (parser))
-        json_object_set_member (sc->args, keys[i], json_node_copy (json_parser_get_root (parser)));
+        json_object_set_member (sc->args, dest, json_node_copy (json_parser_get_root (parser)));
     }
 }
 

@@ -83,6 +83,56 @@ test_rows (void)
     strstr (dw_schema_find (DW_GEN_VERL_0_7_1, "rollout_is_threshold")->python_type, "str"));
 }
 
+/* slime's flags as slime/utils/arguments.py (624b824a8) declares them: flag, argparse dest,
+ * action="store_true" or a value; no verl key has a flag */
+static void
+test_slime_flags (void)
+{
+  static const struct
+  {
+    const char *key, *flag, *dest;
+    gboolean store_true;
+  } declared[] = {
+    { "use_tis", "--use-tis", "use_tis", TRUE },
+    { "tis_clip", "--tis-clip", "tis_clip", FALSE },
+    { "tis_clip_low", "--tis-clip-low", "tis_clip_low", FALSE },
+    { "tis_function", "--custom-tis-function-path", "custom_tis_function_path", FALSE },
+    { "calculate_per_token_loss", "--calculate-per-token-loss", "calculate_per_token_loss", TRUE },
+  };
+  guint n_flags = 0;
+  for (int gen = 0; gen < DW_N_GENERATIONS; gen++)
+    {
+      const DwSchema *schema = dw_schema_get (gen);
+      for (size_t index = 0; index < schema->n_keys; index++)
+        if (schema->keys[index].slime_flag)
+          {
+            g_assert_cmpint (gen, ==, DW_GEN_SLIME);
+            g_assert_true (dw_schema_find_flag (gen, schema->keys[index].slime_flag)
+                           == &schema->keys[index]);
+            n_flags++;
+          }
+    }
+  g_assert_cmpuint (n_flags, ==, G_N_ELEMENTS (declared));
+  for (gsize index = 0; index < G_N_ELEMENTS (declared); index++)
+    {
+      const DwSchemaKey *key = dw_schema_find_flag (DW_GEN_SLIME, declared[index].flag);
+      g_assert_nonnull (key);
+      g_assert_cmpstr (key->name, ==, declared[index].key);
+      g_assert_cmpint (dw_schema_flag_store_true (key), ==, declared[index].store_true);
+      char dest[64];
+      g_assert_true (dw_schema_flag_dest (key, dest, sizeof dest));
+      g_assert_cmpstr (dest, ==, declared[index].dest);
+      /* too small a buffer is refused, not truncated */
+      g_assert_false (dw_schema_flag_dest (key, dest, strlen (declared[index].dest)));
+    }
+  /* a mis.yaml key has no flag, so no dest */
+  char dest[64];
+  g_assert_false (
+    dw_schema_flag_dest (dw_schema_find (DW_GEN_SLIME, "tis_mode"), dest, sizeof dest));
+  g_assert_null (dw_schema_find_flag (DW_GEN_SLIME, "--tis-clip-high"));
+  g_assert_null (dw_schema_find_flag (DW_GEN_VERL_0_9_0, "--use-tis"));
+}
+
 /* every preset's keys are schema rows, and the plan accepts every preset */
 static void
 test_presets (void)
@@ -190,6 +240,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/schema/rows", test_rows);
+  g_test_add_func ("/schema/slime-flags", test_slime_flags);
   g_test_add_func ("/schema/presets", test_presets);
   g_test_add_func ("/schema/golden-keys", test_golden_keys);
   g_test_add_func ("/schema/generation-names", test_generation_names);

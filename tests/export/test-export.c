@@ -617,7 +617,7 @@ test_slime_builtin (void)
       "in.txt: tis_clip is given twice" },
     { "--use-tis --tis-clip-high 3\n", DW_EXPORT_ERROR_KEY,
       "in.txt: unrecognized arguments: --tis-clip-high (slime's TIS flags are --use-tis, "
-      "--tis-clip, --tis-clip-low, --custom-tis-function-path, --calculate-per-token-loss)" },
+      "--tis-clip, --tis-clip-low, --calculate-per-token-loss, --custom-tis-function-path)" },
     { "--use-tis --tis-clip two\n", DW_EXPORT_ERROR_REJECTED,
       "in.txt: argument --tis-clip: invalid float value: 'two'" },
     { "--use-tis --tis-clip\n", DW_EXPORT_ERROR_SYNTAX,

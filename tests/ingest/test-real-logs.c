@@ -735,6 +735,33 @@ test_run_meta (Fixture *f, gconstpointer data)
     }
   }
   {
+    /* a launcher that prints slime's parsed arguments with print(args): argparse's Namespace
+     * repr, attributes sorted by name; the keys are the argparse dests of the schema's flags
+     * (--custom-tis-function-path → custom_tis_function_path), others are not kept */
+    const char *log
+      = "Namespace(actor_num_nodes=1, calculate_per_token_loss=True, "
+        "custom_tis_function_path='slime.backends.megatron_utils.loss.icepop_function', "
+        "eps_clip=0.2, get_mismatch_metrics=False, lr=1e-06, tis_clip=5.0, tis_clip_low=0.5, "
+        "use_rollout_logprobs=False, use_tis=True)\n"
+        "[2026-08-21 10:00:00] model.py:918 - step 0: {'train/loss': 0.5, 'train/tis': 1.01, "
+        "'train/step': 0}\n";
+    g_autofree char *p = g_build_filename (f->dir, "ns", "namespace.log", NULL);
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    JsonObject *o, *cfg;
+    dw_fixture_write (p, log, -1);
+    ingest (f, p, NULL);
+    o = meta_of (f->store, "namespace", parser);
+    g_assert_cmpstr (json_object_get_string_member (o, "generation"), ==, "slime");
+    cfg = json_object_get_object_member (o, "config");
+    g_assert_true (json_object_get_boolean_member (cfg, "use_tis"));
+    g_assert_true (json_object_get_boolean_member (cfg, "calculate_per_token_loss"));
+    g_assert_cmpfloat (json_object_get_double_member (cfg, "tis_clip"), ==, 5.0);
+    g_assert_cmpfloat (json_object_get_double_member (cfg, "tis_clip_low"), ==, 0.5);
+    g_assert_cmpstr (json_object_get_string_member (cfg, "custom_tis_function_path"), ==,
+                     "slime.backends.megatron_utils.loss.icepop_function");
+    g_assert_cmpuint (json_object_get_size (cfg), ==, 5);
+  }
+  {
     g_autoptr (GByteArray) ev = dw_fixture_tfevents (1, 3, 0, 0, 1.79e9);
     g_autofree char *p = g_build_filename (f->dir, "d", "tensorboard_log", "p", "tb_only",
                                            "events.out.tfevents.1.h.1.0", NULL);
