@@ -699,10 +699,14 @@ test_schema_controls (void)
   g_assert_cmpstr (selected_label (w, "function-row"), ==, "mis.py");
   select_label (w, "function-row", "IcePop");
   wait_idle (view);
+  g_assert_nonnull (dw_config_get (c, "tis_function"));
   g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "icepop");
   set_entry (w, "bound-is-threshold", "3.0");
   set_entry (w, "bound-is-lower", "0.4");
   wait_idle (view);
+  /* a bound the page cannot write (its key missing from the schema) fails here, not by a crash */
+  g_assert_nonnull (dw_config_get (c, "tis_clip"));
+  g_assert_nonnull (dw_config_get (c, "tis_clip_low"));
   g_assert_cmpfloat (dw_config_get (c, "tis_clip")->f, ==, 3.0);
   g_assert_cmpfloat (dw_config_get (c, "tis_clip_low")->f, ==, 0.4);
   /* mis.py's keys are dropped: the built-in path has no flag for them */
