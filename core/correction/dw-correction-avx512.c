@@ -31,16 +31,15 @@
 static VZ inline __m512
 dw_correction_avx512_exp16_core (__m512 x)
 {
-  const __m512i q = _mm512_cvtps_epi32 (
-    _mm512_mul_ps (x, _mm512_set1_ps (1.442695040888963407359924681001892137426645954152985934f)));
+  const __m512i q = _mm512_cvtps_epi32 (_mm512_mul_ps (x, _mm512_set1_ps (DW_TORCH_EXPF_LOG2E)));
   const __m512 qf = _mm512_cvtepi32_ps (q);
-  __m512 s = _mm512_fmadd_ps (qf, _mm512_set1_ps (-0.693145751953125f), x);
-  s = _mm512_fmadd_ps (qf, _mm512_set1_ps (-1.428606765330187045e-06f), s);
-  __m512 u = _mm512_set1_ps (0.000198527617612853646278381f);
-  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.00139304355252534151077271f));
-  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.00833336077630519866943359f));
-  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.0416664853692054748535156f));
-  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.166666671633720397949219f));
+  __m512 s = _mm512_fmadd_ps (qf, _mm512_set1_ps (DW_TORCH_EXPF_MINUS_LN2_HIGH), x);
+  s = _mm512_fmadd_ps (qf, _mm512_set1_ps (DW_TORCH_EXPF_MINUS_LN2_LOW), s);
+  __m512 u = _mm512_set1_ps (DW_TORCH_EXPF_C6);
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (DW_TORCH_EXPF_C5));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (DW_TORCH_EXPF_C4));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (DW_TORCH_EXPF_C3));
+  u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (DW_TORCH_EXPF_C2));
   u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.5f));
   u = _mm512_add_ps (_mm512_set1_ps (1.0f), _mm512_fmadd_ps (_mm512_mul_ps (s, s), u, s));
   const __m512i half = _mm512_srai_epi32 (q, 1), bias = _mm512_set1_epi32 (127);

@@ -25,6 +25,18 @@ dw_torch_round (bool f32, double x)
   return f32 ? (double)(float)x : x;
 }
 
+/* SLEEF xexpf's constants, shared by dw_torch_expf and its AVX2 / AVX-512 lanes (which must
+ * perform the same operations on them to stay bit-identical): log2(e), ln 2 in two parts for the
+ * Cody–Waite reduction, and the degree-6 polynomial's coefficients c6 … c2 (c1 = 0.5) */
+#define DW_TORCH_EXPF_LOG2E          1.442695040888963407359924681001892137426645954152985934f
+#define DW_TORCH_EXPF_MINUS_LN2_HIGH -0.693145751953125f
+#define DW_TORCH_EXPF_MINUS_LN2_LOW  -1.428606765330187045e-06f
+#define DW_TORCH_EXPF_C6             0.000198527617612853646278381f
+#define DW_TORCH_EXPF_C5             0.00139304355252534151077271f
+#define DW_TORCH_EXPF_C4             0.00833336077630519866943359f
+#define DW_TORCH_EXPF_C3             0.0416664853692054748535156f
+#define DW_TORCH_EXPF_C2             0.166666671633720397949219f
+
 /* torch.exp of a float32 tensor on the CPU: torch's Vectorized<float>::exp, SLEEF's expf with a
  * 1.0-ulp bound (xexpf: q = rint(d/ln 2), a two-part Cody–Waite reduction, a degree-6 polynomial
  * in fused multiply-adds, 2^q applied in two halves). Measured against torch 1.13 (Debian's
@@ -39,15 +51,15 @@ dw_torch_expf (float d)
     return 0.0f;
   if (d > 100.0f)
     return INFINITY;
-  const int q = (int)nearbyintf (d * 1.442695040888963407359924681001892137426645954152985934f);
+  const int q = (int)nearbyintf (d * DW_TORCH_EXPF_LOG2E);
   const float qf = (float)q;
-  float s = fmaf (qf, -0.693145751953125f, d);
-  s = fmaf (qf, -1.428606765330187045e-06f, s);
-  float u = 0.000198527617612853646278381f;
-  u = fmaf (u, s, 0.00139304355252534151077271f);
-  u = fmaf (u, s, 0.00833336077630519866943359f);
-  u = fmaf (u, s, 0.0416664853692054748535156f);
-  u = fmaf (u, s, 0.166666671633720397949219f);
+  float s = fmaf (qf, DW_TORCH_EXPF_MINUS_LN2_HIGH, d);
+  s = fmaf (qf, DW_TORCH_EXPF_MINUS_LN2_LOW, s);
+  float u = DW_TORCH_EXPF_C6;
+  u = fmaf (u, s, DW_TORCH_EXPF_C5);
+  u = fmaf (u, s, DW_TORCH_EXPF_C4);
+  u = fmaf (u, s, DW_TORCH_EXPF_C3);
+  u = fmaf (u, s, DW_TORCH_EXPF_C2);
   u = fmaf (u, s, 0.5f);
   u = 1.0f + fmaf (s * s, u, s);
   const int half = q >> 1;
