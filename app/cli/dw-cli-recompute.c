@@ -130,6 +130,86 @@ render_json (const DwRecomputeResult *res, const DwRunInfo *run, const char *gen
   return out;
 }
 
+/* The generation: the one given, else the run's (printed by its log, or the newest its metric keys
+ * are consistent with), else the newest release — said on stderr, and in the JSON. FALSE (after
+ * the error) when the given name is not a generation. */
+static gboolean
+dw_cli_recompute_generation (DwStore *store, DwRunInfo *run, const char *generation,
+                             DwGeneration *gen, const char **gen_source)
+{
+  if (generation == NULL)
+    {
+      const char *source = NULL;
+      g_autofree char *run_gen = dw_store_get_run_generation (store, run->id, &source, NULL);
+      DwGeneration parsed;
+      if (run_gen != NULL && dw_generation_from_name (run_gen, &parsed))
+        {
+          *gen = parsed;
+          *gen_source = g_strcmp0 (source, "keys") == 0 ? "keys" : "log";
+        }
+      else
+        *gen_source = "default";
+      g_printerr (_ ("recompute: generation %s (%s)\n"), dw_generation_name (*gen),
+                  g_str_equal (*gen_source, "log")    ? _ ("from the run's log")
+                  : g_str_equal (*gen_source, "keys") ? _ ("inferred from its metric keys")
+                                                      : _ ("default: newest verl"));
+    }
+  else if (!dw_cli_parse_generation ("recompute", generation, gen))
+    return FALSE;
+  return TRUE;
+}
+
+/* --config JSON (text or file): keys as given override the preset; a "preset" inside is set as
+ * the preset. FALSE (after the error) when it is not a JSON object of known keys. */
+static gboolean
+dw_cli_recompute_merge_config (DwConfig *config, DwGeneration gen, const char *config_json)
+{
+  g_autoptr (GError) error = NULL;
+  /* keys as given (a "preset" inside is resolved by the recompute, others override it) */
+  DwConfig tmp;
+  dw_config_init (&tmp, gen);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gboolean from_file = FALSE;
+  g_autofree char *config_text = dw_config_json_arg_text (config_json, &from_file, &error);
+  if (config_text == NULL)
+    {
+      dw_cli_error ("recompute", _ ("--config: %s"), error->message);
+      return FALSE;
+    }
+  if (!dw_json_load (parser, config_text, -1, &error)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
+                    from_file ? ": " : "", error ? error->message : _ ("not a JSON object"));
+      return FALSE;
+    }
+  JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
+  if (json_object_has_member (obj, "preset"))
+    {
+      const char *preset_name = json_object_get_string_member (obj, "preset");
+      if (!preset_name)
+        {
+          dw_cli_error ("recompute", "%s", _ ("--config: \"preset\" must be a string"));
+          return FALSE;
+        }
+      DwValue v = dw_value_str (preset_name);
+      dw_config_set (config, "preset", &v);
+      json_object_remove_member (obj, "preset");
+    }
+  g_autoptr (JsonGenerator) jg = json_generator_new ();
+  json_generator_set_root (jg, json_parser_get_root (parser));
+  g_autofree char *rest = json_generator_to_data (jg, NULL);
+  if (!dw_config_merge_json (&tmp, rest, &error))
+    {
+      dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
+                    from_file ? ": " : "", error->message);
+      return FALSE;
+    }
+  for (size_t i = 0; i < tmp.n_keys; i++)
+    dw_config_set (config, tmp.keys[i], &tmp.values[i]);
+  return TRUE;
+}
+
 int
 dw_cli_recompute (int argc, char **argv)
 {
@@ -191,28 +271,9 @@ dw_cli_recompute (int argc, char **argv)
       dw_cli_error ("recompute", "%s", error->message);
       return 1;
     }
-  /* The generation: the one given, else the run's (printed by its log, or the newest its metric
-   * keys are consistent with), else the newest release — said on stderr, and in the JSON. */
   DwGeneration gen = DW_GEN_VERL_LATEST;
   const char *gen_source = "given";
-  if (generation == NULL)
-    {
-      const char *source = NULL;
-      g_autofree char *run_gen = dw_store_get_run_generation (store, run->id, &source, NULL);
-      DwGeneration parsed;
-      if (run_gen != NULL && dw_generation_from_name (run_gen, &parsed))
-        {
-          gen = parsed;
-          gen_source = g_strcmp0 (source, "keys") == 0 ? "keys" : "log";
-        }
-      else
-        gen_source = "default";
-      g_printerr (_ ("recompute: generation %s (%s)\n"), dw_generation_name (gen),
-                  g_str_equal (gen_source, "log")    ? _ ("from the run's log")
-                  : g_str_equal (gen_source, "keys") ? _ ("inferred from its metric keys")
-                                                     : _ ("default: newest verl"));
-    }
-  else if (!dw_cli_parse_generation ("recompute", generation, &gen))
+  if (!dw_cli_recompute_generation (store, run, generation, &gen, &gen_source))
     return 2;
   DwConfig config;
   dw_config_init (&config, gen);
@@ -221,51 +282,8 @@ dw_cli_recompute (int argc, char **argv)
       DwValue v = dw_value_str (preset);
       dw_config_set (&config, "preset", &v);
     }
-  if (config_json)
-    {
-      /* keys as given (a "preset" inside is resolved by the recompute, others override it) */
-      DwConfig tmp;
-      dw_config_init (&tmp, gen);
-      g_autoptr (JsonParser) parser = json_parser_new ();
-      gboolean from_file = FALSE;
-      g_autofree char *config_text = dw_config_json_arg_text (config_json, &from_file, &error);
-      if (config_text == NULL)
-        {
-          dw_cli_error ("recompute", _ ("--config: %s"), error->message);
-          return 2;
-        }
-      if (!dw_json_load (parser, config_text, -1, &error)
-          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-        {
-          dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
-                        from_file ? ": " : "", error ? error->message : _ ("not a JSON object"));
-          return 2;
-        }
-      JsonObject *obj = json_node_get_object (json_parser_get_root (parser));
-      if (json_object_has_member (obj, "preset"))
-        {
-          const char *p = json_object_get_string_member (obj, "preset");
-          if (!p)
-            {
-              dw_cli_error ("recompute", "%s", _ ("--config: \"preset\" must be a string"));
-              return 2;
-            }
-          DwValue v = dw_value_str (p);
-          dw_config_set (&config, "preset", &v);
-          json_object_remove_member (obj, "preset");
-        }
-      g_autoptr (JsonGenerator) jg = json_generator_new ();
-      json_generator_set_root (jg, json_parser_get_root (parser));
-      g_autofree char *rest = json_generator_to_data (jg, NULL);
-      if (!dw_config_merge_json (&tmp, rest, &error))
-        {
-          dw_cli_error ("recompute", _ ("--config: %s%s%s"), from_file ? config_json : "",
-                        from_file ? ": " : "", error->message);
-          return 2;
-        }
-      for (size_t i = 0; i < tmp.n_keys; i++)
-        dw_config_set (&config, tmp.keys[i], &tmp.values[i]);
-    }
+  if (config_json && !dw_cli_recompute_merge_config (&config, gen, config_json))
+    return 2;
   DwRecomputeOptions opt = { rtol, atol, 0 };
   g_autoptr (DwRecomputeResult) res
     = dw_recompute_run (store, run->id, &config, gen, &opt, NULL, &error);
