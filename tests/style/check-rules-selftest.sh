@@ -23,6 +23,7 @@ printf '#include "dw-ingester.h"\n' >"$tree/core/store/dw-store.c"
 printf 'int\ndw_ping (int n)\n{\n  return n > 0 ? dw_pong (n - 1) : 0;\n}\n' >"$tree/core/ingest/dw-ping.c"
 printf 'int\ndw_pong (int n)\n{\n  return dw_ping (n);\n}\n' >"$tree/core/ingest/dw-pong.c"
 seq 1 1400 | sed 's/.*/int x;/' >"$tree/ui/dw-big.c"
+{ printf 'static int\ndw_long (void)\n{\n'; seq 1 150 | sed 's/.*/  dw_ping (1);/'; printf '  return 0;\n}\n'; } >"$tree/core/ingest/dw-long.c"
 mkdir -p "$tree/docs"
 printf '# Math\n\n## §1 One\n\n### §1.2 Two\n' >"$tree/docs/CORRECTION.md"
 cat >"$tree/core/correction/dw-cite.c" <<'C'
@@ -40,7 +41,8 @@ for want in 'core/ingest/dw-bad.c:1: private-header' 'core/ingest/dw-bad.c:2: la
             'core/correction/dw-cite.c:2: cited-sections: §4.4 of ../shared/docs/FORMATS.md' \
             'core:0: short-locals: 100.0 % of the 3 locals' \
             'core/ingest/dw-ping.c:0: cycles: 2 files use each other in a loop' \
-            'core/store/dw-store.c:0: layer-order: core/store uses core/ingest'; do
+            'core/store/dw-store.c:0: layer-order: core/store uses core/ingest' \
+            'core/ingest/dw-long.c:3: function-length: dw_long is 153 lines long'; do
   grep -q "^$want" "$tree/out" || { echo "missing: $want"; cat "$tree/out"; exit 1; }
 done
 if grep -q 'dw-cite.c:1: cited-sections: §1' "$tree/out"; then

@@ -480,6 +480,37 @@ def check_graph():
                        f"not below it")
 
 
+# A function's body (GNU style: its braces in column 0) is at most this long outside the numeric
+# kernels, whose fused passes are split into named phases instead (CONTRIBUTING.md).
+FUNCTION_LINES_LIMIT = 150
+FUNCTION_NAME = re.compile(r"^([A-Za-z_]\w*)\s*\(")
+
+
+def long_functions():
+    for path in sources():
+        rel = os.path.relpath(path, ROOT)
+        if not path.endswith(".c") or not rel.startswith(PRODUCTION) or rel in KERNELS:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+        name, start = None, None
+        for number, line in enumerate(lines):
+            match = FUNCTION_NAME.match(line)
+            if match and start is None:
+                name = match.group(1)
+            elif line.startswith("{") and start is None and name is not None:
+                start = number
+            elif line.startswith("}") and start is not None:
+                length = number - start + 1
+                if length > FUNCTION_LINES_LIMIT and not line.startswith("};"):
+                    offend(path, start + 1, "function-length",
+                           f"{name} is {length} lines long (at most {FUNCTION_LINES_LIMIT} outside "
+                           f"the numeric kernels): split it into named phases")
+                name, start = None, None
+
+
+long_functions()
+
 check_graph()
 
 local_counts = short_locals()
