@@ -842,6 +842,12 @@ dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWha
   return !out->failed;
 }
 
+const double *
+dw_whatif_step_get_row_lengths (const DwWhatifStep *self)
+{
+  return dw_whatif_column (self, DW_WHATIF_COL_VALID);
+}
+
 gboolean
 dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, double *lengths,
                              guint8 *rejected)
