@@ -67,9 +67,10 @@ dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsi
         memcpy (prefix + (index / block) * DW_WHATIF_N_QUANTITIES, sum, sizeof sum);
       if (index == n)
         break;
+      double value[DW_WHATIF_N_QUANTITIES];
+      dw_whatif_quantities (step, values[index], value);
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
-        sum[quantity] = dw_whatif_sum_add_value (
-          sum[quantity], dw_whatif_quantity (step, quantity, values[index]));
+        sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
     }
   return prefix;
 }
@@ -177,13 +178,18 @@ dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
 {
   const gsize block_size = step->sketch->block;
   const gsize block = count / block_size;
-  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+  DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
+  memcpy (sum, prefix + block * DW_WHATIF_N_QUANTITIES, sizeof sum);
+  /* token by token, every quantity from one exp; each quantity's sum in the same order */
+  for (gsize index = block * block_size; index < count; index++)
     {
-      DwWhatifSum sum = prefix[block * DW_WHATIF_N_QUANTITIES + quantity];
-      for (gsize index = block * block_size; index < count; index++)
-        sum = dw_whatif_sum_add_value (sum, dw_whatif_quantity (step, quantity, values[index]));
-      out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum);
+      double value[DW_WHATIF_N_QUANTITIES];
+      dw_whatif_quantities (step, values[index], value);
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
     }
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum[quantity]);
   out->count += (double)count;
 }
 
@@ -217,10 +223,12 @@ dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *
   const double spread = MAX (share, 1.0 - share) * count;
   out->count += share * count;
   out->count_error += spread;
+  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
+  dw_whatif_quantities (step, self->bin_first[bin], at_first);
+  dw_whatif_quantities (step, self->bin_last[bin], at_last);
   for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
     {
-      double magnitude = MAX (fabs (dw_whatif_quantity (step, summed, self->bin_first[bin])),
-                              fabs (dw_whatif_quantity (step, summed, self->bin_last[bin])));
+      double magnitude = MAX (fabs (at_first[summed]), fabs (at_last[summed]));
       const DwWhatifSum *prefix = self->bin_prefix + (gsize)bin * DW_WHATIF_N_QUANTITIES;
       double bin_sum = dw_whatif_sum_value (dw_whatif_sum_add (
         prefix[DW_WHATIF_N_QUANTITIES + summed], dw_whatif_sum_negate (prefix[summed])));
@@ -323,9 +331,12 @@ dw_whatif_sketch_bin_sums (const DwWhatifStep *step, const DwTokenBin *bin, doub
   const double unit = step->f32 ? 0x1p-20 : 0x1p-48;
   double magnitude[DW_WHATIF_N_QUANTITIES];
 
+  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
+
+  dw_whatif_quantities (step, bin->first, at_first);
+  dw_whatif_quantities (step, bin->last, at_last);
   for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
-    magnitude[quantity] = fmax (fabs (dw_whatif_quantity (step, quantity, bin->first)),
-                                fabs (dw_whatif_quantity (step, quantity, bin->last)));
+    magnitude[quantity] = fmax (fabs (at_first[quantity]), fabs (at_last[quantity]));
   const double weight_max = magnitude[DW_WHATIF_Q_WEIGHT], k3_max = magnitude[DW_WHATIF_Q_K3];
   const double k3_delta = unit * (weight_max + 1.0 + k3_max);
   sum[DW_WHATIF_Q_WEIGHT] = bin->sum_weight;

@@ -350,15 +350,24 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
         DW_WHATIF_COL_K1_MAX,
         -dw_torch_clamp (stats->min_log, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND));
       double row_sum_seq = 0, row_sum_geo = 0;
+      /* the same additions in the same order, in locals: the compiler cannot keep the fields of
+       * @self in registers across the loop (they might alias @stats) */
+      const double weight_seq = stats->weight_seq, weight_geo = stats->weight_geo;
+      double sum_seq = self->weight_sum_seq, sum_geo = self->weight_sum_geo;
+      double sum_stat[DW_WHATIF_N_SO];
+      memcpy (sum_stat, self->seq_sum_stat, sizeof sum_stat);
       for (gsize token = 0; token < (gsize)stats->valid; token++)
         {
-          self->weight_sum_seq += stats->weight_seq;
-          self->weight_sum_geo += stats->weight_geo;
-          row_sum_seq += stats->weight_seq;
-          row_sum_geo += stats->weight_geo;
+          sum_seq += weight_seq;
+          sum_geo += weight_geo;
+          row_sum_seq += weight_seq;
+          row_sum_geo += weight_geo;
           for (int option = 0; option < DW_WHATIF_N_SO; option++)
-            self->seq_sum_stat[option] += value[option];
+            sum_stat[option] += value[option];
         }
+      self->weight_sum_seq = sum_seq;
+      self->weight_sum_geo = sum_geo;
+      memcpy (self->seq_sum_stat, sum_stat, sizeof sum_stat);
       stats->mean_seq = dw_whatif_mean_row (self, row_sum_seq, stats->n);
       stats->mean_geo = dw_whatif_mean_row (self, row_sum_geo, stats->n);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_TOK, stats->mean_tok);
@@ -506,22 +515,8 @@ dw_whatif_step_prefix_sums (DwWhatifStep *self)
       if (index % DW_WHATIF_BLOCK == 0)
         for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
           self->prefix[quantity][index / DW_WHATIF_BLOCK] = sum[quantity];
-      /* dw_whatif_quantity () of every quantity, with one exp */
-      double clamped = dw_torch_clamp (dw_whatif_sorted_value (self, index),
-                                       -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND);
-      double weight = dw_whatif_round (self, dw_whatif_exp (self, clamped));
       double value[DW_WHATIF_N_QUANTITIES];
-      value[DW_WHATIF_Q_WEIGHT] = weight;
-      value[DW_WHATIF_Q_WEIGHT_SQ] = dw_whatif_round (self, weight * weight);
-      value[DW_WHATIF_Q_LOG] = clamped;
-      value[DW_WHATIF_Q_LOG_SQ] = dw_whatif_round (self, clamped * clamped);
-      value[DW_WHATIF_Q_K2] = dw_whatif_round (self, 0.5 * value[DW_WHATIF_Q_LOG_SQ]);
-      value[DW_WHATIF_Q_K2_SQ]
-        = dw_whatif_round (self, value[DW_WHATIF_Q_K2] * value[DW_WHATIF_Q_K2]);
-      value[DW_WHATIF_Q_K3]
-        = dw_whatif_round (self, dw_whatif_round (self, weight - 1.0) - clamped);
-      value[DW_WHATIF_Q_K3_SQ]
-        = dw_whatif_round (self, value[DW_WHATIF_Q_K3] * value[DW_WHATIF_Q_K3]);
+      dw_whatif_quantities (self, dw_whatif_sorted_value (self, index), value);
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
         sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
       if (value[DW_WHATIF_Q_WEIGHT] < previous_weight)
