@@ -350,24 +350,39 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
         DW_WHATIF_COL_K1_MAX,
         -dw_torch_clamp (stats->min_log, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND));
       double row_sum_seq = 0, row_sum_geo = 0;
-      /* the same additions in the same order, in locals: the compiler cannot keep the fields of
-       * @self in registers across the loop (they might alias @stats) */
+      /* the same additions in the same order, in scalar locals the compiler keeps in registers
+       * (the fields of @self might alias @stats; an array stays in memory) */
       const double weight_seq = stats->weight_seq, weight_geo = stats->weight_geo;
       double sum_seq = self->weight_sum_seq, sum_geo = self->weight_sum_geo;
-      double sum_stat[DW_WHATIF_N_SO];
-      memcpy (sum_stat, self->seq_sum_stat, sizeof sum_stat);
+      G_STATIC_ASSERT (DW_WHATIF_N_SO == 8);
+      double *sum_stat = self->seq_sum_stat;
+      double stat_0 = sum_stat[0], stat_1 = sum_stat[1], stat_2 = sum_stat[2], stat_3 = sum_stat[3],
+             stat_4 = sum_stat[4], stat_5 = sum_stat[5], stat_6 = sum_stat[6], stat_7 = sum_stat[7];
       for (gsize token = 0; token < (gsize)stats->valid; token++)
         {
           sum_seq += weight_seq;
           sum_geo += weight_geo;
           row_sum_seq += weight_seq;
           row_sum_geo += weight_geo;
-          for (int option = 0; option < DW_WHATIF_N_SO; option++)
-            sum_stat[option] += value[option];
+          stat_0 += value[0];
+          stat_1 += value[1];
+          stat_2 += value[2];
+          stat_3 += value[3];
+          stat_4 += value[4];
+          stat_5 += value[5];
+          stat_6 += value[6];
+          stat_7 += value[7];
         }
       self->weight_sum_seq = sum_seq;
       self->weight_sum_geo = sum_geo;
-      memcpy (self->seq_sum_stat, sum_stat, sizeof sum_stat);
+      sum_stat[0] = stat_0;
+      sum_stat[1] = stat_1;
+      sum_stat[2] = stat_2;
+      sum_stat[3] = stat_3;
+      sum_stat[4] = stat_4;
+      sum_stat[5] = stat_5;
+      sum_stat[6] = stat_6;
+      sum_stat[7] = stat_7;
       stats->mean_seq = dw_whatif_mean_row (self, row_sum_seq, stats->n);
       stats->mean_geo = dw_whatif_mean_row (self, row_sum_geo, stats->n);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_TOK, stats->mean_tok);
