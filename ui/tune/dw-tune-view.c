@@ -116,6 +116,8 @@ dw_tune_view_key_find (const DwWhatifStepResult *res, const char *key, gsize hin
   return dw_tune_view_key_position (res, key);
 }
 
+#define DW_TUNE_VIEW_KEY_MEMO 4
+
 /* @spec's value at every step, and its error bound (0 when exact, NAN when not known) */
 static void
 dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, double *values,
@@ -124,6 +126,11 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
   gsize absent_n_metrics = G_MAXSIZE, hint = G_MAXSIZE;
+  /* the key found for results of as many metrics (a refinement mixes exact and approximate
+   * results, whose key sets differ): searched for once per metric count, not at every switch */
+  gsize found_n_metrics[DW_TUNE_VIEW_KEY_MEMO];
+  char found_key[DW_TUNE_VIEW_KEY_MEMO][DW_METRIC_KEY_MAX];
+  guint n_found = 0;
   *any_approx = FALSE;
   for (guint i = 0; i < res->n_steps; i++)
     {
@@ -140,16 +147,33 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
         {
           /* the steps of one evaluation with as many metrics have the same keys: a metric absent
            * from one is not searched for again in the others (a slider move at 3000 steps) */
-          const char *k
-            = r->result.n_metrics == absent_n_metrics ? NULL : dw_tune_view_canonical_key (r, spec);
-          if (!k)
+          gboolean memo_known = FALSE;
+          for (guint memo = 0; memo < n_found && position >= r->result.n_metrics; memo++)
+            if (found_n_metrics[memo] == r->result.n_metrics)
+              {
+                memo_known = TRUE;
+                g_strlcpy (key, found_key[memo], sizeof key);
+                position = dw_tune_view_key_position (r, key);
+              }
+          if (position >= r->result.n_metrics)
             {
-              absent_n_metrics = r->result.n_metrics;
-              continue;
+              const char *k = r->result.n_metrics == absent_n_metrics
+                                ? NULL
+                                : dw_tune_view_canonical_key (r, spec);
+              if (!k)
+                {
+                  absent_n_metrics = r->result.n_metrics;
+                  continue;
+                }
+              g_strlcpy (key, k, sizeof key);
+              if (!memo_known && n_found < DW_TUNE_VIEW_KEY_MEMO)
+                {
+                  found_n_metrics[n_found] = r->result.n_metrics;
+                  g_strlcpy (found_key[n_found++], key, DW_METRIC_KEY_MAX);
+                }
+              if ((position = dw_tune_view_key_position (r, key)) >= r->result.n_metrics)
+                continue;
             }
-          g_strlcpy (key, k, sizeof key);
-          if ((position = dw_tune_view_key_position (r, key)) >= r->result.n_metrics)
-            continue;
         }
       hint = position;
       gboolean approx = r->approximate && r->approximate[position];
