@@ -48,11 +48,22 @@ struct _DwWhatifSketch
   guint n_bins;
   gsize *bin_start;             /* [n_bins + 1] sorted positions */
   double *bin_first, *bin_last; /* [n_bins] */
+  double *bin_last_weight;      /* [n_bins]: the IS weight w of bin_last (a weight query's
+                                 * bisection over the bins without an exp a probe) */
   DwWhatifSum *bin_prefix;      /* [(n_bins + 1) × N_QUANTITIES]: sums of the bins before */
   /* a sketch built from a stored token summary (dw_whatif_sketch_new_from_summary): the error
    * bounds of the bins' sums before each bin, [(n_bins + 1) × N_QUANTITIES]; NULL: exact */
   double *bin_error;
 };
+
+/* bin_last_weight from bin_last */
+static void
+dw_whatif_sketch_bin_weights (const DwWhatifStep *step, DwWhatifSketch *self)
+{
+  self->bin_last_weight = g_new (double, self->n_bins ? self->n_bins : 1);
+  for (guint bin = 0; bin < self->n_bins; bin++)
+    self->bin_last_weight[bin] = dw_whatif_quantity (step, DW_WHATIF_Q_WEIGHT, self->bin_last[bin]);
+}
 
 static DwWhatifSum *
 dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n, gsize block)
@@ -122,6 +133,7 @@ dw_whatif_sketch_new (const DwWhatifStep *step)
           = dw_whatif_sum_add (self->bin_prefix[bin * DW_WHATIF_N_QUANTITIES + quantity],
                                dw_whatif_range_sum (step, quantity, start, end));
     }
+  dw_whatif_sketch_bin_weights (step, self);
   return self;
 }
 
@@ -137,6 +149,7 @@ dw_whatif_sketch_free (DwWhatifSketch *self)
   g_free (self->bin_start);
   g_free (self->bin_first);
   g_free (self->bin_last);
+  g_free (self->bin_last_weight);
   g_free (self->bin_prefix);
   g_free (self->bin_error);
   g_free (self);
@@ -148,16 +161,14 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
   const gsize tails = self->n_low + self->n_high;
   return sizeof *self + tails * sizeof (double)
          + (tails / self->block + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
-         + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
+         + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 3 * sizeof (double)
          + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
 }
 
 static inline gboolean
-dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
-                        double log_ratio)
+dw_whatif_sketch_compare (DwWhatifCompare op, double bound, double value)
 {
-  double value = dw_whatif_quantity (step, quantity, log_ratio);
   switch (op)
     {
     case DW_WHATIF_LT:
@@ -169,6 +180,13 @@ dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare 
     default:
       return value >= bound;
     }
+}
+
+static inline gboolean
+dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
+                        double log_ratio)
+{
+  return dw_whatif_sketch_compare (op, bound, dw_whatif_quantity (step, quantity, log_ratio));
 }
 
 /* adds the first @count values of a tail (sums from its block prefix) to @out */
@@ -260,7 +278,9 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
   while (low < high)
     {
       guint middle = low + (high - low) / 2;
-      if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_last[middle]))
+      if (quantity == DW_WHATIF_Q_WEIGHT
+            ? dw_whatif_sketch_compare (op, bound, self->bin_last_weight[middle])
+            : dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_last[middle]))
         low = middle + 1;
       else
         high = middle;
@@ -406,5 +426,6 @@ dw_whatif_sketch_new_from_summary (const DwWhatifStep *step, const DwTokenSummar
             = self->bin_error[before] + error[quantity];
         }
     }
+  dw_whatif_sketch_bin_weights (step, self);
   return self;
 }
