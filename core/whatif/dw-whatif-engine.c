@@ -44,9 +44,22 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
 {
   const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
   if (step->empty)
-    dw_whatif_eval_empty_error (&result->results[index]);
+    {
+      dw_whatif_eval_empty_error (&result->results[index]);
+      return;
+    }
+  if (!result->row_rejected)
+    {
+      dw_whatif_eval_step (step, plan, &result->results[index], NULL);
+      return;
+    }
+  /* as dw_whatif_step_row_outcomes (): known unless pending */
+  guint8 *rejected = g_malloc (MAX (step->n_rows, 1));
+  dw_whatif_eval_step (step, plan, &result->results[index], rejected);
+  if (result->results[index].pending)
+    g_free (rejected);
   else
-    dw_whatif_eval_step (step, plan, &result->results[index], NULL);
+    result->row_rejected[index] = rejected;
 }
 
 static void
@@ -229,6 +242,10 @@ dw_whatif_run_result_free (DwWhatifRunResult *res)
     return;
   for (guint index = 0; index < res->n_steps; index++)
     dw_whatif_step_result_clear (&res->results[index]);
+  if (res->row_rejected)
+    for (guint index = 0; index < res->n_steps; index++)
+      g_free (res->row_rejected[index]);
+  g_free (res->row_rejected);
   g_free (res->results);
   g_free (res->steps);
   g_free (res);
@@ -285,8 +302,9 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   g_cond_clear (&cond);
 }
 
-DwWhatifRunResult *
-dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError **error)
+static DwWhatifRunResult *
+dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gboolean rows,
+                                GError **error)
 {
   if (dw_config_get (config, "preset"))
     {
@@ -295,6 +313,8 @@ dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError 
       return NULL;
     }
   DwWhatifRunResult *result = dw_whatif_engine_result_new (self);
+  if (rows)
+    result->row_rejected = g_new0 (guint8 *, result->n_steps ? result->n_steps : 1);
   DwWhatifStepResult probe;
   memset (&probe, 0, sizeof probe);
   DwPlan plan;
@@ -313,6 +333,18 @@ dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError 
     result->any_approximate
       |= result->results[index].any_approximate || result->results[index].pending;
   return result;
+}
+
+DwWhatifRunResult *
+dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config, GError **error)
+{
+  return dw_whatif_engine_evaluate_with (self, config, FALSE, error);
+}
+
+DwWhatifRunResult *
+dw_whatif_engine_evaluate_rows (DwWhatifEngine *self, const DwConfig *config, GError **error)
+{
+  return dw_whatif_engine_evaluate_with (self, config, TRUE, error);
 }
 
 /* ------------------------------------------------------------------------------------------ */

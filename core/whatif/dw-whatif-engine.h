@@ -95,6 +95,8 @@ gboolean dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *conf
  * 1 when the config's RS options or veto reject at least one valid token of row b (the whole row
  * for sequence-level options). Exact for the generations evaluated exactly (verl*); FALSE for
  * slime or a pending step. Arrays of dw_whatif_step_get_n_rows() elements. */
+/* The valid tokens of every row: dw_whatif_step_get_n_rows () values, owned by @self. */
+const double *dw_whatif_step_get_row_lengths (const DwWhatifStep *self);
 gboolean dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config,
                                       double *lengths, guint8 *rejected);
 
@@ -140,6 +142,10 @@ typedef struct
   gint64 *steps;
   DwWhatifStepResult *results; /* [n_steps] */
   gboolean any_approximate;    /* some metric approximate or some step pending */
+  /* dw_whatif_engine_evaluate_rows () only, else NULL: [n_steps] arrays of each step's
+   * dw_whatif_step_get_n_rows () rejection flags as dw_whatif_step_row_outcomes () gives them,
+   * NULL for a step whose outcomes are unknown (slime, pending, empty) */
+  guint8 **row_rejected;
 } DwWhatifRunResult;
 
 void dw_whatif_run_result_free (DwWhatifRunResult *res);
@@ -149,6 +155,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifRunResult, dw_whatif_run_result_free)
  * per step (results[i].failed); @error is only for an unresolved preset. */
 DwWhatifRunResult *dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config,
                                               GError **error);
+/* The same, with every step's row outcomes (result->row_rejected) from the same evaluation: the
+ * length-bias view's curve without a second pass over the run. */
+DwWhatifRunResult *dw_whatif_engine_evaluate_rows (DwWhatifEngine *self, const DwConfig *config,
+                                                   GError **error);
 
 /* Exact pass in a GTask thread: evaluates @config from the statistics, then for every step with
  * an approximate metric or pending, reloads the batch through the loader and runs

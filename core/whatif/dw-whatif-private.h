@@ -335,6 +335,24 @@ dw_whatif_quantity (const DwWhatifStep *step, int quantity, double log_ratio)
     }
 }
 
+/* dw_whatif_quantity () of every summed quantity of @log_ratio into @value, with one exp (the
+ * same operations: the same values) */
+static inline void
+dw_whatif_quantities (const DwWhatifStep *step, double log_ratio,
+                      double value[DW_WHATIF_N_QUANTITIES])
+{
+  double clamped = dw_torch_clamp (log_ratio, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND);
+  double weight = dw_whatif_round (step, dw_whatif_exp (step, clamped));
+  value[DW_WHATIF_Q_WEIGHT] = weight;
+  value[DW_WHATIF_Q_WEIGHT_SQ] = dw_whatif_round (step, weight * weight);
+  value[DW_WHATIF_Q_LOG] = clamped;
+  value[DW_WHATIF_Q_LOG_SQ] = dw_whatif_round (step, clamped * clamped);
+  value[DW_WHATIF_Q_K2] = dw_whatif_round (step, 0.5 * value[DW_WHATIF_Q_LOG_SQ]);
+  value[DW_WHATIF_Q_K2_SQ] = dw_whatif_round (step, value[DW_WHATIF_Q_K2] * value[DW_WHATIF_Q_K2]);
+  value[DW_WHATIF_Q_K3] = dw_whatif_round (step, dw_whatif_round (step, weight - 1.0) - clamped);
+  value[DW_WHATIF_Q_K3_SQ] = dw_whatif_round (step, value[DW_WHATIF_Q_K3] * value[DW_WHATIF_Q_K3]);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* queries (dw-whatif-query.c)                                                                 */
 

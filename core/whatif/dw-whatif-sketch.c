@@ -48,11 +48,22 @@ struct _DwWhatifSketch
   guint n_bins;
   gsize *bin_start;             /* [n_bins + 1] sorted positions */
   double *bin_first, *bin_last; /* [n_bins] */
+  double *bin_last_weight;      /* [n_bins]: the IS weight w of bin_last (a weight query's
+                                 * bisection over the bins without an exp a probe) */
   DwWhatifSum *bin_prefix;      /* [(n_bins + 1) × N_QUANTITIES]: sums of the bins before */
   /* a sketch built from a stored token summary (dw_whatif_sketch_new_from_summary): the error
    * bounds of the bins' sums before each bin, [(n_bins + 1) × N_QUANTITIES]; NULL: exact */
   double *bin_error;
 };
+
+/* bin_last_weight from bin_last */
+static void
+dw_whatif_sketch_bin_weights (const DwWhatifStep *step, DwWhatifSketch *self)
+{
+  self->bin_last_weight = g_new (double, self->n_bins ? self->n_bins : 1);
+  for (guint bin = 0; bin < self->n_bins; bin++)
+    self->bin_last_weight[bin] = dw_whatif_quantity (step, DW_WHATIF_Q_WEIGHT, self->bin_last[bin]);
+}
 
 static DwWhatifSum *
 dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsize n, gsize block)
@@ -67,9 +78,10 @@ dw_whatif_sketch_block_sums (const DwWhatifStep *step, const double *values, gsi
         memcpy (prefix + (index / block) * DW_WHATIF_N_QUANTITIES, sum, sizeof sum);
       if (index == n)
         break;
+      double value[DW_WHATIF_N_QUANTITIES];
+      dw_whatif_quantities (step, values[index], value);
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
-        sum[quantity] = dw_whatif_sum_add_value (
-          sum[quantity], dw_whatif_quantity (step, quantity, values[index]));
+        sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
     }
   return prefix;
 }
@@ -121,6 +133,7 @@ dw_whatif_sketch_new (const DwWhatifStep *step)
           = dw_whatif_sum_add (self->bin_prefix[bin * DW_WHATIF_N_QUANTITIES + quantity],
                                dw_whatif_range_sum (step, quantity, start, end));
     }
+  dw_whatif_sketch_bin_weights (step, self);
   return self;
 }
 
@@ -136,6 +149,7 @@ dw_whatif_sketch_free (DwWhatifSketch *self)
   g_free (self->bin_start);
   g_free (self->bin_first);
   g_free (self->bin_last);
+  g_free (self->bin_last_weight);
   g_free (self->bin_prefix);
   g_free (self->bin_error);
   g_free (self);
@@ -147,16 +161,14 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
   const gsize tails = self->n_low + self->n_high;
   return sizeof *self + tails * sizeof (double)
          + (tails / self->block + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
-         + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 2 * sizeof (double)
+         + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 3 * sizeof (double)
          + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
 }
 
 static inline gboolean
-dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
-                        double log_ratio)
+dw_whatif_sketch_compare (DwWhatifCompare op, double bound, double value)
 {
-  double value = dw_whatif_quantity (step, quantity, log_ratio);
   switch (op)
     {
     case DW_WHATIF_LT:
@@ -170,6 +182,13 @@ dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare 
     }
 }
 
+static inline gboolean
+dw_whatif_sketch_holds (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
+                        double log_ratio)
+{
+  return dw_whatif_sketch_compare (op, bound, dw_whatif_quantity (step, quantity, log_ratio));
+}
+
 /* adds the first @count values of a tail (sums from its block prefix) to @out */
 static void
 dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
@@ -177,13 +196,18 @@ dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
 {
   const gsize block_size = step->sketch->block;
   const gsize block = count / block_size;
-  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+  DwWhatifSum sum[DW_WHATIF_N_QUANTITIES];
+  memcpy (sum, prefix + block * DW_WHATIF_N_QUANTITIES, sizeof sum);
+  /* token by token, every quantity from one exp; each quantity's sum in the same order */
+  for (gsize index = block * block_size; index < count; index++)
     {
-      DwWhatifSum sum = prefix[block * DW_WHATIF_N_QUANTITIES + quantity];
-      for (gsize index = block * block_size; index < count; index++)
-        sum = dw_whatif_sum_add_value (sum, dw_whatif_quantity (step, quantity, values[index]));
-      out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum);
+      double value[DW_WHATIF_N_QUANTITIES];
+      dw_whatif_quantities (step, values[index], value);
+      for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+        sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
     }
+  for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
+    out->total[quantity] = dw_whatif_sum_add (out->total[quantity], sum[quantity]);
   out->count += (double)count;
 }
 
@@ -217,10 +241,12 @@ dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *
   const double spread = MAX (share, 1.0 - share) * count;
   out->count += share * count;
   out->count_error += spread;
+  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
+  dw_whatif_quantities (step, self->bin_first[bin], at_first);
+  dw_whatif_quantities (step, self->bin_last[bin], at_last);
   for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
     {
-      double magnitude = MAX (fabs (dw_whatif_quantity (step, summed, self->bin_first[bin])),
-                              fabs (dw_whatif_quantity (step, summed, self->bin_last[bin])));
+      double magnitude = MAX (fabs (at_first[summed]), fabs (at_last[summed]));
       const DwWhatifSum *prefix = self->bin_prefix + (gsize)bin * DW_WHATIF_N_QUANTITIES;
       double bin_sum = dw_whatif_sum_value (dw_whatif_sum_add (
         prefix[DW_WHATIF_N_QUANTITIES + summed], dw_whatif_sum_negate (prefix[summed])));
@@ -252,7 +278,9 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
   while (low < high)
     {
       guint middle = low + (high - low) / 2;
-      if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_last[middle]))
+      if (quantity == DW_WHATIF_Q_WEIGHT
+            ? dw_whatif_sketch_compare (op, bound, self->bin_last_weight[middle])
+            : dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_last[middle]))
         low = middle + 1;
       else
         high = middle;
@@ -323,9 +351,12 @@ dw_whatif_sketch_bin_sums (const DwWhatifStep *step, const DwTokenBin *bin, doub
   const double unit = step->f32 ? 0x1p-20 : 0x1p-48;
   double magnitude[DW_WHATIF_N_QUANTITIES];
 
+  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
+
+  dw_whatif_quantities (step, bin->first, at_first);
+  dw_whatif_quantities (step, bin->last, at_last);
   for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
-    magnitude[quantity] = fmax (fabs (dw_whatif_quantity (step, quantity, bin->first)),
-                                fabs (dw_whatif_quantity (step, quantity, bin->last)));
+    magnitude[quantity] = fmax (fabs (at_first[quantity]), fabs (at_last[quantity]));
   const double weight_max = magnitude[DW_WHATIF_Q_WEIGHT], k3_max = magnitude[DW_WHATIF_Q_K3];
   const double k3_delta = unit * (weight_max + 1.0 + k3_max);
   sum[DW_WHATIF_Q_WEIGHT] = bin->sum_weight;
@@ -395,5 +426,6 @@ dw_whatif_sketch_new_from_summary (const DwWhatifStep *step, const DwTokenSummar
             = self->bin_error[before] + error[quantity];
         }
     }
+  dw_whatif_sketch_bin_weights (step, self);
   return self;
 }

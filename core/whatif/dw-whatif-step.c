@@ -350,15 +350,39 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
         DW_WHATIF_COL_K1_MAX,
         -dw_torch_clamp (stats->min_log, -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND));
       double row_sum_seq = 0, row_sum_geo = 0;
+      /* the same additions in the same order, in scalar locals the compiler keeps in registers
+       * (the fields of @self might alias @stats; an array stays in memory) */
+      const double weight_seq = stats->weight_seq, weight_geo = stats->weight_geo;
+      double sum_seq = self->weight_sum_seq, sum_geo = self->weight_sum_geo;
+      G_STATIC_ASSERT (DW_WHATIF_N_SO == 8);
+      double *sum_stat = self->seq_sum_stat;
+      double stat_0 = sum_stat[0], stat_1 = sum_stat[1], stat_2 = sum_stat[2], stat_3 = sum_stat[3],
+             stat_4 = sum_stat[4], stat_5 = sum_stat[5], stat_6 = sum_stat[6], stat_7 = sum_stat[7];
       for (gsize token = 0; token < (gsize)stats->valid; token++)
         {
-          self->weight_sum_seq += stats->weight_seq;
-          self->weight_sum_geo += stats->weight_geo;
-          row_sum_seq += stats->weight_seq;
-          row_sum_geo += stats->weight_geo;
-          for (int option = 0; option < DW_WHATIF_N_SO; option++)
-            self->seq_sum_stat[option] += value[option];
+          sum_seq += weight_seq;
+          sum_geo += weight_geo;
+          row_sum_seq += weight_seq;
+          row_sum_geo += weight_geo;
+          stat_0 += value[0];
+          stat_1 += value[1];
+          stat_2 += value[2];
+          stat_3 += value[3];
+          stat_4 += value[4];
+          stat_5 += value[5];
+          stat_6 += value[6];
+          stat_7 += value[7];
         }
+      self->weight_sum_seq = sum_seq;
+      self->weight_sum_geo = sum_geo;
+      sum_stat[0] = stat_0;
+      sum_stat[1] = stat_1;
+      sum_stat[2] = stat_2;
+      sum_stat[3] = stat_3;
+      sum_stat[4] = stat_4;
+      sum_stat[5] = stat_5;
+      sum_stat[6] = stat_6;
+      sum_stat[7] = stat_7;
       stats->mean_seq = dw_whatif_mean_row (self, row_sum_seq, stats->n);
       stats->mean_geo = dw_whatif_mean_row (self, row_sum_geo, stats->n);
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MEAN_TOK, stats->mean_tok);
@@ -506,22 +530,8 @@ dw_whatif_step_prefix_sums (DwWhatifStep *self)
       if (index % DW_WHATIF_BLOCK == 0)
         for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
           self->prefix[quantity][index / DW_WHATIF_BLOCK] = sum[quantity];
-      /* dw_whatif_quantity () of every quantity, with one exp */
-      double clamped = dw_torch_clamp (dw_whatif_sorted_value (self, index),
-                                       -DW_WHATIF_SAFETY_BOUND, DW_WHATIF_SAFETY_BOUND);
-      double weight = dw_whatif_round (self, dw_whatif_exp (self, clamped));
       double value[DW_WHATIF_N_QUANTITIES];
-      value[DW_WHATIF_Q_WEIGHT] = weight;
-      value[DW_WHATIF_Q_WEIGHT_SQ] = dw_whatif_round (self, weight * weight);
-      value[DW_WHATIF_Q_LOG] = clamped;
-      value[DW_WHATIF_Q_LOG_SQ] = dw_whatif_round (self, clamped * clamped);
-      value[DW_WHATIF_Q_K2] = dw_whatif_round (self, 0.5 * value[DW_WHATIF_Q_LOG_SQ]);
-      value[DW_WHATIF_Q_K2_SQ]
-        = dw_whatif_round (self, value[DW_WHATIF_Q_K2] * value[DW_WHATIF_Q_K2]);
-      value[DW_WHATIF_Q_K3]
-        = dw_whatif_round (self, dw_whatif_round (self, weight - 1.0) - clamped);
-      value[DW_WHATIF_Q_K3_SQ]
-        = dw_whatif_round (self, value[DW_WHATIF_Q_K3] * value[DW_WHATIF_Q_K3]);
+      dw_whatif_quantities (self, dw_whatif_sorted_value (self, index), value);
       for (int quantity = 0; quantity < DW_WHATIF_N_QUANTITIES; quantity++)
         sum[quantity] = dw_whatif_sum_add_value (sum[quantity], value[quantity]);
       if (value[DW_WHATIF_Q_WEIGHT] < previous_weight)
@@ -840,6 +850,12 @@ dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWha
     return FALSE;
   dw_whatif_eval_step (self, &plan, out, NULL);
   return !out->failed;
+}
+
+const double *
+dw_whatif_step_get_row_lengths (const DwWhatifStep *self)
+{
+  return dw_whatif_column (self, DW_WHATIF_COL_VALID);
 }
 
 gboolean

@@ -133,15 +133,18 @@ RULES = [
      "Tune bench store, {0} (batches referenced)", "{1} MB per step, {2} B/token",
      "aim ≤ 2 MB per step, ≤ 1 B/token"),
     ("tune", r"^tune open \((\S+) steps\), ([^:]+): first result " + NUM
-     + r" s, every value exact " + NUM + r" s, peak RSS " + NUM + r" MB \(" + NUM
-     + r" B per valid token\)",
+     + r" s \(CPU of all threads " + NUM + r" s\), every value exact " + NUM + r" s, peak RSS "
+     + NUM + r" MB \(" + NUM + r" B per valid token\)",
      "Tune page open, {1} ({0} steps)",
-     "first result {2} s, exact {3} s, peak RSS {4} MB ({5} B/token)", "aim ≤ 3 s, ≤ 2 GB"),
-    ("tune", r"^tune slider move to its result, ([^:]+): p50 " + NUM + r" ms, p95 " + NUM + r" ms",
-     "Tune page slider move → what-if result set, {0}", "p50 {1} ms, p95 {2} ms",
+     "first result {2} s (CPU {3} s), exact {4} s, peak RSS {5} MB ({6} B/token)",
+     "aim ≤ 3 s, ≤ 2 GB"),
+    ("tune", r"^tune slider move to its result \(([^)]+)\), ([^:]+): p50 " + NUM + r" ms, p95 "
+     + NUM + r" ms",
+     "Tune page slider move → what-if result set ({0}), {1}", "p50 {2} ms, p95 {3} ms",
      "aim p95 < 16 ms"),
-    ("tune", r"^tune slider move CPU \([^)]*\), ([^:]+): p50 " + NUM + r" ms, p95 " + NUM + r" ms",
-     "Tune page slider move, CPU of all threads, {0}", "p50 {1} ms, p95 {2} ms", ""),
+    ("tune", r"^tune slider move CPU \([^)]*\) \(([^)]+)\), ([^:]+): p50 " + NUM + r" ms, p95 "
+     + NUM + r" ms",
+     "Tune page slider move, CPU of all threads ({0}), {1}", "p50 {2} ms, p95 {3} ms", ""),
     ("tune", r"^tune scaling from (.*): open ≈ " + NUM + r" ms per step \+ " + NUM
      + r" ms per M valid tokens; slider p95 " + NUM + r" and " + NUM + r" ms per step",
      "Tune page scaling law (two runs)",

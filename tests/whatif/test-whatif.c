@@ -633,6 +633,47 @@ load_copy (gint64 step, gpointer data, GError **error)
   return b;
 }
 
+/* dw_whatif_engine_evaluate_rows (): the same metrics as dw_whatif_engine_evaluate () (@fast),
+ * bit for bit, and per step the row outcomes dw_whatif_step_row_outcomes () gives */
+static void
+check_evaluate_rows (DwWhatifEngine *engine, const DwConfig *config, const DwWhatifRunResult *fast)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (DwWhatifRunResult) rows = dw_whatif_engine_evaluate_rows (engine, config, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->n_steps, ==, fast->n_steps);
+  g_assert_cmpint (rows->any_approximate, ==, fast->any_approximate);
+  for (guint i = 0; i < rows->n_steps; i++)
+    {
+      const DwWhatifStep *step = dw_whatif_engine_get_step (engine, i);
+      gsize n_rows = dw_whatif_step_get_n_rows (step);
+      g_autofree double *lengths = g_new (double, n_rows);
+      g_autofree guint8 *rejected = g_new (guint8, n_rows);
+      const DwWhatifStepResult *a = &rows->results[i], *b = &fast->results[i];
+
+      g_assert_cmpint (a->pending, ==, b->pending);
+      g_assert_cmpint (a->failed, ==, b->failed);
+      g_assert_cmpuint (a->result.n_metrics, ==, b->result.n_metrics);
+      for (gsize m = 0; m < a->result.n_metrics; m++)
+        {
+          g_assert_cmpstr (a->result.metrics[m].key, ==, b->result.metrics[m].key);
+          g_assert_true (
+            memcmp (&a->result.metrics[m].value, &b->result.metrics[m].value, sizeof (double))
+            == 0);
+        }
+      if (!dw_whatif_step_row_outcomes (step, config, lengths, rejected))
+        {
+          g_assert_null (rows->row_rejected[i]);
+          continue;
+        }
+      g_assert_nonnull (rows->row_rejected[i]);
+      g_assert_true (memcmp (rows->row_rejected[i], rejected, n_rows) == 0);
+      g_assert_true (
+        memcmp (dw_whatif_step_get_row_lengths (step), lengths, n_rows * sizeof (double)) == 0);
+    }
+}
+
 static void
 test_exact_pass (void)
 {
@@ -673,6 +714,7 @@ test_exact_pass (void)
       g_assert_no_error (error);
       if (gen == DW_GEN_SLIME)
         g_assert_true (fast->any_approximate && fast->results[0].pending);
+      check_evaluate_rows (engine, &c, fast);
       g_autoptr (DwWhatifRunResult) exact
         = dw_whatif_engine_evaluate_exact (engine, &c, NULL, &error);
       g_assert_no_error (error);

@@ -41,42 +41,36 @@ dw_tune_length_bias_bin (DwTuneLengthBias *self, double length)
   return MIN (bin, N_BINS - 1);
 }
 
-/* Accumulates rejection per length bin for @config into slot @slot. */
+/* Accumulates rejection per length bin of @result (row outcomes of the engine's steps) into slot
+ * @slot. */
 static void
-dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwConfig *config, guint slot)
+dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwWhatifRunResult *result, guint slot)
 {
-  g_autofree double *lengths = NULL;
-  g_autofree guint8 *rejected = NULL;
-  gsize capacity = 0;
   gboolean any = FALSE;
-  guint n_steps;
 
   memset (self->rows[slot], 0, sizeof self->rows[slot]);
   memset (self->rejected[slot], 0, sizeof self->rejected[slot]);
   self->valid[slot] = FALSE;
-  if (!self->engine)
+  if (!self->engine || !result || !result->row_rejected)
     return;
-  n_steps = dw_whatif_engine_get_n_steps (self->engine);
-  for (guint index = 0; index < n_steps; index++)
+  for (guint index = 0; index < result->n_steps; index++)
     {
-      const DwWhatifStep *step = dw_whatif_engine_get_step (self->engine, index);
-      gsize n_rows = dw_whatif_step_get_n_rows (step);
+      const guint8 *rejected = result->row_rejected[index];
+      const DwWhatifStep *step;
+      const double *lengths;
+      gsize n_rows;
 
-      if (n_rows > capacity)
-        {
-          capacity = n_rows;
-          lengths = g_renew (double, lengths, capacity);
-          rejected = g_renew (guint8, rejected, capacity);
-        }
-      if (!n_rows || !dw_whatif_step_row_outcomes (step, config, lengths, rejected))
+      if (rejected == NULL)
         continue;
+      step = dw_whatif_engine_get_step (self->engine, index);
+      if ((n_rows = dw_whatif_step_get_n_rows (step)) == 0)
+        continue;
+      lengths = dw_whatif_step_get_row_lengths (step);
       any = TRUE;
       for (gsize row = 0; row < n_rows; row++)
         {
           guint bin;
 
-          if (slot == 1 && lengths[row] > self->max_len)
-            self->max_len = lengths[row];
           if (lengths[row] <= 0)
             continue;
           bin = dw_tune_length_bias_bin (self, lengths[row]);
@@ -85,6 +79,33 @@ dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwConfig *config, gu
         }
     }
   self->valid[slot] = any;
+}
+
+/* the longest sequence of the steps whose outcomes @result knows: the bins' range */
+static void
+dw_tune_length_bias_find_max (DwTuneLengthBias *self, const DwWhatifRunResult *result)
+{
+  if (!result || !result->row_rejected)
+    return;
+  for (guint index = 0; index < result->n_steps; index++)
+    {
+      const DwWhatifStep *step = dw_whatif_engine_get_step (self->engine, index);
+      const double *lengths = dw_whatif_step_get_row_lengths (step);
+      gsize n_rows = dw_whatif_step_get_n_rows (step);
+
+      if (result->row_rejected[index] == NULL)
+        continue;
+      for (gsize row = 0; row < n_rows; row++)
+        if (lengths[row] > self->max_len)
+          self->max_len = lengths[row];
+    }
+}
+
+/* the row outcomes of @config over the engine's steps (evaluated in parallel) */
+static DwWhatifRunResult *
+dw_tune_length_bias_evaluate (DwTuneLengthBias *self, const DwConfig *config)
+{
+  return dw_whatif_engine_evaluate_rows (self->engine, config, NULL);
 }
 
 /* The references: one RS option of the newest verl, its keys found by role. */
@@ -280,20 +301,25 @@ dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *engine)
   self->max_len = 0;
   if (engine != NULL)
     {
-      /* the first pass finds the longest sequence: run it twice so slot 1 uses the final bins */
+      g_autoptr (DwWhatifRunResult) sequence = NULL;
+      g_autoptr (DwWhatifRunResult) geometric = NULL;
+
+      /* the bins span the longest sequence of the sequence-bound reference's steps */
       dw_tune_length_bias_reference (&config, "seq_sum_k1", "0.5_2.0");
-      dw_tune_length_bias_outcomes (self, &config, 1);
-      dw_tune_length_bias_outcomes (self, &config, 1);
+      sequence = dw_tune_length_bias_evaluate (self, &config);
+      dw_tune_length_bias_find_max (self, sequence);
+      dw_tune_length_bias_outcomes (self, sequence, 1);
       dw_tune_length_bias_reference (&config, "seq_mean_k1", "0.999_1.001");
-      dw_tune_length_bias_outcomes (self, &config, 2);
+      geometric = dw_tune_length_bias_evaluate (self, &config);
+      dw_tune_length_bias_outcomes (self, geometric, 2);
     }
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 void
-dw_tune_length_bias_set_config (DwTuneLengthBias *self, const DwConfig *config)
+dw_tune_length_bias_set_result (DwTuneLengthBias *self, const DwWhatifRunResult *result)
 {
   g_return_if_fail (DW_IS_TUNE_LENGTH_BIAS (self));
-  dw_tune_length_bias_outcomes (self, config, 0);
+  dw_tune_length_bias_outcomes (self, result, 0);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }

@@ -21,7 +21,8 @@ G_DECLARE_FINAL_TYPE (DwTuneLengthBias, dw_tune_length_bias, DW, TUNE_LENGTH_BIA
 /* The run whose steps are binned (a reference is kept; NULL clears the view); computes the two
  * reference curves. */
 void dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *engine);
-/* The what-if curve for @config. */
-void dw_tune_length_bias_set_config (DwTuneLengthBias *self, const DwConfig *config);
+/* The what-if curve from @result: dw_whatif_engine_evaluate_rows () of the config on the engine
+ * set (its row outcomes; NULL or none: no curve). */
+void dw_tune_length_bias_set_result (DwTuneLengthBias *self, const DwWhatifRunResult *result);
 
 G_END_DECLS

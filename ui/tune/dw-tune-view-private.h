@@ -22,6 +22,9 @@
 
 G_BEGIN_DECLS
 
+/* ms the controls rest before the approximate result shown is refined */
+#define DW_TUNE_VIEW_REFINE_DELAY 150
+
 /* dw-chart-card.h is not included here: dw-tune-export.c includes core/export, whose
  * DwExportFormat shares its name with the chart's */
 typedef struct _DwChartCard DwChartCard;
@@ -140,6 +143,7 @@ struct _DwTuneView
   guint tick_id;
   guint idle_id;
   guint refresh_id; /* redraws the refined values, at most once a frame */
+  guint refine_id;  /* starts the refinement once the controls rest (DW_TUNE_VIEW_REFINE_DELAY) */
   gboolean dirty;
   DwWhatifRunResult *result;
   char *error_text;

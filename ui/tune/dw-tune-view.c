@@ -92,6 +92,32 @@ dw_tune_view_canonical_key (const DwWhatifStepResult *res, const DwTuneChartSpec
   return best;
 }
 
+/* where @key is in @res's metrics (n_metrics when absent), as dw_whatif_step_result_get () finds
+ * it: the first equal key */
+static gsize
+dw_tune_view_key_position (const DwWhatifStepResult *res, const char *key)
+{
+  gsize position = 0;
+
+  while (position < res->result.n_metrics && strcmp (res->result.metrics[position].key, key) != 0)
+    position++;
+  return position;
+}
+
+/* dw_tune_view_key_position () looked for first at @hint: the steps of one evaluation list the
+ * same keys in the same order (a slider move at 3000 steps × 6 charts); the keys are sorted, so
+ * an equal key before @hint would be right before it */
+static gsize
+dw_tune_view_key_find (const DwWhatifStepResult *res, const char *key, gsize hint)
+{
+  if (hint < res->result.n_metrics && strcmp (res->result.metrics[hint].key, key) == 0
+      && (hint == 0 || strcmp (res->result.metrics[hint - 1].key, key) != 0))
+    return hint;
+  return dw_tune_view_key_position (res, key);
+}
+
+#define DW_TUNE_VIEW_KEY_MEMO 4
+
 /* @spec's value at every step, and its error bound (0 when exact, NAN when not known) */
 static void
 dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, double *values,
@@ -99,7 +125,12 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
 {
   const DwWhatifRunResult *res = self->result;
   char key[DW_METRIC_KEY_MAX] = "";
-  gsize absent_n_metrics = G_MAXSIZE;
+  gsize absent_n_metrics = G_MAXSIZE, hint = G_MAXSIZE;
+  /* the key found for results of as many metrics (a refinement mixes exact and approximate
+   * results, whose key sets differ): searched for once per metric count, not at every switch */
+  gsize found_n_metrics[DW_TUNE_VIEW_KEY_MEMO];
+  char found_key[DW_TUNE_VIEW_KEY_MEMO][DW_METRIC_KEY_MAX];
+  guint n_found = 0;
   *any_approx = FALSE;
   for (guint i = 0; i < res->n_steps; i++)
     {
@@ -111,26 +142,44 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
           *any_approx |= r->pending;
           continue;
         }
-      const double *v = key[0] ? dw_whatif_step_result_get (r, key, NULL) : NULL;
-      if (!v)
+      gsize position = key[0] ? dw_tune_view_key_find (r, key, hint) : r->result.n_metrics;
+      if (position >= r->result.n_metrics)
         {
           /* the steps of one evaluation with as many metrics have the same keys: a metric absent
            * from one is not searched for again in the others (a slider move at 3000 steps) */
-          const char *k
-            = r->result.n_metrics == absent_n_metrics ? NULL : dw_tune_view_canonical_key (r, spec);
-          if (!k)
+          gboolean memo_known = FALSE;
+          for (guint memo = 0; memo < n_found && position >= r->result.n_metrics; memo++)
+            if (found_n_metrics[memo] == r->result.n_metrics)
+              {
+                memo_known = TRUE;
+                g_strlcpy (key, found_key[memo], sizeof key);
+                position = dw_tune_view_key_position (r, key);
+              }
+          if (position >= r->result.n_metrics)
             {
-              absent_n_metrics = r->result.n_metrics;
-              continue;
+              const char *k = r->result.n_metrics == absent_n_metrics
+                                ? NULL
+                                : dw_tune_view_canonical_key (r, spec);
+              if (!k)
+                {
+                  absent_n_metrics = r->result.n_metrics;
+                  continue;
+                }
+              g_strlcpy (key, k, sizeof key);
+              if (!memo_known && n_found < DW_TUNE_VIEW_KEY_MEMO)
+                {
+                  found_n_metrics[n_found] = r->result.n_metrics;
+                  g_strlcpy (found_key[n_found++], key, DW_METRIC_KEY_MAX);
+                }
+              if ((position = dw_tune_view_key_position (r, key)) >= r->result.n_metrics)
+                continue;
             }
-          g_strlcpy (key, k, sizeof key);
         }
-      gboolean approx = FALSE;
-      v = dw_whatif_step_result_get (r, key, &approx);
-      if (v)
-        values[i] = *v;
-      if (v && approx)
-        bounds[i] = dw_whatif_step_result_get_error_bound (r, key);
+      hint = position;
+      gboolean approx = r->approximate && r->approximate[position];
+      values[i] = r->result.metrics[position].value;
+      if (approx)
+        bounds[i] = r->error_bound ? r->error_bound[position] : 0.0;
       *any_approx |= approx;
     }
 }
@@ -478,7 +527,7 @@ dw_tune_view_set_result (DwTuneView *self, DwWhatifRunResult *res)
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   self->result = res;
   dw_tune_view_update_charts_and_summary (self);
-  dw_tune_length_bias_set_config (self->length_bias, &self->config);
+  dw_tune_length_bias_set_result (self->length_bias, res);
   dw_tune_view_update_thresholds (self);
   dw_tune_view_update_status (self);
   g_signal_emit (self, signals[SIGNAL_EVALUATED], 0, !res->any_approximate);
@@ -566,6 +615,17 @@ dw_tune_view_start_refinement (DwTuneView *self)
                                dw_tune_view_refine_done_cb, g_object_ref (self));
 }
 
+/* the controls rested: the refinement of the result shown starts */
+static void
+dw_tune_view_refine_later_cb (gpointer user_data)
+{
+  DwTuneView *self = user_data;
+
+  self->refine_id = 0;
+  dw_tune_view_start_refinement (self);
+  dw_tune_view_update_status (self);
+}
+
 static void
 dw_tune_view_evaluate_now (DwTuneView *self)
 {
@@ -577,10 +637,11 @@ dw_tune_view_evaluate_now (DwTuneView *self)
     {
       g_cancellable_cancel (self->exact_cancellable);
       g_clear_object (&self->exact_cancellable);
-      self->exact_running = FALSE;
     }
+  self->exact_running = FALSE;
+  g_clear_handle_id (&self->refine_id, g_source_remove);
   g_clear_handle_id (&self->refresh_id, g_source_remove);
-  DwWhatifRunResult *res = dw_whatif_engine_evaluate (self->engine, &self->config, &error);
+  DwWhatifRunResult *res = dw_whatif_engine_evaluate_rows (self->engine, &self->config, &error);
   if (!res)
     {
       g_free (self->error_text);
@@ -591,7 +652,15 @@ dw_tune_view_evaluate_now (DwTuneView *self)
   dw_tune_view_set_result (self, res);
   if (res->any_approximate)
     {
-      dw_tune_view_start_refinement (self);
+      /* not while a slider is dragged: a refinement started every frame would be cancelled the
+       * next, and take a processor from the evaluations meanwhile (docs/TUNE.md) */
+      self->exact_running = TRUE;
+      self->exact_done = self->exact_total = 0;
+      for (guint index = 0; index < res->n_steps; index++)
+        self->exact_total += (res->results[index].any_approximate || res->results[index].pending)
+                             && !res->results[index].failed;
+      self->refine_id
+        = g_timeout_add_once (DW_TUNE_VIEW_REFINE_DELAY, dw_tune_view_refine_later_cb, self);
       dw_tune_view_update_status (self);
     }
   dw_tune_view_busy_changed (self);
@@ -805,6 +874,7 @@ dw_tune_view_dispose (GObject *object)
   g_clear_object (&self->exact_cancellable);
   g_clear_handle_id (&self->idle_id, g_source_remove);
   g_clear_handle_id (&self->refresh_id, g_source_remove);
+  g_clear_handle_id (&self->refine_id, g_source_remove);
   if (self->tick_id)
     {
       gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
@@ -1060,6 +1130,7 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   g_clear_object (&self->exact_cancellable);
   self->exact_running = FALSE;
   g_clear_handle_id (&self->refresh_id, g_source_remove);
+  g_clear_handle_id (&self->refine_id, g_source_remove);
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_pointer (&self->error_text, g_free);
