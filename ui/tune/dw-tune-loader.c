@@ -292,6 +292,9 @@ dw_tune_loader_load_read (DwStore *store, gpointer data, GCancellable *cancellab
                                     MIN (DW_TUNE_LOADER_CHUNK, steps->len - start), pool, &chunk,
                                     cancellable, error);
   g_thread_pool_free (pool, FALSE, TRUE);
+  /* this GTask thread built full steps through the correction core: its scratch buffers go
+   * before the thread returns to GIO's pool (as the refinement does) */
+  dw_correction_release_workspace ();
   g_mutex_clear (&chunk.lock);
   g_cond_clear (&chunk.done);
   return ok;
