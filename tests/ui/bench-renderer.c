@@ -38,20 +38,6 @@ cpu_seconds (void)
          + ru.ru_stime.tv_usec / 1e6;
 }
 
-static GtkWidget *
-find_named (GtkWidget *w, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *r = find_named (c, name);
-      if (r)
-        return r;
-    }
-  return NULL;
-}
-
 typedef struct
 {
   gboolean evaluated;
@@ -144,7 +130,7 @@ run_child (const char *renderer)
   focus = gtk_root_get_focus (GTK_ROOT (window));
   idle = idle_cpu_percent ();
   /* idle with the keyboard in the tag entry, as after typing a filter (its cursor blinks) */
-  gtk_widget_grab_focus (find_named (GTK_WIDGET (window), "tag-entry"));
+  gtk_widget_grab_focus (dw_ui_test_find_named (GTK_WIDGET (window), "tag-entry"));
   dw_ui_test_iterate_ms (3000);
   idle_entry = idle_cpu_percent ();
 
@@ -152,7 +138,7 @@ run_child (const char *renderer)
   dw_window_set_view (window, "tune");
   g_assert_true (wait_ready (window, 120000));
   dw_ui_test_iterate_ms (500);
-  tune = find_named (GTK_WIDGET (window), "scale-is-threshold");
+  tune = dw_ui_test_find_named (GTK_WIDGET (window), "scale-is-threshold");
   g_assert_nonnull (tune);
   adj = gtk_range_get_adjustment (GTK_RANGE (tune));
   tune = gtk_widget_get_ancestor (tune, DW_TYPE_TUNE_VIEW);

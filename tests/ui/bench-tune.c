@@ -113,21 +113,6 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-static GtkWidget *
-find_named (GtkWidget *widget, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (widget), name) == 0)
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_named (child, name);
-      if (found)
-        return found;
-    }
-  return NULL;
-}
-
 /* The slider: @N_MOVES moves of the IS threshold, each timed to its "evaluated" signal; the page
  * rests @rest_ms after each (0: a drag, one move a frame; the refinement starts only when the
  * controls rest 150 ms (dw-tune-view.c), so a longer rest lets it run and the next move
@@ -136,7 +121,7 @@ static void
 bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_ms)
 {
   GtkAdjustment *adjustment
-    = gtk_range_get_adjustment (GTK_RANGE (find_named (view, "scale-is-threshold")));
+    = gtk_range_get_adjustment (GTK_RANGE (dw_ui_test_find_named (view, "scale-is-threshold")));
   double lower = gtk_adjustment_get_lower (adjustment);
   double upper = gtk_adjustment_get_upper (adjustment);
   double times[N_MOVES], cpu[N_MOVES];

@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "dw-tune-view.h"
 #include "dw-window.h"
 
 #include <stdlib.h>
@@ -293,4 +294,33 @@ dw_ui_test_wait_window_ready (gpointer window, guint timeout_ms)
       g_usleep (1000);
     }
   return FALSE;
+}
+
+GtkWidget *
+dw_ui_test_find_named (GtkWidget *widget, const char *name)
+{
+  if (g_strcmp0 (gtk_widget_get_name (widget), name) == 0)
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = dw_ui_test_find_named (child, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+void
+dw_ui_test_wait_tune_idle (gpointer view)
+{
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+
+  for (int iteration = 0; iteration < 5; iteration++)
+    g_main_context_iteration (NULL, FALSE);
+  while (dw_tune_view_get_busy (DW_TUNE_VIEW (view)))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
 }

@@ -40,5 +40,10 @@ void dw_ui_test_remove_tree (const char *path);
 /* Runs the main loop until dw_window_is_ready() (@window is a DwWindow), then 100 ms more so that
  * the charts have drawn; FALSE after @timeout_ms. */
 gboolean dw_ui_test_wait_window_ready (gpointer window, guint timeout_ms);
+/* The first widget named @name (gtk_widget_set_name / the .ui id) in @widget's tree, or NULL. */
+GtkWidget *dw_ui_test_find_named (GtkWidget *widget, const char *name);
+/* Runs the main loop until the Tune page (@view is a DwTuneView) is no longer busy: a few
+ * iterations first, since a change may still be waiting for its frame; fails after 120 s. */
+void dw_ui_test_wait_tune_idle (gpointer view);
 
 G_END_DECLS

@@ -21,39 +21,10 @@
 
 #define N_STEPS 12
 
-static void
-wait_idle (DwTuneView *view)
-{
-  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
-
-  for (int i = 0; i < 5; i++)
-    g_main_context_iteration (NULL, FALSE);
-  while (dw_tune_view_get_busy (view))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_main_context_iteration (NULL, TRUE);
-    }
-}
-
-static GtkWidget *
-find_named (GtkWidget *widget, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (widget), name) == 0)
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_named (child, name);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 static const char *
 status_text (GtkWidget *view)
 {
-  GtkWidget *label = find_named (view, "status-label");
+  GtkWidget *label = dw_ui_test_find_named (view, "status-label");
 
   g_assert_nonnull (label);
   return gtk_label_get_text (GTK_LABEL (label));
@@ -122,15 +93,15 @@ test_source_gone (void)
   gtk_window_present (GTK_WINDOW (window));
   dw_tune_view_set_compact_tokens (view, 0);
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_true (dw_tune_view_get_compact (view));
 
   /* a token IS cap inside the bulk of the log-ratios: approximate on every step at first */
-  entry = find_named (widget, "bound-is-threshold");
+  entry = dw_ui_test_find_named (widget, "bound-is-threshold");
   g_assert_nonnull (entry);
   gtk_editable_set_text (GTK_EDITABLE (entry), "1.01");
   g_signal_emit_by_name (entry, "activate");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   result = dw_tune_view_get_result (view);
   g_assert_cmpuint (result->n_steps, ==, N_STEPS);
   for (guint index = 0; index < result->n_steps; index++)
@@ -149,7 +120,7 @@ test_source_gone (void)
                        run_id, gone_step);
   exec_sql (dw_store_get_path (store), sql);
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   result = dw_tune_view_get_result (view);
   g_assert_cmpuint (result->n_steps, ==, N_STEPS - 1);
   for (guint index = 0; index < result->n_steps; index++)

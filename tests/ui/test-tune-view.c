@@ -59,23 +59,9 @@ make_store (void)
 }
 
 static GtkWidget *
-find_named (GtkWidget *w, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *r = find_named (c, name);
-      if (r)
-        return r;
-    }
-  return NULL;
-}
-
-static GtkWidget *
 named (GtkWidget *root, const char *name)
 {
-  GtkWidget *w = find_named (root, name);
+  GtkWidget *w = dw_ui_test_find_named (root, name);
   if (!w)
     g_error ("no widget named %s", name);
   return w;
@@ -93,20 +79,6 @@ card_says (GtkWidget *root, const char *canonical, const char *text)
   label = named (card, "empty-label");
   return g_strcmp0 (gtk_label_get_text (GTK_LABEL (label)), text) == 0
          && gtk_widget_is_visible (label);
-}
-
-static void
-wait_idle (DwTuneView *view)
-{
-  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
-  /* a few iterations first: a change may still be waiting for its frame */
-  for (int i = 0; i < 5; i++)
-    g_main_context_iteration (NULL, FALSE);
-  while (dw_tune_view_get_busy (view))
-    {
-      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
-      g_main_context_iteration (NULL, TRUE);
-    }
 }
 
 static guint64
@@ -340,7 +312,7 @@ test_tune_view (void)
 
   dw_tune_view_set_run (view, store, run_id);
   g_assert_true (dw_tune_view_get_busy (view));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (dw_tune_view_get_run_id (view), ==, run_id);
   guint n = assert_matches_recompute (view);
   g_assert_cmpuint (n, >, N_STEPS * 20);
@@ -349,7 +321,7 @@ test_tune_view (void)
    * equals the recompute and the logged values again */
   set_entry (w, "bound-seq_mean_k3-upper", "0.05");
   g_assert_true (dw_tune_view_get_busy (view));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
   assert_matches_recompute (view);
@@ -381,7 +353,7 @@ test_tune_view (void)
   /* the IS threshold slider is log-scale: 10^0.69897 → 5 (three significant digits) */
   GtkAdjustment *adj = gtk_range_get_adjustment (GTK_RANGE (named (w, "scale-is-threshold")));
   gtk_adjustment_set_value (adj, log10 (5.0));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (named (w, "bound-is-threshold"))), ==,
                    "5.0");
@@ -393,7 +365,7 @@ test_tune_view (void)
   gulong hid = g_signal_connect (view, "evaluated", G_CALLBACK (on_evaluated), &n_eval);
   for (int i = 1; i <= 25; i++)
     gtk_adjustment_set_value (adj, log10 (4.0 + i / 25.0));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpuint (n_eval, ==, 1);
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 5.0);
   g_signal_handler_disconnect (view, hid);
@@ -402,7 +374,7 @@ test_tune_view (void)
   /* a second RS option: the threshold grammar gets one spec per option, in option order */
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-token_k1")), TRUE);
   set_entry (w, "bound-token_k1-lower", "0.25");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,seq_mean_k3");
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.25_2.0,0.05");
   assert_matches_recompute (view);
@@ -419,17 +391,17 @@ test_tune_view (void)
                   first_approx ? "approximate" : "exact");
   if (first_approx)
     g_assert_true (dw_tune_view_get_busy (view));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,token_k3,seq_mean_k3");
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.25_2.0,0.02,0.05");
   assert_matches_recompute (view);
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-token_k3")), FALSE);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "token_k1,seq_mean_k3");
 
   /* batch normalisation and sequence-level IS */
   gtk_switch_set_active (GTK_SWITCH (named (w, "bn-switch")), TRUE);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_true (dw_config_get (c, "rollout_is_batch_normalize")->b);
   assert_matches_recompute (view);
 
@@ -459,19 +431,19 @@ test_tune_view (void)
 
   /* the older generation: G2 vocabulary (token/sequence/geometric RS, veto) */
   select_generation (w, "verl-0.7.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_0);
   g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
   g_assert_false (gtk_widget_get_visible (named (w, "rs-token_k1")));
   /* veto switched off: verl 0.6-0.7 still log its fraction (0), and so does the what-if */
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "veto-row")), FALSE);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-veto_fraction")), "whatif"));
   g_assert_false (card_says (w, "veto_fraction", "Veto is off in this configuration"));
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "rs-geometric")), TRUE);
   adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (named (w, "veto-row")), TRUE);
   set_entry (w, "bound-veto", "1e-06");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "geometric");
   g_assert_cmpfloat (dw_config_get (c, "rollout_token_veto_threshold")->f, ==, 1e-6);
   assert_matches_recompute (view);
@@ -479,7 +451,7 @@ test_tune_view (void)
 
   /* slime: no statistics path, every value comes from the exact pass (recompute on the batches) */
   select_generation (w, "slime");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
   {
     /* slime logs no veto fraction with the veto off, and the run logged none: the card says why
@@ -488,17 +460,17 @@ test_tune_view (void)
     gboolean veto_was_on = adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (veto_row));
 
     adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (veto_row), FALSE);
-    wait_idle (view);
+    dw_ui_test_wait_tune_idle (view);
     g_assert_true (card_says (w, "veto_fraction", "Veto is off in this configuration"));
     g_assert_cmpfloat (gtk_widget_get_opacity (named (w, "chart-veto_fraction")), ==, 0.0);
     adw_expander_row_set_enable_expansion (ADW_EXPANDER_ROW (veto_row), veto_was_on);
-    wait_idle (view);
+    dw_ui_test_wait_tune_idle (view);
     g_assert_cmpint (adw_expander_row_get_enable_expansion (ADW_EXPANDER_ROW (veto_row)), ==,
                      veto_was_on);
   }
   g_assert_true (gtk_widget_get_visible (named (w, "rs-token")));
   set_entry (w, "bound-is-threshold", "3.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpfloat (dw_config_get (c, "tis_upper_bound")->f, ==, 3.0);
   assert_matches_recompute (view);
   assert_round_trip (view, "args");
@@ -512,7 +484,7 @@ test_tune_view (void)
   g_assert_true (gtk_widget_activate_action (w, "tune.paste-config", NULL));
   while (c->generation != DW_GEN_VERL_LATEST)
     g_main_context_iteration (NULL, TRUE);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is")->s, ==, "sequence");
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 3.0);
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_sum_k1");
@@ -551,7 +523,7 @@ test_tune_view (void)
     gint64 run2_id = g_array_index (report.run_ids, gint64, 0);
     dw_ingest_report_clear (&report);
     dw_tune_view_set_run (view, store, run2_id);
-    wait_idle (view);
+    dw_ui_test_wait_tune_idle (view);
     g_assert_null (dw_tune_view_get_result (view));
     g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (named (w, "status-label"))),
                               "no stored rollout batches"));
@@ -610,13 +582,13 @@ test_schema_controls (void)
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
 
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   select_generation (w, "verl-0.9.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
 
   /* verl's IcePop preset: the mode row says IcePop, both bounds shown, the oob card drawn */
   select_label (w, "preset-row", "decoupled_token_icepop");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
   g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
   g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
@@ -627,22 +599,22 @@ test_schema_controls (void)
   g_assert_nonnull (dw_chart_get_series (DW_CHART (named (w, "chart-is_oob_fraction")), "whatif"));
   assert_matches_recompute (view);
   select_label (w, "preset-row", "bypass_pg_token_icepop");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
   g_assert_true (dw_config_get (c, "bypass_mode")->b);
 
   /* from truncation to IcePop with the controls: the bounds become "lower_upper" */
   select_label (w, "preset-row", "decoupled_token_is");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
   g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
   g_assert_false (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
   select_label (w, "is-mode-row", "IcePop");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_2.0");
   g_assert_true (gtk_widget_is_visible (named (w, "bound-is-lower")));
   set_entry (w, "bound-is-lower", "0.25");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.25_2.0");
   g_assert_true (result_has_key (view, "rollout_corr/rollout_is_oob_ratio"));
   assert_matches_recompute (view);
@@ -655,18 +627,18 @@ test_schema_controls (void)
   }
   /* back to truncation: a number again */
   select_label (w, "is-mode-row", "Truncate (TIS)");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (dw_config_get (c, "rollout_is_threshold")->kind, ==, DW_VALUE_FLOAT);
 
   /* verl-0.8.0 is offered as itself, with the same IcePop */
   select_generation (w, "verl-0.8.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
   g_assert_true (gtk_widget_get_visible (named (w, "is-mode-row")));
 
   /* verl-0.7.1 has no IcePop: no mode row, no lower bound */
   select_generation (w, "verl-0.7.1");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_7_1);
   g_assert_false (gtk_widget_get_visible (named (w, "is-mode-row")));
   g_assert_false (gtk_widget_is_visible (named (w, "bound-is-lower")));
@@ -677,33 +649,33 @@ test_schema_controls (void)
                                 "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
                                 &error));
   g_assert_no_error (error);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
   g_assert_cmpstr (selected_label (w, "is-mode-row"), ==, "IcePop");
   /* and a verl-0.8.0 page keeps a pasted verl >= 0.8 config as verl-0.8.0 */
   select_generation (w, "verl-0.8.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_true (
     dw_tune_view_import_config (view,
                                 "algorithm.rollout_correction.rollout_is='token'\n"
                                 "algorithm.rollout_correction.rollout_is_threshold='0.5_5.0'\n",
                                 &error));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_8_0);
   g_assert_cmpstr (dw_config_get (c, "rollout_is_threshold")->s, ==, "0.5_5.0");
 
   /* slime's built-in paths: the function row, the bounds write tis_clip / tis_clip_low */
   select_generation (w, "slime");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_SLIME);
   g_assert_cmpstr (selected_label (w, "function-row"), ==, "mis.py");
   select_label (w, "function-row", "IcePop");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_nonnull (dw_config_get (c, "tis_function"));
   g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "icepop");
   set_entry (w, "bound-is-threshold", "3.0");
   set_entry (w, "bound-is-lower", "0.4");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   /* a bound the page cannot write (its key missing from the schema) fails here, not by a crash */
   g_assert_nonnull (dw_config_get (c, "tis_clip"));
   g_assert_nonnull (dw_config_get (c, "tis_clip_low"));
@@ -724,13 +696,13 @@ test_schema_controls (void)
     g_assert_nonnull (strstr (args, "icepop"));
   }
   select_label (w, "function-row", "Built-in TIS");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpstr (dw_config_get (c, "tis_function")->s, ==, "vanilla");
   assert_matches_recompute (view);
 
   /* verl-0.6.0 (mismatch_helper) has no presets: its keys' defaults, veto on at 1e-4 */
   select_generation (w, "verl-0.6.0");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_6_0);
   g_assert_false (gtk_widget_get_sensitive (named (w, "preset-row")));
   g_assert_true (gtk_widget_get_visible (named (w, "veto-row")));
@@ -823,7 +795,7 @@ test_run_own_config (void)
   gtk_window_set_child (GTK_WINDOW (window), w);
   gtk_window_present (GTK_WINDOW (window));
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   wait_for_check (w);
   const char *sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
   g_test_message ("header: %s", sub);
@@ -837,7 +809,7 @@ test_run_own_config (void)
   /* the right one: not flagged */
   g_assert_true (dw_store_set_run_meta (store, run_id, right, &error));
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   wait_for_check (w);
   sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
   g_test_message ("header: %s", sub);
@@ -852,7 +824,7 @@ test_run_own_config (void)
     store, run_id, "{\"generation\": \"verl-0.9.0\", \"generation_source\": \"inferred\"}",
     &error));
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
   g_assert_nonnull (strstr (sub, "verl-0.9.0 · inferred from the metric keys"));
   g_assert_cmpint (c->generation, ==, DW_GEN_VERL_0_9_0);
@@ -860,7 +832,7 @@ test_run_own_config (void)
   /* no meta at all: the generation the store reads the run's keys under, named as inferred */
   g_assert_true (dw_store_set_run_meta (store, run_id, "{}", &error));
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   sub = gtk_label_get_text (GTK_LABEL (named (w, "run-subtitle")));
   g_test_message ("header: %s", sub);
   g_assert_nonnull (strstr (sub, " · inferred from the metric keys"));
@@ -950,7 +922,7 @@ test_wheel_leaves_config (void)
   }
 
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   for (guint i = 0; i < 14; i++)
     {
       static const char *const rows[]
@@ -964,7 +936,7 @@ test_wheel_leaves_config (void)
           adw_expander_row_set_expanded (row, TRUE);
         }
     }
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   dw_ui_test_iterate_ms (300);
   before = config_text (view);
   collect_scales (w, scales);
@@ -987,7 +959,7 @@ test_wheel_leaves_config (void)
         notches = -2; /* at the bottom: scroll up instead */
       g_assert_true (dw_ui_test_wheel (scale, gtk_widget_get_width (scale) / 2.0,
                                        gtk_widget_get_height (scale) / 2.0, notches));
-      wait_idle (view);
+      dw_ui_test_wait_tune_idle (view);
       g_test_message ("%s: page %g → %g", gtk_widget_get_name (scale), top,
                       gtk_adjustment_get_value (vadj));
       g_assert_cmpfloat (gtk_range_get_value (GTK_RANGE (scale)), ==, value);
@@ -1018,7 +990,7 @@ test_modified_and_errors (void)
   gtk_window_set_child (GTK_WINDOW (window), w);
   gtk_window_present (GTK_WINDOW (window));
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   /* the demo prints its config, which the page opens as the run's own (no preset to differ
    * from): start from the preset it was made from */
   {
@@ -1026,7 +998,7 @@ test_modified_and_errors (void)
     DwCorrectionError perr;
     g_assert_true (dw_preset_config (c->generation, "decoupled_k3_rs_token_tis", &preset, &perr));
     dw_tune_view_set_config (view, "decoupled_k3_rs_token_tis", &preset);
-    wait_idle (view);
+    dw_ui_test_wait_tune_idle (view);
   }
 
   g_assert_nonnull (
@@ -1036,7 +1008,7 @@ test_modified_and_errors (void)
   g_assert_false (dw_tune_view_get_modified (view));
 
   set_entry (w, "bound-is-threshold", "5");
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_true (dw_tune_view_get_modified (view));
   g_assert_true (gtk_widget_get_visible (row));
   g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==,
@@ -1065,7 +1037,7 @@ test_modified_and_errors (void)
                                      gtk_widget_get_height (reset) / 2.0));
   else
     gtk_widget_activate (reset);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_false (dw_tune_view_get_modified (view));
   g_assert_false (gtk_widget_get_visible (row));
   g_assert_cmpfloat (dw_config_get (c, "rollout_is_threshold")->f, ==, 2.0);
@@ -1185,7 +1157,7 @@ test_compact_bounds (void)
   gtk_window_present (GTK_WINDOW (window));
   dw_tune_view_set_compact_tokens (view, 0);
   dw_tune_view_set_run (view, store, run_id);
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_assert_true (dw_tune_view_get_compact (view));
   assert_matches_recompute (view);
 
@@ -1197,7 +1169,7 @@ test_compact_bounds (void)
     g_main_context_iteration (NULL, TRUE);
   if (g_getenv ("DW_TUNE_VIEW_PNG_COMPACT"))
     save_png (window, g_getenv ("DW_TUNE_VIEW_PNG_COMPACT"));
-  wait_idle (view);
+  dw_ui_test_wait_tune_idle (view);
   g_signal_handler_disconnect (view, handler);
   g_assert_true (seen.saw_approximate);
   g_assert_cmpuint (seen.n_rows_with_bound, >, 0);

@@ -365,20 +365,6 @@ n_selected (DwWindow *window)
   return n;
 }
 
-static GtkWidget *
-find_named (GtkWidget *w, const char *name)
-{
-  if (g_strcmp0 (gtk_widget_get_name (w), name) == 0)
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *r = find_named (c, name);
-      if (r)
-        return r;
-    }
-  return NULL;
-}
-
 /* With the real pointer and keyboard: a drag zooms every chart (zoom synced) and shows the
  * "Zoomed · Reset" chip; Escape typed in the tag entry resets them all; Tab through the run list
  * keeps a two-run overlay. */
@@ -411,7 +397,7 @@ test_zoom_escape_tab (void)
   g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_cmpuint (n_selected (window), ==, 2);
   monitor = dw_window_get_monitor_view (window);
-  chip = find_named (monitor, "zoom-chip");
+  chip = dw_ui_test_find_named (monitor, "zoom-chip");
   g_assert_false (gtk_widget_get_visible (chip));
   collect_charts (monitor, charts);
   g_assert_cmpuint (charts->len, >=, 4);
@@ -429,7 +415,7 @@ test_zoom_escape_tab (void)
   g_assert_true (gtk_widget_get_visible (chip));
 
   /* Escape from the tag entry (clicked into, so it has the keyboard focus) */
-  entry = find_named (monitor, "tag-entry");
+  entry = dw_ui_test_find_named (monitor, "tag-entry");
   g_assert_nonnull (entry);
   g_assert_true (dw_ui_test_click (entry, 40, gtk_widget_get_height (entry) / 2.0));
   g_assert_true (gtk_widget_is_ancestor (gtk_root_get_focus (GTK_ROOT (window)), entry));
@@ -509,7 +495,7 @@ click_middle (GtkWidget *widget)
 static void
 run_menu_click (DwWindow *window, gint64 run_id, const char *item)
 {
-  GtkWidget *menu = find_named (row_of (window, run_id), "run-menu");
+  GtkWidget *menu = dw_ui_test_find_named (row_of (window, run_id), "run-menu");
 
   click_middle (menu);
   click_middle (find_label (menu, item));
@@ -550,7 +536,7 @@ test_runs_table (void)
   g_assert_cmpuint (dw_monitor_view_get_n_runs (monitor), ==, 2);
 
   /* the eye button of table-b: off the charts, still selected; and back */
-  eye = find_named (row_of (window, ids[1]), "run-visible");
+  eye = dw_ui_test_find_named (row_of (window, ids[1]), "run-visible");
   click_middle (eye);
   g_assert_true (dw_ui_test_wait_window_ready (window, 60000));
   g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (eye)));
@@ -698,7 +684,7 @@ test_last_run_per_store (void)
   gtk_window_present (GTK_WINDOW (window));
   g_assert_true (dw_ui_test_wait_window_ready (window, 30000));
   {
-    GtkWidget *filter = find_named (GTK_WIDGET (window), "run-filter");
+    GtkWidget *filter = dw_ui_test_find_named (GTK_WIDGET (window), "run-filter");
     guint n_visible = 0;
 
     gtk_editable_set_text (GTK_EDITABLE (filter), "B-1");
