@@ -119,14 +119,17 @@ head_is_binary (const guint8 *h, gsize n)
   return ctl * 1000 > n * BINARY_PERMILLE;
 }
 
-/* First bytes: binary and structured formats, or refusals. Returns TRUE when decided. */
+/* First bytes: binary and structured formats, or refusals. Returns TRUE when decided; sets
+ * @whole when the head examined was a whole HEAD_BYTES (a shorter one is looked at again when
+ * the file grows). */
 static gboolean
-examine_head (DwSniffer *s, int fd)
+examine_head (DwSniffer *s, int fd, gboolean *whole)
 {
   g_autofree guint8 *head = g_malloc (HEAD_BYTES);
   gssize n = pread_all (fd, head, HEAD_BYTES, 0);
   DwFormat f;
 
+  *whole = n == HEAD_BYTES;
   if (n < 0)
     {
       set_reason (s, FALSE, g_strdup_printf (_ ("cannot be read: %s"), g_strerror (errno)));
@@ -213,9 +216,13 @@ dw_sniffer_step (DwSniffer *s, int fd, gint64 budget_us)
     return s->format;
   if (!s->head_done)
     {
-      if (examine_head (s, fd))
+      gboolean whole;
+
+      if (examine_head (s, fd, &whole))
         return s->format;
-      s->head_done = TRUE;
+      /* a format told by its first line (verl's JSONL) cannot be told from the first bytes of
+       * that line, which is all a file being written may hold at the first look */
+      s->head_done = whole;
     }
   buf = g_malloc (CHUNK_BYTES);
   while (s->offset < size)

@@ -491,7 +491,9 @@ test_run_detection (Fixture *f, gconstpointer data)
 /* ---- growing, truncated, rewritten files ------------------------------------------------ */
 
 /* A file written in random pieces (cut anywhere, mid-line or mid-record) and ingested after
- * each piece, with tiny chunks, ends up exactly as one clean ingest of the whole file. */
+ * each piece, with tiny chunks, ends up exactly as one clean ingest of the whole file. The first
+ * piece is 4 bytes: a follower may look while the logger's first line is half written (CI's
+ * watch test once looked at `{"st` and never told verl's JSONL again). */
 static void
 check_growing (Fixture *f, const char *sample, const char *name, guint32 seed)
 {
@@ -508,7 +510,7 @@ check_growing (Fixture *f, const char *sample, const char *name, guint32 seed)
   dw_ingester_set_chunk_size (f->ing, 100);
   while (pos < len)
     {
-      gsize size = (gsize)g_rand_int_range (rand, 1, (gint32)(len / 7) + 2);
+      gsize size = pos == 0 ? 4 : (gsize)g_rand_int_range (rand, 1, (gint32)(len / 7) + 2);
       gsize piece = MIN (len - pos, size); /* MIN evaluates twice: not the call itself */
       DwIngestReport r;
       append_file (path, text + pos, piece);
