@@ -124,12 +124,12 @@ enum
   DW_WORKSPACE_N_SLOTS
 };
 
-/* A buffer of at least @bytes for @slot, kept for the thread's next runs. */
+/* A buffer of at least @bytes for @slot, kept for the thread's next runs and freed when the
+ * thread exits. */
 void *dw_workspace_get (int slot, size_t bytes);
 /* A result array the caller owns (released with dw_workspace_free or free). */
 void *dw_workspace_alloc (size_t bytes);
 void dw_workspace_free (void *block);
-void dw_workspace_release (void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* metric emitters                                                                             */

@@ -120,9 +120,3 @@ dw_correction_check_config (const DwConfig *config, DwCorrectionError *error)
     return dw_error_set (error, DW_ERROR_VALUE, "preset must be resolved with dw_preset_apply().");
   return dw_plan_build (config, &plan, error);
 }
-
-void
-dw_correction_release_workspace (void)
-{
-  dw_workspace_release ();
-}

@@ -83,8 +83,8 @@ extern "C"
                                 DwCorrectionResult *result, DwCorrectionError *error);
 
   /* Runs keep their large temporaries in a per-thread workspace (about 5 doubles per token of the
-   * largest batch seen) so that repeated runs do not fault fresh pages; this frees it. */
-  void dw_correction_release_workspace (void);
+   * largest batch seen) so that repeated runs do not fault fresh pages; a thread's workspace is
+   * freed when the thread exits (nothing for the caller to release). */
 
   /* Runs a plan from dw_plan_build (the configuration is checked once, not per batch). */
   bool dw_correction_run_plan (const DwBatch *batch, const DwPlan *plan, DwEntry entry,

@@ -2,21 +2,59 @@
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * libc + libm only. Arithmetic follows torch (docs/CORRECTION.md §2): every elementwise result is
- * rounded to the input dtype, reductions accumulate in double.
+ * libc + libm only (C11 <threads.h>, part of libc). The buffers of a thread are freed when the
+ * thread exits: the first buffer a thread keeps sets a thread-specific value whose destructor
+ * (C11 tss, pthread keys in glibc) releases them, so no caller has to remember to. A process's
+ * main thread keeps its buffers until exit, reachable through its thread-local storage.
  */
 #include "dw-correction-private.h"
 
-#include <math.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 static _Thread_local struct
 {
   void *block;
   size_t size;
 } dw_workspace_slots[DW_WORKSPACE_N_SLOTS];
+
+static once_flag dw_workspace_key_once = ONCE_FLAG_INIT;
+static tss_t dw_workspace_key;
+static bool dw_workspace_key_created;
+/* this thread's key value is set: its destructor will run at thread exit */
+static _Thread_local bool dw_workspace_registered;
+
+static void dw_workspace_release (void);
+
+/* thread exit: the destructor of the key's value (the value is only a non-NULL token) */
+static void
+dw_workspace_thread_exit_cb (void *token)
+{
+  (void)token;
+  dw_workspace_registered = false;
+  dw_workspace_release ();
+}
+
+static void
+dw_workspace_key_create (void)
+{
+  dw_workspace_key_created
+    = tss_create (&dw_workspace_key, dw_workspace_thread_exit_cb) == thrd_success;
+}
+
+/* called before a thread keeps a block: arms the release at its exit (once per thread) */
+static void
+dw_workspace_register (void)
+{
+  if (dw_workspace_registered)
+    return;
+  call_once (&dw_workspace_key_once, dw_workspace_key_create);
+  if (dw_workspace_key_created
+      && tss_set (dw_workspace_key, (void *)&dw_workspace_registered) == thrd_success)
+    dw_workspace_registered = true;
+}
 
 void *
 dw_workspace_get (int slot, size_t bytes)
@@ -25,6 +63,7 @@ dw_workspace_get (int slot, size_t bytes)
     bytes = 1;
   if (dw_workspace_slots[slot].size < bytes)
     {
+      dw_workspace_register ();
       free (dw_workspace_slots[slot].block);
       dw_workspace_slots[slot].block = malloc (bytes);
       dw_workspace_slots[slot].size = dw_workspace_slots[slot].block ? bytes : 0;
@@ -114,6 +153,7 @@ dw_workspace_free (void *block)
             slot = candidate;
         if (dw_workspace_recycled[slot].block && dw_workspace_recycled[slot].size >= freed.size)
           break; /* the cache already holds larger blocks */
+        dw_workspace_register ();
         free (dw_workspace_recycled[slot].block);
         dw_workspace_recycled[slot] = freed;
         return;
@@ -121,7 +161,8 @@ dw_workspace_free (void *block)
   free (block);
 }
 
-void
+/* frees this thread's buffers and cached blocks (at thread exit) */
+static void
 dw_workspace_release (void)
 {
   for (int index = 0; index < DW_WORKSPACE_N_SLOTS; index++)

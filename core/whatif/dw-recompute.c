@@ -99,7 +99,6 @@ dw_recompute_worker (gpointer data)
         step->failed = TRUE;
       dw_batch_free (batch);
     }
-  dw_correction_release_workspace ();
   return NULL;
 }
 

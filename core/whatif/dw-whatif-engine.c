@@ -163,7 +163,6 @@ dw_whatif_engine_load_worker (gpointer data)
         step = dw_whatif_step_new (batch, job->steps[index], &error);
       if (batch)
         dw_batch_free (batch);
-      dw_correction_release_workspace ();
       if (!step)
         {
           g_mutex_lock (&job->lock);
@@ -437,7 +436,6 @@ dw_whatif_engine_exact_run (DwWhatifEngine *self, const DwConfig *config, GCance
         }
     }
   result->any_approximate = FALSE;
-  dw_correction_release_workspace ();
   return result;
 }
 

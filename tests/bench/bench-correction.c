@@ -201,6 +201,5 @@ main (int argc, char **argv)
   printf ("%-34s %10s %14s\n", "[reference: verl torch CPU, token IS]", "", "23");
   printf ("%-34s %10s %14s\n", "[reference: verl torch CPU, seq RS]", "", "15-17");
   dw_batch_free (b);
-  dw_correction_release_workspace ();
   return 0;
 }

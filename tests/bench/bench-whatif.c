@@ -55,7 +55,6 @@ gen_worker (gpointer data)
       g->precompute_ms[i] = (g_get_monotonic_time () - t0) / 1e3;
       dw_batch_free (b);
     }
-  dw_correction_release_workspace ();
   return NULL;
 }
 

@@ -542,6 +542,5 @@ main (int argc, char **argv)
   g_hash_table_destroy (batches);
   g_object_unref (index_parser);
   g_free (golden_dir);
-  dw_correction_release_workspace ();
   return rc;
 }

@@ -41,7 +41,7 @@ ENV = re.compile(r'\bg?_?getenv\s*\(\s*"(DW_[A-Z0-9_]*)"')
 LIBC_ONLY = {
     "assert.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdbool.h", "stddef.h",
     "stdint.h", "stdio.h", "stdlib.h", "string.h", "strings.h", "ctype.h", "stdarg.h", "time.h",
-    "immintrin.h", "x86intrin.h", "cpuid.h", "fenv.h",
+    "immintrin.h", "x86intrin.h", "cpuid.h", "fenv.h", "threads.h",
 }
 UPPER_LAYERS_OF_STORE = ("ingest", "health", "whatif", "export")
 DOCS = os.path.join(ROOT, "docs")

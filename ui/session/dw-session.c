@@ -12,7 +12,6 @@
 
 #include <glib/gi18n.h>
 
-#include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-follower.h"
 #include "dw-ingester.h"
@@ -434,9 +433,6 @@ dw_session_ingest_worker (GTask *task, gpointer source, gpointer task_data,
                           GCancellable *cancellable)
 {
   dw_session_ingest_run (task, task_data);
-  /* The demo writer and batch ingest run the correction kernels, which keep a per-thread
-   * workspace: pool threads come and go, so give it back before this one is reused or exits. */
-  dw_correction_release_workspace ();
 }
 
 static void

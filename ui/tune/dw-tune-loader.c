@@ -292,9 +292,6 @@ dw_tune_loader_load_read (DwStore *store, gpointer data, GCancellable *cancellab
                                     MIN (DW_TUNE_LOADER_CHUNK, steps->len - start), pool, &chunk,
                                     cancellable, error);
   g_thread_pool_free (pool, FALSE, TRUE);
-  /* this GTask thread built full steps through the correction core: its scratch buffers go
-   * before the thread returns to GIO's pool (as the refinement does) */
-  dw_correction_release_workspace ();
   g_mutex_clear (&chunk.lock);
   g_cond_clear (&chunk.done);
   return ok;
@@ -437,7 +434,6 @@ dw_tune_loader_refine_read (DwStore *store, gpointer data, GCancellable *cancell
     ok = !g_cancellable_set_error_if_cancelled (cancellable, error)
          && dw_tune_loader_refine_step (refine, &lent, position, error);
   g_private_set (&dw_tune_loader_lent, NULL);
-  dw_correction_release_workspace ();
   if (ok && refine->n_gone > 0)
     {
       /* TRANSLATORS: %u of %u steps; %s names the file and what happened to it */
