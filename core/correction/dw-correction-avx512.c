@@ -27,12 +27,16 @@
 #define SAFETY_F 20.0f
 
 /* torch's float32 exp on 16 floats with |x| ≤ 104 or NaN: the operations of
- * dw_correction_simd_exp8_core in the same order, so every lane equals dw_torch_expf */
+ * dw_correction_simd_exp8_core in the same order, so every lane equals dw_torch_expf. q is
+ * rounded to nearest even in the float register (as cvtps2dq then back), and 2^q is applied by
+ * vscalefps in one rounding: u·2^⌊q/2⌋ is exact (u ∈ [0.7, 1.5], |q| ≤ 150, so it stays normal)
+ * and the second product rounds once, so u·2^⌊q/2⌋·2^(q−⌊q/2⌋) is the single rounding of u·2^q,
+ * subnormal and overflowing results included */
 static VZ inline __m512
 dw_correction_avx512_exp16_core (__m512 x)
 {
-  const __m512i q = _mm512_cvtps_epi32 (_mm512_mul_ps (x, _mm512_set1_ps (DW_TORCH_EXPF_LOG2E)));
-  const __m512 qf = _mm512_cvtepi32_ps (q);
+  const __m512 qf = _mm512_roundscale_ps (_mm512_mul_ps (x, _mm512_set1_ps (DW_TORCH_EXPF_LOG2E)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 s = _mm512_fmadd_ps (qf, _mm512_set1_ps (DW_TORCH_EXPF_MINUS_LN2_HIGH), x);
   s = _mm512_fmadd_ps (qf, _mm512_set1_ps (DW_TORCH_EXPF_MINUS_LN2_LOW), s);
   __m512 u = _mm512_set1_ps (DW_TORCH_EXPF_C6);
@@ -42,12 +46,7 @@ dw_correction_avx512_exp16_core (__m512 x)
   u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (DW_TORCH_EXPF_C2));
   u = _mm512_fmadd_ps (u, s, _mm512_set1_ps (0.5f));
   u = _mm512_add_ps (_mm512_set1_ps (1.0f), _mm512_fmadd_ps (_mm512_mul_ps (s, s), u, s));
-  const __m512i half = _mm512_srai_epi32 (q, 1), bias = _mm512_set1_epi32 (127);
-  const __m512 scale_low
-    = _mm512_castsi512_ps (_mm512_slli_epi32 (_mm512_add_epi32 (half, bias), 23));
-  const __m512 scale_high = _mm512_castsi512_ps (
-    _mm512_slli_epi32 (_mm512_add_epi32 (_mm512_sub_epi32 (q, half), bias), 23));
-  return _mm512_mul_ps (_mm512_mul_ps (u, scale_low), scale_high);
+  return _mm512_scalef_ps (u, qf);
 }
 
 /* full range: below −104 is 0, above 100 is +∞, NaN stays NaN (as dw_torch_expf) */
@@ -74,13 +73,31 @@ dw_correction_avx512_expf_array_body (const float *x, float *y, size_t n)
     y[i] = dw_torch_expf (x[i]);
 }
 
+/* The valid lanes of a step. Every sum takes the 16 lanes as two halves of 8 doubles; the mask
+ * of each half is kept as it comes (from the two int64 compares of the fused mask), so no mask
+ * register is split per sum. */
+typedef struct
+{
+  __mmask16 all;
+  __mmask8 low, high;
+} DwAvx512Valid;
+
 /* the valid lanes of 16 floats added to an 8-lane double sum: the two halves are converted
  * (padding lanes as 0) and added first, one add on the loop-carried chain */
 static VZ inline __m512d
-dw_correction_avx512_acc (__m512d acc, __m512 v, __mmask16 valid)
+dw_correction_avx512_acc (__m512d acc, __m512 v, DwAvx512Valid valid)
 {
-  const __m512d lo = _mm512_maskz_cvtps_pd ((__mmask8)valid, _mm512_castps512_ps256 (v));
-  const __m512d hi = _mm512_maskz_cvtps_pd ((__mmask8)(valid >> 8), _mm512_extractf32x8_ps (v, 1));
+  const __m512d lo = _mm512_maskz_cvtps_pd (valid.low, _mm512_castps512_ps256 (v));
+  const __m512d hi = _mm512_maskz_cvtps_pd (valid.high, _mm512_extractf32x8_ps (v, 1));
+  return _mm512_add_pd (acc, _mm512_add_pd (lo, hi));
+}
+
+/* the same for 16 floats still in memory: converted from there, no lane extraction */
+static VZ inline __m512d
+dw_correction_avx512_acc_load (__m512d acc, const float *p, DwAvx512Valid valid)
+{
+  const __m512d lo = _mm512_maskz_cvtps_pd (valid.low, _mm256_loadu_ps (p));
+  const __m512d hi = _mm512_maskz_cvtps_pd (valid.high, _mm256_loadu_ps (p + 8));
   return _mm512_add_pd (acc, _mm512_add_pd (lo, hi));
 }
 
@@ -122,65 +139,125 @@ dw_correction_avx512_hsum (__m512d v)
 #define ICEPOP(PLAIN)    (!(PLAIN) && in->icepop)
 #define NORMALISE(PLAIN) (!(PLAIN) && in->bn)
 
+/* PLAIN token TIS splits its sums by whether a token's weight is clipped (W > C or W < c, rare):
+ * sw and chi sum the unclipped tokens' W and W² (= E, E² on a binary row's valid tokens), and the
+ * clipped tokens go to clip_w, clip_w2 (their W, W²) and su, su2 (their clamped U, U²). Every
+ * batch sum is then two sums of the same terms as before (Σ W = unclipped + clipped W, Σ U =
+ * unclipped W + clipped U, ...): only the grouping of the additions changes, no term cancels. */
 typedef struct
 {
-  __m512d so, sr, sl, k3, chi, sw, swr, su, su2, swt, sk[3];
+  __m512d so, sr, sl, k3, chi, sw, swr, su, su2, swt, sk[3], clip_w, clip_w2;
   size_t n_valid, fh, fl;
   __m512 wmax, wmin, kmax[3];
-  __mmask16 lnan;
 } DwAvx512Sums;
+
+/* the thresholds as vectors, read once per row */
+typedef struct
+{
+  __m512 upper, lower;
+} DwAvx512Bounds;
+
+/* the lanes of @lanes as a valid-lane set */
+static VZ inline DwAvx512Valid
+dw_correction_avx512_valid (__mmask16 lanes)
+{
+  return (DwAvx512Valid){ lanes, (__mmask8)lanes, (__mmask8)(lanes >> 8) };
+}
+
+/* a PLAIN step with a clipped token: the split sums of the struct comment above */
+static VZ void
+dw_correction_avx512_token_clipped (DwAvx512Sums *d, __m512 W, __m512 W2, DwAvx512Valid v,
+                                    __mmask16 gt, __mmask16 lt, DwAvx512Bounds bounds)
+{
+  const DwAvx512Valid clipped = dw_correction_avx512_valid (gt | lt);
+  const DwAvx512Valid kept = dw_correction_avx512_valid (v.all & ~clipped.all);
+  const __m512 U = _mm512_min_ps (bounds.upper, _mm512_max_ps (bounds.lower, W));
+  d->sw = dw_correction_avx512_acc (d->sw, W, kept);
+  d->chi = dw_correction_avx512_acc (d->chi, W2, kept);
+  d->clip_w = dw_correction_avx512_acc (d->clip_w, W, clipped);
+  d->clip_w2 = dw_correction_avx512_acc (d->clip_w2, W2, clipped);
+  d->su = dw_correction_avx512_acc (d->su, U, clipped);
+  d->su2 = dw_correction_avx512_acc (d->su2, _mm512_mul_ps (U, U), clipped);
+  d->fh += (size_t)__builtin_popcount ((unsigned)gt);
+  d->fl += (size_t)__builtin_popcount ((unsigned)lt);
+}
+
+/* phase 1 of a PLAIN step (verl v0.7.1's token TIS): the weights min (C, W) (W > C ? C : W, and
+ * W when W is NaN), W's extremes, and the unclipped sums unless a token is clipped */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_token_plain (DwAvx512Sums *d, float *pw, __m512 E, __m512 M, DwAvx512Valid v,
+                                  DwAvx512Bounds bounds)
+{
+  const __m512 W = _mm512_mul_ps (E, M);
+  _mm512_storeu_ps (pw, _mm512_min_ps (bounds.upper, W));
+  const __m512 W2 = _mm512_mul_ps (W, W);
+  const __mmask16 gt = _mm512_mask_cmp_ps_mask (v.all, W, bounds.upper, _CMP_GT_OQ);
+  const __mmask16 lt = _mm512_mask_cmp_ps_mask (v.all, W, bounds.lower, _CMP_LT_OQ);
+  d->wmax = _mm512_mask_max_ps (d->wmax, v.all, d->wmax, W);
+  d->wmin = _mm512_mask_min_ps (d->wmin, v.all, d->wmin, W);
+  if (__builtin_expect ((gt | lt) == 0, 1))
+    {
+      d->sw = dw_correction_avx512_acc (d->sw, W, v);
+      d->chi = dw_correction_avx512_acc (d->chi, W2, v);
+    }
+  else
+    dw_correction_avx512_token_clipped (d, W, W2, v, gt, lt, bounds);
+}
 
 /* phase 1 of a step: the token-IS part (weights, their sums, counts and extremes) */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m512 E, __m512 M,
-                            __mmask16 v, const bool PLAIN)
+                            DwAvx512Valid v, DwAvx512Bounds bounds, const bool PLAIN)
 {
-  const __m512 Cv = _mm512_set1_ps (in->C), cv = _mm512_set1_ps (in->c);
+  const __m512 Cv = bounds.upper, cv = bounds.lower;
   const __m512 low = APPLIED (PLAIN) ? _mm512_setzero_ps () : cv;
   const __m512 W = _mm512_mul_ps (E, M);
-  const __mmask16 gt = _mm512_cmp_ps_mask (W, Cv, _CMP_GT_OQ);
-  const __mmask16 lt = _mm512_cmp_ps_mask (W, cv, _CMP_LT_OQ);
-  /* IcePop keeps W inside [c, C] (NaN is not inside: 0), TIS truncates at C (NaN stays NaN) */
+  /* IcePop keeps W inside [c, C] (NaN is not inside: 0); TIS truncates at C: min (C, W) is
+   * W > C ? C : W, and W when W is NaN (vminps returns its second operand then) */
   const __m512 A
     = ICEPOP (PLAIN) ? _mm512_maskz_mov_ps (
         _mm512_cmp_ps_mask (W, cv, _CMP_GE_OQ) & _mm512_cmp_ps_mask (W, Cv, _CMP_LE_OQ), W)
-                     : _mm512_mask_blend_ps (gt, W, Cv);
+                     : _mm512_min_ps (Cv, W);
   _mm512_storeu_ps (pw, A);
   const __m512 S = APPLIED (PLAIN) ? A : W;
   d->sw = dw_correction_avx512_acc (d->sw, S, v);
   if (APPLIED (PLAIN))
     d->swr = dw_correction_avx512_acc (d->swr, W, v);
-  d->fh += (size_t)__builtin_popcount ((unsigned)(gt & v));
-  d->fl += (size_t)__builtin_popcount ((unsigned)(lt & v));
-  /* CLAMP (S, low, C) as the reference path: min (max (S, low), C), NaN stays NaN */
-  const __m512 Y = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (S, low, _CMP_LT_OQ), S, low);
-  const __m512 U = _mm512_mask_blend_ps (_mm512_cmp_ps_mask (Y, Cv, _CMP_GT_OQ), Y, Cv);
+  d->fh
+    += (size_t)__builtin_popcount ((unsigned)_mm512_mask_cmp_ps_mask (v.all, W, Cv, _CMP_GT_OQ));
+  d->fl
+    += (size_t)__builtin_popcount ((unsigned)_mm512_mask_cmp_ps_mask (v.all, W, cv, _CMP_LT_OQ));
+  /* CLAMP (S, low, C) as the reference path: min (max (S, low), C), NaN stays NaN (the max and
+   * min return their second operand, S, for a NaN) */
+  const __m512 U = _mm512_min_ps (Cv, _mm512_max_ps (low, S));
   d->su = dw_correction_avx512_acc (d->su, U, v);
   d->su2 = dw_correction_avx512_acc (d->su2, _mm512_mul_ps (U, U), v);
   if (NORMALISE (PLAIN))
     d->swt = dw_correction_avx512_acc (d->swt, A, v);
-  d->wmax = _mm512_mask_max_ps (d->wmax, v, d->wmax, S);
-  d->wmin = _mm512_mask_min_ps (d->wmin, v, d->wmin, S);
+  d->wmax = _mm512_mask_max_ps (d->wmax, v.all, d->wmax, S);
+  d->wmin = _mm512_mask_min_ps (d->wmin, v.all, d->wmin, S);
 }
 
 /* phase 2: the per-token sums every row needs, and the k statistics of bit set K */
 static VZ inline __attribute__ ((always_inline)) void
-dw_correction_avx512_common (DwAvx512Sums *d, __m512 O, __m512 R, __m512 L, __m512 LS, __m512 E,
-                             __mmask16 v, const bool TOK, const unsigned K)
+dw_correction_avx512_common (DwAvx512Sums *d, const float *po, const float *pr, __m512 L, __m512 LS,
+                             __m512 E, DwAvx512Valid v, const unsigned K, const bool CHI)
 {
-  const __m512 one = _mm512_set1_ps (1.0f), hi20 = _mm512_set1_ps (SAFETY_F);
+  const __m512 one = _mm512_set1_ps (1.0f);
   __m512 EL = E;
-  const __mmask16 big = _mm512_cmp_ps_mask (_mm512_abs_ps (L), hi20, _CMP_GT_OQ) & v;
+  /* |ℓ| > 20: SAFE(ℓ) differs from ℓ (never for NaN) */
+  const __mmask16 big = _mm512_mask_cmp_ps_mask (v.all, L, LS, _CMP_NEQ_OQ);
   if (__builtin_expect (big != 0, 0))
     EL = _mm512_mask_blend_ps (big, E, dw_correction_avx512_exp16 (L));
-  d->n_valid += (size_t)__builtin_popcount ((unsigned)v);
-  d->so = dw_correction_avx512_acc (d->so, O, v);
-  d->sr = dw_correction_avx512_acc (d->sr, R, v);
+  d->n_valid += (size_t)__builtin_popcount ((unsigned)v.all);
+  d->so = dw_correction_avx512_acc_load (d->so, po, v);
+  d->sr = dw_correction_avx512_acc_load (d->sr, pr, v);
   d->sl = dw_correction_avx512_acc (d->sl, L, v);
   d->k3 = dw_correction_avx512_acc (d->k3, _mm512_sub_ps (_mm512_sub_ps (EL, L), one), v);
-  d->chi = dw_correction_avx512_acc (d->chi, _mm512_mul_ps (E, E), v);
-  if (TOK || K)
-    d->lnan |= _mm512_cmp_ps_mask (L, L, _CMP_UNORD_Q) & v;
+  /* E is NaN exactly where ℓ is (SAFE keeps NaN, exp of a clamped value is finite), and a
+   * finite E² sums to a finite value: a NaN in χ²'s sum is the row's NaN flag */
+  if (CHI) /* else the PLAIN token phase sums W² = E² */
+    d->chi = dw_correction_avx512_acc (d->chi, _mm512_mul_ps (E, E), v);
   for (int j = 0; j < 3; j++)
     if (K & (1u << j))
       {
@@ -188,7 +265,7 @@ dw_correction_avx512_common (DwAvx512Sums *d, __m512 O, __m512 R, __m512 L, __m5
                           : j == 1 ? _mm512_mul_ps (_mm512_set1_ps (0.5f), _mm512_mul_ps (LS, LS))
                                    : _mm512_sub_ps (_mm512_sub_ps (E, one), LS);
         d->sk[j] = dw_correction_avx512_acc (d->sk[j], Kv, v);
-        d->kmax[j] = _mm512_mask_max_ps (d->kmax[j], v, d->kmax[j], Kv);
+        d->kmax[j] = _mm512_mask_max_ps (d->kmax[j], v.all, d->kmax[j], Kv);
       }
 }
 
@@ -204,16 +281,29 @@ dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut 
   out->sr = dw_correction_avx512_hsum (d->sr);
   out->sl = dw_correction_avx512_hsum (d->sl);
   out->k3kl = dw_correction_avx512_hsum (d->k3);
-  out->chi = dw_correction_avx512_hsum (d->chi);
-  const bool has_nan = d->lnan != 0;
+  if (TOK && PLAIN)
+    {
+      /* the split sums joined (struct comment) */
+      const double kept_w = dw_correction_avx512_hsum (d->sw);
+      const double kept_w2 = dw_correction_avx512_hsum (d->chi);
+      out->chi = kept_w2 + dw_correction_avx512_hsum (d->clip_w2);
+      out->sw = kept_w + dw_correction_avx512_hsum (d->clip_w);
+      out->su = kept_w + dw_correction_avx512_hsum (d->su);
+      out->su2 = kept_w2 + dw_correction_avx512_hsum (d->su2);
+    }
+  else
+    {
+      out->chi = dw_correction_avx512_hsum (d->chi);
+      out->sw = dw_correction_avx512_hsum (d->sw);
+      out->su = dw_correction_avx512_hsum (d->su);
+      out->su2 = dw_correction_avx512_hsum (d->su2);
+    }
+  const bool has_nan = isnan (out->chi);
   if (TOK)
     {
-      out->sw = dw_correction_avx512_hsum (d->sw);
       out->sw_raw = APPLIED (PLAIN) ? dw_correction_avx512_hsum (d->swr) : out->sw;
       out->fh = (double)d->fh;
       out->fl = (double)d->fl;
-      out->su = dw_correction_avx512_hsum (d->su);
-      out->su2 = dw_correction_avx512_hsum (d->su2);
       out->swt = dw_correction_avx512_hsum (d->swt);
       if (d->n_valid)
         {
@@ -232,17 +322,96 @@ dw_correction_avx512_finish (const DwRowIn *in, const DwAvx512Sums *d, DwRowOut 
       }
 }
 
+/* the mask of step @t: from the int64 row (FUSED: the valid lanes by two compares, the float
+ * mask as 0/1 where a value is not 0 or 1 only sets @seen's other bits) or from the float row */
+static VZ inline __attribute__ ((always_inline)) __m512
+dw_correction_avx512_mask_step (const int64_t *mask_i64, const float *pm, float *mask_out, size_t t,
+                                __m512i *seen, DwAvx512Valid *v, const bool FUSED)
+{
+  if (FUSED)
+    {
+      const __m512i low = _mm512_loadu_si512 ((const void *)(mask_i64 + t));
+      const __m512i high = _mm512_loadu_si512 ((const void *)(mask_i64 + t + 8));
+      *seen = _mm512_ternarylogic_epi64 (*seen, low, high, 0xfe); /* seen | low | high */
+      v->low = _mm512_test_epi64_mask (low, low);
+      v->high = _mm512_test_epi64_mask (high, high);
+      v->all = _mm512_kunpackb (v->high, v->low);
+      const __m512 M = _mm512_maskz_mov_ps (v->all, _mm512_set1_ps (1.0f));
+      if (mask_out)
+        _mm512_storeu_ps (mask_out + t, M);
+      return M;
+    }
+  const __m512 M = _mm512_loadu_ps (pm + t);
+  v->all = _mm512_cmp_ps_mask (M, _mm512_setzero_ps (), _CMP_NEQ_UQ);
+  v->low = (__mmask8)v->all;
+  v->high = (__mmask8)(v->all >> 8);
+  return M;
+}
+
+/* one step's values before any sum: the valid lanes, the mask, ℓ, SAFE(ℓ), exp(SAFE ℓ) */
+typedef struct
+{
+  DwAvx512Valid v;
+  __m512 M, L, LS, E;
+} DwAvx512Step;
+
+static VZ inline __attribute__ ((always_inline)) DwAvx512Step
+dw_correction_avx512_front (const DwRowIn *in, const int64_t *mask_i64, float *mask_out, size_t t,
+                            __m512i *seen, const bool FUSED)
+{
+  DwAvx512Step step;
+  step.M = dw_correction_avx512_mask_step (mask_i64, in->m, mask_out, t, seen, &step.v, FUSED);
+  step.L = _mm512_sub_ps (_mm512_loadu_ps (in->o + t), _mm512_loadu_ps (in->r + t));
+  if (in->l)
+    _mm512_storeu_ps (in->l + t, step.L);
+  /* min/max keep NaN */
+  step.LS
+    = _mm512_min_ps (_mm512_set1_ps (SAFETY_F), _mm512_max_ps (_mm512_set1_ps (-SAFETY_F), step.L));
+  step.E = dw_correction_avx512_exp16_core (step.LS);
+  if (in->e)
+    _mm512_storeu_ps (in->e + t, step.E);
+  return step;
+}
+
+/* the step's weights and sums */
+static VZ inline __attribute__ ((always_inline)) void
+dw_correction_avx512_back (const DwRowIn *in, DwAvx512Sums *d, const DwAvx512Step *step, size_t t,
+                           DwAvx512Bounds bounds, const bool TOK, const unsigned K,
+                           const bool PLAIN)
+{
+  if (step->v.all == 0)
+    {
+      /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
+      if (TOK && ICEPOP (PLAIN))
+        _mm512_storeu_ps (in->w + t, _mm512_setzero_ps ());
+      else if (TOK)
+        _mm512_storeu_ps (
+          in->w + t,
+          _mm512_mul_ps (_mm512_mask_blend_ps (_mm512_cmp_ps_mask (step->L, step->L, _CMP_UNORD_Q),
+                                               _mm512_set1_ps (1.0f), step->L),
+                         step->M));
+      return;
+    }
+  if (TOK && PLAIN)
+    dw_correction_avx512_token_plain (d, in->w + t, step->E, step->M, step->v, bounds);
+  else if (TOK)
+    dw_correction_avx512_token (in, d, in->w + t, step->E, step->M, step->v, bounds, PLAIN);
+  dw_correction_avx512_common (d, in->o + t, in->r + t, step->L, step->LS, step->E, step->v, K,
+                               !(TOK && PLAIN));
+}
+
 /* The row pass body, specialised by the callers below (TOK, K compile-time constants) */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const unsigned K,
                            const bool FUSED, const bool PLAIN)
 {
   const size_t T = in->T;
-  const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
+  const int64_t *restrict mask_i64 = in->m_i64;
+  /* the float row is written where the caller needs it, else only its tail (the scalar pass of
+   * the tail reads it) */
+  float *restrict mask_out = in->skip_mask_row ? NULL : in->m_out;
   out->mask_not_binary = false;
-  float *restrict pw = in->w, *restrict pl = in->l, *restrict pe = in->e;
-  const __m512 zero = _mm512_setzero_ps (), one = _mm512_set1_ps (1.0f);
-  const __m512 hi20 = _mm512_set1_ps (SAFETY_F), lo20 = _mm512_set1_ps (-SAFETY_F);
+  const DwAvx512Bounds bounds = { _mm512_set1_ps (in->C), _mm512_set1_ps (in->c) };
   const __m512 ninf = _mm512_set1_ps (-INFINITY), pinf = _mm512_set1_ps (INFINITY);
   const __m512d dzero = _mm512_setzero_pd ();
   DwAvx512Sums d = { .so = dzero,
@@ -256,57 +425,36 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
                      .su2 = dzero,
                      .swt = dzero,
                      .sk = { dzero, dzero, dzero },
+                     .clip_w = dzero,
+                     .clip_w2 = dzero,
                      .wmax = ninf,
                      .wmin = pinf,
                      .kmax = { ninf, ninf, ninf } };
-  const __m512i not1 = _mm512_set1_epi64 (~(int64_t)1);
-  __mmask8 bad = 0;
+  __m512i seen = _mm512_setzero_si512 ();
   size_t t = 0;
+  /* two steps at a time: their exp chains (≈ 50 cycles of latency each) overlap */
+  for (; t + 32 <= T; t += 32)
+    {
+      const DwAvx512Step first
+        = dw_correction_avx512_front (in, mask_i64, mask_out, t, &seen, FUSED);
+      const DwAvx512Step second
+        = dw_correction_avx512_front (in, mask_i64, mask_out, t + 16, &seen, FUSED);
+      dw_correction_avx512_back (in, &d, &first, t, bounds, TOK, K, PLAIN);
+      dw_correction_avx512_back (in, &d, &second, t + 16, bounds, TOK, K, PLAIN);
+    }
   for (; t + 16 <= T; t += 16)
     {
-      const __m512 O = _mm512_loadu_ps (po + t), R = _mm512_loadu_ps (pr + t);
-      __m512 M;
-      if (FUSED)
-        {
-          /* the int64 mask read here, in the same stream as the log-probs, converted and kept */
-          const __m512i low = _mm512_loadu_si512 ((const void *)(in->m_i64 + t));
-          const __m512i high = _mm512_loadu_si512 ((const void *)(in->m_i64 + t + 8));
-          bad |= _mm512_test_epi64_mask (_mm512_or_si512 (low, high), not1);
-          M = _mm512_insertf32x8 (_mm512_castps256_ps512 (_mm512_cvtepi64_ps (low)),
-                                  _mm512_cvtepi64_ps (high), 1);
-          _mm512_storeu_ps (in->m_out + t, M);
-        }
-      else
-        M = _mm512_loadu_ps (pm + t);
-      const __m512 L = _mm512_sub_ps (O, R);
-      if (pl)
-        _mm512_storeu_ps (pl + t, L);
-      const __mmask16 v = _mm512_cmp_ps_mask (M, zero, _CMP_NEQ_UQ);
-      const __m512 LS = _mm512_min_ps (hi20, _mm512_max_ps (lo20, L)); /* keeps NaN */
-      const __m512 E = dw_correction_avx512_exp16_core (LS);
-      if (pe)
-        _mm512_storeu_ps (pe + t, E);
-      if (v == 0)
-        {
-          /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
-          if (TOK && ICEPOP (PLAIN))
-            _mm512_storeu_ps (pw + t, zero);
-          else if (TOK)
-            _mm512_storeu_ps (
-              pw + t, _mm512_mul_ps (
-                        _mm512_mask_blend_ps (_mm512_cmp_ps_mask (L, L, _CMP_UNORD_Q), one, L), M));
-          continue;
-        }
-      if (TOK)
-        dw_correction_avx512_token (in, &d, pw + t, E, M, v, PLAIN);
-      dw_correction_avx512_common (&d, O, R, L, LS, E, v, TOK, K);
+      const DwAvx512Step step
+        = dw_correction_avx512_front (in, mask_i64, mask_out, t, &seen, FUSED);
+      dw_correction_avx512_back (in, &d, &step, t, bounds, TOK, K, PLAIN);
     }
   if (FUSED)
     {
+      bool bad = _mm512_test_epi64_mask (seen, _mm512_set1_epi64 (~(int64_t)1)) != 0;
       for (size_t tail = t; tail < T; tail++)
         {
-          bad |= in->m_i64[tail] != 0 && in->m_i64[tail] != 1;
-          in->m_out[tail] = (float)in->m_i64[tail];
+          bad |= mask_i64[tail] != 0 && mask_i64[tail] != 1;
+          in->m_out[tail] = (float)mask_i64[tail];
         }
       if (bad)
         {

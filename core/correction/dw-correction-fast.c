@@ -452,6 +452,8 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
       /* the pass reads the int64 mask itself; a row with other values is done again below */
       in->m_i64 = (const int64_t *)run->batch->response_mask + offset;
       in->m_out = run->mask_row;
+      /* only sequence IS and token RS options read the float mask row after the pass */
+      in->skip_mask_row = !run->sequence_is && !run->any_token_option;
       dw_correction_simd_row_pass (in, &out);
       in->m_i64 = NULL;
     }

@@ -265,6 +265,8 @@ typedef struct
    * the pass with DwRowOut.mask_not_binary */
   const int64_t *m_i64;
   float *m_out;
+  bool skip_mask_row; /* with m_i64: only the tail of @m_out is written (the caller needs no
+                       * float mask row; the scalar tail reads it) */
 } DwRowIn;
 
 typedef struct
