@@ -17,6 +17,7 @@
 #include "dw-torch.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) \
@@ -151,11 +152,23 @@ typedef struct
   __m512 wmax, wmin, kmax[3];
 } DwAvx512Sums;
 
-/* the thresholds as vectors, read once per row */
+/* what a step reads of the row's settings, read once per row: the thresholds as vectors, and
+ * whether the weights are streamed (DwRowIn.stream_w) */
 typedef struct
 {
   __m512 upper, lower;
-} DwAvx512Bounds;
+  bool stream;
+} DwAvx512Row;
+
+/* 16 weights to @pw: streamed past the caches (a large result, @pw on a cache line) or stored */
+static VZ inline void
+dw_correction_avx512_store_weights (float *pw, __m512 weights, bool stream)
+{
+  if (stream)
+    _mm512_stream_ps (pw, weights);
+  else
+    _mm512_storeu_ps (pw, weights);
+}
 
 /* the lanes of @lanes as a valid-lane set */
 static VZ inline DwAvx512Valid
@@ -167,7 +180,7 @@ dw_correction_avx512_valid (__mmask16 lanes)
 /* a PLAIN step with a clipped token: the split sums of the struct comment above */
 static VZ void
 dw_correction_avx512_token_clipped (DwAvx512Sums *d, __m512 W, __m512 W2, DwAvx512Valid v,
-                                    __mmask16 gt, __mmask16 lt, DwAvx512Bounds bounds)
+                                    __mmask16 gt, __mmask16 lt, DwAvx512Row bounds)
 {
   const DwAvx512Valid clipped = dw_correction_avx512_valid (gt | lt);
   const DwAvx512Valid kept = dw_correction_avx512_valid (v.all & ~clipped.all);
@@ -186,10 +199,10 @@ dw_correction_avx512_token_clipped (DwAvx512Sums *d, __m512 W, __m512 W2, DwAvx5
  * W when W is NaN), W's extremes, and the unclipped sums unless a token is clipped */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_token_plain (DwAvx512Sums *d, float *pw, __m512 E, __m512 M, DwAvx512Valid v,
-                                  DwAvx512Bounds bounds)
+                                  DwAvx512Row bounds, bool stream)
 {
   const __m512 W = _mm512_mul_ps (E, M);
-  _mm512_storeu_ps (pw, _mm512_min_ps (bounds.upper, W));
+  dw_correction_avx512_store_weights (pw, _mm512_min_ps (bounds.upper, W), stream);
   const __m512 W2 = _mm512_mul_ps (W, W);
   const __mmask16 gt = _mm512_mask_cmp_ps_mask (v.all, W, bounds.upper, _CMP_GT_OQ);
   const __mmask16 lt = _mm512_mask_cmp_ps_mask (v.all, W, bounds.lower, _CMP_LT_OQ);
@@ -207,7 +220,7 @@ dw_correction_avx512_token_plain (DwAvx512Sums *d, float *pw, __m512 E, __m512 M
 /* phase 1 of a step: the token-IS part (weights, their sums, counts and extremes) */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m512 E, __m512 M,
-                            DwAvx512Valid v, DwAvx512Bounds bounds, const bool PLAIN)
+                            DwAvx512Valid v, DwAvx512Row bounds, const bool PLAIN)
 {
   const __m512 Cv = bounds.upper, cv = bounds.lower;
   const __m512 low = APPLIED (PLAIN) ? _mm512_setzero_ps () : cv;
@@ -218,7 +231,7 @@ dw_correction_avx512_token (const DwRowIn *in, DwAvx512Sums *d, float *pw, __m51
     = ICEPOP (PLAIN) ? _mm512_maskz_mov_ps (
         _mm512_cmp_ps_mask (W, cv, _CMP_GE_OQ) & _mm512_cmp_ps_mask (W, Cv, _CMP_LE_OQ), W)
                      : _mm512_min_ps (Cv, W);
-  _mm512_storeu_ps (pw, A);
+  dw_correction_avx512_store_weights (pw, A, bounds.stream);
   const __m512 S = APPLIED (PLAIN) ? A : W;
   d->sw = dw_correction_avx512_acc (d->sw, S, v);
   if (APPLIED (PLAIN))
@@ -355,11 +368,35 @@ typedef struct
   __m512 M, L, LS, E;
 } DwAvx512Step;
 
+/* 16 values of the previous row's output mask (DwRowIn.defer_to), whole lines streamed when
+ * the row starts on one */
+static VZ inline void
+dw_correction_avx512_defer_step (int64_t *to, const int64_t *from, size_t t, bool stream)
+{
+  const __m512i low
+    = from ? _mm512_loadu_si512 ((const void *)(from + t)) : _mm512_setzero_si512 ();
+  const __m512i high
+    = from ? _mm512_loadu_si512 ((const void *)(from + t + 8)) : _mm512_setzero_si512 ();
+  if (stream)
+    {
+      _mm512_stream_si512 ((void *)(to + t), low);
+      _mm512_stream_si512 ((void *)(to + t + 8), high);
+    }
+  else
+    {
+      _mm512_storeu_si512 ((void *)(to + t), low);
+      _mm512_storeu_si512 ((void *)(to + t + 8), high);
+    }
+}
+
 static VZ inline __attribute__ ((always_inline)) DwAvx512Step
 dw_correction_avx512_front (const DwRowIn *in, const int64_t *mask_i64, float *mask_out, size_t t,
                             __m512i *seen, const bool FUSED)
 {
   DwAvx512Step step;
+  if (FUSED && in->defer_to)
+    dw_correction_avx512_defer_step (in->defer_to, in->defer_from, t,
+                                     ((uintptr_t)in->defer_to & 63) == 0);
   step.M = dw_correction_avx512_mask_step (mask_i64, in->m, mask_out, t, seen, &step.v, FUSED);
   step.L = _mm512_sub_ps (_mm512_loadu_ps (in->o + t), _mm512_loadu_ps (in->r + t));
   if (in->l)
@@ -376,24 +413,25 @@ dw_correction_avx512_front (const DwRowIn *in, const int64_t *mask_i64, float *m
 /* the step's weights and sums */
 static VZ inline __attribute__ ((always_inline)) void
 dw_correction_avx512_back (const DwRowIn *in, DwAvx512Sums *d, const DwAvx512Step *step, size_t t,
-                           DwAvx512Bounds bounds, const bool TOK, const unsigned K,
-                           const bool PLAIN)
+                           DwAvx512Row bounds, const bool TOK, const unsigned K, const bool PLAIN)
 {
   if (step->v.all == 0)
     {
       /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
       if (TOK && ICEPOP (PLAIN))
-        _mm512_storeu_ps (in->w + t, _mm512_setzero_ps ());
+        dw_correction_avx512_store_weights (in->w + t, _mm512_setzero_ps (), bounds.stream);
       else if (TOK)
-        _mm512_storeu_ps (
+        dw_correction_avx512_store_weights (
           in->w + t,
           _mm512_mul_ps (_mm512_mask_blend_ps (_mm512_cmp_ps_mask (step->L, step->L, _CMP_UNORD_Q),
                                                _mm512_set1_ps (1.0f), step->L),
-                         step->M));
+                         step->M),
+          bounds.stream);
       return;
     }
   if (TOK && PLAIN)
-    dw_correction_avx512_token_plain (d, in->w + t, step->E, step->M, step->v, bounds);
+    dw_correction_avx512_token_plain (d, in->w + t, step->E, step->M, step->v, bounds,
+                                      bounds.stream);
   else if (TOK)
     dw_correction_avx512_token (in, d, in->w + t, step->E, step->M, step->v, bounds, PLAIN);
   dw_correction_avx512_common (d, in->o + t, in->r + t, step->L, step->LS, step->E, step->v, K,
@@ -411,7 +449,7 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
    * the tail reads it) */
   float *restrict mask_out = in->skip_mask_row ? NULL : in->m_out;
   out->mask_not_binary = false;
-  const DwAvx512Bounds bounds = { _mm512_set1_ps (in->C), _mm512_set1_ps (in->c) };
+  const DwAvx512Row bounds = { _mm512_set1_ps (in->C), _mm512_set1_ps (in->c), in->stream_w };
   const __m512 ninf = _mm512_set1_ps (-INFINITY), pinf = _mm512_set1_ps (INFINITY);
   const __m512d dzero = _mm512_setzero_pd ();
   DwAvx512Sums d = { .so = dzero,
@@ -459,10 +497,12 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
       if (bad)
         {
           out->mask_not_binary = true;
+          out->deferred = in->defer_to ? t : 0;
           return;
         }
     }
   dw_correction_avx512_finish (in, &d, out, TOK, K, PLAIN);
+  out->deferred = FUSED && in->defer_to ? t : 0;
   dw_correction_scalar_row_pass_tail (in, out, t);
 }
 
@@ -530,7 +570,7 @@ dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
  * 0, NaN too), TIS min(raw, upper) (NaN stays NaN) — the scalar formulas, lane by lane */
 VZ void
 dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
-                                       float lower, bool icepop, size_t T)
+                                       float lower, bool icepop, size_t T, bool stream)
 {
   const __m512 rho = _mm512_set1_ps (row_weight), hi = _mm512_set1_ps (upper),
                lo = _mm512_set1_ps (lower);
@@ -543,13 +583,45 @@ dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weigh
                                                   & _mm512_cmp_ps_mask (raw, hi, _CMP_LE_OQ),
                                                 raw)
                          : _mm512_mask_blend_ps (_mm512_cmp_ps_mask (raw, hi, _CMP_GT_OQ), raw, hi);
-      _mm512_storeu_ps (w + t, A);
+      dw_correction_avx512_store_weights (w + t, A, stream);
     }
   for (; t < T; t++)
     {
       const float raw = row_weight * m[t];
       w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
     }
+}
+
+/* @bytes at @target: a copy of @source, or zeros (@source NULL), the whole cache lines streamed
+ * past the caches (non-temporal stores: a large result is not read back soon, and its lines
+ * need not be read first) */
+VZ void
+dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes)
+{
+  unsigned char *to = target;
+  const unsigned char *from = source;
+  size_t head = (64 - ((uintptr_t)to & 63)) & 63;
+  head = head < bytes ? head : bytes;
+  if (from)
+    memcpy (to, from, head);
+  else
+    memset (to, 0, head);
+  size_t done = head;
+  for (; done + 64 <= bytes; done += 64)
+    _mm512_stream_si512 ((void *)(to + done), from
+                                                ? _mm512_loadu_si512 ((const void *)(from + done))
+                                                : _mm512_setzero_si512 ());
+  if (from)
+    memcpy (to + done, from + done, bytes - done);
+  else
+    memset (to + done, 0, bytes - done);
+}
+
+/* orders the streamed stores before the result is handed on */
+VZ void
+dw_correction_avx512_stream_fence (void)
+{
+  _mm_sfence ();
 }
 
 /* an int64 mask row to float; false when a value is not 0 or 1 */
@@ -588,9 +660,24 @@ dw_correction_avx512_supported (void)
 #else
 
 void
-dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
-                                       float lower, bool icepop, size_t T)
+dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes)
 {
+  if (source)
+    memcpy (target, source, bytes);
+  else
+    memset (target, 0, bytes);
+}
+
+void
+dw_correction_avx512_stream_fence (void)
+{
+}
+
+void
+dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t T, bool stream)
+{
+  (void)stream;
   for (size_t t = 0; t < T; t++)
     {
       const float raw = row_weight * m[t];

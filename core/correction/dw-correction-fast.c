@@ -11,6 +11,7 @@
  * (§4.3); DwRowIn / DwRowOut fields as dw-correction-private.h describes them. */
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,13 @@ typedef struct
   DwContext context;
   DwRowIn in;
   bool simd, fused_mask, vector_weights, token_is, sequence_is, any_token_option;
+  bool stream;      /* AVX-512 and a large batch: results are streamed past the caches */
   bool mask_shared; /* no RS option: the output mask is the batch's own, not a copy */
+  /* whole rows kept or rejected (no token option) from an int64 mask read in the fused pass: a
+   * row's output mask is written during the next row's pass (DwRowIn.defer_to); pending_row is
+   * the row still to write, pending_kept its decision */
+  bool defer, pending, pending_kept;
+  size_t pending_row;
   size_t n_options, mask_size;
   /* row buffers [T] */
   float *mask_row, *log_ratio_row, *exp_row, *keep_row;
@@ -100,6 +107,16 @@ typedef struct
   size_t n_valid_rows;
   bool any_valid;
 } DwCorrectionFast;
+
+/* positions from which results are streamed (4 MiB of float32 weights) */
+#define DW_CORRECTION_FAST_STREAM_MIN ((size_t)1 << 20)
+
+/* whether @pointer starts a cache line (streamed stores write whole lines) */
+static bool
+dw_correction_fast_line_aligned (const void *pointer)
+{
+  return ((uintptr_t)pointer & 63) == 0;
+}
 
 /* float32 log-probs, a plain mask dtype, a verl k-option plan */
 static bool
@@ -186,7 +203,11 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
     }
   run->simd = dw_correction_simd_enabled ();
   run->vector_weights = dw_correction_simd_get_level () == DW_SIMD_AVX512;
+  /* results beyond the L2 cache are not read back before they leave it: their lines are
+   * written whole (non-temporal stores) instead of being read in first */
+  run->stream = run->vector_weights && rows * cols >= DW_CORRECTION_FAST_STREAM_MIN;
   run->fused_mask = batch->mask_dtype == DW_DTYPE_I64 && dw_correction_simd_row_pass_fuses_mask ();
+  run->defer = run->stream && run->fused_mask && !run->mask_shared && !run->any_token_option;
   run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
   dw_verl_is_sums_init (&run->applied_sums);
   for (size_t option = 0; option < run->n_options; option++)
@@ -276,7 +297,9 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
   float *weights = run->weights + row * cols;
   double raw_sum = 0, applied_sum = 0;
   if (binary && run->vector_weights)
-    dw_correction_avx512_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols);
+    dw_correction_avx512_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols,
+                                           run->stream
+                                             && dw_correction_fast_line_aligned (weights));
   else
     for (size_t col = 0; col < cols; col++)
       {
@@ -408,8 +431,32 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
   unsigned char *target = run->masked + offset * run->mask_size;
   const unsigned char *source
     = (const unsigned char *)run->batch->response_mask + offset * run->mask_size;
-  if (run->n_options == 0 || (row_kept && !run->any_token_option))
-    memcpy (target, source, cols * run->mask_size);
+  const bool integer_mask = dtype != DW_DTYPE_F32 && dtype != DW_DTYPE_F64;
+  if (run->defer)
+    {
+      /* written during the next row's pass, or at the end of the run */
+      run->pending = true;
+      run->pending_row = row;
+      run->pending_kept = row_kept;
+      if (!row_kept)
+        {
+          run->rs_masked += out->n;
+          run->rs_rows_rejected += out->n_valid > 0;
+        }
+    }
+  else if (run->n_options == 0 || (row_kept && !run->any_token_option))
+    {
+      if (run->stream)
+        dw_correction_avx512_stream_row (target, source, cols * run->mask_size);
+      else
+        memcpy (target, source, cols * run->mask_size);
+    }
+  else if (!row_kept && run->stream && integer_mask)
+    {
+      dw_correction_avx512_stream_row (target, NULL, cols * run->mask_size);
+      run->rs_masked += out->n;
+      run->rs_rows_rejected += out->n_valid > 0;
+    }
   else if (!row_kept)
     {
       /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m (a float mask
@@ -434,6 +481,19 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
     }
 }
 
+/* the pending row's output mask from value @from on (the values a pass did not write) */
+static void
+dw_correction_fast_write_pending (DwCorrectionFast *run, size_t from)
+{
+  const size_t cols = run->context.cols, offset = run->pending_row * cols;
+  int64_t *target = (int64_t *)run->masked + offset;
+  const int64_t *source = (const int64_t *)run->batch->response_mask + offset;
+  if (from < cols)
+    dw_correction_avx512_stream_row (target + from, run->pending_kept ? source + from : NULL,
+                                     (cols - from) * sizeof (int64_t));
+  run->pending = false;
+}
+
 /* one row: the fused pass, then IS, RS, the output mask and the off-policy sums; false when the
  * mask is not exactly float (the reference path takes over) */
 static bool
@@ -445,17 +505,29 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
   in->r = (const float *)run->batch->rollout_log_prob + offset;
   in->m = run->mask_row;
   in->w = run->token_is ? run->weights + offset : NULL;
+  in->stream_w = run->stream && in->w && dw_correction_fast_line_aligned (in->w);
   DwRowOut out;
   out.mask_not_binary = true;
   if (run->fused_mask)
     {
       /* the pass reads the int64 mask itself; a row with other values is done again below */
       in->m_i64 = (const int64_t *)run->batch->response_mask + offset;
+      if (run->pending)
+        {
+          const size_t pending_offset = run->pending_row * run->context.cols;
+          in->defer_to = (int64_t *)run->masked + pending_offset;
+          in->defer_from = run->pending_kept
+                             ? (const int64_t *)run->batch->response_mask + pending_offset
+                             : NULL;
+        }
       in->m_out = run->mask_row;
       /* only sequence IS and token RS options read the float mask row after the pass */
       in->skip_mask_row = !run->sequence_is && !run->any_token_option;
       dw_correction_simd_row_pass (in, &out);
       in->m_i64 = NULL;
+      in->defer_to = NULL;
+      if (run->pending)
+        dw_correction_fast_write_pending (run, out.deferred);
     }
   bool binary = !out.mask_not_binary;
   if (out.mask_not_binary)
@@ -567,6 +639,10 @@ dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mas
       dw_metric_list_put (&list, "rollout_rs_seq_masked_fraction",
                           run.rs_rows_rejected / (double)batch->rows);
     }
+  if (run.pending)
+    dw_correction_fast_write_pending (&run, 0);
+  if (run.stream)
+    dw_correction_avx512_stream_fence ();
   result->mask = run.mask_shared ? (void *)batch->response_mask : run.masked;
   result->mask_borrowed = run.mask_shared;
   result->mask_dtype = batch->mask_dtype;

@@ -267,6 +267,12 @@ typedef struct
   float *m_out;
   bool skip_mask_row; /* with m_i64: only the tail of @m_out is written (the caller needs no
                        * float mask row; the scalar tail reads it) */
+  bool stream_w;      /* AVX-512: @w is on a cache line and large, stream it past the caches */
+  /* AVX-512 with m_i64: the previous row's output mask (int64), written during this pass while
+   * the vector ports are busy: a copy of @defer_from, or zeros when it is NULL; the pass says in
+   * DwRowOut.deferred how many values it wrote (the caller writes the rest) */
+  int64_t *defer_to;
+  const int64_t *defer_from;
 } DwRowIn;
 
 typedef struct
@@ -281,7 +287,8 @@ typedef struct
    * clamp(a, 0, C)), swt Σ min(x, C)·m (applied: Σa·m), wmax/wmin of x (applied: of a) */
   double sw, sw_raw, fh, fl, su, su2, swt, wmax, wmin;
   double sk[3], mk[3];
-  bool mask_not_binary; /* m_i64 held another value: nothing else is set */
+  bool mask_not_binary; /* m_i64 held another value: nothing else is set (but deferred) */
+  size_t deferred;      /* values of DwRowIn.defer_to written */
 } DwRowOut;
 
 /* dw-correction-scalar.c: the pass one token at a time */
@@ -314,9 +321,14 @@ void dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out);
 bool dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf);
 bool dw_correction_avx512_supported (void);
 void dw_correction_avx512_expf_array (const float *x, float *y, size_t n);
-/* a binary row's sequence-IS weights ρ·m, IcePop- or TIS-applied (the scalar formulas) */
+/* a binary row's sequence-IS weights ρ·m, IcePop- or TIS-applied (the scalar formulas); @stream:
+ * @w is on a cache line, streamed past the caches */
 void dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
-                                            float lower, bool icepop, size_t T);
+                                            float lower, bool icepop, size_t T, bool stream);
+/* @bytes at @target: a copy of @source or zeros (@source NULL), streamed past the caches where
+ * the CPU can (AVX-512); a run that streamed calls dw_correction_avx512_stream_fence at its end */
+void dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes);
+void dw_correction_avx512_stream_fence (void);
 /* Forces the reference path (ctx arrays in double) for tests: false by default. */
 void dw_correction_simd_set_reference (bool reference);
 bool dw_correction_simd_get_reference (void);

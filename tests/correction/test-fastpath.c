@@ -425,6 +425,76 @@ test_shared_mask (void)
   dw_batch_free (b);
 }
 
+/* rows of @result's int64 mask equal to the batch's (kept) and all zero (rejected), counting
+ * rows with a valid token only */
+static void
+count_kept_rows (const DwBatch *b, const DwCorrectionResult *result, guint *kept, guint *rejected)
+{
+  const gint64 *source = b->response_mask, *target = result->mask;
+  for (size_t row = 0; row < b->rows; row++)
+    {
+      gboolean any_valid = FALSE, same = TRUE, zero = TRUE;
+      for (size_t col = 0; col < b->cols; col++)
+        {
+          const size_t index = row * b->cols + col;
+          any_valid |= source[index] != 0;
+          same &= target[index] == source[index];
+          zero &= target[index] == 0;
+        }
+      *kept += any_valid && same;
+      *rejected += any_valid && zero;
+    }
+}
+
+/* Batches of over 1 M positions, where the AVX-512 pass streams its results past the caches and
+ * writes a row's output mask during the next row's pass: the same weights, masks and metrics as
+ * the reference path, on rows that start on a cache line (T = 4096) and rows that do not, with
+ * a tail of 13 tokens (T = 3501), with a few non-binary mask rows, and with extreme values. */
+static void
+test_large_batch (void)
+{
+  static const char *const presets[] = { "decoupled_token_is", "decoupled_seq_is_rs",
+                                         "decoupled_k3_rs_token_tis", "decoupled_geo_rs_seq_tis" };
+  static const struct
+  {
+    size_t rows, cols;
+    guint seed;
+    gboolean extremes, nonbinary;
+  } batches[] = { { 256, 4096, 11, FALSE, FALSE },
+                  { 300, 3501, 13, FALSE, TRUE },
+                  { 256, 4096, 14, TRUE, FALSE } };
+  for (gsize index = 0; index < G_N_ELEMENTS (batches); index++)
+    {
+      DwBatch *b = random_batch (batches[index].seed, batches[index].rows, batches[index].cols,
+                                 DW_DTYPE_I64, batches[index].extremes, batches[index].nonbinary);
+      for (gsize k = 0; k < G_N_ELEMENTS (presets); k++)
+        {
+          DwConfig c;
+          char what[160];
+          g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, presets[k], &c, NULL));
+          g_snprintf (what, sizeof what, "%zux%zu %s", b->rows, b->cols, presets[k]);
+          compare (b, &c, what);
+        }
+      dw_batch_free (b);
+      if (batches[index].extremes)
+        continue; /* NaN and ±inf log-probs: nearly every row is rejected */
+      /* both kinds of deferred row were written */
+      b = random_batch (batches[index].seed, batches[index].rows, batches[index].cols, DW_DTYPE_I64,
+                        FALSE, batches[index].nonbinary);
+      DwConfig c;
+      DwCorrectionResult result;
+      DwCorrectionError e;
+      guint kept = 0, rejected = 0;
+      g_assert_true (dw_preset_config (DW_GEN_VERL_0_7_1, "decoupled_seq_is_rs", &c, NULL));
+      g_assert_true (dw_correction_run (b, &c, &result, &e));
+      count_kept_rows (b, &result, &kept, &rejected);
+      g_assert_cmpuint (kept, >, 10);
+      g_assert_cmpuint (rejected, >, 10);
+      dw_correction_result_clear (&result);
+      dw_batch_free (b);
+    }
+}
+
 /* bytes malloc has handed out and not got back, every arena and mmapped chunk included */
 static gint64
 heap_in_use (void)
@@ -494,6 +564,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fastpath/presets-and-options", test_presets_and_options);
   g_test_add_func ("/fastpath/slime-builtin", test_slime_builtin);
   g_test_add_func ("/fastpath/shared-mask", test_shared_mask);
+  g_test_add_func ("/fastpath/large-batch", test_large_batch);
   g_test_add_func ("/fastpath/workspace-thread-exit", test_workspace_thread_exit);
   return g_test_run ();
 }
