@@ -7,11 +7,15 @@
  * padding lanes are dropped by mask registers (zeroing conversions) instead of ANDs, the 0/1
  * counts are popcounts, and each sum has 8 double lanes (§9.2). Only the order of additions
  * inside a sum differs from the AVX2 and scalar passes; the tests pin which pass runs
- * (dw_correction_simd_set_level).
+ * (dw_correction_simd_set_level). Bound by the 512-bit ports, the pass saves vector operations
+ * where the results allow (§9.2 "Where the AVX-512 pass spends its time"): verl v0.7.1's token
+ * TIS sums clipped tokens apart, 2^q is one vscalefps, two steps interleave; on large batches
+ * results are streamed and a row's output mask is written during the next row's pass.
  *
  * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4), as in
  * dw-correction-simd.c (O, R, M, L, LS, E, EL, W, A, S, U, Y, Kv; d_* double lanes; TOK / K the
- * compile-time specialisation flags; v the valid-lane mask register).
+ * compile-time specialisation flags; v the valid-lane mask register; W2 = W², the clip_* sums
+ * of clipped tokens).
  */
 #include "dw-correction-private.h"
 #include "dw-torch.h"
