@@ -133,6 +133,9 @@ dw_correction_fast_applies (const DwBatch *batch, const DwPlan *plan)
 static void
 dw_correction_fast_free (DwCorrectionFast *run)
 {
+  /* streamed stores still in flight must land before a block goes back to malloc */
+  if (run->stream)
+    dw_correction_avx512_stream_fence ();
   dw_workspace_free (run->weights);
   dw_workspace_free (run->masked);
   run->weights = NULL;
