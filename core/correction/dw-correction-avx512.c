@@ -456,22 +456,14 @@ dw_correction_avx512_body (const DwRowIn *in, DwRowOut *out, const bool TOK, con
   const DwAvx512Row bounds = { _mm512_set1_ps (in->C), _mm512_set1_ps (in->c), in->stream_w };
   const __m512 ninf = _mm512_set1_ps (-INFINITY), pinf = _mm512_set1_ps (INFINITY);
   const __m512d dzero = _mm512_setzero_pd ();
-  DwAvx512Sums d = { .so = dzero,
-                     .sr = dzero,
-                     .sl = dzero,
-                     .k3 = dzero,
-                     .chi = dzero,
-                     .sw = dzero,
-                     .swr = dzero,
-                     .su = dzero,
-                     .su2 = dzero,
-                     .swt = dzero,
-                     .sk = { dzero, dzero, dzero },
-                     .clip_w = dzero,
-                     .clip_w2 = dzero,
-                     .wmax = ninf,
-                     .wmin = pinf,
-                     .kmax = { ninf, ninf, ninf } };
+  /* every field set one by one: an aggregate initialiser zero-fills the whole struct first
+   * (a rep stos of 1 KB a row, a tenth of the time of a 64-token row) */
+  DwAvx512Sums d;
+  d.so = d.sr = d.sl = d.k3 = d.chi = d.sw = d.swr = d.su = d.su2 = d.swt = dzero;
+  d.sk[0] = d.sk[1] = d.sk[2] = d.clip_w = d.clip_w2 = dzero;
+  d.n_valid = d.fh = d.fl = 0;
+  d.wmax = d.kmax[0] = d.kmax[1] = d.kmax[2] = ninf;
+  d.wmin = pinf;
   __m512i seen = _mm512_setzero_si512 ();
   size_t t = 0;
   /* two steps at a time: their exp chains (≈ 50 cycles of latency each) overlap */

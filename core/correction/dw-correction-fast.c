@@ -96,8 +96,10 @@ typedef struct
   float *mask_row, *log_ratio_row, *exp_row, *keep_row;
   /* per-row values [B] */
   double *row_count, *row_log, *row_means, *raw_means, *row_truncated, *option_values;
-  float *weights;        /* [B*T] result */
-  unsigned char *masked; /* [B*T] result in the mask dtype */
+  double *offpolicy_rows; /* [3 B] each row's Σold, Σrollout, Σℓ for the off-policy metrics */
+  float *offpolicy_scratch; /* [6 B] */
+  float *weights;           /* [B*T] result */
+  unsigned char *masked;    /* [B*T] result in the mask dtype */
   /* batch sums */
   DwRatioSums ratio_sums;    /* ≤ v0.7.1 */
   DwVerlIsSums applied_sums; /* v0.8.0+ */
@@ -157,7 +159,7 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
   run->sequence_is = plan->is_on && plan->is_level != DW_LEVEL_TOKEN;
   float *row_buffer = dw_workspace_get (DW_WORKSPACE_FAST_ROW, 4 * cols * sizeof (float));
   double *per_row
-    = dw_workspace_get (DW_WORKSPACE_FAST_B, (6 + run->n_options) * rows * sizeof (double));
+    = dw_workspace_get (DW_WORKSPACE_FAST_B, (12 + run->n_options) * rows * sizeof (double));
   run->weights = plan->is_on ? dw_workspace_alloc (rows * cols * sizeof (float)) : NULL;
   run->mask_shared = share_mask && run->n_options == 0;
   run->masked = run->mask_shared ? NULL : dw_workspace_alloc (rows * cols * run->mask_size);
@@ -174,6 +176,8 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
   run->raw_means = per_row + 3 * rows;
   run->row_truncated = per_row + 4 * rows;
   run->option_values = per_row + 6 * rows;
+  run->offpolicy_rows = per_row + (6 + run->n_options) * rows;
+  run->offpolicy_scratch = (float *)(per_row + (9 + run->n_options) * rows);
 
   DwContext *context = &run->context;
   context->batch = batch;
@@ -556,7 +560,10 @@ dw_correction_fast_row (DwCorrectionFast *run, size_t row)
   run->offpolicy_sums.kl += -out.sl;
   run->offpolicy_sums.k3_kl += out.k3kl;
   run->offpolicy_sums.chi2_token += out.chi;
-  dw_offpolicy_add_row (&run->context, &run->offpolicy_sums, row, out.so, out.sr, out.sl);
+  /* the per-row off-policy sums (three exps a row) are taken for all rows at the end */
+  run->offpolicy_rows[3 * row] = out.so;
+  run->offpolicy_rows[3 * row + 1] = out.sr;
+  run->offpolicy_rows[3 * row + 2] = out.sl;
   return true;
 }
 
@@ -621,6 +628,7 @@ dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mas
       return -1; /* the reference path raises verl's error */
     }
   DwContext *context = &run.context;
+  dw_offpolicy_add_rows (context, &run.offpolicy_sums, run.offpolicy_rows, run.offpolicy_scratch);
   context->total = run.total;
   context->mean_denominator
     = DW_ROUND (context, DW_ROUND (context, run.total) + DW_MASKED_MEAN_EPS);

@@ -176,6 +176,11 @@ typedef struct
 } DwOffpolicySums;
 
 void dw_offpolicy_init (DwOffpolicySums *sums);
+/* float32 batches: every row's share at once, in row order (the same sums as add_row), the exps
+ * of all rows as one vector array (dw_correction_simd_expf_array: the same bits); @row_sums
+ * [3 * rows] each row's Σold, Σrollout, Σℓ; @scratch [6 * rows] */
+void dw_offpolicy_add_rows (const DwContext *context, DwOffpolicySums *sums, const double *row_sums,
+                            float *scratch);
 void dw_offpolicy_add_row (const DwContext *context, DwOffpolicySums *sums, size_t row,
                            double sum_old, double sum_rollout, double sum_log_ratio);
 /* @mismatch: mismatch_helper's 11 keys (mismatch_ prefix, no chi2) */

@@ -20,6 +20,27 @@ dw_offpolicy_init (DwOffpolicySums *sums)
   sums->difference_min = INFINITY;
 }
 
+/* a row's share of the per-row metrics from its means (in the dtype), its Σℓ and the exps of
+ * −training_mean, −rollout_mean and the difference (in the dtype) */
+static void
+dw_offpolicy_accumulate (const DwContext *context, DwOffpolicySums *sums, double training_mean,
+                         double rollout_mean, double sum_log_ratio, const double exps[3])
+{
+  const double difference = DW_ROUND (context, rollout_mean - training_mean);
+  const double clamped_sum
+    = dw_torch_clamp (DW_ROUND (context, sum_log_ratio), -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
+  sums->training_ppl += exps[0];
+  sums->training_log_ppl += -training_mean;
+  sums->rollout_ppl += exps[1];
+  sums->rollout_log_ppl += -rollout_mean;
+  sums->difference += difference;
+  sums->difference_abs += fabs (difference);
+  sums->difference_max = fmax (sums->difference_max, difference);
+  sums->difference_min = fmin (sums->difference_min, difference);
+  sums->ppl_ratio += exps[2];
+  sums->chi2_sequence += DW_ROUND (context, exp (2.0 * clamped_sum));
+}
+
 /* row @row's share of the per-row metrics from its masked sums of old, rollout and ℓ */
 void
 dw_offpolicy_add_row (const DwContext *context, DwOffpolicySums *sums, size_t row, double sum_old,
@@ -28,18 +49,34 @@ dw_offpolicy_add_row (const DwContext *context, DwOffpolicySums *sums, size_t ro
   const double training_mean = dw_context_row_mean (context, sum_old, row);
   const double rollout_mean = dw_context_row_mean (context, sum_rollout, row);
   const double difference = DW_ROUND (context, rollout_mean - training_mean);
-  const double clamped_sum
-    = dw_torch_clamp (DW_ROUND (context, sum_log_ratio), -DW_SAFETY_BOUND, DW_SAFETY_BOUND);
-  sums->training_ppl += DW_ROUND (context, DW_EXP (context, -training_mean));
-  sums->training_log_ppl += -training_mean;
-  sums->rollout_ppl += DW_ROUND (context, DW_EXP (context, -rollout_mean));
-  sums->rollout_log_ppl += -rollout_mean;
-  sums->difference += difference;
-  sums->difference_abs += fabs (difference);
-  sums->difference_max = fmax (sums->difference_max, difference);
-  sums->difference_min = fmin (sums->difference_min, difference);
-  sums->ppl_ratio += DW_ROUND (context, DW_EXP (context, difference));
-  sums->chi2_sequence += DW_ROUND (context, exp (2.0 * clamped_sum));
+  const double exps[3] = { DW_ROUND (context, DW_EXP (context, -training_mean)),
+                           DW_ROUND (context, DW_EXP (context, -rollout_mean)),
+                           DW_ROUND (context, DW_EXP (context, difference)) };
+  dw_offpolicy_accumulate (context, sums, training_mean, rollout_mean, sum_log_ratio, exps);
+}
+
+void
+dw_offpolicy_add_rows (const DwContext *context, DwOffpolicySums *sums, const double *row_sums,
+                       float *scratch)
+{
+  const size_t rows = context->rows;
+  float *arguments = scratch, *results = scratch + 3 * rows;
+  for (size_t row = 0; row < rows; row++)
+    {
+      /* the means are float32 values: negated and back they are exact */
+      const double training_mean = dw_context_row_mean (context, row_sums[3 * row], row);
+      const double rollout_mean = dw_context_row_mean (context, row_sums[3 * row + 1], row);
+      arguments[3 * row] = (float)-training_mean;
+      arguments[3 * row + 1] = (float)-rollout_mean;
+      arguments[3 * row + 2] = (float)(rollout_mean - training_mean);
+    }
+  dw_correction_simd_expf_array (arguments, results, 3 * rows);
+  for (size_t row = 0; row < rows; row++)
+    {
+      const double exps[3] = { results[3 * row], results[3 * row + 1], results[3 * row + 2] };
+      dw_offpolicy_accumulate (context, sums, -(double)arguments[3 * row],
+                               -(double)arguments[3 * row + 1], row_sums[3 * row + 2], exps);
+    }
 }
 
 void
