@@ -5,6 +5,7 @@
  * Single thread. Prints: preset, median ms, M valid tokens/s; a reference line for verl's torch CPU
  * code (PERF_ANCHOR: ~23 M valid tokens/s token IS, 15-17 M/s with sequence RS) and the bandwidth
  * of a plain read of the same input arrays (the memory-bound limit of reading the inputs once).
+ * Usage: bench-correction [--only=NAME,…] [--shape=ROWSxCOLS] [RUNS] (512x4096 by default).
  * Runs use DW_ENTRY_MASK_SHARED: a preset without RS returns the batch's own mask (verl returns
  * its input tensor there too) instead of a copy.
  */
@@ -128,6 +129,17 @@ main (int argc, char **argv)
   if (argc > 1 && strncmp (argv[1], "--only=", 7) == 0)
     {
       only = argv[1] + 7;
+      argc--;
+      argv++;
+    }
+  /* --shape=ROWSxCOLS: another batch shape (short rows show the per-row costs) */
+  if (argc > 1 && strncmp (argv[1], "--shape=", 8) == 0)
+    {
+      if (sscanf (argv[1] + 8, "%zux%zu", &B, &T) != 2 || B == 0 || T == 0)
+        {
+          fprintf (stderr, "bench-correction: --shape=ROWSxCOLS, e.g. --shape=8192x256\n");
+          return 2;
+        }
       argc--;
       argv++;
     }
