@@ -439,17 +439,18 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
   const unsigned char *source
     = (const unsigned char *)run->batch->response_mask + offset * run->mask_size;
   const bool integer_mask = dtype != DW_DTYPE_F32 && dtype != DW_DTYPE_F64;
+  if (!row_kept)
+    {
+      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m */
+      run->rs_masked += out->n;
+      run->rs_rows_rejected += out->n_valid > 0;
+    }
   if (run->defer)
     {
       /* written during the next row's pass, or at the end of the run */
       run->pending = true;
       run->pending_row = row;
       run->pending_kept = row_kept;
-      if (!row_kept)
-        {
-          run->rs_masked += out->n;
-          run->rs_rows_rejected += out->n_valid > 0;
-        }
     }
   else if (run->n_options == 0 || (row_kept && !run->any_token_option))
     {
@@ -459,18 +460,11 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
         memcpy (target, source, cols * run->mask_size);
     }
   else if (!row_kept && run->stream && integer_mask)
-    {
-      dw_correction_avx512_stream_row (target, NULL, cols * run->mask_size);
-      run->rs_masked += out->n;
-      run->rs_rows_rejected += out->n_valid > 0;
-    }
+    dw_correction_avx512_stream_row (target, NULL, cols * run->mask_size);
   else if (!row_kept)
     {
-      /* the whole row rejected: Σ (1 − 0)·m over valid tokens is the row's Σ m (a float mask
-       * keeps −0 and NaN: m·0) */
+      /* a float mask keeps −0 and NaN: m·0 */
       dw_correction_fast_mask_row (dtype, source, NULL, target, cols);
-      run->rs_masked += out->n;
-      run->rs_rows_rejected += out->n_valid > 0;
     }
   else
     {
