@@ -760,10 +760,8 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       out->any_approximate = TRUE;
       return;
     }
-  DwWhatifList list = {
-    .prefix = plan->metric_prefix,
-    .entries = g_array_sized_new (FALSE, FALSE, sizeof (DwWhatifEntry), 96),
-  };
+  DwWhatifList list;
+  dw_whatif_list_init (&list, plan->metric_prefix);
   if (plan->path == DW_PATH_VERL_MISMATCH)
     {
       dw_whatif_eval_mismatch (step, &list, plan, row_rejected);
@@ -775,7 +773,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       DwCorrectionError error = { .kind = DW_ERROR_ZERO_DIVISION };
       g_strlcpy (error.message, "float division by zero", sizeof error.message);
       dw_whatif_eval_fail (out, &error);
-      g_array_free (list.entries, TRUE);
+      dw_whatif_list_clear (&list);
       return;
     }
   if (plan->path == DW_PATH_VERL_K_OPTIONS)

@@ -13,23 +13,54 @@
 /* ------------------------------------------------------------------------------------------ */
 /* metric lists with approximate flags                                                         */
 
+void
+dw_whatif_list_init (DwWhatifList *list, const char *prefix)
+{
+  list->prefix = prefix;
+  list->entries = list->inline_entries;
+  list->n_entries = 0;
+  list->capacity = DW_WHATIF_LIST_INLINE;
+  list->approximate = FALSE;
+  list->error = 0;
+}
+
+void
+dw_whatif_list_clear (DwWhatifList *list)
+{
+  if (list->entries != list->inline_entries)
+    g_free (list->entries);
+  list->entries = list->inline_entries;
+  list->n_entries = 0;
+}
+
 /* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
 void
 dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
 {
-  DwWhatifEntry entry;
+  if (list->n_entries == list->capacity)
+    {
+      DwWhatifEntry *grown = g_new (DwWhatifEntry, (gsize)list->capacity * 2);
+      memcpy (grown, list->entries, list->n_entries * sizeof *grown);
+      if (list->entries != list->inline_entries)
+        g_free (list->entries);
+      list->entries = grown;
+      list->capacity *= 2;
+    }
+  DwWhatifEntry *entry = &list->entries[list->n_entries++];
   const char *parts[3] = { list->prefix, name, suffix };
   gsize length = 0;
   for (int part = 0; part < 3; part++)
-    for (const char *cursor = parts[part]; *cursor && length + 1 < sizeof entry.metric.key;
-         cursor++)
-      entry.metric.key[length++] = *cursor;
-  entry.metric.key[length] = '\0';
-  entry.metric.value = value;
-  entry.approximate = list->approximate || list->error != 0;
-  entry.error = list->approximate && list->error == 0 ? NAN : list->error;
+    {
+      gsize part_length = strnlen (parts[part], sizeof entry->metric.key - 1 - length);
+      memcpy (entry->metric.key + length, parts[part], part_length);
+      length += part_length;
+    }
+  entry->metric.key[length] = '\0';
+  entry->key_length = (guint8)length;
+  entry->metric.value = value;
+  entry->approximate = list->approximate || list->error != 0;
+  entry->error = list->approximate && list->error == 0 ? NAN : list->error;
   list->error = 0;
-  g_array_append_val (list->entries, entry);
 }
 
 void
@@ -45,28 +76,89 @@ dw_whatif_list_entry_compare (const void *a, const void *b)
                  (*(const DwWhatifEntry *const *)b)->metric.key);
 }
 
+/* The keys of the last list this thread sorted, in the order they were put, and their sorted
+ * order: the steps of one evaluation put the same keys in the same order, so the next list with
+ * those keys takes that order instead of sorting (a slider move sorts 3000 lists otherwise). No
+ * heap: nothing to release when the thread ends. */
+#define DW_WHATIF_LIST_MEMO_MAX 128
+static _Thread_local struct
+{
+  guint n_keys;
+  guint8 key_length[DW_WHATIF_LIST_MEMO_MAX];
+  guint8 order[DW_WHATIF_LIST_MEMO_MAX]; /* [sorted position] = index in the put order */
+  char keys[DW_WHATIF_LIST_MEMO_MAX][DW_METRIC_KEY_MAX];
+} dw_whatif_list_memo;
+
+/* whether @list puts exactly the memo's keys, in the same order */
+static gboolean
+dw_whatif_list_memo_matches (const DwWhatifList *list)
+{
+  if (list->n_entries != dw_whatif_list_memo.n_keys || list->n_entries == 0)
+    return FALSE;
+  for (guint index = 0; index < list->n_entries; index++)
+    {
+      const DwWhatifEntry *entry = &list->entries[index];
+      if (entry->key_length != dw_whatif_list_memo.key_length[index]
+          || memcmp (entry->metric.key, dw_whatif_list_memo.keys[index], entry->key_length) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* sorts @list's entries by key (through pointers: an entry is ~100 bytes) into @order, and keeps
+ * the keys and order in the memo when they fit */
+static void
+dw_whatif_list_sort (const DwWhatifList *list, guint *order)
+{
+  const guint count = list->n_entries;
+  const DwWhatifEntry **sorted = g_new (const DwWhatifEntry *, count ? count : 1);
+  for (guint index = 0; index < count; index++)
+    sorted[index] = &list->entries[index];
+  qsort (sorted, count, sizeof *sorted, dw_whatif_list_entry_compare);
+  for (guint index = 0; index < count; index++)
+    order[index] = (guint)(sorted[index] - list->entries);
+  g_free (sorted);
+  dw_whatif_list_memo.n_keys = 0;
+  if (count > DW_WHATIF_LIST_MEMO_MAX)
+    return;
+  for (guint index = 0; index < count; index++)
+    {
+      const DwWhatifEntry *entry = &list->entries[index];
+      memcpy (dw_whatif_list_memo.keys[index], entry->metric.key, entry->key_length);
+      dw_whatif_list_memo.key_length[index] = entry->key_length;
+      dw_whatif_list_memo.order[index] = (guint8)order[index];
+    }
+  dw_whatif_list_memo.n_keys = count;
+}
+
 void
 dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
 {
-  /* sorted through pointers: an entry is ~100 bytes */
-  gsize count = list->entries->len;
-  const DwWhatifEntry **order = g_new (const DwWhatifEntry *, count ? count : 1);
-  for (gsize index = 0; index < count; index++)
-    order[index] = &g_array_index (list->entries, DwWhatifEntry, index);
-  qsort (order, count, sizeof *order, dw_whatif_list_entry_compare);
+  const guint count = list->n_entries;
+  guint inline_order[DW_WHATIF_LIST_INLINE];
+  guint *order = count <= DW_WHATIF_LIST_INLINE ? inline_order : g_new (guint, count);
+  if (dw_whatif_list_memo_matches (list))
+    for (guint index = 0; index < count; index++)
+      order[index] = dw_whatif_list_memo.order[index];
+  else
+    dw_whatif_list_sort (list, order);
   out->result.n_metrics = count;
   out->result.metrics = malloc ((count ? count : 1) * sizeof (DwMetric));
-  out->approximate = g_new0 (guint8, count ? count : 1);
-  out->error_bound = g_new0 (double, count ? count : 1);
-  for (gsize index = 0; index < count; index++)
+  out->approximate = g_new (guint8, count ? count : 1);
+  out->error_bound = g_new (double, count ? count : 1);
+  for (guint index = 0; index < count; index++)
     {
-      out->result.metrics[index] = order[index]->metric;
-      out->approximate[index] = order[index]->approximate;
-      out->error_bound[index] = order[index]->error;
-      out->any_approximate |= order[index]->approximate;
+      const DwWhatifEntry *entry = &list->entries[order[index]];
+      DwMetric *metric = &out->result.metrics[index];
+      memcpy (metric->key, entry->metric.key, (gsize)entry->key_length + 1);
+      metric->value = entry->metric.value;
+      out->approximate[index] = entry->approximate;
+      out->error_bound[index] = entry->error;
+      out->any_approximate |= entry->approximate;
     }
-  g_free (order);
-  g_array_free (list->entries, TRUE);
+  if (order != inline_order)
+    g_free (order);
+  dw_whatif_list_clear (list);
 }
 
 /* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */

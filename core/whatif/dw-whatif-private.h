@@ -479,23 +479,33 @@ typedef struct
 {
   DwMetric metric;
   guint8 approximate;
+  guint8 key_length; /* strlen (metric.key) */
   double error;
 } DwWhatifEntry;
+
+/* entries a list holds without a heap allocation (an evaluation puts 20–60) */
+#define DW_WHATIF_LIST_INLINE 96
 
 typedef struct
 {
   const char *prefix;
-  GArray *entries;      /* DwWhatifEntry */
+  DwWhatifEntry *entries; /* @inline until it overflows, then on the heap */
+  guint n_entries, capacity;
   gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
   double error;         /* error bound of the value put next (reset by each put) */
+  DwWhatifEntry inline_entries[DW_WHATIF_LIST_INLINE];
 } DwWhatifList;
 
+/* an empty list whose keys start with @prefix */
+void dw_whatif_list_init (DwWhatifList *list, const char *prefix);
 /* appends the list's prefix + @name + @suffix (cut to the key size, like snprintf) with the list's
  * current flags, and resets list->error */
 void dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix);
 void dw_whatif_list_put (DwWhatifList *list, const char *name, double value);
 /* sorts the list by key into @out (metrics, approximate flags, error bounds) and frees it */
 void dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out);
+/* frees the list without a result */
+void dw_whatif_list_clear (DwWhatifList *list);
 /* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
 void dw_whatif_list_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
                                    double *ess);

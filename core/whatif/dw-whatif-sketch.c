@@ -32,10 +32,12 @@
 #define DW_WHATIF_SKETCH_TAIL_MAX 16384
 #define DW_WHATIF_SKETCH_BINS     1024
 /* tail tokens per block of the tails' prefix sums: a query sums at most block − 1 tokens'
- * quantities (each an exp) on top of a prefix. Small tails (steps under ~0.4 M tokens) take 16,
- * which keeps a slider move over thousands of small steps short; larger ones the full step's 64,
+ * quantities (each an exp) on top of a prefix. Small tails (steps under ~0.4 M tokens) take 4,
+ * which keeps a slider move over thousands of small steps short (the sums are the same for any
+ * block size: a prefix is the running sum's state at its block's start); larger ones the full
+ * step's 64,
  * which keeps a 2 M-token step's prefix sums at 42 KB instead of 168 KB */
-#define DW_WHATIF_SKETCH_BLOCK_SMALL 16
+#define DW_WHATIF_SKETCH_BLOCK_SMALL 4
 #define DW_WHATIF_SKETCH_SMALL_TAIL  2048
 
 struct _DwWhatifSketch
@@ -211,16 +213,44 @@ dw_whatif_sketch_add_tail (const DwWhatifStep *step, const double *values,
   out->count += (double)count;
 }
 
+/* log(@bound) for dw_whatif_sketch_decide () when @quantity is the IS weight and the bound is
+ * far from the clamp at ±DW_WHATIF_SAFETY_BOUND, else NAN (every probe computes its weight) */
+static double
+dw_whatif_sketch_log_bound (int quantity, double bound)
+{
+  if (quantity != DW_WHATIF_Q_WEIGHT || !(bound > 0) || !isfinite (bound))
+    return NAN;
+  const double log_bound = log (bound);
+  return fabs (log_bound) < DW_WHATIF_SAFETY_BOUND - 1 ? log_bound : NAN;
+}
+
+/* dw_whatif_sketch_holds () without an exp when ℓ alone decides it: w = R(exp(clamp ℓ)) is
+ * within a relative 1e-6 of exp ℓ (the exp's and the rounding's errors, ~1e-7 each), so an ℓ
+ * more than 1e-4 below log(bound) has w < bound and one more than 1e-4 above has w > bound,
+ * whatever the rounding (the clamp changes neither side: |log(bound)| < 19) */
+static inline gboolean
+dw_whatif_sketch_decide (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
+                         double log_bound, double log_ratio)
+{
+  const double margin = 1e-4;
+  if (log_ratio < log_bound - margin)
+    return op == DW_WHATIF_LT || op == DW_WHATIF_LE;
+  if (log_ratio > log_bound + margin)
+    return op == DW_WHATIF_GT || op == DW_WHATIF_GE;
+  return dw_whatif_sketch_holds (step, quantity, op, bound, log_ratio);
+}
+
 /* the first index of @values (sorted, @n) where the predicate fails */
 static gsize
 dw_whatif_sketch_search (const DwWhatifStep *step, const double *values, gsize n, int quantity,
                          DwWhatifCompare op, double bound)
 {
+  const double log_bound = dw_whatif_sketch_log_bound (quantity, bound);
   gsize low = 0, high = n;
   while (low < high)
     {
       gsize middle = low + (high - low) / 2;
-      if (dw_whatif_sketch_holds (step, quantity, op, bound, values[middle]))
+      if (dw_whatif_sketch_decide (step, quantity, op, bound, log_bound, values[middle]))
         low = middle + 1;
       else
         high = middle;
@@ -295,7 +325,9 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
     }
   if (low < self->n_bins)
     {
-      if (dw_whatif_sketch_holds (step, quantity, op, bound, self->bin_first[low]))
+      if (dw_whatif_sketch_decide (step, quantity, op, bound,
+                                   dw_whatif_sketch_log_bound (quantity, bound),
+                                   self->bin_first[low]))
         dw_whatif_sketch_add_split_bin (step, self, low, quantity, bound, out);
       return;
     }

@@ -19,6 +19,8 @@
  * curve; painting the frame is bench-renderer's): once one move a frame (a drag: the background
  * refinement starts only once the controls rest), once 400 ms apart (the refinement of the
  * previous move runs in the rest, and the move cancels it, as between a user's clicks).
+ * DW_BENCH_TUNE_DIR=DIR writes the run in DIR and keeps it; a later run of the same shape there
+ * is measured again without writing it (the batch files stay where they were referenced).
  */
 #include "config.h"
 
@@ -175,11 +177,33 @@ bench_load_average (void)
   return g_strndup (text, strcspn (text, " "));
 }
 
-/* One run: written, measured, deleted. */
+/* The run's folder: a new temporary one, or $DW_BENCH_TUNE_DIR (kept, and its run reused when
+ * written there before with the same shape: a 3000-step run takes minutes to write) */
+static char *
+bench_run_dir (guint n_steps, gsize rows, gsize cols, gboolean *reuse)
+{
+  const char *kept = g_getenv ("DW_BENCH_TUNE_DIR");
+  g_autofree char *shape = g_strdup_printf ("%u %zu %zu", n_steps, rows, cols);
+  g_autofree char *shape_file = NULL;
+  g_autofree char *written = NULL;
+
+  *reuse = FALSE;
+  if (kept == NULL || *kept == '\0')
+    return g_dir_make_tmp ("dw-bench-tune-XXXXXX", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (kept, 0755), ==, 0);
+  shape_file = g_build_filename (kept, "shape", NULL);
+  *reuse = g_file_get_contents (shape_file, &written, NULL, NULL)
+           && g_str_has_prefix (written, shape) && written[strlen (shape)] == ' ';
+  return g_strdup (kept);
+}
+
+/* One run: written, measured, deleted (unless kept in $DW_BENCH_TUNE_DIR). */
 static void
 bench_run (guint n_steps, gsize rows, gsize cols, const char *mode)
 {
-  g_autofree char *dir = g_dir_make_tmp ("dw-bench-tune-XXXXXX", NULL);
+  gboolean reuse;
+  g_autofree char *dir = bench_run_dir (n_steps, rows, cols, &reuse);
+  g_autofree char *shape_file = g_build_filename (dir, "shape", NULL);
   g_autofree char *db = g_build_filename (dir, "store.db", NULL);
   g_autofree char *wal = g_strconcat (db, "-wal", NULL);
   g_autofree char *load = bench_load_average ();
@@ -193,7 +217,24 @@ bench_run (guint n_steps, gsize rows, gsize cols, const char *mode)
   GtkWidget *view;
 
   start = g_get_monotonic_time ();
-  run_id = write_run (dir, db, n_steps, rows, cols, &n_valid);
+  if (reuse)
+    {
+      g_autofree char *written = NULL;
+      g_assert_true (g_file_get_contents (shape_file, &written, NULL, NULL));
+      g_assert_cmpint (
+        sscanf (written, "%*u %*u %*u %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT, &run_id, &n_valid),
+        ==, 2);
+    }
+  else
+    {
+      g_autofree char *shape = NULL;
+      g_remove (db);
+      g_remove (wal);
+      run_id = write_run (dir, db, n_steps, rows, cols, &n_valid);
+      shape = g_strdup_printf ("%u %zu %zu %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT "\n", n_steps,
+                               rows, cols, run_id, n_valid);
+      g_assert_true (g_file_set_contents (shape_file, shape, -1, NULL));
+    }
   label = g_strdup_printf ("%u steps x %.3f M tokens", n_steps, n_valid / 1e6 / n_steps);
   printf ("tune benchmark: %u steps x %zu x %zu, %.3f M valid tokens a step, written and "
           "ingested (batches referenced in place) in %.1f s; load average %s\n",
@@ -236,7 +277,8 @@ bench_run (guint n_steps, gsize rows, gsize cols, const char *mode)
   bench_slider (view, &seen, label, 400);
   g_object_unref (view);
   g_clear_object (&store);
-  dw_ui_test_remove_tree (dir);
+  if (g_getenv ("DW_BENCH_TUNE_DIR") == NULL || *g_getenv ("DW_BENCH_TUNE_DIR") == '\0')
+    dw_ui_test_remove_tree (dir);
 }
 
 /* the figures of one child's output, for the scaling law */
