@@ -53,13 +53,12 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
       dw_whatif_eval_step (step, plan, &result->results[index], NULL);
       return;
     }
-  /* as dw_whatif_step_row_outcomes (): known unless pending */
-  guint8 *rejected = g_malloc (MAX (step->n_rows, 1));
+  /* as dw_whatif_step_row_outcomes (): known unless pending; the pointer set before the
+   * evaluation is the step's place in row_rejected_block */
+  guint8 *rejected = result->row_rejected[index];
   dw_whatif_eval_step (step, plan, &result->results[index], rejected);
   if (result->results[index].pending)
-    g_free (rejected);
-  else
-    result->row_rejected[index] = rejected;
+    result->row_rejected[index] = NULL;
 }
 
 static void
@@ -241,9 +240,7 @@ dw_whatif_run_result_free (DwWhatifRunResult *res)
     return;
   for (guint index = 0; index < res->n_steps; index++)
     dw_whatif_step_result_clear (&res->results[index]);
-  if (res->row_rejected)
-    for (guint index = 0; index < res->n_steps; index++)
-      g_free (res->row_rejected[index]);
+  g_free (res->row_rejected_block);
   g_free (res->row_rejected);
   g_free (res->results);
   g_free (res->steps);
@@ -301,6 +298,25 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   g_cond_clear (&cond);
 }
 
+/* every step's row outcomes in one block (one allocation and one free per evaluation): each
+ * non-empty step's place in it, for dw_whatif_engine_evaluate_range () to fill */
+static void
+dw_whatif_engine_rows_new (DwWhatifEngine *self, DwWhatifRunResult *result)
+{
+  gsize n_rows = 0;
+  for (guint index = 0; index < result->n_steps; index++)
+    n_rows += dw_whatif_step_get_n_rows (g_ptr_array_index (self->steps, index));
+  result->row_rejected_block = g_malloc (MAX (n_rows, 1));
+  n_rows = 0;
+  for (guint index = 0; index < result->n_steps; index++)
+    {
+      const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
+      if (!step->empty)
+        result->row_rejected[index] = result->row_rejected_block + n_rows;
+      n_rows += step->n_rows;
+    }
+}
+
 static DwWhatifRunResult *
 dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gboolean rows,
                                 GError **error)
@@ -327,6 +343,8 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
         }
       return result;
     }
+  if (rows)
+    dw_whatif_engine_rows_new (self, result);
   dw_whatif_engine_evaluate_all (self, &plan, result);
   for (guint index = 0; index < result->n_steps; index++)
     result->any_approximate

@@ -146,6 +146,7 @@ typedef struct
    * dw_whatif_step_get_n_rows () rejection flags as dw_whatif_step_row_outcomes () gives them,
    * NULL for a step whose outcomes are unknown (slime, pending, empty) */
   guint8 **row_rejected;
+  guint8 *row_rejected_block; /* (private) the storage row_rejected points into */
 } DwWhatifRunResult;
 
 void dw_whatif_run_result_free (DwWhatifRunResult *res);

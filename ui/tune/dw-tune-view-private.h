@@ -109,6 +109,9 @@ struct _DwTuneView
   DwBoundRow *veto;
   DwTuneRsRow rs[DW_TUNE_N_RS];
   DwChartCard *cards[DW_TUNE_N_CHARTS];
+  /* the summary grid's rows under its heading: metric, logged, what-if, change (their texts are
+   * set in place at every evaluation) */
+  GtkLabel *summary_cells[DW_TUNE_N_CHARTS][4];
   DwBoundRow *checking_row; /* the row whose value is under test, and that value */
   double checking_value;
 

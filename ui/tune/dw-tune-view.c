@@ -338,21 +338,61 @@ dw_tune_view_add_band (DwChart *chart, const DwWhatifRunResult *res, const doubl
   dw_plot_series_append (series, res->steps, NULL, high, res->n_steps);
 }
 
+/* The summary grid: its heading, and a row per chart whose texts each evaluation sets
+ * (dw_tune_view_set_summary_row), hidden until there is a result. */
 static void
-dw_tune_view_update_charts_and_summary (DwTuneView *self)
+dw_tune_view_build_summary (DwTuneView *self)
 {
-  GtkWidget *child;
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->summary_grid))))
-    gtk_grid_remove (self->summary_grid, child);
   dw_tune_view_summary_cell (self, 0, 0, _ ("Metric"), FALSE, TRUE);
   dw_tune_view_summary_cell (self, 1, 0, _ ("Logged"), TRUE, TRUE);
   dw_tune_view_summary_cell (self, 2, 0, _ ("What-if"), TRUE, TRUE);
   dw_tune_view_summary_cell (self, 3, 0, _ ("Change"), TRUE, TRUE);
+  for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
+    {
+      g_autofree char *name = g_strdup_printf ("whatif-%s", dw_tune_chart_specs[c].canonical);
+
+      for (int col = 0; col < 4; col++)
+        {
+          GtkWidget *cell = dw_tune_view_summary_cell (
+            self, col, (int)c + 1, col == 0 ? _ (dw_tune_chart_specs[c].title) : "—", col > 0,
+            FALSE);
+
+          gtk_widget_set_visible (cell, FALSE);
+          self->summary_cells[c][col] = GTK_LABEL (cell);
+        }
+      gtk_widget_set_name (GTK_WIDGET (self->summary_cells[c][2]), name);
+    }
+}
+
+/* the texts of chart @c's summary row (NULL: the row is hidden) */
+static void
+dw_tune_view_set_summary_row (DwTuneView *self, guint c, const char *logged, const char *whatif,
+                              const char *change)
+{
+  const char *texts[4] = { NULL, logged, whatif, change };
+
+  for (int col = 0; col < 4; col++)
+    {
+      GtkLabel *cell = self->summary_cells[c][col];
+
+      if (texts[col] != NULL && g_strcmp0 (gtk_label_get_text (cell), texts[col]) != 0)
+        gtk_label_set_text (cell, texts[col]);
+      gtk_widget_set_visible (GTK_WIDGET (cell), logged != NULL);
+    }
+}
+
+static void
+dw_tune_view_update_charts_and_summary (DwTuneView *self)
+{
   const DwWhatifRunResult *res = self->result;
   dw_tune_view_update_legend (self, res != NULL && res->any_approximate);
   gtk_label_set_text (self->health_label, "");
   if (!res)
-    return;
+    {
+      for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
+        dw_tune_view_set_summary_row (self, c, NULL, NULL, NULL);
+      return;
+    }
   g_autoptr (GPtrArray) events
     = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
@@ -375,11 +415,7 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
         {
           /* the config does not produce this metric (e.g. no veto at verl HEAD) */
           dw_chart_data_changed (chart);
-          dw_tune_view_summary_cell (self, 0, (int)c + 1, _ (dw_tune_chart_specs[c].title), FALSE,
-                                     FALSE);
-          dw_tune_view_summary_cell (self, 1, (int)c + 1, "—", TRUE, FALSE);
-          dw_tune_view_summary_cell (self, 2, (int)c + 1, "—", TRUE, FALSE);
-          dw_tune_view_summary_cell (self, 3, (int)c + 1, "—", TRUE, FALSE);
+          dw_tune_view_set_summary_row (self, c, "—", "—", "—");
           continue;
         }
       DwPlotSeries *s = dw_chart_add_series (
@@ -409,18 +445,12 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
         }
       double lm = dw_tune_view_finite_mean (logged_at, res->n_steps);
       double wm = dw_tune_view_finite_mean (values, res->n_steps);
-      g_autofree char *name = NULL;
       g_autofree char *lt = dw_tune_view_format_metric (lm, FALSE, 0);
       g_autofree char *wt = dw_tune_view_format_metric (
         wm, approx, dw_tune_view_mean_bound (values, bounds, res->n_steps));
       g_autofree char *dt
         = isfinite (lm) && isfinite (wm) ? g_strdup_printf ("%+.3g", wm - lm) : g_strdup ("—");
-      dw_tune_view_summary_cell (self, 0, (int)c + 1, _ (dw_tune_chart_specs[c].title), FALSE,
-                                 FALSE);
-      dw_tune_view_summary_cell (self, 1, (int)c + 1, lt, TRUE, FALSE);
-      name = g_strdup_printf ("whatif-%s", dw_tune_chart_specs[c].canonical);
-      gtk_widget_set_name (dw_tune_view_summary_cell (self, 2, (int)c + 1, wt, TRUE, FALSE), name);
-      dw_tune_view_summary_cell (self, 3, (int)c + 1, dt, TRUE, FALSE);
+      dw_tune_view_set_summary_row (self, c, lt, wt, dt);
     }
   dw_tune_view_show_health (self, events, res->any_approximate);
 }
@@ -1020,6 +1050,7 @@ dw_tune_view_init (DwTuneView *self)
   self->compact_tokens = DW_TUNE_COMPACT_TOKENS;
   dw_tune_controls_build (self);
   dw_tune_view_build_cards (self);
+  dw_tune_view_build_summary (self);
   dw_wheel_guard_attach (GTK_WIDGET (self->step_scale));
   dw_tune_controls_set_generation (self, DW_GEN_VERL_LATEST, DW_TUNE_DEFAULT_PRESET);
   dw_tune_view_update_charts_and_summary (self);
