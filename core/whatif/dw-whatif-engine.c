@@ -23,6 +23,11 @@ struct _DwWhatifEngine
   gpointer loader_data;
   GDestroyNotify loader_destroy;
   gboolean compact;
+  /* DwWhatifMemo per step: the metric groups of its previous evaluation, for the next one
+   * (a slider moves one group's threshold); used by one evaluation at a time (@memo_lock, taken
+   * with a trylock: a concurrent evaluation, the exact pass's, goes without) */
+  GArray *memos;
+  GMutex memo_lock;
 };
 
 /* one share of an evaluation: a pool thread (or the caller) takes steps until none is left */
@@ -36,13 +41,15 @@ typedef struct
   GMutex *lock;
   GCond *cond;
   guint *remaining;
+  DwWhatifMemo *memos; /* [n_steps] or NULL */
 } DwWhatifShare;
 
 static void
 dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
-                                 DwWhatifRunResult *result, guint index)
+                                 DwWhatifRunResult *result, guint index, DwWhatifMemo *memos)
 {
   const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
+  DwWhatifMemo *memo = memos ? &memos[index] : NULL;
   if (step->empty)
     {
       dw_whatif_eval_empty_error (&result->results[index]);
@@ -50,13 +57,13 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
     }
   if (!result->row_rejected)
     {
-      dw_whatif_eval_step (step, plan, &result->results[index], NULL);
+      dw_whatif_eval_step (step, plan, &result->results[index], NULL, memo);
       return;
     }
   /* as dw_whatif_step_row_outcomes (): known unless pending; the pointer set before the
    * evaluation is the step's place in row_rejected_block */
   guint8 *rejected = result->row_rejected[index];
-  dw_whatif_eval_step (step, plan, &result->results[index], rejected);
+  dw_whatif_eval_step (step, plan, &result->results[index], rejected, memo);
   if (result->results[index].pending)
     result->row_rejected[index] = NULL;
 }
@@ -71,7 +78,8 @@ dw_whatif_engine_share_worker (gpointer data, gpointer user_data)
       guint index = (guint)g_atomic_int_add (share->next, 1);
       if (index >= share->result->n_steps)
         break;
-      dw_whatif_engine_evaluate_range (share->engine, share->plan, share->result, index);
+      dw_whatif_engine_evaluate_range (share->engine, share->plan, share->result, index,
+                                       share->memos);
     }
   g_mutex_lock (share->lock);
   if (--*share->remaining == 0)
@@ -84,6 +92,9 @@ dw_whatif_engine_new (guint n_threads)
 {
   DwWhatifEngine *self = g_atomic_rc_box_new0 (DwWhatifEngine);
   self->steps = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_whatif_step_free);
+  self->memos = g_array_new (FALSE, TRUE, sizeof (DwWhatifMemo));
+  g_array_set_clear_func (self->memos, (GDestroyNotify)dw_whatif_memo_clear);
+  g_mutex_init (&self->memo_lock);
   self->n_threads = n_threads ? n_threads : MAX (1, g_get_num_processors ());
   return self;
 }
@@ -100,6 +111,8 @@ dw_whatif_engine_clear (DwWhatifEngine *self)
   if (self->pool)
     g_thread_pool_free (self->pool, TRUE, TRUE);
   g_ptr_array_unref (self->steps);
+  g_array_unref (self->memos);
+  g_mutex_clear (&self->memo_lock);
   if (self->loader_destroy)
     self->loader_destroy (self->loader_data);
 }
@@ -262,13 +275,14 @@ dw_whatif_engine_result_new (DwWhatifEngine *self)
 /* evaluates @plan on every step: in the calling thread for a short run, else shared with the pool
  */
 static void
-dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhatifRunResult *result)
+dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhatifRunResult *result,
+                               DwWhatifMemo *memos)
 {
   guint n_shares = MIN (self->n_threads, MAX (1u, result->n_steps / 8));
   if (n_shares <= 1)
     {
       for (guint index = 0; index < result->n_steps; index++)
-        dw_whatif_engine_evaluate_range (self, plan, result, index);
+        dw_whatif_engine_evaluate_range (self, plan, result, index, memos);
       return;
     }
   if (!self->pool)
@@ -282,7 +296,7 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   gint next = 0;
   DwWhatifShare *shares = g_new0 (DwWhatifShare, n_shares);
   for (guint share = 0; share < n_shares; share++)
-    shares[share] = (DwWhatifShare){ self, plan, result, &next, &lock, &cond, &remaining };
+    shares[share] = (DwWhatifShare){ self, plan, result, &next, &lock, &cond, &remaining, memos };
   /* the calling thread takes the last share itself */
   g_mutex_lock (&lock);
   for (guint share = 0; share + 1 < n_shares; share++)
@@ -345,7 +359,17 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
     }
   if (rows)
     dw_whatif_engine_rows_new (self, result);
-  dw_whatif_engine_evaluate_all (self, &plan, result);
+  if (g_mutex_trylock (&self->memo_lock))
+    {
+      /* a step's memo is zeroed when it is first evaluated (steps are only ever appended) */
+      if (self->memos->len < result->n_steps)
+        g_array_set_size (self->memos, result->n_steps);
+      dw_whatif_engine_evaluate_all (self, &plan, result,
+                                     (DwWhatifMemo *)(gpointer)self->memos->data);
+      g_mutex_unlock (&self->memo_lock);
+    }
+  else
+    dw_whatif_engine_evaluate_all (self, &plan, result, NULL);
   for (guint index = 0; index < result->n_steps; index++)
     result->any_approximate
       |= result->results[index].any_approximate || result->results[index].pending;

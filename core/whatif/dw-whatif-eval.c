@@ -748,9 +748,163 @@ dw_whatif_eval_supported (const DwWhatifStep *step, const DwPlan *plan)
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* the groups of a step's previous evaluation (DwWhatifGroupMemo)                              */
+
+typedef struct
+{
+  guchar bytes[DW_WHATIF_MEMO_KEY];
+  gsize length;
+  gboolean fits;
+} DwWhatifMemoKey;
+
+static void
+dw_whatif_memo_key_add (DwWhatifMemoKey *key, const void *value, gsize size)
+{
+  if (key->length + size > sizeof key->bytes)
+    {
+      key->fits = FALSE;
+      return;
+    }
+  memcpy (key->bytes + key->length, value, size);
+  key->length += size;
+}
+
+/* the fields every group's keys and values depend on: the generation, the path and the metric
+ * prefix (its text) */
+static void
+dw_whatif_memo_key_start (DwWhatifMemoKey *key, const DwPlan *plan)
+{
+  memset (key, 0, sizeof *key);
+  key->fits = TRUE;
+  const gsize prefix_length = strlen (plan->metric_prefix);
+  dw_whatif_memo_key_add (key, &plan->generation, sizeof plan->generation);
+  dw_whatif_memo_key_add (key, &plan->path, sizeof plan->path);
+  dw_whatif_memo_key_add (key, &prefix_length, sizeof prefix_length);
+  dw_whatif_memo_key_add (key, plan->metric_prefix, prefix_length);
+}
+
+/* what dw_whatif_eval_is () reads of the plan */
+static void
+dw_whatif_memo_is_key (DwWhatifMemoKey *key, const DwPlan *plan)
+{
+  dw_whatif_memo_key_start (key, plan);
+  dw_whatif_memo_key_add (key, &plan->is_on, sizeof plan->is_on);
+  dw_whatif_memo_key_add (key, &plan->is_level, sizeof plan->is_level);
+  dw_whatif_memo_key_add (key, &plan->is_mode, sizeof plan->is_mode);
+  dw_whatif_memo_key_add (key, &plan->is_upper, sizeof plan->is_upper);
+  dw_whatif_memo_key_add (key, &plan->is_lower, sizeof plan->is_lower);
+  dw_whatif_memo_key_add (key, &plan->is_metrics, sizeof plan->is_metrics);
+  dw_whatif_memo_key_add (key, &plan->batch_normalize, sizeof plan->batch_normalize);
+  dw_whatif_memo_key_add (key, &plan->bn_rows, sizeof plan->bn_rows);
+}
+
+/* what dw_whatif_eval_rs () and dw_whatif_eval_offpolicy () read of the plan */
+static void
+dw_whatif_memo_rs_key (DwWhatifMemoKey *key, const DwPlan *plan)
+{
+  dw_whatif_memo_key_start (key, plan);
+  dw_whatif_memo_key_add (key, &plan->rs_on, sizeof plan->rs_on);
+  dw_whatif_memo_key_add (key, &plan->rs.n, sizeof plan->rs.n);
+  for (gsize index = 0; index < plan->rs.n; index++)
+    {
+      const DwRsBound *bound = &plan->rs.bounds[index];
+      dw_whatif_memo_key_add (key, &bound->option, sizeof bound->option);
+      dw_whatif_memo_key_add (key, &bound->log_upper, sizeof bound->log_upper);
+      dw_whatif_memo_key_add (key, &bound->log_lower, sizeof bound->log_lower);
+    }
+}
+
+/* puts @memo's entries (and row outcomes) into @list when it holds the group of @key and the
+ * list is in the state the group started from */
+static gboolean
+dw_whatif_memo_take (const DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, DwWhatifList *list,
+                     guint8 *row_rejected, gsize n_rows)
+{
+  if (!memo->valid || !key->fits || list->approximate || list->error != 0
+      || (row_rejected && !memo->has_rows)
+      || memcmp (memo->key, key->bytes, sizeof key->bytes) != 0)
+    return FALSE;
+  dw_whatif_list_append (list, memo->entries, memo->n_entries);
+  if (row_rejected)
+    memcpy (row_rejected, memo->row_rejected, n_rows);
+  return TRUE;
+}
+
+/* keeps the entries @list got since @first (and the row outcomes) as the group of @key */
+static void
+dw_whatif_memo_keep (DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, const DwWhatifList *list,
+                     guint first, const guint8 *row_rejected, gsize n_rows)
+{
+  const guint n_entries = list->n_entries - first;
+  memo->valid = FALSE;
+  if (!key->fits || list->approximate || list->error != 0)
+    return;
+  if (n_entries > memo->capacity)
+    {
+      memo->capacity = MAX (n_entries, 16);
+      memo->entries = g_renew (DwWhatifEntry, memo->entries, memo->capacity);
+    }
+  memcpy (memo->entries, list->entries + first, n_entries * sizeof *memo->entries);
+  memo->n_entries = n_entries;
+  memo->has_rows = row_rejected != NULL;
+  if (row_rejected)
+    {
+      memo->row_rejected = g_realloc (memo->row_rejected, MAX (n_rows, 1));
+      memcpy (memo->row_rejected, row_rejected, n_rows);
+    }
+  memcpy (memo->key, key->bytes, sizeof key->bytes);
+  memo->valid = TRUE;
+}
+
+void
+dw_whatif_memo_clear (DwWhatifMemo *memo)
+{
+  g_free (memo->is.entries);
+  g_free (memo->is.row_rejected);
+  g_free (memo->rs.entries);
+  g_free (memo->rs.row_rejected);
+  memset (memo, 0, sizeof *memo);
+}
+
+/* verl ≥ 0.7.1: the IS group, then the RS and off-policy group, each from @memo when the plan's
+ * fields it reads are those of the step's previous evaluation; FALSE when verl raises */
+static gboolean
+dw_whatif_eval_k_options (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
+                          guint8 *row_rejected, DwWhatifMemo *memo)
+{
+  DwWhatifMemoKey key;
+  guint first = list->n_entries;
+  if (plan->is_on)
+    {
+      if (memo)
+        dw_whatif_memo_is_key (&key, plan);
+      if (!memo || !dw_whatif_memo_take (&memo->is, &key, list, NULL, 0))
+        {
+          if (!dw_whatif_eval_is (step, list, plan))
+            return FALSE;
+          if (memo)
+            dw_whatif_memo_keep (&memo->is, &key, list, first, NULL, 0);
+        }
+    }
+  first = list->n_entries;
+  if (memo)
+    {
+      dw_whatif_memo_rs_key (&key, plan);
+      if (dw_whatif_memo_take (&memo->rs, &key, list, row_rejected, step->n_rows))
+        return TRUE;
+    }
+  if (plan->rs_on)
+    dw_whatif_eval_rs (step, list, plan, row_rejected);
+  dw_whatif_eval_offpolicy (step, list, FALSE);
+  if (memo)
+    dw_whatif_memo_keep (&memo->rs, &key, list, first, row_rejected, step->n_rows);
+  return TRUE;
+}
+
 void
 dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
-                     guint8 *row_rejected)
+                     guint8 *row_rejected, DwWhatifMemo *memo)
 {
   if (row_rejected)
     memset (row_rejected, 0, step->n_rows);
@@ -768,7 +922,9 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       dw_whatif_list_finish (&list, out);
       return;
     }
-  if (plan->is_on && !dw_whatif_eval_is (step, &list, plan))
+  if (plan->path == DW_PATH_VERL_K_OPTIONS
+        ? !dw_whatif_eval_k_options (step, &list, plan, row_rejected, memo)
+        : plan->is_on && !dw_whatif_eval_is (step, &list, plan))
     {
       DwCorrectionError error = { .kind = DW_ERROR_ZERO_DIVISION };
       g_strlcpy (error.message, "float division by zero", sizeof error.message);
@@ -776,12 +932,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       dw_whatif_list_clear (&list);
       return;
     }
-  if (plan->path == DW_PATH_VERL_K_OPTIONS)
-    {
-      if (plan->rs_on)
-        dw_whatif_eval_rs (step, &list, plan, row_rejected);
-    }
-  else
+  if (plan->path != DW_PATH_VERL_K_OPTIONS)
     {
       if (plan->rs_on)
         {
@@ -792,7 +943,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
                                      row_rejected);
         }
       dw_whatif_eval_veto (step, &list, plan->veto_on, plan->veto, row_rejected);
+      dw_whatif_eval_offpolicy (step, &list, FALSE);
     }
-  dw_whatif_eval_offpolicy (step, &list, FALSE);
   dw_whatif_list_finish (&list, out);
 }

@@ -33,19 +33,36 @@ dw_whatif_list_clear (DwWhatifList *list)
   list->n_entries = 0;
 }
 
+/* room for @n more entries */
+static void
+dw_whatif_list_reserve (DwWhatifList *list, guint n)
+{
+  if (list->n_entries + n <= list->capacity)
+    return;
+  guint capacity = list->capacity;
+  while (list->n_entries + n > capacity)
+    capacity *= 2;
+  DwWhatifEntry *grown = g_new (DwWhatifEntry, capacity);
+  memcpy (grown, list->entries, list->n_entries * sizeof *grown);
+  if (list->entries != list->inline_entries)
+    g_free (list->entries);
+  list->entries = grown;
+  list->capacity = capacity;
+}
+
+void
+dw_whatif_list_append (DwWhatifList *list, const DwWhatifEntry *entries, guint n)
+{
+  dw_whatif_list_reserve (list, n);
+  memcpy (list->entries + list->n_entries, entries, n * sizeof *entries);
+  list->n_entries += n;
+}
+
 /* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
 void
 dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
 {
-  if (list->n_entries == list->capacity)
-    {
-      DwWhatifEntry *grown = g_new (DwWhatifEntry, (gsize)list->capacity * 2);
-      memcpy (grown, list->entries, list->n_entries * sizeof *grown);
-      if (list->entries != list->inline_entries)
-        g_free (list->entries);
-      list->entries = grown;
-      list->capacity *= 2;
-    }
+  dw_whatif_list_reserve (list, 1);
   DwWhatifEntry *entry = &list->entries[list->n_entries++];
   const char *parts[3] = { list->prefix, name, suffix };
   gsize length = 0;

@@ -506,6 +506,8 @@ void dw_whatif_list_put (DwWhatifList *list, const char *name, double value);
 void dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out);
 /* frees the list without a result */
 void dw_whatif_list_clear (DwWhatifList *list);
+/* appends @n entries as they are (flags and bounds included) */
+void dw_whatif_list_append (DwWhatifList *list, const DwWhatifEntry *entries, guint n);
 /* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
 void dw_whatif_list_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
                                    double *ess);
@@ -522,9 +524,33 @@ gboolean dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *lis
  * rejects, or (@step nullable) the empty-batch error, which the trainer raises first. */
 gboolean dw_whatif_eval_prepare (const DwWhatifStep *step, const DwConfig *config, DwPlan *plan,
                                  DwWhatifStepResult *out);
-/* Evaluates @plan on @step into @out; @row_rejected (nullable, n_rows) gets the per-row outcome. */
+/* What a step's last evaluation put for one group of metrics (the IS metrics; the RS and
+ * off-policy ones) and the plan fields they depend on: a slider that moves one group's threshold
+ * leaves the other's entries as they were (dw-whatif-eval.c). Owned by the engine, one per step,
+ * used by one evaluation at a time. */
+#define DW_WHATIF_MEMO_KEY 384
+
+typedef struct
+{
+  gboolean valid;
+  gboolean has_rows;
+  guchar key[DW_WHATIF_MEMO_KEY]; /* the plan fields the group reads (dw-whatif-eval.c) */
+  DwWhatifEntry *entries;
+  guint n_entries, capacity;
+  guint8 *row_rejected; /* [n_rows] when has_rows */
+} DwWhatifGroupMemo;
+
+typedef struct
+{
+  DwWhatifGroupMemo is, rs;
+} DwWhatifMemo;
+
+void dw_whatif_memo_clear (DwWhatifMemo *memo);
+
+/* Evaluates @plan on @step into @out; @row_rejected (nullable, n_rows) gets the per-row outcome;
+ * @memo (nullable) holds the groups of the step's previous evaluation and gets this one's. */
 void dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
-                          guint8 *row_rejected);
+                          guint8 *row_rejected, DwWhatifMemo *memo);
 /* Marks @out failed with verl's empty-mask error. */
 void dw_whatif_eval_empty_error (DwWhatifStepResult *out);
 

@@ -848,7 +848,7 @@ dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWha
   DwPlan plan;
   if (!dw_whatif_eval_prepare (self, config, &plan, out))
     return FALSE;
-  dw_whatif_eval_step (self, &plan, out, NULL);
+  dw_whatif_eval_step (self, &plan, out, NULL, NULL);
   return !out->failed;
 }
 
@@ -872,7 +872,7 @@ dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, d
       dw_whatif_step_result_clear (&out);
       return FALSE;
     }
-  dw_whatif_eval_step (self, &plan, &out, rejected);
+  dw_whatif_eval_step (self, &plan, &out, rejected, NULL);
   gboolean known = !out.pending;
   dw_whatif_step_result_clear (&out);
   return known;

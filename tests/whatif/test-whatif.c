@@ -1054,6 +1054,101 @@ test_stored_stats (void)
   g_assert_cmpint (system (command), ==, 0);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* the engine's per-step memo of metric groups                                                 */
+
+typedef struct
+{
+  DwWhatifEngine *engine;
+  guint configs, steps;
+} MemoCase;
+
+/* @a (an engine evaluation) equals @b (the step evaluated alone) bit for bit */
+static void
+assert_same_step_result (const DwWhatifStepResult *a, const DwWhatifStepResult *b)
+{
+  g_assert_cmpint (a->pending, ==, b->pending);
+  g_assert_cmpint (a->failed, ==, b->failed);
+  g_assert_cmpint (a->any_approximate, ==, b->any_approximate);
+  if (a->failed)
+    {
+      g_assert_cmpint (a->error.kind, ==, b->error.kind);
+      g_assert_cmpstr (a->error.message, ==, b->error.message);
+    }
+  g_assert_cmpuint (a->result.n_metrics, ==, b->result.n_metrics);
+  for (gsize m = 0; m < a->result.n_metrics; m++)
+    {
+      g_assert_cmpstr (a->result.metrics[m].key, ==, b->result.metrics[m].key);
+      g_assert_true (
+        memcmp (&a->result.metrics[m].value, &b->result.metrics[m].value, sizeof (double)) == 0);
+      g_assert_cmpint (a->approximate[m], ==, b->approximate[m]);
+      g_assert_true (memcmp (&a->error_bound[m], &b->error_bound[m], sizeof (double)) == 0);
+    }
+}
+
+/* @config evaluated twice by the engine (the second time every group comes from the memo), each
+ * time equal to every step evaluated alone, row outcomes included */
+static void
+memo_case_fn (const DwConfig *config, gpointer data)
+{
+  MemoCase *mc = data;
+  for (int again = 0; again < 2; again++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwWhatifRunResult) run
+        = dw_whatif_engine_evaluate_rows (mc->engine, config, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < run->n_steps; i++)
+        {
+          const DwWhatifStep *step = dw_whatif_engine_get_step (mc->engine, i);
+          gsize n_rows = dw_whatif_step_get_n_rows (step);
+          g_autofree double *lengths = g_new (double, n_rows + 1);
+          g_autofree guint8 *rejected = g_new (guint8, n_rows + 1);
+          DwWhatifStepResult alone;
+          dw_whatif_step_evaluate (step, config, &alone);
+          assert_same_step_result (&run->results[i], &alone);
+          dw_whatif_step_result_clear (&alone);
+          if (run->results[i].failed)
+            continue;
+          if (dw_whatif_step_row_outcomes (step, config, lengths, rejected))
+            g_assert_true (memcmp (run->row_rejected[i], rejected, n_rows) == 0);
+          else
+            g_assert_null (run->row_rejected[i]);
+          mc->steps++;
+        }
+      mc->configs++;
+    }
+}
+
+/* The engine keeps each step's IS metrics and its RS and off-policy metrics for the next
+ * evaluation, and takes them again when the plan fields they read are unchanged (a slider moves
+ * one of them). Over the whole grid in order (neighbouring configs share a group) and each config
+ * twice, on full and compact steps of both dtypes and an empty one, every evaluation equals the
+ * steps evaluated alone, values, flags, bounds and row outcomes. */
+static void
+test_engine_memo (void)
+{
+  g_autoptr (GRand) r = g_rand_new_with_seed (7177);
+  g_autoptr (DwWhatifEngine) engine = dw_whatif_engine_new (2);
+  MemoCase mc = { engine };
+  for (gint64 s = 0; s < 17; s++)
+    {
+      g_autoptr (DwBatch) b = random_batch (
+        r, (gsize)g_rand_int_range (r, 8, 24), (gsize)g_rand_int_range (r, 200, 700),
+        s % 4 == 3 ? DW_DTYPE_F64 : DW_DTYPE_F32, DW_DTYPE_BOOL, s % 3 == 0 ? 0.05 : 0.4);
+      g_autoptr (GError) error = NULL;
+      if (s == 16)
+        memset (b->response_mask, 0, b->rows * b->cols); /* BOOL: a byte each */
+      DwWhatifStep *step
+        = s % 2 ? dw_whatif_step_new_compact (b, s, &error) : dw_whatif_step_new (b, s, &error);
+      g_assert_no_error (error);
+      dw_whatif_engine_add_step (engine, step);
+    }
+  grid_all (memo_case_fn, &mc);
+  g_test_message ("engine memo: %u evaluations, %u step results equal", mc.configs, mc.steps);
+  g_assert_cmpuint (mc.configs, >, 1000);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1067,5 +1162,6 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/compact", test_compact);
   g_test_add_func ("/whatif/compact-summary", test_compact_summary);
   g_test_add_func ("/whatif/stored-stats", test_stored_stats);
+  g_test_add_func ("/whatif/engine-memo", test_engine_memo);
   return g_test_run ();
 }

@@ -73,7 +73,8 @@ dw_tune_length_bias_bin_rows (DwTuneLengthBias *self)
       guint8 *bins = self->row_bins + self->row_bins_start[index];
 
       for (gsize row = 0; row < dw_whatif_step_get_n_rows (step); row++)
-        bins[row] = lengths[row] <= 0 ? NO_BIN : (guint8)dw_tune_length_bias_bin (self, lengths[row]);
+        bins[row]
+          = lengths[row] <= 0 ? NO_BIN : (guint8)dw_tune_length_bias_bin (self, lengths[row]);
     }
 }
 
