@@ -12,6 +12,20 @@
 /* ------------------------------------------------------------------------------------------ */
 /* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
 
+/* fmax () and fmin () as glibc computes them (NaN and signed zeros alike), inlined: the loops
+ * below run over every row of every step at each slider move */
+static inline double
+dw_whatif_applied_max (double x, double y)
+{
+  return x >= y ? x : x < y ? y : isnan (y) ? x : y;
+}
+
+static inline double
+dw_whatif_applied_min (double x, double y)
+{
+  return x <= y ? x : x > y ? y : isnan (y) ? x : y;
+}
+
 /* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics */
 static void
 dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifApplied *applied,
@@ -25,9 +39,9 @@ dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWha
   for (gsize row = 0; row < n_rows; row++)
     {
       sum += row_mean[row];
-      max = fmax (max, row_mean[row]);
-      min = fmin (min, row_mean[row]);
-      max_dev = fmax (max_dev, fabs (row_mean[row] - 1.0));
+      max = dw_whatif_applied_max (max, row_mean[row]);
+      min = dw_whatif_applied_min (min, row_mean[row]);
+      max_dev = dw_whatif_applied_max (max_dev, fabs (row_mean[row] - 1.0));
     }
   const double mean = sum / (double)n_rows;
   double sum_sq_dev = 0;
@@ -49,7 +63,7 @@ dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWha
       n_low += compared[row] < lower_r;
       const double error = row_error ? row_error[row] : 0.0;
       error_sum += error;
-      error_max = fmax (error_max, error);
+      error_max = dw_whatif_applied_max (error_max, error);
       error_sq += error * error;
       n_unsure_high += error > 0 && fabs (row_mean[row] - upper_r) <= error;
       n_unsure_low += error > 0 && fabs (row_mean[row] - lower_r) <= error;

@@ -822,8 +822,8 @@ dw_whatif_memo_take (const DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, 
                      guint8 *row_rejected, gsize n_rows)
 {
   if (!memo->valid || !key->fits || list->approximate || list->error != 0
-      || (row_rejected && !memo->has_rows)
-      || memcmp (memo->key, key->bytes, sizeof key->bytes) != 0)
+      || (row_rejected && !memo->has_rows) || memo->key_length != key->length
+      || memcmp (memo->key, key->bytes, key->length) != 0)
     return FALSE;
   dw_whatif_list_append (list, memo->entries, memo->n_entries);
   if (row_rejected)
@@ -853,7 +853,8 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, const 
       memo->row_rejected = g_realloc (memo->row_rejected, MAX (n_rows, 1));
       memcpy (memo->row_rejected, row_rejected, n_rows);
     }
-  memcpy (memo->key, key->bytes, sizeof key->bytes);
+  memcpy (memo->key, key->bytes, key->length);
+  memo->key_length = key->length;
   memo->valid = TRUE;
 }
 

@@ -534,6 +534,7 @@ typedef struct
 {
   gboolean valid;
   gboolean has_rows;
+  gsize key_length;
   guchar key[DW_WHATIF_MEMO_KEY]; /* the plan fields the group reads (dw-whatif-eval.c) */
   DwWhatifEntry *entries;
   guint n_entries, capacity;
