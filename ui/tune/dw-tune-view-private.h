@@ -112,6 +112,12 @@ struct _DwTuneView
   /* the summary grid's rows under its heading: metric, logged, what-if, change (their texts are
    * set in place at every evaluation) */
   GtkLabel *summary_cells[DW_TUNE_N_CHARTS][4];
+  /* each chart's key among the keys of the last step result asked (the steps of an evaluation
+   * list the same keys, and so do the evaluations of a slider's moves) */
+  char (*canonical_keys)[DW_METRIC_KEY_MAX];
+  gsize n_canonical_keys;
+  gboolean canonical_known[DW_TUNE_N_CHARTS];
+  char canonical_found[DW_TUNE_N_CHARTS][DW_METRIC_KEY_MAX]; /* "": none */
   DwBoundRow *checking_row; /* the row whose value is under test, and that value */
   double checking_value;
 

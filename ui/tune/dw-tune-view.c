@@ -92,6 +92,33 @@ dw_tune_view_canonical_key (const DwWhatifStepResult *res, const DwTuneChartSpec
   return best;
 }
 
+/* dw_tune_view_canonical_key () of chart @chart, remembered for the keys of @res */
+static const char *
+dw_tune_view_canonical_key_cached (DwTuneView *self, const DwWhatifStepResult *res, guint chart)
+{
+  gboolean same = self->canonical_keys != NULL && self->n_canonical_keys == res->result.n_metrics;
+
+  for (gsize m = 0; same && m < res->result.n_metrics; m++)
+    same = strcmp (self->canonical_keys[m], res->result.metrics[m].key) == 0;
+  if (!same)
+    {
+      g_free (self->canonical_keys);
+      self->n_canonical_keys = res->result.n_metrics;
+      self->canonical_keys = g_malloc (MAX (self->n_canonical_keys, 1) * DW_METRIC_KEY_MAX);
+      for (gsize m = 0; m < res->result.n_metrics; m++)
+        g_strlcpy (self->canonical_keys[m], res->result.metrics[m].key, DW_METRIC_KEY_MAX);
+      memset (self->canonical_known, 0, sizeof self->canonical_known);
+    }
+  if (!self->canonical_known[chart])
+    {
+      const char *found = dw_tune_view_canonical_key (res, &dw_tune_chart_specs[chart]);
+
+      g_strlcpy (self->canonical_found[chart], found ? found : "", DW_METRIC_KEY_MAX);
+      self->canonical_known[chart] = TRUE;
+    }
+  return self->canonical_found[chart][0] ? self->canonical_found[chart] : NULL;
+}
+
 /* where @key is in @res's metrics (n_metrics when absent), as dw_whatif_step_result_get () finds
  * it: the first equal key */
 static gsize
@@ -159,7 +186,8 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
             {
               const char *k = r->result.n_metrics == absent_n_metrics
                                 ? NULL
-                                : dw_tune_view_canonical_key (r, spec);
+                                : dw_tune_view_canonical_key_cached (
+                                  self, r, (guint)(spec - dw_tune_chart_specs));
               if (!k)
                 {
                   absent_n_metrics = r->result.n_metrics;
@@ -937,6 +965,7 @@ dw_tune_view_finalize (GObject *object)
   g_strfreev (self->levels);
   g_free (self->run_gen_source);
   g_free (self->run_check_text);
+  g_free (self->canonical_keys);
   G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
 }
 
