@@ -42,6 +42,7 @@ typedef struct
   GCond *cond;
   guint *remaining;
   DwWhatifMemo *memos; /* [n_steps] or NULL */
+  DwWhatifArena arena; /* the share's results' arrays */
 } DwWhatifShare;
 
 static void
@@ -73,6 +74,7 @@ dw_whatif_engine_share_worker (gpointer data, gpointer user_data)
 {
   DwWhatifShare *share = data;
   (void)user_data;
+  dw_whatif_list_set_arena (&share->arena);
   for (;;)
     {
       guint index = (guint)g_atomic_int_add (share->next, 1);
@@ -81,6 +83,7 @@ dw_whatif_engine_share_worker (gpointer data, gpointer user_data)
       dw_whatif_engine_evaluate_range (share->engine, share->plan, share->result, index,
                                        share->memos);
     }
+  dw_whatif_list_set_arena (NULL);
   g_mutex_lock (share->lock);
   if (--*share->remaining == 0)
     g_cond_signal (share->cond);
@@ -255,6 +258,8 @@ dw_whatif_run_result_free (DwWhatifRunResult *res)
     dw_whatif_step_result_clear (&res->results[index]);
   g_free (res->row_rejected_block);
   g_free (res->row_rejected);
+  if (res->storage)
+    g_ptr_array_unref (res->storage);
   g_free (res->results);
   g_free (res->steps);
   g_free (res);
@@ -279,10 +284,14 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
                                DwWhatifMemo *memos)
 {
   guint n_shares = MIN (self->n_threads, MAX (1u, result->n_steps / 8));
+  result->storage = g_ptr_array_new_with_free_func (g_free);
   if (n_shares <= 1)
     {
+      DwWhatifArena arena = { result->storage, NULL, 0 };
+      dw_whatif_list_set_arena (&arena);
       for (guint index = 0; index < result->n_steps; index++)
         dw_whatif_engine_evaluate_range (self, plan, result, index, memos);
+      dw_whatif_list_set_arena (NULL);
       return;
     }
   if (!self->pool)
@@ -296,7 +305,9 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   gint next = 0;
   DwWhatifShare *shares = g_new0 (DwWhatifShare, n_shares);
   for (guint share = 0; share < n_shares; share++)
-    shares[share] = (DwWhatifShare){ self, plan, result, &next, &lock, &cond, &remaining, memos };
+    shares[share] = (DwWhatifShare){ self,       plan,  result,
+                                     &next,      &lock, &cond,
+                                     &remaining, memos, { g_ptr_array_new (), NULL, 0 } };
   /* the calling thread takes the last share itself */
   g_mutex_lock (&lock);
   for (guint share = 0; share + 1 < n_shares; share++)
@@ -307,6 +318,8 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   while (remaining > 0)
     g_cond_wait (&cond, &lock);
   g_mutex_unlock (&lock);
+  for (guint share = 0; share < n_shares; share++)
+    g_ptr_array_extend_and_steal (result->storage, shares[share].arena.blocks);
   g_free (shares);
   g_mutex_clear (&lock);
   g_cond_clear (&cond);

@@ -77,6 +77,9 @@ typedef struct
   gboolean pending; /* no values at all from statistics: exact pass needed */
   gboolean failed;  /* verl/slime would raise: @error holds kind and message */
   DwCorrectionError error;
+  /* (private) metrics, approximate and error_bound live in the storage of the run result that
+   * holds this one (an engine evaluation): dw_whatif_step_result_clear () does not free them */
+  gboolean borrowed;
 } DwWhatifStepResult;
 
 void dw_whatif_step_result_clear (DwWhatifStepResult *res);
@@ -147,6 +150,7 @@ typedef struct
    * NULL for a step whose outcomes are unknown (slime, pending, empty) */
   guint8 **row_rejected;
   guint8 *row_rejected_block; /* (private) the storage row_rejected points into */
+  GPtrArray *storage;         /* (private) the blocks the results' borrowed arrays live in */
 } DwWhatifRunResult;
 
 void dw_whatif_run_result_free (DwWhatifRunResult *res);

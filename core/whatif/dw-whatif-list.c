@@ -148,6 +148,53 @@ dw_whatif_list_sort (const DwWhatifList *list, guint *order)
   dw_whatif_list_memo.n_keys = count;
 }
 
+static _Thread_local DwWhatifArena *dw_whatif_list_arena;
+
+void
+dw_whatif_list_set_arena (DwWhatifArena *arena)
+{
+  dw_whatif_list_arena = arena;
+}
+
+static gpointer
+dw_whatif_list_arena_alloc (DwWhatifArena *arena, gsize size)
+{
+  size = (size + 15) & ~(gsize)15;
+  if (size > arena->left)
+    {
+      /* under glibc's mmap threshold: freed blocks go back to the heap of the thread that made
+       * them, for its next evaluation */
+      const gsize block = MAX (size, 64 * 1024 - 64);
+      arena->next = g_malloc (block);
+      arena->left = block;
+      g_ptr_array_add (arena->blocks, arena->next);
+    }
+  gpointer memory = arena->next;
+  arena->next += size;
+  arena->left -= size;
+  return memory;
+}
+
+/* @out's arrays for @count metrics: from the thread's arena, or each on the heap */
+static void
+dw_whatif_list_alloc_result (DwWhatifStepResult *out, guint count)
+{
+  const gsize n = count ? count : 1;
+  if (dw_whatif_list_arena == NULL)
+    {
+      out->result.metrics = malloc (n * sizeof (DwMetric));
+      out->approximate = g_new (guint8, n);
+      out->error_bound = g_new (double, n);
+      return;
+    }
+  guchar *memory = dw_whatif_list_arena_alloc (
+    dw_whatif_list_arena, n * (sizeof (DwMetric) + sizeof (double) + sizeof (guint8)));
+  out->result.metrics = (DwMetric *)(gpointer)memory;
+  out->error_bound = (double *)(gpointer)(memory + n * sizeof (DwMetric));
+  out->approximate = memory + n * (sizeof (DwMetric) + sizeof (double));
+  out->borrowed = TRUE;
+}
+
 void
 dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
 {
@@ -160,9 +207,7 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
   else
     dw_whatif_list_sort (list, order);
   out->result.n_metrics = count;
-  out->result.metrics = malloc ((count ? count : 1) * sizeof (DwMetric));
-  out->approximate = g_new (guint8, count ? count : 1);
-  out->error_bound = g_new (double, count ? count : 1);
+  dw_whatif_list_alloc_result (out, count);
   for (guint index = 0; index < count; index++)
     {
       const DwWhatifEntry *entry = &list->entries[order[index]];

@@ -813,6 +813,8 @@ dw_whatif_step_quantile (const DwWhatifStep *self, double q)
 void
 dw_whatif_step_result_clear (DwWhatifStepResult *res)
 {
+  if (res->borrowed)
+    res->result.metrics = NULL, res->approximate = NULL, res->error_bound = NULL;
   dw_correction_result_clear (&res->result);
   g_free (res->approximate);
   g_free (res->error_bound);
