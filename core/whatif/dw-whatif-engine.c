@@ -27,6 +27,7 @@ struct _DwWhatifEngine
    * (a slider moves one group's threshold); used by one evaluation at a time (@memo_lock, taken
    * with a trylock: a concurrent evaluation, the exact pass's, goes without) */
   GArray *memos;
+  DwWhatifMemoKeys memo_keys; /* the plan fields of the memos' groups */
   GMutex memo_lock;
 };
 
@@ -51,6 +52,7 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
 {
   const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
   DwWhatifMemo *memo = memos ? &memos[index] : NULL;
+  const DwWhatifMemoKeys *keys = &self->memo_keys;
   if (step->empty)
     {
       dw_whatif_eval_empty_error (&result->results[index]);
@@ -58,13 +60,13 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
     }
   if (!result->row_rejected)
     {
-      dw_whatif_eval_step (step, plan, &result->results[index], NULL, memo);
+      dw_whatif_eval_step (step, plan, &result->results[index], NULL, memo, keys);
       return;
     }
   /* as dw_whatif_step_row_outcomes (): known unless pending; the pointer set before the
    * evaluation is the step's place in row_rejected_block */
   guint8 *rejected = result->row_rejected[index];
-  dw_whatif_eval_step (step, plan, &result->results[index], rejected, memo);
+  dw_whatif_eval_step (step, plan, &result->results[index], rejected, memo, keys);
   if (result->results[index].pending)
     result->row_rejected[index] = NULL;
 }
@@ -377,6 +379,7 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
       /* a step's memo is zeroed when it is first evaluated (steps are only ever appended) */
       if (self->memos->len < result->n_steps)
         g_array_set_size (self->memos, result->n_steps);
+      dw_whatif_memo_keys_update (&self->memo_keys, &plan);
       dw_whatif_engine_evaluate_all (self, &plan, result,
                                      (DwWhatifMemo *)(gpointer)self->memos->data);
       g_mutex_unlock (&self->memo_lock);

@@ -815,15 +815,14 @@ dw_whatif_memo_rs_key (DwWhatifMemoKey *key, const DwPlan *plan)
     }
 }
 
-/* puts @memo's entries (and row outcomes) into @list when it holds the group of @key and the
+/* puts @memo's entries (and row outcomes) into @list when it holds the group of @key_id and the
  * list is in the state the group started from */
 static gboolean
-dw_whatif_memo_take (const DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, DwWhatifList *list,
+dw_whatif_memo_take (const DwWhatifGroupMemo *memo, guint64 key_id, DwWhatifList *list,
                      guint8 *row_rejected, gsize n_rows)
 {
-  if (!memo->valid || !key->fits || list->approximate || list->error != 0
-      || (row_rejected && !memo->has_rows) || memo->key_length != key->length
-      || memcmp (memo->key, key->bytes, key->length) != 0)
+  if (!memo->valid || key_id == 0 || memo->key_id != key_id || list->approximate || list->error != 0
+      || (row_rejected && !memo->has_rows))
     return FALSE;
   dw_whatif_list_append (list, memo->entries, memo->n_entries);
   if (row_rejected)
@@ -831,14 +830,14 @@ dw_whatif_memo_take (const DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, 
   return TRUE;
 }
 
-/* keeps the entries @list got since @first (and the row outcomes) as the group of @key */
+/* keeps the entries @list got since @first (and the row outcomes) as the group of @key_id */
 static void
-dw_whatif_memo_keep (DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, const DwWhatifList *list,
-                     guint first, const guint8 *row_rejected, gsize n_rows)
+dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList *list, guint first,
+                     const guint8 *row_rejected, gsize n_rows)
 {
   const guint n_entries = list->n_entries - first;
   memo->valid = FALSE;
-  if (!key->fits || list->approximate || list->error != 0)
+  if (key_id == 0 || list->approximate || list->error != 0)
     return;
   if (n_entries > memo->capacity)
     {
@@ -853,9 +852,30 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, const DwWhatifMemoKey *key, const 
       memo->row_rejected = g_realloc (memo->row_rejected, MAX (n_rows, 1));
       memcpy (memo->row_rejected, row_rejected, n_rows);
     }
-  memcpy (memo->key, key->bytes, key->length);
-  memo->key_length = key->length;
+  memo->key_id = key_id;
   memo->valid = TRUE;
+}
+
+void
+dw_whatif_memo_keys_update (DwWhatifMemoKeys *keys, const DwPlan *plan)
+{
+  for (int group = 0; group < DW_WHATIF_N_GROUPS; group++)
+    {
+      DwWhatifMemoKey key;
+      if (group == DW_WHATIF_GROUP_IS)
+        dw_whatif_memo_is_key (&key, plan);
+      else
+        dw_whatif_memo_rs_key (&key, plan);
+      if (!key.fits)
+        keys->id[group] = 0;
+      else if (keys->id[group] == 0 || keys->length[group] != key.length
+               || memcmp (keys->key[group], key.bytes, key.length) != 0)
+        {
+          keys->id[group] = ++keys->last_id;
+          keys->length[group] = key.length;
+          memcpy (keys->key[group], key.bytes, key.length);
+        }
+    }
 }
 
 void
@@ -869,43 +889,35 @@ dw_whatif_memo_clear (DwWhatifMemo *memo)
 }
 
 /* verl ≥ 0.7.1: the IS group, then the RS and off-policy group, each from @memo when the plan's
- * fields it reads are those of the step's previous evaluation; FALSE when verl raises */
+ * fields it reads are those of the step's previous evaluation (@keys); FALSE when verl raises */
 static gboolean
 dw_whatif_eval_k_options (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
-                          guint8 *row_rejected, DwWhatifMemo *memo)
+                          guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys)
 {
-  DwWhatifMemoKey key;
+  const guint64 is_id = memo ? keys->id[DW_WHATIF_GROUP_IS] : 0;
+  const guint64 rs_id = memo ? keys->id[DW_WHATIF_GROUP_RS] : 0;
   guint first = list->n_entries;
-  if (plan->is_on)
+  if (plan->is_on && !(memo && dw_whatif_memo_take (&memo->is, is_id, list, NULL, 0)))
     {
+      if (!dw_whatif_eval_is (step, list, plan))
+        return FALSE;
       if (memo)
-        dw_whatif_memo_is_key (&key, plan);
-      if (!memo || !dw_whatif_memo_take (&memo->is, &key, list, NULL, 0))
-        {
-          if (!dw_whatif_eval_is (step, list, plan))
-            return FALSE;
-          if (memo)
-            dw_whatif_memo_keep (&memo->is, &key, list, first, NULL, 0);
-        }
+        dw_whatif_memo_keep (&memo->is, is_id, list, first, NULL, 0);
     }
   first = list->n_entries;
-  if (memo)
-    {
-      dw_whatif_memo_rs_key (&key, plan);
-      if (dw_whatif_memo_take (&memo->rs, &key, list, row_rejected, step->n_rows))
-        return TRUE;
-    }
+  if (memo && dw_whatif_memo_take (&memo->rs, rs_id, list, row_rejected, step->n_rows))
+    return TRUE;
   if (plan->rs_on)
     dw_whatif_eval_rs (step, list, plan, row_rejected);
   dw_whatif_eval_offpolicy (step, list, FALSE);
   if (memo)
-    dw_whatif_memo_keep (&memo->rs, &key, list, first, row_rejected, step->n_rows);
+    dw_whatif_memo_keep (&memo->rs, rs_id, list, first, row_rejected, step->n_rows);
   return TRUE;
 }
 
 void
 dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
-                     guint8 *row_rejected, DwWhatifMemo *memo)
+                     guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys)
 {
   if (row_rejected)
     memset (row_rejected, 0, step->n_rows);
@@ -924,7 +936,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       return;
     }
   if (plan->path == DW_PATH_VERL_K_OPTIONS
-        ? !dw_whatif_eval_k_options (step, &list, plan, row_rejected, memo)
+        ? !dw_whatif_eval_k_options (step, &list, plan, row_rejected, memo, keys)
         : plan->is_on && !dw_whatif_eval_is (step, &list, plan))
     {
       DwCorrectionError error = { .kind = DW_ERROR_ZERO_DIVISION };

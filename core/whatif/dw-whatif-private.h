@@ -537,17 +537,16 @@ gboolean dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *lis
 gboolean dw_whatif_eval_prepare (const DwWhatifStep *step, const DwConfig *config, DwPlan *plan,
                                  DwWhatifStepResult *out);
 /* What a step's last evaluation put for one group of metrics (the IS metrics; the RS and
- * off-policy ones) and the plan fields they depend on: a slider that moves one group's threshold
- * leaves the other's entries as they were (dw-whatif-eval.c). Owned by the engine, one per step,
- * used by one evaluation at a time. */
+ * off-policy ones), under the id of the plan fields the group reads (DwWhatifMemoKeys): a slider
+ * that moves one group's threshold leaves the other's entries as they were (dw-whatif-eval.c).
+ * Owned by the engine, one per step, used by one evaluation at a time. */
 #define DW_WHATIF_MEMO_KEY 384
 
 typedef struct
 {
   gboolean valid;
   gboolean has_rows;
-  gsize key_length;
-  guchar key[DW_WHATIF_MEMO_KEY]; /* the plan fields the group reads (dw-whatif-eval.c) */
+  guint64 key_id;
   DwWhatifEntry *entries;
   guint n_entries, capacity;
   guint8 *row_rejected; /* [n_rows] when has_rows */
@@ -560,10 +559,32 @@ typedef struct
 
 void dw_whatif_memo_clear (DwWhatifMemo *memo);
 
+enum
+{
+  DW_WHATIF_GROUP_IS,
+  DW_WHATIF_GROUP_RS,
+  DW_WHATIF_N_GROUPS
+};
+
+/* The plan fields each group read in the last evaluation, and their ids: a plan whose fields
+ * equal the last one's keeps the id, other fields get a new one (ids are never reused), so a
+ * step's memo is current when its id is the group's. Id 0: not memoised. */
+typedef struct
+{
+  guint64 last_id;
+  guint64 id[DW_WHATIF_N_GROUPS];
+  gsize length[DW_WHATIF_N_GROUPS];
+  guchar key[DW_WHATIF_N_GROUPS][DW_WHATIF_MEMO_KEY];
+} DwWhatifMemoKeys;
+
+/* the ids of @plan's group fields */
+void dw_whatif_memo_keys_update (DwWhatifMemoKeys *keys, const DwPlan *plan);
+
 /* Evaluates @plan on @step into @out; @row_rejected (nullable, n_rows) gets the per-row outcome;
- * @memo (nullable) holds the groups of the step's previous evaluation and gets this one's. */
+ * @memo (nullable) holds the groups of the step's previous evaluation and gets this one's, under
+ * the ids of @keys (the keys of @plan). */
 void dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
-                          guint8 *row_rejected, DwWhatifMemo *memo);
+                          guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys);
 /* Marks @out failed with verl's empty-mask error. */
 void dw_whatif_eval_empty_error (DwWhatifStepResult *out);
 

@@ -850,7 +850,7 @@ dw_whatif_step_evaluate (const DwWhatifStep *self, const DwConfig *config, DwWha
   DwPlan plan;
   if (!dw_whatif_eval_prepare (self, config, &plan, out))
     return FALSE;
-  dw_whatif_eval_step (self, &plan, out, NULL, NULL);
+  dw_whatif_eval_step (self, &plan, out, NULL, NULL, NULL);
   return !out->failed;
 }
 
@@ -874,7 +874,7 @@ dw_whatif_step_row_outcomes (const DwWhatifStep *self, const DwConfig *config, d
       dw_whatif_step_result_clear (&out);
       return FALSE;
     }
-  dw_whatif_eval_step (self, &plan, &out, rejected, NULL);
+  dw_whatif_eval_step (self, &plan, &out, rejected, NULL, NULL);
   gboolean known = !out.pending;
   dw_whatif_step_result_clear (&out);
   return known;
