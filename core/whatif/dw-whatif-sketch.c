@@ -228,16 +228,32 @@ dw_whatif_sketch_log_bound (int quantity, double bound)
  * within a relative 1e-6 of exp ℓ (the exp's and the rounding's errors, ~1e-7 each), so an ℓ
  * more than 1e-4 below log(bound) has w < bound and one more than 1e-4 above has w > bound,
  * whatever the rounding (the clamp changes neither side: |log(bound)| < 19) */
+#define DW_WHATIF_SKETCH_LOG_MARGIN 1e-4
+
 static inline gboolean
 dw_whatif_sketch_decide (const DwWhatifStep *step, int quantity, DwWhatifCompare op, double bound,
                          double log_bound, double log_ratio)
 {
-  const double margin = 1e-4;
-  if (log_ratio < log_bound - margin)
+  if (log_ratio < log_bound - DW_WHATIF_SKETCH_LOG_MARGIN)
     return op == DW_WHATIF_LT || op == DW_WHATIF_LE;
-  if (log_ratio > log_bound + margin)
+  if (log_ratio > log_bound + DW_WHATIF_SKETCH_LOG_MARGIN)
     return op == DW_WHATIF_GT || op == DW_WHATIF_GE;
   return dw_whatif_sketch_holds (step, quantity, op, bound, log_ratio);
+}
+
+/* Where a bisection over sorted ℓ from @first to @last (n values) ends when ℓ alone decides every
+ * probe the same way: all of them lie on one side of log(bound) beyond the margin, so every probe
+ * gives the same answer and the bisection ends at @n (all hold) or 0 (none does); else G_MAXSIZE.
+ * Spares the bisection's reads (cold memory for every step at each move). */
+static inline gsize
+dw_whatif_sketch_one_side (DwWhatifCompare op, double log_bound, double first, double last, gsize n)
+{
+  const gboolean below = op == DW_WHATIF_LT || op == DW_WHATIF_LE;
+  if (n > 0 && last < log_bound - DW_WHATIF_SKETCH_LOG_MARGIN)
+    return below ? n : 0;
+  if (n > 0 && first > log_bound + DW_WHATIF_SKETCH_LOG_MARGIN)
+    return below ? 0 : n;
+  return G_MAXSIZE;
 }
 
 /* the first index of @values (sorted, @n) where the predicate fails */
@@ -246,6 +262,10 @@ dw_whatif_sketch_search (const DwWhatifStep *step, const double *values, gsize n
                          DwWhatifCompare op, double bound)
 {
   const double log_bound = dw_whatif_sketch_log_bound (quantity, bound);
+  const gsize decided
+    = n > 0 ? dw_whatif_sketch_one_side (op, log_bound, values[0], values[n - 1], n) : G_MAXSIZE;
+  if (decided != G_MAXSIZE)
+    return decided;
   gsize low = 0, high = n;
   while (low < high)
     {
@@ -305,6 +325,13 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
   /* whole bins (the first bin whose last value fails is found by bisection), then the one the
    * bound splits */
   guint low = 0, high = self->n_bins;
+  const double log_bound = dw_whatif_sketch_log_bound (quantity, bound);
+  const gsize decided
+    = self->n_bins > 0 ? dw_whatif_sketch_one_side (op, log_bound, self->bin_last[0],
+                                                    self->bin_last[self->n_bins - 1], self->n_bins)
+                       : G_MAXSIZE;
+  if (decided != G_MAXSIZE)
+    low = high = (guint)decided;
   while (low < high)
     {
       guint middle = low + (high - low) / 2;
@@ -325,9 +352,7 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
     }
   if (low < self->n_bins)
     {
-      if (dw_whatif_sketch_decide (step, quantity, op, bound,
-                                   dw_whatif_sketch_log_bound (quantity, bound),
-                                   self->bin_first[low]))
+      if (dw_whatif_sketch_decide (step, quantity, op, bound, log_bound, self->bin_first[low]))
         dw_whatif_sketch_add_split_bin (step, self, low, quantity, bound, out);
       return;
     }
