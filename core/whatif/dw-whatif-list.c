@@ -212,7 +212,9 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
     {
       const DwWhatifEntry *entry = &list->entries[order[index]];
       DwMetric *metric = &out->result.metrics[index];
-      memcpy (metric->key, entry->metric.key, (gsize)entry->key_length + 1);
+      /* zero-padded as the correction core's keys: equal results are equal byte for byte */
+      memcpy (metric->key, entry->metric.key, entry->key_length);
+      memset (metric->key + entry->key_length, 0, sizeof metric->key - entry->key_length);
       metric->value = entry->metric.value;
       out->approximate[index] = entry->approximate;
       out->error_bound[index] = entry->error;

@@ -371,23 +371,18 @@ dw_tune_view_add_band (DwChart *chart, const DwWhatifRunResult *res, const doubl
 static void
 dw_tune_view_build_summary (DwTuneView *self)
 {
-  dw_tune_view_summary_cell (self, 0, 0, _ ("Metric"), FALSE, TRUE);
-  dw_tune_view_summary_cell (self, 1, 0, _ ("Logged"), TRUE, TRUE);
-  dw_tune_view_summary_cell (self, 2, 0, _ ("What-if"), TRUE, TRUE);
-  dw_tune_view_summary_cell (self, 3, 0, _ ("Change"), TRUE, TRUE);
+  const char *headings[4] = { _ ("Metric"), _ ("Logged"), _ ("What-if"), _ ("Change") };
+
+  for (int col = 0; col < 4; col++)
+    dw_tune_view_summary_cell (self, col, 0, headings[col], col > 0, TRUE);
   for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
     {
       g_autofree char *name = g_strdup_printf ("whatif-%s", dw_tune_chart_specs[c].canonical);
 
       for (int col = 0; col < 4; col++)
-        {
-          GtkWidget *cell = dw_tune_view_summary_cell (
-            self, col, (int)c + 1, col == 0 ? _ (dw_tune_chart_specs[c].title) : "—", col > 0,
-            FALSE);
-
-          gtk_widget_set_visible (cell, FALSE);
-          self->summary_cells[c][col] = GTK_LABEL (cell);
-        }
+        self->summary_cells[c][col] = GTK_LABEL (dw_tune_view_summary_cell (
+          self, col, (int)c + 1, col == 0 ? _ (dw_tune_chart_specs[c].title) : "—", col > 0,
+          FALSE));
       gtk_widget_set_name (GTK_WIDGET (self->summary_cells[c][2]), name);
     }
 }
