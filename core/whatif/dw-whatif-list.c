@@ -66,13 +66,15 @@ dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const c
   DwWhatifEntry *entry = &list->entries[list->n_entries++];
   const char *parts[3] = { list->prefix, name, suffix };
   gsize length = 0;
+  /* zero-padded (a fixed size: a few vector stores): a finished list copies and compares whole
+   * keys without a length-dependent loop */
+  memset (entry->metric.key, 0, sizeof entry->metric.key);
   for (int part = 0; part < 3; part++)
     {
       gsize part_length = strnlen (parts[part], sizeof entry->metric.key - 1 - length);
       memcpy (entry->metric.key + length, parts[part], part_length);
       length += part_length;
     }
-  entry->metric.key[length] = '\0';
   entry->key_length = (guint8)length;
   entry->metric.value = value;
   entry->approximate = list->approximate || list->error != 0;
@@ -116,7 +118,7 @@ dw_whatif_list_memo_matches (const DwWhatifList *list)
     {
       const DwWhatifEntry *entry = &list->entries[index];
       if (entry->key_length != dw_whatif_list_memo.key_length[index]
-          || memcmp (entry->metric.key, dw_whatif_list_memo.keys[index], entry->key_length) != 0)
+          || memcmp (entry->metric.key, dw_whatif_list_memo.keys[index], DW_METRIC_KEY_MAX) != 0)
         return FALSE;
     }
   return TRUE;
@@ -141,7 +143,7 @@ dw_whatif_list_sort (const DwWhatifList *list, guint *order)
   for (guint index = 0; index < count; index++)
     {
       const DwWhatifEntry *entry = &list->entries[index];
-      memcpy (dw_whatif_list_memo.keys[index], entry->metric.key, entry->key_length);
+      memcpy (dw_whatif_list_memo.keys[index], entry->metric.key, DW_METRIC_KEY_MAX);
       dw_whatif_list_memo.key_length[index] = entry->key_length;
       dw_whatif_list_memo.order[index] = (guint8)order[index];
     }
@@ -213,8 +215,7 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
       const DwWhatifEntry *entry = &list->entries[order[index]];
       DwMetric *metric = &out->result.metrics[index];
       /* zero-padded as the correction core's keys: equal results are equal byte for byte */
-      memcpy (metric->key, entry->metric.key, entry->key_length);
-      memset (metric->key + entry->key_length, 0, sizeof metric->key - entry->key_length);
+      memcpy (metric->key, entry->metric.key, sizeof metric->key);
       metric->value = entry->metric.value;
       out->approximate[index] = entry->approximate;
       out->error_bound[index] = entry->error;
