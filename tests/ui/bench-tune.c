@@ -19,8 +19,9 @@
  * curve; painting the frame is bench-renderer's): once one move a frame (a drag: the background
  * refinement starts only once the controls rest), once 400 ms apart (the refinement of the
  * previous move runs in the rest, and the move cancels it, as between a user's clicks).
- * DW_BENCH_TUNE_DIR=DIR writes the run in DIR and keeps it; a later run of the same shape there
- * is measured again without writing it (the batch files stay where they were referenced).
+ * DW_BENCH_MOVES=1 prints every move. DW_BENCH_TUNE_DIR=DIR writes the run in DIR and keeps it; a
+ * later run of the same shape there is measured again without writing it (the batch files stay
+ * where they were referenced).
  */
 #include "config.h"
 
@@ -142,6 +143,9 @@ bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_
         g_main_context_iteration (NULL, TRUE);
       times[move] = (g_get_monotonic_time () - start) / 1000.0;
       cpu[move] = bench_cpu_ms () - cpu_start;
+      if (g_strcmp0 (g_getenv ("DW_BENCH_MOVES"), "1") == 0)
+        printf ("  move %u (%s): %.1f ms, CPU %.1f ms\n", move, rest_ms ? "apart" : "drag",
+                times[move], cpu[move]);
       n_approximate += !seen->last_exact;
       for (gint64 until = g_get_monotonic_time () + rest_ms * 1000;
            g_get_monotonic_time () < until;)
