@@ -284,16 +284,22 @@ dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *
                                 int quantity, double bound, DwWhatifSketchPart *out)
 {
   const double count = (double)(self->bin_start[bin + 1] - self->bin_start[bin]);
-  const double first = dw_whatif_quantity (step, quantity, self->bin_first[bin]);
-  const double last = dw_whatif_quantity (step, quantity, self->bin_last[bin]);
+  /* every quantity at the bin's ends, one exp each (dw_whatif_quantities () gives the values
+   * dw_whatif_quantity () gives) */
+  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
+  dw_whatif_quantities (step, self->bin_first[bin], at_first);
+  dw_whatif_quantities (step, self->bin_last[bin], at_last);
+  const double first = quantity < DW_WHATIF_N_QUANTITIES
+                         ? at_first[quantity]
+                         : dw_whatif_quantity (step, quantity, self->bin_first[bin]);
+  const double last = quantity < DW_WHATIF_N_QUANTITIES
+                        ? at_last[quantity]
+                        : dw_whatif_quantity (step, quantity, self->bin_last[bin]);
   double share = last != first ? (bound - first) / (last - first) : 0.5;
   share = isnan (share) ? 0.5 : CLAMP (share, 0.0, 1.0);
   const double spread = MAX (share, 1.0 - share) * count;
   out->count += share * count;
   out->count_error += spread;
-  double at_first[DW_WHATIF_N_QUANTITIES], at_last[DW_WHATIF_N_QUANTITIES];
-  dw_whatif_quantities (step, self->bin_first[bin], at_first);
-  dw_whatif_quantities (step, self->bin_last[bin], at_last);
   for (int summed = 0; summed < DW_WHATIF_N_QUANTITIES; summed++)
     {
       double magnitude = MAX (fabs (at_first[summed]), fabs (at_last[summed]));
