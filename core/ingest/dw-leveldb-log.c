@@ -5,14 +5,15 @@
  * W&B (core/pkg/leveldb, sdk/internal/datastore.py) and SwanLab ≥ 0.8
  * (swanlab/sdk/internal/core_python/store) both write leveldb's log format after a 7-byte file
  * header of their own, with zlib's CRC-32 over type||payload (leveldb itself uses a masked
- * CRC-32C). Written by hand: Debian has no C library for the log format alone (libleveldb reads
- * it only as part of a database, with CRC-32C). A partial record at the end of what is fed is
+ * CRC-32C), computed by dw_crc32_ieee (zlib's crc32 () is slow on chunks this short). Written
+ * by hand: Debian has no C library for the log format alone (libleveldb reads it only as part
+ * of a database, with CRC-32C). A partial record at the end of what is fed is
  * left unconsumed (a file still being written, or a truncated tail).
  */
+#include "dw-crc32c.h"
 #include "dw-reader-loggers.h"
 
 #include <string.h>
-#include <zlib.h>
 
 gsize
 dw_leveldb_log_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint8 *data, gsize len,
@@ -81,8 +82,7 @@ dw_leveldb_log_feed (DwLogReader *r, DwFeedCtx *ctx, goffset offset, const guint
       if (len - pos < DW_LDB_HEADER + n)
         break;
       const guint8 *payload = h + DW_LDB_HEADER;
-      guint32 c = (guint32)crc32 (0L, &type, 1);
-      c = (guint32)crc32 (c, payload, (uInt)n);
+      guint32 c = dw_crc32_ieee (dw_crc32_ieee (0, &type, 1), payload, n);
       pos += DW_LDB_HEADER + n;
       if (c != crc)
         {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <zlib.h>
 
 #include "dw-crc32c.h"
 #include "dw-follower.h"
@@ -1129,10 +1130,35 @@ test_follow (Fixture *f, gconstpointer data)
   points_clear (&swl_want);
 }
 
+/* The LevelDB-log framing's CRC-32 (dw_crc32_ieee) against zlib's crc32 (), which W&B and
+ * SwanLab use: every length up to 300 at every alignment, whole and split in two calls. */
+static void
+test_crc32_ieee (void)
+{
+  g_autoptr (GRand) random = g_rand_new_with_seed (12);
+  guint8 bytes[320];
+
+  for (guint i = 0; i < sizeof bytes; i++)
+    bytes[i] = (guint8)g_rand_int (random);
+  for (gsize len = 0; len <= 300; len++)
+    for (gsize start = 0; start < 8; start++)
+      {
+        guint32 want = (guint32)crc32 (crc32 (0L, Z_NULL, 0), bytes + start, (uInt)len);
+        gsize half = len / 3;
+
+        g_assert_cmphex (dw_crc32_ieee (0, bytes + start, len), ==, want);
+        g_assert_cmphex (
+          dw_crc32_ieee (dw_crc32_ieee (0, bytes + start, half), bytes + start + half, len - half),
+          ==, want);
+      }
+  g_assert_cmphex (dw_crc32_ieee (0, (const guint8 *)"123456789", 9), ==, 0xCBF43926u);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/loggers/leveldb-log/crc32", test_crc32_ieee);
   g_test_add_func ("/loggers/swanlab/read", test_swanlab_read);
   g_test_add_func ("/loggers/swanlab/damaged", test_swanlab_damaged);
   g_test_add ("/loggers/swanlab/ingest", Fixture, NULL, fixture_setup, test_swanlab_ingest,
