@@ -255,8 +255,82 @@ db_write_batch (MultiCtx *m, DwFormat format, DwFileRecord *rec, const struct st
   return TRUE;
 }
 
+/* One batch of rows read from the foreign database: by a worker thread while the main thread
+ * writes the batch before it into the store (reading is a third of an MLflow ingest, writing
+ * most of the rest; on two cores they overlap). The worker touches nothing but this struct: the
+ * foreign file is opened read-only on a connection of its own, within the time budget. */
+typedef struct
+{
+  const char *path;
+  DwFormat format;
+  gint64 after, last;
+  gint64 deadline; /* monotonic µs */
+  DbBatch batch;
+  GError *error;
+  gboolean ok, expired; /* expired: the budget was used up before the read began */
+  GThread *thread;
+} DbRead;
+
+static gpointer
+db_read_worker (gpointer data)
+{
+  DbRead *read = data;
+  gint64 left_ms = (read->deadline - g_get_monotonic_time ()) / 1000;
+
+  read->last = read->after;
+  if (left_ms <= 0)
+    {
+      read->expired = TRUE; /* the reader said so; the rest is read next time */
+      return NULL;
+    }
+  read->ok = read->format == DW_FORMAT_TRACKIO_SQLITE
+               ? dw_trackio_read (read->path, read->after, (guint)left_ms, DB_BATCH_ROWS_TRACKIO,
+                                  collect_point_cb, collect_diag_cb, &read->batch, &read->last,
+                                  &read->error)
+               : dw_mlflow_read_runs (read->path, read->after, (guint)left_ms, DB_BATCH_ROWS_MLFLOW,
+                                      collect_point_cb, collect_diag_cb, &read->batch, &read->last,
+                                      &read->error);
+  return NULL;
+}
+
+/* Starts reading the rows after @after in a worker thread. */
+static DbRead *
+db_read_start (const char *path, DwFormat format, gint64 after, gint64 deadline)
+{
+  DbRead *read = g_new0 (DbRead, 1);
+
+  read->path = path;
+  read->format = format;
+  read->after = after;
+  read->deadline = deadline;
+  db_batch_init (&read->batch);
+  read->thread = g_thread_new ("dw-db-read", db_read_worker, read);
+  return read;
+}
+
+/* Waits for @read to finish. */
+static DbRead *
+db_read_finish (DbRead *read)
+{
+  g_thread_join (g_steal_pointer (&read->thread));
+  return read;
+}
+
+static void
+db_read_free (DbRead *read)
+{
+  if (read == NULL)
+    return;
+  if (read->thread != NULL)
+    db_read_finish (read);
+  g_clear_error (&read->error);
+  db_batch_reset (&read->batch);
+  g_free (read);
+}
+
 /* A trackio project database or an MLflow SQL store: rows after the stored id, one Driftwatch
- * run per run of the database, read a batch at a time outside the store's transaction. */
+ * run per run of the database, read a batch at a time outside the store's transaction, the next
+ * batch read while this one is written. */
 gboolean
 dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, DwFormat format,
                    DwFileRecord *rec, DwIngestReport *report, GError **error)
@@ -268,6 +342,7 @@ dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, Dw
   MultiCtx m = { &c, path, dw_ingest_runs_format_framework (format), NULL, run_ids, 0 };
   gint64 deadline = g_get_monotonic_time () + (gint64)DB_READ_BUDGET_MS * 1000;
   gboolean ok = TRUE, stop = FALSE;
+  DbRead *next = NULL;
 
   /* a database deleted and created again (a project started over) numbers its rows from 1
    * again: read it from its first row, newer values replace those of the same steps */
@@ -280,32 +355,28 @@ dw_ingest_db_read (DwIngester *self, const char *path, const struct stat *st, Dw
         path);
       rec->offset = 0;
     }
+  next = db_read_start (path, format, rec->offset, deadline);
   while (ok && !stop)
     {
-      gint64 after = rec->offset, last = rec->offset;
-      gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
-      DbBatch batch = { 0 };
-      GError *read_error = NULL;
-      gboolean read_ok;
+      DbRead *read = db_read_finish (g_steal_pointer (&next));
 
-      if (left_ms <= 0)
-        break; /* the reader said so; the rest is read next time */
-      db_batch_init (&batch);
-      read_ok
-        = format == DW_FORMAT_TRACKIO_SQLITE
-            ? dw_trackio_read (path, after, (guint)left_ms, DB_BATCH_ROWS_TRACKIO, collect_point_cb,
-                               collect_diag_cb, &batch, &last, &read_error)
-            : dw_mlflow_read_runs (path, after, (guint)left_ms, DB_BATCH_ROWS_MLFLOW,
-                                   collect_point_cb, collect_diag_cb, &batch, &last, &read_error);
+      if (read->expired)
+        {
+          db_read_free (read);
+          break;
+        }
+      stop = !read->ok || read->last == read->after;
+      if (!stop)
+        next = db_read_start (path, format, read->last, deadline);
       g_clear_pointer (&m.cur_key, g_free); /* a new transaction: the run is looked up again */
       c.n_points = 0;
-      ok = db_write_batch (&m, format, rec, st, &batch, read_error, last, &stop, error);
+      ok
+        = db_write_batch (&m, format, rec, st, &read->batch, read->error, read->last, &stop, error);
       if (ok && report != NULL)
         report->n_points += c.n_points;
-      stop |= !read_ok || last == after;
-      g_clear_error (&read_error);
-      db_batch_reset (&batch);
+      db_read_free (read);
     }
+  db_read_free (next); /* read ahead of a write that failed or found no run: dropped */
   g_free (m.cur_key);
   return ok;
 }
