@@ -70,8 +70,12 @@ typedef struct
   GHashTable *tags;       /* tag name → id inside the current transaction */
   GArray *pending;
   DwLogReader *reader;
-  guint8 *buf;
-  gsize window, cap;
+  /* @parse: the chunk being written; @next: the one after it, parsed meanwhile when
+   * @next_started */
+  DwIngestAhead *parse, *next;
+  gboolean next_started;
+  const guint8 *data; /* the bytes of the chunk being written */
+  gsize window;
 } LogJob;
 
 static void
@@ -81,8 +85,10 @@ log_job_clear (LogJob *job)
   g_clear_pointer (&job->panel_runs, g_hash_table_unref);
   g_clear_pointer (&job->tags, g_hash_table_unref);
   g_clear_pointer (&job->pending, g_array_unref);
+  /* before their reader: a parse may still be running */
+  g_clear_pointer (&job->parse, dw_ingest_ahead_free);
+  g_clear_pointer (&job->next, dw_ingest_ahead_free);
   g_clear_pointer (&job->reader, dw_log_reader_free);
-  g_clear_pointer (&job->buf, g_free);
 }
 
 /* A fresh FeedCtx for one transaction of @job. */
@@ -176,7 +182,7 @@ log_chunk_begin (LogJob *job, FeedCtx *c, gsize want, GError **error)
   if (rec->run_id == 0 && job->panel_runs != NULL && job->self->run_name == NULL)
     {
       /* a panel export of several runs: the file's home is its first run */
-      g_autofree char *first_run = panel_first_run (job->buf, want);
+      g_autofree char *first_run = panel_first_run (job->data, want);
       if (first_run != NULL)
         {
           g_autofree char *source = g_strdup_printf ("%s#%s", job->path, first_run);
@@ -254,7 +260,7 @@ log_chunk_commit (LogJob *job, FeedCtx *c, gsize consumed, GError **error)
   if (rec->prefix_len < DW_INGEST_PREFIX_MAX && rec->prefix_len == job->pos)
     {
       gint64 add = MIN ((gint64)consumed, DW_INGEST_PREFIX_MAX - rec->prefix_len);
-      rec->prefix_crc = dw_crc32c (rec->prefix_crc, job->buf, (gsize)add);
+      rec->prefix_crc = dw_crc32c (rec->prefix_crc, job->data, (gsize)add);
       rec->prefix_len += add;
     }
   rec->offset = job->pos + (gint64)consumed;
@@ -277,33 +283,48 @@ typedef enum
   LOG_CHUNK_FAILED
 } LogChunk;
 
-/* One window of the file from job->pos, in one transaction. */
+/* Starts parsing the window of the file from @pos into job->next (in a worker thread when
+ * @in_thread). */
+static void
+log_parse_start (LogJob *job, gint64 pos, gsize window, gboolean in_thread)
+{
+  gsize want = (gsize)MIN ((gint64)window, job->size - pos);
+
+  dw_ingest_ahead_start (job->next, pos, want, pos + (gint64)want == job->size, in_thread);
+  job->next_started = in_thread;
+}
+
+/* One window of the file from job->pos, in one transaction. Its points come from the parse
+ * started while the previous chunk was written (here, for the first or a widened window); the
+ * parse of the window after it starts before this one is written. */
 static LogChunk
 log_read_chunk (LogJob *job, GError **error)
 {
-  gsize want = (gsize)MIN ((gint64)job->window, job->size - job->pos);
-  gboolean at_eof = job->pos + (gint64)want == job->size;
-  gboolean new_run = job->rec->run_id == 0;
+  gboolean new_run = job->rec->run_id == 0, at_eof;
+  DwIngestAhead *parse;
   GError *err = NULL;
-  gsize consumed;
+  gsize want, consumed;
   FeedCtx c;
 
+  if (!job->next_started)
+    log_parse_start (job, job->pos, job->window, FALSE);
+  parse = job->next;
+  job->next = job->parse;
+  job->parse = parse;
+  job->next_started = FALSE;
+  if (!dw_ingest_ahead_finish (parse, &job->data, &want, &consumed, error))
+    return LOG_CHUNK_FAILED;
+  at_eof = job->pos + (gint64)want == job->size;
+  if (consumed > 0 && job->pos + (gint64)consumed < job->size)
+    log_parse_start (job, job->pos + (gint64)consumed, job->self->chunk, TRUE);
   log_feed_init (job, &c);
-  if (want > job->cap)
-    {
-      g_free (job->buf);
-      job->buf = g_malloc (want);
-      job->cap = want;
-    }
-  if (!dw_ingester_read_at (job->fd, job->path, job->pos, job->buf, want, error)
-      || !dw_store_begin_appending (job->self->store, error))
+  if (!dw_store_begin_appending (job->self->store, error))
     return LOG_CHUNK_FAILED;
   g_hash_table_remove_all (job->tags);
   dw_store_set_source_rank (job->self->store, c.base_rank);
   if (!log_chunk_begin (job, &c, want, &err))
     return dw_ingester_fail_tx (job->self, error, err), LOG_CHUNK_FAILED;
-  consumed = dw_log_reader_feed (job->reader, job->pos, job->buf, want, at_eof,
-                                 dw_ingest_feed_point_cb, dw_ingest_feed_diag_cb, &c);
+  dw_ingest_ahead_replay (parse, &c);
   dw_ingest_feed_flush (&c);
   if (c.error != NULL)
     return dw_ingester_fail_tx (job->self, error, c.error), LOG_CHUNK_FAILED;
@@ -429,6 +450,8 @@ dw_ingest_log_read (DwIngester *self, const char *path, int fd, const struct sta
     goto out;
   job.reader = dw_log_reader_new (format, path);
   g_assert (job.reader != NULL);
+  job.parse = dw_ingest_ahead_new (job.reader, fd, path);
+  job.next = dw_ingest_ahead_new (job.reader, fd, path);
   if (job.pos > 0 && (format == DW_FORMAT_WANDB_CSV || format == DW_FORMAT_WANDB_PANEL_CSV)
       && !log_prime_csv_header (&job, error))
     goto out;

@@ -8,6 +8,7 @@
  * dw-ingest-log.c    a byte-stream log from its stored offset on
  * dw-ingest-db.c     databases of several runs (trackio, MLflow's SQL store)
  * dw-ingest-batch.c  rollout batch files
+ * dw-ingest-ahead.c  a log's next chunk parsed by a worker thread while one is written
  * dw-ingest-feed.c   reader points into the store: ranks, (tag, step) order, conflicts, launches
  * dw-ingest-runs.c   run identity: the run of a file, run names, run meta
  * dw-ingest-util.c   reads, the prefix checksum, file identity, failed transactions
@@ -124,6 +125,23 @@ gboolean dw_ingest_runs_has_other_sources (DwIngester *self, gint64 run_id, int 
                                            const char *path, GError **error);
 gint64 dw_ingest_runs_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format,
                                    const char *run_root, GError **error);
+
+/* dw-ingest-ahead.c: one window of a log file read and fed to its reader, in a worker thread
+ * or in the caller's, the points and diagnostics kept in order for the chunk's transaction. */
+typedef struct _DwIngestAhead DwIngestAhead;
+DwIngestAhead *dw_ingest_ahead_new (DwLogReader *reader, int fd, const char *path);
+/* Reads [@pos, @pos + @want) and feeds it to the reader, in a worker thread when @in_thread (the
+ * reader is the worker's until finished). */
+void dw_ingest_ahead_start (DwIngestAhead *ahead, gint64 pos, gsize want, gboolean at_eof,
+                            gboolean in_thread);
+/* Waits for the worker: the window's bytes, their number and the bytes the reader consumed;
+ * FALSE when they could not be read. */
+gboolean dw_ingest_ahead_finish (DwIngestAhead *ahead, const guint8 **data, gsize *want,
+                                 gsize *consumed, GError **error);
+/* The points and diagnostics into @c, in the order the reader gave them. */
+void dw_ingest_ahead_replay (DwIngestAhead *ahead, FeedCtx *c);
+/* Waits for a worker still running, then frees. */
+void dw_ingest_ahead_free (DwIngestAhead *ahead);
 
 /* dw-ingest-feed.c */
 int dw_ingest_feed_format_rank (DwFormat format);

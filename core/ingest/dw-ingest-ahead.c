@@ -1,0 +1,200 @@
+/* dw-ingest-ahead.c — a log file's next chunk, read and parsed by a worker thread while the main
+ * thread writes the chunk before it into the store
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Parsing a chunk (JSONL numbers, console lines, protobuf records and their CRCs) is 15–30 % of
+ * a log ingest and writing its points into the store (SQLite's B-tree) most of the rest; on two
+ * cores the two now overlap. The worker touches only its DwIngestAhead and the file's reader,
+ * which the main thread leaves alone until the worker is joined: it reads the chunk's bytes
+ * (pread, so the main thread may read the same file meanwhile) and feeds them to the reader,
+ * which records every point and diagnostic in order instead of handing it to the store. The main
+ * thread then replays them, in the same order, into the chunk's transaction
+ * (dw_ingest_feed_point_cb, dw_ingest_feed_diag_cb): what is stored is exactly what feeding the
+ * reader inside the transaction stored. The reader is fed the chunks in file order, one at a
+ * time, as before.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "dw-ingester-private.h"
+
+/* A tag seen in the file, and the tag that followed it last time: loggers write a step's tags in
+ * the same order every step, so one strcmp usually finds a point's tag (the hash table
+ * otherwise). */
+typedef struct DwIngestAheadTag
+{
+  const char *name; /* in DwIngestAhead.strings */
+  struct DwIngestAheadTag *next;
+} DwIngestAheadTag;
+
+struct _DwIngestAhead
+{
+  DwLogReader *reader;
+  int fd;
+  const char *path;
+  /* the window being parsed */
+  gint64 pos;
+  gsize want;
+  gboolean at_eof;
+  guint8 *buf;
+  gsize cap;
+  /* what the worker produced */
+  gsize consumed;
+  GError *error; /* the window could not be read */
+  /* the reader's output in order: a point, or when its tag is NULL a diagnostic (its offset in
+   * .step, its message in .step_key); the strings live in @strings. Kept from one window to
+   * the next with their memory, as are the tags. */
+  GArray *events;
+  GStringChunk *strings;
+  GHashTable *tags; /* name → DwIngestAheadTag */
+  DwIngestAheadTag *last_tag;
+  GThread *thread;
+};
+
+static const char *
+dw_ingest_ahead_intern (DwIngestAhead *ahead, const char *tag)
+{
+  DwIngestAheadTag *last = ahead->last_tag, *entry;
+
+  if (last != NULL && last->next != NULL && strcmp (last->next->name, tag) == 0)
+    entry = last->next;
+  else if ((entry = g_hash_table_lookup (ahead->tags, tag)) == NULL)
+    {
+      entry = g_new0 (DwIngestAheadTag, 1);
+      entry->name = g_string_chunk_insert (ahead->strings, tag);
+      g_hash_table_insert (ahead->tags, (gpointer)entry->name, entry);
+    }
+  if (last != NULL)
+    last->next = entry;
+  ahead->last_tag = entry;
+  return entry->name;
+}
+
+static void
+dw_ingest_ahead_point_cb (const DwScalarPoint *point, gpointer user_data)
+{
+  DwIngestAhead *ahead = user_data;
+  DwScalarPoint event = *point;
+
+  event.tag = dw_ingest_ahead_intern (ahead, point->tag);
+  if (point->step_key != NULL)
+    event.step_key = g_string_chunk_insert_const (ahead->strings, point->step_key);
+  g_array_append_val (ahead->events, event);
+}
+
+static void
+dw_ingest_ahead_diag_cb (goffset offset, const char *message, gpointer user_data)
+{
+  DwIngestAhead *ahead = user_data;
+  DwScalarPoint event = { NULL, offset, 0, 0, g_string_chunk_insert (ahead->strings, message), 0 };
+
+  g_array_append_val (ahead->events, event);
+}
+
+static gpointer
+dw_ingest_ahead_worker (gpointer data)
+{
+  DwIngestAhead *ahead = data;
+
+  if (dw_ingester_read_at (ahead->fd, ahead->path, ahead->pos, ahead->buf, ahead->want,
+                           &ahead->error))
+    ahead->consumed
+      = dw_log_reader_feed (ahead->reader, ahead->pos, ahead->buf, ahead->want, ahead->at_eof,
+                            dw_ingest_ahead_point_cb, dw_ingest_ahead_diag_cb, ahead);
+  return NULL;
+}
+
+DwIngestAhead *
+dw_ingest_ahead_new (DwLogReader *reader, int fd, const char *path)
+{
+  DwIngestAhead *ahead = g_new0 (DwIngestAhead, 1);
+
+  ahead->reader = reader;
+  ahead->fd = fd;
+  ahead->path = path;
+  ahead->events = g_array_new (FALSE, FALSE, sizeof (DwScalarPoint));
+  ahead->strings = g_string_chunk_new (4096);
+  ahead->tags = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  return ahead;
+}
+
+/* The strings of the previous window go, and with them the tags (a tag's name lives there). */
+static void
+dw_ingest_ahead_reset (DwIngestAhead *ahead)
+{
+  g_array_set_size (ahead->events, 0);
+  g_hash_table_remove_all (ahead->tags);
+  ahead->last_tag = NULL;
+  g_string_chunk_clear (ahead->strings);
+  g_clear_error (&ahead->error);
+  ahead->consumed = 0;
+}
+
+void
+dw_ingest_ahead_start (DwIngestAhead *ahead, gint64 pos, gsize want, gboolean at_eof,
+                       gboolean in_thread)
+{
+  g_return_if_fail (ahead->thread == NULL);
+  dw_ingest_ahead_reset (ahead);
+  if (want > ahead->cap)
+    {
+      g_free (ahead->buf);
+      ahead->buf = g_malloc (want);
+      ahead->cap = want;
+    }
+  ahead->pos = pos;
+  ahead->want = want;
+  ahead->at_eof = at_eof;
+  if (in_thread)
+    ahead->thread = g_thread_new ("dw-log-parse", dw_ingest_ahead_worker, ahead);
+  else
+    dw_ingest_ahead_worker (ahead);
+}
+
+gboolean
+dw_ingest_ahead_finish (DwIngestAhead *ahead, const guint8 **data, gsize *want, gsize *consumed,
+                        GError **error)
+{
+  if (ahead->thread != NULL)
+    g_thread_join (g_steal_pointer (&ahead->thread));
+  if (ahead->error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&ahead->error));
+      return FALSE;
+    }
+  *data = ahead->buf;
+  *want = ahead->want;
+  *consumed = ahead->consumed;
+  return TRUE;
+}
+
+void
+dw_ingest_ahead_replay (DwIngestAhead *ahead, FeedCtx *c)
+{
+  for (guint i = 0; i < ahead->events->len && c->error == NULL; i++)
+    {
+      const DwScalarPoint *event = &g_array_index (ahead->events, DwScalarPoint, i);
+
+      if (event->tag != NULL)
+        dw_ingest_feed_point_cb (event, c);
+      else
+        dw_ingest_feed_diag_cb (event->step, event->step_key, c);
+    }
+}
+
+void
+dw_ingest_ahead_free (DwIngestAhead *ahead)
+{
+  if (ahead == NULL)
+    return;
+  if (ahead->thread != NULL)
+    g_thread_join (g_steal_pointer (&ahead->thread));
+  dw_ingest_ahead_reset (ahead);
+  g_array_unref (ahead->events);
+  g_string_chunk_free (ahead->strings);
+  g_hash_table_unref (ahead->tags);
+  g_free (ahead->buf);
+  g_free (ahead);
+}
