@@ -25,9 +25,64 @@
  * otherwise). */
 typedef struct DwIngestAheadTag
 {
-  const char *name; /* in DwIngestAhead.strings */
+  const char *name; /* in DwIngestAheadNames.strings */
   struct DwIngestAheadTag *next;
 } DwIngestAheadTag;
+
+struct _DwIngestAheadNames
+{
+  GStringChunk *strings;
+  GHashTable *tags; /* name → DwIngestAheadTag */
+  DwIngestAheadTag *last;
+};
+
+DwIngestAheadNames *
+dw_ingest_ahead_names_new (void)
+{
+  DwIngestAheadNames *names = g_new0 (DwIngestAheadNames, 1);
+
+  names->strings = g_string_chunk_new (4096);
+  names->tags = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  return names;
+}
+
+const char *
+dw_ingest_ahead_names_intern (DwIngestAheadNames *names, const char *name)
+{
+  DwIngestAheadTag *last = names->last, *entry;
+
+  if (last != NULL && last->next != NULL && strcmp (last->next->name, name) == 0)
+    entry = last->next;
+  else if ((entry = g_hash_table_lookup (names->tags, name)) == NULL)
+    {
+      entry = g_new0 (DwIngestAheadTag, 1);
+      entry->name = g_string_chunk_insert (names->strings, name);
+      g_hash_table_insert (names->tags, (gpointer)entry->name, entry);
+    }
+  if (last != NULL)
+    last->next = entry;
+  names->last = entry;
+  return entry->name;
+}
+
+/* Forgets every name (the strings handed out are gone); the memory is kept. */
+static void
+dw_ingest_ahead_names_clear (DwIngestAheadNames *names)
+{
+  g_hash_table_remove_all (names->tags);
+  names->last = NULL;
+  g_string_chunk_clear (names->strings);
+}
+
+void
+dw_ingest_ahead_names_free (DwIngestAheadNames *names)
+{
+  if (names == NULL)
+    return;
+  g_hash_table_unref (names->tags);
+  g_string_chunk_free (names->strings);
+  g_free (names);
+}
 
 struct _DwIngestAhead
 {
@@ -44,33 +99,12 @@ struct _DwIngestAhead
   gsize consumed;
   GError *error; /* the window could not be read */
   /* the reader's output in order: a point, or when its tag is NULL a diagnostic (its offset in
-   * .step, its message in .step_key); the strings live in @strings. Kept from one window to
-   * the next with their memory, as are the tags. */
+   * .step, its message in .step_key); the strings live in @names. Kept from one window to the
+   * next with their memory. */
   GArray *events;
-  GStringChunk *strings;
-  GHashTable *tags; /* name → DwIngestAheadTag */
-  DwIngestAheadTag *last_tag;
+  DwIngestAheadNames *names;
   GThread *thread;
 };
-
-static const char *
-dw_ingest_ahead_intern (DwIngestAhead *ahead, const char *tag)
-{
-  DwIngestAheadTag *last = ahead->last_tag, *entry;
-
-  if (last != NULL && last->next != NULL && strcmp (last->next->name, tag) == 0)
-    entry = last->next;
-  else if ((entry = g_hash_table_lookup (ahead->tags, tag)) == NULL)
-    {
-      entry = g_new0 (DwIngestAheadTag, 1);
-      entry->name = g_string_chunk_insert (ahead->strings, tag);
-      g_hash_table_insert (ahead->tags, (gpointer)entry->name, entry);
-    }
-  if (last != NULL)
-    last->next = entry;
-  ahead->last_tag = entry;
-  return entry->name;
-}
 
 static void
 dw_ingest_ahead_point_cb (const DwScalarPoint *point, gpointer user_data)
@@ -78,9 +112,9 @@ dw_ingest_ahead_point_cb (const DwScalarPoint *point, gpointer user_data)
   DwIngestAhead *ahead = user_data;
   DwScalarPoint event = *point;
 
-  event.tag = dw_ingest_ahead_intern (ahead, point->tag);
+  event.tag = dw_ingest_ahead_names_intern (ahead->names, point->tag);
   if (point->step_key != NULL)
-    event.step_key = g_string_chunk_insert_const (ahead->strings, point->step_key);
+    event.step_key = g_string_chunk_insert_const (ahead->names->strings, point->step_key);
   g_array_append_val (ahead->events, event);
 }
 
@@ -88,7 +122,8 @@ static void
 dw_ingest_ahead_diag_cb (goffset offset, const char *message, gpointer user_data)
 {
   DwIngestAhead *ahead = user_data;
-  DwScalarPoint event = { NULL, offset, 0, 0, g_string_chunk_insert (ahead->strings, message), 0 };
+  DwScalarPoint event
+    = { NULL, offset, 0, 0, g_string_chunk_insert (ahead->names->strings, message), 0 };
 
   g_array_append_val (ahead->events, event);
 }
@@ -115,19 +150,16 @@ dw_ingest_ahead_new (DwLogReader *reader, int fd, const char *path)
   ahead->fd = fd;
   ahead->path = path;
   ahead->events = g_array_new (FALSE, FALSE, sizeof (DwScalarPoint));
-  ahead->strings = g_string_chunk_new (4096);
-  ahead->tags = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  ahead->names = dw_ingest_ahead_names_new ();
   return ahead;
 }
 
-/* The strings of the previous window go, and with them the tags (a tag's name lives there). */
+/* The previous window's points and strings go. */
 static void
 dw_ingest_ahead_reset (DwIngestAhead *ahead)
 {
   g_array_set_size (ahead->events, 0);
-  g_hash_table_remove_all (ahead->tags);
-  ahead->last_tag = NULL;
-  g_string_chunk_clear (ahead->strings);
+  dw_ingest_ahead_names_clear (ahead->names);
   g_clear_error (&ahead->error);
   ahead->consumed = 0;
 }
@@ -193,8 +225,7 @@ dw_ingest_ahead_free (DwIngestAhead *ahead)
     g_thread_join (g_steal_pointer (&ahead->thread));
   dw_ingest_ahead_reset (ahead);
   g_array_unref (ahead->events);
-  g_string_chunk_free (ahead->strings);
-  g_hash_table_unref (ahead->tags);
+  dw_ingest_ahead_names_free (ahead->names);
   g_free (ahead->buf);
   g_free (ahead);
 }

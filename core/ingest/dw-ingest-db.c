@@ -131,10 +131,11 @@ typedef struct
 typedef struct
 {
   GStringChunk *strings;
-  GArray *runs;          /* DbRun */
-  GHashTable *run_index; /* interned key → index + 1 */
-  GArray *points;        /* DbPoint */
-  GPtrArray *diags;      /* messages of the reader */
+  DwIngestAheadNames *tags; /* the points' tags, interned */
+  GArray *runs;             /* DbRun */
+  GHashTable *run_index;    /* interned key → index + 1 */
+  GArray *points;           /* DbPoint */
+  GPtrArray *diags;         /* messages of the reader */
   guint last_run;
 } DbBatch;
 
@@ -142,6 +143,7 @@ static void
 db_batch_reset (DbBatch *batch)
 {
   g_clear_pointer (&batch->strings, g_string_chunk_free);
+  g_clear_pointer (&batch->tags, dw_ingest_ahead_names_free);
   g_clear_pointer (&batch->run_index, g_hash_table_unref);
   g_clear_pointer (&batch->runs, g_array_unref);
   g_clear_pointer (&batch->points, g_array_unref);
@@ -152,6 +154,7 @@ static void
 db_batch_init (DbBatch *batch)
 {
   batch->strings = g_string_chunk_new (4096);
+  batch->tags = dw_ingest_ahead_names_new ();
   batch->runs = g_array_new (FALSE, FALSE, sizeof (DbRun));
   batch->run_index = g_hash_table_new (g_str_hash, g_str_equal);
   batch->points = g_array_new (FALSE, FALSE, sizeof (DbPoint));
@@ -186,7 +189,7 @@ collect_point_cb (const char *run_key, const char *run_name, const char *group,
     }
   point = (DbPoint){ run,
                      p->precision,
-                     g_string_chunk_insert_const (batch->strings, p->tag),
+                     dw_ingest_ahead_names_intern (batch->tags, p->tag),
                      p->step_key != NULL ? g_string_chunk_insert_const (batch->strings, p->step_key)
                                          : NULL,
                      p->step,

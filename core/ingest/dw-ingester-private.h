@@ -142,6 +142,12 @@ gboolean dw_ingest_ahead_finish (DwIngestAhead *ahead, const guint8 **data, gsiz
 void dw_ingest_ahead_replay (DwIngestAhead *ahead, FeedCtx *c);
 /* Waits for a worker still running, then frees. */
 void dw_ingest_ahead_free (DwIngestAhead *ahead);
+/* Tag names interned for a batch of points: one strcmp for a tag that follows the tag it
+ * followed last time, a hash lookup otherwise; the strings live until the names are freed. */
+typedef struct _DwIngestAheadNames DwIngestAheadNames;
+DwIngestAheadNames *dw_ingest_ahead_names_new (void);
+const char *dw_ingest_ahead_names_intern (DwIngestAheadNames *names, const char *name);
+void dw_ingest_ahead_names_free (DwIngestAheadNames *names);
 
 /* dw-ingest-feed.c */
 int dw_ingest_feed_format_rank (DwFormat format);
