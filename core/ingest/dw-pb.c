@@ -9,22 +9,7 @@
 gboolean
 dw_pb_varint (const guint8 **pos, const guint8 *end, guint64 *out)
 {
-  guint64 r = 0;
-  const guint8 *p = *pos;
-  for (int shift = 0; shift < 64; shift += 7)
-    {
-      if (p >= end)
-        return FALSE;
-      guint8 b = *p++;
-      r |= (guint64)(b & 0x7f) << shift;
-      if (b < 0x80)
-        {
-          *pos = p;
-          *out = r;
-          return TRUE;
-        }
-    }
-  return FALSE;
+  return dw_pb_varint_inline (pos, end, out);
 }
 
 int
