@@ -439,14 +439,13 @@ dw_whatif_engine_exact_step (DwWhatifEngine *self, const DwConfig *config, gint6
   /* only the metrics are kept: an unchanged mask is not even copied */
   if (dw_correction_run_entry (batch, config, DW_ENTRY_MASK_SHARED, &result, &out->error))
     {
-      free (result.weights);
-      if (!result.mask_borrowed)
-        free (result.mask);
-      result.weights = result.mask = NULL;
-      result.mask_borrowed = false;
-      out->result = result;
-      out->approximate = g_new0 (guint8, result.n_metrics ? result.n_metrics : 1);
-      out->error_bound = g_new0 (double, result.n_metrics ? result.n_metrics : 1);
+      /* through a list: the keys' table is shared with the other steps' results */
+      DwWhatifList list;
+      dw_whatif_list_init (&list, "");
+      for (gsize index = 0; index < result.n_metrics; index++)
+        dw_whatif_list_put (&list, result.metrics[index].key, result.metrics[index].value);
+      dw_whatif_list_finish (&list, out);
+      dw_correction_result_clear (&result);
     }
   else
     out->failed = TRUE;

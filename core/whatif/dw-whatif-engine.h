@@ -66,22 +66,38 @@ gsize dw_whatif_step_get_n_rows (const DwWhatifStep *self);
 /* FALSE when nothing can be evaluated from statistics (see above); then the reason. */
 gboolean dw_whatif_step_is_fast (const DwWhatifStep *self, const char **reason);
 
+/* The keys of a step result's metrics, sorted. One table is shared by every result that lists
+ * the same keys (the steps of an evaluation, as a rule, and of the next one), so an evaluation
+ * of 3000 steps writes their values, not 3000 copies of the same keys: equal tables are the same
+ * pointer (interned), and a position found in one result holds in every result with that table. */
+typedef struct _DwWhatifKeys DwWhatifKeys;
+
+/* A new reference to @keys (nullable). */
+const DwWhatifKeys *dw_whatif_keys_ref (const DwWhatifKeys *keys);
+void dw_whatif_keys_unref (const DwWhatifKeys *keys);
+gsize dw_whatif_keys_get_length (const DwWhatifKeys *keys);
+const char *dw_whatif_keys_get (const DwWhatifKeys *keys, gsize index);
+
 typedef struct
 {
-  DwCorrectionResult result; /* metrics only (weights and mask are NULL), sorted by key */
-  guint8 *approximate;       /* [result.n_metrics]: 1 = value from an estimate, exact pending */
-  double *error_bound;       /* [result.n_metrics]: bound on |value − exact| of an approximate
-                              * value (compact steps, docs/WHATIF.md), NAN when none is known; 0
-                              * for exact values */
+  gsize n_metrics;
+  const DwWhatifKeys *keys; /* the metrics' keys, sorted (a reference; NULL when none) */
+  double *values;           /* [n_metrics]: the values dw_correction_run () gives the keys */
+  guint8 *approximate;      /* [n_metrics]: 1 = value from an estimate, exact pending */
+  double *error_bound;      /* [n_metrics]: bound on |value − exact| of an approximate
+                             * value (compact steps, docs/WHATIF.md), NAN when none is known; 0
+                             * for exact values */
   gboolean any_approximate;
   gboolean pending; /* no values at all from statistics: exact pass needed */
   gboolean failed;  /* verl/slime would raise: @error holds kind and message */
   DwCorrectionError error;
-  /* (private) metrics, approximate and error_bound live in the storage of the run result that
+  /* (private) values, approximate and error_bound live in the storage of the run result that
    * holds this one (an engine evaluation): dw_whatif_step_result_clear () does not free them */
   gboolean borrowed;
 } DwWhatifStepResult;
 
+/* The key of metric @index (< res->n_metrics). */
+const char *dw_whatif_step_result_get_key (const DwWhatifStepResult *res, gsize index);
 void dw_whatif_step_result_clear (DwWhatifStepResult *res);
 /* The value of @key, or NULL; @approximate (nullable) says whether it is an estimate. */
 const double *dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key,

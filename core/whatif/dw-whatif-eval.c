@@ -824,7 +824,19 @@ dw_whatif_memo_take (const DwWhatifGroupMemo *memo, guint64 key_id, DwWhatifList
   if (!memo->valid || key_id == 0 || memo->key_id != key_id || list->approximate || list->error != 0
       || (row_rejected && !memo->has_rows))
     return FALSE;
-  dw_whatif_list_append (list, memo->entries, memo->n_entries);
+  const guint n_entries = memo->n_entries;
+  const double *errors = memo->values + memo->capacity;
+  const guint8 *approximate = (const guint8 *)(errors + memo->capacity);
+  dw_whatif_list_reserve (list, n_entries);
+  DwWhatifEntry *entries = list->entries + list->n_entries;
+  dw_whatif_keys_to_entries (memo->keys, entries);
+  for (guint index = 0; index < n_entries; index++)
+    {
+      entries[index].metric.value = memo->values[index];
+      entries[index].error = errors[index];
+      entries[index].approximate = approximate[index];
+    }
+  list->n_entries += n_entries;
   if (row_rejected)
     memcpy (row_rejected, memo->row_rejected, n_rows);
   return TRUE;
@@ -836,15 +848,31 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
                      const guint8 *row_rejected, gsize n_rows)
 {
   const guint n_entries = list->n_entries - first;
+  const DwWhatifEntry *entries = list->entries + first;
   memo->valid = FALSE;
   if (key_id == 0 || list->approximate || list->error != 0)
     return;
+  /* the step's keys are as a rule those of its last evaluation: compared with its table, which
+   * every step shares (in cache), instead of interned again */
+  if (!dw_whatif_keys_match (memo->keys, entries, n_entries))
+    {
+      dw_whatif_keys_unref (memo->keys);
+      memo->keys = dw_whatif_keys_intern (entries, n_entries, NULL);
+    }
   if (n_entries > memo->capacity)
     {
       memo->capacity = MAX (n_entries, 16);
-      memo->entries = g_renew (DwWhatifEntry, memo->entries, memo->capacity);
+      g_free (memo->values);
+      memo->values = g_malloc (memo->capacity * (2 * sizeof (double) + 1));
     }
-  memcpy (memo->entries, list->entries + first, n_entries * sizeof *memo->entries);
+  double *errors = memo->values + memo->capacity;
+  guint8 *approximate = (guint8 *)(errors + memo->capacity);
+  for (guint index = 0; index < n_entries; index++)
+    {
+      memo->values[index] = entries[index].metric.value;
+      errors[index] = entries[index].error;
+      approximate[index] = entries[index].approximate;
+    }
   memo->n_entries = n_entries;
   memo->has_rows = row_rejected != NULL;
   if (row_rejected)
@@ -881,9 +909,11 @@ dw_whatif_memo_keys_update (DwWhatifMemoKeys *keys, const DwPlan *plan)
 void
 dw_whatif_memo_clear (DwWhatifMemo *memo)
 {
-  g_free (memo->is.entries);
+  dw_whatif_keys_unref (memo->is.keys);
+  g_free (memo->is.values);
   g_free (memo->is.row_rejected);
-  g_free (memo->rs.entries);
+  dw_whatif_keys_unref (memo->rs.keys);
+  g_free (memo->rs.values);
   g_free (memo->rs.row_rejected);
   memset (memo, 0, sizeof *memo);
 }

@@ -34,7 +34,7 @@ dw_whatif_list_clear (DwWhatifList *list)
 }
 
 /* room for @n more entries */
-static void
+void
 dw_whatif_list_reserve (DwWhatifList *list, guint n)
 {
   if (list->n_entries + n <= list->capacity)
@@ -95,10 +95,149 @@ dw_whatif_list_entry_compare (const void *a, const void *b)
                  (*(const DwWhatifEntry *const *)b)->metric.key);
 }
 
-/* The keys of the last list this thread sorted, in the order they were put, and their sorted
- * order: the steps of one evaluation put the same keys in the same order, so the next list with
- * those keys takes that order instead of sorting (a slider move sorts 3000 lists otherwise). No
- * heap: nothing to release when the thread ends. */
+/* ------------------------------------------------------------------------------------------ */
+/* key tables (DwWhatifKeys): interned, so equal tables are one pointer                        */
+
+struct _DwWhatifKeys
+{
+  gint ref_count; /* taken with the intern lock held when it may reach 0 (below) */
+  guint hash;
+  gsize n_keys;
+  guint8 *lengths;                /* [n_keys] strlen of each key, after the keys */
+  char keys[][DW_METRIC_KEY_MAX]; /* zero-padded */
+};
+
+/* Every live table, by content. A table leaves it when its last reference goes: the count drops
+ * to 0 only with @dw_whatif_keys_lock held, and a table is found (and referenced) only with it
+ * held, so a table found is never one being freed. A reference from a holder is taken without
+ * the lock (the count is ≥ 1 then). */
+static GMutex dw_whatif_keys_lock;
+static GHashTable *dw_whatif_keys_interned;
+
+static guint
+dw_whatif_keys_hash_cb (gconstpointer data)
+{
+  return ((const DwWhatifKeys *)data)->hash;
+}
+
+static gboolean
+dw_whatif_keys_equal_cb (gconstpointer a, gconstpointer b)
+{
+  const DwWhatifKeys *first = a, *second = b;
+
+  return first->n_keys == second->n_keys
+         && memcmp (first->keys, second->keys, first->n_keys * DW_METRIC_KEY_MAX) == 0;
+}
+
+const DwWhatifKeys *
+dw_whatif_keys_ref (const DwWhatifKeys *keys)
+{
+  if (keys != NULL)
+    g_atomic_int_inc (&((DwWhatifKeys *)keys)->ref_count);
+  return keys;
+}
+
+void
+dw_whatif_keys_unref (const DwWhatifKeys *keys)
+{
+  DwWhatifKeys *table = (DwWhatifKeys *)keys;
+
+  if (table == NULL)
+    return;
+  /* not the last reference: no lock (a result freed at each slider move, 3000 a move) */
+  for (gint count = g_atomic_int_get (&table->ref_count); count > 1;
+       count = g_atomic_int_get (&table->ref_count))
+    if (g_atomic_int_compare_and_exchange (&table->ref_count, count, count - 1))
+      return;
+  g_mutex_lock (&dw_whatif_keys_lock);
+  if (g_atomic_int_dec_and_test (&table->ref_count))
+    {
+      g_hash_table_remove (dw_whatif_keys_interned, table);
+      g_free (table);
+    }
+  g_mutex_unlock (&dw_whatif_keys_lock);
+}
+
+gsize
+dw_whatif_keys_get_length (const DwWhatifKeys *keys)
+{
+  return keys != NULL ? keys->n_keys : 0;
+}
+
+const char *
+dw_whatif_keys_get (const DwWhatifKeys *keys, gsize index)
+{
+  g_return_val_if_fail (keys != NULL && index < keys->n_keys, NULL);
+  return keys->keys[index];
+}
+
+const char *
+dw_whatif_step_result_get_key (const DwWhatifStepResult *res, gsize index)
+{
+  g_return_val_if_fail (index < res->n_metrics, NULL);
+  return res->keys->keys[index];
+}
+
+gboolean
+dw_whatif_keys_match (const DwWhatifKeys *keys, const DwWhatifEntry *entries, gsize count)
+{
+  if (keys == NULL || keys->n_keys != count)
+    return FALSE;
+  for (gsize index = 0; index < count; index++)
+    if (memcmp (keys->keys[index], entries[index].metric.key, DW_METRIC_KEY_MAX) != 0)
+      return FALSE;
+  return TRUE;
+}
+
+const DwWhatifKeys *
+dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count, const guint *order)
+{
+  DwWhatifKeys *table = g_malloc (sizeof *table + count * (DW_METRIC_KEY_MAX + 1));
+  DwWhatifKeys *found;
+
+  table->ref_count = 1;
+  table->n_keys = count;
+  table->lengths = (guint8 *)table->keys[count];
+  table->hash = 5381;
+  for (gsize index = 0; index < count; index++)
+    {
+      const DwWhatifEntry *entry = &entries[order != NULL ? order[index] : index];
+
+      memcpy (table->keys[index], entry->metric.key, DW_METRIC_KEY_MAX);
+      table->lengths[index] = entry->key_length;
+      table->hash = table->hash * 33 + g_str_hash (table->keys[index]);
+    }
+  g_mutex_lock (&dw_whatif_keys_lock);
+  if (dw_whatif_keys_interned == NULL)
+    dw_whatif_keys_interned = g_hash_table_new (dw_whatif_keys_hash_cb, dw_whatif_keys_equal_cb);
+  found = g_hash_table_lookup (dw_whatif_keys_interned, table);
+  if (found != NULL)
+    {
+      g_atomic_int_inc (&found->ref_count);
+      g_free (table);
+      table = found;
+    }
+  else
+    g_hash_table_add (dw_whatif_keys_interned, table);
+  g_mutex_unlock (&dw_whatif_keys_lock);
+  return table;
+}
+
+void
+dw_whatif_keys_to_entries (const DwWhatifKeys *keys, DwWhatifEntry *entries)
+{
+  for (gsize index = 0; index < keys->n_keys; index++)
+    {
+      memcpy (entries[index].metric.key, keys->keys[index], DW_METRIC_KEY_MAX);
+      entries[index].key_length = keys->lengths[index];
+    }
+}
+
+/* The keys of the last list this thread sorted, in the order they were put, their sorted order
+ * and their table: the steps of one evaluation put the same keys in the same order, so the next
+ * list with those keys takes that order and table instead of sorting (a slider move sorts 3000
+ * lists otherwise). The table is held through @dw_whatif_list_memo_table, released when the
+ * thread ends. */
 #define DW_WHATIF_LIST_MEMO_MAX 128
 static _Thread_local struct
 {
@@ -107,6 +246,14 @@ static _Thread_local struct
   guint8 order[DW_WHATIF_LIST_MEMO_MAX]; /* [sorted position] = index in the put order */
   char keys[DW_WHATIF_LIST_MEMO_MAX][DW_METRIC_KEY_MAX];
 } dw_whatif_list_memo;
+
+static void
+dw_whatif_list_memo_table_free_cb (gpointer data)
+{
+  dw_whatif_keys_unref (data);
+}
+
+static GPrivate dw_whatif_list_memo_table = G_PRIVATE_INIT (dw_whatif_list_memo_table_free_cb);
 
 /* whether @list puts exactly the memo's keys, in the same order */
 static gboolean
@@ -124,22 +271,26 @@ dw_whatif_list_memo_matches (const DwWhatifList *list)
   return TRUE;
 }
 
-/* sorts @list's entries by key (through pointers: an entry is ~100 bytes) into @order, and keeps
- * the keys and order in the memo when they fit */
-static void
+/* sorts @list's entries by key (through pointers: an entry is ~100 bytes) into @order, and
+ * returns their table (a new reference); keeps the keys, order and table in the memo when they
+ * fit */
+static const DwWhatifKeys *
 dw_whatif_list_sort (const DwWhatifList *list, guint *order)
 {
   const guint count = list->n_entries;
   const DwWhatifEntry **sorted = g_new (const DwWhatifEntry *, count ? count : 1);
+  const DwWhatifKeys *table;
+
   for (guint index = 0; index < count; index++)
     sorted[index] = &list->entries[index];
   qsort (sorted, count, sizeof *sorted, dw_whatif_list_entry_compare);
   for (guint index = 0; index < count; index++)
     order[index] = (guint)(sorted[index] - list->entries);
   g_free (sorted);
+  table = dw_whatif_keys_intern (list->entries, count, order);
   dw_whatif_list_memo.n_keys = 0;
   if (count > DW_WHATIF_LIST_MEMO_MAX)
-    return;
+    return table;
   for (guint index = 0; index < count; index++)
     {
       const DwWhatifEntry *entry = &list->entries[index];
@@ -148,6 +299,8 @@ dw_whatif_list_sort (const DwWhatifList *list, guint *order)
       dw_whatif_list_memo.order[index] = (guint8)order[index];
     }
   dw_whatif_list_memo.n_keys = count;
+  g_private_replace (&dw_whatif_list_memo_table, (gpointer)dw_whatif_keys_ref (table));
+  return table;
 }
 
 static _Thread_local DwWhatifArena *dw_whatif_list_arena;
@@ -177,24 +330,19 @@ dw_whatif_list_arena_alloc (DwWhatifArena *arena, gsize size)
   return memory;
 }
 
-/* @out's arrays for @count metrics: from the thread's arena, or each on the heap */
+/* @out's arrays for @count metrics: from the thread's arena, or one heap block */
 static void
 dw_whatif_list_alloc_result (DwWhatifStepResult *out, guint count)
 {
   const gsize n = count ? count : 1;
-  if (dw_whatif_list_arena == NULL)
-    {
-      out->result.metrics = malloc (n * sizeof (DwMetric));
-      out->approximate = g_new (guint8, n);
-      out->error_bound = g_new (double, n);
-      return;
-    }
-  guchar *memory = dw_whatif_list_arena_alloc (
-    dw_whatif_list_arena, n * (sizeof (DwMetric) + sizeof (double) + sizeof (guint8)));
-  out->result.metrics = (DwMetric *)(gpointer)memory;
-  out->error_bound = (double *)(gpointer)(memory + n * sizeof (DwMetric));
-  out->approximate = memory + n * (sizeof (DwMetric) + sizeof (double));
-  out->borrowed = TRUE;
+  const gsize size = n * (2 * sizeof (double) + sizeof (guint8));
+  guchar *memory = dw_whatif_list_arena != NULL
+                     ? dw_whatif_list_arena_alloc (dw_whatif_list_arena, size)
+                     : g_malloc (size);
+  out->values = (double *)(gpointer)memory;
+  out->error_bound = (double *)(gpointer)(memory + n * sizeof (double));
+  out->approximate = memory + 2 * n * sizeof (double);
+  out->borrowed = dw_whatif_list_arena != NULL;
 }
 
 void
@@ -204,19 +352,19 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
   guint inline_order[DW_WHATIF_LIST_INLINE];
   guint *order = count <= DW_WHATIF_LIST_INLINE ? inline_order : g_new (guint, count);
   if (dw_whatif_list_memo_matches (list))
-    for (guint index = 0; index < count; index++)
-      order[index] = dw_whatif_list_memo.order[index];
+    {
+      for (guint index = 0; index < count; index++)
+        order[index] = dw_whatif_list_memo.order[index];
+      out->keys = dw_whatif_keys_ref (g_private_get (&dw_whatif_list_memo_table));
+    }
   else
-    dw_whatif_list_sort (list, order);
-  out->result.n_metrics = count;
+    out->keys = dw_whatif_list_sort (list, order);
+  out->n_metrics = count;
   dw_whatif_list_alloc_result (out, count);
   for (guint index = 0; index < count; index++)
     {
       const DwWhatifEntry *entry = &list->entries[order[index]];
-      DwMetric *metric = &out->result.metrics[index];
-      /* zero-padded as the correction core's keys: equal results are equal byte for byte */
-      memcpy (metric->key, entry->metric.key, sizeof metric->key);
-      metric->value = entry->metric.value;
+      out->values[index] = entry->metric.value;
       out->approximate[index] = entry->approximate;
       out->error_bound[index] = entry->error;
       out->any_approximate |= entry->approximate;

@@ -518,6 +518,16 @@ typedef struct
 void dw_whatif_list_set_arena (DwWhatifArena *arena);
 /* frees the list without a result */
 void dw_whatif_list_clear (DwWhatifList *list);
+/* room for @n more entries */
+void dw_whatif_list_reserve (DwWhatifList *list, guint n);
+/* whether @keys lists the keys of @entries [@count], in that order */
+gboolean dw_whatif_keys_match (const DwWhatifKeys *keys, const DwWhatifEntry *entries, gsize count);
+/* the table of the keys of @entries (in the order @order gives, nullable: as they are), a new
+ * reference: the live table with these keys, or a new one */
+const DwWhatifKeys *dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count,
+                                           const guint *order);
+/* sets the keys (and key lengths) of @entries [the table's length] to the table's */
+void dw_whatif_keys_to_entries (const DwWhatifKeys *keys, DwWhatifEntry *entries);
 /* appends @n entries as they are (flags and bounds included) */
 void dw_whatif_list_append (DwWhatifList *list, const DwWhatifEntry *entries, guint n);
 /* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
@@ -547,7 +557,10 @@ typedef struct
   gboolean valid;
   gboolean has_rows;
   guint64 key_id;
-  DwWhatifEntry *entries;
+  const DwWhatifKeys *keys; /* the entries' keys in the order put (a reference): the values
+                             * alone are kept per step, 17 bytes an entry instead of ~100 */
+  double *values;           /* [capacity] values, then [capacity] error bounds, then
+                             * [capacity] approximate flags, one block */
   guint n_entries, capacity;
   guint8 *row_rejected; /* [n_rows] when has_rows */
 } DwWhatifGroupMemo;

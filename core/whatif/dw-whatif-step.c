@@ -813,34 +813,42 @@ dw_whatif_step_quantile (const DwWhatifStep *self, double q)
 void
 dw_whatif_step_result_clear (DwWhatifStepResult *res)
 {
-  if (res->borrowed)
-    res->result.metrics = NULL, res->approximate = NULL, res->error_bound = NULL;
-  dw_correction_result_clear (&res->result);
-  g_free (res->approximate);
-  g_free (res->error_bound);
+  /* values, error_bound and approximate are one block (dw_whatif_list_finish) */
+  if (!res->borrowed)
+    g_free (res->values);
+  dw_whatif_keys_unref (res->keys);
   memset (res, 0, sizeof *res);
+}
+
+/* the position of @key in @res's metrics, or n_metrics */
+static gsize
+dw_whatif_step_result_find (const DwWhatifStepResult *res, const char *key)
+{
+  gsize index = 0;
+
+  while (index < res->n_metrics && strcmp (dw_whatif_keys_get (res->keys, index), key) != 0)
+    index++;
+  return index;
 }
 
 const double *
 dw_whatif_step_result_get (const DwWhatifStepResult *res, const char *key, gboolean *approximate)
 {
-  for (gsize index = 0; index < res->result.n_metrics; index++)
-    if (strcmp (res->result.metrics[index].key, key) == 0)
-      {
-        if (approximate)
-          *approximate = res->approximate && res->approximate[index];
-        return &res->result.metrics[index].value;
-      }
-  return NULL;
+  const gsize index = dw_whatif_step_result_find (res, key);
+
+  if (index >= res->n_metrics)
+    return NULL;
+  if (approximate)
+    *approximate = res->approximate[index];
+  return &res->values[index];
 }
 
 double
 dw_whatif_step_result_get_error_bound (const DwWhatifStepResult *res, const char *key)
 {
-  for (gsize index = 0; index < res->result.n_metrics; index++)
-    if (strcmp (res->result.metrics[index].key, key) == 0)
-      return res->error_bound ? res->error_bound[index] : 0.0;
-  return NAN;
+  const gsize index = dw_whatif_step_result_find (res, key);
+
+  return index < res->n_metrics ? res->error_bound[index] : NAN;
 }
 
 gboolean

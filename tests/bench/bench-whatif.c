@@ -187,11 +187,11 @@ spot_check (DwWhatifEngine *e, const DwConfig *c, const DwWhatifRunResult *res)
           dw_batch_free (b);
           continue;
         }
-      if (r->result.n_metrics != ref.n_metrics)
-        g_error ("step %u: %zu metrics vs %zu", s, r->result.n_metrics, ref.n_metrics);
+      if (r->n_metrics != ref.n_metrics)
+        g_error ("step %u: %zu metrics vs %zu", s, r->n_metrics, ref.n_metrics);
       for (gsize m = 0; m < ref.n_metrics; m++)
         {
-          double a = r->result.metrics[m].value, x = ref.metrics[m].value;
+          double a = r->values[m], x = ref.metrics[m].value;
           if (r->approximate[m])
             continue;
           float fa = (float)a, fx = (float)x;

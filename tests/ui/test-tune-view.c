@@ -130,14 +130,13 @@ assert_matches_recompute (DwTuneView *view)
       const DwRecomputeStep *s = &ref->steps[i];
       g_assert_cmpint (res->steps[i], ==, s->step);
       g_assert_cmpint (r->failed, ==, s->failed);
-      g_assert_cmpuint (r->result.n_metrics, ==, s->result.n_metrics);
+      g_assert_cmpuint (r->n_metrics, ==, s->result.n_metrics);
       for (gsize m = 0; m < s->result.n_metrics; m++)
         {
-          g_assert_cmpstr (r->result.metrics[m].key, ==, s->result.metrics[m].key);
-          if (!same_value (r->result.metrics[m].value, s->result.metrics[m].value))
+          g_assert_cmpstr (dw_whatif_step_result_get_key (r, m), ==, s->result.metrics[m].key);
+          if (!same_value (r->values[m], s->result.metrics[m].value))
             g_error ("step %" G_GINT64_FORMAT " %s: what-if %.17g, recompute %.17g", s->step,
-                     s->result.metrics[m].key, r->result.metrics[m].value,
-                     s->result.metrics[m].value);
+                     s->result.metrics[m].key, r->values[m], s->result.metrics[m].value);
           compared++;
         }
     }
@@ -1122,13 +1121,13 @@ on_compact_evaluated (DwTuneView *view, gboolean exact, CompactSeen *seen)
         seen->saw_band = TRUE;
     }
   for (guint i = 0; i < res->n_steps; i++)
-    for (gsize m = 0; m < res->results[i].result.n_metrics; m++)
+    for (gsize m = 0; m < res->results[i].n_metrics; m++)
       if (res->results[i].approximate[m] && isfinite (res->results[i].error_bound[m]))
         {
-          char *key = g_strdup (res->results[i].result.metrics[m].key);
+          char *key = g_strdup (dw_whatif_step_result_get_key (&res->results[i], m));
           g_array_append_val (seen->steps, i);
           g_array_append_val (seen->keys, key);
-          g_array_append_val (seen->values, res->results[i].result.metrics[m].value);
+          g_array_append_val (seen->values, res->results[i].values[m]);
           g_array_append_val (seen->bounds, res->results[i].error_bound[m]);
         }
 }

@@ -127,9 +127,9 @@ test_case (JsonObject *entry, DwGeneration generation, Counts *counts, GString *
                                g_str_has_suffix (link->data, "_std")))
         g_string_append_printf (problems, " %s = %.9g;", (char *)link->data, *value);
     }
-  for (gsize index = 0; index < got.result.n_metrics; index++)
-    if (!json_object_has_member (metrics, got.result.metrics[index].key))
-      g_string_append_printf (problems, " extra %s;", got.result.metrics[index].key);
+  for (gsize index = 0; index < got.n_metrics; index++)
+    if (!json_object_has_member (metrics, dw_whatif_step_result_get_key (&got, index)))
+      g_string_append_printf (problems, " extra %s;", dw_whatif_step_result_get_key (&got, index));
   dw_whatif_step_result_clear (&got);
 }
 

@@ -107,20 +107,21 @@ check_one (const char *name, const DwBatch *batch, const DwWhatifStep *step, con
       dw_correction_result_clear (&ref);
       return;
     }
-  if (got.result.n_metrics != ref.n_metrics)
+  if (got.n_metrics != ref.n_metrics)
     {
       for (size_t i = 0; i < ref.n_metrics; i++)
         if (!dw_whatif_step_result_get (&got, ref.metrics[i].key, NULL))
           g_printerr ("missing %s\n", ref.metrics[i].key);
-      for (size_t i = 0; i < got.result.n_metrics; i++)
-        if (!dw_correction_result_get (&ref, got.result.metrics[i].key))
-          g_printerr ("extra %s\n", got.result.metrics[i].key);
-      g_error ("%s: %s: %zu metrics, reference %zu", name, desc, got.result.n_metrics,
-               ref.n_metrics);
+      for (size_t i = 0; i < got.n_metrics; i++)
+        if (!dw_correction_result_get (&ref, dw_whatif_step_result_get_key (&got, i)))
+          g_printerr ("extra %s\n", dw_whatif_step_result_get_key (&got, i));
+      g_error ("%s: %s: %zu metrics, reference %zu", name, desc, got.n_metrics, ref.n_metrics);
     }
   for (size_t i = 0; i < ref.n_metrics; i++)
     {
-      const DwMetric *r = &ref.metrics[i], *g = &got.result.metrics[i];
+      const DwMetric *r = &ref.metrics[i];
+      const DwMetric *g = &(DwMetric){ .value = got.values[i] };
+      g_strlcpy ((char *)g->key, dw_whatif_step_result_get_key (&got, i), sizeof g->key);
       if (strcmp (r->key, g->key) != 0)
         g_error ("%s: %s: key %zu is %s, reference %s", name, desc, i, g->key, r->key);
       stats.metrics++;
@@ -654,13 +655,12 @@ check_evaluate_rows (DwWhatifEngine *engine, const DwConfig *config, const DwWha
 
       g_assert_cmpint (a->pending, ==, b->pending);
       g_assert_cmpint (a->failed, ==, b->failed);
-      g_assert_cmpuint (a->result.n_metrics, ==, b->result.n_metrics);
-      for (gsize m = 0; m < a->result.n_metrics; m++)
+      g_assert_cmpuint (a->n_metrics, ==, b->n_metrics);
+      for (gsize m = 0; m < a->n_metrics; m++)
         {
-          g_assert_cmpstr (a->result.metrics[m].key, ==, b->result.metrics[m].key);
-          g_assert_true (
-            memcmp (&a->result.metrics[m].value, &b->result.metrics[m].value, sizeof (double))
-            == 0);
+          g_assert_cmpstr (dw_whatif_step_result_get_key (a, m), ==,
+                           dw_whatif_step_result_get_key (b, m));
+          g_assert_true (memcmp (&a->values[m], &b->values[m], sizeof (double)) == 0);
         }
       if (!dw_whatif_step_row_outcomes (step, config, lengths, rejected))
         {
@@ -726,12 +726,12 @@ test_exact_pass (void)
           g_assert_true (dw_correction_run (g_ptr_array_index (l.batches, i), &c, &ref, &err));
           const DwWhatifStepResult *e = &exact->results[i];
           g_assert_false (e->pending);
-          g_assert_cmpuint (e->result.n_metrics, ==, ref.n_metrics);
+          g_assert_cmpuint (e->n_metrics, ==, ref.n_metrics);
           for (size_t m = 0; m < ref.n_metrics; m++)
             {
-              g_assert_cmpstr (e->result.metrics[m].key, ==, ref.metrics[m].key);
+              g_assert_cmpstr (dw_whatif_step_result_get_key (e, m), ==, ref.metrics[m].key);
               g_assert_false (e->approximate[m]);
-              double a = e->result.metrics[m].value, b = ref.metrics[m].value;
+              double a = e->values[m], b = ref.metrics[m].value;
               g_assert_true (memcmp (&a, &b, sizeof a) == 0 || (isnan (a) && isnan (b)));
             }
           dw_correction_result_clear (&ref);
@@ -807,12 +807,12 @@ compact_case_fn (const DwConfig *config, gpointer data)
       dw_whatif_step_result_clear (&compact);
       return;
     }
-  g_assert_cmpuint (compact.result.n_metrics, ==, full.result.n_metrics);
-  for (gsize i = 0; i < full.result.n_metrics; i++)
+  g_assert_cmpuint (compact.n_metrics, ==, full.n_metrics);
+  for (gsize i = 0; i < full.n_metrics; i++)
     {
-      const char *key = full.result.metrics[i].key;
-      g_assert_cmpstr (compact.result.metrics[i].key, ==, key);
-      double exact = full.result.metrics[i].value, value = compact.result.metrics[i].value;
+      const char *key = dw_whatif_step_result_get_key (&full, i);
+      g_assert_cmpstr (dw_whatif_step_result_get_key (&compact, i), ==, key);
+      double exact = full.values[i], value = compact.values[i];
       double bound = compact.error_bound[i];
       cc->metrics++;
       if (!compact.approximate[i])
@@ -970,18 +970,18 @@ same_case_fn (const DwConfig *config, gpointer data)
   g_assert_cmpint (actual.failed, ==, expected.failed);
   if (expected.failed)
     g_assert_cmpstr (actual.error.message, ==, expected.error.message);
-  g_assert_cmpuint (actual.result.n_metrics, ==, expected.result.n_metrics);
-  for (gsize i = 0; i < expected.result.n_metrics; i++)
+  g_assert_cmpuint (actual.n_metrics, ==, expected.n_metrics);
+  for (gsize i = 0; i < expected.n_metrics; i++)
     {
-      const char *key = expected.result.metrics[i].key;
-      g_assert_cmpstr (actual.result.metrics[i].key, ==, key);
-      if (!same_value (actual.result.metrics[i].value, expected.result.metrics[i].value)
+      const char *key = dw_whatif_step_result_get_key (&expected, i);
+      g_assert_cmpstr (dw_whatif_step_result_get_key (&actual, i), ==, key);
+      if (!same_value (actual.values[i], expected.values[i])
           || actual.approximate[i] != expected.approximate[i]
           || !same_value (actual.error_bound[i], expected.error_bound[i]))
         g_error ("%s: %s: from the stored statistics %s = %.17g (approximate %d, bound %.3g), "
                  "from the tokens %.17g (approximate %d, bound %.3g)",
-                 sc->name, desc, key, actual.result.metrics[i].value, actual.approximate[i],
-                 actual.error_bound[i], expected.result.metrics[i].value, expected.approximate[i],
+                 sc->name, desc, key, actual.values[i], actual.approximate[i],
+                 actual.error_bound[i], expected.values[i], expected.approximate[i],
                  expected.error_bound[i]);
       sc->metrics++;
       sc->exact += !actual.approximate[i];
@@ -1075,12 +1075,14 @@ assert_same_step_result (const DwWhatifStepResult *a, const DwWhatifStepResult *
       g_assert_cmpint (a->error.kind, ==, b->error.kind);
       g_assert_cmpstr (a->error.message, ==, b->error.message);
     }
-  g_assert_cmpuint (a->result.n_metrics, ==, b->result.n_metrics);
-  for (gsize m = 0; m < a->result.n_metrics; m++)
+  g_assert_cmpuint (a->n_metrics, ==, b->n_metrics);
+  /* the keys' tables are interned: equal keys are one table, however the results were made */
+  g_assert_true (a->n_metrics == 0 || a->keys == b->keys);
+  for (gsize m = 0; m < a->n_metrics; m++)
     {
-      g_assert_cmpstr (a->result.metrics[m].key, ==, b->result.metrics[m].key);
-      g_assert_true (
-        memcmp (&a->result.metrics[m].value, &b->result.metrics[m].value, sizeof (double)) == 0);
+      g_assert_cmpstr (dw_whatif_step_result_get_key (a, m), ==,
+                       dw_whatif_step_result_get_key (b, m));
+      g_assert_true (memcmp (&a->values[m], &b->values[m], sizeof (double)) == 0);
       g_assert_cmpint (a->approximate[m], ==, b->approximate[m]);
       g_assert_true (memcmp (&a->error_bound[m], &b->error_bound[m], sizeof (double)) == 0);
     }

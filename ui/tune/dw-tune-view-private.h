@@ -67,6 +67,16 @@ typedef struct
 
 #define DW_TUNE_N_CHARTS 7
 
+/* the key tables whose chart positions the page keeps, and "not looked up yet" */
+#define DW_TUNE_VIEW_KEY_TABLES 4
+#define DW_TUNE_VIEW_UNKNOWN    G_MAXSIZE
+
+typedef struct
+{
+  const DwWhatifKeys *keys;
+  gsize position[DW_TUNE_N_CHARTS];
+} DwTuneViewKeyPositions;
+
 struct _DwTuneView
 {
   AdwBin parent_instance;
@@ -112,12 +122,12 @@ struct _DwTuneView
   /* the summary grid's rows under its heading: metric, logged, what-if, change (their texts are
    * set in place at every evaluation) */
   GtkLabel *summary_cells[DW_TUNE_N_CHARTS][4];
-  /* each chart's key among the keys of the last step result asked (the steps of an evaluation
-   * list the same keys, and so do the evaluations of a slider's moves) */
-  char (*canonical_keys)[DW_METRIC_KEY_MAX];
-  gsize n_canonical_keys;
-  gboolean canonical_known[DW_TUNE_N_CHARTS];
-  char canonical_found[DW_TUNE_N_CHARTS][DW_METRIC_KEY_MAX]; /* "": none */
+  /* each chart's position in the key tables of the results shown: the steps of an evaluation
+   * share a table, and so do the evaluations of a slider's moves (a refinement mixes in the
+   * exact results' table). A reference to each table; DW_TUNE_VIEW_UNKNOWN: not looked up yet,
+   * the table's length: the chart's metric is not among its keys. */
+  DwTuneViewKeyPositions key_positions[DW_TUNE_VIEW_KEY_TABLES];
+  guint key_positions_next; /* the entry a new table replaces */
   DwBoundRow *checking_row; /* the row whose value is under test, and that value */
   double checking_value;
 

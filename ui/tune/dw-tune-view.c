@@ -73,77 +73,52 @@ dw_tune_view_busy_changed (DwTuneView *self)
 /* ------------------------------------------------------------------------------------------ */
 /* Results → charts, summary, length bias                                                     */
 
-/* The metric of @res that maps to @spec's metric (or its alternative): the shortest such key
- * (the option-independent key rather than a per-option one). */
-static const char *
-dw_tune_view_canonical_key (const DwWhatifStepResult *res, const DwTuneChartSpec *spec)
+/* The position in @keys of @spec's metric (or its alternative): the shortest such key (the
+ * option-independent key rather than a per-option one); the table's length when none. */
+static gsize
+dw_tune_view_canonical_position (const DwWhatifKeys *keys, const DwTuneChartSpec *spec)
 {
-  const char *best = NULL;
-  for (gsize m = 0; m < res->result.n_metrics; m++)
+  const gsize n_keys = dw_whatif_keys_get_length (keys);
+  gsize best = n_keys;
+
+  for (gsize index = 0; index < n_keys; index++)
     {
-      const char *k = res->result.metrics[m].key;
-      const char *c = dw_canonical_for_tag (k);
-      const char *slash = strrchr (k, '/');
-      gboolean same = c ? strcmp (c, spec->canonical) == 0 || g_strcmp0 (c, spec->alternative) == 0
-                        : strcmp (slash ? slash + 1 : k, spec->canonical) == 0;
-      if (same && (!best || strlen (k) < strlen (best)))
-        best = k;
+      const char *key = dw_whatif_keys_get (keys, index);
+      const char *canonical = dw_canonical_for_tag (key);
+      const char *slash = strrchr (key, '/');
+      gboolean same = canonical != NULL ? strcmp (canonical, spec->canonical) == 0
+                                            || g_strcmp0 (canonical, spec->alternative) == 0
+                                        : strcmp (slash ? slash + 1 : key, spec->canonical) == 0;
+
+      if (same && (best == n_keys || strlen (key) < strlen (dw_whatif_keys_get (keys, best))))
+        best = index;
     }
   return best;
 }
 
-/* dw_tune_view_canonical_key () of chart @chart, remembered for the keys of @res */
-static const char *
-dw_tune_view_canonical_key_cached (DwTuneView *self, const DwWhatifStepResult *res, guint chart)
-{
-  gboolean same = self->canonical_keys != NULL && self->n_canonical_keys == res->result.n_metrics;
-
-  for (gsize m = 0; same && m < res->result.n_metrics; m++)
-    same = strcmp (self->canonical_keys[m], res->result.metrics[m].key) == 0;
-  if (!same)
-    {
-      g_free (self->canonical_keys);
-      self->n_canonical_keys = res->result.n_metrics;
-      self->canonical_keys = g_malloc (MAX (self->n_canonical_keys, 1) * DW_METRIC_KEY_MAX);
-      for (gsize m = 0; m < res->result.n_metrics; m++)
-        g_strlcpy (self->canonical_keys[m], res->result.metrics[m].key, DW_METRIC_KEY_MAX);
-      memset (self->canonical_known, 0, sizeof self->canonical_known);
-    }
-  if (!self->canonical_known[chart])
-    {
-      const char *found = dw_tune_view_canonical_key (res, &dw_tune_chart_specs[chart]);
-
-      g_strlcpy (self->canonical_found[chart], found ? found : "", DW_METRIC_KEY_MAX);
-      self->canonical_known[chart] = TRUE;
-    }
-  return self->canonical_found[chart][0] ? self->canonical_found[chart] : NULL;
-}
-
-/* where @key is in @res's metrics (n_metrics when absent), as dw_whatif_step_result_get () finds
- * it: the first equal key */
+/* The position of chart @chart's metric in @keys (its length when absent), looked up once per
+ * table: the steps of one evaluation share their keys' table, and so do the next evaluations */
 static gsize
-dw_tune_view_key_position (const DwWhatifStepResult *res, const char *key)
+dw_tune_view_chart_position (DwTuneView *self, const DwWhatifKeys *keys, guint chart)
 {
-  gsize position = 0;
+  DwTuneViewKeyPositions *entry = NULL;
 
-  while (position < res->result.n_metrics && strcmp (res->result.metrics[position].key, key) != 0)
-    position++;
-  return position;
+  for (guint index = 0; index < DW_TUNE_VIEW_KEY_TABLES && entry == NULL; index++)
+    if (self->key_positions[index].keys == keys)
+      entry = &self->key_positions[index];
+  if (entry == NULL)
+    {
+      entry = &self->key_positions[self->key_positions_next];
+      self->key_positions_next = (self->key_positions_next + 1) % DW_TUNE_VIEW_KEY_TABLES;
+      dw_whatif_keys_unref (entry->keys);
+      entry->keys = dw_whatif_keys_ref (keys);
+      for (guint other = 0; other < DW_TUNE_N_CHARTS; other++)
+        entry->position[other] = DW_TUNE_VIEW_UNKNOWN;
+    }
+  if (entry->position[chart] == DW_TUNE_VIEW_UNKNOWN)
+    entry->position[chart] = dw_tune_view_canonical_position (keys, &dw_tune_chart_specs[chart]);
+  return entry->position[chart];
 }
-
-/* dw_tune_view_key_position () looked for first at @hint: the steps of one evaluation list the
- * same keys in the same order (a slider move at 3000 steps × 6 charts); the keys are sorted, so
- * an equal key before @hint would be right before it */
-static gsize
-dw_tune_view_key_find (const DwWhatifStepResult *res, const char *key, gsize hint)
-{
-  if (hint < res->result.n_metrics && strcmp (res->result.metrics[hint].key, key) == 0
-      && (hint == 0 || strcmp (res->result.metrics[hint - 1].key, key) != 0))
-    return hint;
-  return dw_tune_view_key_position (res, key);
-}
-
-#define DW_TUNE_VIEW_KEY_MEMO 4
 
 /* @spec's value at every step, and its error bound (0 when exact, NAN when not known) */
 static void
@@ -151,63 +126,34 @@ dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, doubl
                             double *bounds, gboolean *any_approx)
 {
   const DwWhatifRunResult *res = self->result;
-  char key[DW_METRIC_KEY_MAX] = "";
-  gsize absent_n_metrics = G_MAXSIZE, hint = G_MAXSIZE;
-  /* the key found for results of as many metrics (a refinement mixes exact and approximate
-   * results, whose key sets differ): searched for once per metric count, not at every switch */
-  gsize found_n_metrics[DW_TUNE_VIEW_KEY_MEMO];
-  char found_key[DW_TUNE_VIEW_KEY_MEMO][DW_METRIC_KEY_MAX];
-  guint n_found = 0;
+  const guint chart = (guint)(spec - dw_tune_chart_specs);
+  const DwWhatifKeys *last_keys = NULL;
+  gsize position = 0;
+
   *any_approx = FALSE;
   for (guint i = 0; i < res->n_steps; i++)
     {
       const DwWhatifStepResult *r = &res->results[i];
+      gboolean approx;
+
       values[i] = NAN;
       bounds[i] = 0;
-      if (r->failed || r->pending)
+      if (r->failed || r->pending || r->n_metrics == 0)
         {
           *any_approx |= r->pending;
           continue;
         }
-      gsize position = key[0] ? dw_tune_view_key_find (r, key, hint) : r->result.n_metrics;
-      if (position >= r->result.n_metrics)
+      if (r->keys != last_keys)
         {
-          /* the steps of one evaluation with as many metrics have the same keys: a metric absent
-           * from one is not searched for again in the others (a slider move at 3000 steps) */
-          gboolean memo_known = FALSE;
-          for (guint memo = 0; memo < n_found && position >= r->result.n_metrics; memo++)
-            if (found_n_metrics[memo] == r->result.n_metrics)
-              {
-                memo_known = TRUE;
-                g_strlcpy (key, found_key[memo], sizeof key);
-                position = dw_tune_view_key_position (r, key);
-              }
-          if (position >= r->result.n_metrics)
-            {
-              const char *k = r->result.n_metrics == absent_n_metrics
-                                ? NULL
-                                : dw_tune_view_canonical_key_cached (
-                                  self, r, (guint)(spec - dw_tune_chart_specs));
-              if (!k)
-                {
-                  absent_n_metrics = r->result.n_metrics;
-                  continue;
-                }
-              g_strlcpy (key, k, sizeof key);
-              if (!memo_known && n_found < DW_TUNE_VIEW_KEY_MEMO)
-                {
-                  found_n_metrics[n_found] = r->result.n_metrics;
-                  g_strlcpy (found_key[n_found++], key, DW_METRIC_KEY_MAX);
-                }
-              if ((position = dw_tune_view_key_position (r, key)) >= r->result.n_metrics)
-                continue;
-            }
+          position = dw_tune_view_chart_position (self, r->keys, chart);
+          last_keys = r->keys;
         }
-      hint = position;
-      gboolean approx = r->approximate && r->approximate[position];
-      values[i] = r->result.metrics[position].value;
+      if (position >= r->n_metrics)
+        continue;
+      approx = r->approximate[position];
+      values[i] = r->values[position];
       if (approx)
-        bounds[i] = r->error_bound ? r->error_bound[position] : 0.0;
+        bounds[i] = r->error_bound[position];
       *any_approx |= approx;
     }
 }
@@ -960,7 +906,8 @@ dw_tune_view_finalize (GObject *object)
   g_strfreev (self->levels);
   g_free (self->run_gen_source);
   g_free (self->run_check_text);
-  g_free (self->canonical_keys);
+  for (guint index = 0; index < DW_TUNE_VIEW_KEY_TABLES; index++)
+    dw_whatif_keys_unref (self->key_positions[index].keys);
   G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
 }
 
