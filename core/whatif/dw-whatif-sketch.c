@@ -52,19 +52,30 @@ struct _DwWhatifSketch
   double *bin_first, *bin_last; /* [n_bins] */
   double *bin_last_weight;      /* [n_bins]: the IS weight w of bin_last (a weight query's
                                  * bisection over the bins without an exp a probe) */
+  double *group_last_weight;    /* [n_bins / DW_WHATIF_SKETCH_GROUP]: bin_last_weight of each
+                                 * group's last bin (dw_whatif_sketch_weight_bin) */
   DwWhatifSum *bin_prefix;      /* [(n_bins + 1) × N_QUANTITIES]: sums of the bins before */
   /* a sketch built from a stored token summary (dw_whatif_sketch_new_from_summary): the error
    * bounds of the bins' sums before each bin, [(n_bins + 1) × N_QUANTITIES]; NULL: exact */
   double *bin_error;
 };
 
-/* bin_last_weight from bin_last */
+/* bins a group of the weight search's first level holds (dw_whatif_sketch_weight_bin) */
+#define DW_WHATIF_SKETCH_GROUP 32
+
+/* bin_last_weight from bin_last, and its groups' last values */
 static void
 dw_whatif_sketch_bin_weights (const DwWhatifStep *step, DwWhatifSketch *self)
 {
+  const guint n_groups = self->n_bins / DW_WHATIF_SKETCH_GROUP;
+
   self->bin_last_weight = g_new (double, self->n_bins ? self->n_bins : 1);
   for (guint bin = 0; bin < self->n_bins; bin++)
     self->bin_last_weight[bin] = dw_whatif_quantity (step, DW_WHATIF_Q_WEIGHT, self->bin_last[bin]);
+  self->group_last_weight = g_new (double, n_groups ? n_groups : 1);
+  for (guint group = 0; group < n_groups; group++)
+    self->group_last_weight[group]
+      = self->bin_last_weight[(group + 1) * DW_WHATIF_SKETCH_GROUP - 1];
 }
 
 static DwWhatifSum *
@@ -152,6 +163,7 @@ dw_whatif_sketch_free (DwWhatifSketch *self)
   g_free (self->bin_first);
   g_free (self->bin_last);
   g_free (self->bin_last_weight);
+  g_free (self->group_last_weight);
   g_free (self->bin_prefix);
   g_free (self->bin_error);
   g_free (self);
@@ -164,6 +176,7 @@ dw_whatif_sketch_get_memory (const DwWhatifSketch *self)
   return sizeof *self + tails * sizeof (double)
          + (tails / self->block + 4) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->n_bins + 1) * sizeof (gsize) + self->n_bins * 3 * sizeof (double)
+         + self->n_bins / DW_WHATIF_SKETCH_GROUP * sizeof (double)
          + (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (DwWhatifSum)
          + (self->bin_error ? (self->n_bins + 1) * DW_WHATIF_N_QUANTITIES * sizeof (double) : 0);
 }
@@ -278,6 +291,26 @@ dw_whatif_sketch_search (const DwWhatifStep *step, const double *values, gsize n
   return low;
 }
 
+/* The first bin whose last weight fails the predicate (the weights monotone, as a bisection
+ * assumes too): the groups' last weights scanned, then the bins of the first group that fails.
+ * The same bin as a bisection, from 8 cache lines whose loads do not wait for one another
+ * instead of 10 that do: at a slider move every step's bins are cold, and a bisection's
+ * dependent misses were most of a weight query. */
+static guint
+dw_whatif_sketch_weight_bin (const DwWhatifSketch *self, DwWhatifCompare op, double bound)
+{
+  const guint n_groups = self->n_bins / DW_WHATIF_SKETCH_GROUP;
+  guint group = 0, bin, end;
+
+  while (group < n_groups && dw_whatif_sketch_compare (op, bound, self->group_last_weight[group]))
+    group++;
+  bin = group * DW_WHATIF_SKETCH_GROUP;
+  end = MIN (bin + DW_WHATIF_SKETCH_GROUP, self->n_bins);
+  while (bin < end && dw_whatif_sketch_compare (op, bound, self->bin_last_weight[bin]))
+    bin++;
+  return bin;
+}
+
 /* bin @bin split by the predicate: interpolated share below, with its error */
 static void
 dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *self, guint bin,
@@ -338,6 +371,8 @@ dw_whatif_sketch_prefix_parts (const DwWhatifStep *step, int quantity, DwWhatifC
                        : G_MAXSIZE;
   if (decided != G_MAXSIZE)
     low = high = (guint)decided;
+  else if (quantity == DW_WHATIF_Q_WEIGHT && step->weight_monotone)
+    low = high = dw_whatif_sketch_weight_bin (self, op, bound);
   while (low < high)
     {
       guint middle = low + (high - low) / 2;
