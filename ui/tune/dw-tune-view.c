@@ -403,12 +403,17 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
         {
           const gint64 *st = dw_plot_series_get_steps (ls);
           const double *lv = dw_pyramid_get_values (dw_plot_series_get_raw (ls));
-          DwSeries tmp
-            = { dw_plot_series_get_length (ls), (gint64 *)st, NULL, (double *)lv, 0, NULL };
+          const gsize n_logged = dw_plot_series_get_length (ls);
+          gsize j = 0;
+          /* both in ascending steps: one merge walk (a search per step cost 18 000 probes a
+           * move at 3000 steps × 6 charts) */
           for (guint i = 0; i < res->n_steps; i++)
             {
-              gssize j = dw_series_find_step (&tmp, res->steps[i]);
-              if (j >= 0)
+              if (i > 0 && res->steps[i] < res->steps[i - 1])
+                j = 0;
+              while (j < n_logged && st[j] < res->steps[i])
+                j++;
+              if (j < n_logged && st[j] == res->steps[i])
                 logged_at[i] = lv[j];
             }
         }
