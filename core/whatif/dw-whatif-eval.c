@@ -863,7 +863,7 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
     {
       memo->capacity = MAX (n_entries, 16);
       g_free (memo->values);
-      memo->values = g_malloc (memo->capacity * (2 * sizeof (double) + 1));
+      memo->values = g_malloc (memo->capacity * DW_WHATIF_MEMO_ENTRY);
     }
   double *errors = memo->values + memo->capacity;
   guint8 *approximate = (guint8 *)(errors + memo->capacity);
@@ -916,6 +916,60 @@ dw_whatif_memo_clear (DwWhatifMemo *memo)
   g_free (memo->rs.values);
   g_free (memo->rs.row_rejected);
   memset (memo, 0, sizeof *memo);
+}
+
+/* whether @memo holds @group's entries under the current id (dw_whatif_memo_take's test, less
+ * the list's state) */
+static gboolean
+dw_whatif_memo_current (const DwWhatifGroupMemo *memo, guint64 key_id)
+{
+  return memo->valid && key_id != 0 && memo->key_id == key_id;
+}
+
+/* the lines of @size bytes from @address */
+static void
+dw_whatif_eval_prefetch_range (const void *address, gsize size)
+{
+  for (gsize offset = 0; offset < size; offset += 64)
+    __builtin_prefetch ((const char *)address + offset);
+}
+
+void
+dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwWhatifMemo *memo,
+                         const DwWhatifMemoKeys *keys, int stage)
+{
+  static const int token_columns[] = { DW_WHATIF_COL_MEAN_TOK, DW_WHATIF_COL_N, DW_WHATIF_COL_VALID,
+                                       DW_WHATIF_COL_MAX_WEIGHT, DW_WHATIF_COL_MIN_WEIGHT };
+  static const int sequence_columns[]
+    = { DW_WHATIF_COL_WEIGHT_SEQ, DW_WHATIF_COL_N, DW_WHATIF_COL_VALID, DW_WHATIF_COL_LOG_SEQ,
+        DW_WHATIF_COL_MEAN_SEQ };
+  const gboolean is_kept
+    = memo == NULL || dw_whatif_memo_current (&memo->is, keys->id[DW_WHATIF_GROUP_IS]);
+  const gboolean rs_kept
+    = memo == NULL || dw_whatif_memo_current (&memo->rs, keys->id[DW_WHATIF_GROUP_RS]);
+
+  if (step->empty || plan->path != DW_PATH_VERL_K_OPTIONS)
+    return;
+  if (stage == 0)
+    {
+      /* what the next stage reads: the memo's block pointers are in the memo itself */
+      if (memo != NULL && is_kept)
+        dw_whatif_eval_prefetch_range (memo->is.values, memo->is.capacity * DW_WHATIF_MEMO_ENTRY);
+      if (memo != NULL && rs_kept)
+        dw_whatif_eval_prefetch_range (memo->rs.values, memo->rs.capacity * DW_WHATIF_MEMO_ENTRY);
+      if (!is_kept && plan->is_on)
+        {
+          const int *columns = plan->is_level == DW_LEVEL_TOKEN ? token_columns : sequence_columns;
+          for (gsize index = 0; index < G_N_ELEMENTS (token_columns); index++)
+            dw_whatif_eval_prefetch_range (dw_whatif_column (step, columns[index]),
+                                           step->n_rows * sizeof (double));
+          if (step->sketch != NULL)
+            __builtin_prefetch (step->sketch);
+        }
+      return;
+    }
+  if (!is_kept && plan->is_on && plan->is_level == DW_LEVEL_TOKEN && step->sketch != NULL)
+    dw_whatif_sketch_prefetch (step);
 }
 
 /* verl ≥ 0.7.1: the IS group, then the RS and off-policy group, each from @memo when the plan's

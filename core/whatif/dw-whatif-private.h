@@ -552,6 +552,9 @@ gboolean dw_whatif_eval_prepare (const DwWhatifStep *step, const DwConfig *confi
  * Owned by the engine, one per step, used by one evaluation at a time. */
 #define DW_WHATIF_MEMO_KEY 384
 
+/* bytes a memo keeps per entry: value, error bound, approximate flag */
+#define DW_WHATIF_MEMO_ENTRY (2 * sizeof (double) + sizeof (guint8))
+
 typedef struct
 {
   gboolean valid;
@@ -598,6 +601,14 @@ void dw_whatif_memo_keys_update (DwWhatifMemoKeys *keys, const DwPlan *plan);
  * the ids of @keys (the keys of @plan). */
 void dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
                           guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys);
+/* Fetches into cache what dw_whatif_eval_step () will read first on @step, in two @stage s (0:
+ * the memo's values and the rows' columns of the groups it will compute; 1: what stage 0's
+ * lines point to, the sketch's first-level arrays): a slider move reads every step once, from
+ * memory, and an evaluation fetches a few steps ahead (dw-whatif-engine.c). */
+void dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan,
+                              const DwWhatifMemo *memo, const DwWhatifMemoKeys *keys, int stage);
+/* Fetches the sketch's first-level search arrays and the ends of its tails. */
+void dw_whatif_sketch_prefetch (const DwWhatifStep *step);
 /* Marks @out failed with verl's empty-mask error. */
 void dw_whatif_eval_empty_error (DwWhatifStepResult *out);
 

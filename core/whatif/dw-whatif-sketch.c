@@ -311,6 +311,31 @@ dw_whatif_sketch_weight_bin (const DwWhatifSketch *self, DwWhatifCompare op, dou
   return bin;
 }
 
+void
+dw_whatif_sketch_prefetch (const DwWhatifStep *step)
+{
+  const DwWhatifSketch *self = step->sketch;
+  const gsize n_groups = self->n_bins / DW_WHATIF_SKETCH_GROUP;
+
+  for (gsize offset = 0; offset < n_groups * sizeof (double); offset += 64)
+    __builtin_prefetch ((const char *)self->group_last_weight + offset);
+  if (self->n_low > 0)
+    {
+      __builtin_prefetch (&self->low[0]);
+      __builtin_prefetch (&self->low[self->n_low - 1]);
+    }
+  if (self->n_bins > 0)
+    {
+      __builtin_prefetch (&self->bin_last[0]);
+      __builtin_prefetch (&self->bin_last[self->n_bins - 1]);
+    }
+  if (self->n_high > 0)
+    {
+      __builtin_prefetch (&self->high[0]);
+      __builtin_prefetch (&self->high[self->n_high - 1]);
+    }
+}
+
 /* bin @bin split by the predicate: interpolated share below, with its error */
 static void
 dw_whatif_sketch_add_split_bin (const DwWhatifStep *step, const DwWhatifSketch *self, guint bin,
