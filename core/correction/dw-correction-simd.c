@@ -88,6 +88,17 @@ dw_correction_simd_set_level (int level)
   return simd_state;
 }
 
+static const char *const simd_level_names[] = { "off", "avx2", "avx512" };
+
+const char *
+dw_correction_set_vector_limit (const char *name)
+{
+  for (int level = DW_SIMD_OFF; level <= DW_SIMD_AVX512; level++)
+    if (strcmp (name, simd_level_names[level]) == 0)
+      return simd_level_names[dw_correction_simd_set_level (level)];
+  return NULL;
+}
+
 void
 dw_correction_simd_set_enabled (bool enabled)
 {
