@@ -333,6 +333,14 @@ dw_correction_avx512_defer_step (int64_t *to, const int64_t *from, size_t t, boo
     }
 }
 
+/* 64 bytes at @to streamed past the caches: a copy of @from, or zeros (@from NULL) */
+static VZ inline void
+dw_correction_avx512_stream_line (unsigned char *to, const unsigned char *from)
+{
+  _mm512_stream_si512 ((void *)to,
+                       from ? _mm512_loadu_si512 ((const void *)from) : _mm512_setzero_si512 ());
+}
+
 #include "dw-correction-row-pass-private.h"
 
 void
@@ -347,62 +355,17 @@ dw_correction_avx512_expf_array (const float *x, float *y, size_t n)
   dw_correction_avx512_expf_array_body (x, y, n);
 }
 
-/* a binary row's sequence-IS weights: raw = ρ·m, IcePop keeps raw inside [lower, upper] (else
- * 0, NaN too), TIS min(raw, upper) (NaN stays NaN) — the scalar formulas, lane by lane */
 VZ void
 dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
                                        float lower, bool icepop, size_t T, bool stream)
 {
-  const __m512 rho = _mm512_set1_ps (row_weight), hi = _mm512_set1_ps (upper),
-               lo = _mm512_set1_ps (lower);
-  size_t t = 0;
-  for (; t + 16 <= T; t += 16)
-    {
-      const __m512 raw = _mm512_mul_ps (rho, _mm512_loadu_ps (m + t));
-      const __m512 A = icepop
-                         ? _mm512_maskz_mov_ps (_mm512_cmp_ps_mask (raw, lo, _CMP_GE_OQ)
-                                                  & _mm512_cmp_ps_mask (raw, hi, _CMP_LE_OQ),
-                                                raw)
-                         : _mm512_mask_blend_ps (_mm512_cmp_ps_mask (raw, hi, _CMP_GT_OQ), raw, hi);
-      dw_correction_avx512_store_weights (w + t, A, stream);
-    }
-  for (; t < T; t++)
-    {
-      const float raw = row_weight * m[t];
-      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
-    }
+  dw_correction_avx512_sequence_weights_body (w, m, row_weight, upper, lower, icepop, T, stream);
 }
 
-/* @bytes at @target: a copy of @source, or zeros (@source NULL), the whole cache lines streamed
- * past the caches (non-temporal stores: a large result is not read back soon, and its lines
- * need not be read first) */
 VZ void
 dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes)
 {
-  unsigned char *to = target;
-  const unsigned char *from = source;
-  size_t head = (64 - ((uintptr_t)to & 63)) & 63;
-  head = head < bytes ? head : bytes;
-  if (from)
-    memcpy (to, from, head);
-  else
-    memset (to, 0, head);
-  size_t done = head;
-  for (; done + 64 <= bytes; done += 64)
-    _mm512_stream_si512 ((void *)(to + done), from
-                                                ? _mm512_loadu_si512 ((const void *)(from + done))
-                                                : _mm512_setzero_si512 ());
-  if (from)
-    memcpy (to + done, from + done, bytes - done);
-  else
-    memset (to + done, 0, bytes - done);
-}
-
-/* orders the streamed stores before the result is handed on */
-VZ void
-dw_correction_avx512_stream_fence (void)
-{
-  _mm_sfence ();
+  dw_correction_avx512_stream_row_body (target, source, bytes);
 }
 
 /* an int64 mask row to float; false when a value is not 0 or 1 */
@@ -439,32 +402,6 @@ dw_correction_avx512_supported (void)
 }
 
 #else
-
-void
-dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes)
-{
-  if (source)
-    memcpy (target, source, bytes);
-  else
-    memset (target, 0, bytes);
-}
-
-void
-dw_correction_avx512_stream_fence (void)
-{
-}
-
-void
-dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
-                                       float lower, bool icepop, size_t T, bool stream)
-{
-  (void)stream;
-  for (size_t t = 0; t < T; t++)
-    {
-      const float raw = row_weight * m[t];
-      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
-    }
-}
 
 void
 dw_correction_avx512_expf_array (const float *x, float *y, size_t n)

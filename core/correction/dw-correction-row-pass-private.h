@@ -7,7 +7,8 @@
  * dw-correction-simd.c (AVX2, 8 lanes) each include it once, after defining their vector layer,
  * and compile it with their own target attributes. The algorithm — the three phases of a step,
  * the padding-only steps, the split sums of verl v0.7.1's token TIS, two steps interleaved, the
- * fused int64 mask and the deferred output mask, the reductions and the scalar tail — is here;
+ * fused int64 mask and the deferred output mask, the reductions and the scalar tail — is here,
+ * and so are the sequence-IS weights and the streamed rows of large batches;
  * what differs between the instruction sets (exp's 2^q, mask registers against lane masks, the
  * double lanes of a sum) is in the layer. The operations are chosen so that each lane gets the
  * same bits on every width (min (C, W) is W > C ? C : W and keeps NaN on both): only the order
@@ -27,7 +28,9 @@
  *   inside (w where lower ≤ w ≤ upper, else 0), exp_core, exp (dw_torch_expf lane by lane),
  *   gt, lt, neq (compares restricted to valid lanes), nan_lanes, lanes_or, lanes_none, count,
  *   valid_of, valid_minus, acc, acc_load, acc_zero, hsum, max_in, min_in, mask_step,
- *   defer_step, seen_zero, seen_bad.
+ *   defer_step, seen_zero, seen_bad, stream_line (64 bytes streamed: a copy or zeros).
+ * It defines DW_ROW (dispatch), the row pass, and DW_ROW (sequence_weights_body),
+ * DW_ROW (stream_row_body): the other results the fast path writes with vectors.
  *
  * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4), as in the
  * including files (O, R, M, L, LS, E, EL, W, A, S, U, Kv; TOK / K / PLAIN / FUSED the compile-time
@@ -39,6 +42,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* the extremes of a vector's lanes, in lane order */
 static DW_ROW_TARGET inline float
@@ -409,4 +413,49 @@ DW_ROW (dispatch) (const DwRowIn *in, DwRowOut *out)
             out->mk[j] = -INFINITY;
           }
     }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the other results the fast path writes with vectors                                        */
+
+/* a binary row's sequence-IS weights: raw = ρ·m, IcePop keeps raw inside [lower, upper] (else 0,
+ * NaN too), TIS min (upper, raw) (raw > upper ? upper : raw, NaN stays NaN) — the scalar
+ * formulas, lane by lane; @stream: @w is on a cache line, streamed past the caches */
+static DW_ROW_TARGET void
+DW_ROW (sequence_weights_body) (float *w, const float *m, float row_weight, float upper,
+                                float lower, bool icepop, size_t T, bool stream)
+{
+  const DwRowVec rho = DW_ROW (set1) (row_weight), hi = DW_ROW (set1) (upper),
+                 lo = DW_ROW (set1) (lower);
+  size_t t = 0;
+  for (; t + DW_ROW_LANES <= T; t += DW_ROW_LANES)
+    {
+      const DwRowVec raw = DW_ROW (mul) (rho, DW_ROW (load) (m + t));
+      const DwRowVec A = icepop ? DW_ROW (inside) (raw, lo, hi) : DW_ROW (min) (hi, raw);
+      DW_ROW (store_weights) (w + t, A, stream);
+    }
+  dw_correction_scalar_sequence_weights (w, m, row_weight, upper, lower, icepop, t, T);
+}
+
+/* @bytes at @target: a copy of @source, or zeros (@source NULL), the whole cache lines streamed
+ * past the caches (non-temporal stores: a large result is not read back soon, and its lines
+ * need not be read first) */
+static DW_ROW_TARGET void
+DW_ROW (stream_row_body) (void *target, const void *source, size_t bytes)
+{
+  unsigned char *to = target;
+  const unsigned char *from = source;
+  size_t head = (64 - ((uintptr_t)to & 63)) & 63;
+  head = head < bytes ? head : bytes;
+  if (from)
+    memcpy (to, from, head);
+  else
+    memset (to, 0, head);
+  size_t done = head;
+  for (; done + 64 <= bytes; done += 64)
+    DW_ROW (stream_line) (to + done, from ? from + done : NULL);
+  if (from)
+    memcpy (to + done, from + done, bytes - done);
+  else
+    memset (to + done, 0, bytes - done);
 }

@@ -632,6 +632,18 @@ dw_correction_simd_avx2_defer_step (int64_t *to, const int64_t *from, size_t t, 
     }
 }
 
+/* 64 bytes at @to streamed past the caches: a copy of @from, or zeros (@from NULL); @to on a
+ * cache line */
+static VT inline void
+dw_correction_simd_avx2_stream_line (unsigned char *to, const unsigned char *from)
+{
+  const __m256i low = from ? _mm256_loadu_si256 ((const __m256i *)from) : _mm256_setzero_si256 ();
+  const __m256i high
+    = from ? _mm256_loadu_si256 ((const __m256i *)(from + 32)) : _mm256_setzero_si256 ();
+  _mm256_stream_si256 ((__m256i *)to, low);
+  _mm256_stream_si256 ((__m256i *)(to + 32), high);
+}
+
 #include "dw-correction-row-pass-private.h"
 
 /* slime's built-in paths on one row of ratios (see dw_correction_simd_slime_row) */
@@ -723,4 +735,55 @@ dw_correction_simd_slime_row (const DwSlimeRowIn *in, float *w, double sums[3], 
     }
 #endif
   dw_correction_simd_slime_row_scalar_from (in, w, sums, count, 0);
+}
+
+void
+dw_correction_simd_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                     float lower, bool icepop, size_t T, bool stream)
+{
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    {
+      dw_correction_avx512_sequence_weights (w, m, row_weight, upper, lower, icepop, T, stream);
+      return;
+    }
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_avx2_sequence_weights_body (w, m, row_weight, upper, lower, icepop, T,
+                                                     stream);
+      return;
+    }
+#endif
+  (void)stream;
+  dw_correction_scalar_sequence_weights (w, m, row_weight, upper, lower, icepop, 0, T);
+}
+
+void
+dw_correction_simd_stream_row (void *target, const void *source, size_t bytes)
+{
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    {
+      dw_correction_avx512_stream_row (target, source, bytes);
+      return;
+    }
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_avx2_stream_row_body (target, source, bytes);
+      return;
+    }
+#endif
+  if (source)
+    memcpy (target, source, bytes);
+  else
+    memset (target, 0, bytes);
+}
+
+/* orders the streamed stores before the result is handed on */
+void
+dw_correction_simd_stream_fence (void)
+{
+#ifdef DW_HAVE_X86
+  _mm_sfence ();
+#endif
 }
