@@ -44,26 +44,15 @@
 #include <stdint.h>
 #include <string.h>
 
-/* the extremes of a vector's lanes, in lane order */
+/* the largest (LARGEST) or smallest of a vector's lanes, taken in lane order */
 static DW_ROW_TARGET inline float
-DW_ROW (hmax) (DwRowVec v)
+DW_ROW (extreme) (DwRowVec v, const bool LARGEST)
 {
   float lanes[DW_ROW_LANES];
   DW_ROW (store) (lanes, v);
   float best = lanes[0];
   for (int i = 1; i < DW_ROW_LANES; i++)
-    best = lanes[i] > best ? lanes[i] : best;
-  return best;
-}
-
-static DW_ROW_TARGET inline float
-DW_ROW (hmin) (DwRowVec v)
-{
-  float lanes[DW_ROW_LANES];
-  DW_ROW (store) (lanes, v);
-  float best = lanes[0];
-  for (int i = 1; i < DW_ROW_LANES; i++)
-    best = lanes[i] < best ? lanes[i] : best;
+    best = (LARGEST ? lanes[i] > best : lanes[i] < best) ? lanes[i] : best;
   return best;
 }
 
@@ -242,8 +231,8 @@ DW_ROW (finish) (const DwRowIn *in, const DwRowSums *d, DwRowOut *out, const boo
         {
           /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
           const bool weight_nan = has_nan && !(APPLIED (PLAIN) && ICEPOP (PLAIN));
-          out->wmax = weight_nan ? NAN : DW_ROW (hmax) (d->wmax);
-          out->wmin = weight_nan ? NAN : DW_ROW (hmin) (d->wmin);
+          out->wmax = weight_nan ? NAN : DW_ROW (extreme) (d->wmax, true);
+          out->wmin = weight_nan ? NAN : DW_ROW (extreme) (d->wmin, false);
         }
     }
   for (int j = 0; j < 3; j++)
@@ -251,7 +240,7 @@ DW_ROW (finish) (const DwRowIn *in, const DwRowSums *d, DwRowOut *out, const boo
       {
         out->sk[j] = DW_ROW (hsum) (d->sk[j]);
         if (d->n_valid)
-          out->mk[j] = has_nan ? NAN : DW_ROW (hmax) (d->kmax[j]);
+          out->mk[j] = has_nan ? NAN : DW_ROW (extreme) (d->kmax[j], true);
       }
 }
 
