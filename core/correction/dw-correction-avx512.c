@@ -78,9 +78,10 @@ dw_correction_avx512_expf_array_body (const float *x, float *y, size_t n)
 /* ------------------------------------------------------------------------------------------ */
 /* the vector layer of the row pass (dw-correction-row-pass-private.h)                        */
 
-#define DW_ROW(name)  dw_correction_avx512_##name
-#define DW_ROW_TARGET VZ
-#define DW_ROW_LANES  16
+#define DW_ROW(name)    dw_correction_avx512_##name
+#define DW_ROW_MM(name) _mm512_##name
+#define DW_ROW_TARGET   VZ
+#define DW_ROW_LANES    16
 
 /* The valid lanes of a step. Every sum takes the 16 lanes as two halves of 8 doubles; the mask
  * of each half is kept as it comes (from the two int64 compares of the fused mask), so no mask
@@ -95,70 +96,6 @@ typedef __m512 DwRowVec;
 typedef __m512d DwRowAcc;
 typedef __mmask16 DwRowLanes;
 typedef __m512i DwRowSeen;
-
-static VZ inline __m512
-dw_correction_avx512_set1 (float x)
-{
-  return _mm512_set1_ps (x);
-}
-
-static VZ inline __m512
-dw_correction_avx512_zero (void)
-{
-  return _mm512_setzero_ps ();
-}
-
-static VZ inline __m512
-dw_correction_avx512_load (const float *p)
-{
-  return _mm512_loadu_ps (p);
-}
-
-static VZ inline void
-dw_correction_avx512_store (float *p, __m512 v)
-{
-  _mm512_storeu_ps (p, v);
-}
-
-/* 16 weights to @pw: streamed past the caches (a large result, @pw on a cache line) or stored */
-static VZ inline void
-dw_correction_avx512_store_weights (float *pw, __m512 weights, bool stream)
-{
-  if (stream)
-    _mm512_stream_ps (pw, weights);
-  else
-    _mm512_storeu_ps (pw, weights);
-}
-
-static VZ inline __m512
-dw_correction_avx512_mul (__m512 a, __m512 b)
-{
-  return _mm512_mul_ps (a, b);
-}
-
-static VZ inline __m512
-dw_correction_avx512_sub (__m512 a, __m512 b)
-{
-  return _mm512_sub_ps (a, b);
-}
-
-static VZ inline __m512
-dw_correction_avx512_min (__m512 a, __m512 b)
-{
-  return _mm512_min_ps (a, b);
-}
-
-static VZ inline __m512
-dw_correction_avx512_max (__m512 a, __m512 b)
-{
-  return _mm512_max_ps (a, b);
-}
-
-static VZ inline __m512
-dw_correction_avx512_neg (__m512 a)
-{
-  return _mm512_xor_ps (a, _mm512_set1_ps (-0.0f));
-}
 
 static VZ inline __m512
 dw_correction_avx512_blend (__mmask16 lanes, __m512 a, __m512 b)
@@ -245,12 +182,6 @@ dw_correction_avx512_acc_load (__m512d acc, const float *p, DwRowValid valid)
   const __m512d lo = _mm512_maskz_cvtps_pd (valid.low, _mm256_loadu_ps (p));
   const __m512d hi = _mm512_maskz_cvtps_pd (valid.high, _mm256_loadu_ps (p + 8));
   return _mm512_add_pd (acc, _mm512_add_pd (lo, hi));
-}
-
-static VZ inline __m512d
-dw_correction_avx512_acc_zero (void)
-{
-  return _mm512_setzero_pd ();
 }
 
 /* a sum's 8 double lanes, added in a fixed order */

@@ -16,19 +16,21 @@
  *
  * The including file defines, before the #include:
  *   DW_ROW(name)      the name of a function of the pass (its file's prefix + name)
+ *   DW_ROW_MM(name)   the intrinsic of the width (_mm512_name, _mm256_name) for the operations
+ *                     both widths name alike: set1_ps, setzero_ps, setzero_pd, loadu_ps, storeu_ps,
+ *                     stream_ps, mul_ps, sub_ps, min_ps, max_ps (the second operand is returned
+ *                     for a NaN), xor_ps
  *   DW_ROW_TARGET     the target attribute of the pass's functions
  *   DW_ROW_LANES      floats per vector
  *   DwRowVec          a vector of floats; DwRowAcc: a double-lane sum
  *   DwRowLanes        a set of lanes (a compare's result)
  *   DwRowValid        the valid lanes of a step (.all: as a DwRowLanes)
  *   DwRowSeen         the OR of the int64 mask values read so far (the fused mask)
- * and these static inline functions (named by DW_ROW):
- *   set1, zero, load, store, store_weights (stream or store), mul, sub, min, max (the operand
- *   order of minps / maxps: the second operand is returned for a NaN), neg, blend (lanes ? b : a),
- *   inside (w where lower ≤ w ≤ upper, else 0), exp_core, exp (dw_torch_expf lane by lane),
- *   gt, lt, neq (compares restricted to valid lanes), nan_lanes, lanes_or, lanes_none, count,
- *   valid_of, valid_minus, acc, acc_load, acc_zero, hsum, max_in, min_in, mask_step,
- *   defer_step, seen_zero, seen_bad, stream_line (64 bytes streamed: a copy or zeros).
+ * and these static inline functions (named by DW_ROW), where the widths differ:
+ *   blend (lanes ? b : a), inside (w where lower ≤ w ≤ upper, else 0), exp_core, exp
+ *   (dw_torch_expf lane by lane), gt, lt, neq (compares restricted to valid lanes), nan_lanes,
+ *   lanes_or, lanes_none, count, valid_of, valid_minus, acc, acc_load, hsum, max_in, min_in,
+ *   mask_step, defer_step, seen_zero, seen_bad, stream_line (64 bytes streamed: a copy or zeros).
  * It defines DW_ROW (dispatch), the row pass, and DW_ROW (sequence_weights_body),
  * DW_ROW (stream_row_body): the other results the fast path writes with vectors.
  *
@@ -49,11 +51,29 @@ static DW_ROW_TARGET inline float
 DW_ROW (extreme) (DwRowVec v, const bool LARGEST)
 {
   float lanes[DW_ROW_LANES];
-  DW_ROW (store) (lanes, v);
+  DW_ROW_MM (storeu_ps) (lanes, v);
   float best = lanes[0];
   for (int i = 1; i < DW_ROW_LANES; i++)
     best = (LARGEST ? lanes[i] > best : lanes[i] < best) ? lanes[i] : best;
   return best;
+}
+
+/* −a (the sign bit flipped, NaN kept) */
+static DW_ROW_TARGET inline DwRowVec
+DW_ROW (neg) (DwRowVec a)
+{
+  return DW_ROW_MM (xor_ps) (a, DW_ROW_MM (set1_ps) (-0.0f));
+}
+
+/* a vector of weights to @pw: streamed past the caches (a large result, @pw on a cache line, so
+ * aligned at every step) or stored */
+static DW_ROW_TARGET inline void
+DW_ROW (store_weights) (float *pw, DwRowVec weights, bool stream)
+{
+  if (stream)
+    DW_ROW_MM (stream_ps) (pw, weights);
+  else
+    DW_ROW_MM (storeu_ps) (pw, weights);
 }
 
 /* PLAIN: verl v0.7.1's token TIS (no applied-weight metrics, no IcePop, no batch normalisation)
@@ -96,13 +116,13 @@ DW_ROW (token_clipped) (DwRowSums *d, DwRowVec W, DwRowVec W2, DwRowValid v, DwR
 {
   const DwRowValid clipped = DW_ROW (valid_of) (DW_ROW (lanes_or) (gt, lt));
   const DwRowValid kept = DW_ROW (valid_minus) (v, clipped.all);
-  const DwRowVec U = DW_ROW (min) (bounds.upper, DW_ROW (max) (bounds.lower, W));
+  const DwRowVec U = DW_ROW_MM (min_ps) (bounds.upper, DW_ROW_MM (max_ps) (bounds.lower, W));
   d->sw = DW_ROW (acc) (d->sw, W, kept);
   d->chi = DW_ROW (acc) (d->chi, W2, kept);
   d->clip_w = DW_ROW (acc) (d->clip_w, W, clipped);
   d->clip_w2 = DW_ROW (acc) (d->clip_w2, W2, clipped);
   d->su = DW_ROW (acc) (d->su, U, clipped);
-  d->su2 = DW_ROW (acc) (d->su2, DW_ROW (mul) (U, U), clipped);
+  d->su2 = DW_ROW (acc) (d->su2, DW_ROW_MM (mul_ps) (U, U), clipped);
   d->fh += DW_ROW (count) (gt);
   d->fl += DW_ROW (count) (lt);
 }
@@ -113,9 +133,9 @@ static DW_ROW_TARGET inline __attribute__ ((always_inline)) void
 DW_ROW (token_plain) (DwRowSums *d, float *pw, DwRowVec E, DwRowVec M, DwRowValid v,
                       DwRowBounds bounds)
 {
-  const DwRowVec W = DW_ROW (mul) (E, M);
-  DW_ROW (store_weights) (pw, DW_ROW (min) (bounds.upper, W), bounds.stream);
-  const DwRowVec W2 = DW_ROW (mul) (W, W);
+  const DwRowVec W = DW_ROW_MM (mul_ps) (E, M);
+  DW_ROW (store_weights) (pw, DW_ROW_MM (min_ps) (bounds.upper, W), bounds.stream);
+  const DwRowVec W2 = DW_ROW_MM (mul_ps) (W, W);
   const DwRowLanes gt = DW_ROW (gt) (v, W, bounds.upper);
   const DwRowLanes lt = DW_ROW (lt) (v, W, bounds.lower);
   d->wmax = DW_ROW (max_in) (d->wmax, v, W);
@@ -135,11 +155,11 @@ DW_ROW (token) (const DwRowIn *in, DwRowSums *d, float *pw, DwRowVec E, DwRowVec
                 DwRowBounds bounds, const bool PLAIN)
 {
   const DwRowVec Cv = bounds.upper, cv = bounds.lower;
-  const DwRowVec low = APPLIED (PLAIN) ? DW_ROW (zero) () : cv;
-  const DwRowVec W = DW_ROW (mul) (E, M);
+  const DwRowVec low = APPLIED (PLAIN) ? DW_ROW_MM (setzero_ps) () : cv;
+  const DwRowVec W = DW_ROW_MM (mul_ps) (E, M);
   /* IcePop keeps W inside [c, C] (NaN is not inside: 0); TIS truncates at C: min (C, W) is
    * W > C ? C : W, and W when W is NaN */
-  const DwRowVec A = ICEPOP (PLAIN) ? DW_ROW (inside) (W, cv, Cv) : DW_ROW (min) (Cv, W);
+  const DwRowVec A = ICEPOP (PLAIN) ? DW_ROW (inside) (W, cv, Cv) : DW_ROW_MM (min_ps) (Cv, W);
   DW_ROW (store_weights) (pw, A, bounds.stream);
   const DwRowVec S = APPLIED (PLAIN) ? A : W;
   d->sw = DW_ROW (acc) (d->sw, S, v);
@@ -149,9 +169,9 @@ DW_ROW (token) (const DwRowIn *in, DwRowSums *d, float *pw, DwRowVec E, DwRowVec
   d->fl += DW_ROW (count) (DW_ROW (lt) (v, W, cv));
   /* CLAMP (S, low, C) as the reference path: min (max (S, low), C), NaN stays NaN (the max and
    * min return their second operand, S, for a NaN) */
-  const DwRowVec U = DW_ROW (min) (Cv, DW_ROW (max) (low, S));
+  const DwRowVec U = DW_ROW_MM (min_ps) (Cv, DW_ROW_MM (max_ps) (low, S));
   d->su = DW_ROW (acc) (d->su, U, v);
-  d->su2 = DW_ROW (acc) (d->su2, DW_ROW (mul) (U, U), v);
+  d->su2 = DW_ROW (acc) (d->su2, DW_ROW_MM (mul_ps) (U, U), v);
   /* the batch-normalisation sum stays double per token: its float32 divisor rescales every
    * weight, which must stay bit-identical to the reference path's */
   if (NORMALISE (PLAIN))
@@ -165,7 +185,7 @@ static DW_ROW_TARGET inline __attribute__ ((always_inline)) void
 DW_ROW (common) (DwRowSums *d, const float *po, const float *pr, DwRowVec L, DwRowVec LS,
                  DwRowVec E, DwRowValid v, const unsigned K, const bool CHI)
 {
-  const DwRowVec one = DW_ROW (set1) (1.0f);
+  const DwRowVec one = DW_ROW_MM (set1_ps) (1.0f);
   DwRowVec EL = E;
   /* |ℓ| > 20: SAFE(ℓ) differs from ℓ (never for NaN) */
   const DwRowLanes big = DW_ROW (neq) (v, L, LS);
@@ -175,17 +195,18 @@ DW_ROW (common) (DwRowSums *d, const float *po, const float *pr, DwRowVec L, DwR
   d->so = DW_ROW (acc_load) (d->so, po, v);
   d->sr = DW_ROW (acc_load) (d->sr, pr, v);
   d->sl = DW_ROW (acc) (d->sl, L, v);
-  d->k3 = DW_ROW (acc) (d->k3, DW_ROW (sub) (DW_ROW (sub) (EL, L), one), v);
+  d->k3 = DW_ROW (acc) (d->k3, DW_ROW_MM (sub_ps) (DW_ROW_MM (sub_ps) (EL, L), one), v);
   /* E is NaN exactly where ℓ is (SAFE keeps NaN, exp of a clamped value is finite), and a
    * finite E² sums to a finite value: a NaN in χ²'s sum is the row's NaN flag */
   if (CHI) /* else the PLAIN token phase sums W² = E² */
-    d->chi = DW_ROW (acc) (d->chi, DW_ROW (mul) (E, E), v);
+    d->chi = DW_ROW (acc) (d->chi, DW_ROW_MM (mul_ps) (E, E), v);
   for (int j = 0; j < 3; j++)
     if (K & (1u << j))
       {
-        const DwRowVec Kv = j == 0   ? DW_ROW (neg) (LS)
-                            : j == 1 ? DW_ROW (mul) (DW_ROW (set1) (0.5f), DW_ROW (mul) (LS, LS))
-                                     : DW_ROW (sub) (DW_ROW (sub) (E, one), LS);
+        const DwRowVec Kv
+          = j == 0   ? DW_ROW (neg) (LS)
+            : j == 1 ? DW_ROW_MM (mul_ps) (DW_ROW_MM (set1_ps) (0.5f), DW_ROW_MM (mul_ps) (LS, LS))
+                     : DW_ROW_MM (sub_ps) (DW_ROW_MM (sub_ps) (E, one), LS);
         d->sk[j] = DW_ROW (acc) (d->sk[j], Kv, v);
         d->kmax[j] = DW_ROW (max_in) (d->kmax[j], v, Kv);
       }
@@ -254,15 +275,16 @@ DW_ROW (front) (const DwRowIn *in, const int64_t *mask_i64, float *mask_out, siz
   if (FUSED && in->defer_to)
     DW_ROW (defer_step) (in->defer_to, in->defer_from, t, ((uintptr_t)in->defer_to & 63) == 0);
   step.M = DW_ROW (mask_step) (mask_i64, in->m, mask_out, t, seen, &step.v, FUSED);
-  step.L = DW_ROW (sub) (DW_ROW (load) (in->o + t), DW_ROW (load) (in->r + t));
+  step.L = DW_ROW_MM (sub_ps) (DW_ROW_MM (loadu_ps) (in->o + t), DW_ROW_MM (loadu_ps) (in->r + t));
   if (in->l)
-    DW_ROW (store) (in->l + t, step.L);
+    DW_ROW_MM (storeu_ps) (in->l + t, step.L);
   /* min/max keep NaN */
   const float bound = (float)DW_TORCH_SAFETY_BOUND;
-  step.LS = DW_ROW (min) (DW_ROW (set1) (bound), DW_ROW (max) (DW_ROW (set1) (-bound), step.L));
+  step.LS = DW_ROW_MM (min_ps) (DW_ROW_MM (set1_ps) (bound),
+                                DW_ROW_MM (max_ps) (DW_ROW_MM (set1_ps) (-bound), step.L));
   step.E = DW_ROW (exp_core) (step.LS);
   if (in->e)
-    DW_ROW (store) (in->e + t, step.E);
+    DW_ROW_MM (storeu_ps) (in->e + t, step.E);
   return step;
 }
 
@@ -275,12 +297,13 @@ DW_ROW (back) (const DwRowIn *in, DwRowSums *d, const DwRowStep *step, size_t t,
     {
       /* padding only: the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ (IcePop: 0) */
       if (TOK && ICEPOP (PLAIN))
-        DW_ROW (store_weights) (in->w + t, DW_ROW (zero) (), bounds.stream);
+        DW_ROW (store_weights) (in->w + t, DW_ROW_MM (setzero_ps) (), bounds.stream);
       else if (TOK)
         DW_ROW (store_weights)
       (in->w + t,
-       DW_ROW (mul) (DW_ROW (blend) (DW_ROW (nan_lanes) (step->L), DW_ROW (set1) (1.0f), step->L),
-                     step->M),
+       DW_ROW_MM (mul_ps) (
+         DW_ROW (blend) (DW_ROW (nan_lanes) (step->L), DW_ROW_MM (set1_ps) (1.0f), step->L),
+         step->M),
        bounds.stream);
       return;
     }
@@ -304,9 +327,10 @@ DW_ROW (body) (const DwRowIn *in, DwRowOut *out, const bool TOK, const unsigned 
    * the tail reads it) */
   float *restrict mask_out = in->skip_mask_row ? NULL : in->m_out;
   out->mask_not_binary = false;
-  const DwRowBounds bounds = { DW_ROW (set1) (in->C), DW_ROW (set1) (in->c), in->stream_w };
-  const DwRowVec ninf = DW_ROW (set1) (-INFINITY), pinf = DW_ROW (set1) (INFINITY);
-  const DwRowAcc dzero = DW_ROW (acc_zero) ();
+  const DwRowBounds bounds
+    = { DW_ROW_MM (set1_ps) (in->C), DW_ROW_MM (set1_ps) (in->c), in->stream_w };
+  const DwRowVec ninf = DW_ROW_MM (set1_ps) (-INFINITY), pinf = DW_ROW_MM (set1_ps) (INFINITY);
+  const DwRowAcc dzero = DW_ROW_MM (setzero_pd) ();
   /* every field set one by one: an aggregate initialiser zero-fills the whole struct first
    * (a rep stos of 1 KB a row, a tenth of the time of a 64-token row) */
   DwRowSums d;
@@ -414,13 +438,13 @@ static DW_ROW_TARGET void
 DW_ROW (sequence_weights_body) (float *w, const float *m, float row_weight, float upper,
                                 float lower, bool icepop, size_t T, bool stream)
 {
-  const DwRowVec rho = DW_ROW (set1) (row_weight), hi = DW_ROW (set1) (upper),
-                 lo = DW_ROW (set1) (lower);
+  const DwRowVec rho = DW_ROW_MM (set1_ps) (row_weight), hi = DW_ROW_MM (set1_ps) (upper),
+                 lo = DW_ROW_MM (set1_ps) (lower);
   size_t t = 0;
   for (; t + DW_ROW_LANES <= T; t += DW_ROW_LANES)
     {
-      const DwRowVec raw = DW_ROW (mul) (rho, DW_ROW (load) (m + t));
-      const DwRowVec A = icepop ? DW_ROW (inside) (raw, lo, hi) : DW_ROW (min) (hi, raw);
+      const DwRowVec raw = DW_ROW_MM (mul_ps) (rho, DW_ROW_MM (loadu_ps) (m + t));
+      const DwRowVec A = icepop ? DW_ROW (inside) (raw, lo, hi) : DW_ROW_MM (min_ps) (hi, raw);
       DW_ROW (store_weights) (w + t, A, stream);
     }
   dw_correction_scalar_sequence_weights (w, m, row_weight, upper, lower, icepop, t, T);

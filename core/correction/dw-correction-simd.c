@@ -388,9 +388,10 @@ dw_correction_simd_acc_pd (__m256d acc, __m256 v)
  * weights and of the row means, and the what-if engine's exact pass, which must equal the core
  * bit for bit (test-whatif), broke. The 0/1 counts are popcounts of the compare masks. */
 
-#define DW_ROW(name)  dw_correction_simd_avx2_##name
-#define DW_ROW_TARGET VT
-#define DW_ROW_LANES  8
+#define DW_ROW(name)    dw_correction_simd_avx2_##name
+#define DW_ROW_MM(name) _mm256_##name
+#define DW_ROW_TARGET   VT
+#define DW_ROW_LANES    8
 
 /* the valid lanes of a step, all ones or all zeros per lane (padding lanes are ANDed away) */
 typedef struct
@@ -402,71 +403,6 @@ typedef __m256 DwRowVec;
 typedef __m256d DwRowAcc;
 typedef __m256 DwRowLanes;
 typedef __m256i DwRowSeen;
-
-static VT inline __m256
-dw_correction_simd_avx2_set1 (float x)
-{
-  return _mm256_set1_ps (x);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_zero (void)
-{
-  return _mm256_setzero_ps ();
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_load (const float *p)
-{
-  return _mm256_loadu_ps (p);
-}
-
-static VT inline void
-dw_correction_simd_avx2_store (float *p, __m256 v)
-{
-  _mm256_storeu_ps (p, v);
-}
-
-/* 8 weights to @pw: streamed past the caches (@pw on a cache line, so on 32 bytes at every step)
- * or stored */
-static VT inline void
-dw_correction_simd_avx2_store_weights (float *pw, __m256 weights, bool stream)
-{
-  if (stream)
-    _mm256_stream_ps (pw, weights);
-  else
-    _mm256_storeu_ps (pw, weights);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_mul (__m256 a, __m256 b)
-{
-  return _mm256_mul_ps (a, b);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_sub (__m256 a, __m256 b)
-{
-  return _mm256_sub_ps (a, b);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_min (__m256 a, __m256 b)
-{
-  return _mm256_min_ps (a, b);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_max (__m256 a, __m256 b)
-{
-  return _mm256_max_ps (a, b);
-}
-
-static VT inline __m256
-dw_correction_simd_avx2_neg (__m256 a)
-{
-  return _mm256_xor_ps (a, _mm256_set1_ps (-0.0f));
-}
 
 static VT inline __m256
 dw_correction_simd_avx2_blend (__m256 lanes, __m256 a, __m256 b)
@@ -546,12 +482,6 @@ static VT inline __m256d
 dw_correction_simd_avx2_acc_load (__m256d acc, const float *p, DwRowValid valid)
 {
   return dw_correction_simd_avx2_acc (acc, _mm256_loadu_ps (p), valid);
-}
-
-static VT inline __m256d
-dw_correction_simd_avx2_acc_zero (void)
-{
-  return _mm256_setzero_pd ();
 }
 
 static VT inline double
