@@ -83,8 +83,8 @@ typedef struct
   DwPlan plan;
   DwContext context;
   DwRowIn in;
-  bool simd, fused_mask, vector_weights, token_is, sequence_is, any_token_option;
-  bool stream;      /* AVX-512 and a large batch: results are streamed past the caches */
+  bool simd, fused_mask, token_is, sequence_is, any_token_option;
+  bool stream;      /* a vector level and a large batch: results are streamed past the caches */
   bool mask_shared; /* no RS option: the output mask is the batch's own, not a copy */
   /* whole rows kept or rejected (no token option) from an int64 mask read in the fused pass: a
    * row's output mask is written during the next row's pass (DwRowIn.defer_to); pending_row is
@@ -137,7 +137,7 @@ dw_correction_fast_free (DwCorrectionFast *run)
 {
   /* streamed stores still in flight must land before a block goes back to malloc */
   if (run->stream)
-    dw_correction_avx512_stream_fence ();
+    dw_correction_simd_stream_fence ();
   dw_workspace_free (run->weights);
   dw_workspace_free (run->masked);
   run->weights = NULL;
@@ -209,10 +209,9 @@ dw_correction_fast_setup (DwCorrectionFast *run, const DwBatch *batch, const DwP
       in->e = run->exp_row;
     }
   run->simd = dw_correction_simd_enabled ();
-  run->vector_weights = dw_correction_simd_get_level () == DW_SIMD_AVX512;
   /* results beyond the L2 cache are not read back before they leave it: their lines are
    * written whole (non-temporal stores) instead of being read in first */
-  run->stream = run->vector_weights && rows * cols >= DW_CORRECTION_FAST_STREAM_MIN;
+  run->stream = run->simd && rows * cols >= DW_CORRECTION_FAST_STREAM_MIN;
   run->fused_mask = batch->mask_dtype == DW_DTYPE_I64 && dw_correction_simd_row_pass_fuses_mask ();
   run->defer = run->stream && run->fused_mask && !run->mask_shared && !run->any_token_option;
   run->ratio_sums = (DwRatioSums){ 0, 0, 0, 0, 0, -INFINITY, INFINITY };
@@ -303,10 +302,9 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
     = dw_torch_expf ((float)dw_torch_clamp (run->row_log[row], -DW_SAFETY_BOUND, DW_SAFETY_BOUND));
   float *weights = run->weights + row * cols;
   double raw_sum = 0, applied_sum = 0;
-  if (binary && run->vector_weights)
-    dw_correction_avx512_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols,
-                                           run->stream
-                                             && dw_correction_fast_line_aligned (weights));
+  if (binary && run->simd)
+    dw_correction_simd_sequence_weights (weights, mask, row_weight, upper, lower, icepop, cols,
+                                         run->stream && dw_correction_fast_line_aligned (weights));
   else
     for (size_t col = 0; col < cols; col++)
       {
@@ -455,12 +453,12 @@ dw_correction_fast_rejection (DwCorrectionFast *run, size_t row, const DwRowOut 
   else if (run->n_options == 0 || (row_kept && !run->any_token_option))
     {
       if (run->stream)
-        dw_correction_avx512_stream_row (target, source, cols * run->mask_size);
+        dw_correction_simd_stream_row (target, source, cols * run->mask_size);
       else
         memcpy (target, source, cols * run->mask_size);
     }
   else if (!row_kept && run->stream && integer_mask)
-    dw_correction_avx512_stream_row (target, NULL, cols * run->mask_size);
+    dw_correction_simd_stream_row (target, NULL, cols * run->mask_size);
   else if (!row_kept)
     {
       /* a float mask keeps −0 and NaN: m·0 */
@@ -490,8 +488,8 @@ dw_correction_fast_write_pending (DwCorrectionFast *run, size_t from)
   int64_t *target = (int64_t *)run->masked + offset;
   const int64_t *source = (const int64_t *)run->batch->response_mask + offset;
   if (from < cols)
-    dw_correction_avx512_stream_row (target + from, run->pending_kept ? source + from : NULL,
-                                     (cols - from) * sizeof (int64_t));
+    dw_correction_simd_stream_row (target + from, run->pending_kept ? source + from : NULL,
+                                   (cols - from) * sizeof (int64_t));
   run->pending = false;
 }
 
@@ -647,7 +645,7 @@ dw_correction_fast_run (const DwBatch *batch, const DwPlan *plan, bool share_mas
   if (run.pending)
     dw_correction_fast_write_pending (&run, 0);
   if (run.stream)
-    dw_correction_avx512_stream_fence ();
+    dw_correction_simd_stream_fence ();
   result->mask = run.mask_shared ? (void *)batch->response_mask : run.masked;
   result->mask_borrowed = run.mask_shared;
   result->mask_dtype = batch->mask_dtype;

@@ -301,6 +301,10 @@ void dw_correction_scalar_row_pass (const DwRowIn *in, DwRowOut *out);
 /* the scalar pass over tokens [t0, T) added to @out (the vector passes' tail) */
 void dw_correction_scalar_row_pass_tail (const DwRowIn *in, DwRowOut *out, size_t t0);
 void dw_correction_scalar_row_out_init (DwRowOut *out);
+/* a row's sequence-IS weights w = ρ·m over tokens [t0, T), IcePop- (inside [lower, upper], else
+ * 0) or TIS-applied (min (upper, ρ·m), NaN stays NaN) */
+void dw_correction_scalar_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                            float lower, bool icepop, size_t t0, size_t T);
 /* Rows whose mask values are all 0, -0 or 1 only: the pass of the current level (AVX-512 or
  * AVX2; each sums in its own number of double lanes, so they differ in the order of additions). */
 void dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out);
@@ -326,14 +330,18 @@ void dw_correction_avx512_row_pass (const DwRowIn *in, DwRowOut *out);
 bool dw_correction_avx512_mask_i64 (const int64_t *p, size_t T, float *mf);
 bool dw_correction_avx512_supported (void);
 void dw_correction_avx512_expf_array (const float *x, float *y, size_t n);
-/* a binary row's sequence-IS weights ρ·m, IcePop- or TIS-applied (the scalar formulas); @stream:
+/* the same on the vector level in use (the scalar formulas lane by lane, binary rows); @stream:
  * @w is on a cache line, streamed past the caches */
+void dw_correction_simd_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                          float lower, bool icepop, size_t T, bool stream);
 void dw_correction_avx512_sequence_weights (float *w, const float *m, float row_weight, float upper,
                                             float lower, bool icepop, size_t T, bool stream);
 /* @bytes at @target: a copy of @source or zeros (@source NULL), streamed past the caches where
- * the CPU can (AVX-512); a run that streamed calls dw_correction_avx512_stream_fence at its end */
+ * the CPU can (AVX2 or AVX-512); a run that streamed calls dw_correction_simd_stream_fence at its
+ * end */
+void dw_correction_simd_stream_row (void *target, const void *source, size_t bytes);
 void dw_correction_avx512_stream_row (void *target, const void *source, size_t bytes);
-void dw_correction_avx512_stream_fence (void);
+void dw_correction_simd_stream_fence (void);
 /* Forces the reference path (ctx arrays in double) for tests: false by default. */
 void dw_correction_simd_set_reference (bool reference);
 bool dw_correction_simd_get_reference (void);

@@ -97,3 +97,14 @@ dw_correction_scalar_row_pass_tail (const DwRowIn *in, DwRowOut *out, size_t t0)
 {
   dw_correction_scalar_row_pass_from (in, out, t0);
 }
+
+void
+dw_correction_scalar_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                       float lower, bool icepop, size_t t0, size_t T)
+{
+  for (size_t t = t0; t < T; t++)
+    {
+      const float raw = row_weight * m[t];
+      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+    }
+}

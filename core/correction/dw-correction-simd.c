@@ -1,17 +1,20 @@
-/* dw-correction-simd.c — the fused per-row pass of the float32 fast path
+/* dw-correction-simd.c — the vector levels of the float32 fast path: dispatch, mask rows, the
+ * AVX2 layer of the fused per-row pass, slime's built-in rows
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * libc + libm only. See dw-correction-private.h. Built with -ffp-contract=off: the only fused
- * multiply-adds are the explicit ones of the exp replica (torch's, dw_torch_expf).
+ * multiply-adds are the explicit ones of the exp replica (torch's, dw_torch_expf). The row pass
+ * itself is dw-correction-row-pass-private.h, written once for AVX2 (here, 8 lanes) and AVX-512
+ * (dw-correction-avx512.c, 16 lanes).
  *
  * A numeric kernel: its locals are the spec's symbols (docs/CORRECTION.md §2, §3, §4).
  * Glossary: T columns of the row; o, r, m (O, R, M as vectors) old / rollout log-probs and the
  * mask; l (L) ℓ = o − r; ls (LS) SAFE(ℓ); e (E) exp(SAFE ℓ); el (EL) exp(ℓ) unclamped for k3_kl;
  * x (W) the raw weight e·m; a (A) the applied weight (TIS min(x, C) or IcePop); S the value the
  * IS sums describe (x, or a from v0.8.0 on); u (U, Y) S clamped for std / ESS; C, c the upper
- * and lower bounds; k (Kv) the k1/k2/k3 statistic; md m as a double; d_* double-lane sums,
- * f_* float-lane counts; TOK / BN / K the compile-time specialisation flags.
+ * and lower bounds; k (Kv) the k1/k2/k3 statistic; d_* double-lane sums; TOK / K / PLAIN / FUSED
+ * the compile-time specialisation flags.
  */
 #include "dw-correction-private.h"
 #include "dw-torch.h"
@@ -24,8 +27,6 @@
 #define DW_HAVE_X86 1
 #include <immintrin.h>
 #endif
-
-#define SAFETY_F 20.0f
 
 /* tokens [t0, T) of a slime built-in row: weight, Σρ·m, Σ[w ≠ ρ]·m, Σ|ρ − 1|·m, Σm */
 static void
@@ -86,6 +87,17 @@ dw_correction_simd_set_level (int level)
   const int best = dw_correction_simd_best_level ();
   simd_state = level < best ? level : best;
   return simd_state;
+}
+
+static const char *const simd_level_names[] = { "off", "avx2", "avx512" };
+
+const char *
+dw_correction_set_vector_limit (const char *name)
+{
+  for (int level = DW_SIMD_OFF; level <= DW_SIMD_AVX512; level++)
+    if (strcmp (name, simd_level_names[level]) == 0)
+      return simd_level_names[dw_correction_simd_set_level (level)];
+  return NULL;
 }
 
 void
@@ -303,7 +315,7 @@ dw_correction_simd_mask_row_to_float (const DwBatch *batch, size_t off, size_t T
 /* torch's float32 exp (dw_torch_expf, SLEEF's xexpf) on 8 floats with |x| ≤ 100 or NaN: the same
  * operations in the same order, so every lane equals the scalar replica and torch bit for bit */
 static VT inline __m256
-dw_correction_simd_exp8_core (__m256 x)
+dw_correction_simd_avx2_exp_core (__m256 x)
 {
   const __m256i q = _mm256_cvtps_epi32 (_mm256_mul_ps (x, _mm256_set1_ps (DW_TORCH_EXPF_LOG2E)));
   const __m256 qf = _mm256_cvtepi32_ps (q);
@@ -326,14 +338,14 @@ dw_correction_simd_exp8_core (__m256 x)
 
 /* full range: below −104 is 0, above 100 is +∞ (NaN stays NaN), as dw_torch_expf */
 static VT inline __m256
-dw_correction_simd_exp8 (__m256 x)
+dw_correction_simd_avx2_exp (__m256 x)
 {
   const __m256 low = _mm256_cmp_ps (x, _mm256_set1_ps (-104.0f), _CMP_LT_OQ);
   const __m256 high = _mm256_cmp_ps (x, _mm256_set1_ps (100.0f), _CMP_GT_OQ);
   /* the core's 2^q halves stay in range for |x| ≤ 104; clamp the out-of-range lanes first */
   const __m256 inside
     = _mm256_max_ps (_mm256_set1_ps (-104.0f), _mm256_min_ps (_mm256_set1_ps (100.0f), x));
-  __m256 y = dw_correction_simd_exp8_core (
+  __m256 y = dw_correction_simd_avx2_exp_core (
     _mm256_blendv_ps (inside, x, _mm256_cmp_ps (x, x, _CMP_UNORD_Q)));
   y = _mm256_andnot_ps (low, y);
   return _mm256_blendv_ps (y, _mm256_set1_ps (INFINITY), high);
@@ -344,7 +356,7 @@ dw_correction_simd_expf_array_avx2 (const float *x, float *y, size_t n)
 {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps (y + i, dw_correction_simd_exp8 (_mm256_loadu_ps (x + i)));
+    _mm256_storeu_ps (y + i, dw_correction_simd_avx2_exp (_mm256_loadu_ps (x + i)));
   for (; i < n; i++)
     y[i] = dw_torch_expf (x[i]);
 }
@@ -366,263 +378,203 @@ dw_correction_simd_acc_pd (__m256d acc, __m256 v)
   return _mm256_add_pd (acc, _mm256_add_pd (lo, hi));
 }
 
-static VT inline float
-dw_correction_simd_hmax_ps (__m256 v)
-{
-  float a[8];
-  _mm256_storeu_ps (a, v);
-  float m = a[0];
-  for (int i = 1; i < 8; i++)
-    m = a[i] > m ? a[i] : m;
-  return m;
-}
-
-static VT inline float
-dw_correction_simd_hmin_ps (__m256 v)
-{
-  float a[8];
-  _mm256_storeu_ps (a, v);
-  float m = a[0];
-  for (int i = 1; i < 8; i++)
-    m = a[i] < m ? a[i] : m;
-  return m;
-}
+/* ------------------------------------------------------------------------------------------ */
+/* the AVX2 layer of the row pass (dw-correction-row-pass-private.h)                          */
 
 /* Summation: every sum of values is accumulated in double, 4 lanes per vector, like the scalar
  * path's double sums (only the order of additions differs). Float32 partial sums per block of
  * 128 tokens folded into double were tried and measured: 24–28 float32 ulps on the metrics that
  * cancel (χ² = mean ρ² − 1, the log-PPL difference of Σo and Σr), 334–410 ulps on the std of the
  * weights and of the row means, and the what-if engine's exact pass, which must equal the core
- * bit for bit (test-whatif), broke; so only the 0/1 counts use float lanes (exact, ≤ BLOCK per
- * lane), folded into double every BLOCK vectors. */
-#define BLOCK 16
+ * bit for bit (test-whatif), broke. The 0/1 counts are popcounts of the compare masks. */
 
-/* The float lanes of one block's counts, the row's double lanes */
+#define DW_ROW(name)    dw_correction_simd_avx2_##name
+#define DW_ROW_MM(name) _mm256_##name
+#define DW_ROW_TARGET   VT
+#define DW_ROW_LANES    8
+
+/* the valid lanes of a step, all ones or all zeros per lane (padding lanes are ANDed away) */
 typedef struct
 {
-  __m256 fh, fl;
-} DwSimdBlockSums;
+  __m256 all;
+} DwRowValid;
 
-typedef struct
-{
-  __m256d so, sr, sl, k3, chi, sw, swr, fh, fl, su, su2, swt, sk[3];
-} DwSimdRowSums;
+typedef __m256 DwRowVec;
+typedef __m256d DwRowAcc;
+typedef __m256 DwRowLanes;
+typedef __m256i DwRowSeen;
 
-/* fold the block's counts into the row's double lanes and clear them */
-static VT inline __attribute__ ((always_inline)) void
-dw_correction_simd_fold (DwSimdRowSums *row, DwSimdBlockSums *block, const bool TOK)
+static VT inline __m256
+dw_correction_simd_avx2_blend (__m256 lanes, __m256 a, __m256 b)
 {
-  const __m256 zero = _mm256_setzero_ps ();
-  if (TOK)
-    {
-      row->fh = dw_correction_simd_acc_pd (row->fh, block->fh);
-      row->fl = dw_correction_simd_acc_pd (row->fl, block->fl);
-      block->fh = block->fl = zero;
-    }
+  return _mm256_blendv_ps (a, b, lanes);
 }
 
-/* The row pass body, specialised by the caller for the flag combinations the presets use (the
- * flags are compile-time constants there, so unused accumulators vanish and the rest stay in
- * registers); K is a bit set of the k statistics needed (bit j: k(j+1)). */
-static VT inline __attribute__ ((always_inline)) void
-dw_correction_simd_row_pass_body (const DwRowIn *in, DwRowOut *out, const bool TOK, const bool BN,
-                                  const unsigned K)
+static VT inline __m256
+dw_correction_simd_avx2_inside (__m256 W, __m256 lower, __m256 upper)
 {
-  const size_t T = in->T;
-  const float *restrict po = in->o, *restrict pr = in->r, *restrict pm = in->m;
-  float *restrict pw = in->w, *restrict pl = in->l, *restrict pe = in->e;
-  const __m256 zero = _mm256_setzero_ps (), one = _mm256_set1_ps (1.0f);
-  const __m256 hi20 = _mm256_set1_ps (SAFETY_F), lo20 = _mm256_set1_ps (-SAFETY_F);
-  const __m256 Cv = _mm256_set1_ps (in->C), cv = _mm256_set1_ps (in->c);
-  const __m256 ninf = _mm256_set1_ps (-INFINITY), pinf = _mm256_set1_ps (INFINITY);
-  const __m256 half = _mm256_set1_ps (0.5f), sgn = _mm256_set1_ps (-0.0f);
-  const __m256d dzero = _mm256_setzero_pd ();
-  DwSimdRowSums d = { dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      dzero,
-                      { dzero, dzero, dzero } };
-  DwSimdBlockSums f = { zero, zero };
-  const bool applied = in->applied, icepop = in->icepop;
-  const __m256 low = applied ? zero : cv;
-  /* a valid token's weight or k statistic is NaN exactly when its ℓ is NaN (SAFE keeps NaN,
-   * exp of a clamped value is finite, the mask value is 1): one flag serves them all */
-  __m256 wmax = ninf, wmin = pinf, lnan = zero;
-  __m256 kmax[3] = { ninf, ninf, ninf };
-  size_t n_valid = 0;
-  int pending = 0;
-  size_t t = 0;
-  for (; t + 8 <= T; t += 8)
-    {
-      const __m256 O = _mm256_loadu_ps (po + t), R = _mm256_loadu_ps (pr + t);
-      const __m256 M = _mm256_loadu_ps (pm + t);
-      const __m256 L = _mm256_sub_ps (O, R);
-      if (pl)
-        _mm256_storeu_ps (pl + t, L);
-      const __m256 valid = _mm256_cmp_ps (M, zero, _CMP_NEQ_UQ);
-      const int vm = _mm256_movemask_ps (valid);
-      const __m256 LS = _mm256_min_ps (hi20, _mm256_max_ps (lo20, L)); /* keeps NaN */
-      if (vm == 0)
-        {
-          /* padding only: nothing is summed; the weight is exp(SAFE ℓ)·m = ±0, or NaN for NaN ℓ
-           * (IcePop: 0, neither is inside the bounds) */
-          if (TOK && icepop)
-            _mm256_storeu_ps (pw + t, zero);
-          else if (TOK)
-            {
-              __m256 W
-                = _mm256_mul_ps (_mm256_blendv_ps (one, L, _mm256_cmp_ps (L, L, _CMP_UNORD_Q)), M);
-              _mm256_storeu_ps (pw + t, W);
-            }
-          if (pe)
-            _mm256_storeu_ps (pe + t, dw_correction_simd_exp8_core (LS));
-          continue;
-        }
-      const __m256 E = dw_correction_simd_exp8_core (LS);
-      if (pe)
-        _mm256_storeu_ps (pe + t, E);
-      __m256 EL = E;
-      const __m256 big
-        = _mm256_and_ps (_mm256_cmp_ps (_mm256_andnot_ps (sgn, L), hi20, _CMP_GT_OQ), valid);
-      if (__builtin_expect (_mm256_movemask_ps (big) != 0, 0))
-        EL = _mm256_blendv_ps (E, dw_correction_simd_exp8 (L), big);
-      n_valid += (size_t)__builtin_popcount ((unsigned)vm);
-      d.so = dw_correction_simd_acc_pd (d.so, _mm256_and_ps (O, valid));
-      d.sr = dw_correction_simd_acc_pd (d.sr, _mm256_and_ps (R, valid));
-      d.sl = dw_correction_simd_acc_pd (d.sl, _mm256_and_ps (L, valid));
-      d.k3 = dw_correction_simd_acc_pd (
-        d.k3, _mm256_and_ps (_mm256_sub_ps (_mm256_sub_ps (EL, L), one), valid));
-      d.chi = dw_correction_simd_acc_pd (d.chi, _mm256_and_ps (_mm256_mul_ps (E, E), valid));
-      if (TOK || K)
-        lnan = _mm256_or_ps (lnan, _mm256_and_ps (_mm256_cmp_ps (L, L, _CMP_UNORD_Q), valid));
-      if (TOK)
-        {
-          const __m256 W = _mm256_mul_ps (E, M);
-          const __m256 gt = _mm256_cmp_ps (W, Cv, _CMP_GT_OQ);
-          const __m256 lt = _mm256_cmp_ps (W, cv, _CMP_LT_OQ);
-          /* the applied weight: IcePop keeps W inside [c, C] (NaN is not inside: 0), TIS
-           * truncates at C (NaN stays NaN) */
-          const __m256 A = icepop
-                             ? _mm256_and_ps (W, _mm256_and_ps (_mm256_cmp_ps (W, cv, _CMP_GE_OQ),
-                                                                _mm256_cmp_ps (W, Cv, _CMP_LE_OQ)))
-                             : _mm256_blendv_ps (W, Cv, gt);
-          _mm256_storeu_ps (pw + t, A);
-          const __m256 S = applied ? A : W;
-          d.sw = dw_correction_simd_acc_pd (d.sw, _mm256_and_ps (S, valid));
-          if (applied)
-            d.swr = dw_correction_simd_acc_pd (d.swr, _mm256_and_ps (W, valid));
-          f.fh = _mm256_add_ps (f.fh, _mm256_and_ps (_mm256_and_ps (gt, valid), one));
-          f.fl = _mm256_add_ps (f.fl, _mm256_and_ps (_mm256_and_ps (lt, valid), one));
-          /* CLAMP (S, low, C) as the reference path computes it: min(max(S, low), C) — when
-           * low > C (thresholds below 1) every non-NaN weight becomes C; NaN stays NaN */
-          const __m256 Y = _mm256_blendv_ps (S, low, _mm256_cmp_ps (S, low, _CMP_LT_OQ));
-          const __m256 U = _mm256_blendv_ps (Y, Cv, _mm256_cmp_ps (Y, Cv, _CMP_GT_OQ));
-          d.su = dw_correction_simd_acc_pd (d.su, _mm256_and_ps (U, valid));
-          d.su2 = dw_correction_simd_acc_pd (d.su2, _mm256_and_ps (_mm256_mul_ps (U, U), valid));
-          /* the batch-normalisation sum stays double per token: its float32 divisor rescales
-             every weight, which must stay bit-identical to the reference path's */
-          if (BN)
-            d.swt = dw_correction_simd_acc_pd (d.swt, _mm256_and_ps (A, valid));
-          wmax = _mm256_max_ps (wmax, _mm256_blendv_ps (ninf, S, valid));
-          wmin = _mm256_min_ps (wmin, _mm256_blendv_ps (pinf, S, valid));
-        }
-      for (int j = 0; j < 3; j++)
-        if (K & (1u << j))
-          {
-            __m256 Kv = j == 0   ? _mm256_xor_ps (LS, sgn)
-                        : j == 1 ? _mm256_mul_ps (half, _mm256_mul_ps (LS, LS))
-                                 : _mm256_sub_ps (_mm256_sub_ps (E, one), LS);
-            d.sk[j] = dw_correction_simd_acc_pd (d.sk[j], _mm256_and_ps (Kv, valid));
-            kmax[j] = _mm256_max_ps (kmax[j], _mm256_blendv_ps (ninf, Kv, valid));
-          }
-      if (++pending == BLOCK)
-        {
-          pending = 0;
-          dw_correction_simd_fold (&d, &f, TOK);
-        }
-    }
-  dw_correction_simd_fold (&d, &f, TOK);
-  dw_correction_scalar_row_out_init (out);
-  out->n = (double)n_valid; /* binary rows: Σm = # valid */
-  out->n_valid = n_valid;
-  out->so = dw_correction_simd_hsum_pd (d.so);
-  out->sr = dw_correction_simd_hsum_pd (d.sr);
-  out->sl = dw_correction_simd_hsum_pd (d.sl);
-  out->k3kl = dw_correction_simd_hsum_pd (d.k3);
-  out->chi = dw_correction_simd_hsum_pd (d.chi);
-  const bool has_nan = _mm256_movemask_ps (lnan) != 0;
-  if (TOK)
-    {
-      out->sw = dw_correction_simd_hsum_pd (d.sw);
-      out->sw_raw = applied ? dw_correction_simd_hsum_pd (d.swr) : out->sw;
-      out->fh = dw_correction_simd_hsum_pd (d.fh);
-      out->fl = dw_correction_simd_hsum_pd (d.fl);
-      out->su = dw_correction_simd_hsum_pd (d.su);
-      out->su2 = dw_correction_simd_hsum_pd (d.su2);
-      out->swt = dw_correction_simd_hsum_pd (d.swt);
-      if (n_valid)
-        {
-          /* IcePop's applied weights are never NaN (a NaN ratio is not inside the bounds) */
-          const bool weight_nan = has_nan && !(applied && icepop);
-          out->wmax = weight_nan ? NAN : dw_correction_simd_hmax_ps (wmax);
-          out->wmin = weight_nan ? NAN : dw_correction_simd_hmin_ps (wmin);
-        }
-    }
-  for (int j = 0; j < 3; j++)
-    if (K & (1u << j))
-      {
-        out->sk[j] = dw_correction_simd_hsum_pd (d.sk[j]);
-        if (n_valid)
-          out->mk[j] = has_nan ? NAN : dw_correction_simd_hmax_ps (kmax[j]);
-      }
-  dw_correction_scalar_row_pass_tail (in, out, t);
+  return _mm256_and_ps (
+    W, _mm256_and_ps (_mm256_cmp_ps (W, lower, _CMP_GE_OQ), _mm256_cmp_ps (W, upper, _CMP_LE_OQ)));
 }
 
-#define ROW_PASS(NAME, TOK, BN, K)                          \
-  static VT void NAME (const DwRowIn *in, DwRowOut *out)    \
-  {                                                         \
-    dw_correction_simd_row_pass_body (in, out, TOK, BN, K); \
-  }
-/* the presets' combinations: no IS / token IS, no k / k1 (geo RS, seq-sum RS) / k3 (k3 RS) */
-ROW_PASS (dw_correction_simd_row_pass_n0, false, false, 0)
-ROW_PASS (dw_correction_simd_row_pass_t0, true, false, 0)
-ROW_PASS (dw_correction_simd_row_pass_n1, false, false, 1)
-ROW_PASS (dw_correction_simd_row_pass_t1, true, false, 1)
-ROW_PASS (dw_correction_simd_row_pass_n4, false, false, 4)
-ROW_PASS (dw_correction_simd_row_pass_t4, true, false, 4)
-#undef ROW_PASS
-
-static VT void
-dw_correction_simd_row_pass_any (const DwRowIn *in, DwRowOut *out, unsigned k)
+static VT inline __m256
+dw_correction_simd_avx2_gt (DwRowValid v, __m256 a, __m256 b)
 {
-  dw_correction_simd_row_pass_body (in, out, in->is_token, in->bn, k);
+  return _mm256_and_ps (_mm256_cmp_ps (a, b, _CMP_GT_OQ), v.all);
 }
 
-static void
-dw_correction_simd_row_pass_avx2 (const DwRowIn *in, DwRowOut *out)
+static VT inline __m256
+dw_correction_simd_avx2_lt (DwRowValid v, __m256 a, __m256 b)
 {
-  const unsigned k
-    = (unsigned)in->need_k[0] | (unsigned)in->need_k[1] << 1 | (unsigned)in->need_k[2] << 2;
-  if (!in->bn && (k == 0 || k == 1 || k == 4))
+  return _mm256_and_ps (_mm256_cmp_ps (a, b, _CMP_LT_OQ), v.all);
+}
+
+static VT inline __m256
+dw_correction_simd_avx2_neq (DwRowValid v, __m256 a, __m256 b)
+{
+  return _mm256_and_ps (_mm256_cmp_ps (a, b, _CMP_NEQ_OQ), v.all);
+}
+
+static VT inline __m256
+dw_correction_simd_avx2_nan_lanes (__m256 a)
+{
+  return _mm256_cmp_ps (a, a, _CMP_UNORD_Q);
+}
+
+static VT inline __m256
+dw_correction_simd_avx2_lanes_or (__m256 a, __m256 b)
+{
+  return _mm256_or_ps (a, b);
+}
+
+/* no lane set (the sign bits: a compare sets all of a lane's bits or none) */
+static VT inline bool
+dw_correction_simd_avx2_lanes_none (__m256 lanes)
+{
+  return _mm256_testz_ps (lanes, lanes);
+}
+
+static VT inline size_t
+dw_correction_simd_avx2_count (__m256 lanes)
+{
+  return (size_t)__builtin_popcount ((unsigned)_mm256_movemask_ps (lanes));
+}
+
+static VT inline DwRowValid
+dw_correction_simd_avx2_valid_of (__m256 lanes)
+{
+  return (DwRowValid){ lanes };
+}
+
+static VT inline DwRowValid
+dw_correction_simd_avx2_valid_minus (DwRowValid v, __m256 lanes)
+{
+  return (DwRowValid){ _mm256_andnot_ps (lanes, v.all) };
+}
+
+static VT inline __m256d
+dw_correction_simd_avx2_acc (__m256d acc, __m256 v, DwRowValid valid)
+{
+  return dw_correction_simd_acc_pd (acc, _mm256_and_ps (v, valid.all));
+}
+
+static VT inline __m256d
+dw_correction_simd_avx2_acc_load (__m256d acc, const float *p, DwRowValid valid)
+{
+  return dw_correction_simd_avx2_acc (acc, _mm256_loadu_ps (p), valid);
+}
+
+static VT inline double
+dw_correction_simd_avx2_hsum (__m256d v)
+{
+  return dw_correction_simd_hsum_pd (v);
+}
+
+/* the maximum / minimum so far, with @v's valid lanes */
+static VT inline __m256
+dw_correction_simd_avx2_max_in (__m256 acc, DwRowValid valid, __m256 v)
+{
+  return _mm256_blendv_ps (acc, _mm256_max_ps (acc, v), valid.all);
+}
+
+static VT inline __m256
+dw_correction_simd_avx2_min_in (__m256 acc, DwRowValid valid, __m256 v)
+{
+  return _mm256_blendv_ps (acc, _mm256_min_ps (acc, v), valid.all);
+}
+
+/* the mask of step @t: from the int64 row (FUSED: the low halves of the 8 values as 0/1 floats;
+ * a value other than 0 or 1 only sets @seen's other bits, and the row is done again) or from the
+ * float row */
+static VT inline __attribute__ ((always_inline)) __m256
+dw_correction_simd_avx2_mask_step (const int64_t *mask_i64, const float *pm, float *mask_out,
+                                   size_t t, __m256i *seen, DwRowValid *v, const bool FUSED)
+{
+  __m256 M;
+  if (FUSED)
     {
-      if (k == 0)
-        (in->is_token ? dw_correction_simd_row_pass_t0 : dw_correction_simd_row_pass_n0) (in, out);
-      else if (k == 1)
-        (in->is_token ? dw_correction_simd_row_pass_t1 : dw_correction_simd_row_pass_n1) (in, out);
-      else
-        (in->is_token ? dw_correction_simd_row_pass_t4 : dw_correction_simd_row_pass_n4) (in, out);
+      const __m256i low = _mm256_loadu_si256 ((const __m256i *)(mask_i64 + t));
+      const __m256i high = _mm256_loadu_si256 ((const __m256i *)(mask_i64 + t + 4));
+      *seen = _mm256_or_si256 (*seen, _mm256_or_si256 (low, high));
+      const __m256i even = _mm256_setr_epi32 (0, 2, 4, 6, 1, 3, 5, 7);
+      const __m256i halves = _mm256_permute2x128_si256 (
+        _mm256_permutevar8x32_epi32 (low, even), _mm256_permutevar8x32_epi32 (high, even), 0x20);
+      M = _mm256_cvtepi32_ps (halves);
+      if (mask_out)
+        _mm256_storeu_ps (mask_out + t, M);
     }
   else
-    dw_correction_simd_row_pass_any (in, out, k);
+    M = _mm256_loadu_ps (pm + t);
+  v->all = _mm256_cmp_ps (M, _mm256_setzero_ps (), _CMP_NEQ_UQ);
+  return M;
 }
+
+static VT inline __m256i
+dw_correction_simd_avx2_seen_zero (void)
+{
+  return _mm256_setzero_si256 ();
+}
+
+/* a value read so far was not 0 or 1 */
+static VT inline bool
+dw_correction_simd_avx2_seen_bad (__m256i seen)
+{
+  return !_mm256_testz_si256 (seen, _mm256_set1_epi64x (~(int64_t)1));
+}
+
+/* 8 values of the previous row's output mask (DwRowIn.defer_to): a copy of @from or zeros */
+static VT inline void
+dw_correction_simd_avx2_defer_step (int64_t *to, const int64_t *from, size_t t, bool stream)
+{
+  const __m256i low
+    = from ? _mm256_loadu_si256 ((const __m256i *)(from + t)) : _mm256_setzero_si256 ();
+  const __m256i high
+    = from ? _mm256_loadu_si256 ((const __m256i *)(from + t + 4)) : _mm256_setzero_si256 ();
+  if (stream)
+    {
+      _mm256_stream_si256 ((__m256i *)(to + t), low);
+      _mm256_stream_si256 ((__m256i *)(to + t + 4), high);
+    }
+  else
+    {
+      _mm256_storeu_si256 ((__m256i *)(to + t), low);
+      _mm256_storeu_si256 ((__m256i *)(to + t + 4), high);
+    }
+}
+
+/* 64 bytes at @to streamed past the caches: a copy of @from, or zeros (@from NULL); @to on a
+ * cache line */
+static VT inline void
+dw_correction_simd_avx2_stream_line (unsigned char *to, const unsigned char *from)
+{
+  const __m256i low = from ? _mm256_loadu_si256 ((const __m256i *)from) : _mm256_setzero_si256 ();
+  const __m256i high
+    = from ? _mm256_loadu_si256 ((const __m256i *)(from + 32)) : _mm256_setzero_si256 ();
+  _mm256_stream_si256 ((__m256i *)to, low);
+  _mm256_stream_si256 ((__m256i *)(to + 32), high);
+}
+
+#include "dw-correction-row-pass-private.h"
 
 /* slime's built-in paths on one row of ratios (see dw_correction_simd_slime_row) */
 static VT void
@@ -669,7 +621,7 @@ dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out)
   if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
     dw_correction_avx512_row_pass (in, out);
   else
-    dw_correction_simd_row_pass_avx2 (in, out);
+    dw_correction_simd_avx2_dispatch (in, out);
 #else
   dw_correction_scalar_row_pass (in, out);
 #endif
@@ -678,7 +630,7 @@ dw_correction_simd_row_pass (const DwRowIn *in, DwRowOut *out)
 bool
 dw_correction_simd_row_pass_fuses_mask (void)
 {
-  return dw_correction_simd_get_level () == DW_SIMD_AVX512;
+  return dw_correction_simd_enabled ();
 }
 
 void
@@ -713,4 +665,55 @@ dw_correction_simd_slime_row (const DwSlimeRowIn *in, float *w, double sums[3], 
     }
 #endif
   dw_correction_simd_slime_row_scalar_from (in, w, sums, count, 0);
+}
+
+void
+dw_correction_simd_sequence_weights (float *w, const float *m, float row_weight, float upper,
+                                     float lower, bool icepop, size_t T, bool stream)
+{
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    {
+      dw_correction_avx512_sequence_weights (w, m, row_weight, upper, lower, icepop, T, stream);
+      return;
+    }
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_avx2_sequence_weights_body (w, m, row_weight, upper, lower, icepop, T,
+                                                     stream);
+      return;
+    }
+#endif
+  (void)stream;
+  dw_correction_scalar_sequence_weights (w, m, row_weight, upper, lower, icepop, 0, T);
+}
+
+void
+dw_correction_simd_stream_row (void *target, const void *source, size_t bytes)
+{
+#ifdef DW_HAVE_X86
+  if (dw_correction_simd_get_level () == DW_SIMD_AVX512)
+    {
+      dw_correction_avx512_stream_row (target, source, bytes);
+      return;
+    }
+  if (dw_correction_simd_enabled ())
+    {
+      dw_correction_simd_avx2_stream_row_body (target, source, bytes);
+      return;
+    }
+#endif
+  if (source)
+    memcpy (target, source, bytes);
+  else
+    memset (target, 0, bytes);
+}
+
+/* orders the streamed stores before the result is handed on */
+void
+dw_correction_simd_stream_fence (void)
+{
+#ifdef DW_HAVE_X86
+  _mm_sfence ();
+#endif
 }

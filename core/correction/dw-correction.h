@@ -136,6 +136,11 @@ extern "C"
   /* Fills @rows[0..batch->rows) in one pass. */
   void dw_row_stats_compute (const DwBatch *batch, DwRowStats *rows);
 
+  /* The widest vector instructions the float32 fast path may use, for benchmarks that compare
+   * the levels: "avx512", "avx2" or "off" (at most what the CPU has). Returns the name of the
+   * level granted, NULL (nothing changed) for another name. Process-wide, not thread-safe. */
+  const char *dw_correction_set_vector_limit (const char *name);
+
   /* float32 / float64 comparisons of the spec: a double bound rounded to the dtype. */
   static inline double dw_round_to_dtype (double v, DwDType dtype)
   {

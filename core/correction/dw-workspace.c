@@ -113,7 +113,7 @@ dw_workspace_alloc (size_t bytes)
     }
   else if (bytes < RECYCLE_MIN || posix_memalign (&block, 64, bytes) != 0)
     block = malloc (bytes); /* large blocks start on a cache line: the vector passes stream whole
-                             * lines into them (dw_correction_avx512_stream_row) */
+                             * lines into them (dw_correction_simd_stream_row) */
   if (!block)
     return NULL;
   /* a block freed by its owner with free() may come back at the same address: forget it */

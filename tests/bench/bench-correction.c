@@ -5,7 +5,8 @@
  * Single thread. Prints: preset, median ms, M valid tokens/s; a reference line for verl's torch CPU
  * code (PERF_ANCHOR: ~23 M valid tokens/s token IS, 15-17 M/s with sequence RS) and the bandwidth
  * of a plain read of the same input arrays (the memory-bound limit of reading the inputs once).
- * Usage: bench-correction [--only=NAME,…] [--shape=ROWSxCOLS] [RUNS] (512x4096 by default).
+ * Usage: bench-correction [--only=NAME,…] [--shape=ROWSxCOLS] [--simd=avx512|avx2|off] [RUNS]
+ * (512x4096 and the CPU's best vector level by default).
  * Runs use DW_ENTRY_MASK_SHARED: a preset without RS returns the batch's own mask (verl returns
  * its input tensor there too) instead of a copy.
  */
@@ -143,11 +144,25 @@ main (int argc, char **argv)
       argc--;
       argv++;
     }
+  /* --simd=LEVEL: at most that vector level (the levels' passes compared on one machine) */
+  const char *simd = "best";
+  if (argc > 1 && strncmp (argv[1], "--simd=", 7) == 0)
+    {
+      simd = dw_correction_set_vector_limit (argv[1] + 7);
+      if (!simd)
+        {
+          fprintf (stderr, "bench-correction: --simd=avx512, avx2 or off\n");
+          return 2;
+        }
+      argc--;
+      argv++;
+    }
   int reps = argc > 1 ? atoi (argv[1]) : 7;
   double nv;
   DwBatch *b = make_batch (B, T, &nv);
-  printf ("correction kernels: %zux%zu float32, mask int64, %.1f%% valid, %d runs, 1 thread\n", B,
-          T, 100.0 * nv / (double)(B * T), reps);
+  printf ("correction kernels: %zux%zu float32, mask int64, %.1f%% valid, %d runs, 1 thread, "
+          "simd %s\n",
+          B, T, 100.0 * nv / (double)(B * T), reps, simd);
   printf ("%-34s %10s %14s\n", "preset", "median ms", "M valid tok/s");
   /* plain read of the inputs: the memory-bandwidth floor */
   {

@@ -9,6 +9,7 @@
  * row pass as the fast path runs it — the mask row converted to float, then one fused pass that
  * writes the token weights and returns the row's sums (on AVX-512 the pass reads the int64 mask
  * itself) — for token IS and for sequence k1 RS.
+ * Usage: bench-row-pass [--simd=avx512|avx2|off] [RUNS].
  * Prints each pass's M valid tokens/s and its time as a multiple of the floor's (the median of the
  * per-run ratios, floor and passes alternating; also in process CPU time).
  */
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "dw-correction-private.h"
@@ -129,6 +131,17 @@ bench_row_pass_once (const DwBatch *batch, DwRowIn *in, float *mask_row, float *
 int
 main (int argc, char **argv)
 {
+  /* --simd=LEVEL: at most that vector level (avx512, avx2, off) */
+  if (argc > 1 && strncmp (argv[1], "--simd=", 7) == 0)
+    {
+      if (!dw_correction_set_vector_limit (argv[1] + 7))
+        {
+          fprintf (stderr, "bench-row-pass: --simd=avx512, avx2 or off\n");
+          return 2;
+        }
+      argc--;
+      argv++;
+    }
   const int runs = argc > 1 ? atoi (argv[1]) : 9;
   DwBatch *batch = dw_batch_new (ROWS, COLS, DW_DTYPE_F32, DW_DTYPE_I64);
   float *old = batch->old_log_prob, *rollout = batch->rollout_log_prob;
