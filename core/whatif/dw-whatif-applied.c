@@ -397,6 +397,8 @@ dw_whatif_applied_rows (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_list_put (list, "rollout_is_ratio_fraction_low", n_low / (double)step->n_rows);
 }
 
+#define DW_WHATIF_APPLIED_STACK_ROWS 256
+
 /* the IS metrics of verl v0.8.0 / v0.9.0 (TIS or IcePop); FALSE when verl raises: with every
  * applied weight zero (IcePop bounds no token falls in), the ESS's final reciprocal is Python's
  * 1.0 / 0.0 */
@@ -404,9 +406,16 @@ gboolean
 dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
                             const DwWhatifApplied *applied)
 {
-  g_autofree double *row_mean = g_new (double, step->n_rows ? step->n_rows : 1);
+  /* the rows' means and their errors: on the stack for the usual step (a slider move evaluates
+   * thousands, each of a few hundred rows at most) */
+  double on_stack[2 * DW_WHATIF_APPLIED_STACK_ROWS];
+  const gsize n_rows = MAX (step->n_rows, 1);
+  g_autofree double *on_heap
+    = n_rows > DW_WHATIF_APPLIED_STACK_ROWS ? g_new (double, 2 * n_rows) : NULL;
+  double *row_mean = on_heap != NULL ? on_heap : on_stack;
+  double *row_error = row_mean + n_rows;
   DwWhatifAppliedSums sums = { 0 };
-  g_autofree double *row_error = g_new0 (double, step->n_rows ? step->n_rows : 1);
+  memset (row_error, 0, n_rows * sizeof (double));
   gboolean approximate_before = list->approximate;
   if (applied->level == DW_LEVEL_TOKEN)
     {
