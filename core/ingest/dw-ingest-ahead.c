@@ -25,7 +25,7 @@
  * the 451 inputs of a fuzz corpus run, 354 now).
  * Every window after the first of a file is parsed in the worker whatever its size, so the tests
  * with small chunks (the growing-file tests, the ingester fuzz target) replay windows the worker
- * parsed. Parsing windows under 4 KB here instead was measured and left out: it saved about 8 %
+ * parsed. Parsing windows under 4 KB here instead was measured and left out: it saved about 10 %
  * of the fuzz target's CPU over its corpus and nothing at the default chunk size (a file's only
  * small window there is its last), and those tests would then need a knob to force the thread.
  */
