@@ -1,6 +1,13 @@
 /* dw-ingest-log.c — a byte-stream log file from its stored offset on
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Chunk by chunk, each in its own transaction. The first window of the file (and a widened one)
+ * is parsed here; every later one is parsed while the chunk before it is written, by the file's
+ * one parse thread (DwIngestAheadRunner, dw-ingest-ahead.c): started with the first window it
+ * parses, fed one window at a time in file order, stopped and joined in log_job_clear whether
+ * the ingest ended or failed (the windows are freed first: each waits for a parse still
+ * running). A file read in one chunk starts no thread.
  */
 #include "config.h"
 
@@ -74,7 +81,8 @@ typedef struct
    * @next_started */
   DwIngestAhead *parse, *next;
   gboolean next_started;
-  const guint8 *data; /* the bytes of the chunk being written */
+  DwIngestAheadRunner *runner; /* the parse thread, started with the first parse ahead */
+  const guint8 *data;          /* the bytes of the chunk being written */
   gsize window;
 } LogJob;
 
@@ -88,6 +96,7 @@ log_job_clear (LogJob *job)
   /* before their reader: a parse may still be running */
   g_clear_pointer (&job->parse, dw_ingest_ahead_free);
   g_clear_pointer (&job->next, dw_ingest_ahead_free);
+  g_clear_pointer (&job->runner, dw_ingest_ahead_runner_free);
   g_clear_pointer (&job->reader, dw_log_reader_free);
 }
 
@@ -283,14 +292,15 @@ typedef enum
   LOG_CHUNK_FAILED
 } LogChunk;
 
-/* Starts parsing the window of the file from @pos into job->next (in a worker thread when
+/* Starts parsing the window of the file from @pos into job->next (in the job's parse thread when
  * @in_thread). */
 static void
 log_parse_start (LogJob *job, gint64 pos, gsize window, gboolean in_thread)
 {
   gsize want = (gsize)MIN ((gint64)window, job->size - pos);
 
-  dw_ingest_ahead_start (job->next, pos, want, pos + (gint64)want == job->size, in_thread);
+  dw_ingest_ahead_start (job->next, pos, want, pos + (gint64)want == job->size,
+                         in_thread ? job->runner : NULL);
   job->next_started = in_thread;
 }
 
@@ -452,6 +462,7 @@ dw_ingest_log_read (DwIngester *self, const char *path, int fd, const struct sta
   g_assert (job.reader != NULL);
   job.parse = dw_ingest_ahead_new (job.reader, fd, path);
   job.next = dw_ingest_ahead_new (job.reader, fd, path);
+  job.runner = dw_ingest_ahead_runner_new ();
   if (job.pos > 0 && (format == DW_FORMAT_WANDB_CSV || format == DW_FORMAT_WANDB_PANEL_CSV)
       && !log_prime_csv_header (&job, error))
     goto out;

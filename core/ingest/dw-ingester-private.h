@@ -126,14 +126,20 @@ gboolean dw_ingest_runs_has_other_sources (DwIngester *self, gint64 run_id, int 
 gint64 dw_ingest_runs_for_new_log (DwIngester *self, int fd, const char *path, DwFormat format,
                                    const char *run_root, GError **error);
 
-/* dw-ingest-ahead.c: one window of a log file read and fed to its reader, in a worker thread
- * or in the caller's, the points and diagnostics kept in order for the chunk's transaction. */
+/* dw-ingest-ahead.c: one window of a log file read and fed to its reader, in the runner's worker
+ * thread or in the caller's, the points and diagnostics kept in order for the chunk's
+ * transaction. */
 typedef struct _DwIngestAhead DwIngestAhead;
+/* The one parse thread of a file's ingest, started with the first window handed to it; freeing
+ * the runner stops and joins it. Free the windows before their runner. */
+typedef struct _DwIngestAheadRunner DwIngestAheadRunner;
+DwIngestAheadRunner *dw_ingest_ahead_runner_new (void);
+void dw_ingest_ahead_runner_free (DwIngestAheadRunner *runner);
 DwIngestAhead *dw_ingest_ahead_new (DwLogReader *reader, int fd, const char *path);
-/* Reads [@pos, @pos + @want) and feeds it to the reader, in a worker thread when @in_thread (the
- * reader is the worker's until finished). */
+/* Reads [@pos, @pos + @want) and feeds it to the reader, in @runner's thread when @runner is not
+ * NULL (one window at a time; the reader is the worker's until finished), else here. */
 void dw_ingest_ahead_start (DwIngestAhead *ahead, gint64 pos, gsize want, gboolean at_eof,
-                            gboolean in_thread);
+                            DwIngestAheadRunner *runner);
 /* Waits for the worker: the window's bytes, their number and the bytes the reader consumed;
  * FALSE when they could not be read. */
 gboolean dw_ingest_ahead_finish (DwIngestAhead *ahead, const guint8 **data, gsize *want,
