@@ -525,20 +525,10 @@ dw_tune_view_update_thresholds (DwTuneView *self)
   dw_tune_histogram_set_thresholds (self->histogram, thresholds, n_thresholds);
 }
 
-static gboolean
-dw_tune_view_free_result_cb (gpointer user_data)
-{
-  dw_whatif_run_result_free (user_data);
-  return G_SOURCE_REMOVE;
-}
-
 static void
 dw_tune_view_set_result (DwTuneView *self, DwWhatifRunResult *res)
 {
-  /* the result replaced is freed once the new one is painted: at 3000 steps that is ~1 ms of
-   * the move's latency otherwise */
-  if (self->result != NULL)
-    g_idle_add_full (G_PRIORITY_LOW, dw_tune_view_free_result_cb, self->result, NULL);
+  g_clear_pointer (&self->result, dw_whatif_run_result_free);
   self->result = res;
   dw_tune_view_update_charts_and_summary (self);
   dw_tune_length_bias_set_result (self->length_bias, res);
