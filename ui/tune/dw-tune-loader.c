@@ -10,6 +10,8 @@
 
 #include "config.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
@@ -421,6 +423,34 @@ dw_tune_loader_refine_step (DwTuneLoaderRefine *refine, DwTuneLoaderLent *lent, 
   return TRUE;
 }
 
+/* The refinement runs where no other thread wants the processor (Linux's SCHED_IDLE for this
+ * thread while it refines; the policy it had is returned, -1 when unchanged): a slider move
+ * cancels it, but the step it is in the middle of took one of the evaluation's processors
+ * until it ended (1-3 ms of a move after a rest, docs/BENCHMARKS.md). */
+static int
+dw_tune_loader_background_begin (struct sched_param *saved)
+{
+#ifdef SCHED_IDLE
+  const struct sched_param idle = { 0 };
+  int policy;
+
+  if (pthread_getschedparam (pthread_self (), &policy, saved) != 0
+      || pthread_setschedparam (pthread_self (), SCHED_IDLE, &idle) != 0)
+    return -1;
+  return policy;
+#else
+  return -1;
+#endif
+}
+
+/* back to the policy before (the thread is a pool thread that runs other tasks next) */
+static void
+dw_tune_loader_background_end (int policy, const struct sched_param *saved)
+{
+  if (policy >= 0)
+    pthread_setschedparam (pthread_self (), policy, saved);
+}
+
 static gboolean
 dw_tune_loader_refine_read (DwStore *store, gpointer data, GCancellable *cancellable,
                             GError **error)
@@ -428,12 +458,15 @@ dw_tune_loader_refine_read (DwStore *store, gpointer data, GCancellable *cancell
   DwTuneLoaderRefine *refine = data;
   DwTuneLoaderLent lent = { store, FALSE };
   gboolean ok = TRUE;
+  struct sched_param saved;
+  const int policy = dw_tune_loader_background_begin (&saved);
 
   g_private_set (&dw_tune_loader_lent, &lent);
   for (guint position = 0; ok && position < refine->n_indices; position++)
     ok = !g_cancellable_set_error_if_cancelled (cancellable, error)
          && dw_tune_loader_refine_step (refine, &lent, position, error);
   g_private_set (&dw_tune_loader_lent, NULL);
+  dw_tune_loader_background_end (policy, &saved);
   if (ok && refine->n_gone > 0)
     {
       /* TRANSLATORS: %u of %u steps; %s names the file and what happened to it */
