@@ -309,8 +309,7 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
     for (size_t col = 0; col < cols; col++)
       {
         const float raw = row_weight * mask[col];
-        weights[col]
-          = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+        weights[col] = dw_correction_sequence_applied (raw, upper, lower, icepop);
         if (binary || mask[col] == 0)
           continue;
         dw_correction_fast_sequence_token (run, raw, weights[col], mask[col]);
@@ -320,9 +319,7 @@ dw_correction_fast_sequence_is (DwCorrectionFast *run, size_t row, const DwRowOu
   if (binary && out->n_valid)
     {
       /* every valid token of a binary row has the same raw and applied weight */
-      const float applied = icepop
-                              ? (row_weight >= lower && row_weight <= upper ? row_weight : 0.0f)
-                              : (row_weight > upper ? upper : row_weight);
+      const float applied = dw_correction_sequence_applied (row_weight, upper, lower, icepop);
       dw_correction_fast_sequence_token (run, row_weight, applied, out->n);
       raw_sum = (double)row_weight * out->n;
       applied_sum = (double)applied * out->n;

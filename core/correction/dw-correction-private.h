@@ -301,8 +301,15 @@ void dw_correction_scalar_row_pass (const DwRowIn *in, DwRowOut *out);
 /* the scalar pass over tokens [t0, T) added to @out (the vector passes' tail) */
 void dw_correction_scalar_row_pass_tail (const DwRowIn *in, DwRowOut *out, size_t t0);
 void dw_correction_scalar_row_out_init (DwRowOut *out);
-/* a row's sequence-IS weights w = ρ·m over tokens [t0, T), IcePop- (inside [lower, upper], else
- * 0) or TIS-applied (min (upper, ρ·m), NaN stays NaN) */
+/* the applied sequence-IS weight of a raw one: IcePop keeps it inside [lower, upper] (else 0),
+ * TIS caps it at upper (NaN stays NaN) */
+static inline float
+dw_correction_sequence_applied (float raw, float upper, float lower, bool icepop)
+{
+  return icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+}
+/* a row's sequence-IS weights w = ρ·m over tokens [t0, T), applied as
+ * dw_correction_sequence_applied () */
 void dw_correction_scalar_sequence_weights (float *w, const float *m, float row_weight, float upper,
                                             float lower, bool icepop, size_t t0, size_t T);
 /* Rows whose mask values are all 0, -0 or 1 only: the pass of the current level (AVX-512 or

@@ -104,7 +104,6 @@ dw_correction_scalar_sequence_weights (float *w, const float *m, float row_weigh
 {
   for (size_t t = t0; t < T; t++)
     {
-      const float raw = row_weight * m[t];
-      w[t] = icepop ? (raw >= lower && raw <= upper ? raw : 0.0f) : (raw > upper ? upper : raw);
+      w[t] = dw_correction_sequence_applied (row_weight * m[t], upper, lower, icepop);
     }
 }
