@@ -825,16 +825,14 @@ dw_whatif_memo_take (const DwWhatifGroupMemo *memo, guint64 key_id, DwWhatifList
       || (row_rejected && !memo->has_rows))
     return FALSE;
   const guint n_entries = memo->n_entries;
-  const double *errors = memo->values + memo->capacity;
-  const guint8 *approximate = (const guint8 *)(errors + memo->capacity);
   dw_whatif_list_reserve (list, n_entries);
   DwWhatifEntry *entries = list->entries + list->n_entries;
   dw_whatif_keys_to_entries (memo->keys, entries);
   for (guint index = 0; index < n_entries; index++)
     {
       entries[index].metric.value = memo->values[index];
-      entries[index].error = errors[index];
-      entries[index].approximate = approximate[index];
+      entries[index].error = memo->errors[index];
+      entries[index].approximate = memo->approximate[index];
     }
   list->n_entries += n_entries;
   if (row_rejected)
@@ -864,14 +862,14 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
       memo->capacity = MAX (n_entries, 16);
       g_free (memo->values);
       memo->values = g_malloc (memo->capacity * DW_WHATIF_MEMO_ENTRY);
+      memo->errors = memo->values + memo->capacity;
+      memo->approximate = (guint8 *)(memo->errors + memo->capacity);
     }
-  double *errors = memo->values + memo->capacity;
-  guint8 *approximate = (guint8 *)(errors + memo->capacity);
   for (guint index = 0; index < n_entries; index++)
     {
       memo->values[index] = entries[index].metric.value;
-      errors[index] = entries[index].error;
-      approximate[index] = entries[index].approximate;
+      memo->errors[index] = entries[index].error;
+      memo->approximate[index] = entries[index].approximate;
     }
   memo->n_entries = n_entries;
   memo->has_rows = row_rejected != NULL;
@@ -943,19 +941,20 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
   static const int sequence_columns[]
     = { DW_WHATIF_COL_WEIGHT_SEQ, DW_WHATIF_COL_N, DW_WHATIF_COL_VALID, DW_WHATIF_COL_LOG_SEQ,
         DW_WHATIF_COL_MEAN_SEQ };
+  /* without a memo every group is computed */
   const gboolean is_kept
-    = memo == NULL || dw_whatif_memo_current (&memo->is, keys->id[DW_WHATIF_GROUP_IS]);
+    = memo != NULL && dw_whatif_memo_current (&memo->is, keys->id[DW_WHATIF_GROUP_IS]);
   const gboolean rs_kept
-    = memo == NULL || dw_whatif_memo_current (&memo->rs, keys->id[DW_WHATIF_GROUP_RS]);
+    = memo != NULL && dw_whatif_memo_current (&memo->rs, keys->id[DW_WHATIF_GROUP_RS]);
 
   if (step->empty || plan->path != DW_PATH_VERL_K_OPTIONS)
     return;
   if (stage == 0)
     {
       /* what the next stage reads: the memo's block pointers are in the memo itself */
-      if (memo != NULL && is_kept)
+      if (is_kept)
         dw_whatif_eval_prefetch_range (memo->is.values, memo->is.capacity * DW_WHATIF_MEMO_ENTRY);
-      if (memo != NULL && rs_kept)
+      if (rs_kept)
         dw_whatif_eval_prefetch_range (memo->rs.values, memo->rs.capacity * DW_WHATIF_MEMO_ENTRY);
       if (!is_kept && plan->is_on)
         {

@@ -175,7 +175,7 @@ const char *
 dw_whatif_step_result_get_key (const DwWhatifStepResult *res, gsize index)
 {
   g_return_val_if_fail (index < res->n_metrics, NULL);
-  return res->keys->keys[index];
+  return dw_whatif_keys_get (res->keys, index);
 }
 
 gboolean

@@ -562,8 +562,9 @@ typedef struct
   guint64 key_id;
   const DwWhatifKeys *keys; /* the entries' keys in the order put (a reference): the values
                              * alone are kept per step, 17 bytes an entry instead of ~100 */
-  double *values;           /* [capacity] values, then [capacity] error bounds, then
-                             * [capacity] approximate flags, one block */
+  double *values;           /* [capacity] values, then @errors and @approximate: one block */
+  double *errors;           /* [capacity] error bounds, in the block of @values */
+  guint8 *approximate;      /* [capacity] approximate flags, in the block of @values */
   guint n_entries, capacity;
   guint8 *row_rejected; /* [n_rows] when has_rows */
 } DwWhatifGroupMemo;
