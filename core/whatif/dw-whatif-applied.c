@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "dw-whatif-lanes-private.h"
 #include "dw-whatif-private.h"
 
 #include <string.h>
@@ -12,77 +13,122 @@
 /* ------------------------------------------------------------------------------------------ */
 /* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
 
-/* fmax () and fmin () as glibc computes them (NaN and signed zeros alike), inlined: the loops
- * below run over every row of every step at each slider move */
-static inline double
-dw_whatif_applied_max (double x, double y)
+/* the statistics of the rows' applied means r_b (and of their error bounds on a compact step)
+ * dw_whatif_applied_seq puts */
+typedef struct
 {
-  return x >= y ? x : x < y ? y : isnan (y) ? x : y;
+  const double *row_mean, *row_error, *compared; /* row_error: NULL on a full step */
+  gsize n_rows;
+  double upper_r, lower_r;
+  /* out */
+  double sum, max, min, max_dev, sum_sq_dev, n_high, n_low;
+  double error_sum, error_max, error_sq, n_unsure_high, n_unsure_low;
+} DwWhatifAppliedSeqStats;
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (stats->upper_r);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (stats->lower_r);
+  const DwWhatifLanes lowest = dw_whatif_lanes_splat (-INFINITY);
+  const DwWhatifLanes highest = dw_whatif_lanes_splat (INFINITY);
+  DwWhatifLanes sum = zero, max = lowest, min = highest, max_dev = lowest, n_high = zero;
+  DwWhatifLanes n_low = zero, error_sum = zero, error_max = zero, error_sq = zero;
+  DwWhatifLanes n_unsure_high = zero, n_unsure_low = zero;
+  for (gsize start = 0; start < stats->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, stats->n_rows - start);
+      const DwWhatifMask in = dw_whatif_lanes_live (live);
+      const DwWhatifLanes mean = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0);
+      const DwWhatifLanes compared = dw_whatif_lanes_load (stats->compared + start, live, 1.0);
+      const DwWhatifLanes error
+        = stats->row_error ? dw_whatif_lanes_load (stats->row_error + start, live, 0.0) : zero;
+      sum += mean;
+      max = dw_whatif_lanes_max (max, dw_whatif_lanes_select (in, mean, lowest));
+      min = dw_whatif_lanes_min (min, dw_whatif_lanes_select (in, mean, highest));
+      max_dev = dw_whatif_lanes_max (
+        max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
+      n_high += dw_whatif_lanes_count (in & (compared > upper));
+      n_low += dw_whatif_lanes_count (in & (compared < lower));
+      error_sum += error;
+      error_max = dw_whatif_lanes_max (error_max, error);
+      error_sq += error * error;
+      const DwWhatifMask unsure = error > zero;
+      n_unsure_high
+        += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - upper) <= error));
+      n_unsure_low
+        += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - lower) <= error));
+    }
+  stats->sum = dw_whatif_lanes_sum (sum);
+  stats->max = dw_whatif_lanes_reduce_max (max);
+  stats->min = dw_whatif_lanes_reduce_min (min);
+  stats->max_dev = dw_whatif_lanes_reduce_max (max_dev);
+  stats->n_high = dw_whatif_lanes_sum (n_high);
+  stats->n_low = dw_whatif_lanes_sum (n_low);
+  stats->error_sum = dw_whatif_lanes_sum (error_sum);
+  stats->error_max = dw_whatif_lanes_reduce_max (error_max);
+  stats->error_sq = dw_whatif_lanes_sum (error_sq);
+  stats->n_unsure_high = dw_whatif_lanes_sum (n_unsure_high);
+  stats->n_unsure_low = dw_whatif_lanes_sum (n_unsure_low);
+  /* the deviations from the mean: a second pass over the means (in cache) */
+  const DwWhatifLanes centre = dw_whatif_lanes_splat (stats->sum / (double)stats->n_rows);
+  DwWhatifLanes sum_sq_dev = zero;
+  for (gsize start = 0; start < stats->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, stats->n_rows - start);
+      const DwWhatifLanes deviation
+        = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0) - centre;
+      sum_sq_dev
+        += dw_whatif_lanes_select (dw_whatif_lanes_live (live), deviation * deviation, zero);
+    }
+  stats->sum_sq_dev = dw_whatif_lanes_sum (sum_sq_dev);
 }
 
-static inline double
-dw_whatif_applied_min (double x, double y)
-{
-  return x <= y ? x : x > y ? y : isnan (y) ? x : y;
-}
+DW_WHATIF_LANES_VARIANTS (dw_whatif_applied_seq_stats, dw_whatif_applied_seq_stats_lanes,
+                          (DwWhatifAppliedSeqStats * stats), (stats))
 
-/* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics */
+/* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics;
+ * @raw_means (nullable): the raw rows' means of the level, when at hand (else read from the
+ * columns) */
 static void
 dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifApplied *applied,
-                       const double *row_mean, const double *row_error)
+                       const double *row_mean, const double *row_error, const double *raw_means)
 {
   const gboolean approximate_before = list->approximate;
   const gsize n_rows = step->n_rows;
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  double sum = 0, max = -INFINITY, min = INFINITY, max_dev = -INFINITY;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      sum += row_mean[row];
-      max = dw_whatif_applied_max (max, row_mean[row]);
-      min = dw_whatif_applied_min (min, row_mean[row]);
-      max_dev = dw_whatif_applied_max (max_dev, fabs (row_mean[row] - 1.0));
-    }
-  const double mean = sum / (double)n_rows;
-  double sum_sq_dev = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    sum_sq_dev += (row_mean[row] - mean) * (row_mean[row] - mean);
   /* v0.9.0 compares the raw rows' means with the bounds, v0.8.0 the applied ones */
-  const double *compared
-    = applied->raw_seq_fractions ? dw_whatif_column (
-        step, applied->level == DW_LEVEL_TOKEN ? DW_WHATIF_COL_MEAN_TOK : DW_WHATIF_COL_MEAN_SEQ)
-                                 : row_mean;
-  double n_high = 0, n_low = 0, n_unsure_high = 0, n_unsure_low = 0;
+  DwWhatifAppliedSeqStats stats = {
+    .row_mean = row_mean,
+    .row_error = row_error,
+    .compared = !applied->raw_seq_fractions ? row_mean
+                : raw_means != NULL         ? raw_means
+                                    : dw_whatif_column (step, applied->level == DW_LEVEL_TOKEN
+                                                                ? DW_WHATIF_COL_MEAN_TOK
+                                                                : DW_WHATIF_COL_MEAN_SEQ),
+    .n_rows = n_rows,
+    .upper_r = dw_whatif_round (step, applied->upper),
+    .lower_r = dw_whatif_round (step, applied->lower),
+  };
+  dw_whatif_applied_seq_stats (&stats);
   /* bounds from the rows' errors (compact steps): the mean moves by their mean, an extreme by
    * the largest, the std by at most their root mean square (centering does not lengthen a
    * vector), a fraction by the rows whose interval straddles the bound */
-  double error_sum = 0, error_max = 0, error_sq = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      n_high += compared[row] > upper_r;
-      n_low += compared[row] < lower_r;
-      const double error = row_error ? row_error[row] : 0.0;
-      error_sum += error;
-      error_max = dw_whatif_applied_max (error_max, error);
-      error_sq += error * error;
-      n_unsure_high += error > 0 && fabs (row_mean[row] - upper_r) <= error;
-      n_unsure_low += error > 0 && fabs (row_mean[row] - lower_r) <= error;
-    }
-  list->error = error_sum / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_mean", mean);
-  list->error = n_rows > 1 ? sqrt (error_sq / (double)(n_rows - 1)) : 0.0;
+  list->error = stats.error_sum / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_mean", stats.sum / (double)n_rows);
+  list->error = n_rows > 1 ? sqrt (stats.error_sq / (double)(n_rows - 1)) : 0.0;
   dw_whatif_list_put (list, "rollout_is_seq_std",
-                      n_rows > 1 ? sqrt (sum_sq_dev / (double)(n_rows - 1)) : 0.0);
-  list->error = error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_max", max);
-  list->error = error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_min", min);
-  list->error = error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_max_deviation", max_dev);
-  list->error = applied->raw_seq_fractions ? 0.0 : n_unsure_high / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_fraction_high", n_high / (double)n_rows);
-  list->error = applied->raw_seq_fractions ? 0.0 : n_unsure_low / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_fraction_low", n_low / (double)n_rows);
+                      n_rows > 1 ? sqrt (stats.sum_sq_dev / (double)(n_rows - 1)) : 0.0);
+  list->error = stats.error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_max", stats.max);
+  list->error = stats.error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_min", stats.min);
+  list->error = stats.error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_max_deviation", stats.max_dev);
+  list->error = applied->raw_seq_fractions ? 0.0 : stats.n_unsure_high / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_fraction_high", stats.n_high / (double)n_rows);
+  list->error = applied->raw_seq_fractions ? 0.0 : stats.n_unsure_low / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_fraction_low", stats.n_low / (double)n_rows);
   list->approximate = approximate_before;
 }
 
@@ -172,45 +218,96 @@ dw_whatif_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApplied 
 
 /* the row means of the applied weights on a compact step: exact for a row with no token beyond
  * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
+typedef struct
+{
+  const double *raw_mean, *row_tokens, *valid, *max_weight, *min_weight;
+  const float *lanes; /* the same as float32 (DwWhatifStep.is_lanes, valid = row_tokens), or NULL */
+  gsize n_rows;
+  double upper_r, lower_r;
+  gboolean icepop, f32;
+  double *row_mean, *row_error, *row_raw; /* out: row_raw = raw_mean */
+} DwWhatifAppliedRowsSketch;
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper_r);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower_r);
+  const DwWhatifLanes epsilon = dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON);
+  /* 2 ulps of a float32 mean */
+  const DwWhatifLanes rebuilt_error = dw_whatif_lanes_splat (2.4e-7);
+  const DwWhatifMask icepop = (DwWhatifMask)dw_whatif_lanes_splat (0.0) - (gint64)rows->icepop;
+  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
+      DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
+      if (rows->lanes != NULL)
+        {
+          const float *block = rows->lanes + start * DW_WHATIF_IS_LANES_FIELDS;
+          raw = dw_whatif_lanes_load_f32 (block);
+          tokens = valid = dw_whatif_lanes_load_f32 (block + DW_WHATIF_LANES);
+          max_weight = dw_whatif_lanes_load_f32 (block + 2 * DW_WHATIF_LANES);
+          min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (block + 3 * DW_WHATIF_LANES)
+                                    : dw_whatif_lanes_splat (INFINITY);
+        }
+      else
+        {
+          raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
+          tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
+          valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+          max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
+          min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
+        }
+      const DwWhatifMask high = max_weight > upper;
+      const DwWhatifMask low = icepop & (min_weight < lower);
+      /* the row's raw sum, rebuilt from its float32 mean, less the most extreme token's part;
+       * the other valid − 1 tokens may be beyond the bounds too, each by at most as much (TIS:
+       * max − U above; IcePop: max above, L below) */
+      DwWhatifLanes sum = raw * tokens;
+      DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
+      const DwWhatifLanes part = rows->icepop ? max_weight : max_weight - upper;
+      sum = sum - dw_whatif_lanes_select (high, part, zero);
+      error = error + dw_whatif_lanes_select (high, (valid - one) * part, zero);
+      sum = sum - dw_whatif_lanes_select (low, min_weight, zero);
+      error = error + dw_whatif_lanes_select (low, (valid - one) * lower, zero);
+      const DwWhatifLanes mean = dw_whatif_lanes_round (
+        rows->f32, dw_whatif_lanes_round (rows->f32, sum)
+                     / dw_whatif_lanes_round (rows->f32, tokens + epsilon));
+      dw_whatif_lanes_store (rows->row_raw + start, raw, live);
+      const DwWhatifMask changed = high | low;
+      dw_whatif_lanes_store (rows->row_mean + start, dw_whatif_lanes_select (changed, mean, raw),
+                             live);
+      dw_whatif_lanes_store (
+        rows->row_error + start,
+        dw_whatif_lanes_select (changed & (tokens > zero), error / tokens, zero), live);
+    }
+}
+
+DW_WHATIF_LANES_VARIANTS (dw_whatif_applied_rows_sketch, dw_whatif_applied_rows_sketch_lanes,
+                          (const DwWhatifAppliedRowsSketch *rows), (rows))
+
 static void
 dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                     double *row_mean, double *row_error)
+                                     double *row_mean, double *row_error, double *row_raw)
 {
-  const double upper_r = dw_whatif_round (step, applied->upper);
-  const double lower_r = dw_whatif_round (step, applied->lower);
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      const double raw_mean = dw_whatif_cell (step, DW_WHATIF_COL_MEAN_TOK, row);
-      const double row_tokens = dw_whatif_cell (step, DW_WHATIF_COL_N, row);
-      const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
-      const double max_weight = dw_whatif_cell (step, DW_WHATIF_COL_MAX_WEIGHT, row);
-      const double min_weight = dw_whatif_cell (step, DW_WHATIF_COL_MIN_WEIGHT, row);
-      const gboolean high = max_weight > upper_r;
-      const gboolean low = applied->icepop && min_weight < lower_r;
-      row_error[row] = 0;
-      if (!high && !low)
-        {
-          row_mean[row] = raw_mean;
-          continue;
-        }
-      /* the row's raw sum, rebuilt from its float32 mean (2 ulps of it), less the most extreme
-       * token's part; the other valid − 1 tokens may be beyond the bounds too, each by at most
-       * as much (TIS: max − U above; IcePop: max above, L below) */
-      double sum = raw_mean * row_tokens, error = fabs (sum) * 2.4e-7;
-      if (high)
-        {
-          const double part = applied->icepop ? max_weight : max_weight - upper_r;
-          sum -= part;
-          error += (valid - 1) * part;
-        }
-      if (low)
-        {
-          sum -= min_weight;
-          error += (valid - 1) * lower_r;
-        }
-      row_mean[row] = dw_whatif_mean_row (step, sum, row_tokens);
-      row_error[row] = row_tokens > 0 ? error / row_tokens : 0.0;
-    }
+  const DwWhatifAppliedRowsSketch rows = {
+    .raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK),
+    .row_tokens = dw_whatif_column (step, DW_WHATIF_COL_N),
+    .valid = dw_whatif_column (step, DW_WHATIF_COL_VALID),
+    .max_weight = dw_whatif_column (step, DW_WHATIF_COL_MAX_WEIGHT),
+    .min_weight = dw_whatif_column (step, DW_WHATIF_COL_MIN_WEIGHT),
+    .lanes = step->is_lanes,
+    .n_rows = step->n_rows,
+    .upper_r = dw_whatif_round (step, applied->upper),
+    .lower_r = dw_whatif_round (step, applied->lower),
+    .icepop = applied->icepop,
+    .f32 = step->f32,
+    .row_mean = row_mean,
+    .row_error = row_error,
+    .row_raw = row_raw,
+  };
+  dw_whatif_applied_rows_sketch (&rows);
 }
 
 /* the row means of token-level applied weights. A row with no token beyond the bounds keeps
@@ -311,14 +408,13 @@ dw_whatif_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *a
 static void
 dw_whatif_applied_token (const DwWhatifStep *step, DwWhatifList *list,
                          const DwWhatifApplied *applied, DwWhatifAppliedSums *sums,
-                         double *row_mean, double *row_error)
+                         double *row_mean, double *row_error, double *row_raw)
 {
   memset (sums, 0, sizeof *sums);
-  memset (row_error, 0, step->n_rows * sizeof (double));
   if (step->sketch)
     {
       dw_whatif_applied_token_sketch (step, applied, sums);
-      dw_whatif_applied_token_rows_sketch (step, applied, row_mean, row_error);
+      dw_whatif_applied_token_rows_sketch (step, applied, row_mean, row_error, row_raw);
     }
   else
     {
@@ -397,7 +493,7 @@ dw_whatif_applied_rows (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_list_put (list, "rollout_is_ratio_fraction_low", n_low / (double)step->n_rows);
 }
 
-#define DW_WHATIF_APPLIED_STACK_ROWS 256
+#define DW_WHATIF_APPLIED_STACK_ROWS 1024
 
 /* the IS metrics of verl v0.8.0 / v0.9.0 (TIS or IcePop); FALSE when verl raises: with every
  * applied weight zero (IcePop bounds no token falls in), the ESS's final reciprocal is Python's
@@ -406,21 +502,24 @@ gboolean
 dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
                             const DwWhatifApplied *applied)
 {
-  /* the rows' means and their errors: on the stack for the usual step (a slider move evaluates
-   * thousands, each of a few hundred rows at most) */
-  double on_stack[2 * DW_WHATIF_APPLIED_STACK_ROWS];
+  /* the rows' means, their errors and raw means: on the stack for the usual step (a slider move
+   * evaluates thousands, each of a few hundred rows, a thousand at most) */
+  double on_stack[3 * DW_WHATIF_APPLIED_STACK_ROWS];
   const gsize n_rows = MAX (step->n_rows, 1);
   g_autofree double *on_heap
-    = n_rows > DW_WHATIF_APPLIED_STACK_ROWS ? g_new (double, 2 * n_rows) : NULL;
+    = n_rows > DW_WHATIF_APPLIED_STACK_ROWS ? g_new (double, 3 * n_rows) : NULL;
   double *row_mean = on_heap != NULL ? on_heap : on_stack;
-  double *row_error = row_mean + n_rows;
+  double *row_error = row_mean + n_rows, *row_raw = row_error + n_rows;
   DwWhatifAppliedSums sums = { 0 };
-  memset (row_error, 0, n_rows * sizeof (double));
   gboolean approximate_before = list->approximate;
+  /* a compact step's token level fills the errors and raw means (the rows have no error else) */
+  const gboolean token_sketch = applied->level == DW_LEVEL_TOKEN && step->sketch != NULL;
+  if (step->sketch != NULL && !token_sketch)
+    memset (row_error, 0, n_rows * sizeof (double));
   if (applied->level == DW_LEVEL_TOKEN)
     {
       list->approximate |= !step->weight_monotone;
-      dw_whatif_applied_token (step, list, applied, &sums, row_mean, row_error);
+      dw_whatif_applied_token (step, list, applied, &sums, row_mean, row_error, row_raw);
     }
   else
     dw_whatif_applied_rows (step, list, applied, &sums.sum, &sums.sum_sq, row_mean);
@@ -434,7 +533,8 @@ dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_list_put (list, "rollout_is_mean", mean);
   dw_whatif_list_put_spread (step, list, "rollout_is", sums.sum, sums.sum_sq, sums.sum_error,
                              sums.sum_sq_error);
-  dw_whatif_applied_seq (step, list, applied, row_mean, step->sketch ? row_error : NULL);
+  dw_whatif_applied_seq (step, list, applied, row_mean, step->sketch ? row_error : NULL,
+                         token_sketch ? row_raw : NULL);
   if (applied->batch_normalize)
     {
       list->error = sums.sum_error / step->mask_count;

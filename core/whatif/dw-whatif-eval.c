@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "dw-whatif-lanes-private.h"
 #include "dw-whatif-private.h"
 
 #include <stdlib.h>
@@ -956,7 +957,16 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
         dw_whatif_eval_prefetch_range (memo->is.values, memo->is.capacity * DW_WHATIF_MEMO_ENTRY);
       if (rs_kept)
         dw_whatif_eval_prefetch_range (memo->rs.values, memo->rs.capacity * DW_WHATIF_MEMO_ENTRY);
-      if (!is_kept && plan->is_on)
+      if (!is_kept && plan->is_on && plan->is_level == DW_LEVEL_TOKEN && step->sketch != NULL
+          && step->is_lanes != NULL)
+        {
+          /* the float32 copy of the token columns is all the rows the move reads */
+          dw_whatif_eval_prefetch_range (
+            step->is_lanes, (step->n_rows + DW_WHATIF_LANES - 1) / DW_WHATIF_LANES * DW_WHATIF_LANES
+                              * DW_WHATIF_IS_LANES_FIELDS * sizeof (float));
+          __builtin_prefetch (step->sketch);
+        }
+      else if (!is_kept && plan->is_on)
         {
           const int *columns = plan->is_level == DW_LEVEL_TOKEN ? token_columns : sequence_columns;
           for (gsize index = 0; index < G_N_ELEMENTS (token_columns); index++)

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include "dw-whatif-lanes-private.h"
 #include "dw-whatif-private.h"
 #include "dw-whatif-summary.h"
 
@@ -318,6 +319,42 @@ dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
   dw_whatif_step_finish_row (self, stats, weight_sum);
 }
 
+/* the float32 copy of the columns the token-level IS of a compact step reads (is_lanes), when
+ * every value is a float32 (a float32 batch's are: no copy changes one) */
+static void
+dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
+{
+  static const int fields[DW_WHATIF_IS_LANES_FIELDS]
+    = { DW_WHATIF_COL_MEAN_TOK, DW_WHATIF_COL_N, DW_WHATIF_COL_MAX_WEIGHT,
+        DW_WHATIF_COL_MIN_WEIGHT };
+  /* a padding lane: no token, never beyond a bound */
+  static const float padding[DW_WHATIF_IS_LANES_FIELDS] = { 0.0f, 0.0f, -INFINITY, INFINITY };
+  const gsize n_blocks = (self->n_rows + DW_WHATIF_LANES - 1) / DW_WHATIF_LANES;
+  if (!self->f32 || self->n_rows == 0)
+    return;
+  /* the lanes stand for VALID by N: equal for the 0/1 masks of the fast path */
+  for (gsize row = 0; row < self->n_rows; row++)
+    if (dw_whatif_cell (self, DW_WHATIF_COL_N, row)
+        != dw_whatif_cell (self, DW_WHATIF_COL_VALID, row))
+      return;
+  self->is_lanes = g_new (float, n_blocks *DW_WHATIF_IS_LANES_FIELDS *DW_WHATIF_LANES);
+  for (gsize block = 0; block < n_blocks; block++)
+    for (int field = 0; field < DW_WHATIF_IS_LANES_FIELDS; field++)
+      for (gsize lane = 0; lane < DW_WHATIF_LANES; lane++)
+        {
+          const gsize row = block * DW_WHATIF_LANES + lane;
+          float *target
+            = &self->is_lanes[(block * DW_WHATIF_IS_LANES_FIELDS + field) * DW_WHATIF_LANES + lane];
+          const double value = row < self->n_rows ? dw_whatif_cell (self, fields[field], row) : 0;
+          *target = row < self->n_rows ? (float)value : padding[field];
+          if (row < self->n_rows && (double)*target != value && !isnan (value))
+            {
+              g_clear_pointer (&self->is_lanes, g_free);
+              return;
+            }
+        }
+}
+
 /* the per-row columns, and the sums over tokens of row-constant values in token order (as the
  * correction core adds them) */
 static void
@@ -397,6 +434,7 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
       DW_WHATIF_STEP_SET (DW_WHATIF_COL_MIN_LOG, stats->min_log);
 #undef DW_WHATIF_STEP_SET
     }
+  dw_whatif_step_fill_is_lanes (self);
 }
 
 /* threshold-free statistics of the rows' weight means per level and of the RS row statistics */
@@ -701,6 +739,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   dw_whatif_step_shape_clear (&self->shape_k3);
   g_free (self->rows);
   g_free (self->columns);
+  g_free (self->is_lanes);
   g_free (self->offpolicy);
   dw_whatif_sketch_free (self->sketch);
   g_free (self);
@@ -718,6 +757,9 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   const gsize value_size = self->f32 ? sizeof (float) : sizeof (double);
   gsize bytes = sizeof *self + self->n_offpolicy * sizeof (DwMetric);
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
+  if (self->is_lanes)
+    bytes += (self->n_rows + DW_WHATIF_LANES - 1) / DW_WHATIF_LANES * DW_WHATIF_LANES
+             * DW_WHATIF_IS_LANES_FIELDS * sizeof (float);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   if (self->sketch)

@@ -885,6 +885,93 @@ test_compact (void)
   g_assert_cmpuint (total.unbounded, ==, 0);
 }
 
+/* The row loops' vector variants (dw-whatif-lanes-private.h): every config of the grid gives the
+ * same values, flags and bounds, bit for bit, in each variant this processor runs as in the
+ * baseline, on full and compact steps of row counts that fill no, one or several vectors with a
+ * remainder (1, 3, 5, 61 rows), float32 and float64. */
+typedef struct
+{
+  const DwWhatifStep *steps[2];
+  GArray *reference; /* the baseline's results, in grid order (recorded on the first pass) */
+  guint next;
+  guint64 compared;
+} VariantCase;
+
+static void
+variant_case_fn (const DwConfig *config, gpointer data)
+{
+  VariantCase *vc = data;
+  for (int kind = 0; kind < 2; kind++)
+    {
+      DwWhatifStepResult result;
+      dw_whatif_step_evaluate (vc->steps[kind], config, &result);
+      if (vc->reference->len <= vc->next)
+        {
+          g_array_append_val (vc->reference, result);
+          vc->next++;
+          continue;
+        }
+      DwWhatifStepResult *baseline = &g_array_index (vc->reference, DwWhatifStepResult, vc->next++);
+      g_assert_cmpint (result.failed, ==, baseline->failed);
+      g_assert_cmpint (result.pending, ==, baseline->pending);
+      g_assert_cmpuint (result.n_metrics, ==, baseline->n_metrics);
+      g_assert_true (result.keys == baseline->keys);
+      for (gsize index = 0; index < result.n_metrics; index++)
+        {
+          if (memcmp (&result.values[index], &baseline->values[index], sizeof (double)) != 0
+              || memcmp (&result.error_bound[index], &baseline->error_bound[index], sizeof (double))
+                   != 0
+              || result.approximate[index] != baseline->approximate[index])
+            g_error ("%s: %s is %.17g ± %g, %.17g ± %g in the baseline", kind ? "compact" : "full",
+                     dw_whatif_step_result_get_key (&result, index), result.values[index],
+                     result.error_bound[index], baseline->values[index],
+                     baseline->error_bound[index]);
+          vc->compared++;
+        }
+      dw_whatif_step_result_clear (&result);
+    }
+}
+
+static void
+test_vector_variants (void)
+{
+  static const char *const limits[] = { "off", "avx2", "avx512" };
+  static const gsize row_counts[] = { 1, 3, 5, 61 };
+  g_autoptr (GRand) r = g_rand_new_with_seed (737373);
+  guint64 compared = 0;
+  for (gsize shape = 0; shape < G_N_ELEMENTS (row_counts) * 2; shape++)
+    {
+      const gsize B = row_counts[shape / 2], T = (gsize)g_rand_int_range (r, 200, 900);
+      g_autoptr (DwBatch) b = random_batch (r, B, T, shape % 2 ? DW_DTYPE_F64 : DW_DTYPE_F32,
+                                            DW_DTYPE_BOOL, shape % 3 == 0 ? 0.05 : 0.6);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (DwWhatifStep) full = dw_whatif_step_new (b, 0, &error);
+      g_assert_no_error (error);
+      g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (b, 0, &error);
+      g_assert_no_error (error);
+      VariantCase vc
+        = { { full, compact }, g_array_new (FALSE, FALSE, sizeof (DwWhatifStepResult)) };
+      g_array_set_clear_func (vc.reference, (GDestroyNotify)dw_whatif_step_result_clear);
+      const char *best = NULL;
+      for (gsize limit = 0; limit < G_N_ELEMENTS (limits); limit++)
+        {
+          const char *used = dw_whatif_set_vector_limit (limits[limit]);
+          g_assert_nonnull (used);
+          if (limit > 0 && g_strcmp0 (used, best) == 0)
+            continue; /* the processor runs nothing wider */
+          best = used;
+          vc.next = 0;
+          grid_all (variant_case_fn, &vc);
+        }
+      compared += vc.compared;
+      g_array_unref (vc.reference);
+    }
+  g_assert_null (dw_whatif_set_vector_limit ("sse9"));
+  dw_whatif_set_vector_limit ("avx512");
+  g_printerr ("vector variants: %" G_GUINT64_FORMAT " values compared with the baseline's\n",
+              compared);
+}
+
 /* compact steps whose token sketch comes from the store's token summary (what a run whose raw
  * tokens are referenced, not kept, has): exact where they say so, within their error bound
  * elsewhere, against the full step */
@@ -1163,6 +1250,7 @@ main (int argc, char **argv)
   g_test_add_func ("/whatif/histogram", test_histogram);
   g_test_add_func ("/whatif/compact", test_compact);
   g_test_add_func ("/whatif/compact-summary", test_compact_summary);
+  g_test_add_func ("/whatif/vector-variants", test_vector_variants);
   g_test_add_func ("/whatif/stored-stats", test_stored_stats);
   g_test_add_func ("/whatif/engine-memo", test_engine_memo);
   return g_test_run ();

@@ -1,0 +1,220 @@
+/* dw-whatif-lanes-private.h — rows in vectors: the per-row loops of a slider move
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A slider move re-evaluates every step of a run, and a step of a real run has 256–4096 rows
+ * (sequences): the loops over their columns are most of the move's work (docs/WHATIF.md §1). They
+ * are written once, on vectors of DW_WHATIF_LANES doubles (GCC/clang vector extensions: IEEE
+ * operations lane by lane, the same roundings as the scalar code, with -ffp-contract=off), and
+ * compiled three times by DW_WHATIF_LANES_VARIANTS: for the baseline (SSE2), AVX2 and AVX-512,
+ * the widest this processor runs chosen once (dw_whatif_lanes_level).
+ *
+ * A loop's body is an always-inline function of a struct of its arrays and bounds, and the
+ * helpers here are always inlined, so no vector crosses a call (the ABI of a vector argument
+ * depends on the instruction set).
+ *
+ * Two lanes: the baseline's register. Measured on the compact steps of a 600-step × 512-row run
+ * (bench-whatif, IcePop slider, ms a move, baseline / AVX2 / AVX-512): scalar code before 2.53;
+ * 2 lanes 2.32 / 2.19 / 2.04; 4 lanes 6.38 / 1.73 / 1.67: gcc 12 compiles the comparisons of
+ * a vector wider than the target's registers to one compare-and-move per lane through the
+ * stack, which makes 4 lanes slower than scalar code on a processor without AVX2.
+ */
+#pragma once
+
+#include <glib.h>
+#include <string.h>
+
+G_BEGIN_DECLS
+
+/* gcc notes that a vector argument would be passed differently with other instruction sets: none
+ * is passed, every helper is inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+#define DW_WHATIF_LANES 2
+
+typedef double DwWhatifLanes __attribute__ ((vector_size (DW_WHATIF_LANES * sizeof (double))));
+typedef gint64 DwWhatifMask __attribute__ ((vector_size (DW_WHATIF_LANES * sizeof (gint64))));
+typedef float DwWhatifLanesF __attribute__ ((vector_size (DW_WHATIF_LANES * sizeof (float))));
+
+#define DW_WHATIF_LANES_INLINE static inline __attribute__ ((always_inline))
+
+/* @value in every lane */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_splat (double value)
+{
+  DwWhatifLanes lanes = { value, value };
+  return lanes;
+}
+
+/* lanes [0, @live) from @source, the others @fill */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_load (const double *source, guint live, double fill)
+{
+  DwWhatifLanes lanes;
+  if (live == DW_WHATIF_LANES)
+    {
+      memcpy (&lanes, source, sizeof lanes);
+      return lanes;
+    }
+  lanes = dw_whatif_lanes_splat (fill);
+  for (guint lane = 0; lane < live; lane++)
+    lanes[lane] = source[lane];
+  return lanes;
+}
+
+/* DW_WHATIF_LANES float32 values from @source, as doubles (exact) */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_load_f32 (const float *source)
+{
+  DwWhatifLanesF lanes;
+  memcpy (&lanes, source, sizeof lanes);
+  return __builtin_convertvector(lanes, DwWhatifLanes);
+}
+
+/* lanes [0, @live) to @target */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_lanes_store (double *target, DwWhatifLanes lanes, guint live)
+{
+  if (live == DW_WHATIF_LANES)
+    memcpy (target, &lanes, sizeof lanes);
+  else
+    for (guint lane = 0; lane < live; lane++)
+      target[lane] = lanes[lane];
+}
+
+/* the lanes below @live */
+DW_WHATIF_LANES_INLINE DwWhatifMask
+dw_whatif_lanes_live (guint live)
+{
+  const DwWhatifLanes index = { 0, 1 };
+  return index < dw_whatif_lanes_splat ((double)live);
+}
+
+/* @when ? @yes : @no, lane by lane (C has no vector ?:) */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_select (DwWhatifMask when, DwWhatifLanes yes, DwWhatifLanes no)
+{
+  return (DwWhatifLanes)(((DwWhatifMask)yes & when) | ((DwWhatifMask)no & ~when));
+}
+
+/* 1.0 where @when holds, else 0.0 (a count) */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_count (DwWhatifMask when)
+{
+  return (DwWhatifLanes)((DwWhatifMask)dw_whatif_lanes_splat (1.0) & when);
+}
+
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_abs (DwWhatifLanes lanes)
+{
+  return (DwWhatifLanes)((DwWhatifMask)lanes & ~(DwWhatifMask)dw_whatif_lanes_splat (-0.0));
+}
+
+/* the step's dtype rounding R (dw_whatif_round): through float32 for a float32 batch */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_round (gboolean f32, DwWhatifLanes lanes)
+{
+  return f32
+           ? __builtin_convertvector(__builtin_convertvector(lanes, DwWhatifLanesF), DwWhatifLanes)
+           : lanes;
+}
+
+/* larger / smaller of two lanes: the first where they compare equal or one is NaN (the rows'
+ * values are finite on the fast path) */
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_max (DwWhatifLanes x, DwWhatifLanes y)
+{
+  return dw_whatif_lanes_select (x < y, y, x);
+}
+
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_min (DwWhatifLanes x, DwWhatifLanes y)
+{
+  return dw_whatif_lanes_select (x > y, y, x);
+}
+
+/* Σ of the lanes, lane 0 first */
+DW_WHATIF_LANES_INLINE double
+dw_whatif_lanes_sum (DwWhatifLanes lanes)
+{
+  double sum = 0;
+  for (guint lane = 0; lane < DW_WHATIF_LANES; lane++)
+    sum += lanes[lane];
+  return sum;
+}
+
+DW_WHATIF_LANES_INLINE double
+dw_whatif_lanes_reduce_max (DwWhatifLanes lanes)
+{
+  double max = lanes[0];
+  for (guint lane = 1; lane < DW_WHATIF_LANES; lane++)
+    max = lanes[lane] > max ? lanes[lane] : max;
+  return max;
+}
+
+DW_WHATIF_LANES_INLINE double
+dw_whatif_lanes_reduce_min (DwWhatifLanes lanes)
+{
+  double min = lanes[0];
+  for (guint lane = 1; lane < DW_WHATIF_LANES; lane++)
+    min = lanes[lane] < min ? lanes[lane] : min;
+  return min;
+}
+
+/* instruction sets of the variants */
+typedef enum
+{
+  DW_WHATIF_LANES_BASELINE,
+  DW_WHATIF_LANES_AVX2,
+  DW_WHATIF_LANES_AVX512,
+} DwWhatifLanesLevel;
+
+/* the widest set this processor runs (checked once) */
+DwWhatifLanesLevel dw_whatif_lanes_level (void);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DW_WHATIF_LANES_X86         1
+#define DW_WHATIF_LANES_TARGET_AVX2 __attribute__ ((target ("avx2")))
+#define DW_WHATIF_LANES_TARGET_AVX512 \
+  __attribute__ ((target ("avx512f,avx512dq,avx512vl,avx512bw")))
+#else
+#define DW_WHATIF_LANES_TARGET_AVX2
+#define DW_WHATIF_LANES_TARGET_AVX512
+#endif
+
+/* Defines `static void NAME (ARGS)` that runs BODY (an always-inline function taking the same
+ * arguments: PASS names them) compiled for the widest instruction set this processor runs.
+ * ARGS and PASS are parenthesised lists. */
+#define DW_WHATIF_LANES_VARIANTS(NAME, BODY, ARGS, PASS)       \
+  static void NAME##_baseline ARGS                             \
+  {                                                            \
+    BODY PASS;                                                 \
+  }                                                            \
+  DW_WHATIF_LANES_TARGET_AVX2 static void NAME##_avx2 ARGS     \
+  {                                                            \
+    BODY PASS;                                                 \
+  }                                                            \
+  DW_WHATIF_LANES_TARGET_AVX512 static void NAME##_avx512 ARGS \
+  {                                                            \
+    BODY PASS;                                                 \
+  }                                                            \
+  static void NAME ARGS                                        \
+  {                                                            \
+    switch (dw_whatif_lanes_level ())                          \
+      {                                                        \
+      case DW_WHATIF_LANES_AVX512:                             \
+        NAME##_avx512 PASS;                                    \
+        return;                                                \
+      case DW_WHATIF_LANES_AVX2:                               \
+        NAME##_avx2 PASS;                                      \
+        return;                                                \
+      case DW_WHATIF_LANES_BASELINE:                           \
+      default:                                                 \
+        NAME##_baseline PASS;                                  \
+        return;                                                \
+      }                                                        \
+  }
+
+G_END_DECLS
