@@ -232,6 +232,80 @@ typedef struct
   double count_error, sum_error, sum_sq_error; /* compact steps */
 } DwWhatifRsOption;
 
+/* a token option's rows: which keep all their tokens (their extremes within the bounds) */
+typedef struct
+{
+  const double *valid, *token_counts;
+  const double *k1_min, *k1_max; /* token_k1 */
+  const double *max_k;           /* token_k2 / token_k3 (k1_min NULL) */
+  double lower, upper;
+  gsize n_rows;
+  guint8 *rejected;  /* out: set to 1 for a row that loses a token (never cleared) */
+  double seq_masked; /* out: the non-empty rows among them */
+} DwWhatifTokenRows;
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_eval_token_rows_lanes (DwWhatifTokenRows *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
+  DwWhatifLanes seq_masked = zero;
+  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
+      const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+      const DwWhatifLanes tokens = dw_whatif_lanes_load (rows->token_counts + start, live, 0.0);
+      DwWhatifMask within;
+      if (rows->k1_min != NULL)
+        within = (dw_whatif_lanes_load (rows->k1_min + start, live, 0.0) >= lower)
+                 & (dw_whatif_lanes_load (rows->k1_max + start, live, 0.0) <= upper);
+      else
+        within = dw_whatif_lanes_load (rows->max_k + start, live, 0.0) <= upper;
+      /* padding lanes have no valid token: they keep */
+      const DwWhatifMask loses = ~((valid == zero) | within);
+      seq_masked += dw_whatif_lanes_count (loses & (tokens > zero));
+      for (guint lane = 0; lane < live; lane++)
+        rows->rejected[start + lane] |= (guint8)(loses[lane] & 1);
+    }
+  rows->seq_masked = dw_whatif_lanes_sum (seq_masked);
+}
+
+DW_WHATIF_LANES_VARIANTS (dw_whatif_eval_token_rows, dw_whatif_eval_token_rows_lanes,
+                          (DwWhatifTokenRows * rows), (rows))
+
+/* the valid rows whose statistic lies above @upper and below @lower */
+typedef struct
+{
+  const double *value, *token_counts;
+  double lower, upper;
+  gsize n_rows;
+  double n_high, n_low; /* out */
+} DwWhatifRowCounts;
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_eval_row_counts_lanes (DwWhatifRowCounts *counts)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (counts->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (counts->upper);
+  DwWhatifLanes n_high = zero, n_low = zero;
+  for (gsize start = 0; start < counts->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, counts->n_rows - start);
+      const DwWhatifMask valid
+        = dw_whatif_lanes_load (counts->token_counts + start, live, 0.0) > zero;
+      const DwWhatifLanes value = dw_whatif_lanes_load (counts->value + start, live, 0.0);
+      n_high += dw_whatif_lanes_count (valid & (value > upper));
+      n_low += dw_whatif_lanes_count (valid & (value < lower));
+    }
+  counts->n_high = dw_whatif_lanes_sum (n_high);
+  counts->n_low = dw_whatif_lanes_sum (n_low);
+}
+
+DW_WHATIF_LANES_VARIANTS (dw_whatif_eval_row_counts, dw_whatif_eval_row_counts_lanes,
+                          (DwWhatifRowCounts * counts), (counts))
+
 static void
 dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state,
                                 DwWhatifRsOption *option)
@@ -269,24 +343,19 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
   state->token_approx |= token.approx;
 
   /* a row keeps all its tokens when its extremes are within the bounds */
-  const double *k1_min = dw_whatif_column (step, DW_WHATIF_COL_K1_MIN);
-  const double *k1_max = dw_whatif_column (step, DW_WHATIF_COL_K1_MAX);
-  const double *max_k
-    = estimator == 1 ? NULL : dw_whatif_column (step, DW_WHATIF_SO_MAX_K2 + estimator - 2);
-  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      gboolean keeps
-        = valid[row] == 0
-          || (estimator == 1 ? k1_min[row] >= option->lower && k1_max[row] <= option->upper
-                             : max_k[row] <= option->upper);
-      if (!keeps)
-        {
-          state->tok_rejected[row] = 1;
-          option->seq_masked += token_counts[row] > 0;
-        }
-    }
+  DwWhatifTokenRows rows = {
+    .valid = dw_whatif_column (step, DW_WHATIF_COL_VALID),
+    .token_counts = dw_whatif_column (step, DW_WHATIF_COL_N),
+    .k1_min = estimator == 1 ? dw_whatif_column (step, DW_WHATIF_COL_K1_MIN) : NULL,
+    .k1_max = estimator == 1 ? dw_whatif_column (step, DW_WHATIF_COL_K1_MAX) : NULL,
+    .max_k = estimator == 1 ? NULL : dw_whatif_column (step, DW_WHATIF_SO_MAX_K2 + estimator - 2),
+    .lower = option->lower,
+    .upper = option->upper,
+    .n_rows = n_rows,
+    .rejected = state->tok_rejected,
+  };
+  dw_whatif_eval_token_rows (&rows);
+  option->seq_masked += rows.seq_masked;
 }
 
 static int
@@ -342,13 +411,15 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
   g_snprintf (prefix, sizeof prefix, "rollout_rs_%s", dw_rs_option_name (option->bound->option));
 
   /* row values over valid rows: only the counts beyond the bounds depend on them */
-  double n_high = 0, n_low = 0;
-  for (gsize row = 0; row < step->n_rows; row++)
-    if (token_counts[row] > 0)
-      {
-        n_high += row_value[row] > option->upper;
-        n_low += row_value[row] < option->lower_metric;
-      }
+  DwWhatifRowCounts counts = {
+    .value = row_value,
+    .token_counts = token_counts,
+    .lower = option->lower_metric,
+    .upper = option->upper,
+    .n_rows = step->n_rows,
+  };
+  dw_whatif_eval_row_counts (&counts);
+  const double n_high = counts.n_high, n_low = counts.n_low;
   dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->sum_stat), prefix, "_mean");
   if (option->aggregation != DW_RS_AGG_TOKEN && count > 0)
     {
