@@ -29,7 +29,18 @@ struct _DwWhatifEngine
   GArray *memos;
   DwWhatifMemoKeys memo_keys; /* the plan fields of the memos' groups */
   GMutex memo_lock;
+  /* dw_whatif_engine_set_row_labels: a label per row, step @index's rows from
+   * label_start[index]; for the first n_labelled steps */
+  guint8 *labels;
+  gsize *label_start;
+  guint n_labelled;
 };
+
+/* an evaluation's per-label counts (DwWhatifRunResult.label_rows, label_rejected) */
+typedef struct
+{
+  guint64 rows[DW_WHATIF_MAX_LABELS], rejected[DW_WHATIF_MAX_LABELS];
+} DwWhatifLabelCounts;
 
 /* one share of an evaluation: a pool thread (or the caller) takes steps until none is left */
 typedef struct
@@ -44,11 +55,28 @@ typedef struct
   guint *remaining;
   DwWhatifMemo *memos; /* [n_steps] or NULL */
   DwWhatifArena arena; /* the share's results' arrays */
+  DwWhatifLabelCounts counts;
 } DwWhatifShare;
+
+/* adds the rows of step @index with their outcomes @rejected to @counts */
+static void
+dw_whatif_engine_count_labels (DwWhatifEngine *self, guint index, const guint8 *rejected,
+                               DwWhatifLabelCounts *counts)
+{
+  const guint8 *labels = self->labels + self->label_start[index];
+  const gsize n_rows = self->label_start[index + 1] - self->label_start[index];
+  for (gsize row = 0; row < n_rows; row++)
+    if (labels[row] != DW_WHATIF_NO_LABEL)
+      {
+        counts->rows[labels[row]]++;
+        counts->rejected[labels[row]] += rejected[row] != 0;
+      }
+}
 
 static void
 dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
-                                 DwWhatifRunResult *result, guint index, DwWhatifMemo *memos)
+                                 DwWhatifRunResult *result, guint index, DwWhatifMemo *memos,
+                                 DwWhatifLabelCounts *counts)
 {
   const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
   DwWhatifMemo *memo = memos ? &memos[index] : NULL;
@@ -69,6 +97,8 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
   dw_whatif_eval_step (step, plan, &result->results[index], rejected, memo, keys);
   if (result->results[index].pending)
     result->row_rejected[index] = NULL;
+  else if (result->has_labels)
+    dw_whatif_engine_count_labels (self, index, rejected, counts);
 }
 
 /* steps a thread takes at a time, fetched ahead together (dw_whatif_engine_evaluate_chunk) */
@@ -81,7 +111,7 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
 static void
 dw_whatif_engine_evaluate_chunk (DwWhatifEngine *self, const DwPlan *plan,
                                  DwWhatifRunResult *result, guint first, guint end,
-                                 DwWhatifMemo *memos)
+                                 DwWhatifMemo *memos, DwWhatifLabelCounts *counts)
 {
   for (guint index = first; index < end; index++)
     {
@@ -94,7 +124,7 @@ dw_whatif_engine_evaluate_chunk (DwWhatifEngine *self, const DwPlan *plan,
       dw_whatif_eval_prefetch (g_ptr_array_index (self->steps, index), plan,
                                memos != NULL ? &memos[index] : NULL, &self->memo_keys, stage);
   for (guint index = first; index < end; index++)
-    dw_whatif_engine_evaluate_range (self, plan, result, index, memos);
+    dw_whatif_engine_evaluate_range (self, plan, result, index, memos, counts);
 }
 
 static void
@@ -110,7 +140,7 @@ dw_whatif_engine_share_worker (gpointer data, gpointer user_data)
         break;
       dw_whatif_engine_evaluate_chunk (share->engine, share->plan, share->result, first,
                                        MIN (first + DW_WHATIF_ENGINE_CHUNK, share->result->n_steps),
-                                       share->memos);
+                                       share->memos, &share->counts);
     }
   dw_whatif_list_set_arena (NULL);
   g_mutex_lock (share->lock);
@@ -145,6 +175,8 @@ dw_whatif_engine_clear (DwWhatifEngine *self)
   g_ptr_array_unref (self->steps);
   g_array_unref (self->memos);
   g_mutex_clear (&self->memo_lock);
+  g_free (self->labels);
+  g_free (self->label_start);
   if (self->loader_destroy)
     self->loader_destroy (self->loader_data);
 }
@@ -170,6 +202,29 @@ void
 dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact)
 {
   self->compact = compact;
+}
+
+void
+dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsize n_rows)
+{
+  gsize total = 0;
+  g_clear_pointer (&self->labels, g_free);
+  g_clear_pointer (&self->label_start, g_free);
+  self->n_labelled = 0;
+  if (labels == NULL)
+    return;
+  self->label_start = g_new (gsize, self->steps->len + 1);
+  for (guint index = 0; index < self->steps->len; index++)
+    {
+      self->label_start[index] = total;
+      total += dw_whatif_step_get_n_rows (g_ptr_array_index (self->steps, index));
+    }
+  self->label_start[self->steps->len] = total;
+  g_return_if_fail (n_rows == total);
+  for (gsize row = 0; row < n_rows; row++)
+    g_return_if_fail (labels[row] < DW_WHATIF_MAX_LABELS || labels[row] == DW_WHATIF_NO_LABEL);
+  self->labels = g_memdup2 (labels, MAX (n_rows, 1));
+  self->n_labelled = self->steps->len;
 }
 
 void
@@ -306,6 +361,17 @@ dw_whatif_engine_result_new (DwWhatifEngine *self)
   return result;
 }
 
+/* adds a share's label counts to the result's */
+static void
+dw_whatif_engine_add_counts (DwWhatifRunResult *result, const DwWhatifLabelCounts *counts)
+{
+  for (guint label = 0; label < DW_WHATIF_MAX_LABELS; label++)
+    {
+      result->label_rows[label] += counts->rows[label];
+      result->label_rejected[label] += counts->rejected[label];
+    }
+}
+
 /* evaluates @plan on every step: in the calling thread for a short run, else shared with the pool
  */
 static void
@@ -317,11 +383,14 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   if (n_shares <= 1)
     {
       DwWhatifArena arena = { result->storage, NULL, 0 };
+      DwWhatifLabelCounts counts = { { 0 } };
       dw_whatif_list_set_arena (&arena);
       for (guint index = 0; index < result->n_steps; index += DW_WHATIF_ENGINE_CHUNK)
-        dw_whatif_engine_evaluate_chunk (
-          self, plan, result, index, MIN (index + DW_WHATIF_ENGINE_CHUNK, result->n_steps), memos);
+        dw_whatif_engine_evaluate_chunk (self, plan, result, index,
+                                         MIN (index + DW_WHATIF_ENGINE_CHUNK, result->n_steps),
+                                         memos, &counts);
       dw_whatif_list_set_arena (NULL);
+      dw_whatif_engine_add_counts (result, &counts);
       return;
     }
   if (!self->pool)
@@ -349,7 +418,10 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
     g_cond_wait (&cond, &lock);
   g_mutex_unlock (&lock);
   for (guint share = 0; share < n_shares; share++)
-    g_ptr_array_extend_and_steal (result->storage, shares[share].arena.blocks);
+    {
+      g_ptr_array_extend_and_steal (result->storage, shares[share].arena.blocks);
+      dw_whatif_engine_add_counts (result, &shares[share].counts);
+    }
   g_free (shares);
   g_mutex_clear (&lock);
   g_cond_clear (&cond);
@@ -401,7 +473,10 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
       return result;
     }
   if (rows)
-    dw_whatif_engine_rows_new (self, result);
+    {
+      dw_whatif_engine_rows_new (self, result);
+      result->has_labels = self->labels != NULL && self->n_labelled == result->n_steps;
+    }
   if (g_mutex_trylock (&self->memo_lock))
     {
       /* a step's memo is zeroed when it is first evaluated (steps are only ever appended) */

@@ -153,12 +153,21 @@ void dw_whatif_engine_set_loader (DwWhatifEngine *self, DwWhatifBatchLoader load
 void dw_whatif_engine_add_step (DwWhatifEngine *self, DwWhatifStep *step);
 /* Whether dw_whatif_engine_load_steps() builds compact steps (default FALSE). */
 void dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact);
+/* Labels the rows of every step added so far (@labels: one per row, the steps' rows in order,
+ * @n_rows of them; each < DW_WHATIF_MAX_LABELS or DW_WHATIF_NO_LABEL), for the per-label counts of
+ * dw_whatif_engine_evaluate_rows () (copied; NULL clears them; steps added later have none, and
+ * the counts stop until labels are set again). Not thread-safe against a concurrent evaluation. */
+void dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsize n_rows);
 /* Precomputes and adds the batches of @steps using the loader, in parallel. */
 gboolean dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
                                       GError **error);
 guint dw_whatif_engine_get_n_steps (DwWhatifEngine *self);
 const DwWhatifStep *dw_whatif_engine_get_step (DwWhatifEngine *self, guint index);
 gsize dw_whatif_engine_get_memory (DwWhatifEngine *self);
+
+/* labels of rows (dw_whatif_engine_set_row_labels) */
+#define DW_WHATIF_MAX_LABELS 16
+#define DW_WHATIF_NO_LABEL   G_MAXUINT8
 
 typedef struct
 {
@@ -171,7 +180,11 @@ typedef struct
    * NULL for a step whose outcomes are unknown (slime, pending, empty) */
   guint8 **row_rejected;
   guint8 *row_rejected_block; /* (private) the storage row_rejected points into */
-  GPtrArray *storage;         /* (private) the blocks the results' borrowed arrays live in */
+  /* dw_whatif_engine_evaluate_rows () with row labels set: per label, the rows whose outcome is
+   * known and those rejected, over all steps (has_labels FALSE otherwise) */
+  gboolean has_labels;
+  guint64 label_rows[DW_WHATIF_MAX_LABELS], label_rejected[DW_WHATIF_MAX_LABELS];
+  GPtrArray *storage; /* (private) the blocks the results' borrowed arrays live in */
 } DwWhatifRunResult;
 
 void dw_whatif_run_result_free (DwWhatifRunResult *res);
@@ -182,7 +195,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DwWhatifRunResult, dw_whatif_run_result_free)
 DwWhatifRunResult *dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConfig *config,
                                               GError **error);
 /* The same, with every step's row outcomes (result->row_rejected) from the same evaluation: the
- * length-bias view's curve without a second pass over the run. */
+ * length-bias view's curve without a second pass over the run; with row labels set, also their
+ * counts per label (result->label_rows, label_rejected), taken in the evaluation's threads while
+ * a step's outcomes are in cache. */
 DwWhatifRunResult *dw_whatif_engine_evaluate_rows (DwWhatifEngine *self, const DwConfig *config,
                                                    GError **error);
 

@@ -157,6 +157,18 @@ sl_tis_seq_v090 (DwConfig *c, guint i, guint n)
   set_num (c, "rollout_rs_threshold", 0.5);
 }
 
+/* the Tune page's default (verl 0.9.0 decoupled_k3_rs_token_tis), its IS threshold moved across
+ * 1.0001 … 2 as bench-tune moves it */
+static void
+sl_tis_token_v090 (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL_0_9_0);
+  set_str (c, "rollout_is", "token");
+  set_num (c, "rollout_is_threshold", 1.0001 + (2.0 - 1.0001) * (i + 0.5) / n);
+  set_str (c, "rollout_rs", "seq_mean_k3");
+  set_num (c, "rollout_rs_threshold", 0.01);
+}
+
 static guint spot_skipped;
 
 static guint64
@@ -287,6 +299,7 @@ main (int argc, char **argv)
     { "verl-0.7 geometric RS bound + veto (sequence IS)", sl_geo_veto },
     { "verl-0.9.0 token IcePop bounds (+/- batch norm)", sl_icepop_token },
     { "verl-0.9.0 sequence TIS threshold (+seq_max_k3)", sl_tis_seq_v090 },
+    { "verl-0.9.0 token TIS threshold (+seq_mean_k3, the Tune page's default)", sl_tis_token_v090 },
   };
   const guint moves = 40;
   const char *only = g_getenv ("DW_BENCH_SLIDERS");

@@ -19,6 +19,7 @@
 #include "dw-correction.h"
 #include "dw-demo.h"
 #include "dw-ingester.h"
+#include "dw-tune-length-bias.h"
 #include "dw-config-json.h"
 #include "dw-recompute.h"
 #include "dw-run-config.h"
@@ -288,6 +289,53 @@ select_label (GtkWidget *w, const char *row_name, const char *label)
   g_error ("no %s in %s", label, row_name);
 }
 
+/* The length-bias view's what-if counts equal the rows of the stored batches, binned by their
+ * valid length, and the result's row outcomes (a move counts only the rejected rows: the totals
+ * are kept from the binning). */
+static void
+assert_length_bias_counts (DwTuneView *view)
+{
+  const DwWhatifRunResult *res = dw_tune_view_get_result (view);
+  GtkWidget *bias = dw_ui_test_find_named (GTK_WIDGET (view), "DwTuneLengthBias");
+  guint64 rows[DW_TUNE_LENGTH_BIAS_N_BINS], rejected[DW_TUNE_LENGTH_BIAS_N_BINS];
+  guint64 want_rows[DW_TUNE_LENGTH_BIAS_N_BINS] = { 0 };
+  guint64 want_rejected[DW_TUNE_LENGTH_BIAS_N_BINS] = { 0 };
+  guint64 n_rejected = 0;
+  double max_length;
+
+  g_assert_nonnull (bias);
+  g_assert_true (
+    dw_tune_length_bias_get_counts (DW_TUNE_LENGTH_BIAS (bias), rows, rejected, &max_length));
+  g_assert_cmpfloat (max_length, >, 0);
+  for (guint index = 0; index < res->n_steps; index++)
+    {
+      g_autoptr (GError) error = NULL;
+      DwBatch *batch = dw_store_load_batch (store, run_id, res->steps[index], &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (res->row_rejected[index]);
+      for (gsize row = 0; row < batch->rows; row++)
+        {
+          double length = 0;
+          for (gsize column = 0; column < batch->cols; column++)
+            length += dw_batch_mask_value (batch, row * batch->cols + column) != 0;
+          if (length == 0)
+            continue;
+          guint bin = MIN ((guint)(length / max_length * DW_TUNE_LENGTH_BIAS_N_BINS),
+                           DW_TUNE_LENGTH_BIAS_N_BINS - 1);
+          want_rows[bin]++;
+          want_rejected[bin] += res->row_rejected[index][row] != 0;
+          n_rejected += res->row_rejected[index][row] != 0;
+        }
+      dw_batch_free (batch);
+    }
+  for (guint bin = 0; bin < DW_TUNE_LENGTH_BIAS_N_BINS; bin++)
+    {
+      g_assert_cmpuint (rows[bin], ==, want_rows[bin]);
+      g_assert_cmpuint (rejected[bin], ==, want_rejected[bin]);
+    }
+  g_assert_cmpuint (n_rejected, >, 0);
+}
+
 static void
 test_tune_view (void)
 {
@@ -324,6 +372,7 @@ test_tune_view (void)
   g_assert_cmpstr (dw_config_get (c, "rollout_rs")->s, ==, "seq_mean_k3");
   g_assert_cmpstr (dw_config_get (c, "rollout_rs_threshold")->s, ==, "0.05");
   assert_matches_recompute (view);
+  assert_length_bias_counts (view);
   {
     /* the demo logs as verl 0.9.0 does, which the Tune page does not offer yet: under 0.9.0 its
      * config agrees with every logged value; under the page's v0.7.1 only the IS weight

@@ -14,7 +14,7 @@
 
 #include "dw-correction.h"
 
-#define N_BINS  12
+#define N_BINS  DW_TUNE_LENGTH_BIAS_N_BINS
 #define N_SLOTS 3 /* 0 = what-if, 1 = sequence bound reference, 2 = geometric reference */
 
 struct _DwTuneLengthBias
@@ -33,7 +33,8 @@ struct _DwTuneLengthBias
   guint n_row_bins_steps;
 };
 
-#define NO_BIN G_MAXUINT8
+#define NO_BIN DW_WHATIF_NO_LABEL
+G_STATIC_ASSERT (N_BINS <= DW_WHATIF_MAX_LABELS);
 
 G_DEFINE_FINAL_TYPE (DwTuneLengthBias, dw_tune_length_bias, GTK_TYPE_WIDGET)
 
@@ -76,6 +77,9 @@ dw_tune_length_bias_bin_rows (DwTuneLengthBias *self)
         bins[row]
           = lengths[row] <= 0 ? NO_BIN : (guint8)dw_tune_length_bias_bin (self, lengths[row]);
     }
+  /* the engine's evaluations count the rows of each bin as they go (in its threads, while a
+   * step's outcomes are in cache): a move need not walk 1.5 M outcomes here (3000 × 512 rows) */
+  dw_whatif_engine_set_row_labels (self->engine, self->row_bins, n_rows);
 }
 
 /* Accumulates rejection per length bin of @result (row outcomes of the engine's steps) into slot
@@ -95,6 +99,15 @@ dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwWhatifRunResult *r
     dw_tune_length_bias_bin_rows (self); /* steps were added */
   if (result->n_steps > self->n_row_bins_steps)
     return;
+  if (result->has_labels)
+    {
+      for (guint index = 0; index < result->n_steps && !any; index++)
+        any = result->row_rejected[index] != NULL;
+      memcpy (self->rows[slot], result->label_rows, sizeof self->rows[slot]);
+      memcpy (self->rejected[slot], result->label_rejected, sizeof self->rejected[slot]);
+      self->valid[slot] = any;
+      return;
+    }
   for (guint index = 0; index < result->n_steps; index++)
     {
       const guint8 *rejected = result->row_rejected[index];
@@ -360,4 +373,16 @@ dw_tune_length_bias_set_result (DwTuneLengthBias *self, const DwWhatifRunResult 
   g_return_if_fail (DW_IS_TUNE_LENGTH_BIAS (self));
   dw_tune_length_bias_outcomes (self, result, 0);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+dw_tune_length_bias_get_counts (DwTuneLengthBias *self, guint64 *rows, guint64 *rejected,
+                                double *max_length)
+{
+  g_return_val_if_fail (DW_IS_TUNE_LENGTH_BIAS (self), FALSE);
+  memcpy (rows, self->rows[0], sizeof self->rows[0]);
+  memcpy (rejected, self->rejected[0], sizeof self->rejected[0]);
+  if (max_length != NULL)
+    *max_length = self->max_len;
+  return self->valid[0];
 }

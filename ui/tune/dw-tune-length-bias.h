@@ -25,4 +25,12 @@ void dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *eng
  * set (its row outcomes; NULL or none: no curve). */
 void dw_tune_length_bias_set_result (DwTuneLengthBias *self, const DwWhatifRunResult *result);
 
+/* bins of the curves: equal widths of sequence length up to the longest sequence */
+#define DW_TUNE_LENGTH_BIAS_N_BINS 12
+/* The what-if curve's counts, per bin: @rows the sequences, @rejected those the config rejects
+ * (arrays of DW_TUNE_LENGTH_BIAS_N_BINS); FALSE when there is no curve. @max_length (nullable):
+ * the length the last bin ends at. */
+gboolean dw_tune_length_bias_get_counts (DwTuneLengthBias *self, guint64 *rows, guint64 *rejected,
+                                         double *max_length);
+
 G_END_DECLS
