@@ -18,10 +18,11 @@
  * what-if re-evaluation of every step and its result set on the charts, summary and length-bias
  * curve; painting the frame is bench-renderer's): once one move a frame (a drag: the background
  * refinement starts only once the controls rest), once 400 ms apart (the refinement of the
- * previous move runs in the rest, and the move cancels it, as between a user's clicks).
- * DW_BENCH_MOVES=1 prints every move. DW_BENCH_TUNE_DIR=DIR writes the run in DIR and keeps it; a
- * later run of the same shape there is measured again without writing it (the batch files stay
- * where they were referenced).
+ * previous move runs in the rest, and the move cancels it, as between a user's clicks); then
+ * the default preset's RS bound (seq_mean_k3) dragged across its range. DW_BENCH_MOVES=1 prints
+ * every move. DW_BENCH_TUNE_DIR=DIR writes the run in DIR and keeps it; a later run of the same
+ * shape there is measured again without writing it (the batch files stay where they were
+ * referenced).
  */
 #include "config.h"
 
@@ -116,15 +117,17 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* The slider: @N_MOVES moves of the IS threshold, each timed to its "evaluated" signal; the page
+/* A slider (@scale, moved from its lower end to @range_top or its upper end): @N_MOVES moves,
+ * each timed to its "evaluated" signal; @kind prefixes the label; the page
  * rests @rest_ms after each (0: a drag, one move a frame; the refinement starts only when the
  * controls rest 150 ms (dw-tune-view.c), so a longer rest lets it run and the next move
  * cancels it, as between a user's clicks). */
 static void
-bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_ms)
+bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_ms,
+              const char *scale, const char *kind, double range_top)
 {
   GtkAdjustment *adjustment
-    = gtk_range_get_adjustment (GTK_RANGE (dw_ui_test_find_named (view, "scale-is-threshold")));
+    = gtk_range_get_adjustment (GTK_RANGE (dw_ui_test_find_named (view, scale)));
   double lower = gtk_adjustment_get_lower (adjustment);
   double upper = gtk_adjustment_get_upper (adjustment);
   double times[N_MOVES], cpu[N_MOVES];
@@ -136,15 +139,14 @@ bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_
       gint64 start = g_get_monotonic_time ();
       double cpu_start = bench_cpu_ms ();
 
-      /* across the first two decades of the cap (1.0001 … 100): where thresholds are set */
       gtk_adjustment_set_value (adjustment,
-                                lower + (MIN (upper, 2.0) - lower) * (move + 0.5) / N_MOVES);
+                                lower + (MIN (upper, range_top) - lower) * (move + 0.5) / N_MOVES);
       while (seen->n_evaluated == before)
         g_main_context_iteration (NULL, TRUE);
       times[move] = (g_get_monotonic_time () - start) / 1000.0;
       cpu[move] = bench_cpu_ms () - cpu_start;
       if (g_strcmp0 (g_getenv ("DW_BENCH_MOVES"), "1") == 0)
-        printf ("  move %u (%s): %.1f ms, CPU %.1f ms\n", move, rest_ms ? "apart" : "drag",
+        printf ("  move %u (%s%s): %.1f ms, CPU %.1f ms\n", move, kind, rest_ms ? "apart" : "drag",
                 times[move], cpu[move]);
       n_approximate += !seen->last_exact;
       for (gint64 until = g_get_monotonic_time () + rest_ms * 1000;
@@ -154,13 +156,14 @@ bench_slider (GtkWidget *view, Evaluations *seen, const char *label, guint rest_
     }
   qsort (times, N_MOVES, sizeof *times, compare_doubles);
   qsort (cpu, N_MOVES, sizeof *cpu, compare_doubles);
-  printf ("tune slider move to its result (%s), %s: p50 %.1f ms, p95 %.1f ms (%u of %u moves "
+  printf ("tune slider move to its result (%s%s), %s: p50 %.1f ms, p95 %.1f ms (%u of %u moves "
           "shown approximate first)\n",
-          rest_ms ? "moves apart" : "drag", label, times[N_MOVES / 2], times[(N_MOVES * 95) / 100],
-          n_approximate, N_MOVES);
-  printf ("tune slider move CPU (all threads, incl. a cancelled refinement) (%s), %s: p50 %.1f "
+          kind, rest_ms ? "moves apart" : "drag", label, times[N_MOVES / 2],
+          times[(N_MOVES * 95) / 100], n_approximate, N_MOVES);
+  printf ("tune slider move CPU (all threads, incl. a cancelled refinement) (%s%s), %s: p50 %.1f "
           "ms, p95 %.1f ms\n",
-          rest_ms ? "moves apart" : "drag", label, cpu[N_MOVES / 2], cpu[(N_MOVES * 95) / 100]);
+          kind, rest_ms ? "moves apart" : "drag", label, cpu[N_MOVES / 2],
+          cpu[(N_MOVES * 95) / 100]);
 }
 
 static double
@@ -277,8 +280,11 @@ bench_run (guint n_steps, gsize rows, gsize cols, const char *mode)
           bench_status_mb ("VmHWM") * 1048576.0 / (double)n_valid, bench_status_mb ("VmRSS"));
   fflush (stdout);
 
-  bench_slider (view, &seen, label, 0);
-  bench_slider (view, &seen, label, 400);
+  /* the IS cap across its first two decades (1.0001 … 100): where thresholds are set */
+  bench_slider (view, &seen, label, 0, "scale-is-threshold", "", 2.0);
+  bench_slider (view, &seen, label, 400, "scale-is-threshold", "", 2.0);
+  /* the default preset's RS bound (seq_mean_k3) across its whole range, dragged */
+  bench_slider (view, &seen, label, 0, "scale-seq_mean_k3-upper", "RS bound, ", G_MAXDOUBLE);
   g_object_unref (view);
   g_clear_object (&store);
   if (g_getenv ("DW_BENCH_TUNE_DIR") == NULL || *g_getenv ("DW_BENCH_TUNE_DIR") == '\0')
