@@ -5,88 +5,13 @@
  */
 #include "config.h"
 
-#include "dw-whatif-lanes-private.h"
+#include "dw-whatif-kernels-private.h"
 #include "dw-whatif-private.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
-
-/* the statistics of the rows' applied means r_b (and of their error bounds on a compact step)
- * dw_whatif_applied_seq puts */
-typedef struct
-{
-  const double *row_mean, *row_error, *compared; /* row_error: NULL on a full step */
-  gsize n_rows;
-  double upper_r, lower_r;
-  /* out */
-  double sum, max, min, max_dev, sum_sq_dev, n_high, n_low;
-  double error_sum, error_max, error_sq, n_unsure_high, n_unsure_low;
-} DwWhatifAppliedSeqStats;
-
-DW_WHATIF_LANES_INLINE void
-dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
-{
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (stats->upper_r);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (stats->lower_r);
-  const DwWhatifLanes lowest = dw_whatif_lanes_splat (-INFINITY);
-  const DwWhatifLanes highest = dw_whatif_lanes_splat (INFINITY);
-  DwWhatifLanes sum = zero, max = lowest, min = highest, max_dev = lowest, n_high = zero;
-  DwWhatifLanes n_low = zero, error_sum = zero, error_max = zero, error_sq = zero;
-  DwWhatifLanes n_unsure_high = zero, n_unsure_low = zero;
-  for (gsize start = 0; start < stats->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, stats->n_rows - start);
-      const DwWhatifMask in = dw_whatif_lanes_live (live);
-      const DwWhatifLanes mean = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0);
-      const DwWhatifLanes compared = dw_whatif_lanes_load (stats->compared + start, live, 1.0);
-      const DwWhatifLanes error
-        = stats->row_error ? dw_whatif_lanes_load (stats->row_error + start, live, 0.0) : zero;
-      sum += mean;
-      max = dw_whatif_lanes_max (max, dw_whatif_lanes_select (in, mean, lowest));
-      min = dw_whatif_lanes_min (min, dw_whatif_lanes_select (in, mean, highest));
-      max_dev = dw_whatif_lanes_max (
-        max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
-      n_high += dw_whatif_lanes_count (in & (compared > upper));
-      n_low += dw_whatif_lanes_count (in & (compared < lower));
-      error_sum += error;
-      error_max = dw_whatif_lanes_max (error_max, error);
-      error_sq += error * error;
-      const DwWhatifMask unsure = error > zero;
-      n_unsure_high
-        += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - upper) <= error));
-      n_unsure_low
-        += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - lower) <= error));
-    }
-  stats->sum = dw_whatif_lanes_sum (sum);
-  stats->max = dw_whatif_lanes_reduce_max (max);
-  stats->min = dw_whatif_lanes_reduce_min (min);
-  stats->max_dev = dw_whatif_lanes_reduce_max (max_dev);
-  stats->n_high = dw_whatif_lanes_sum (n_high);
-  stats->n_low = dw_whatif_lanes_sum (n_low);
-  stats->error_sum = dw_whatif_lanes_sum (error_sum);
-  stats->error_max = dw_whatif_lanes_reduce_max (error_max);
-  stats->error_sq = dw_whatif_lanes_sum (error_sq);
-  stats->n_unsure_high = dw_whatif_lanes_sum (n_unsure_high);
-  stats->n_unsure_low = dw_whatif_lanes_sum (n_unsure_low);
-  /* the deviations from the mean: a second pass over the means (in cache) */
-  const DwWhatifLanes centre = dw_whatif_lanes_splat (stats->sum / (double)stats->n_rows);
-  DwWhatifLanes sum_sq_dev = zero;
-  for (gsize start = 0; start < stats->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, stats->n_rows - start);
-      const DwWhatifLanes deviation
-        = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0) - centre;
-      sum_sq_dev
-        += dw_whatif_lanes_select (dw_whatif_lanes_live (live), deviation * deviation, zero);
-    }
-  stats->sum_sq_dev = dw_whatif_lanes_sum (sum_sq_dev);
-}
-
-DW_WHATIF_LANES_VARIANTS (dw_whatif_applied_seq_stats, dw_whatif_applied_seq_stats_lanes,
-                          (DwWhatifAppliedSeqStats * stats), (stats))
 
 /* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics;
  * @raw_means (nullable): the raw rows' means of the level, when at hand (else read from the
@@ -110,7 +35,7 @@ dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWha
     .upper_r = dw_whatif_round (step, applied->upper),
     .lower_r = dw_whatif_round (step, applied->lower),
   };
-  dw_whatif_applied_seq_stats (&stats);
+  dw_whatif_kernel_applied_seq_stats (&stats);
   /* bounds from the rows' errors (compact steps): the mean moves by their mean, an extreme by
    * the largest, the std by at most their root mean square (centering does not lengthen a
    * vector), a fraction by the rows whose interval straddles the bound */
@@ -217,76 +142,8 @@ dw_whatif_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApplied 
 }
 
 /* the row means of the applied weights on a compact step: exact for a row with no token beyond
- * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
-typedef struct
-{
-  const double *raw_mean, *row_tokens, *valid, *max_weight, *min_weight;
-  const float *lanes; /* the same as float32 (DwWhatifStep.is_lanes, valid = row_tokens), or NULL */
-  gsize n_rows;
-  double upper_r, lower_r;
-  gboolean icepop, f32;
-  double *row_mean, *row_error, *row_raw; /* out: row_raw = raw_mean */
-} DwWhatifAppliedRowsSketch;
-
-DW_WHATIF_LANES_INLINE void
-dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows)
-{
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper_r);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower_r);
-  const DwWhatifLanes epsilon = dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON);
-  /* 2 ulps of a float32 mean */
-  const DwWhatifLanes rebuilt_error = dw_whatif_lanes_splat (2.4e-7);
-  const DwWhatifMask icepop = (DwWhatifMask)dw_whatif_lanes_splat (0.0) - (gint64)rows->icepop;
-  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
-      DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
-      if (rows->lanes != NULL)
-        {
-          const float *block = rows->lanes + start * DW_WHATIF_IS_LANES_FIELDS;
-          raw = dw_whatif_lanes_load_f32 (block);
-          tokens = valid = dw_whatif_lanes_load_f32 (block + DW_WHATIF_LANES);
-          max_weight = dw_whatif_lanes_load_f32 (block + 2 * DW_WHATIF_LANES);
-          min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (block + 3 * DW_WHATIF_LANES)
-                                    : dw_whatif_lanes_splat (INFINITY);
-        }
-      else
-        {
-          raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
-          tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
-          valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
-          max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
-          min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
-        }
-      const DwWhatifMask high = max_weight > upper;
-      const DwWhatifMask low = icepop & (min_weight < lower);
-      /* the row's raw sum, rebuilt from its float32 mean, less the most extreme token's part;
-       * the other valid − 1 tokens may be beyond the bounds too, each by at most as much (TIS:
-       * max − U above; IcePop: max above, L below) */
-      DwWhatifLanes sum = raw * tokens;
-      DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
-      const DwWhatifLanes part = rows->icepop ? max_weight : max_weight - upper;
-      sum = sum - dw_whatif_lanes_select (high, part, zero);
-      error = error + dw_whatif_lanes_select (high, (valid - one) * part, zero);
-      sum = sum - dw_whatif_lanes_select (low, min_weight, zero);
-      error = error + dw_whatif_lanes_select (low, (valid - one) * lower, zero);
-      const DwWhatifLanes mean = dw_whatif_lanes_round (
-        rows->f32, dw_whatif_lanes_round (rows->f32, sum)
-                     / dw_whatif_lanes_round (rows->f32, tokens + epsilon));
-      dw_whatif_lanes_store (rows->row_raw + start, raw, live);
-      const DwWhatifMask changed = high | low;
-      dw_whatif_lanes_store (rows->row_mean + start, dw_whatif_lanes_select (changed, mean, raw),
-                             live);
-      dw_whatif_lanes_store (
-        rows->row_error + start,
-        dw_whatif_lanes_select (changed & (tokens > zero), error / tokens, zero), live);
-    }
-}
-
-DW_WHATIF_LANES_VARIANTS (dw_whatif_applied_rows_sketch, dw_whatif_applied_rows_sketch_lanes,
-                          (const DwWhatifAppliedRowsSketch *rows), (rows))
-
+ * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them
+ * (dw_whatif_kernel_applied_rows_sketch) */
 static void
 dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
                                      double *row_mean, double *row_error, double *row_raw)
@@ -307,7 +164,7 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
     .row_error = row_error,
     .row_raw = row_raw,
   };
-  dw_whatif_applied_rows_sketch (&rows);
+  dw_whatif_kernel_applied_rows_sketch (&rows);
 }
 
 /* the row means of token-level applied weights. A row with no token beyond the bounds keeps

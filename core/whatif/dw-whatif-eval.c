@@ -9,7 +9,7 @@
  */
 #include "config.h"
 
-#include "dw-whatif-lanes-private.h"
+#include "dw-whatif-kernels-private.h"
 #include "dw-whatif-private.h"
 
 #include <stdlib.h>
@@ -232,80 +232,6 @@ typedef struct
   double count_error, sum_error, sum_sq_error; /* compact steps */
 } DwWhatifRsOption;
 
-/* a token option's rows: which keep all their tokens (their extremes within the bounds) */
-typedef struct
-{
-  const double *valid, *token_counts;
-  const double *k1_min, *k1_max; /* token_k1 */
-  const double *max_k;           /* token_k2 / token_k3 (k1_min NULL) */
-  double lower, upper;
-  gsize n_rows;
-  guint8 *rejected;  /* out: set to 1 for a row that loses a token (never cleared) */
-  double seq_masked; /* out: the non-empty rows among them */
-} DwWhatifTokenRows;
-
-DW_WHATIF_LANES_INLINE void
-dw_whatif_eval_token_rows_lanes (DwWhatifTokenRows *rows)
-{
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
-  DwWhatifLanes seq_masked = zero;
-  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
-      const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
-      const DwWhatifLanes tokens = dw_whatif_lanes_load (rows->token_counts + start, live, 0.0);
-      DwWhatifMask within;
-      if (rows->k1_min != NULL)
-        within = (dw_whatif_lanes_load (rows->k1_min + start, live, 0.0) >= lower)
-                 & (dw_whatif_lanes_load (rows->k1_max + start, live, 0.0) <= upper);
-      else
-        within = dw_whatif_lanes_load (rows->max_k + start, live, 0.0) <= upper;
-      /* padding lanes have no valid token: they keep */
-      const DwWhatifMask loses = ~((valid == zero) | within);
-      seq_masked += dw_whatif_lanes_count (loses & (tokens > zero));
-      for (guint lane = 0; lane < live; lane++)
-        rows->rejected[start + lane] |= (guint8)(loses[lane] & 1);
-    }
-  rows->seq_masked = dw_whatif_lanes_sum (seq_masked);
-}
-
-DW_WHATIF_LANES_VARIANTS (dw_whatif_eval_token_rows, dw_whatif_eval_token_rows_lanes,
-                          (DwWhatifTokenRows * rows), (rows))
-
-/* the valid rows whose statistic lies above @upper and below @lower */
-typedef struct
-{
-  const double *value, *token_counts;
-  double lower, upper;
-  gsize n_rows;
-  double n_high, n_low; /* out */
-} DwWhatifRowCounts;
-
-DW_WHATIF_LANES_INLINE void
-dw_whatif_eval_row_counts_lanes (DwWhatifRowCounts *counts)
-{
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (counts->lower);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (counts->upper);
-  DwWhatifLanes n_high = zero, n_low = zero;
-  for (gsize start = 0; start < counts->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, counts->n_rows - start);
-      const DwWhatifMask valid
-        = dw_whatif_lanes_load (counts->token_counts + start, live, 0.0) > zero;
-      const DwWhatifLanes value = dw_whatif_lanes_load (counts->value + start, live, 0.0);
-      n_high += dw_whatif_lanes_count (valid & (value > upper));
-      n_low += dw_whatif_lanes_count (valid & (value < lower));
-    }
-  counts->n_high = dw_whatif_lanes_sum (n_high);
-  counts->n_low = dw_whatif_lanes_sum (n_low);
-}
-
-DW_WHATIF_LANES_VARIANTS (dw_whatif_eval_row_counts, dw_whatif_eval_row_counts_lanes,
-                          (DwWhatifRowCounts * counts), (counts))
-
 static void
 dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state,
                                 DwWhatifRsOption *option)
@@ -354,7 +280,7 @@ dw_whatif_eval_rs_token_option (const DwWhatifStep *step, DwWhatifRsState *state
     .n_rows = n_rows,
     .rejected = state->tok_rejected,
   };
-  dw_whatif_eval_token_rows (&rows);
+  dw_whatif_kernel_token_rows (&rows);
   option->seq_masked += rows.seq_masked;
 }
 
@@ -418,7 +344,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
     .upper = option->upper,
     .n_rows = step->n_rows,
   };
-  dw_whatif_eval_row_counts (&counts);
+  dw_whatif_kernel_row_counts (&counts);
   const double n_high = counts.n_high, n_low = counts.n_low;
   dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, option->sum_stat), prefix, "_mean");
   if (option->aggregation != DW_RS_AGG_TOKEN && count > 0)
@@ -1032,9 +958,10 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
           && step->is_lanes != NULL)
         {
           /* the float32 copy of the token columns is all the rows the move reads */
-          dw_whatif_eval_prefetch_range (
-            step->is_lanes, (step->n_rows + DW_WHATIF_LANES - 1) / DW_WHATIF_LANES * DW_WHATIF_LANES
-                              * DW_WHATIF_IS_LANES_FIELDS * sizeof (float));
+          dw_whatif_eval_prefetch_range (step->is_lanes,
+                                         (step->n_rows + DW_WHATIF_IS_LANES_BLOCK - 1)
+                                           / DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_BLOCK
+                                           * DW_WHATIF_IS_LANES_FIELDS * sizeof (float));
           __builtin_prefetch (step->sketch);
         }
       else if (!is_kept && plan->is_on)

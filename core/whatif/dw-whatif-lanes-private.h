@@ -1,23 +1,16 @@
-/* dw-whatif-lanes-private.h — rows in vectors: the per-row loops of a slider move
+/* dw-whatif-lanes-private.h — vectors of DW_WHATIF_LANES doubles for the row loops
  *
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A slider move re-evaluates every step of a run, and a step of a real run has 256–4096 rows
- * (sequences): the loops over their columns are most of the move's work (docs/WHATIF.md §1). They
- * are written once, on vectors of DW_WHATIF_LANES doubles (GCC/clang vector extensions: IEEE
- * operations lane by lane, the same roundings as the scalar code, with -ffp-contract=off), and
- * compiled three times by DW_WHATIF_LANES_VARIANTS: for the baseline (SSE2), AVX2 and AVX-512,
- * the widest this processor runs chosen once (dw_whatif_lanes_level).
+ * Included by dw-whatif-kernels.c only, which the build compiles with DW_WHATIF_LANES 2 and 4
+ * (dw-whatif-kernels-private.h). GCC/clang vector extensions: IEEE operations lane by lane, the
+ * same roundings as scalar code with -ffp-contract=off. The helpers are always inlined, so no
+ * vector crosses a call (the ABI of a vector argument depends on the instruction set).
  *
- * A loop's body is an always-inline function of a struct of its arrays and bounds, and the
- * helpers here are always inlined, so no vector crosses a call (the ABI of a vector argument
- * depends on the instruction set).
- *
- * Two lanes: the baseline's register. Measured on the compact steps of a 600-step × 512-row run
- * (bench-whatif, IcePop slider, ms a move, baseline / AVX2 / AVX-512): scalar code before 2.53;
- * 2 lanes 2.32 / 2.19 / 2.04; 4 lanes 6.38 / 1.73 / 1.67: gcc 12 compiles the comparisons of
- * a vector wider than the target's registers to one compare-and-move per lane through the
- * stack, which makes 4 lanes slower than scalar code on a processor without AVX2.
+ * Measured on the compact steps of a 600-step × 512-row run (bench-whatif, IcePop slider, ms a
+ * move; baseline / AVX2 / AVX-512): scalar code 2.53; 2 lanes 2.32 / 2.19 / 2.04; 4 lanes
+ * 6.38 / 1.73 / 1.67: gcc 12 compiles the comparisons of a vector wider than the target's
+ * registers one lane at a time through the stack, so the baseline takes 2 lanes, the others 4.
  */
 #pragma once
 
@@ -28,11 +21,15 @@ G_BEGIN_DECLS
 
 /* gcc notes that a vector argument would be passed differently with other instruction sets: none
  * is passed, every helper is inlined */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
-#define DW_WHATIF_LANES 2
+#if !defined(DW_WHATIF_LANES) || (DW_WHATIF_LANES != 2 && DW_WHATIF_LANES != 4)
+#error "dw-whatif-kernels.c is compiled with DW_WHATIF_LANES 2 or 4"
+#endif
 
 typedef double DwWhatifLanes __attribute__ ((vector_size (DW_WHATIF_LANES * sizeof (double))));
 typedef gint64 DwWhatifMask __attribute__ ((vector_size (DW_WHATIF_LANES * sizeof (gint64))));
@@ -44,7 +41,11 @@ typedef float DwWhatifLanesF __attribute__ ((vector_size (DW_WHATIF_LANES * size
 DW_WHATIF_LANES_INLINE DwWhatifLanes
 dw_whatif_lanes_splat (double value)
 {
+#if DW_WHATIF_LANES == 2
   DwWhatifLanes lanes = { value, value };
+#else
+  DwWhatifLanes lanes = { value, value, value, value };
+#endif
   return lanes;
 }
 
@@ -88,7 +89,11 @@ dw_whatif_lanes_store (double *target, DwWhatifLanes lanes, guint live)
 DW_WHATIF_LANES_INLINE DwWhatifMask
 dw_whatif_lanes_live (guint live)
 {
+#if DW_WHATIF_LANES == 2
   const DwWhatifLanes index = { 0, 1 };
+#else
+  const DwWhatifLanes index = { 0, 1, 2, 3 };
+#endif
   return index < dw_whatif_lanes_splat ((double)live);
 }
 
@@ -162,59 +167,5 @@ dw_whatif_lanes_reduce_min (DwWhatifLanes lanes)
     min = lanes[lane] < min ? lanes[lane] : min;
   return min;
 }
-
-/* instruction sets of the variants */
-typedef enum
-{
-  DW_WHATIF_LANES_BASELINE,
-  DW_WHATIF_LANES_AVX2,
-  DW_WHATIF_LANES_AVX512,
-} DwWhatifLanesLevel;
-
-/* the widest set this processor runs (checked once) */
-DwWhatifLanesLevel dw_whatif_lanes_level (void);
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define DW_WHATIF_LANES_X86         1
-#define DW_WHATIF_LANES_TARGET_AVX2 __attribute__ ((target ("avx2")))
-#define DW_WHATIF_LANES_TARGET_AVX512 \
-  __attribute__ ((target ("avx512f,avx512dq,avx512vl,avx512bw")))
-#else
-#define DW_WHATIF_LANES_TARGET_AVX2
-#define DW_WHATIF_LANES_TARGET_AVX512
-#endif
-
-/* Defines `static void NAME (ARGS)` that runs BODY (an always-inline function taking the same
- * arguments: PASS names them) compiled for the widest instruction set this processor runs.
- * ARGS and PASS are parenthesised lists. */
-#define DW_WHATIF_LANES_VARIANTS(NAME, BODY, ARGS, PASS)       \
-  static void NAME##_baseline ARGS                             \
-  {                                                            \
-    BODY PASS;                                                 \
-  }                                                            \
-  DW_WHATIF_LANES_TARGET_AVX2 static void NAME##_avx2 ARGS     \
-  {                                                            \
-    BODY PASS;                                                 \
-  }                                                            \
-  DW_WHATIF_LANES_TARGET_AVX512 static void NAME##_avx512 ARGS \
-  {                                                            \
-    BODY PASS;                                                 \
-  }                                                            \
-  static void NAME ARGS                                        \
-  {                                                            \
-    switch (dw_whatif_lanes_level ())                          \
-      {                                                        \
-      case DW_WHATIF_LANES_AVX512:                             \
-        NAME##_avx512 PASS;                                    \
-        return;                                                \
-      case DW_WHATIF_LANES_AVX2:                               \
-        NAME##_avx2 PASS;                                      \
-        return;                                                \
-      case DW_WHATIF_LANES_BASELINE:                           \
-      default:                                                 \
-        NAME##_baseline PASS;                                  \
-        return;                                                \
-      }                                                        \
-  }
 
 G_END_DECLS

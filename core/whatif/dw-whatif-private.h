@@ -33,8 +33,9 @@ G_BEGIN_DECLS
 #define DW_WHATIF_MEAN_EPSILON DW_TORCH_MEAN_EPSILON
 /* tokens per block of the prefix sums */
 #define DW_WHATIF_BLOCK 64
-/* columns in a block of DwWhatifStep.is_lanes */
+/* columns, and rows, in a block of DwWhatifStep.is_lanes (the widest variant's lanes) */
 #define DW_WHATIF_IS_LANES_FIELDS 4
+#define DW_WHATIF_IS_LANES_BLOCK  4
 /* cut values of the row count table (dw_whatif_query_row_count_cut) */
 #define DW_WHATIF_N_CUTS 64
 
@@ -211,7 +212,7 @@ struct _DwWhatifStep
   DwWhatifRow *rows;            /* while the step is built; its columns stay (the rows are freed) */
   double *columns;              /* [DW_WHATIF_N_COLUMNS][n_rows] */
   /* float32 steps: the columns MEAN_TOK, N, MAX_WEIGHT and MIN_WEIGHT as float32, per block of
-   * DW_WHATIF_LANES rows (dw-whatif-lanes-private.h) the block's 8 values of each in turn, the
+   * DW_WHATIF_IS_LANES_BLOCK rows the block's values of each in turn, the
    * last block padded: a move of the token-level IS threshold on a compact step reads these 16
    * bytes a row instead of 5 columns of doubles (NULL otherwise) */
   float *is_lanes;

@@ -1,0 +1,238 @@
+/* dw-whatif-kernels.c — the row loops of a slider move (dw-whatif-kernels-private.h)
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Compiled twice (core/whatif/meson.build): DW_WHATIF_LANES=2 defines the baseline variants,
+ * DW_WHATIF_LANES=4 the AVX2 and AVX-512 ones. Each loop is an always-inline body on the lane
+ * vectors; DW_WHATIF_KERNEL_VARIANT compiles it for one instruction set.
+ */
+#include "config.h"
+
+#include "dw-whatif-kernels-private.h"
+#include "dw-whatif-lanes-private.h"
+#include "dw-whatif-private.h"
+
+/* The sums of a loop are kept as DW_WHATIF_SUM_WAYS interleaved partial sums, row r in way
+ * r % DW_WHATIF_SUM_WAYS, added up in way order at the end: the same additions in the same order
+ * whatever the width of the variant, so every variant gives the same bits. */
+#define DW_WHATIF_SUM_WAYS  4
+#define DW_WHATIF_SUM_PARTS (DW_WHATIF_SUM_WAYS / DW_WHATIF_LANES)
+
+typedef struct
+{
+  DwWhatifLanes part[DW_WHATIF_SUM_PARTS];
+} DwWhatifWays;
+
+DW_WHATIF_LANES_INLINE double
+dw_whatif_ways_total (const DwWhatifWays *ways)
+{
+  double total = 0;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    for (guint lane = 0; lane < DW_WHATIF_LANES; lane++)
+      total += ways->part[part][lane];
+  return total;
+}
+
+/* the live lanes of part @part of the rows from @block (FALSE: past the last part or row) */
+DW_WHATIF_LANES_INLINE gboolean
+dw_whatif_ways_live (gsize n_rows, gsize block, guint part, guint *live)
+{
+  const gsize start = block + part * DW_WHATIF_LANES;
+  if (part >= DW_WHATIF_SUM_PARTS || start >= n_rows)
+    return FALSE;
+  *live = MIN (DW_WHATIF_LANES, n_rows - start);
+  return TRUE;
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (stats->upper_r);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (stats->lower_r);
+  const DwWhatifLanes lowest = dw_whatif_lanes_splat (-INFINITY);
+  const DwWhatifLanes highest = dw_whatif_lanes_splat (INFINITY);
+  DwWhatifLanes max = lowest, min = highest, max_dev = lowest, n_high = zero, n_low = zero;
+  DwWhatifLanes error_max = zero, n_unsure_high = zero, n_unsure_low = zero;
+  DwWhatifWays sum, error_sum, error_sq, sum_sq_dev;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    sum.part[part] = error_sum.part[part] = error_sq.part[part] = sum_sq_dev.part[part] = zero;
+  for (gsize block = 0; block < stats->n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (stats->n_rows, block, part, &live); part++)
+      {
+        const gsize start = block + part * DW_WHATIF_LANES;
+        const DwWhatifMask in = dw_whatif_lanes_live (live);
+        const DwWhatifLanes mean = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0);
+        const DwWhatifLanes compared = dw_whatif_lanes_load (stats->compared + start, live, 1.0);
+        const DwWhatifLanes error
+          = stats->row_error ? dw_whatif_lanes_load (stats->row_error + start, live, 0.0) : zero;
+        sum.part[part] += mean;
+        max = dw_whatif_lanes_max (max, dw_whatif_lanes_select (in, mean, lowest));
+        min = dw_whatif_lanes_min (min, dw_whatif_lanes_select (in, mean, highest));
+        max_dev = dw_whatif_lanes_max (
+          max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
+        n_high += dw_whatif_lanes_count (in & (compared > upper));
+        n_low += dw_whatif_lanes_count (in & (compared < lower));
+        error_sum.part[part] += error;
+        error_max = dw_whatif_lanes_max (error_max, error);
+        error_sq.part[part] += error * error;
+        const DwWhatifMask unsure = error > zero;
+        n_unsure_high
+          += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - upper) <= error));
+        n_unsure_low
+          += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - lower) <= error));
+      }
+  stats->sum = dw_whatif_ways_total (&sum);
+  stats->max = dw_whatif_lanes_reduce_max (max);
+  stats->min = dw_whatif_lanes_reduce_min (min);
+  stats->max_dev = dw_whatif_lanes_reduce_max (max_dev);
+  stats->n_high = dw_whatif_lanes_sum (n_high);
+  stats->n_low = dw_whatif_lanes_sum (n_low);
+  stats->error_sum = dw_whatif_ways_total (&error_sum);
+  stats->error_max = dw_whatif_lanes_reduce_max (error_max);
+  stats->error_sq = dw_whatif_ways_total (&error_sq);
+  stats->n_unsure_high = dw_whatif_lanes_sum (n_unsure_high);
+  stats->n_unsure_low = dw_whatif_lanes_sum (n_unsure_low);
+  /* the deviations from the mean: a second pass over the means (in cache) */
+  const DwWhatifLanes centre = dw_whatif_lanes_splat (stats->sum / (double)stats->n_rows);
+  for (gsize block = 0; block < stats->n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (stats->n_rows, block, part, &live); part++)
+      {
+        const gsize start = block + part * DW_WHATIF_LANES;
+        const DwWhatifLanes deviation
+          = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0) - centre;
+        sum_sq_dev.part[part]
+          += dw_whatif_lanes_select (dw_whatif_lanes_live (live), deviation * deviation, zero);
+      }
+  stats->sum_sq_dev = dw_whatif_ways_total (&sum_sq_dev);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper_r);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower_r);
+  const DwWhatifLanes epsilon = dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON);
+  /* 2 ulps of a float32 mean */
+  const DwWhatifLanes rebuilt_error = dw_whatif_lanes_splat (2.4e-7);
+  const DwWhatifMask icepop = (DwWhatifMask)dw_whatif_lanes_splat (0.0) - (gint64)rows->icepop;
+  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
+      DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
+      if (rows->lanes != NULL)
+        {
+          /* rows [start, start + lanes) within their block of DW_WHATIF_IS_LANES_BLOCK */
+          const float *block = rows->lanes
+                               + start / DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_BLOCK
+                                   * DW_WHATIF_IS_LANES_FIELDS
+                               + start % DW_WHATIF_IS_LANES_BLOCK;
+          raw = dw_whatif_lanes_load_f32 (block);
+          tokens = valid = dw_whatif_lanes_load_f32 (block + DW_WHATIF_IS_LANES_BLOCK);
+          max_weight = dw_whatif_lanes_load_f32 (block + 2 * DW_WHATIF_IS_LANES_BLOCK);
+          min_weight = rows->icepop
+                         ? dw_whatif_lanes_load_f32 (block + 3 * DW_WHATIF_IS_LANES_BLOCK)
+                         : dw_whatif_lanes_splat (INFINITY);
+        }
+      else
+        {
+          raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
+          tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
+          valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+          max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
+          min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
+        }
+      const DwWhatifMask high = max_weight > upper;
+      const DwWhatifMask low = icepop & (min_weight < lower);
+      /* the row's raw sum, rebuilt from its float32 mean, less the most extreme token's part;
+       * the other valid − 1 tokens may be beyond the bounds too, each by at most as much (TIS:
+       * max − U above; IcePop: max above, L below) */
+      DwWhatifLanes sum = raw * tokens;
+      DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
+      const DwWhatifLanes part = rows->icepop ? max_weight : max_weight - upper;
+      sum = sum - dw_whatif_lanes_select (high, part, zero);
+      error = error + dw_whatif_lanes_select (high, (valid - one) * part, zero);
+      sum = sum - dw_whatif_lanes_select (low, min_weight, zero);
+      error = error + dw_whatif_lanes_select (low, (valid - one) * lower, zero);
+      const DwWhatifLanes mean = dw_whatif_lanes_round (
+        rows->f32, dw_whatif_lanes_round (rows->f32, sum)
+                     / dw_whatif_lanes_round (rows->f32, tokens + epsilon));
+      dw_whatif_lanes_store (rows->row_raw + start, raw, live);
+      const DwWhatifMask changed = high | low;
+      dw_whatif_lanes_store (rows->row_mean + start, dw_whatif_lanes_select (changed, mean, raw),
+                             live);
+      dw_whatif_lanes_store (
+        rows->row_error + start,
+        dw_whatif_lanes_select (changed & (tokens > zero), error / tokens, zero), live);
+    }
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_token_rows_lanes (DwWhatifTokenRows *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
+  DwWhatifLanes seq_masked = zero;
+  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
+      const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+      const DwWhatifLanes tokens = dw_whatif_lanes_load (rows->token_counts + start, live, 0.0);
+      DwWhatifMask within;
+      if (rows->k1_min != NULL)
+        within = (dw_whatif_lanes_load (rows->k1_min + start, live, 0.0) >= lower)
+                 & (dw_whatif_lanes_load (rows->k1_max + start, live, 0.0) <= upper);
+      else
+        within = dw_whatif_lanes_load (rows->max_k + start, live, 0.0) <= upper;
+      /* padding lanes have no valid token: they keep */
+      const DwWhatifMask loses = ~((valid == zero) | within);
+      seq_masked += dw_whatif_lanes_count (loses & (tokens > zero));
+      for (guint lane = 0; lane < live; lane++)
+        rows->rejected[start + lane] |= (guint8)(loses[lane] & 1);
+    }
+  rows->seq_masked = dw_whatif_lanes_sum (seq_masked);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_row_counts_lanes (DwWhatifRowCounts *counts)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (counts->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (counts->upper);
+  DwWhatifLanes n_high = zero, n_low = zero;
+  for (gsize start = 0; start < counts->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, counts->n_rows - start);
+      const DwWhatifMask valid
+        = dw_whatif_lanes_load (counts->token_counts + start, live, 0.0) > zero;
+      const DwWhatifLanes value = dw_whatif_lanes_load (counts->value + start, live, 0.0);
+      n_high += dw_whatif_lanes_count (valid & (value > upper));
+      n_low += dw_whatif_lanes_count (valid & (value < lower));
+    }
+  counts->n_high = dw_whatif_lanes_sum (n_high);
+  counts->n_low = dw_whatif_lanes_sum (n_low);
+}
+
+/* dw_whatif_kernel_<NAME>_<VARIANT> (ARGS): BODY compiled with TARGET */
+#define DW_WHATIF_KERNEL_VARIANT(NAME, VARIANT, TARGET, ARGS, PASS) \
+  TARGET void dw_whatif_kernel_##NAME##_##VARIANT ARGS              \
+  {                                                                 \
+    dw_whatif_##NAME##_lanes PASS;                                  \
+  }
+
+#define DW_WHATIF_KERNELS(VARIANT, TARGET)                                                         \
+  DW_WHATIF_KERNEL_VARIANT (applied_seq_stats, VARIANT, TARGET, (DwWhatifAppliedSeqStats * stats), \
+                            (stats))                                                               \
+  DW_WHATIF_KERNEL_VARIANT (applied_rows_sketch, VARIANT, TARGET,                                  \
+                            (const DwWhatifAppliedRowsSketch *rows), (rows))                       \
+  DW_WHATIF_KERNEL_VARIANT (token_rows, VARIANT, TARGET, (DwWhatifTokenRows * rows), (rows))       \
+  DW_WHATIF_KERNEL_VARIANT (row_counts, VARIANT, TARGET, (DwWhatifRowCounts * counts), (counts))
+
+#if DW_WHATIF_LANES == 2
+DW_WHATIF_KERNELS (baseline, )
+#elif defined(DW_WHATIF_LANES_X86)
+DW_WHATIF_KERNELS (avx2, DW_WHATIF_LANES_TARGET_AVX2)
+DW_WHATIF_KERNELS (avx512, DW_WHATIF_LANES_TARGET_AVX512)
+#endif
