@@ -100,6 +100,14 @@ dw_correction_set_vector_limit (const char *name)
   return NULL;
 }
 
+DwVectorLevel
+dw_correction_get_vector_level (void)
+{
+  _Static_assert((int)DW_VECTOR_AVX2 == DW_SIMD_AVX2 && (int)DW_VECTOR_AVX512 == DW_SIMD_AVX512,
+                 "the public levels are the private ones");
+  return (DwVectorLevel)dw_correction_simd_get_level ();
+}
+
 void
 dw_correction_simd_set_enabled (bool enabled)
 {

@@ -140,6 +140,14 @@ extern "C"
    * the levels: "avx512", "avx2" or "off" (at most what the CPU has). Returns the name of the
    * level granted, NULL (nothing changed) for another name. Process-wide, not thread-safe. */
   const char *dw_correction_set_vector_limit (const char *name);
+  /* The level in use (the what-if engine's row loops follow it too, so one limit caps both). */
+  typedef enum
+  {
+    DW_VECTOR_OFF,
+    DW_VECTOR_AVX2,   /* AVX2 + FMA */
+    DW_VECTOR_AVX512, /* AVX-512 F, DQ, BW, VL (and AVX2 + FMA) */
+  } DwVectorLevel;
+  DwVectorLevel dw_correction_get_vector_level (void);
 
   /* float32 / float64 comparisons of the spec: a double bound rounded to the dtype. */
   static inline double dw_round_to_dtype (double v, DwDType dtype)

@@ -126,11 +126,6 @@ void dw_whatif_step_histogram (const DwWhatifStep *self, double lo, double hi, g
 /* Quantile @q ∈ [0,1] of the valid-token ℓ (nearest rank), NAN for an empty step. */
 double dw_whatif_step_quantile (const DwWhatifStep *self, double q);
 
-/* The widest vector instructions the row loops of an evaluation may use ("off", "avx2",
- * "avx512"; by default the widest this processor runs): benchmarks compare them, tests check that
- * every variant gives the same values. Returns the level in use, NULL for an unknown name. */
-const char *dw_whatif_set_vector_limit (const char *name);
-
 /* ------------------------------------------------------------------------------------------ */
 /* A run                                                                                      */
 

@@ -959,9 +959,7 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
         {
           /* the float32 copy of the token columns is all the rows the move reads */
           dw_whatif_eval_prefetch_range (step->is_lanes,
-                                         (step->n_rows + DW_WHATIF_IS_LANES_BLOCK - 1)
-                                           / DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_BLOCK
-                                           * DW_WHATIF_IS_LANES_FIELDS * sizeof (float));
+                                         dw_whatif_is_lanes_length (step->n_rows) * sizeof (float));
           __builtin_prefetch (step->sketch);
         }
       else if (!is_kept && plan->is_on)

@@ -7,8 +7,10 @@
  * dw-whatif-kernels.c writes them once, on vectors of doubles (dw-whatif-lanes-private.h), and
  * is compiled twice: with two lanes for the baseline (SSE2), with four for AVX2 and AVX-512
  * (gcc 12 compiles a vector wider than the target's registers one lane at a time). The
- * dw_whatif_kernel_* functions run the widest variant this processor runs (dw-whatif-lanes.c);
- * every variant gives the same bits (test /whatif/vector-variants).
+ * dw_whatif_kernel_* functions run the variant of the correction core's vector level
+ * (dw_correction_get_vector_level: the widest this processor runs unless
+ * dw_correction_set_vector_limit caps it; dw-whatif-lanes.c); every variant gives the same bits
+ * (test /whatif/vector-variants).
  */
 #pragma once
 
@@ -72,16 +74,6 @@ typedef struct
 #endif
 
 /* the variants (dw-whatif-kernels.c) */
-typedef enum
-{
-  DW_WHATIF_LANES_BASELINE,
-  DW_WHATIF_LANES_AVX2,
-  DW_WHATIF_LANES_AVX512,
-} DwWhatifLanesLevel;
-
-/* the widest set this processor runs (checked once, capped by dw_whatif_set_vector_limit) */
-DwWhatifLanesLevel dw_whatif_lanes_level (void);
-
 #define DW_WHATIF_KERNEL_DECLARE(variant)                                                      \
   void dw_whatif_kernel_applied_seq_stats_##variant (DwWhatifAppliedSeqStats *stats);          \
   void dw_whatif_kernel_applied_rows_sketch_##variant (const DwWhatifAppliedRowsSketch *rows); \
@@ -92,7 +84,7 @@ DW_WHATIF_KERNEL_DECLARE (avx2)
 DW_WHATIF_KERNEL_DECLARE (avx512)
 #undef DW_WHATIF_KERNEL_DECLARE
 
-/* the widest variant of each (dw-whatif-lanes.c) */
+/* the variant of each for the vector level in use (dw-whatif-lanes.c) */
 void dw_whatif_kernel_applied_seq_stats (DwWhatifAppliedSeqStats *stats);
 void dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows);
 void dw_whatif_kernel_token_rows (DwWhatifTokenRows *rows);

@@ -233,6 +233,14 @@ struct _DwWhatifStep
   DwMetric *offpolicy;
 };
 
+/* floats in DwWhatifStep.is_lanes for @n_rows rows (whole blocks) */
+static inline gsize
+dw_whatif_is_lanes_length (gsize n_rows)
+{
+  return (n_rows + DW_WHATIF_IS_LANES_BLOCK - 1) / DW_WHATIF_IS_LANES_BLOCK
+         * DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_FIELDS;
+}
+
 /* the column @column of the per-row table */
 static inline const double *
 dw_whatif_column (const DwWhatifStep *step, int column)

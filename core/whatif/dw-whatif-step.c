@@ -328,7 +328,7 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
         DW_WHATIF_COL_MIN_WEIGHT };
   /* a padding lane: no token, never beyond a bound */
   static const float padding[DW_WHATIF_IS_LANES_FIELDS] = { 0.0f, 0.0f, -INFINITY, INFINITY };
-  const gsize n_blocks = (self->n_rows + DW_WHATIF_IS_LANES_BLOCK - 1) / DW_WHATIF_IS_LANES_BLOCK;
+  const gsize length = dw_whatif_is_lanes_length (self->n_rows);
   if (!self->f32 || self->n_rows == 0)
     return;
   /* the lanes stand for VALID by N: equal for the 0/1 masks of the fast path */
@@ -336,23 +336,28 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
     if (dw_whatif_cell (self, DW_WHATIF_COL_N, row)
         != dw_whatif_cell (self, DW_WHATIF_COL_VALID, row))
       return;
-  self->is_lanes = g_new (float, n_blocks *DW_WHATIF_IS_LANES_FIELDS *DW_WHATIF_IS_LANES_BLOCK);
-  for (gsize block = 0; block < n_blocks; block++)
-    for (int field = 0; field < DW_WHATIF_IS_LANES_FIELDS; field++)
-      for (gsize lane = 0; lane < DW_WHATIF_IS_LANES_BLOCK; lane++)
+  self->is_lanes = g_new (float, length);
+  /* position i holds field (i / BLOCK) % FIELDS of row (i / (BLOCK · FIELDS)) · BLOCK + i % BLOCK
+   */
+  for (gsize index = 0; index < length; index++)
+    {
+      const int field = (int)(index / DW_WHATIF_IS_LANES_BLOCK % DW_WHATIF_IS_LANES_FIELDS);
+      const gsize row
+        = index / (DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_FIELDS) * DW_WHATIF_IS_LANES_BLOCK
+          + index % DW_WHATIF_IS_LANES_BLOCK;
+      if (row >= self->n_rows)
         {
-          const gsize row = block * DW_WHATIF_IS_LANES_BLOCK + lane;
-          float *target
-            = &self->is_lanes[(block * DW_WHATIF_IS_LANES_FIELDS + field) * DW_WHATIF_IS_LANES_BLOCK
-                              + lane];
-          const double value = row < self->n_rows ? dw_whatif_cell (self, fields[field], row) : 0;
-          *target = row < self->n_rows ? (float)value : padding[field];
-          if (row < self->n_rows && (double)*target != value && !isnan (value))
-            {
-              g_clear_pointer (&self->is_lanes, g_free);
-              return;
-            }
+          self->is_lanes[index] = padding[field];
+          continue;
         }
+      const double value = dw_whatif_cell (self, fields[field], row);
+      self->is_lanes[index] = (float)value;
+      if ((double)self->is_lanes[index] != value && !isnan (value))
+        {
+          g_clear_pointer (&self->is_lanes, g_free);
+          return;
+        }
+    }
 }
 
 /* the per-row columns, and the sums over tokens of row-constant values in token order (as the
@@ -758,8 +763,7 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   gsize bytes = sizeof *self + self->n_offpolicy * sizeof (DwMetric);
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
-    bytes += (self->n_rows + DW_WHATIF_IS_LANES_BLOCK - 1) / DW_WHATIF_IS_LANES_BLOCK
-             * DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_FIELDS * sizeof (float);
+    bytes += dw_whatif_is_lanes_length (self->n_rows) * sizeof (float);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   if (self->sketch)

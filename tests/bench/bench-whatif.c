@@ -10,7 +10,8 @@
  * bench-whatif [STEPS [ROWS COLS]]. Environment: DW_BENCH_MOVES=1 prints every move (wall and CPU
  * ms); DW_BENCH_SLIDERS=0,2 runs only those sliders (0-based, in the order printed);
  * DW_BENCH_REPEAT=N runs the sliders N times; DW_BENCH_COMPACT=1 builds compact steps
- * (dw_whatif_step_new_compact); DW_BENCH_SIMD=off|avx2|avx512 limits the row loops' vectors.
+ * (dw_whatif_step_new_compact); DW_BENCH_SIMD=off|avx2|avx512 limits the vectors of the row loops
+ * and of the correction core (dw_correction_set_vector_limit).
  */
 #include <math.h>
 #include <stdio.h>
@@ -256,7 +257,7 @@ main (int argc, char **argv)
   guint nt = MAX (1, g_get_num_processors ());
   compact = g_strcmp0 (g_getenv ("DW_BENCH_COMPACT"), "1") == 0;
   if (g_getenv ("DW_BENCH_SIMD") != NULL
-      && dw_whatif_set_vector_limit (g_getenv ("DW_BENCH_SIMD")) == NULL)
+      && dw_correction_set_vector_limit (g_getenv ("DW_BENCH_SIMD")) == NULL)
     g_error ("DW_BENCH_SIMD: off, avx2 or avx512");
   printf ("what-if benchmark: %u steps x %zu sequences x %zu tokens, float32, %u threads%s\n",
           N_STEPS, B, T, nt, compact ? ", compact steps" : "");

@@ -955,7 +955,7 @@ test_vector_variants (void)
       const char *best = NULL;
       for (gsize limit = 0; limit < G_N_ELEMENTS (limits); limit++)
         {
-          const char *used = dw_whatif_set_vector_limit (limits[limit]);
+          const char *used = dw_correction_set_vector_limit (limits[limit]);
           g_assert_nonnull (used);
           if (limit > 0 && g_strcmp0 (used, best) == 0)
             continue; /* the processor runs nothing wider */
@@ -966,8 +966,8 @@ test_vector_variants (void)
       compared += vc.compared;
       g_array_unref (vc.reference);
     }
-  g_assert_null (dw_whatif_set_vector_limit ("sse9"));
-  dw_whatif_set_vector_limit ("avx512");
+  g_assert_null (dw_correction_set_vector_limit ("sse9"));
+  dw_correction_set_vector_limit ("avx512");
   g_printerr ("vector variants: %" G_GUINT64_FORMAT " values compared with the baseline's\n",
               compared);
 }
