@@ -372,6 +372,27 @@ dw_whatif_engine_add_counts (DwWhatifRunResult *result, const DwWhatifLabelCount
     }
 }
 
+gboolean
+dw_whatif_engine_label_counts (DwWhatifEngine *self, const DwWhatifRunResult *result, guint64 *rows,
+                               guint64 *rejected)
+{
+  DwWhatifLabelCounts counts = { { 0 } };
+  if (result->has_labels)
+    {
+      memcpy (rows, result->label_rows, sizeof result->label_rows);
+      memcpy (rejected, result->label_rejected, sizeof result->label_rejected);
+      return TRUE;
+    }
+  if (self->labels == NULL || result->row_rejected == NULL || result->n_steps > self->n_labelled)
+    return FALSE;
+  for (guint index = 0; index < result->n_steps; index++)
+    if (result->row_rejected[index] != NULL)
+      dw_whatif_engine_count_labels (self, index, result->row_rejected[index], &counts);
+  memcpy (rows, counts.rows, sizeof counts.rows);
+  memcpy (rejected, counts.rejected, sizeof counts.rejected);
+  return TRUE;
+}
+
 /* evaluates @plan on every step: in the calling thread for a short run, else shared with the pool
  */
 static void

@@ -195,6 +195,12 @@ DwWhatifRunResult *dw_whatif_engine_evaluate (DwWhatifEngine *self, const DwConf
  * a step's outcomes are in cache. */
 DwWhatifRunResult *dw_whatif_engine_evaluate_rows (DwWhatifEngine *self, const DwConfig *config,
                                                    GError **error);
+/* The rows and rejections of each label over the steps of @result (an evaluate_rows () result)
+ * whose outcomes are known, into @rows and @rejected (DW_WHATIF_MAX_LABELS each): the
+ * evaluation's counts when it had the labels, else counted now (a result evaluated before they
+ * were set). FALSE when the labels do not cover its steps. */
+gboolean dw_whatif_engine_label_counts (DwWhatifEngine *self, const DwWhatifRunResult *result,
+                                        guint64 *rows, guint64 *rejected);
 
 /* Exact pass in a GTask thread: evaluates @config from the statistics, then for every step with
  * an approximate metric or pending, reloads the batch through the loader and runs

@@ -26,10 +26,8 @@ struct _DwTuneLengthBias
   guint64 rows[N_SLOTS][N_BINS];
   guint64 rejected[N_SLOTS][N_BINS];
   gboolean valid[N_SLOTS];
-  /* the bin of every row of every step (NO_BIN: an empty row), from max_len: a slider move
-   * counts rejections without dividing 192 k lengths (3000 steps × 64 rows) again */
-  guint8 *row_bins;
-  gsize *row_bins_start; /* [n_row_bins_steps + 1] */
+  /* the steps whose rows' bins (from max_len) are the engine's row labels: a slider move counts
+   * rejections without dividing 1.5 M lengths (3000 steps × 512 rows) again */
   guint n_row_bins_steps;
 };
 
@@ -49,82 +47,51 @@ dw_tune_length_bias_bin (DwTuneLengthBias *self, double length)
   return MIN (bin, N_BINS - 1);
 }
 
-/* the bin of every row of the engine's steps, from max_len */
+/* the bin of every row of the engine's steps, from max_len, as the engine's row labels: its
+ * evaluations count the rows of each bin as they go (in its threads, while a step's outcomes are
+ * in cache), so a move need not walk 1.5 M outcomes here */
 static void
 dw_tune_length_bias_bin_rows (DwTuneLengthBias *self)
 {
   const guint n_steps = dw_whatif_engine_get_n_steps (self->engine);
   gsize n_rows = 0;
 
-  g_clear_pointer (&self->row_bins, g_free);
-  g_clear_pointer (&self->row_bins_start, g_free);
-  self->row_bins_start = g_new (gsize, n_steps + 1);
   for (guint index = 0; index < n_steps; index++)
-    {
-      self->row_bins_start[index] = n_rows;
-      n_rows += dw_whatif_step_get_n_rows (dw_whatif_engine_get_step (self->engine, index));
-    }
-  self->row_bins_start[n_steps] = n_rows;
-  self->n_row_bins_steps = n_steps;
-  self->row_bins = g_new (guint8, MAX (n_rows, 1));
+    n_rows += dw_whatif_step_get_n_rows (dw_whatif_engine_get_step (self->engine, index));
+  g_autofree guint8 *bins = g_new (guint8, MAX (n_rows, 1));
+  n_rows = 0;
   for (guint index = 0; index < n_steps; index++)
     {
       const DwWhatifStep *step = dw_whatif_engine_get_step (self->engine, index);
       const double *lengths = dw_whatif_step_get_row_lengths (step);
-      guint8 *bins = self->row_bins + self->row_bins_start[index];
 
-      for (gsize row = 0; row < dw_whatif_step_get_n_rows (step); row++)
-        bins[row]
+      for (gsize row = 0; row < dw_whatif_step_get_n_rows (step); row++, n_rows++)
+        bins[n_rows]
           = lengths[row] <= 0 ? NO_BIN : (guint8)dw_tune_length_bias_bin (self, lengths[row]);
     }
-  /* the engine's evaluations count the rows of each bin as they go (in its threads, while a
-   * step's outcomes are in cache): a move need not walk 1.5 M outcomes here (3000 × 512 rows) */
-  dw_whatif_engine_set_row_labels (self->engine, self->row_bins, n_rows);
+  dw_whatif_engine_set_row_labels (self->engine, bins, n_rows);
+  self->n_row_bins_steps = n_steps;
 }
 
-/* Accumulates rejection per length bin of @result (row outcomes of the engine's steps) into slot
- * @slot. */
+/* Rejection per length bin of @result (row outcomes of the engine's steps) into slot @slot. */
 static void
 dw_tune_length_bias_outcomes (DwTuneLengthBias *self, const DwWhatifRunResult *result, guint slot)
 {
-  gboolean any = FALSE;
+  guint64 rows[DW_WHATIF_MAX_LABELS], rejected[DW_WHATIF_MAX_LABELS];
 
   memset (self->rows[slot], 0, sizeof self->rows[slot]);
   memset (self->rejected[slot], 0, sizeof self->rejected[slot]);
   self->valid[slot] = FALSE;
   if (!self->engine || !result || !result->row_rejected)
     return;
-  if (self->row_bins == NULL
-      || self->n_row_bins_steps != dw_whatif_engine_get_n_steps (self->engine))
-    dw_tune_length_bias_bin_rows (self); /* steps were added */
-  if (result->n_steps > self->n_row_bins_steps)
+  if (self->n_row_bins_steps != dw_whatif_engine_get_n_steps (self->engine))
+    dw_tune_length_bias_bin_rows (self); /* first use, or steps were added */
+  if (!dw_whatif_engine_label_counts (self->engine, result, rows, rejected))
     return;
-  if (result->has_labels)
-    {
-      for (guint index = 0; index < result->n_steps && !any; index++)
-        any = result->row_rejected[index] != NULL;
-      memcpy (self->rows[slot], result->label_rows, sizeof self->rows[slot]);
-      memcpy (self->rejected[slot], result->label_rejected, sizeof self->rejected[slot]);
-      self->valid[slot] = any;
-      return;
-    }
-  for (guint index = 0; index < result->n_steps; index++)
-    {
-      const guint8 *rejected = result->row_rejected[index];
-      const guint8 *bins = self->row_bins + self->row_bins_start[index];
-      const gsize n_rows = self->row_bins_start[index + 1] - self->row_bins_start[index];
-
-      if (rejected == NULL || n_rows == 0)
-        continue;
-      any = TRUE;
-      for (gsize row = 0; row < n_rows; row++)
-        if (bins[row] != NO_BIN)
-          {
-            self->rows[slot][bins[row]]++;
-            self->rejected[slot][bins[row]] += rejected[row] != 0;
-          }
-    }
-  self->valid[slot] = any;
+  memcpy (self->rows[slot], rows, sizeof self->rows[slot]);
+  memcpy (self->rejected[slot], rejected, sizeof self->rejected[slot]);
+  for (guint index = 0; index < result->n_steps && !self->valid[slot]; index++)
+    self->valid[slot] = result->row_rejected[index] != NULL;
 }
 
 /* the longest sequence of the steps whose outcomes @result knows: the bins' range */
@@ -313,8 +280,6 @@ dw_tune_length_bias_finalize (GObject *object)
   DwTuneLengthBias *self = DW_TUNE_LENGTH_BIAS (object);
 
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
-  g_free (self->row_bins);
-  g_free (self->row_bins_start);
   G_OBJECT_CLASS (dw_tune_length_bias_parent_class)->finalize (object);
 }
 
@@ -344,9 +309,8 @@ dw_tune_length_bias_set_engine (DwTuneLengthBias *self, DwWhatifEngine *engine)
   if (engine != NULL)
     dw_whatif_engine_ref (engine);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
-  g_clear_pointer (&self->row_bins, g_free);
-  g_clear_pointer (&self->row_bins_start, g_free);
   self->engine = engine;
+  self->n_row_bins_steps = 0;
   memset (self->valid, 0, sizeof self->valid);
   self->max_len = 0;
   if (engine != NULL)
