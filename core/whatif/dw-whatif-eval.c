@@ -299,25 +299,35 @@ dw_whatif_eval_rs_seq_option (const DwWhatifStep *step, DwWhatifRsState *state,
   const int statistic = dw_whatif_eval_rs_row_statistic (option->k, option->aggregation);
   const double *value = dw_whatif_column (step, statistic);
   const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
+  DwWhatifSeqOption rows = {
+    .value = value,
+    .valid = valid,
+    .token_counts = dw_whatif_column (step, DW_WHATIF_COL_N),
+    .lower = option->lower,
+    .upper = option->upper,
+    .lower_metric = option->lower_metric,
+    .two_sided = option->k == 1,
+    .sums = step->f32,
+    .n_rows = step->n_rows,
+    .rejected = state->seq_rejected,
+  };
+  dw_whatif_kernel_seq_option (&rows);
   option->sum_stat = step->seq_sum_stat[statistic];
+  option->masked += rows.masked;
+  option->seq_masked += rows.seq_masked;
+  if (step->f32)
+    {
+      option->sum += rows.sum;
+      option->sum_sq += rows.sum_sq;
+      return;
+    }
+  /* float64: each row's value added as many times as it has valid tokens, as torch sums them */
   for (gsize row = 0; row < step->n_rows; row++)
     {
-      const double row_value = value[row];
-      gboolean keeps = option->k == 1 ? (row_value <= option->upper && row_value >= option->lower)
-                                      : (row_value <= option->upper);
-      double clamped = dw_torch_clamp (row_value, option->lower_metric, option->upper);
+      double clamped = dw_torch_clamp (value[row], option->lower_metric, option->upper);
       dw_whatif_add_repeated (step, &option->sum, clamped, valid[row]);
       dw_whatif_add_repeated (step, &option->sum_sq, dw_whatif_round (step, clamped * clamped),
                               valid[row]);
-      if (keeps)
-        continue;
-      option->masked += valid[row];
-      if (token_counts[row] > 0)
-        {
-          option->seq_masked += 1;
-          state->seq_rejected[row] = 1;
-        }
     }
 }
 
@@ -541,23 +551,17 @@ dw_whatif_eval_rs_overall_sketch (const DwWhatifStep *step, DwWhatifList *list,
       kept = inside.count;
       kept_error = inside.count_error;
     }
-  double masked = n_tokens - kept, masked_error = kept_error, rows_rejected = 0;
-  const double kept_share = n_tokens > 0 ? kept / n_tokens : 0;
-  for (gsize row = 0; row < step->n_rows; row++)
-    {
-      const gboolean seq = state->seq_rejected[row], tok = state->tok_rejected[row];
-      gboolean rejected = valid[row] > 0 && (seq || tok);
-      rows_rejected += rejected;
-      if (row_rejected)
-        row_rejected[row] = rejected;
-      if (seq && !tok)
-        masked += valid[row];
-      else if (seq && tok)
-        {
-          masked += valid[row] * kept_share;
-          masked_error += valid[row];
-        }
-    }
+  DwWhatifRsRows rows = {
+    .seq_rejected = state->seq_rejected,
+    .tok_rejected = state->tok_rejected,
+    .valid = valid,
+    .kept_share = n_tokens > 0 ? kept / n_tokens : 0,
+    .n_rows = step->n_rows,
+    .row_rejected = row_rejected,
+  };
+  dw_whatif_kernel_rs_rows (&rows);
+  const double masked = (n_tokens - kept) + rows.masked;
+  const double masked_error = kept_error + rows.masked_error, rows_rejected = rows.rows_rejected;
   list->error = masked_error / step->mask_count;
   dw_whatif_list_put (list, "rollout_rs_masked_fraction", dw_whatif_mean_batch (step, masked));
   dw_whatif_list_put (list, "rollout_rs_seq_masked_fraction", rows_rejected / (double)step->n_rows);

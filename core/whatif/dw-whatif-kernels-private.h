@@ -63,6 +63,37 @@ typedef struct
   double n_high, n_low; /* out */
 } DwWhatifRowCounts;
 
+/* a sequence RS option's rows (statistic @value): a row keeps its tokens when
+ * lower ≤ value ≤ upper (@two_sided: k1) or value ≤ upper; the option's token-weighted sums of
+ * the statistic clamped to [lower_metric, upper] (float32 steps only: on a float64 step torch's
+ * sum of a row's repeated value is not its product) */
+typedef struct
+{
+  const double *value, *valid, *token_counts;
+  double lower, upper, lower_metric;
+  gboolean two_sided, sums;
+  gsize n_rows;
+  guint8 *rejected; /* out: set to 1 for a non-empty row that loses its tokens (never cleared) */
+  /* out: Σ valid · clamp (value) and Σ valid · R(clamp (value)²) when @sums; the valid tokens
+   * of the rows that lose them; the non-empty rows among them */
+  double sum, sum_sq, masked, seq_masked;
+} DwWhatifSeqOption;
+
+/* the rows the RS options reject together on a compact step: a row a sequence option rejects
+ * loses its valid tokens, of which a token option also rejecting it keeps an estimated
+ * @kept_share */
+typedef struct
+{
+  const guint8 *seq_rejected, *tok_rejected;
+  const double *valid;
+  double kept_share;
+  gsize n_rows;
+  guint8 *row_rejected; /* out (nullable): 1 for a non-empty row either rejects */
+  /* out: those rows; the tokens the sequence options take besides the token options' (their
+   * estimate), and its error bound */
+  double rows_rejected, masked, masked_error;
+} DwWhatifRsRows;
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DW_WHATIF_LANES_X86         1
 #define DW_WHATIF_LANES_TARGET_AVX2 __attribute__ ((target ("avx2")))
@@ -78,7 +109,9 @@ typedef struct
   void dw_whatif_kernel_applied_seq_stats_##variant (DwWhatifAppliedSeqStats *stats);          \
   void dw_whatif_kernel_applied_rows_sketch_##variant (const DwWhatifAppliedRowsSketch *rows); \
   void dw_whatif_kernel_token_rows_##variant (DwWhatifTokenRows *rows);                        \
-  void dw_whatif_kernel_row_counts_##variant (DwWhatifRowCounts *counts);
+  void dw_whatif_kernel_row_counts_##variant (DwWhatifRowCounts *counts);                      \
+  void dw_whatif_kernel_seq_option_##variant (DwWhatifSeqOption *option);                      \
+  void dw_whatif_kernel_rs_rows_##variant (DwWhatifRsRows *rows);
 DW_WHATIF_KERNEL_DECLARE (baseline)
 DW_WHATIF_KERNEL_DECLARE (avx2)
 DW_WHATIF_KERNEL_DECLARE (avx512)
@@ -89,5 +122,7 @@ void dw_whatif_kernel_applied_seq_stats (DwWhatifAppliedSeqStats *stats);
 void dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows);
 void dw_whatif_kernel_token_rows (DwWhatifTokenRows *rows);
 void dw_whatif_kernel_row_counts (DwWhatifRowCounts *counts);
+void dw_whatif_kernel_seq_option (DwWhatifSeqOption *option);
+void dw_whatif_kernel_rs_rows (DwWhatifRsRows *rows);
 
 G_END_DECLS

@@ -189,8 +189,7 @@ dw_whatif_token_rows_lanes (DwWhatifTokenRows *rows)
       /* padding lanes have no valid token: they keep */
       const DwWhatifMask loses = ~((valid == zero) | within);
       seq_masked += dw_whatif_lanes_count (loses & (tokens > zero));
-      for (guint lane = 0; lane < live; lane++)
-        rows->rejected[start + lane] |= (guint8)(loses[lane] & 1);
+      dw_whatif_lanes_store_flags (rows->rejected + start, loses, live, TRUE);
     }
   rows->seq_masked = dw_whatif_lanes_sum (seq_masked);
 }
@@ -215,6 +214,77 @@ dw_whatif_row_counts_lanes (DwWhatifRowCounts *counts)
   counts->n_low = dw_whatif_lanes_sum (n_low);
 }
 
+DW_WHATIF_LANES_INLINE void
+dw_whatif_seq_option_lanes (DwWhatifSeqOption *option)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (option->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (option->upper);
+  const DwWhatifLanes lower_metric = dw_whatif_lanes_splat (option->lower_metric);
+  const DwWhatifMask two_sided = (DwWhatifMask)zero - (gint64)option->two_sided;
+  DwWhatifLanes masked = zero, seq_masked = zero;
+  DwWhatifWays sum, sum_sq;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    sum.part[part] = sum_sq.part[part] = zero;
+  for (gsize block = 0; block < option->n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (option->n_rows, block, part, &live); part++)
+      {
+        const gsize start = block + part * DW_WHATIF_LANES;
+        /* padding lanes: no valid token, no token, kept */
+        const DwWhatifLanes value = dw_whatif_lanes_load (option->value + start, live, 0.0);
+        const DwWhatifLanes valid = dw_whatif_lanes_load (option->valid + start, live, 0.0);
+        const DwWhatifLanes tokens = dw_whatif_lanes_load (option->token_counts + start, live, 0.0);
+        const DwWhatifMask keeps
+          = (value <= upper) & ((value >= lower) | ~two_sided) & dw_whatif_lanes_live (live);
+        if (option->sums)
+          {
+            /* torch.clamp (dw_torch_clamp): NaN stays NaN */
+            DwWhatifLanes clamped
+              = dw_whatif_lanes_select (value < lower_metric, lower_metric, value);
+            clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
+            sum.part[part] += clamped * valid;
+            sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
+          }
+        masked += dw_whatif_lanes_select (keeps, zero, valid);
+        const DwWhatifMask loses = ~keeps & (tokens > zero);
+        seq_masked += dw_whatif_lanes_count (loses);
+        dw_whatif_lanes_store_flags (option->rejected + start, loses, live, TRUE);
+      }
+  option->sum = dw_whatif_ways_total (&sum);
+  option->sum_sq = dw_whatif_ways_total (&sum_sq);
+  option->masked = dw_whatif_lanes_sum (masked);
+  option->seq_masked = dw_whatif_lanes_sum (seq_masked);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes kept_share = dw_whatif_lanes_splat (rows->kept_share);
+  DwWhatifLanes rejected_rows = zero, masked_error = zero;
+  DwWhatifWays masked;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    masked.part[part] = zero;
+  for (gsize block = 0; block < rows->n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (rows->n_rows, block, part, &live); part++)
+      {
+        const gsize start = block + part * DW_WHATIF_LANES;
+        const DwWhatifMask seq = dw_whatif_lanes_load_flags (rows->seq_rejected + start, live);
+        const DwWhatifMask tok = dw_whatif_lanes_load_flags (rows->tok_rejected + start, live);
+        const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+        const DwWhatifMask rejected = (valid > zero) & (seq | tok);
+        rejected_rows += dw_whatif_lanes_count (rejected);
+        if (rows->row_rejected != NULL)
+          dw_whatif_lanes_store_flags (rows->row_rejected + start, rejected, live, FALSE);
+        masked.part[part] += dw_whatif_lanes_select (
+          seq, dw_whatif_lanes_select (tok, valid * kept_share, valid), zero);
+        masked_error += dw_whatif_lanes_select (seq & tok, valid, zero);
+      }
+  rows->rows_rejected = dw_whatif_lanes_sum (rejected_rows);
+  rows->masked = dw_whatif_ways_total (&masked);
+  rows->masked_error = dw_whatif_lanes_sum (masked_error);
+}
+
 /* dw_whatif_kernel_<NAME>_<VARIANT> (ARGS): BODY compiled with TARGET */
 #define DW_WHATIF_KERNEL_VARIANT(NAME, VARIANT, TARGET, ARGS, PASS) \
   TARGET void dw_whatif_kernel_##NAME##_##VARIANT ARGS              \
@@ -228,7 +298,9 @@ dw_whatif_row_counts_lanes (DwWhatifRowCounts *counts)
   DW_WHATIF_KERNEL_VARIANT (applied_rows_sketch, VARIANT, TARGET,                                  \
                             (const DwWhatifAppliedRowsSketch *rows), (rows))                       \
   DW_WHATIF_KERNEL_VARIANT (token_rows, VARIANT, TARGET, (DwWhatifTokenRows * rows), (rows))       \
-  DW_WHATIF_KERNEL_VARIANT (row_counts, VARIANT, TARGET, (DwWhatifRowCounts * counts), (counts))
+  DW_WHATIF_KERNEL_VARIANT (row_counts, VARIANT, TARGET, (DwWhatifRowCounts * counts), (counts))   \
+  DW_WHATIF_KERNEL_VARIANT (seq_option, VARIANT, TARGET, (DwWhatifSeqOption * option), (option))   \
+  DW_WHATIF_KERNEL_VARIANT (rs_rows, VARIANT, TARGET, (DwWhatifRsRows * rows), (rows))
 
 #if DW_WHATIF_LANES == 2
 DW_WHATIF_KERNELS (baseline, )

@@ -74,6 +74,37 @@ dw_whatif_lanes_load_f32 (const float *source)
   return __builtin_convertvector(lanes, DwWhatifLanes);
 }
 
+typedef guint8 DwWhatifBytes __attribute__ ((vector_size (DW_WHATIF_LANES)));
+
+/* lanes [0, @live) of byte flags from @source as a mask (set where a flag is not 0): one load
+ * widened, not a lane at a time through the stack (a stalled store forwarding) */
+DW_WHATIF_LANES_INLINE DwWhatifMask
+dw_whatif_lanes_load_flags (const guint8 *source, guint live)
+{
+  DwWhatifBytes bytes = { 0 };
+  if (live == DW_WHATIF_LANES)
+    memcpy (&bytes, source, sizeof bytes);
+  else
+    for (guint lane = 0; lane < live; lane++)
+      bytes[lane] = source[lane];
+  return __builtin_convertvector(bytes, DwWhatifMask) != 0;
+}
+
+/* lanes [0, @live) of @mask to @target as byte flags 0 / 1, or'ed into them when @merge */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_lanes_store_flags (guint8 *target, DwWhatifMask mask, guint live, gboolean merge)
+{
+  DwWhatifBytes bytes = __builtin_convertvector(mask & 1, DwWhatifBytes);
+  if (merge)
+    bytes |= (DwWhatifBytes) __builtin_convertvector(dw_whatif_lanes_load_flags (target, live) & 1,
+                                                     DwWhatifBytes);
+  if (live == DW_WHATIF_LANES)
+    memcpy (target, &bytes, sizeof bytes);
+  else
+    for (guint lane = 0; lane < live; lane++)
+      target[lane] = bytes[lane];
+}
+
 /* lanes [0, @live) to @target */
 DW_WHATIF_LANES_INLINE void
 dw_whatif_lanes_store (double *target, DwWhatifLanes lanes, guint live)

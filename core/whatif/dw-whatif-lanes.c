@@ -51,3 +51,15 @@ dw_whatif_kernel_row_counts (DwWhatifRowCounts *counts)
 {
   DW_WHATIF_KERNEL_CALL (row_counts, (counts));
 }
+
+void
+dw_whatif_kernel_seq_option (DwWhatifSeqOption *option)
+{
+  DW_WHATIF_KERNEL_CALL (seq_option, (option));
+}
+
+void
+dw_whatif_kernel_rs_rows (DwWhatifRsRows *rows)
+{
+  DW_WHATIF_KERNEL_CALL (rs_rows, (rows));
+}

@@ -11,7 +11,8 @@
  * ms); DW_BENCH_SLIDERS=0,2 runs only those sliders (0-based, in the order printed);
  * DW_BENCH_REPEAT=N runs the sliders N times; DW_BENCH_COMPACT=1 builds compact steps
  * (dw_whatif_step_new_compact); DW_BENCH_SIMD=off|avx2|avx512 limits the vectors of the row loops
- * and of the correction core (dw_correction_set_vector_limit).
+ * and of the correction core (dw_correction_set_vector_limit); DW_BENCH_ROWS=1 asks for every
+ * row's outcome as the Tune page does (dw_whatif_engine_evaluate_rows).
  */
 #include <math.h>
 #include <stdio.h>
@@ -170,6 +171,18 @@ sl_tis_token_v090 (DwConfig *c, guint i, guint n)
   set_num (c, "rollout_rs_threshold", 0.01);
 }
 
+/* the Tune page's default with its RS bound (seq_mean_k3) moved instead, as bench-tune's
+ * "RS bound, drag": the IS group stays as it was, the RS group is evaluated again */
+static void
+sl_rs_bound_v090 (DwConfig *c, guint i, guint n)
+{
+  dw_config_init (c, DW_GEN_VERL_0_9_0);
+  set_str (c, "rollout_is", "token");
+  set_num (c, "rollout_is_threshold", 2.0);
+  set_str (c, "rollout_rs", "seq_mean_k3");
+  set_num (c, "rollout_rs_threshold", exp (log (1e-4) + (log (0.05) - log (1e-4)) * i / n));
+}
+
 static guint spot_skipped;
 
 static guint64
@@ -301,10 +314,12 @@ main (int argc, char **argv)
     { "verl-0.9.0 token IcePop bounds (+/- batch norm)", sl_icepop_token },
     { "verl-0.9.0 sequence TIS threshold (+seq_max_k3)", sl_tis_seq_v090 },
     { "verl-0.9.0 token TIS threshold (+seq_mean_k3, the Tune page's default)", sl_tis_token_v090 },
+    { "verl-0.9.0 seq_mean_k3 RS bound (token TIS 2, the Tune page's default)", sl_rs_bound_v090 },
   };
   const guint moves = 40;
   const char *only = g_getenv ("DW_BENCH_SLIDERS");
   const gboolean verbose = g_strcmp0 (g_getenv ("DW_BENCH_MOVES"), "1") == 0;
+  const gboolean rows = g_strcmp0 (g_getenv ("DW_BENCH_ROWS"), "1") == 0;
   const guint repeat
     = MAX (1, g_getenv ("DW_BENCH_REPEAT") ? atoi (g_getenv ("DW_BENCH_REPEAT")) : 1);
   double *all = g_new (double, G_N_ELEMENTS (sliders) * moves * repeat);
@@ -326,7 +341,8 @@ main (int argc, char **argv)
             sliders[s].fn (&c, i, moves);
             double cpu0 = process_cpu_ms ();
             gint64 a = g_get_monotonic_time ();
-            DwWhatifRunResult *res = dw_whatif_engine_evaluate (e, &c, NULL);
+            DwWhatifRunResult *res = rows ? dw_whatif_engine_evaluate_rows (e, &c, NULL)
+                                          : dw_whatif_engine_evaluate (e, &c, NULL);
             t[n] = (g_get_monotonic_time () - a) / 1e3;
             tc[n] = all_cpu[n_all] = process_cpu_ms () - cpu0;
             all[n_all++] = t[n];

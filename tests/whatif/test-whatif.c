@@ -886,13 +886,14 @@ test_compact (void)
 }
 
 /* The row loops' vector variants (dw-whatif-lanes-private.h): every config of the grid gives the
- * same values, flags and bounds, bit for bit, in each variant this processor runs as in the
- * baseline, on full and compact steps of row counts that fill no, one or several vectors with a
- * remainder (1, 3, 5, 61 rows), float32 and float64. */
+ * same values, flags, bounds and rejected rows, bit for bit, in each variant this processor runs as
+ * in the baseline, on full and compact steps of row counts that fill no, one or several vectors
+ * with a remainder (1, 3, 5, 61 rows), float32 and float64. */
 typedef struct
 {
   const DwWhatifStep *steps[2];
-  GArray *reference; /* the baseline's results, in grid order (recorded on the first pass) */
+  GArray *reference;      /* the baseline's results, in grid order (recorded on the first pass) */
+  GPtrArray *row_outcome; /* and its row outcomes (NULL where it gives none) */
   guint next;
   guint64 compared;
 } VariantCase;
@@ -905,12 +906,24 @@ variant_case_fn (const DwConfig *config, gpointer data)
     {
       DwWhatifStepResult result;
       dw_whatif_step_evaluate (vc->steps[kind], config, &result);
+      /* the rows the RS options reject (the length-bias view's outcomes) */
+      const gsize n_rows = dw_whatif_step_get_n_rows (vc->steps[kind]);
+      g_autofree double *lengths = g_new (double, n_rows);
+      guint8 *rejected = g_malloc (n_rows);
+      if (!dw_whatif_step_row_outcomes (vc->steps[kind], config, lengths, rejected))
+        g_clear_pointer (&rejected, g_free);
       if (vc->reference->len <= vc->next)
         {
           g_array_append_val (vc->reference, result);
+          g_ptr_array_add (vc->row_outcome, rejected);
           vc->next++;
           continue;
         }
+      const guint8 *baseline_rejected = g_ptr_array_index (vc->row_outcome, vc->next);
+      g_assert_true ((rejected == NULL) == (baseline_rejected == NULL));
+      if (rejected != NULL)
+        g_assert_cmpmem (rejected, n_rows, baseline_rejected, n_rows);
+      g_free (rejected);
       DwWhatifStepResult *baseline = &g_array_index (vc->reference, DwWhatifStepResult, vc->next++);
       g_assert_cmpint (result.failed, ==, baseline->failed);
       g_assert_cmpint (result.pending, ==, baseline->pending);
@@ -949,8 +962,9 @@ test_vector_variants (void)
       g_assert_no_error (error);
       g_autoptr (DwWhatifStep) compact = dw_whatif_step_new_compact (b, 0, &error);
       g_assert_no_error (error);
-      VariantCase vc
-        = { { full, compact }, g_array_new (FALSE, FALSE, sizeof (DwWhatifStepResult)) };
+      VariantCase vc = { { full, compact },
+                         g_array_new (FALSE, FALSE, sizeof (DwWhatifStepResult)),
+                         g_ptr_array_new_with_free_func (g_free) };
       g_array_set_clear_func (vc.reference, (GDestroyNotify)dw_whatif_step_result_clear);
       const char *best = NULL;
       for (gsize limit = 0; limit < G_N_ELEMENTS (limits); limit++)
@@ -965,6 +979,7 @@ test_vector_variants (void)
         }
       compared += vc.compared;
       g_array_unref (vc.reference);
+      g_ptr_array_unref (vc.row_outcome);
     }
   g_assert_null (dw_correction_set_vector_limit ("sse9"));
   dw_correction_set_vector_limit ("avx512");
