@@ -34,6 +34,7 @@ struct _DwWhatifEngine
   guint8 *labels;
   gsize *label_start;
   guint n_labelled;
+  guint64 labels_generation; /* counts the labels set (DwWhatifMemo.labels_generation) */
 };
 
 /* an evaluation's per-label counts (DwWhatifRunResult.label_rows, label_rejected) */
@@ -73,6 +74,40 @@ dw_whatif_engine_count_labels (DwWhatifEngine *self, guint index, const guint8 *
       }
 }
 
+/* dw_whatif_engine_count_labels of a step evaluated under @plan with @memo (nullable). From
+ * verl 0.7.1 on, the RS group alone rejects rows: under the id of its plan fields, a step that
+ * did not fail rejects the rows of its last such evaluation, whose counts its memo keeps. A
+ * slider of the IS group then reads 128 bytes of a step instead of its rows' labels. */
+static void
+dw_whatif_engine_count_step_labels (DwWhatifEngine *self, const DwPlan *plan, guint index,
+                                    const guint8 *rejected, DwWhatifMemo *memo,
+                                    const DwWhatifStepResult *out, DwWhatifLabelCounts *counts)
+{
+  const guint64 rs_id = self->memo_keys.id[DW_WHATIF_GROUP_RS];
+  if (memo == NULL || rs_id == 0 || plan->path != DW_PATH_VERL_K_OPTIONS || out->failed)
+    {
+      dw_whatif_engine_count_labels (self, index, rejected, counts);
+      return;
+    }
+  if (memo->labels_rs_id != rs_id || memo->labels_generation != self->labels_generation)
+    {
+      DwWhatifLabelCounts step = { { 0 } };
+      dw_whatif_engine_count_labels (self, index, rejected, &step);
+      for (guint label = 0; label < DW_WHATIF_MAX_LABELS; label++)
+        {
+          memo->label_rows[label] = (guint32)step.rows[label];
+          memo->label_rejected[label] = (guint32)step.rejected[label];
+        }
+      memo->labels_rs_id = rs_id;
+      memo->labels_generation = self->labels_generation;
+    }
+  for (guint label = 0; label < DW_WHATIF_MAX_LABELS; label++)
+    {
+      counts->rows[label] += memo->label_rows[label];
+      counts->rejected[label] += memo->label_rejected[label];
+    }
+}
+
 static void
 dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
                                  DwWhatifRunResult *result, guint index, DwWhatifMemo *memos,
@@ -98,7 +133,8 @@ dw_whatif_engine_evaluate_range (DwWhatifEngine *self, const DwPlan *plan,
   if (result->results[index].pending)
     result->row_rejected[index] = NULL;
   else if (result->has_labels)
-    dw_whatif_engine_count_labels (self, index, rejected, counts);
+    dw_whatif_engine_count_step_labels (self, plan, index, rejected, memo, &result->results[index],
+                                        counts);
 }
 
 /* steps a thread takes at a time, fetched ahead together (dw_whatif_engine_evaluate_chunk) */
@@ -225,6 +261,7 @@ dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsi
     g_return_if_fail (labels[row] < DW_WHATIF_MAX_LABELS || labels[row] == DW_WHATIF_NO_LABEL);
   self->labels = g_memdup2 (labels, MAX (n_rows, 1));
   self->n_labelled = self->steps->len;
+  self->labels_generation++;
 }
 
 void

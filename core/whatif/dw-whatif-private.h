@@ -588,6 +588,10 @@ typedef struct
 typedef struct
 {
   DwWhatifGroupMemo is, rs;
+  /* the engine's: the step's rows and rejected rows per row label (dw_whatif_engine_set_row_labels
+   * of generation @labels_generation) under the RS group of id @labels_rs_id (0: none kept) */
+  guint64 labels_rs_id, labels_generation;
+  guint32 label_rows[DW_WHATIF_MAX_LABELS], label_rejected[DW_WHATIF_MAX_LABELS];
 } DwWhatifMemo;
 
 void dw_whatif_memo_clear (DwWhatifMemo *memo);

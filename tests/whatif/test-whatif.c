@@ -1162,8 +1162,25 @@ test_stored_stats (void)
 typedef struct
 {
   DwWhatifEngine *engine;
-  guint configs, steps;
+  guint configs, steps, labelled;
+  guint8 *labels; /* the engine's row labels (dw_whatif_engine_set_row_labels) */
+  gsize n_rows;
 } MemoCase;
+
+/* labels rows (every step's in order) as the length-bias view does, @kind one of two labellings;
+ * some rows have none */
+static void
+memo_case_label (MemoCase *mc, int kind)
+{
+  gsize row = 0;
+  for (guint i = 0; i < dw_whatif_engine_get_n_steps (mc->engine); i++)
+    for (gsize b = 0; b < dw_whatif_step_get_n_rows (dw_whatif_engine_get_step (mc->engine, i));
+         b++, row++)
+      mc->labels[row] = b % 11 == 0 ? DW_WHATIF_NO_LABEL
+                        : kind == 0 ? (guint8)((i * 7 + b) % 5)
+                                    : (guint8)((i + b * 3) % DW_WHATIF_MAX_LABELS);
+  dw_whatif_engine_set_row_labels (mc->engine, mc->labels, mc->n_rows);
+}
 
 /* @a (an engine evaluation) equals @b (the step evaluated alone) bit for bit */
 static void
@@ -1198,10 +1215,17 @@ memo_case_fn (const DwConfig *config, gpointer data)
   MemoCase *mc = data;
   for (int again = 0; again < 2; again++)
     {
+      /* halfway, other labels, between the two evaluations of one config: the counts a step's
+       * memo keeps are those of the labels set before */
+      if (mc->configs == 701)
+        memo_case_label (mc, 1);
       g_autoptr (GError) error = NULL;
       g_autoptr (DwWhatifRunResult) run
         = dw_whatif_engine_evaluate_rows (mc->engine, config, &error);
       g_assert_no_error (error);
+      guint64 label_rows[DW_WHATIF_MAX_LABELS] = { 0 },
+              label_rejected[DW_WHATIF_MAX_LABELS] = { 0 };
+      const guint8 *labels = mc->labels;
       for (guint i = 0; i < run->n_steps; i++)
         {
           const DwWhatifStep *step = dw_whatif_engine_get_step (mc->engine, i);
@@ -1212,23 +1236,47 @@ memo_case_fn (const DwConfig *config, gpointer data)
           dw_whatif_step_evaluate (step, config, &alone);
           assert_same_step_result (&run->results[i], &alone);
           dw_whatif_step_result_clear (&alone);
-          if (run->results[i].failed)
-            continue;
-          if (dw_whatif_step_row_outcomes (step, config, lengths, rejected))
-            g_assert_true (memcmp (run->row_rejected[i], rejected, n_rows) == 0);
-          else
-            g_assert_null (run->row_rejected[i]);
-          mc->steps++;
+          labels += n_rows;
+          /* the rows of a step with known outcomes count: a failed step's as the engine gives
+           * them, the others' as the step alone gives them */
+          const guint8 *outcome = run->row_rejected[i];
+          if (!run->results[i].failed)
+            {
+              if (dw_whatif_step_row_outcomes (step, config, lengths, rejected))
+                g_assert_true (memcmp (run->row_rejected[i], rejected, n_rows) == 0);
+              else
+                g_assert_null (run->row_rejected[i]);
+              mc->steps++;
+            }
+          for (gsize b = 0; outcome != NULL && b < n_rows; b++)
+            if (labels[(gssize)b - (gssize)n_rows] != DW_WHATIF_NO_LABEL)
+              {
+                label_rows[labels[(gssize)b - (gssize)n_rows]]++;
+                label_rejected[labels[(gssize)b - (gssize)n_rows]] += outcome[b] != 0;
+              }
         }
+      /* a config verl rejects fails every step before any is evaluated: no outcomes */
+      if (!run->has_labels)
+        {
+          for (guint i = 0; i < run->n_steps; i++)
+            g_assert_true (run->results[i].failed);
+          mc->configs++;
+          continue;
+        }
+      mc->labelled++;
+      g_assert_cmpmem (run->label_rows, sizeof label_rows, label_rows, sizeof label_rows);
+      g_assert_cmpmem (run->label_rejected, sizeof label_rejected, label_rejected,
+                       sizeof label_rejected);
       mc->configs++;
     }
 }
 
 /* The engine keeps each step's IS metrics and its RS and off-policy metrics for the next
  * evaluation, and takes them again when the plan fields they read are unchanged (a slider moves
- * one of them). Over the whole grid in order (neighbouring configs share a group) and each config
- * twice, on full and compact steps of both dtypes and an empty one, every evaluation equals the
- * steps evaluated alone, values, flags, bounds and row outcomes. */
+ * one of them); with them, the step's rows and rejected rows per row label. Over the whole grid in
+ * order (neighbouring configs share a group) and each config twice, on full and compact steps of
+ * both dtypes and an empty one, every evaluation equals the steps evaluated alone, values, flags,
+ * bounds, row outcomes and their counts per label (the labels changed halfway). */
 static void
 test_engine_memo (void)
 {
@@ -1247,10 +1295,28 @@ test_engine_memo (void)
         = s % 2 ? dw_whatif_step_new_compact (b, s, &error) : dw_whatif_step_new (b, s, &error);
       g_assert_no_error (error);
       dw_whatif_engine_add_step (engine, step);
+      mc.n_rows += dw_whatif_step_get_n_rows (step);
     }
+  g_autofree guint8 *labels = g_new (guint8, mc.n_rows);
+  mc.labels = labels;
+  memo_case_label (&mc, 0);
   grid_all (memo_case_fn, &mc);
-  g_test_message ("engine memo: %u evaluations, %u step results equal", mc.configs, mc.steps);
+  /* IcePop bounds no weight falls in fail every step before its RS group rejects a row; the
+   * same RS group under bounds that do not fail rejects rows again */
+  for (int bounds = 0; bounds < 2; bounds++)
+    {
+      DwConfig c;
+      dw_config_init (&c, DW_GEN_VERL_0_9_0);
+      with (&c, "rollout_is", dw_value_str ("token"));
+      with (&c, "rollout_is_threshold", dw_value_str (bounds == 0 ? "1e6_2e6" : "0.8_1.25"));
+      with (&c, "rollout_rs", dw_value_str ("token_k1,seq_mean_k3"));
+      with (&c, "rollout_rs_threshold", dw_value_str ("0.8_1.25,0.01"));
+      memo_case_fn (&c, &mc);
+    }
+  g_test_message ("engine memo: %u evaluations (%u with label counts), %u step results equal",
+                  mc.configs, mc.labelled, mc.steps);
   g_assert_cmpuint (mc.configs, >, 1000);
+  g_assert_cmpuint (mc.labelled, >, 1000);
 }
 
 int
