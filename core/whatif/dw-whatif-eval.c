@@ -221,6 +221,9 @@ typedef struct
   double kept_low, kept_high; /* compact steps: the token options' kept ℓ interval */
 } DwWhatifRsState;
 
+/* rows a step's RS flags take on the stack */
+#define DW_WHATIF_EVAL_STACK_ROWS 2048
+
 /* one option's values before the metrics are put */
 typedef struct
 {
@@ -573,8 +576,14 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
 {
   const gsize n_rows = step->n_rows;
   DwWhatifRsState state = { 0 };
-  state.seq_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
-  state.tok_rejected = g_new0 (guint8, n_rows ? n_rows : 1);
+  /* on the stack for the usual step (a move evaluates thousands, a few hundred rows each) */
+  guint8 on_stack[2 * DW_WHATIF_EVAL_STACK_ROWS];
+  g_autofree guint8 *on_heap
+    = n_rows > DW_WHATIF_EVAL_STACK_ROWS ? g_new (guint8, 2 * n_rows) : NULL;
+  state.seq_rejected = on_heap != NULL ? on_heap : on_stack;
+  state.tok_rejected = state.seq_rejected + MAX (n_rows, DW_WHATIF_EVAL_STACK_ROWS);
+  memset (state.seq_rejected, 0, n_rows);
+  memset (state.tok_rejected, 0, n_rows);
   state.kept_end = step->n_tokens;
   state.kept_low = -INFINITY;
   state.kept_high = INFINITY;
@@ -596,8 +605,6 @@ dw_whatif_eval_rs (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *p
     dw_whatif_eval_rs_overall_sketch (step, list, &state, row_rejected);
   else
     dw_whatif_eval_rs_overall (step, list, &state, row_rejected);
-  g_free (state.seq_rejected);
-  g_free (state.tok_rejected);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -877,7 +884,11 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
   memo->has_rows = row_rejected != NULL;
   if (row_rejected)
     {
-      memo->row_rejected = g_realloc (memo->row_rejected, MAX (n_rows, 1));
+      if (memo->row_capacity < MAX (n_rows, 1))
+        {
+          memo->row_capacity = MAX (n_rows, 1);
+          memo->row_rejected = g_realloc (memo->row_rejected, memo->row_capacity);
+        }
       memcpy (memo->row_rejected, row_rejected, n_rows);
     }
   memo->key_id = key_id;

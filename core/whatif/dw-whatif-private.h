@@ -582,7 +582,8 @@ typedef struct
   double *errors;           /* [capacity] error bounds, in the block of @values */
   guint8 *approximate;      /* [capacity] approximate flags, in the block of @values */
   guint n_entries, capacity;
-  guint8 *row_rejected; /* [n_rows] when has_rows */
+  guint8 *row_rejected; /* [n_rows] when has_rows, of @row_capacity bytes */
+  gsize row_capacity;
 } DwWhatifGroupMemo;
 
 typedef struct
