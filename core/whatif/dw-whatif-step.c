@@ -318,6 +318,14 @@ dw_whatif_step_scan_row (DwWhatifStep *self, const DwBatch *batch, gsize row)
   dw_whatif_step_finish_row (self, stats, weight_sum);
 }
 
+/* @value as float32 into @copy; FALSE when that changes it (NaN stays NaN) */
+static gboolean
+dw_whatif_step_float_copy (double value, float *copy)
+{
+  *copy = (float)value;
+  return (double)*copy == value || isnan (value);
+}
+
 /* the float32 copy of the columns the token-level IS of a compact step reads (is_lanes), when
  * every value is a float32 (a float32 batch's are: no copy changes one) */
 static void
@@ -350,14 +358,32 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
           self->is_lanes[index] = padding[field];
           continue;
         }
-      const double value = dw_whatif_cell (self, fields[field], row);
-      self->is_lanes[index] = (float)value;
-      if ((double)self->is_lanes[index] != value && !isnan (value))
+      if (!dw_whatif_step_float_copy (dw_whatif_cell (self, fields[field], row),
+                                      &self->is_lanes[index]))
         {
           g_clear_pointer (&self->is_lanes, g_free);
           return;
         }
     }
+}
+
+/* the float32 copy of the RS row columns (rs_lanes), when every value is a float32 */
+static void
+dw_whatif_step_fill_rs_lanes (DwWhatifStep *self)
+{
+  const gsize stride = dw_whatif_rs_lanes_stride (self->n_rows);
+  if (!self->f32 || self->n_rows == 0)
+    return;
+  /* padding rows: no token, a statistic of 0 (the row loops mask them out) */
+  self->rs_lanes = g_new0 (float, DW_WHATIF_RS_LANES_COLUMNS *stride);
+  for (int column = 0; column < DW_WHATIF_RS_LANES_COLUMNS; column++)
+    for (gsize row = 0; row < self->n_rows; row++)
+      if (!dw_whatif_step_float_copy (dw_whatif_cell (self, column, row),
+                                      &self->rs_lanes[column * stride + row]))
+        {
+          g_clear_pointer (&self->rs_lanes, g_free);
+          return;
+        }
 }
 
 /* the per-row columns, and the sums over tokens of row-constant values in token order (as the
@@ -440,6 +466,7 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
 #undef DW_WHATIF_STEP_SET
     }
   dw_whatif_step_fill_is_lanes (self);
+  dw_whatif_step_fill_rs_lanes (self);
 }
 
 /* threshold-free statistics of the rows' weight means per level and of the RS row statistics */
@@ -745,6 +772,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->rows);
   g_free (self->columns);
   g_free (self->is_lanes);
+  g_free (self->rs_lanes);
   g_free (self->offpolicy);
   dw_whatif_sketch_free (self->sketch);
   g_free (self);
@@ -764,6 +792,8 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
     bytes += dw_whatif_is_lanes_length (self->n_rows) * sizeof (float);
+  if (self->rs_lanes)
+    bytes += DW_WHATIF_RS_LANES_COLUMNS * dw_whatif_rs_lanes_stride (self->n_rows) * sizeof (float);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   if (self->sketch)
