@@ -369,16 +369,34 @@ dw_health_median_inplace (double *a, gsize n)
   return 0.5 * (lower + upper);
 }
 
-/* Theil–Sen slope: median over pairs i < j of (x_j − x_i) / (s_j − s_i). */
-static double
-dw_health_theil_sen (const double *x, const gint64 *s, gsize n, double *scratch)
+/* Whether the Theil–Sen slope, the median over pairs i < j of (x_j − x_i) / (s_j − s_i), is
+ * positive (0 without a pair). Only its sign is needed: with p of the n slopes positive, the
+ * median (the middle one, or the mean of the two middle ones, as dw_health_median_inplace takes
+ * it) is positive when p > n / 2, not when p < n / 2, and for p = n / 2 (n even) it is the mean
+ * of the smallest positive slope and the largest other one. A count instead of a selection:
+ * the rule runs at every point of every drift series (docs/BENCHMARKS.md, health rules). */
+static gboolean
+dw_health_theil_sen_rising (const double *x, const gint64 *s, gsize n)
 {
-  gsize slope_count = 0;
+  gsize slope_count = 0, positive = 0;
+  double smallest_positive = INFINITY, largest_other = -INFINITY;
   for (gsize index = 0; index < n; index++)
     for (gsize inner = index + 1; inner < n; inner++)
       if (s[inner] != s[index])
-        scratch[slope_count++] = (x[inner] - x[index]) / (double)(s[inner] - s[index]);
-  return slope_count ? dw_health_median_inplace (scratch, slope_count) : 0.0;
+        {
+          const double slope = (x[inner] - x[index]) / (double)(s[inner] - s[index]);
+          slope_count++;
+          if (slope > 0)
+            {
+              positive++;
+              smallest_positive = MIN (smallest_positive, slope);
+            }
+          else
+            largest_other = MAX (largest_other, slope);
+        }
+  if (slope_count % 2 == 1 || positive != slope_count / 2)
+    return 2 * positive > slope_count;
+  return slope_count > 0 && 0.5 * (largest_other + smallest_positive) > 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -394,9 +412,52 @@ typedef struct
   double baseline;
   double baseline_sigma; /* 1.4826 · MAD of the baseline points */
   guint consecutive;
-  GArray *x;     /* double: baseline points, then a sliding buffer of recent points */
-  GArray *steps; /* gint64, parallel to x */
+  GArray *x;      /* double: baseline points, then a sliding buffer of recent points */
+  GArray *steps;  /* gint64, parallel to x */
+  GArray *window; /* double: the last rule->drift.window points, sorted */
 } RuleState;
+
+/* @value enters @st's sorted window, and the point it pushes out leaves (before x is trimmed:
+ * the point is still in it): a rolling median is then an index, not a selection per point */
+static void
+dw_health_window_add (RuleState *st, guint size, double value)
+{
+  GArray *window = st->window;
+  const double *sorted = (const double *)window->data;
+  guint low = 0, high = window->len;
+  while (low < high)
+    {
+      const guint middle = low + (high - low) / 2;
+      if (sorted[middle] <= value)
+        low = middle + 1;
+      else
+        high = middle;
+    }
+  g_array_insert_val (window, low, value);
+  if (window->len <= size)
+    return;
+  const double leaving = g_array_index (st->x, double, st->x->len - 1 - size);
+  sorted = (const double *)window->data;
+  low = 0, high = window->len;
+  while (low < high)
+    {
+      const guint middle = low + (high - low) / 2;
+      if (sorted[middle] < leaving)
+        low = middle + 1;
+      else
+        high = middle;
+    }
+  g_array_remove_index (window, low);
+}
+
+/* the median of a sorted window (as dw_health_median_inplace takes it) */
+static double
+dw_health_window_median (const GArray *window)
+{
+  const double *sorted = (const double *)window->data;
+  const guint n = window->len;
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
 
 typedef struct
 {
@@ -429,6 +490,8 @@ dw_health_series_state_free (gpointer p)
         g_array_unref (state->states[index].x);
       if (state->states[index].steps)
         g_array_unref (state->states[index].steps);
+      if (state->states[index].window)
+        g_array_unref (state->states[index].window);
     }
   g_free (state->states);
   g_free (state->tag);
@@ -480,6 +543,7 @@ dw_health_series_state (DwHealthMonitor *m, const char *canonical, const char *t
         {
           rule_state->x = g_array_new (FALSE, FALSE, sizeof (double));
           rule_state->steps = g_array_new (FALSE, FALSE, sizeof (gint64));
+          rule_state->window = g_array_new (FALSE, FALSE, sizeof (double));
         }
     }
   g_hash_table_insert (m->series, state->tag, state);
@@ -564,6 +628,7 @@ dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, 
     return FALSE; /* skipped: neither drifting nor breaking the confirmation run */
   g_array_append_val (st->x, transformed);
   g_array_append_val (st->steps, step);
+  dw_health_window_add (st, params->window, transformed);
   if (!st->has_baseline)
     {
       if (st->x->len == params->baseline_points)
@@ -588,20 +653,16 @@ dw_health_eval_drift (DwHealthMonitor *m, RuleState *st, gint64 step, double v, 
   const double *values = (const double *)st->x->data;
   const gint64 *steps = (const gint64 *)st->steps->data;
   guint len = st->x->len;
-  guint window = MIN (params->window, len);
-  double *scratch = dw_health_scratch (
-    m, MAX ((gsize)window, (gsize)params->slope_window * params->slope_window / 2 + 1));
-  memcpy (scratch, values + len - window, window * sizeof (double));
-  double med = dw_health_median_inplace (scratch, window);
+  /* the median of the last min(window, len) points */
+  double med = dw_health_window_median (st->window);
   double bound = MAX (st->baseline * params->factor, st->baseline + params->min_delta);
   bound = MAX (bound, st->baseline + 3.0 * st->baseline_sigma);
   gboolean drifting = FALSE;
   if (med > bound)
     {
       guint slope_window = MIN (params->slope_window, len);
-      drifting = dw_health_theil_sen (values + len - slope_window, steps + len - slope_window,
-                                      slope_window, scratch)
-                 > 0;
+      drifting = dw_health_theil_sen_rising (values + len - slope_window,
+                                             steps + len - slope_window, slope_window);
     }
   if (!drifting)
     {
