@@ -514,12 +514,19 @@ typedef struct
   DwRunCheck check;
 } DwTuneLoaderCheck;
 
+/* Recomputes every step from its raw batch (seconds to minutes for a large run): in the
+ * background, as the refinement, with the recompute's threads, which inherit the policy; at
+ * normal priority it took a processor from the first slider moves after the page opened. */
 static gboolean
 dw_tune_loader_check_read (DwStore *store, gpointer data, GCancellable *cancellable, GError **error)
 {
   DwTuneLoaderCheck *job = data;
+  struct sched_param saved;
+  const int policy = dw_tune_loader_background_begin (&saved);
+  const gboolean ok = dw_run_config_check (store, job->run_id, &job->check, cancellable, error);
 
-  return dw_run_config_check (store, job->run_id, &job->check, cancellable, error);
+  dw_tune_loader_background_end (policy, &saved);
+  return ok;
 }
 
 void
