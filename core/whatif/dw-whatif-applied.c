@@ -155,6 +155,7 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
     .max_weight = dw_whatif_column (step, DW_WHATIF_COL_MAX_WEIGHT),
     .min_weight = dw_whatif_column (step, DW_WHATIF_COL_MIN_WEIGHT),
     .lanes = step->is_lanes,
+    .lanes_stride = dw_whatif_lanes_stride (step->n_rows),
     .n_rows = step->n_rows,
     .upper_r = dw_whatif_round (step, applied->upper),
     .lower_r = dw_whatif_round (step, applied->lower),

@@ -977,9 +977,12 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
       if (!is_kept && plan->is_on && plan->is_level == DW_LEVEL_TOKEN && step->sketch != NULL
           && step->is_lanes != NULL)
         {
-          /* the float32 copy of the token columns is all the rows the move reads */
-          dw_whatif_eval_prefetch_range (step->is_lanes,
-                                         dw_whatif_is_lanes_length (step->n_rows) * sizeof (float));
+          /* the float32 copy of the token columns is all the rows the move reads: TIS the
+           * first three, IcePop also the fourth */
+          const int n_fields = plan->is_mode == DW_IS_ZERO_OUTSIDE ? DW_WHATIF_IS_LANES_FIELDS
+                                                                   : DW_WHATIF_IS_LANES_FIELDS - 1;
+          dw_whatif_eval_prefetch_range (
+            step->is_lanes, n_fields * dw_whatif_lanes_stride (step->n_rows) * sizeof (float));
           __builtin_prefetch (step->sketch);
         }
       else if (!is_kept && plan->is_on)

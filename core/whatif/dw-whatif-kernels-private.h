@@ -35,7 +35,10 @@ typedef struct
 typedef struct
 {
   const double *raw_mean, *row_tokens, *valid, *max_weight, *min_weight;
-  const float *lanes; /* the same as float32 (DwWhatifStep.is_lanes, valid = row_tokens), or NULL */
+  /* the same as float32 (DwWhatifStep.is_lanes, valid = row_tokens, each column @lanes_stride
+   * floats), or NULL */
+  const float *lanes;
+  gsize lanes_stride;
   gsize n_rows;
   double upper_r, lower_r;
   gboolean icepop, f32;

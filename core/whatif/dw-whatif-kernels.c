@@ -123,17 +123,13 @@ dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows)
       DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
       if (rows->lanes != NULL)
         {
-          /* rows [start, start + lanes) within their block of DW_WHATIF_IS_LANES_BLOCK */
-          const float *block = rows->lanes
-                               + start / DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_BLOCK
-                                   * DW_WHATIF_IS_LANES_FIELDS
-                               + start % DW_WHATIF_IS_LANES_BLOCK;
-          raw = dw_whatif_lanes_load_f32 (block);
-          tokens = valid = dw_whatif_lanes_load_f32 (block + DW_WHATIF_IS_LANES_BLOCK);
-          max_weight = dw_whatif_lanes_load_f32 (block + 2 * DW_WHATIF_IS_LANES_BLOCK);
-          min_weight = rows->icepop
-                         ? dw_whatif_lanes_load_f32 (block + 3 * DW_WHATIF_IS_LANES_BLOCK)
-                         : dw_whatif_lanes_splat (INFINITY);
+          /* the columns one after the other, rows [start, start + lanes) of each */
+          const float *row = rows->lanes + start;
+          raw = dw_whatif_lanes_load_f32 (row);
+          tokens = valid = dw_whatif_lanes_load_f32 (row + rows->lanes_stride);
+          max_weight = dw_whatif_lanes_load_f32 (row + 2 * rows->lanes_stride);
+          min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (row + 3 * rows->lanes_stride)
+                                    : dw_whatif_lanes_splat (INFINITY);
         }
       else
         {

@@ -33,9 +33,10 @@ G_BEGIN_DECLS
 #define DW_WHATIF_MEAN_EPSILON DW_TORCH_MEAN_EPSILON
 /* tokens per block of the prefix sums */
 #define DW_WHATIF_BLOCK 64
-/* columns, and rows, in a block of DwWhatifStep.is_lanes (the widest variant's lanes) */
+/* the columns of DwWhatifStep.is_lanes (MEAN_TOK, N, MAX_WEIGHT, MIN_WEIGHT), and the rows a
+ * float32 copy of a column is padded to a multiple of (the widest variant's lanes) */
 #define DW_WHATIF_IS_LANES_FIELDS 4
-#define DW_WHATIF_IS_LANES_BLOCK  4
+#define DW_WHATIF_LANES_BLOCK     4
 /* cut values of the row count table (dw_whatif_query_row_count_cut) */
 #define DW_WHATIF_N_CUTS 64
 
@@ -211,14 +212,14 @@ struct _DwWhatifStep
   double neg_k3_sum, neg_k3_sq; /* Σ over k3 < 0 of k3 and of R(k3²) (clamped to 0 by RS std) */
   DwWhatifRow *rows;            /* while the step is built; its columns stay (the rows are freed) */
   double *columns;              /* [DW_WHATIF_N_COLUMNS][n_rows] */
-  /* float32 steps: the columns MEAN_TOK, N, MAX_WEIGHT and MIN_WEIGHT as float32, per block of
-   * DW_WHATIF_IS_LANES_BLOCK rows the block's values of each in turn, the
-   * last block padded: a move of the token-level IS threshold on a compact step reads these 16
-   * bytes a row instead of 5 columns of doubles (NULL otherwise) */
+  /* float32 steps: the columns MEAN_TOK, N, MAX_WEIGHT and MIN_WEIGHT as float32, one after the
+   * other, each padded to whole vectors (dw_whatif_lanes_stride): a move of the token-level IS
+   * threshold on a compact step reads 12 bytes a row (IcePop 16) instead of 5 columns of doubles
+   * (NULL otherwise) */
   float *is_lanes;
   /* float32 steps: the columns [0, DW_WHATIF_RS_LANES_COLUMNS) (the RS row statistics, N and
    * VALID) as float32, one after the other, each padded with zeros to whole vectors
-   * (dw_whatif_rs_lanes_stride): a move of a sequence RS bound reads 12 bytes a row instead of
+   * (dw_whatif_lanes_stride): a move of a sequence RS bound reads 12 bytes a row instead of
    * 24 (NULL otherwise) */
   float *rs_lanes;
   DwWhatifRowStat so_stat[DW_WHATIF_N_SO];
@@ -238,23 +239,15 @@ struct _DwWhatifStep
   DwMetric *offpolicy;
 };
 
-/* the columns DwWhatifStep.rs_lanes holds, and the floats of each for @n_rows rows */
+/* the columns DwWhatifStep.rs_lanes holds */
 #define DW_WHATIF_RS_LANES_COLUMNS (DW_WHATIF_COL_VALID + 1)
 G_STATIC_ASSERT (DW_WHATIF_COL_N < DW_WHATIF_RS_LANES_COLUMNS);
 
+/* the floats of each column of DwWhatifStep.is_lanes and rs_lanes for @n_rows rows */
 static inline gsize
-dw_whatif_rs_lanes_stride (gsize n_rows)
+dw_whatif_lanes_stride (gsize n_rows)
 {
-  return (n_rows + DW_WHATIF_IS_LANES_BLOCK - 1) / DW_WHATIF_IS_LANES_BLOCK
-         * DW_WHATIF_IS_LANES_BLOCK;
-}
-
-/* floats in DwWhatifStep.is_lanes for @n_rows rows (whole blocks) */
-static inline gsize
-dw_whatif_is_lanes_length (gsize n_rows)
-{
-  return (n_rows + DW_WHATIF_IS_LANES_BLOCK - 1) / DW_WHATIF_IS_LANES_BLOCK
-         * DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_FIELDS;
+  return (n_rows + DW_WHATIF_LANES_BLOCK - 1) / DW_WHATIF_LANES_BLOCK * DW_WHATIF_LANES_BLOCK;
 }
 
 /* the column @column of the per-row table */
@@ -268,7 +261,7 @@ dw_whatif_column (const DwWhatifStep *step, int column)
 static inline const float *
 dw_whatif_rs_lanes_column (const DwWhatifStep *step, int column)
 {
-  return step->rs_lanes != NULL ? step->rs_lanes + column * dw_whatif_rs_lanes_stride (step->n_rows)
+  return step->rs_lanes != NULL ? step->rs_lanes + column * dw_whatif_lanes_stride (step->n_rows)
                                 : NULL;
 }
 

@@ -336,7 +336,7 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
         DW_WHATIF_COL_MIN_WEIGHT };
   /* a padding lane: no token, never beyond a bound */
   static const float padding[DW_WHATIF_IS_LANES_FIELDS] = { 0.0f, 0.0f, -INFINITY, INFINITY };
-  const gsize length = dw_whatif_is_lanes_length (self->n_rows);
+  const gsize stride = dw_whatif_lanes_stride (self->n_rows);
   if (!self->f32 || self->n_rows == 0)
     return;
   /* the lanes stand for VALID by N: equal for the 0/1 masks of the fast path */
@@ -344,34 +344,26 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
     if (dw_whatif_cell (self, DW_WHATIF_COL_N, row)
         != dw_whatif_cell (self, DW_WHATIF_COL_VALID, row))
       return;
-  self->is_lanes = g_new (float, length);
-  /* position i holds field (i / BLOCK) % FIELDS of row (i / (BLOCK · FIELDS)) · BLOCK + i % BLOCK
-   */
-  for (gsize index = 0; index < length; index++)
-    {
-      const int field = (int)(index / DW_WHATIF_IS_LANES_BLOCK % DW_WHATIF_IS_LANES_FIELDS);
-      const gsize row
-        = index / (DW_WHATIF_IS_LANES_BLOCK * DW_WHATIF_IS_LANES_FIELDS) * DW_WHATIF_IS_LANES_BLOCK
-          + index % DW_WHATIF_IS_LANES_BLOCK;
-      if (row >= self->n_rows)
-        {
-          self->is_lanes[index] = padding[field];
-          continue;
-        }
-      if (!dw_whatif_step_float_copy (dw_whatif_cell (self, fields[field], row),
-                                      &self->is_lanes[index]))
-        {
-          g_clear_pointer (&self->is_lanes, g_free);
-          return;
-        }
-    }
+  self->is_lanes = g_new (float, DW_WHATIF_IS_LANES_FIELDS *stride);
+  for (int field = 0; field < DW_WHATIF_IS_LANES_FIELDS; field++)
+    for (gsize row = 0; row < stride; row++)
+      {
+        float *copy = &self->is_lanes[field * stride + row];
+        if (row >= self->n_rows)
+          *copy = padding[field];
+        else if (!dw_whatif_step_float_copy (dw_whatif_cell (self, fields[field], row), copy))
+          {
+            g_clear_pointer (&self->is_lanes, g_free);
+            return;
+          }
+      }
 }
 
 /* the float32 copy of the RS row columns (rs_lanes), when every value is a float32 */
 static void
 dw_whatif_step_fill_rs_lanes (DwWhatifStep *self)
 {
-  const gsize stride = dw_whatif_rs_lanes_stride (self->n_rows);
+  const gsize stride = dw_whatif_lanes_stride (self->n_rows);
   if (!self->f32 || self->n_rows == 0)
     return;
   /* padding rows: no token, a statistic of 0 (the row loops mask them out) */
@@ -791,9 +783,9 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   gsize bytes = sizeof *self + self->n_offpolicy * sizeof (DwMetric);
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
-    bytes += dw_whatif_is_lanes_length (self->n_rows) * sizeof (float);
+    bytes += DW_WHATIF_IS_LANES_FIELDS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
   if (self->rs_lanes)
-    bytes += DW_WHATIF_RS_LANES_COLUMNS * dw_whatif_rs_lanes_stride (self->n_rows) * sizeof (float);
+    bytes += DW_WHATIF_RS_LANES_COLUMNS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   if (self->sketch)
