@@ -61,7 +61,6 @@ typedef struct
 typedef struct
 {
   const double *value, *token_counts;
-  const float *value_f, *token_counts_f; /* as DwWhatifSeqOption's */
   double lower, upper;
   gsize n_rows;
   double n_high, n_low; /* out */
@@ -74,8 +73,6 @@ typedef struct
 typedef struct
 {
   const double *value, *valid, *token_counts;
-  /* the same as float32 (DwWhatifStep.rs_lanes, padded to whole vectors), or NULL */
-  const float *value_f, *valid_f, *token_counts_f;
   double lower, upper, lower_metric;
   gboolean two_sided, sums;
   gsize n_rows;

@@ -74,22 +74,6 @@ dw_whatif_lanes_load_f32 (const float *source)
   return __builtin_convertvector(lanes, DwWhatifLanes);
 }
 
-/* lanes [0, @live) of a column from row @start: from its float32 copy @floats when there is one
- * (padded to whole vectors), else from @doubles; the others @fill */
-DW_WHATIF_LANES_INLINE DwWhatifLanes
-dw_whatif_lanes_load_column (const double *doubles, const float *floats, gsize start, guint live,
-                             double fill)
-{
-  if (floats == NULL)
-    return dw_whatif_lanes_load (doubles + start, live, fill);
-  if (live == DW_WHATIF_LANES)
-    return dw_whatif_lanes_load_f32 (floats + start);
-  DwWhatifLanes lanes = dw_whatif_lanes_splat (fill);
-  for (guint lane = 0; lane < live; lane++)
-    lanes[lane] = floats[start + lane];
-  return lanes;
-}
-
 typedef guint8 DwWhatifBytes __attribute__ ((vector_size (DW_WHATIF_LANES)));
 
 /* lanes [0, @live) of byte flags from @source as a mask (set where a flag is not 0): one load

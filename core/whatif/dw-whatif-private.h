@@ -217,11 +217,6 @@ struct _DwWhatifStep
    * threshold on a compact step reads 12 bytes a row (IcePop 16) instead of 5 columns of doubles
    * (NULL otherwise) */
   float *is_lanes;
-  /* float32 steps: the columns [0, DW_WHATIF_RS_LANES_COLUMNS) (the RS row statistics, N and
-   * VALID) as float32, one after the other, each padded with zeros to whole vectors
-   * (dw_whatif_lanes_stride): a move of a sequence RS bound reads 12 bytes a row instead of
-   * 24 (NULL otherwise) */
-  float *rs_lanes;
   DwWhatifRowStat so_stat[DW_WHATIF_N_SO];
   DwWhatifLevelStat level_stat[3];
   double weight_sum_tok, weight_sum_seq, weight_sum_geo;
@@ -239,11 +234,7 @@ struct _DwWhatifStep
   DwMetric *offpolicy;
 };
 
-/* the columns DwWhatifStep.rs_lanes holds */
-#define DW_WHATIF_RS_LANES_COLUMNS (DW_WHATIF_COL_VALID + 1)
-G_STATIC_ASSERT (DW_WHATIF_COL_N < DW_WHATIF_RS_LANES_COLUMNS);
-
-/* the floats of each column of DwWhatifStep.is_lanes and rs_lanes for @n_rows rows */
+/* the floats of each column of DwWhatifStep.is_lanes for @n_rows rows */
 static inline gsize
 dw_whatif_lanes_stride (gsize n_rows)
 {
@@ -255,14 +246,6 @@ static inline const double *
 dw_whatif_column (const DwWhatifStep *step, int column)
 {
   return step->columns + (gsize)column * step->n_rows;
-}
-
-/* the float32 copy of column @column (< DW_WHATIF_RS_LANES_COLUMNS), or NULL */
-static inline const float *
-dw_whatif_rs_lanes_column (const DwWhatifStep *step, int column)
-{
-  return step->rs_lanes != NULL ? step->rs_lanes + column * dw_whatif_lanes_stride (step->n_rows)
-                                : NULL;
 }
 
 /* the value of @column at @row */

@@ -359,25 +359,6 @@ dw_whatif_step_fill_is_lanes (DwWhatifStep *self)
       }
 }
 
-/* the float32 copy of the RS row columns (rs_lanes), when every value is a float32 */
-static void
-dw_whatif_step_fill_rs_lanes (DwWhatifStep *self)
-{
-  const gsize stride = dw_whatif_lanes_stride (self->n_rows);
-  if (!self->f32 || self->n_rows == 0)
-    return;
-  /* padding rows: no token, a statistic of 0 (the row loops mask them out) */
-  self->rs_lanes = g_new0 (float, DW_WHATIF_RS_LANES_COLUMNS *stride);
-  for (int column = 0; column < DW_WHATIF_RS_LANES_COLUMNS; column++)
-    for (gsize row = 0; row < self->n_rows; row++)
-      if (!dw_whatif_step_float_copy (dw_whatif_cell (self, column, row),
-                                      &self->rs_lanes[column * stride + row]))
-        {
-          g_clear_pointer (&self->rs_lanes, g_free);
-          return;
-        }
-}
-
 /* the per-row columns, and the sums over tokens of row-constant values in token order (as the
  * correction core adds them) */
 static void
@@ -458,7 +439,6 @@ dw_whatif_step_fill_columns (DwWhatifStep *self)
 #undef DW_WHATIF_STEP_SET
     }
   dw_whatif_step_fill_is_lanes (self);
-  dw_whatif_step_fill_rs_lanes (self);
 }
 
 /* threshold-free statistics of the rows' weight means per level and of the RS row statistics */
@@ -764,7 +744,6 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->rows);
   g_free (self->columns);
   g_free (self->is_lanes);
-  g_free (self->rs_lanes);
   g_free (self->offpolicy);
   dw_whatif_sketch_free (self->sketch);
   g_free (self);
@@ -784,8 +763,6 @@ dw_whatif_step_get_memory (const DwWhatifStep *self)
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
     bytes += DW_WHATIF_IS_LANES_FIELDS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
-  if (self->rs_lanes)
-    bytes += DW_WHATIF_RS_LANES_COLUMNS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
   if (self->sorted_f || self->sorted_d)
     bytes += (self->row_sorted_f || self->row_sorted_d ? 2 : 1) * self->n_tokens * value_size;
   if (self->sketch)
