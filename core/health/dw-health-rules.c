@@ -417,37 +417,34 @@ typedef struct
   GArray *window; /* double: the last rule->drift.window points, sorted */
 } RuleState;
 
-/* @value enters @st's sorted window, and the point it pushes out leaves (before x is trimmed:
- * the point is still in it): a rolling median is then an index, not a selection per point */
-static void
-dw_health_window_add (RuleState *st, guint size, double value)
+/* the position of @value in @window (sorted): before the values equal to it, or after them
+ * when @after_equal */
+static guint
+dw_health_window_position (const GArray *window, double value, gboolean after_equal)
 {
-  GArray *window = st->window;
   const double *sorted = (const double *)window->data;
   guint low = 0, high = window->len;
   while (low < high)
     {
       const guint middle = low + (high - low) / 2;
-      if (sorted[middle] <= value)
+      if (sorted[middle] < value || (after_equal && sorted[middle] == value))
         low = middle + 1;
       else
         high = middle;
     }
-  g_array_insert_val (window, low, value);
-  if (window->len <= size)
+  return low;
+}
+
+/* @value enters @st's sorted window, and the point it pushes out leaves (before x is trimmed:
+ * the point is still in it): a rolling median is then an index, not a selection per point */
+static void
+dw_health_window_add (RuleState *st, guint size, double value)
+{
+  g_array_insert_val (st->window, dw_health_window_position (st->window, value, TRUE), value);
+  if (st->window->len <= size)
     return;
   const double leaving = g_array_index (st->x, double, st->x->len - 1 - size);
-  sorted = (const double *)window->data;
-  low = 0, high = window->len;
-  while (low < high)
-    {
-      const guint middle = low + (high - low) / 2;
-      if (sorted[middle] < leaving)
-        low = middle + 1;
-      else
-        high = middle;
-    }
-  g_array_remove_index (window, low);
+  g_array_remove_index (st->window, dw_health_window_position (st->window, leaving, FALSE));
 }
 
 /* the median of a sorted window (as dw_health_median_inplace takes it) */
