@@ -13,47 +13,52 @@
 /* ------------------------------------------------------------------------------------------ */
 /* verl ≥ 0.8.0 IS: metrics of the applied weights (docs/CORRECTION.md §3.6)                    */
 
-/* the per-row means r_b = MMEAN(w, row) of the applied weights, and their statistics;
- * @raw_means (nullable): the raw rows' means of the level, when at hand (else read from the
- * columns) */
-static void
-dw_whatif_applied_seq (const DwWhatifStep *step, DwWhatifList *list, const DwWhatifApplied *applied,
-                       const double *row_mean, const double *row_error, const double *raw_means)
+/* the statistics of the per-row means r_b = MMEAN(w, row) of the applied weights, to be taken
+ * from @row_mean (dw_whatif_kernel_applied_seq_stats), or as a compact step's token level makes
+ * them (dw_whatif_kernel_applied_rows_sketch) */
+static DwWhatifAppliedSeqStats
+dw_whatif_applied_seq_stats (const DwWhatifStep *step, const DwWhatifApplied *applied,
+                             const double *row_mean)
 {
-  const gboolean approximate_before = list->approximate;
-  const gsize n_rows = step->n_rows;
   /* v0.9.0 compares the raw rows' means with the bounds, v0.8.0 the applied ones */
-  DwWhatifAppliedSeqStats stats = {
+  return (DwWhatifAppliedSeqStats){
     .row_mean = row_mean,
-    .row_error = row_error,
-    .compared = !applied->raw_seq_fractions ? row_mean
-                : raw_means != NULL         ? raw_means
-                                    : dw_whatif_column (step, applied->level == DW_LEVEL_TOKEN
-                                                                ? DW_WHATIF_COL_MEAN_TOK
-                                                                : DW_WHATIF_COL_MEAN_SEQ),
-    .n_rows = n_rows,
+    .compared
+    = !applied->raw_seq_fractions
+        ? row_mean
+        : dw_whatif_column (step, applied->level == DW_LEVEL_TOKEN ? DW_WHATIF_COL_MEAN_TOK
+                                                                   : DW_WHATIF_COL_MEAN_SEQ),
+    .n_rows = step->n_rows,
     .upper_r = dw_whatif_round (step, applied->upper),
     .lower_r = dw_whatif_round (step, applied->lower),
   };
-  dw_whatif_kernel_applied_seq_stats (&stats);
+}
+
+/* the metrics of the rows' means r_b from their statistics */
+static void
+dw_whatif_applied_seq (DwWhatifList *list, const DwWhatifApplied *applied,
+                       const DwWhatifAppliedSeqStats *stats)
+{
+  const gboolean approximate_before = list->approximate;
+  const gsize n_rows = stats->n_rows;
   /* bounds from the rows' errors (compact steps): the mean moves by their mean, an extreme by
    * the largest, the std by at most their root mean square (centering does not lengthen a
    * vector), a fraction by the rows whose interval straddles the bound */
-  list->error = stats.error_sum / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_mean", stats.sum / (double)n_rows);
-  list->error = n_rows > 1 ? sqrt (stats.error_sq / (double)(n_rows - 1)) : 0.0;
+  list->error = stats->error_sum / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_mean", stats->sum / (double)n_rows);
+  list->error = n_rows > 1 ? sqrt (stats->error_sq / (double)(n_rows - 1)) : 0.0;
   dw_whatif_list_put (list, "rollout_is_seq_std",
-                      n_rows > 1 ? sqrt (stats.sum_sq_dev / (double)(n_rows - 1)) : 0.0);
-  list->error = stats.error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_max", stats.max);
-  list->error = stats.error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_min", stats.min);
-  list->error = stats.error_max;
-  dw_whatif_list_put (list, "rollout_is_seq_max_deviation", stats.max_dev);
-  list->error = applied->raw_seq_fractions ? 0.0 : stats.n_unsure_high / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_fraction_high", stats.n_high / (double)n_rows);
-  list->error = applied->raw_seq_fractions ? 0.0 : stats.n_unsure_low / (double)n_rows;
-  dw_whatif_list_put (list, "rollout_is_seq_fraction_low", stats.n_low / (double)n_rows);
+                      n_rows > 1 ? sqrt (stats->sum_sq_dev / (double)(n_rows - 1)) : 0.0);
+  list->error = stats->error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_max", stats->max);
+  list->error = stats->error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_min", stats->min);
+  list->error = stats->error_max;
+  dw_whatif_list_put (list, "rollout_is_seq_max_deviation", stats->max_dev);
+  list->error = applied->raw_seq_fractions ? 0.0 : stats->n_unsure_high / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_fraction_high", stats->n_high / (double)n_rows);
+  list->error = applied->raw_seq_fractions ? 0.0 : stats->n_unsure_low / (double)n_rows;
+  dw_whatif_list_put (list, "rollout_is_seq_fraction_low", stats->n_low / (double)n_rows);
   list->approximate = approximate_before;
 }
 
@@ -143,10 +148,10 @@ dw_whatif_applied_token_sketch (const DwWhatifStep *step, const DwWhatifApplied 
 
 /* the row means of the applied weights on a compact step: exact for a row with no token beyond
  * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them
- * (dw_whatif_kernel_applied_rows_sketch) */
+ * (dw_whatif_kernel_applied_rows_sketch, which takes their statistics @stats as it makes them) */
 static void
 dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApplied *applied,
-                                     double *row_mean, double *row_error, double *row_raw)
+                                     double *row_mean, DwWhatifAppliedSeqStats *stats)
 {
   const DwWhatifAppliedRowsSketch rows = {
     .raw_mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK),
@@ -161,11 +166,10 @@ dw_whatif_applied_token_rows_sketch (const DwWhatifStep *step, const DwWhatifApp
     .lower_r = dw_whatif_round (step, applied->lower),
     .icepop = applied->icepop,
     .f32 = step->f32,
+    .raw_compared = applied->raw_seq_fractions,
     .row_mean = row_mean,
-    .row_error = row_error,
-    .row_raw = row_raw,
   };
-  dw_whatif_kernel_applied_rows_sketch (&rows);
+  dw_whatif_kernel_applied_rows_sketch (&rows, stats);
 }
 
 /* the row means of token-level applied weights. A row with no token beyond the bounds keeps
@@ -266,13 +270,13 @@ dw_whatif_applied_token_sums (const DwWhatifStep *step, const DwWhatifApplied *a
 static void
 dw_whatif_applied_token (const DwWhatifStep *step, DwWhatifList *list,
                          const DwWhatifApplied *applied, DwWhatifAppliedSums *sums,
-                         double *row_mean, double *row_error, double *row_raw)
+                         double *row_mean, DwWhatifAppliedSeqStats *stats)
 {
   memset (sums, 0, sizeof *sums);
   if (step->sketch)
     {
       dw_whatif_applied_token_sketch (step, applied, sums);
-      dw_whatif_applied_token_rows_sketch (step, applied, row_mean, row_error, row_raw);
+      dw_whatif_applied_token_rows_sketch (step, applied, row_mean, stats);
     }
   else
     {
@@ -360,24 +364,23 @@ gboolean
 dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
                             const DwWhatifApplied *applied)
 {
-  /* the rows' means, their errors and raw means: on the stack for the usual step (a slider move
-   * evaluates thousands, each of a few hundred rows, a thousand at most) */
-  double on_stack[3 * DW_WHATIF_APPLIED_STACK_ROWS];
+  /* the rows' means: on the stack for the usual step (a slider move evaluates thousands, each
+   * of a few hundred rows, a thousand at most) */
+  double on_stack[DW_WHATIF_APPLIED_STACK_ROWS];
   const gsize n_rows = MAX (step->n_rows, 1);
   g_autofree double *on_heap
-    = n_rows > DW_WHATIF_APPLIED_STACK_ROWS ? g_new (double, 3 * n_rows) : NULL;
+    = n_rows > DW_WHATIF_APPLIED_STACK_ROWS ? g_new (double, n_rows) : NULL;
   double *row_mean = on_heap != NULL ? on_heap : on_stack;
-  double *row_error = row_mean + n_rows, *row_raw = row_error + n_rows;
   DwWhatifAppliedSums sums = { 0 };
   gboolean approximate_before = list->approximate;
-  /* a compact step's token level fills the errors and raw means (the rows have no error else) */
+  /* a compact step's token level estimates the rows' means, with error bounds, and takes their
+   * statistics as it goes; the other rows' means are exact, their statistics taken after */
   const gboolean token_sketch = applied->level == DW_LEVEL_TOKEN && step->sketch != NULL;
-  if (step->sketch != NULL && !token_sketch)
-    memset (row_error, 0, n_rows * sizeof (double));
+  DwWhatifAppliedSeqStats stats = dw_whatif_applied_seq_stats (step, applied, row_mean);
   if (applied->level == DW_LEVEL_TOKEN)
     {
       list->approximate |= !step->weight_monotone;
-      dw_whatif_applied_token (step, list, applied, &sums, row_mean, row_error, row_raw);
+      dw_whatif_applied_token (step, list, applied, &sums, row_mean, &stats);
     }
   else
     dw_whatif_applied_rows (step, list, applied, &sums.sum, &sums.sum_sq, row_mean);
@@ -391,8 +394,9 @@ dw_whatif_applied_evaluate (const DwWhatifStep *step, DwWhatifList *list,
   dw_whatif_list_put (list, "rollout_is_mean", mean);
   dw_whatif_list_put_spread (step, list, "rollout_is", sums.sum, sums.sum_sq, sums.sum_error,
                              sums.sum_sq_error);
-  dw_whatif_applied_seq (step, list, applied, row_mean, step->sketch ? row_error : NULL,
-                         token_sketch ? row_raw : NULL);
+  if (!token_sketch)
+    dw_whatif_kernel_applied_seq_stats (&stats);
+  dw_whatif_applied_seq (list, applied, &stats);
   if (applied->batch_normalize)
     {
       list->error = sums.sum_error / step->mask_count;

@@ -18,11 +18,12 @@
 
 G_BEGIN_DECLS
 
-/* the statistics of the rows' applied means r_b (and of their error bounds on a compact step)
- * dw_whatif_applied_seq puts */
+/* the statistics of the rows' applied means r_b dw_whatif_applied_seq puts, and of their error
+ * bounds (the estimated means of a compact step's token level: dw_whatif_kernel_applied_rows_sketch
+ * takes them; the other means are exact) */
 typedef struct
 {
-  const double *row_mean, *row_error, *compared; /* row_error: NULL on a full step */
+  const double *row_mean, *compared;
   gsize n_rows;
   double upper_r, lower_r;
   /* out */
@@ -31,7 +32,8 @@ typedef struct
 } DwWhatifAppliedSeqStats;
 
 /* the row means of the applied weights on a compact step: exact for a row with no token beyond
- * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them */
+ * the bounds (its raw mean), else estimated as if only its most extreme token were beyond them;
+ * their statistics (DwWhatifAppliedSeqStats, its row_mean this one's) are taken as they are made */
 typedef struct
 {
   const double *raw_mean, *row_tokens, *valid, *max_weight, *min_weight;
@@ -42,7 +44,8 @@ typedef struct
   gsize n_rows;
   double upper_r, lower_r;
   gboolean icepop, f32;
-  double *row_mean, *row_error, *row_raw; /* out: row_raw = raw_mean */
+  gboolean raw_compared; /* the raw means are compared with the bounds (v0.9.0), else r_b */
+  double *row_mean;      /* out */
 } DwWhatifAppliedRowsSketch;
 
 /* a token option's rows: which keep all their tokens (their extremes within the bounds) */
@@ -108,12 +111,13 @@ typedef struct
 #endif
 
 /* the variants (dw-whatif-kernels.c) */
-#define DW_WHATIF_KERNEL_DECLARE(variant)                                                      \
-  void dw_whatif_kernel_applied_seq_stats_##variant (DwWhatifAppliedSeqStats *stats);          \
-  void dw_whatif_kernel_applied_rows_sketch_##variant (const DwWhatifAppliedRowsSketch *rows); \
-  void dw_whatif_kernel_token_rows_##variant (DwWhatifTokenRows *rows);                        \
-  void dw_whatif_kernel_row_counts_##variant (DwWhatifRowCounts *counts);                      \
-  void dw_whatif_kernel_seq_option_##variant (DwWhatifSeqOption *option);                      \
+#define DW_WHATIF_KERNEL_DECLARE(variant)                                                     \
+  void dw_whatif_kernel_applied_seq_stats_##variant (DwWhatifAppliedSeqStats *stats);         \
+  void dw_whatif_kernel_applied_rows_sketch_##variant (const DwWhatifAppliedRowsSketch *rows, \
+                                                       DwWhatifAppliedSeqStats *stats);       \
+  void dw_whatif_kernel_token_rows_##variant (DwWhatifTokenRows *rows);                       \
+  void dw_whatif_kernel_row_counts_##variant (DwWhatifRowCounts *counts);                     \
+  void dw_whatif_kernel_seq_option_##variant (DwWhatifSeqOption *option);                     \
   void dw_whatif_kernel_rs_rows_##variant (DwWhatifRsRows *rows);
 DW_WHATIF_KERNEL_DECLARE (baseline)
 DW_WHATIF_KERNEL_DECLARE (avx2)
@@ -122,7 +126,8 @@ DW_WHATIF_KERNEL_DECLARE (avx512)
 
 /* the variant of each for the vector level in use (dw-whatif-lanes.c) */
 void dw_whatif_kernel_applied_seq_stats (DwWhatifAppliedSeqStats *stats);
-void dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows);
+void dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows,
+                                           DwWhatifAppliedSeqStats *stats);
 void dw_whatif_kernel_token_rows (DwWhatifTokenRows *rows);
 void dw_whatif_kernel_row_counts (DwWhatifRowCounts *counts);
 void dw_whatif_kernel_seq_option (DwWhatifSeqOption *option);

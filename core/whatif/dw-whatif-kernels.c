@@ -9,6 +9,21 @@
 #include "config.h"
 
 #include "dw-whatif-kernels-private.h"
+
+/* The four-lane build holds the AVX2 and AVX-512 variants only: its helpers and bodies are
+ * compiled for AVX2 (which AVX-512 includes), so that the intrinsics of the lane conversions
+ * inline into them (dw-whatif-lanes-private.h). */
+#if DW_WHATIF_LANES == 4 && defined(DW_WHATIF_LANES_X86)
+#include <immintrin.h>
+#define DW_WHATIF_KERNELS_FOR_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#endif
+
 #include "dw-whatif-lanes-private.h"
 #include "dw-whatif-private.h"
 
@@ -44,57 +59,76 @@ dw_whatif_ways_live (gsize n_rows, gsize block, guint part, guint *live)
   return TRUE;
 }
 
+/* The statistics of the rows' applied means r_b (DwWhatifAppliedSeqStats), accumulated one part
+ * of DW_WHATIF_LANES rows at a time: by dw_whatif_applied_seq_stats_lanes from the means, by
+ * dw_whatif_applied_rows_sketch_lanes as it makes them */
+typedef struct
+{
+  DwWhatifLanes upper, lower, max, min, max_dev, error_max;
+  DwWhatifMask n_high, n_low, n_unsure_high, n_unsure_low; /* tallies */
+  DwWhatifWays sum, error_sum, error_sq;
+} DwWhatifSeqStatsLanes;
+
 DW_WHATIF_LANES_INLINE void
-dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
+dw_whatif_seq_stats_lanes_init (DwWhatifSeqStatsLanes *acc, const DwWhatifAppliedSeqStats *stats)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  acc->upper = dw_whatif_lanes_splat (stats->upper_r);
+  acc->lower = dw_whatif_lanes_splat (stats->lower_r);
+  acc->max = acc->max_dev = dw_whatif_lanes_splat (-INFINITY);
+  acc->min = dw_whatif_lanes_splat (INFINITY);
+  acc->error_max = zero;
+  acc->n_high = acc->n_low = acc->n_unsure_high = acc->n_unsure_low = (DwWhatifMask)zero;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    acc->sum.part[part] = acc->error_sum.part[part] = acc->error_sq.part[part] = zero;
+}
+
+/* part @part of a block: the rows' means @mean (0 in a dead lane), the values compared with
+ * the bounds, the means' error bounds (0 in a dead lane); @in: the live lanes */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_seq_stats_lanes_add (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifMask in,
+                               DwWhatifLanes mean, DwWhatifLanes compared, DwWhatifLanes error)
 {
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (stats->upper_r);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (stats->lower_r);
   const DwWhatifLanes lowest = dw_whatif_lanes_splat (-INFINITY);
   const DwWhatifLanes highest = dw_whatif_lanes_splat (INFINITY);
-  DwWhatifLanes max = lowest, min = highest, max_dev = lowest, n_high = zero, n_low = zero;
-  DwWhatifLanes error_max = zero, n_unsure_high = zero, n_unsure_low = zero;
-  DwWhatifWays sum, error_sum, error_sq, sum_sq_dev;
-  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
-    sum.part[part] = error_sum.part[part] = error_sq.part[part] = sum_sq_dev.part[part] = zero;
-  for (gsize block = 0; block < stats->n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (stats->n_rows, block, part, &live); part++)
-      {
-        const gsize start = block + part * DW_WHATIF_LANES;
-        const DwWhatifMask in = dw_whatif_lanes_live (live);
-        const DwWhatifLanes mean = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0);
-        const DwWhatifLanes compared = dw_whatif_lanes_load (stats->compared + start, live, 1.0);
-        const DwWhatifLanes error
-          = stats->row_error ? dw_whatif_lanes_load (stats->row_error + start, live, 0.0) : zero;
-        sum.part[part] += mean;
-        max = dw_whatif_lanes_max (max, dw_whatif_lanes_select (in, mean, lowest));
-        min = dw_whatif_lanes_min (min, dw_whatif_lanes_select (in, mean, highest));
-        max_dev = dw_whatif_lanes_max (
-          max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
-        n_high += dw_whatif_lanes_count (in & (compared > upper));
-        n_low += dw_whatif_lanes_count (in & (compared < lower));
-        error_sum.part[part] += error;
-        error_max = dw_whatif_lanes_max (error_max, error);
-        error_sq.part[part] += error * error;
-        const DwWhatifMask unsure = error > zero;
-        n_unsure_high
-          += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - upper) <= error));
-        n_unsure_low
-          += dw_whatif_lanes_count (unsure & (dw_whatif_lanes_abs (mean - lower) <= error));
-      }
-  stats->sum = dw_whatif_ways_total (&sum);
-  stats->max = dw_whatif_lanes_reduce_max (max);
-  stats->min = dw_whatif_lanes_reduce_min (min);
-  stats->max_dev = dw_whatif_lanes_reduce_max (max_dev);
-  stats->n_high = dw_whatif_lanes_sum (n_high);
-  stats->n_low = dw_whatif_lanes_sum (n_low);
-  stats->error_sum = dw_whatif_ways_total (&error_sum);
-  stats->error_max = dw_whatif_lanes_reduce_max (error_max);
-  stats->error_sq = dw_whatif_ways_total (&error_sq);
-  stats->n_unsure_high = dw_whatif_lanes_sum (n_unsure_high);
-  stats->n_unsure_low = dw_whatif_lanes_sum (n_unsure_low);
-  /* the deviations from the mean: a second pass over the means (in cache) */
+  acc->sum.part[part] += mean;
+  acc->max = dw_whatif_lanes_max (acc->max, dw_whatif_lanes_select (in, mean, lowest));
+  acc->min = dw_whatif_lanes_min (acc->min, dw_whatif_lanes_select (in, mean, highest));
+  acc->max_dev = dw_whatif_lanes_max (
+    acc->max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
+  acc->n_high = dw_whatif_lanes_tally (acc->n_high, in & (compared > acc->upper));
+  acc->n_low = dw_whatif_lanes_tally (acc->n_low, in & (compared < acc->lower));
+  acc->error_sum.part[part] += error;
+  acc->error_max = dw_whatif_lanes_max (acc->error_max, error);
+  acc->error_sq.part[part] += error * error;
+  const DwWhatifMask unsure = error > zero;
+  acc->n_unsure_high = dw_whatif_lanes_tally (
+    acc->n_unsure_high, unsure & (dw_whatif_lanes_abs (mean - acc->upper) <= error));
+  acc->n_unsure_low = dw_whatif_lanes_tally (
+    acc->n_unsure_low, unsure & (dw_whatif_lanes_abs (mean - acc->lower) <= error));
+}
+
+/* the totals, then the deviations from the mean: a second pass over the means (in cache) */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_seq_stats_lanes_finish (const DwWhatifSeqStatsLanes *acc, DwWhatifAppliedSeqStats *stats)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  stats->sum = dw_whatif_ways_total (&acc->sum);
+  stats->max = dw_whatif_lanes_reduce_max (acc->max);
+  stats->min = dw_whatif_lanes_reduce_min (acc->min);
+  stats->max_dev = dw_whatif_lanes_reduce_max (acc->max_dev);
+  stats->n_high = dw_whatif_lanes_tally_total (acc->n_high);
+  stats->n_low = dw_whatif_lanes_tally_total (acc->n_low);
+  stats->error_sum = dw_whatif_ways_total (&acc->error_sum);
+  stats->error_max = dw_whatif_lanes_reduce_max (acc->error_max);
+  stats->error_sq = dw_whatif_ways_total (&acc->error_sq);
+  stats->n_unsure_high = dw_whatif_lanes_tally_total (acc->n_unsure_high);
+  stats->n_unsure_low = dw_whatif_lanes_tally_total (acc->n_unsure_low);
   const DwWhatifLanes centre = dw_whatif_lanes_splat (stats->sum / (double)stats->n_rows);
+  DwWhatifWays sum_sq_dev;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    sum_sq_dev.part[part] = zero;
   for (gsize block = 0; block < stats->n_rows; block += DW_WHATIF_SUM_WAYS)
     for (guint part = 0, live; dw_whatif_ways_live (stats->n_rows, block, part, &live); part++)
       {
@@ -107,61 +141,111 @@ dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
   stats->sum_sq_dev = dw_whatif_ways_total (&sum_sq_dev);
 }
 
+/* the rows of a loop in whole blocks, then the parts of the last block: BODY (start, part, live)
+ * sees a constant @live in the whole blocks (every lane live, so the compiler drops the masks) */
+#define DW_WHATIF_FOR_PARTS(N_ROWS, BODY)                                                          \
+  do                                                                                               \
+    {                                                                                              \
+      const gsize whole_ = (N_ROWS) - (N_ROWS) % DW_WHATIF_SUM_WAYS;                               \
+      for (gsize block_ = 0; block_ < whole_; block_ += DW_WHATIF_SUM_WAYS)                        \
+        for (guint part_ = 0; part_ < DW_WHATIF_SUM_PARTS; part_++)                                \
+          BODY (block_ + part_ * DW_WHATIF_LANES, part_, DW_WHATIF_LANES);                         \
+      for (guint part_ = 0, live_; dw_whatif_ways_live ((N_ROWS), whole_, part_, &live_); part_++) \
+        BODY (whole_ + part_ * DW_WHATIF_LANES, part_, live_);                                     \
+    }                                                                                              \
+  while (0)
+
 DW_WHATIF_LANES_INLINE void
-dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows)
+dw_whatif_applied_seq_stats_part (DwWhatifSeqStatsLanes *acc, const DwWhatifAppliedSeqStats *stats,
+                                  gsize start, guint part, guint live)
+{
+  dw_whatif_seq_stats_lanes_add (acc, part, dw_whatif_lanes_live (live),
+                                 dw_whatif_lanes_load (stats->row_mean + start, live, 0.0),
+                                 dw_whatif_lanes_load (stats->compared + start, live, 1.0),
+                                 dw_whatif_lanes_splat (0.0));
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_seq_stats_lanes (DwWhatifAppliedSeqStats *stats)
+{
+  DwWhatifSeqStatsLanes acc;
+  dw_whatif_seq_stats_lanes_init (&acc, stats);
+#define DW_WHATIF_SEQ_STATS_PART(start, part, live) \
+  dw_whatif_applied_seq_stats_part (&acc, stats, start, part, live)
+  DW_WHATIF_FOR_PARTS (stats->n_rows, DW_WHATIF_SEQ_STATS_PART);
+#undef DW_WHATIF_SEQ_STATS_PART
+  dw_whatif_seq_stats_lanes_finish (&acc, stats);
+}
+
+/* One part of a compact step's token-level row means (dw_whatif_applied_rows_sketch_lanes): the
+ * row's raw sum, rebuilt from its float32 mean, less the most extreme token's part; the other
+ * valid − 1 tokens may be beyond the bounds too, each by at most as much (TIS: max − U above;
+ * IcePop: max above, L below). A padding lane has no token and no extreme beyond a bound: its
+ * mean and error are 0, as dw_whatif_applied_seq_stats_lanes loads them. */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_rows_sketch_part (const DwWhatifAppliedRowsSketch *rows,
+                                    DwWhatifSeqStatsLanes *acc, gsize start, guint part, guint live)
 {
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
   const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper_r);
   const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower_r);
-  const DwWhatifLanes epsilon = dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON);
   /* 2 ulps of a float32 mean */
   const DwWhatifLanes rebuilt_error = dw_whatif_lanes_splat (2.4e-7);
-  const DwWhatifMask icepop = (DwWhatifMask)dw_whatif_lanes_splat (0.0) - (gint64)rows->icepop;
-  for (gsize start = 0; start < rows->n_rows; start += DW_WHATIF_LANES)
+  const DwWhatifMask icepop = (DwWhatifMask)zero - (gint64)rows->icepop;
+  DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
+  if (rows->lanes != NULL)
     {
-      const guint live = MIN (DW_WHATIF_LANES, rows->n_rows - start);
-      DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
-      if (rows->lanes != NULL)
-        {
-          /* the columns one after the other, rows [start, start + lanes) of each */
-          const float *row = rows->lanes + start;
-          raw = dw_whatif_lanes_load_f32 (row);
-          tokens = valid = dw_whatif_lanes_load_f32 (row + rows->lanes_stride);
-          max_weight = dw_whatif_lanes_load_f32 (row + 2 * rows->lanes_stride);
-          min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (row + 3 * rows->lanes_stride)
-                                    : dw_whatif_lanes_splat (INFINITY);
-        }
-      else
-        {
-          raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
-          tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
-          valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
-          max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
-          min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
-        }
-      const DwWhatifMask high = max_weight > upper;
-      const DwWhatifMask low = icepop & (min_weight < lower);
-      /* the row's raw sum, rebuilt from its float32 mean, less the most extreme token's part;
-       * the other valid − 1 tokens may be beyond the bounds too, each by at most as much (TIS:
-       * max − U above; IcePop: max above, L below) */
-      DwWhatifLanes sum = raw * tokens;
-      DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
-      const DwWhatifLanes part = rows->icepop ? max_weight : max_weight - upper;
-      sum = sum - dw_whatif_lanes_select (high, part, zero);
-      error = error + dw_whatif_lanes_select (high, (valid - one) * part, zero);
-      sum = sum - dw_whatif_lanes_select (low, min_weight, zero);
-      error = error + dw_whatif_lanes_select (low, (valid - one) * lower, zero);
-      const DwWhatifLanes mean = dw_whatif_lanes_round (
-        rows->f32, dw_whatif_lanes_round (rows->f32, sum)
-                     / dw_whatif_lanes_round (rows->f32, tokens + epsilon));
-      dw_whatif_lanes_store (rows->row_raw + start, raw, live);
-      const DwWhatifMask changed = high | low;
-      dw_whatif_lanes_store (rows->row_mean + start, dw_whatif_lanes_select (changed, mean, raw),
-                             live);
-      dw_whatif_lanes_store (
-        rows->row_error + start,
-        dw_whatif_lanes_select (changed & (tokens > zero), error / tokens, zero), live);
+      /* the columns one after the other, rows [start, start + lanes) of each */
+      const float *row = rows->lanes + start;
+      raw = dw_whatif_lanes_load_f32 (row);
+      tokens = valid = dw_whatif_lanes_load_f32 (row + rows->lanes_stride);
+      max_weight = dw_whatif_lanes_load_f32 (row + 2 * rows->lanes_stride);
+      min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (row + 3 * rows->lanes_stride)
+                                : dw_whatif_lanes_splat (INFINITY);
     }
+  else
+    {
+      raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
+      tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
+      valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+      max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
+      min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
+    }
+  const DwWhatifMask high = max_weight > upper;
+  const DwWhatifMask low = icepop & (min_weight < lower);
+  DwWhatifLanes sum = raw * tokens;
+  DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
+  const DwWhatifLanes beyond = rows->icepop ? max_weight : max_weight - upper;
+  sum = sum - dw_whatif_lanes_select (high, beyond, zero);
+  error = error + dw_whatif_lanes_select (high, (valid - one) * beyond, zero);
+  sum = sum - dw_whatif_lanes_select (low, min_weight, zero);
+  error = error + dw_whatif_lanes_select (low, (valid - one) * lower, zero);
+  const DwWhatifLanes estimate = dw_whatif_lanes_round (
+    rows->f32,
+    dw_whatif_lanes_round (rows->f32, sum)
+      / dw_whatif_lanes_round (rows->f32, tokens + dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON)));
+  const DwWhatifMask changed = high | low;
+  const DwWhatifLanes mean = dw_whatif_lanes_select (changed, estimate, raw);
+  dw_whatif_lanes_store (rows->row_mean + start, mean, live);
+  dw_whatif_seq_stats_lanes_add (
+    acc, part, dw_whatif_lanes_live (live), mean, rows->raw_compared ? raw : mean,
+    dw_whatif_lanes_select (changed & (tokens > zero), error / tokens, zero));
+}
+
+/* The row means of one compact step's token-level applied weights, and their statistics as
+ * they are made (the means are stored for the second pass and the batch normalisation; their
+ * errors and the raw means stay in registers). */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows,
+                                     DwWhatifAppliedSeqStats *stats)
+{
+  DwWhatifSeqStatsLanes acc;
+  dw_whatif_seq_stats_lanes_init (&acc, stats);
+#define DW_WHATIF_ROWS_SKETCH_PART(start, part, live) \
+  dw_whatif_applied_rows_sketch_part (rows, &acc, start, part, live)
+  DW_WHATIF_FOR_PARTS (rows->n_rows, DW_WHATIF_ROWS_SKETCH_PART);
+#undef DW_WHATIF_ROWS_SKETCH_PART
+  dw_whatif_seq_stats_lanes_finish (&acc, stats);
 }
 
 DW_WHATIF_LANES_INLINE void
@@ -281,6 +365,14 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
   rows->masked_error = dw_whatif_lanes_sum (masked_error);
 }
 
+#ifdef DW_WHATIF_KERNELS_FOR_AVX2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
 /* dw_whatif_kernel_<NAME>_<VARIANT> (ARGS): BODY compiled with TARGET */
 #define DW_WHATIF_KERNEL_VARIANT(NAME, VARIANT, TARGET, ARGS, PASS) \
   TARGET void dw_whatif_kernel_##NAME##_##VARIANT ARGS              \
@@ -291,8 +383,9 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
 #define DW_WHATIF_KERNELS(VARIANT, TARGET)                                                         \
   DW_WHATIF_KERNEL_VARIANT (applied_seq_stats, VARIANT, TARGET, (DwWhatifAppliedSeqStats * stats), \
                             (stats))                                                               \
-  DW_WHATIF_KERNEL_VARIANT (applied_rows_sketch, VARIANT, TARGET,                                  \
-                            (const DwWhatifAppliedRowsSketch *rows), (rows))                       \
+  DW_WHATIF_KERNEL_VARIANT (                                                                       \
+    applied_rows_sketch, VARIANT, TARGET,                                                          \
+    (const DwWhatifAppliedRowsSketch *rows, DwWhatifAppliedSeqStats *stats), (rows, stats))        \
   DW_WHATIF_KERNEL_VARIANT (token_rows, VARIANT, TARGET, (DwWhatifTokenRows * rows), (rows))       \
   DW_WHATIF_KERNEL_VARIANT (row_counts, VARIANT, TARGET, (DwWhatifRowCounts * counts), (counts))   \
   DW_WHATIF_KERNEL_VARIANT (seq_option, VARIANT, TARGET, (DwWhatifSeqOption * option), (option))   \

@@ -65,13 +65,44 @@ dw_whatif_lanes_load (const double *source, guint live, double fill)
   return lanes;
 }
 
+/* Float32 lanes to doubles (exact) and back (rounded to nearest, as a scalar cast). gcc 12
+ * widens a __builtin_convertvector of four floats in two halves and an insert, three
+ * instructions for vcvtps2pd's one: the four-lane variants (AVX2, AVX-512) say the instruction
+ * (the same IEEE conversions, so the same bits; dw-whatif-kernels.c compiles its four-lane
+ * bodies for AVX2, so that the intrinsics inline). */
+#if DW_WHATIF_LANES == 4 && defined(DW_WHATIF_LANES_X86)
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_widen (DwWhatifLanesF lanes)
+{
+  return (DwWhatifLanes)_mm256_cvtps_pd ((__m128)lanes);
+}
+
+DW_WHATIF_LANES_INLINE DwWhatifLanesF
+dw_whatif_lanes_narrow (DwWhatifLanes lanes)
+{
+  return (DwWhatifLanesF)_mm256_cvtpd_ps ((__m256d)lanes);
+}
+#else
+DW_WHATIF_LANES_INLINE DwWhatifLanes
+dw_whatif_lanes_widen (DwWhatifLanesF lanes)
+{
+  return __builtin_convertvector(lanes, DwWhatifLanes);
+}
+
+DW_WHATIF_LANES_INLINE DwWhatifLanesF
+dw_whatif_lanes_narrow (DwWhatifLanes lanes)
+{
+  return __builtin_convertvector(lanes, DwWhatifLanesF);
+}
+#endif
+
 /* DW_WHATIF_LANES float32 values from @source, as doubles (exact) */
 DW_WHATIF_LANES_INLINE DwWhatifLanes
 dw_whatif_lanes_load_f32 (const float *source)
 {
   DwWhatifLanesF lanes;
   memcpy (&lanes, source, sizeof lanes);
-  return __builtin_convertvector(lanes, DwWhatifLanes);
+  return dw_whatif_lanes_widen (lanes);
 }
 
 typedef guint8 DwWhatifBytes __attribute__ ((vector_size (DW_WHATIF_LANES)));
@@ -142,6 +173,23 @@ dw_whatif_lanes_count (DwWhatifMask when)
   return (DwWhatifLanes)((DwWhatifMask)dw_whatif_lanes_splat (1.0) & when);
 }
 
+/* @tally counting the lanes where @when holds (a mask is −1 there: one integer subtraction, no
+ * constant to and in), and the count it holds */
+DW_WHATIF_LANES_INLINE DwWhatifMask
+dw_whatif_lanes_tally (DwWhatifMask tally, DwWhatifMask when)
+{
+  return tally - when;
+}
+
+DW_WHATIF_LANES_INLINE double
+dw_whatif_lanes_tally_total (DwWhatifMask tally)
+{
+  gint64 total = 0;
+  for (guint lane = 0; lane < DW_WHATIF_LANES; lane++)
+    total += tally[lane];
+  return (double)total;
+}
+
 DW_WHATIF_LANES_INLINE DwWhatifLanes
 dw_whatif_lanes_abs (DwWhatifLanes lanes)
 {
@@ -152,9 +200,7 @@ dw_whatif_lanes_abs (DwWhatifLanes lanes)
 DW_WHATIF_LANES_INLINE DwWhatifLanes
 dw_whatif_lanes_round (gboolean f32, DwWhatifLanes lanes)
 {
-  return f32
-           ? __builtin_convertvector(__builtin_convertvector(lanes, DwWhatifLanesF), DwWhatifLanes)
-           : lanes;
+  return f32 ? dw_whatif_lanes_widen (dw_whatif_lanes_narrow (lanes)) : lanes;
 }
 
 /* larger / smaller of two lanes: the first where they compare equal or one is NaN (the rows'

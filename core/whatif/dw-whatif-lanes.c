@@ -35,9 +35,10 @@ dw_whatif_kernel_applied_seq_stats (DwWhatifAppliedSeqStats *stats)
 }
 
 void
-dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows)
+dw_whatif_kernel_applied_rows_sketch (const DwWhatifAppliedRowsSketch *rows,
+                                      DwWhatifAppliedSeqStats *stats)
 {
-  DW_WHATIF_KERNEL_CALL (applied_rows_sketch, (rows));
+  DW_WHATIF_KERNEL_CALL (applied_rows_sketch, (rows, stats));
 }
 
 void
