@@ -239,10 +239,12 @@ DW_WHATIF_LANES_INLINE void
 dw_whatif_applied_rows_sketch_lanes (const DwWhatifAppliedRowsSketch *rows,
                                      DwWhatifAppliedSeqStats *stats)
 {
+  /* a copy the loop's stores cannot alias: its fields stay in registers */
+  const DwWhatifAppliedRowsSketch local = *rows;
   DwWhatifSeqStatsLanes acc;
   dw_whatif_seq_stats_lanes_init (&acc, stats);
 #define DW_WHATIF_ROWS_SKETCH_PART(start, part, live) \
-  dw_whatif_applied_rows_sketch_part (rows, &acc, start, part, live)
+  dw_whatif_applied_rows_sketch_part (&local, &acc, start, part, live)
   DW_WHATIF_FOR_PARTS (rows->n_rows, DW_WHATIF_ROWS_SKETCH_PART);
 #undef DW_WHATIF_ROWS_SKETCH_PART
   dw_whatif_seq_stats_lanes_finish (&acc, stats);
