@@ -81,40 +81,62 @@ dw_whatif_eval_ratio_token (const DwWhatifStep *step, DwWhatifList *list, const 
                        "_ratio_fraction_low");
 }
 
+/* Whether Σ v_r · c_r over a float32 step's rows, for float32 values c_r in [@low, @high] and
+ * token counts v_r that add up to @n_tokens, is exact however it is added: each c_r · v_r is a
+ * multiple of the quantum 2^(e − 23) of @low's binade (e its exponent) and no partial sum reaches
+ * 2^52 quanta, so every partial sum is a representable multiple of it. The ways of a vector loop
+ * then give the bits of the scalar loop in row order (dw-whatif-kernels.c). */
+static gboolean
+dw_whatif_eval_sum_exact (double low, double high, double n_tokens)
+{
+  if (!(low > 0) || !(high >= low) || !isfinite (high))
+    return FALSE;
+  return high * n_tokens < ldexp (1.0, ilogb (low) - 23 + 52);
+}
+
 /* the same for a sequence or geometric ratio (one weight per row); @token_weighted: the
- * fractions count tokens (verl-0.6 geometric) rather than rows */
+ * fractions count tokens (verl-0.6 geometric) rather than rows; @rows gets the rows' counts */
 static void
 dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
                            DwLevel level, double upper, double lower, gboolean token_weighted,
-                           double *sum, double *sum_sq)
+                           DwWhatifRatioRows *rows)
 {
   const gsize n_rows = step->n_rows;
   const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
   const gboolean sequence = level == DW_LEVEL_SEQUENCE;
-  const double *weight
+  /* the clamped weights lie in [min (lower, upper), upper], their squares' roundings in the
+   * squares' */
+  const double low = fmin (lower_r, upper_r), n_tokens = (double)step->n_tokens;
+  rows->weight
     = dw_whatif_column (step, sequence ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO);
-  const double *log_ratio
+  rows->log_ratio
     = dw_whatif_column (step, sequence ? DW_WHATIF_COL_LOG_SEQ : DW_WHATIF_COL_LOG_GEO);
-  const double *valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
-  const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
-  for (gsize row = 0; row < n_rows; row++)
+  rows->valid = dw_whatif_column (step, DW_WHATIF_COL_VALID);
+  rows->token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
+  rows->log_upper = (float)log ((float)upper);
+  rows->log_lower = (float)log ((float)lower);
+  rows->token_weighted = token_weighted;
+  rows->sums = step->f32 && dw_whatif_eval_sum_exact (low, upper_r, n_tokens)
+               && dw_whatif_eval_sum_exact (dw_whatif_round (step, low * low),
+                                            dw_whatif_round (step, upper_r * upper_r), n_tokens);
+  dw_whatif_kernel_ratio_rows (rows);
+  if (!rows->sums)
     {
-      double clamped = dw_torch_clamp (weight[row], lower_r, upper_r);
-      dw_whatif_add_repeated (step, sum, clamped, valid[row]);
-      dw_whatif_add_repeated (step, sum_sq, dw_whatif_round (step, clamped * clamped), valid[row]);
+      /* each row's weight added as many times as it has valid tokens, in row order */
+      rows->sum = rows->sum_sq = 0;
+      for (gsize row = 0; row < n_rows; row++)
+        {
+          double clamped = dw_torch_clamp (rows->weight[row], lower_r, upper_r);
+          dw_whatif_add_repeated (step, &rows->sum, clamped, rows->valid[row]);
+          dw_whatif_add_repeated (step, &rows->sum_sq, dw_whatif_round (step, clamped * clamped),
+                                  rows->valid[row]);
+        }
     }
   double weight_sum = sequence ? step->weight_sum_seq : step->weight_sum_geo;
   dw_whatif_list_put3 (list, dw_whatif_mean_batch (step, weight_sum), prefix, "_mean");
 
   const double log_max = step->level_stat[level].log_max, log_min = step->level_stat[level].log_min;
-  const double log_upper = (float)log ((float)upper), log_lower = (float)log ((float)lower);
-  double n_high = 0, n_low = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      double row_weight = token_weighted ? token_counts[row] : 1.0;
-      n_high += (log_ratio[row] > log_upper) * row_weight;
-      n_low += (log_ratio[row] < log_lower) * row_weight;
-    }
+  const double n_high = rows->n_high, n_low = rows->n_low;
   dw_whatif_list_put3 (
     list, dw_whatif_round (step, dw_whatif_exp (step, fmin (log_max, DW_WHATIF_SAFETY_BOUND))),
     prefix, "_max");
@@ -127,28 +149,22 @@ dw_whatif_eval_ratio_rows (const DwWhatifStep *step, DwWhatifList *list, const c
                        prefix, "_ratio_fraction_low");
 }
 
-/* the per-sequence statistics of the rows' weight means (threshold-free but the fractions) */
+/* the per-sequence statistics of the rows' weight means (threshold-free but the fractions, the
+ * rows counted in @rows) */
 static void
 dw_whatif_eval_ratio_seq (const DwWhatifStep *step, DwWhatifList *list, const char *prefix,
-                          DwLevel level, double upper_r, double lower_r)
+                          DwLevel level, const DwWhatifRatioRows *rows)
 {
   const gsize n_rows = step->n_rows;
   const DwWhatifLevelStat *stat = &step->level_stat[level];
-  const double *mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK + level);
-  double n_high = 0, n_low = 0;
-  for (gsize row = 0; row < n_rows; row++)
-    {
-      n_high += mean[row] > upper_r;
-      n_low += mean[row] < lower_r;
-    }
   dw_whatif_list_put3 (list, stat->mean, prefix, "_seq_mean");
   dw_whatif_list_put3 (list, n_rows > 1 ? sqrt (stat->sum_sq_dev / (double)(n_rows - 1)) : 0.0,
                        prefix, "_seq_std");
   dw_whatif_list_put3 (list, stat->max, prefix, "_seq_max");
   dw_whatif_list_put3 (list, stat->min, prefix, "_seq_min");
   dw_whatif_list_put3 (list, stat->max_dev, prefix, "_seq_max_deviation");
-  dw_whatif_list_put3 (list, n_high / (double)n_rows, prefix, "_seq_fraction_high");
-  dw_whatif_list_put3 (list, n_low / (double)n_rows, prefix, "_seq_fraction_low");
+  dw_whatif_list_put3 (list, rows->seq_high / (double)n_rows, prefix, "_seq_fraction_high");
+  dw_whatif_list_put3 (list, rows->seq_low / (double)n_rows, prefix, "_seq_fraction_low");
 }
 
 /* the correction core's ratio metrics of a ratio clamped to [lower, upper] */
@@ -159,15 +175,29 @@ dw_whatif_eval_ratio (const DwWhatifStep *step, DwWhatifList *list, const char *
   const double upper_r = dw_whatif_round (step, upper), lower_r = dw_whatif_round (step, lower);
   double sum = 0, sum_sq = 0, sum_error = 0, sum_sq_error = 0;
   gboolean approximate_before = list->approximate;
+  /* the rows whose weight mean lies beyond the bounds, and at the sequence and geometric
+   * levels the rows' clamped weights */
+  DwWhatifRatioRows rows = {
+    .mean = dw_whatif_column (step, DW_WHATIF_COL_MEAN_TOK + level),
+    .lower = lower_r,
+    .upper = upper_r,
+    .n_rows = step->n_rows,
+  };
   if (level == DW_LEVEL_TOKEN)
-    dw_whatif_eval_ratio_token (step, list, prefix, lower_r, upper_r, &sum, &sum_sq, &sum_error,
-                                &sum_sq_error);
+    {
+      dw_whatif_eval_ratio_token (step, list, prefix, lower_r, upper_r, &sum, &sum_sq, &sum_error,
+                                  &sum_sq_error);
+      dw_whatif_kernel_ratio_rows (&rows);
+    }
   else
-    dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &sum,
-                               &sum_sq);
+    {
+      dw_whatif_eval_ratio_rows (step, list, prefix, level, upper, lower, token_weighted, &rows);
+      sum = rows.sum;
+      sum_sq = rows.sum_sq;
+    }
   dw_whatif_list_put_spread (step, list, prefix, sum, sum_sq, sum_error, sum_sq_error);
   list->approximate = approximate_before;
-  dw_whatif_eval_ratio_seq (step, list, prefix, level, upper_r, lower_r);
+  dw_whatif_eval_ratio_seq (step, list, prefix, level, &rows);
 }
 
 static void
@@ -638,19 +668,20 @@ dw_whatif_eval_ratio_mask (const DwWhatifStep *step, DwWhatifList *list, DwLevel
         }
     }
   else
-    for (gsize row = 0; row < step->n_rows; row++)
-      {
-        const double valid = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row);
-        const int column
-          = level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_WEIGHT_SEQ : DW_WHATIF_COL_WEIGHT_GEO;
-        const double weight = dw_whatif_cell (step, column, row);
-        gboolean keep = weight >= lower_r && weight <= upper_r;
-        if (!keep)
-          masked += valid;
-        rows += step->n_cols > 0 ? !keep : 0;
-        if (row_rejected)
-          row_rejected[row] |= !keep && valid > 0;
-      }
+    {
+      DwWhatifRatioMask mask = {
+        .weight = dw_whatif_column (step, level == DW_LEVEL_SEQUENCE ? DW_WHATIF_COL_WEIGHT_SEQ
+                                                                     : DW_WHATIF_COL_WEIGHT_GEO),
+        .valid = dw_whatif_column (step, DW_WHATIF_COL_VALID),
+        .lower = lower_r,
+        .upper = upper_r,
+        .n_rows = step->n_rows,
+        .rejected = row_rejected,
+      };
+      dw_whatif_kernel_ratio_mask (&mask);
+      masked = mask.masked;
+      rows = step->n_cols > 0 ? mask.rows_masked : 0;
+    }
   list->error = masked_error / step->mask_count;
   dw_whatif_list_put (list, key_masked, dw_whatif_mean_batch (step, masked));
   dw_whatif_list_put (list, key_seq, step->n_rows ? rows / (double)step->n_rows : 0.0);
@@ -666,14 +697,15 @@ dw_whatif_eval_veto (const DwWhatifStep *step, DwWhatifList *list, gboolean on, 
     {
       const double log_threshold = (float)log ((float)threshold);
       catastrophic = dw_whatif_query_count_log_below (step, log_threshold, &catastrophic_error);
-      for (gsize row = 0; row < step->n_rows; row++)
-        {
-          gboolean has = dw_whatif_cell (step, DW_WHATIF_COL_VALID, row) > 0
-                         && dw_whatif_cell (step, DW_WHATIF_COL_MIN_LOG, row) < log_threshold;
-          vetoed += has;
-          if (row_rejected)
-            row_rejected[row] |= has;
-        }
+      DwWhatifVetoRows rows = {
+        .valid = dw_whatif_column (step, DW_WHATIF_COL_VALID),
+        .min_log = dw_whatif_column (step, DW_WHATIF_COL_MIN_LOG),
+        .log_threshold = log_threshold,
+        .n_rows = step->n_rows,
+        .rejected = row_rejected,
+      };
+      dw_whatif_kernel_veto_rows (&rows);
+      vetoed = rows.vetoed;
     }
   dw_whatif_list_put (list, "rollout_is_veto_fraction", vetoed / (double)step->n_rows);
   list->error = catastrophic_error / step->mask_count;

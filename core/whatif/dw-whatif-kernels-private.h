@@ -100,6 +100,46 @@ typedef struct
   double rows_rejected, masked, masked_error;
 } DwWhatifRsRows;
 
+/* verl ≤ 0.7.0 ratio metrics (dw_whatif_eval_ratio) of a sequence or geometric ratio: its rows'
+ * weights clamped to [lower, upper], summed as Σ valid · clamp (weight) and Σ valid · R(clamp²)
+ * (@sums: a float32 step whose sums are exact in any order, dw_whatif_eval_sum_exact), the rows
+ * (@token_weighted: their tokens) whose log-ratio lies above @log_upper and below @log_lower; and
+ * at every level the rows whose weight mean lies above @upper and below @lower (@weight NULL:
+ * these alone, a token-level ratio) */
+typedef struct
+{
+  const double *weight, *log_ratio, *valid, *token_counts; /* @weight nullable */
+  const double *mean;
+  double lower, upper, log_lower, log_upper;
+  gboolean token_weighted, sums;
+  gsize n_rows;
+  /* out: the sums (when @sums), the rows (or tokens) beyond the log bounds, the rows beyond the
+   * mean bounds */
+  double sum, sum_sq, n_high, n_low, seq_high, seq_low;
+} DwWhatifRatioRows;
+
+/* verl ≤ 0.7.0 RS and verl-0.6 mask mode (dw_whatif_eval_ratio_mask) at the sequence or
+ * geometric level: a row keeps its tokens when lower ≤ weight ≤ upper */
+typedef struct
+{
+  const double *weight, *valid;
+  double lower, upper;
+  gsize n_rows;
+  guint8 *rejected; /* out (nullable): set to 1 for a non-empty row that loses (never cleared) */
+  double masked, rows_masked; /* out: the valid tokens of the rows that lose, those rows */
+} DwWhatifRatioMask;
+
+/* the veto (dw_whatif_eval_veto): the non-empty rows whose smallest log-ratio lies below
+ * @log_threshold */
+typedef struct
+{
+  const double *valid, *min_log;
+  double log_threshold;
+  gsize n_rows;
+  guint8 *rejected; /* out (nullable): set to 1 for such a row (never cleared) */
+  double vetoed;    /* out: those rows */
+} DwWhatifVetoRows;
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DW_WHATIF_LANES_X86         1
 #define DW_WHATIF_LANES_TARGET_AVX2 __attribute__ ((target ("avx2")))
@@ -118,7 +158,10 @@ typedef struct
   void dw_whatif_kernel_token_rows_##variant (DwWhatifTokenRows *rows);                       \
   void dw_whatif_kernel_row_counts_##variant (DwWhatifRowCounts *counts);                     \
   void dw_whatif_kernel_seq_option_##variant (DwWhatifSeqOption *option);                     \
-  void dw_whatif_kernel_rs_rows_##variant (DwWhatifRsRows *rows);
+  void dw_whatif_kernel_rs_rows_##variant (DwWhatifRsRows *rows);                             \
+  void dw_whatif_kernel_ratio_rows_##variant (DwWhatifRatioRows *rows);                       \
+  void dw_whatif_kernel_ratio_mask_##variant (DwWhatifRatioMask *mask);                       \
+  void dw_whatif_kernel_veto_rows_##variant (DwWhatifVetoRows *veto);
 DW_WHATIF_KERNEL_DECLARE (baseline)
 DW_WHATIF_KERNEL_DECLARE (avx2)
 DW_WHATIF_KERNEL_DECLARE (avx512)
@@ -132,5 +175,8 @@ void dw_whatif_kernel_token_rows (DwWhatifTokenRows *rows);
 void dw_whatif_kernel_row_counts (DwWhatifRowCounts *counts);
 void dw_whatif_kernel_seq_option (DwWhatifSeqOption *option);
 void dw_whatif_kernel_rs_rows (DwWhatifRsRows *rows);
+void dw_whatif_kernel_ratio_rows (DwWhatifRatioRows *rows);
+void dw_whatif_kernel_ratio_mask (DwWhatifRatioMask *mask);
+void dw_whatif_kernel_veto_rows (DwWhatifVetoRows *veto);
 
 G_END_DECLS

@@ -367,6 +367,97 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
   rows->masked_error = dw_whatif_lanes_sum (masked_error);
 }
 
+DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_rows_lanes (DwWhatifRatioRows *rows)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
+  const DwWhatifLanes log_lower = dw_whatif_lanes_splat (rows->log_lower);
+  const DwWhatifLanes log_upper = dw_whatif_lanes_splat (rows->log_upper);
+  const gboolean weights = rows->weight != NULL, sums = weights && rows->sums;
+  DwWhatifLanes n_high = zero, n_low = zero, seq_high = zero, seq_low = zero;
+  DwWhatifWays sum, sum_sq;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    sum.part[part] = sum_sq.part[part] = zero;
+  for (gsize block = 0; block < rows->n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (rows->n_rows, block, part, &live); part++)
+      {
+        const gsize start = block + part * DW_WHATIF_LANES;
+        const DwWhatifMask in = dw_whatif_lanes_live (live);
+        const DwWhatifLanes mean = dw_whatif_lanes_load (rows->mean + start, live, 0.0);
+        seq_high += dw_whatif_lanes_count (in & (mean > upper));
+        seq_low += dw_whatif_lanes_count (in & (mean < lower));
+        if (!weights)
+          continue;
+        const DwWhatifLanes log_ratio = dw_whatif_lanes_load (rows->log_ratio + start, live, 0.0);
+        const DwWhatifLanes row_weight
+          = rows->token_weighted ? dw_whatif_lanes_load (rows->token_counts + start, live, 0.0)
+                                 : one;
+        n_high += dw_whatif_lanes_select (in & (log_ratio > log_upper), row_weight, zero);
+        n_low += dw_whatif_lanes_select (in & (log_ratio < log_lower), row_weight, zero);
+        if (!sums)
+          continue;
+        /* padding lanes: no valid token, a product of 0; dw_torch_clamp: NaN stays NaN */
+        const DwWhatifLanes weight = dw_whatif_lanes_load (rows->weight + start, live, 0.0);
+        const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+        DwWhatifLanes clamped = dw_whatif_lanes_select (weight < lower, lower, weight);
+        clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
+        sum.part[part] += clamped * valid;
+        sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
+      }
+  rows->sum = dw_whatif_ways_total (&sum);
+  rows->sum_sq = dw_whatif_ways_total (&sum_sq);
+  rows->n_high = dw_whatif_lanes_sum (n_high);
+  rows->n_low = dw_whatif_lanes_sum (n_low);
+  rows->seq_high = dw_whatif_lanes_sum (seq_high);
+  rows->seq_low = dw_whatif_lanes_sum (seq_low);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_mask_lanes (DwWhatifRatioMask *mask)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (mask->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (mask->upper);
+  DwWhatifLanes masked = zero, rows_masked = zero;
+  for (gsize start = 0; start < mask->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, mask->n_rows - start);
+      const DwWhatifLanes weight = dw_whatif_lanes_load (mask->weight + start, live, 1.0);
+      const DwWhatifLanes valid = dw_whatif_lanes_load (mask->valid + start, live, 0.0);
+      /* a NaN weight loses, as the scalar test does */
+      const DwWhatifMask loses
+        = ~((weight >= lower) & (weight <= upper)) & dw_whatif_lanes_live (live);
+      masked += dw_whatif_lanes_select (loses, valid, zero);
+      rows_masked += dw_whatif_lanes_count (loses);
+      if (mask->rejected != NULL)
+        dw_whatif_lanes_store_flags (mask->rejected + start, loses & (valid > zero), live, TRUE);
+    }
+  mask->masked = dw_whatif_lanes_sum (masked);
+  mask->rows_masked = dw_whatif_lanes_sum (rows_masked);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_veto_rows_lanes (DwWhatifVetoRows *veto)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifLanes log_threshold = dw_whatif_lanes_splat (veto->log_threshold);
+  DwWhatifLanes vetoed = zero;
+  for (gsize start = 0; start < veto->n_rows; start += DW_WHATIF_LANES)
+    {
+      const guint live = MIN (DW_WHATIF_LANES, veto->n_rows - start);
+      /* padding lanes have no valid token */
+      const DwWhatifLanes valid = dw_whatif_lanes_load (veto->valid + start, live, 0.0);
+      const DwWhatifLanes min_log = dw_whatif_lanes_load (veto->min_log + start, live, 0.0);
+      const DwWhatifMask has = (valid > zero) & (min_log < log_threshold);
+      vetoed += dw_whatif_lanes_count (has);
+      if (veto->rejected != NULL)
+        dw_whatif_lanes_store_flags (veto->rejected + start, has, live, TRUE);
+    }
+  veto->vetoed = dw_whatif_lanes_sum (vetoed);
+}
+
 #ifdef DW_WHATIF_KERNELS_FOR_AVX2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -391,7 +482,10 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
   DW_WHATIF_KERNEL_VARIANT (token_rows, VARIANT, TARGET, (DwWhatifTokenRows * rows), (rows))       \
   DW_WHATIF_KERNEL_VARIANT (row_counts, VARIANT, TARGET, (DwWhatifRowCounts * counts), (counts))   \
   DW_WHATIF_KERNEL_VARIANT (seq_option, VARIANT, TARGET, (DwWhatifSeqOption * option), (option))   \
-  DW_WHATIF_KERNEL_VARIANT (rs_rows, VARIANT, TARGET, (DwWhatifRsRows * rows), (rows))
+  DW_WHATIF_KERNEL_VARIANT (rs_rows, VARIANT, TARGET, (DwWhatifRsRows * rows), (rows))             \
+  DW_WHATIF_KERNEL_VARIANT (ratio_rows, VARIANT, TARGET, (DwWhatifRatioRows * rows), (rows))       \
+  DW_WHATIF_KERNEL_VARIANT (ratio_mask, VARIANT, TARGET, (DwWhatifRatioMask * mask), (mask))       \
+  DW_WHATIF_KERNEL_VARIANT (veto_rows, VARIANT, TARGET, (DwWhatifVetoRows * veto), (veto))
 
 #if DW_WHATIF_LANES == 2
 DW_WHATIF_KERNELS (baseline, )

@@ -64,3 +64,21 @@ dw_whatif_kernel_rs_rows (DwWhatifRsRows *rows)
 {
   DW_WHATIF_KERNEL_CALL (rs_rows, (rows));
 }
+
+void
+dw_whatif_kernel_ratio_rows (DwWhatifRatioRows *rows)
+{
+  DW_WHATIF_KERNEL_CALL (ratio_rows, (rows));
+}
+
+void
+dw_whatif_kernel_ratio_mask (DwWhatifRatioMask *mask)
+{
+  DW_WHATIF_KERNEL_CALL (ratio_mask, (mask));
+}
+
+void
+dw_whatif_kernel_veto_rows (DwWhatifVetoRows *veto)
+{
+  DW_WHATIF_KERNEL_CALL (veto_rows, (veto));
+}
