@@ -75,7 +75,8 @@ dw_whatif_engine_count_labels (DwWhatifEngine *self, guint index, const guint8 *
 }
 
 /* dw_whatif_engine_count_labels of a step evaluated under @plan with @memo (nullable). From
- * verl 0.7.1 on, the RS group alone rejects rows: under the id of its plan fields, a step that
+ * verl 0.6.1 on (the rollout_corr helper), the RS group alone rejects rows (verl ≤ 0.7.0: its
+ * RS ratio and veto): under the id of its plan fields, a step that
  * did not fail rejects the rows of its last such evaluation, whose counts its memo keeps. A
  * slider of the IS group then reads 128 bytes of a step instead of its rows' labels. */
 static void
@@ -84,7 +85,9 @@ dw_whatif_engine_count_step_labels (DwWhatifEngine *self, const DwPlan *plan, gu
                                     const DwWhatifStepResult *out, DwWhatifLabelCounts *counts)
 {
   const guint64 rs_id = self->memo_keys.id[DW_WHATIF_GROUP_RS];
-  if (memo == NULL || rs_id == 0 || plan->path != DW_PATH_VERL_K_OPTIONS || out->failed)
+  const gboolean groups
+    = plan->path == DW_PATH_VERL_K_OPTIONS || plan->path == DW_PATH_VERL_LEGACY_RS;
+  if (memo == NULL || rs_id == 0 || !groups || out->failed)
     {
       dw_whatif_engine_count_labels (self, index, rejected, counts);
       return;

@@ -840,7 +840,7 @@ dw_whatif_memo_is_key (DwWhatifMemoKey *key, const DwPlan *plan)
   dw_whatif_memo_key_add (key, &plan->bn_rows, sizeof plan->bn_rows);
 }
 
-/* what dw_whatif_eval_rs () and dw_whatif_eval_offpolicy () read of the plan */
+/* what dw_whatif_eval_rs_group () reads of the plan */
 static void
 dw_whatif_memo_rs_key (DwWhatifMemoKey *key, const DwPlan *plan)
 {
@@ -853,6 +853,15 @@ dw_whatif_memo_rs_key (DwWhatifMemoKey *key, const DwPlan *plan)
       dw_whatif_memo_key_add (key, &bound->option, sizeof bound->option);
       dw_whatif_memo_key_add (key, &bound->log_upper, sizeof bound->log_upper);
       dw_whatif_memo_key_add (key, &bound->log_lower, sizeof bound->log_lower);
+    }
+  if (plan->path != DW_PATH_VERL_K_OPTIONS)
+    {
+      /* verl ≤ 0.7.0: the RS ratio's level and bounds, the veto */
+      dw_whatif_memo_key_add (key, &plan->rs_level, sizeof plan->rs_level);
+      dw_whatif_memo_key_add (key, &plan->rs_upper, sizeof plan->rs_upper);
+      dw_whatif_memo_key_add (key, &plan->rs_lower, sizeof plan->rs_lower);
+      dw_whatif_memo_key_add (key, &plan->veto_on, sizeof plan->veto_on);
+      dw_whatif_memo_key_add (key, &plan->veto, sizeof plan->veto);
     }
 }
 
@@ -1027,11 +1036,37 @@ dw_whatif_eval_prefetch (const DwWhatifStep *step, const DwPlan *plan, const DwW
     dw_whatif_sketch_prefetch (step);
 }
 
-/* verl ≥ 0.7.1: the IS group, then the RS and off-policy group, each from @memo when the plan's
- * fields it reads are those of the step's previous evaluation (@keys); FALSE when verl raises */
+/* the RS group of @plan's path: verl ≥ 0.7.1's RS options, or verl ≤ 0.7.0's RS ratio and
+ * veto, and the off-policy metrics */
+static void
+dw_whatif_eval_rs_group (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
+                         guint8 *row_rejected)
+{
+  if (plan->path == DW_PATH_VERL_K_OPTIONS)
+    {
+      if (plan->rs_on)
+        dw_whatif_eval_rs (step, list, plan, row_rejected);
+      dw_whatif_eval_offpolicy (step, list, FALSE);
+      return;
+    }
+  if (plan->rs_on)
+    {
+      dw_whatif_eval_ratio (step, list, "rollout_rs", plan->rs_level, plan->rs_upper,
+                            plan->rs_lower, FALSE);
+      dw_whatif_eval_ratio_mask (step, list, plan->rs_level, plan->rs_upper, plan->rs_lower,
+                                 "rollout_rs_masked_fraction", "rollout_rs_seq_masked_fraction",
+                                 row_rejected);
+    }
+  dw_whatif_eval_veto (step, list, plan->veto_on, plan->veto, row_rejected);
+  dw_whatif_eval_offpolicy (step, list, FALSE);
+}
+
+/* verl ≥ 0.6.1 (the rollout_corr helper): the IS group, then the RS and off-policy group, each
+ * from @memo when the plan's fields it reads are those of the step's previous evaluation
+ * (@keys); FALSE when verl raises */
 static gboolean
-dw_whatif_eval_k_options (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
-                          guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys)
+dw_whatif_eval_groups (const DwWhatifStep *step, DwWhatifList *list, const DwPlan *plan,
+                       guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys)
 {
   const guint64 is_id = memo ? keys->id[DW_WHATIF_GROUP_IS] : 0;
   const guint64 rs_id = memo ? keys->id[DW_WHATIF_GROUP_RS] : 0;
@@ -1046,9 +1081,7 @@ dw_whatif_eval_k_options (const DwWhatifStep *step, DwWhatifList *list, const Dw
   first = list->n_entries;
   if (memo && dw_whatif_memo_take (&memo->rs, rs_id, list, row_rejected, step->n_rows))
     return TRUE;
-  if (plan->rs_on)
-    dw_whatif_eval_rs (step, list, plan, row_rejected);
-  dw_whatif_eval_offpolicy (step, list, FALSE);
+  dw_whatif_eval_rs_group (step, list, plan, row_rejected);
   if (memo)
     dw_whatif_memo_keep (&memo->rs, rs_id, list, first, row_rejected, step->n_rows);
   return TRUE;
@@ -1074,28 +1107,13 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
       dw_whatif_list_finish (&list, out);
       return;
     }
-  if (plan->path == DW_PATH_VERL_K_OPTIONS
-        ? !dw_whatif_eval_k_options (step, &list, plan, row_rejected, memo, keys)
-        : plan->is_on && !dw_whatif_eval_is (step, &list, plan))
+  if (!dw_whatif_eval_groups (step, &list, plan, row_rejected, memo, keys))
     {
       DwCorrectionError error = { .kind = DW_ERROR_ZERO_DIVISION };
       g_strlcpy (error.message, "float division by zero", sizeof error.message);
       dw_whatif_eval_fail (out, &error);
       dw_whatif_list_clear (&list);
       return;
-    }
-  if (plan->path != DW_PATH_VERL_K_OPTIONS)
-    {
-      if (plan->rs_on)
-        {
-          dw_whatif_eval_ratio (step, &list, "rollout_rs", plan->rs_level, plan->rs_upper,
-                                plan->rs_lower, FALSE);
-          dw_whatif_eval_ratio_mask (step, &list, plan->rs_level, plan->rs_upper, plan->rs_lower,
-                                     "rollout_rs_masked_fraction", "rollout_rs_seq_masked_fraction",
-                                     row_rejected);
-        }
-      dw_whatif_eval_veto (step, &list, plan->veto_on, plan->veto, row_rejected);
-      dw_whatif_eval_offpolicy (step, &list, FALSE);
     }
   dw_whatif_list_finish (&list, out);
 }
