@@ -367,40 +367,45 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
   rows->masked_error = dw_whatif_lanes_sum (masked_error);
 }
 
+/* dw_whatif_ratio_rows_lanes with its options as constants (@weights: the clamped weights' loop,
+ * @token_weighted, @sums), so that each combination is compiled without their tests */
 DW_WHATIF_LANES_INLINE void
-dw_whatif_ratio_rows_lanes (DwWhatifRatioRows *rows)
+dw_whatif_ratio_rows_pass (DwWhatifRatioRows *rows, gboolean weights, gboolean token_weighted,
+                           gboolean sums)
 {
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
   const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
   const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
   const DwWhatifLanes log_lower = dw_whatif_lanes_splat (rows->log_lower);
   const DwWhatifLanes log_upper = dw_whatif_lanes_splat (rows->log_upper);
-  const gboolean weights = rows->weight != NULL, sums = weights && rows->sums;
+  const double *const mean_column = rows->mean, *const log_column = rows->log_ratio;
+  const double *const weight_column = rows->weight, *const valid_column = rows->valid;
+  const double *const token_column = rows->token_counts;
+  const gsize n_rows = rows->n_rows;
   DwWhatifLanes n_high = zero, n_low = zero, seq_high = zero, seq_low = zero;
   DwWhatifWays sum, sum_sq;
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
     sum.part[part] = sum_sq.part[part] = zero;
-  for (gsize block = 0; block < rows->n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (rows->n_rows, block, part, &live); part++)
+  for (gsize block = 0; block < n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0, live; dw_whatif_ways_live (n_rows, block, part, &live); part++)
       {
         const gsize start = block + part * DW_WHATIF_LANES;
         const DwWhatifMask in = dw_whatif_lanes_live (live);
-        const DwWhatifLanes mean = dw_whatif_lanes_load (rows->mean + start, live, 0.0);
+        const DwWhatifLanes mean = dw_whatif_lanes_load (mean_column + start, live, 0.0);
         seq_high += dw_whatif_lanes_count (in & (mean > upper));
         seq_low += dw_whatif_lanes_count (in & (mean < lower));
         if (!weights)
           continue;
-        const DwWhatifLanes log_ratio = dw_whatif_lanes_load (rows->log_ratio + start, live, 0.0);
+        const DwWhatifLanes log_ratio = dw_whatif_lanes_load (log_column + start, live, 0.0);
         const DwWhatifLanes row_weight
-          = rows->token_weighted ? dw_whatif_lanes_load (rows->token_counts + start, live, 0.0)
-                                 : one;
+          = token_weighted ? dw_whatif_lanes_load (token_column + start, live, 0.0) : one;
         n_high += dw_whatif_lanes_select (in & (log_ratio > log_upper), row_weight, zero);
         n_low += dw_whatif_lanes_select (in & (log_ratio < log_lower), row_weight, zero);
         if (!sums)
           continue;
         /* padding lanes: no valid token, a product of 0; dw_torch_clamp: NaN stays NaN */
-        const DwWhatifLanes weight = dw_whatif_lanes_load (rows->weight + start, live, 0.0);
-        const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+        const DwWhatifLanes weight = dw_whatif_lanes_load (weight_column + start, live, 0.0);
+        const DwWhatifLanes valid = dw_whatif_lanes_load (valid_column + start, live, 0.0);
         DwWhatifLanes clamped = dw_whatif_lanes_select (weight < lower, lower, weight);
         clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
         sum.part[part] += clamped * valid;
@@ -412,6 +417,21 @@ dw_whatif_ratio_rows_lanes (DwWhatifRatioRows *rows)
   rows->n_low = dw_whatif_lanes_sum (n_low);
   rows->seq_high = dw_whatif_lanes_sum (seq_high);
   rows->seq_low = dw_whatif_lanes_sum (seq_low);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_rows_lanes (DwWhatifRatioRows *rows)
+{
+  if (rows->weight == NULL)
+    dw_whatif_ratio_rows_pass (rows, FALSE, FALSE, FALSE);
+  else if (rows->token_weighted && rows->sums)
+    dw_whatif_ratio_rows_pass (rows, TRUE, TRUE, TRUE);
+  else if (rows->token_weighted)
+    dw_whatif_ratio_rows_pass (rows, TRUE, TRUE, FALSE);
+  else if (rows->sums)
+    dw_whatif_ratio_rows_pass (rows, TRUE, FALSE, TRUE);
+  else
+    dw_whatif_ratio_rows_pass (rows, TRUE, FALSE, FALSE);
 }
 
 DW_WHATIF_LANES_INLINE void
