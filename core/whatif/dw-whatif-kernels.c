@@ -367,56 +367,73 @@ dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
   rows->masked_error = dw_whatif_lanes_sum (masked_error);
 }
 
-/* dw_whatif_ratio_rows_lanes with its options as constants (@weights: the clamped weights' loop,
- * @token_weighted, @sums), so that each combination is compiled without their tests */
+/* the running counts and sums of dw_whatif_ratio_rows_lanes */
+typedef struct
+{
+  DwWhatifLanes n_high, n_low, seq_high, seq_low;
+  DwWhatifWays sum, sum_sq;
+} DwWhatifRatioRowsState;
+
+/* the rows [start, start + live) of dw_whatif_ratio_rows_lanes into way part @part, its options
+ * as constants (@weights: the clamped weights' loop, @token_weighted, @sums) so that each
+ * combination, and the whole vectors (@live DW_WHATIF_LANES), compile without their tests */
 DW_WHATIF_LANES_INLINE void
-dw_whatif_ratio_rows_pass (DwWhatifRatioRows *rows, gboolean weights, gboolean token_weighted,
-                           gboolean sums)
+dw_whatif_ratio_rows_vector (const DwWhatifRatioRows *rows, DwWhatifRatioRowsState *state,
+                             gsize start, guint live, guint part, gboolean weights,
+                             gboolean token_weighted, gboolean sums)
 {
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
   const DwWhatifLanes lower = dw_whatif_lanes_splat (rows->lower);
   const DwWhatifLanes upper = dw_whatif_lanes_splat (rows->upper);
-  const DwWhatifLanes log_lower = dw_whatif_lanes_splat (rows->log_lower);
-  const DwWhatifLanes log_upper = dw_whatif_lanes_splat (rows->log_upper);
-  const double *const mean_column = rows->mean, *const log_column = rows->log_ratio;
-  const double *const weight_column = rows->weight, *const valid_column = rows->valid;
-  const double *const token_column = rows->token_counts;
+  const DwWhatifMask in = dw_whatif_lanes_live (live);
+  const DwWhatifLanes mean = dw_whatif_lanes_load (rows->mean + start, live, 0.0);
+  state->seq_high += dw_whatif_lanes_count (in & (mean > upper));
+  state->seq_low += dw_whatif_lanes_count (in & (mean < lower));
+  if (!weights)
+    return;
+  const DwWhatifLanes log_ratio = dw_whatif_lanes_load (rows->log_ratio + start, live, 0.0);
+  const DwWhatifLanes row_weight
+    = token_weighted ? dw_whatif_lanes_load (rows->token_counts + start, live, 0.0) : one;
+  state->n_high += dw_whatif_lanes_select (
+    in & (log_ratio > dw_whatif_lanes_splat (rows->log_upper)), row_weight, zero);
+  state->n_low += dw_whatif_lanes_select (
+    in & (log_ratio < dw_whatif_lanes_splat (rows->log_lower)), row_weight, zero);
+  if (!sums)
+    return;
+  /* padding lanes: no valid token, a product of 0; dw_torch_clamp: NaN stays NaN */
+  const DwWhatifLanes weight = dw_whatif_lanes_load (rows->weight + start, live, 0.0);
+  const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+  DwWhatifLanes clamped = dw_whatif_lanes_select (weight < lower, lower, weight);
+  clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
+  state->sum.part[part] += clamped * valid;
+  state->sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
+}
+
+/* dw_whatif_ratio_rows_lanes for one combination of its options: the whole blocks of
+ * DW_WHATIF_SUM_WAYS rows, then the last rows (row r in way r % DW_WHATIF_SUM_WAYS either way) */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_rows_pass (DwWhatifRatioRows *rows, gboolean weights, gboolean token_weighted,
+                           gboolean sums)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
   const gsize n_rows = rows->n_rows;
-  DwWhatifLanes n_high = zero, n_low = zero, seq_high = zero, seq_low = zero;
-  DwWhatifWays sum, sum_sq;
+  DwWhatifRatioRowsState state = { zero, zero, zero, zero };
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
-    sum.part[part] = sum_sq.part[part] = zero;
-  for (gsize block = 0; block < n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (n_rows, block, part, &live); part++)
-      {
-        const gsize start = block + part * DW_WHATIF_LANES;
-        const DwWhatifMask in = dw_whatif_lanes_live (live);
-        const DwWhatifLanes mean = dw_whatif_lanes_load (mean_column + start, live, 0.0);
-        seq_high += dw_whatif_lanes_count (in & (mean > upper));
-        seq_low += dw_whatif_lanes_count (in & (mean < lower));
-        if (!weights)
-          continue;
-        const DwWhatifLanes log_ratio = dw_whatif_lanes_load (log_column + start, live, 0.0);
-        const DwWhatifLanes row_weight
-          = token_weighted ? dw_whatif_lanes_load (token_column + start, live, 0.0) : one;
-        n_high += dw_whatif_lanes_select (in & (log_ratio > log_upper), row_weight, zero);
-        n_low += dw_whatif_lanes_select (in & (log_ratio < log_lower), row_weight, zero);
-        if (!sums)
-          continue;
-        /* padding lanes: no valid token, a product of 0; dw_torch_clamp: NaN stays NaN */
-        const DwWhatifLanes weight = dw_whatif_lanes_load (weight_column + start, live, 0.0);
-        const DwWhatifLanes valid = dw_whatif_lanes_load (valid_column + start, live, 0.0);
-        DwWhatifLanes clamped = dw_whatif_lanes_select (weight < lower, lower, weight);
-        clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
-        sum.part[part] += clamped * valid;
-        sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
-      }
-  rows->sum = dw_whatif_ways_total (&sum);
-  rows->sum_sq = dw_whatif_ways_total (&sum_sq);
-  rows->n_high = dw_whatif_lanes_sum (n_high);
-  rows->n_low = dw_whatif_lanes_sum (n_low);
-  rows->seq_high = dw_whatif_lanes_sum (seq_high);
-  rows->seq_low = dw_whatif_lanes_sum (seq_low);
+    state.sum.part[part] = state.sum_sq.part[part] = zero;
+  gsize block = 0;
+  for (; block + DW_WHATIF_SUM_WAYS <= n_rows; block += DW_WHATIF_SUM_WAYS)
+    for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+      dw_whatif_ratio_rows_vector (rows, &state, block + part * DW_WHATIF_LANES, DW_WHATIF_LANES,
+                                   part, weights, token_weighted, sums);
+  for (guint part = 0, live; dw_whatif_ways_live (n_rows, block, part, &live); part++)
+    dw_whatif_ratio_rows_vector (rows, &state, block + part * DW_WHATIF_LANES, live, part, weights,
+                                 token_weighted, sums);
+  rows->sum = dw_whatif_ways_total (&state.sum);
+  rows->sum_sq = dw_whatif_ways_total (&state.sum_sq);
+  rows->n_high = dw_whatif_lanes_sum (state.n_high);
+  rows->n_low = dw_whatif_lanes_sum (state.n_low);
+  rows->seq_high = dw_whatif_lanes_sum (state.seq_high);
+  rows->seq_low = dw_whatif_lanes_sum (state.seq_low);
 }
 
 DW_WHATIF_LANES_INLINE void
@@ -434,48 +451,80 @@ dw_whatif_ratio_rows_lanes (DwWhatifRatioRows *rows)
     dw_whatif_ratio_rows_pass (rows, TRUE, FALSE, FALSE);
 }
 
+/* the rows [start, start + live) of dw_whatif_ratio_mask_lanes (@flags: rows to set) */
 DW_WHATIF_LANES_INLINE void
-dw_whatif_ratio_mask_lanes (DwWhatifRatioMask *mask)
+dw_whatif_ratio_mask_vector (const DwWhatifRatioMask *mask, gsize start, guint live, gboolean flags,
+                             DwWhatifLanes *masked, DwWhatifLanes *rows_masked)
 {
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (mask->lower);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (mask->upper);
-  DwWhatifLanes masked = zero, rows_masked = zero;
-  for (gsize start = 0; start < mask->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, mask->n_rows - start);
-      const DwWhatifLanes weight = dw_whatif_lanes_load (mask->weight + start, live, 1.0);
-      const DwWhatifLanes valid = dw_whatif_lanes_load (mask->valid + start, live, 0.0);
-      /* a NaN weight loses, as the scalar test does */
-      const DwWhatifMask loses
-        = ~((weight >= lower) & (weight <= upper)) & dw_whatif_lanes_live (live);
-      masked += dw_whatif_lanes_select (loses, valid, zero);
-      rows_masked += dw_whatif_lanes_count (loses);
-      if (mask->rejected != NULL)
-        dw_whatif_lanes_store_flags (mask->rejected + start, loses & (valid > zero), live, TRUE);
-    }
+  const DwWhatifLanes weight = dw_whatif_lanes_load (mask->weight + start, live, 1.0);
+  const DwWhatifLanes valid = dw_whatif_lanes_load (mask->valid + start, live, 0.0);
+  /* a NaN weight loses, as the scalar test does */
+  const DwWhatifMask loses = ~((weight >= dw_whatif_lanes_splat (mask->lower))
+                               & (weight <= dw_whatif_lanes_splat (mask->upper)))
+                             & dw_whatif_lanes_live (live);
+  *masked += dw_whatif_lanes_select (loses, valid, zero);
+  *rows_masked += dw_whatif_lanes_count (loses);
+  if (flags)
+    dw_whatif_lanes_store_flags (mask->rejected + start, loses & (valid > zero), live, TRUE);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_mask_pass (DwWhatifRatioMask *mask, gboolean flags)
+{
+  DwWhatifLanes masked = dw_whatif_lanes_splat (0.0), rows_masked = masked;
+  gsize start = 0;
+  for (; start + DW_WHATIF_LANES <= mask->n_rows; start += DW_WHATIF_LANES)
+    dw_whatif_ratio_mask_vector (mask, start, DW_WHATIF_LANES, flags, &masked, &rows_masked);
+  if (start < mask->n_rows)
+    dw_whatif_ratio_mask_vector (mask, start, mask->n_rows - start, flags, &masked, &rows_masked);
   mask->masked = dw_whatif_lanes_sum (masked);
   mask->rows_masked = dw_whatif_lanes_sum (rows_masked);
 }
 
 DW_WHATIF_LANES_INLINE void
+dw_whatif_ratio_mask_lanes (DwWhatifRatioMask *mask)
+{
+  if (mask->rejected != NULL)
+    dw_whatif_ratio_mask_pass (mask, TRUE);
+  else
+    dw_whatif_ratio_mask_pass (mask, FALSE);
+}
+
+/* the rows [start, start + live) of dw_whatif_veto_rows_lanes (@flags: rows to set) */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_veto_rows_vector (const DwWhatifVetoRows *veto, gsize start, guint live, gboolean flags,
+                            DwWhatifLanes *vetoed)
+{
+  /* padding lanes have no valid token */
+  const DwWhatifLanes valid = dw_whatif_lanes_load (veto->valid + start, live, 0.0);
+  const DwWhatifLanes min_log = dw_whatif_lanes_load (veto->min_log + start, live, 0.0);
+  const DwWhatifMask has = (valid > dw_whatif_lanes_splat (0.0))
+                           & (min_log < dw_whatif_lanes_splat (veto->log_threshold));
+  *vetoed += dw_whatif_lanes_count (has);
+  if (flags)
+    dw_whatif_lanes_store_flags (veto->rejected + start, has, live, TRUE);
+}
+
+DW_WHATIF_LANES_INLINE void
+dw_whatif_veto_rows_pass (DwWhatifVetoRows *veto, gboolean flags)
+{
+  DwWhatifLanes vetoed = dw_whatif_lanes_splat (0.0);
+  gsize start = 0;
+  for (; start + DW_WHATIF_LANES <= veto->n_rows; start += DW_WHATIF_LANES)
+    dw_whatif_veto_rows_vector (veto, start, DW_WHATIF_LANES, flags, &vetoed);
+  if (start < veto->n_rows)
+    dw_whatif_veto_rows_vector (veto, start, veto->n_rows - start, flags, &vetoed);
+  veto->vetoed = dw_whatif_lanes_sum (vetoed);
+}
+
+DW_WHATIF_LANES_INLINE void
 dw_whatif_veto_rows_lanes (DwWhatifVetoRows *veto)
 {
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes log_threshold = dw_whatif_lanes_splat (veto->log_threshold);
-  DwWhatifLanes vetoed = zero;
-  for (gsize start = 0; start < veto->n_rows; start += DW_WHATIF_LANES)
-    {
-      const guint live = MIN (DW_WHATIF_LANES, veto->n_rows - start);
-      /* padding lanes have no valid token */
-      const DwWhatifLanes valid = dw_whatif_lanes_load (veto->valid + start, live, 0.0);
-      const DwWhatifLanes min_log = dw_whatif_lanes_load (veto->min_log + start, live, 0.0);
-      const DwWhatifMask has = (valid > zero) & (min_log < log_threshold);
-      vetoed += dw_whatif_lanes_count (has);
-      if (veto->rejected != NULL)
-        dw_whatif_lanes_store_flags (veto->rejected + start, has, live, TRUE);
-    }
-  veto->vetoed = dw_whatif_lanes_sum (vetoed);
+  if (veto->rejected != NULL)
+    dw_whatif_veto_rows_pass (veto, TRUE);
+  else
+    dw_whatif_veto_rows_pass (veto, FALSE);
 }
 
 #ifdef DW_WHATIF_KERNELS_FOR_AVX2
