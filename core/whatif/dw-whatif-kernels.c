@@ -409,8 +409,8 @@ dw_whatif_ratio_rows_vector (const DwWhatifRatioRows *rows, DwWhatifRatioRowsSta
   state->sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
 }
 
-/* dw_whatif_ratio_rows_lanes for one combination of its options: the whole blocks of
- * DW_WHATIF_SUM_WAYS rows, then the last rows (row r in way r % DW_WHATIF_SUM_WAYS either way) */
+/* dw_whatif_ratio_rows_lanes for one combination of its options (DW_WHATIF_FOR_PARTS: row r in
+ * way r % DW_WHATIF_SUM_WAYS) */
 DW_WHATIF_LANES_INLINE void
 dw_whatif_ratio_rows_pass (DwWhatifRatioRows *rows, gboolean weights, gboolean token_weighted,
                            gboolean sums)
@@ -420,14 +420,10 @@ dw_whatif_ratio_rows_pass (DwWhatifRatioRows *rows, gboolean weights, gboolean t
   DwWhatifRatioRowsState state = { zero, zero, zero, zero };
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
     state.sum.part[part] = state.sum_sq.part[part] = zero;
-  gsize block = 0;
-  for (; block + DW_WHATIF_SUM_WAYS <= n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
-      dw_whatif_ratio_rows_vector (rows, &state, block + part * DW_WHATIF_LANES, DW_WHATIF_LANES,
-                                   part, weights, token_weighted, sums);
-  for (guint part = 0, live; dw_whatif_ways_live (n_rows, block, part, &live); part++)
-    dw_whatif_ratio_rows_vector (rows, &state, block + part * DW_WHATIF_LANES, live, part, weights,
-                                 token_weighted, sums);
+#define DW_WHATIF_RATIO_ROWS_PART(start, part, live) \
+  dw_whatif_ratio_rows_vector (rows, &state, start, live, part, weights, token_weighted, sums)
+  DW_WHATIF_FOR_PARTS (n_rows, DW_WHATIF_RATIO_ROWS_PART);
+#undef DW_WHATIF_RATIO_ROWS_PART
   rows->sum = dw_whatif_ways_total (&state.sum);
   rows->sum_sq = dw_whatif_ways_total (&state.sum_sq);
   rows->n_high = dw_whatif_lanes_sum (state.n_high);
@@ -473,11 +469,10 @@ DW_WHATIF_LANES_INLINE void
 dw_whatif_ratio_mask_pass (DwWhatifRatioMask *mask, gboolean flags)
 {
   DwWhatifLanes masked = dw_whatif_lanes_splat (0.0), rows_masked = masked;
-  gsize start = 0;
-  for (; start + DW_WHATIF_LANES <= mask->n_rows; start += DW_WHATIF_LANES)
-    dw_whatif_ratio_mask_vector (mask, start, DW_WHATIF_LANES, flags, &masked, &rows_masked);
-  if (start < mask->n_rows)
-    dw_whatif_ratio_mask_vector (mask, start, mask->n_rows - start, flags, &masked, &rows_masked);
+#define DW_WHATIF_RATIO_MASK_PART(start, part, live) \
+  dw_whatif_ratio_mask_vector (mask, start, live, flags, &masked, &rows_masked)
+  DW_WHATIF_FOR_PARTS (mask->n_rows, DW_WHATIF_RATIO_MASK_PART);
+#undef DW_WHATIF_RATIO_MASK_PART
   mask->masked = dw_whatif_lanes_sum (masked);
   mask->rows_masked = dw_whatif_lanes_sum (rows_masked);
 }
@@ -510,11 +505,10 @@ DW_WHATIF_LANES_INLINE void
 dw_whatif_veto_rows_pass (DwWhatifVetoRows *veto, gboolean flags)
 {
   DwWhatifLanes vetoed = dw_whatif_lanes_splat (0.0);
-  gsize start = 0;
-  for (; start + DW_WHATIF_LANES <= veto->n_rows; start += DW_WHATIF_LANES)
-    dw_whatif_veto_rows_vector (veto, start, DW_WHATIF_LANES, flags, &vetoed);
-  if (start < veto->n_rows)
-    dw_whatif_veto_rows_vector (veto, start, veto->n_rows - start, flags, &vetoed);
+#define DW_WHATIF_VETO_ROWS_PART(start, part, live) \
+  dw_whatif_veto_rows_vector (veto, start, live, flags, &vetoed)
+  DW_WHATIF_FOR_PARTS (veto->n_rows, DW_WHATIF_VETO_ROWS_PART);
+#undef DW_WHATIF_VETO_ROWS_PART
   veto->vetoed = dw_whatif_lanes_sum (vetoed);
 }
 
