@@ -85,9 +85,7 @@ dw_whatif_engine_count_step_labels (DwWhatifEngine *self, const DwPlan *plan, gu
                                     const DwWhatifStepResult *out, DwWhatifLabelCounts *counts)
 {
   const guint64 rs_id = self->memo_keys.id[DW_WHATIF_GROUP_RS];
-  const gboolean groups
-    = plan->path == DW_PATH_VERL_K_OPTIONS || plan->path == DW_PATH_VERL_LEGACY_RS;
-  if (memo == NULL || rs_id == 0 || !groups || out->failed)
+  if (memo == NULL || rs_id == 0 || !dw_whatif_eval_in_groups (plan) || out->failed)
     {
       dw_whatif_engine_count_labels (self, index, rejected, counts);
       return;

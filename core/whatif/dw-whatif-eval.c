@@ -1087,6 +1087,12 @@ dw_whatif_eval_groups (const DwWhatifStep *step, DwWhatifList *list, const DwPla
   return TRUE;
 }
 
+gboolean
+dw_whatif_eval_in_groups (const DwPlan *plan)
+{
+  return plan->path == DW_PATH_VERL_K_OPTIONS || plan->path == DW_PATH_VERL_LEGACY_RS;
+}
+
 void
 dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepResult *out,
                      guint8 *row_rejected, DwWhatifMemo *memo, const DwWhatifMemoKeys *keys)
@@ -1101,7 +1107,7 @@ dw_whatif_eval_step (const DwWhatifStep *step, const DwPlan *plan, DwWhatifStepR
     }
   DwWhatifList list;
   dw_whatif_list_init (&list, plan->metric_prefix);
-  if (plan->path == DW_PATH_VERL_MISMATCH)
+  if (!dw_whatif_eval_in_groups (plan))
     {
       dw_whatif_eval_mismatch (step, &list, plan, row_rejected);
       dw_whatif_list_finish (&list, out);

@@ -618,6 +618,10 @@ typedef struct
 /* the ids of @plan's group fields */
 void dw_whatif_memo_keys_update (DwWhatifMemoKeys *keys, const DwPlan *plan);
 
+/* Whether @plan is evaluated in an IS group and an RS group (the rollout_corr helper, verl
+ * 0.6.1 on: only the RS group rejects rows), which a memo keeps; else in one piece. */
+gboolean dw_whatif_eval_in_groups (const DwPlan *plan);
+
 /* Evaluates @plan on @step into @out; @row_rejected (nullable, n_rows) gets the per-row outcome;
  * @memo (nullable) holds the groups of the step's previous evaluation and gets this one's, under
  * the ids of @keys (the keys of @plan). */
