@@ -441,7 +441,7 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   result->storage = g_ptr_array_new_with_free_func (g_free);
   if (n_shares <= 1)
     {
-      DwWhatifArena arena = { result->storage, NULL, 0 };
+      DwWhatifArena arena = { result->storage, NULL, 0, dw_whatif_list_new_epoch () };
       DwWhatifLabelCounts counts = { { 0 } };
       dw_whatif_list_set_arena (&arena);
       for (guint index = 0; index < result->n_steps; index += DW_WHATIF_ENGINE_CHUNK)
@@ -461,11 +461,12 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   g_cond_init (&cond);
   guint remaining = n_shares;
   gint next = 0;
+  const guint64 epoch = dw_whatif_list_new_epoch ();
   DwWhatifShare *shares = g_new0 (DwWhatifShare, n_shares);
   for (guint share = 0; share < n_shares; share++)
     shares[share] = (DwWhatifShare){ self,       plan,  result,
                                      &next,      &lock, &cond,
-                                     &remaining, memos, { g_ptr_array_new (), NULL, 0 } };
+                                     &remaining, memos, { g_ptr_array_new (), NULL, 0, epoch } };
   /* the calling thread takes the last share itself */
   g_mutex_lock (&lock);
   for (guint share = 0; share + 1 < n_shares; share++)
@@ -604,6 +605,7 @@ dw_whatif_engine_exact_step (DwWhatifEngine *self, const DwConfig *config, gint6
       /* through a list: the keys' table is shared with the other steps' results */
       DwWhatifList list;
       dw_whatif_list_init (&list, "");
+      list.epoch = 0; /* its keys are the result's, freed below: compared as text */
       for (gsize index = 0; index < result.n_metrics; index++)
         dw_whatif_list_put (&list, result.metrics[index].key, result.metrics[index].value);
       dw_whatif_list_finish (&list, out);

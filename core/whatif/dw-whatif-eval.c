@@ -364,6 +364,27 @@ dw_whatif_eval_rs_seq_option (const DwWhatifStep *step, DwWhatifRsState *state,
     }
 }
 
+/* "rollout_rs_<option>": one string per option for the whole process, as the keys a list puts
+ * within an evaluation must be (DwWhatifKeySource) */
+static const char *
+dw_whatif_rs_prefix (DwRsOption option)
+{
+  static const char *prefixes[DW_RS_N_OPTIONS];
+  static gsize made;
+
+  if (g_once_init_enter (&made))
+    {
+      for (int index = 0; index < DW_RS_N_OPTIONS; index++)
+        {
+          g_autofree char *prefix
+            = g_strdup_printf ("rollout_rs_%s", dw_rs_option_name ((DwRsOption)index));
+          prefixes[index] = g_intern_string (prefix);
+        }
+      g_once_init_leave (&made, 1);
+    }
+  return prefixes[option];
+}
+
 /* the metrics of one option (rollout_rs_<option>_*) */
 static void
 dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
@@ -376,8 +397,7 @@ dw_whatif_eval_rs_option_metrics (const DwWhatifStep *step, DwWhatifList *list,
   const double *token_counts = dw_whatif_column (step, DW_WHATIF_COL_N);
   const double count = stat->count;
   const double mean = count > 0 ? stat->sum / count : 0.0;
-  char prefix[64];
-  g_snprintf (prefix, sizeof prefix, "rollout_rs_%s", dw_rs_option_name (option->bound->option));
+  const char *prefix = dw_whatif_rs_prefix (option->bound->option);
 
   /* row values over valid rows: only the counts beyond the bounds depend on them */
   DwWhatifRowCounts counts = {
@@ -719,7 +739,7 @@ dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean
 {
   for (gsize index = 0; index < step->n_offpolicy; index++)
     {
-      const char *key = step->offpolicy[index].key;
+      const char *key = step->offpolicy_keys[index];
       if (old_names && g_str_has_prefix (key, "chi2_"))
         continue;
       dw_whatif_list_put3 (list, step->offpolicy[index].value, old_names ? "mismatch_" : "", key);
@@ -874,17 +894,7 @@ dw_whatif_memo_take (const DwWhatifGroupMemo *memo, guint64 key_id, DwWhatifList
   if (!memo->valid || key_id == 0 || memo->key_id != key_id || list->approximate || list->error != 0
       || (row_rejected && !memo->has_rows))
     return FALSE;
-  const guint n_entries = memo->n_entries;
-  dw_whatif_list_reserve (list, n_entries);
-  DwWhatifEntry *entries = list->entries + list->n_entries;
-  dw_whatif_keys_to_entries (memo->keys, entries);
-  for (guint index = 0; index < n_entries; index++)
-    {
-      entries[index].metric.value = memo->values[index];
-      entries[index].error = memo->errors[index];
-      entries[index].approximate = memo->approximate[index];
-    }
-  list->n_entries += n_entries;
+  dw_whatif_list_put_table (list, memo->keys, memo->values, memo->errors, memo->approximate);
   if (row_rejected)
     memcpy (row_rejected, memo->row_rejected, n_rows);
   return TRUE;
@@ -900,12 +910,11 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
   memo->valid = FALSE;
   if (key_id == 0 || list->approximate || list->error != 0)
     return;
-  /* the step's keys are as a rule those of its last evaluation: compared with its table, which
-   * every step shares (in cache), instead of interned again */
-  if (!dw_whatif_keys_match (memo->keys, entries, n_entries))
+  const DwWhatifKeys *keys = dw_whatif_list_keys_from (list, first, memo->keys);
+  if (keys != memo->keys)
     {
       dw_whatif_keys_unref (memo->keys);
-      memo->keys = dw_whatif_keys_intern (entries, n_entries, NULL);
+      memo->keys = keys;
     }
   if (n_entries > memo->capacity)
     {
@@ -917,7 +926,7 @@ dw_whatif_memo_keep (DwWhatifGroupMemo *memo, guint64 key_id, const DwWhatifList
     }
   for (guint index = 0; index < n_entries; index++)
     {
-      memo->values[index] = entries[index].metric.value;
+      memo->values[index] = entries[index].value;
       memo->errors[index] = entries[index].error;
       memo->approximate[index] = entries[index].approximate;
     }

@@ -13,10 +13,27 @@
 /* ------------------------------------------------------------------------------------------ */
 /* metric lists with approximate flags                                                         */
 
+/* ------------------------------------------------------------------------------------------ */
+/* metric lists with approximate flags                                                         */
+
+/* the arena of this thread's results and the evaluation its lists are part of
+ * (dw_whatif_list_set_arena; NULL and 0: none) */
+static _Thread_local DwWhatifArena *dw_whatif_list_arena;
+static _Thread_local guint64 dw_whatif_list_epoch;
+
+guint64
+dw_whatif_list_new_epoch (void)
+{
+  static guint64 last; /* 64 bits: never wraps */
+
+  return __atomic_add_fetch (&last, 1, __ATOMIC_RELAXED);
+}
+
 void
 dw_whatif_list_init (DwWhatifList *list, const char *prefix)
 {
   list->prefix = prefix;
+  list->epoch = dw_whatif_list_epoch;
   list->entries = list->inline_entries;
   list->n_entries = 0;
   list->capacity = DW_WHATIF_LIST_INLINE;
@@ -50,33 +67,16 @@ dw_whatif_list_reserve (DwWhatifList *list, guint n)
   list->capacity = capacity;
 }
 
-void
-dw_whatif_list_append (DwWhatifList *list, const DwWhatifEntry *entries, guint n)
-{
-  dw_whatif_list_reserve (list, n);
-  memcpy (list->entries + list->n_entries, entries, n * sizeof *entries);
-  list->n_entries += n;
-}
-
-/* appends the metric prefix + @name + @suffix (cut to the key size, like snprintf) */
+/* appends the metric prefix + @name + @suffix: the strings are kept, the key is made only when
+ * the list's keys are not those of the list before (dw_whatif_list_finish) */
 void
 dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
 {
   dw_whatif_list_reserve (list, 1);
   DwWhatifEntry *entry = &list->entries[list->n_entries++];
-  const char *parts[3] = { list->prefix, name, suffix };
-  gsize length = 0;
-  /* zero-padded (a fixed size: a few vector stores): a finished list copies and compares whole
-   * keys without a length-dependent loop */
-  memset (entry->metric.key, 0, sizeof entry->metric.key);
-  for (int part = 0; part < 3; part++)
-    {
-      gsize part_length = strnlen (parts[part], sizeof entry->metric.key - 1 - length);
-      memcpy (entry->metric.key + length, parts[part], part_length);
-      length += part_length;
-    }
-  entry->key_length = (guint8)length;
-  entry->metric.value = value;
+  entry->source = (DwWhatifKeySource){ list->prefix, name, suffix, 0, 0 };
+  entry->table = NULL;
+  entry->value = value;
   entry->approximate = list->approximate || list->error != 0;
   entry->error = list->approximate && list->error == 0 ? NAN : list->error;
   list->error = 0;
@@ -88,13 +88,6 @@ dw_whatif_list_put (DwWhatifList *list, const char *name, double value)
   dw_whatif_list_put3 (list, value, name, "");
 }
 
-static int
-dw_whatif_list_entry_compare (const void *a, const void *b)
-{
-  return strcmp ((*(const DwWhatifEntry *const *)a)->metric.key,
-                 (*(const DwWhatifEntry *const *)b)->metric.key);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* key tables (DwWhatifKeys): interned, so equal tables are one pointer                        */
 
@@ -102,6 +95,7 @@ struct _DwWhatifKeys
 {
   gint ref_count; /* taken with the intern lock held when it may reach 0 (below) */
   guint hash;
+  guint64 serial; /* never given to another table (DwWhatifKeySource.table) */
   gsize n_keys;
   guint8 *lengths;                /* [n_keys] strlen of each key, after the keys */
   char keys[][DW_METRIC_KEY_MAX]; /* zero-padded */
@@ -178,20 +172,81 @@ dw_whatif_step_result_get_key (const DwWhatifStepResult *res, gsize index)
   return dw_whatif_keys_get (res->keys, index);
 }
 
-gboolean
-dw_whatif_keys_match (const DwWhatifKeys *keys, const DwWhatifEntry *entries, gsize count)
+/* The keys of some entries as text, zero-padded: a fixed size, so that tables copy and compare
+ * whole keys without a length-dependent loop */
+typedef struct
+{
+  char (*key)[DW_METRIC_KEY_MAX];
+  guint8 *length;
+  char (*inline_key)[DW_METRIC_KEY_MAX];
+} DwWhatifKeyText;
+
+#define DW_WHATIF_KEY_TEXT_INLINE 64
+
+/* @entries' keys (@count of them) into @text, whose inline room is @room (for
+ * DW_WHATIF_KEY_TEXT_INLINE keys) */
+static void
+dw_whatif_key_text_make (DwWhatifKeyText *text, char (*room)[DW_METRIC_KEY_MAX],
+                         guint8 *room_length, const DwWhatifEntry *entries, gsize count)
+{
+  text->inline_key = room;
+  text->key = count <= DW_WHATIF_KEY_TEXT_INLINE ? room : g_malloc (count * DW_METRIC_KEY_MAX);
+  text->length = count <= DW_WHATIF_KEY_TEXT_INLINE ? room_length : g_malloc (count);
+  for (gsize index = 0; index < count; index++)
+    {
+      const DwWhatifEntry *entry = &entries[index];
+      char *key = text->key[index];
+      if (entry->table != NULL)
+        {
+          memcpy (key, entry->table->keys[entry->source.index], DW_METRIC_KEY_MAX);
+          text->length[index] = entry->table->lengths[entry->source.index];
+          continue;
+        }
+      const char *parts[3] = { entry->source.prefix, entry->source.name, entry->source.suffix };
+      gsize length = 0;
+      memset (key, 0, DW_METRIC_KEY_MAX);
+      /* cut to the key size, like snprintf */
+      for (int part = 0; part < 3; part++)
+        {
+          gsize part_length = strnlen (parts[part], DW_METRIC_KEY_MAX - 1 - length);
+          memcpy (key + length, parts[part], part_length);
+          length += part_length;
+        }
+      text->length[index] = (guint8)length;
+    }
+}
+
+static void
+dw_whatif_key_text_free (DwWhatifKeyText *text)
+{
+  if (text->key != text->inline_key)
+    {
+      g_free (text->key);
+      g_free (text->length);
+    }
+}
+
+/* whether @keys holds the keys @text [@count], in the order @order gives (NULL: as they are) */
+static gboolean
+dw_whatif_keys_match (const DwWhatifKeys *keys, const DwWhatifKeyText *text, gsize count,
+                      const guint *order)
 {
   if (keys == NULL || keys->n_keys != count)
     return FALSE;
   for (gsize index = 0; index < count; index++)
-    if (memcmp (keys->keys[index], entries[index].metric.key, DW_METRIC_KEY_MAX) != 0)
+    if (memcmp (keys->keys[index], text->key[order != NULL ? order[index] : index],
+                DW_METRIC_KEY_MAX)
+        != 0)
       return FALSE;
   return TRUE;
 }
 
-const DwWhatifKeys *
-dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count, const guint *order)
+/* the table of the keys @text [@count] (in the order @order gives, nullable: as they are), a new
+ * reference: the live table with these keys, or a new one */
+static const DwWhatifKeys *
+dw_whatif_keys_intern (const DwWhatifKeyText *text, gsize count, const guint *order)
 {
+  static guint64 last_serial;
   DwWhatifKeys *table = g_malloc (sizeof *table + count * (DW_METRIC_KEY_MAX + 1));
   DwWhatifKeys *found;
 
@@ -201,10 +256,10 @@ dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count, const guint *o
   table->hash = 5381;
   for (gsize index = 0; index < count; index++)
     {
-      const DwWhatifEntry *entry = &entries[order != NULL ? order[index] : index];
+      const gsize from = order != NULL ? order[index] : index;
 
-      memcpy (table->keys[index], entry->metric.key, DW_METRIC_KEY_MAX);
-      table->lengths[index] = entry->key_length;
+      memcpy (table->keys[index], text->key[from], DW_METRIC_KEY_MAX);
+      table->lengths[index] = text->length[from];
       table->hash = table->hash * 33 + g_str_hash (table->keys[index]);
     }
   g_mutex_lock (&dw_whatif_keys_lock);
@@ -218,34 +273,51 @@ dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count, const guint *o
       table = found;
     }
   else
-    g_hash_table_add (dw_whatif_keys_interned, table);
+    {
+      table->serial = ++last_serial;
+      g_hash_table_add (dw_whatif_keys_interned, table);
+    }
   g_mutex_unlock (&dw_whatif_keys_lock);
   return table;
 }
 
 void
-dw_whatif_keys_to_entries (const DwWhatifKeys *keys, DwWhatifEntry *entries)
+dw_whatif_list_put_table (DwWhatifList *list, const DwWhatifKeys *table, const double *values,
+                          const double *errors, const guint8 *approximate)
 {
-  for (gsize index = 0; index < keys->n_keys; index++)
-    {
-      memcpy (entries[index].metric.key, keys->keys[index], DW_METRIC_KEY_MAX);
-      entries[index].key_length = keys->lengths[index];
-    }
+  const guint count = (guint)table->n_keys;
+
+  dw_whatif_list_reserve (list, count);
+  DwWhatifEntry *entries = list->entries + list->n_entries;
+  for (guint index = 0; index < count; index++)
+    entries[index] = (DwWhatifEntry){
+      .source = { NULL, NULL, NULL, table->serial, index },
+      .table = table,
+      .value = values[index],
+      .error = errors[index],
+      .approximate = approximate[index],
+    };
+  list->n_entries += count;
 }
 
-/* The keys of the last list this thread sorted, in the order they were put, their sorted order
- * and their table: the steps of one evaluation put the same keys in the same order, so the next
- * list with those keys takes that order and table instead of sorting (a slider move sorts 3000
- * lists otherwise). The table is held through @dw_whatif_list_memo_table, released when the
- * thread ends. */
+/* ------------------------------------------------------------------------------------------ */
+/* the keys of the list before                                                                 */
+
+/* What this thread last made of some entries' keys: their sources, the evaluation they were put
+ * in, and (in @holder) the table made of them, sorted through @order (a finished list) or as put
+ * (a memo's group). The steps of one evaluation put the same keys from the same strings in the
+ * same order: the next list with those sources in the same evaluation takes the table (and
+ * order) without making its keys' text; one of another evaluation compares the text (a slider
+ * move sorts 3000 lists otherwise). The table is released when the thread ends. */
 #define DW_WHATIF_LIST_MEMO_MAX 128
-static _Thread_local struct
+typedef struct
 {
+  guint64 epoch;
   guint n_keys;
-  guint8 key_length[DW_WHATIF_LIST_MEMO_MAX];
-  guint8 order[DW_WHATIF_LIST_MEMO_MAX]; /* [sorted position] = index in the put order */
-  char keys[DW_WHATIF_LIST_MEMO_MAX][DW_METRIC_KEY_MAX];
-} dw_whatif_list_memo;
+  GPrivate *holder;
+  guint order[DW_WHATIF_LIST_MEMO_MAX]; /* [sorted position] = index in the put order */
+  DwWhatifKeySource source[DW_WHATIF_LIST_MEMO_MAX];
+} DwWhatifListMemo;
 
 static void
 dw_whatif_list_memo_table_free_cb (gpointer data)
@@ -253,62 +325,135 @@ dw_whatif_list_memo_table_free_cb (gpointer data)
   dw_whatif_keys_unref (data);
 }
 
-static GPrivate dw_whatif_list_memo_table = G_PRIVATE_INIT (dw_whatif_list_memo_table_free_cb);
+static GPrivate dw_whatif_list_finished_table = G_PRIVATE_INIT (dw_whatif_list_memo_table_free_cb);
+static GPrivate dw_whatif_list_kept_tables[2] = {
+  G_PRIVATE_INIT (dw_whatif_list_memo_table_free_cb),
+  G_PRIVATE_INIT (dw_whatif_list_memo_table_free_cb),
+};
+/* the last finished list; the last two groups kept (a step keeps its IS and its RS group) */
+static _Thread_local DwWhatifListMemo dw_whatif_list_finished
+  = { .holder = &dw_whatif_list_finished_table };
+static _Thread_local DwWhatifListMemo dw_whatif_list_kept[2]
+  = { { .holder = &dw_whatif_list_kept_tables[0] }, { .holder = &dw_whatif_list_kept_tables[1] } };
+static _Thread_local guint dw_whatif_list_kept_next;
 
-/* whether @list puts exactly the memo's keys, in the same order */
 static gboolean
-dw_whatif_list_memo_matches (const DwWhatifList *list)
+dw_whatif_key_source_equal (const DwWhatifKeySource *a, const DwWhatifKeySource *b)
 {
-  if (list->n_entries != dw_whatif_list_memo.n_keys || list->n_entries == 0)
+  return a->prefix == b->prefix && a->name == b->name && a->suffix == b->suffix
+         && a->table == b->table && a->index == b->index;
+}
+
+/* whether @entries [@count], put in evaluation @epoch, have the sources @memo's table was made of
+ */
+static gboolean
+dw_whatif_list_memo_same_sources (const DwWhatifListMemo *memo, guint64 epoch,
+                                  const DwWhatifEntry *entries, guint count)
+{
+  if (epoch == 0 || memo->epoch != epoch || memo->n_keys != count || count == 0)
     return FALSE;
-  for (guint index = 0; index < list->n_entries; index++)
-    {
-      const DwWhatifEntry *entry = &list->entries[index];
-      if (entry->key_length != dw_whatif_list_memo.key_length[index]
-          || memcmp (entry->metric.key, dw_whatif_list_memo.keys[index], DW_METRIC_KEY_MAX) != 0)
-        return FALSE;
-    }
+  for (guint index = 0; index < count; index++)
+    if (!dw_whatif_key_source_equal (&entries[index].source, &memo->source[index]))
+      return FALSE;
   return TRUE;
 }
 
-/* sorts @list's entries by key (through pointers: an entry is ~100 bytes) into @order, and
- * returns their table (a new reference); keeps the keys, order and table in the memo when they
- * fit */
+/* @memo made of @entries [@count] of evaluation @epoch, with @table (a new reference taken) and,
+ * for a finished list, @order */
+static void
+dw_whatif_list_memo_keep (DwWhatifListMemo *memo, guint64 epoch, const DwWhatifEntry *entries,
+                          guint count, const DwWhatifKeys *table, const guint *order)
+{
+  memo->n_keys = 0;
+  if (count > DW_WHATIF_LIST_MEMO_MAX)
+    return;
+  for (guint index = 0; index < count; index++)
+    {
+      memo->source[index] = entries[index].source;
+      if (order != NULL)
+        memo->order[index] = order[index];
+    }
+  memo->n_keys = count;
+  memo->epoch = epoch;
+  g_private_replace (memo->holder, (gpointer)dw_whatif_keys_ref (table));
+}
+
+const DwWhatifKeys *
+dw_whatif_list_keys_from (const DwWhatifList *list, guint first, const DwWhatifKeys *current)
+{
+  const DwWhatifEntry *entries = list->entries + first;
+  const guint count = list->n_entries - first;
+  char room[DW_WHATIF_KEY_TEXT_INLINE][DW_METRIC_KEY_MAX];
+  guint8 room_length[DW_WHATIF_KEY_TEXT_INLINE];
+  DwWhatifKeyText text;
+  const DwWhatifKeys *table;
+
+  for (guint slot = 0; slot < G_N_ELEMENTS (dw_whatif_list_kept); slot++)
+    if (dw_whatif_list_memo_same_sources (&dw_whatif_list_kept[slot], list->epoch, entries, count))
+      {
+        table = g_private_get (dw_whatif_list_kept[slot].holder);
+        return table == current ? current : dw_whatif_keys_ref (table);
+      }
+  /* the step's keys are as a rule those of its last evaluation: compared with its table, which
+   * every step shares (in cache), instead of interned again */
+  dw_whatif_key_text_make (&text, room, room_length, entries, count);
+  table = dw_whatif_keys_match (current, &text, count, NULL)
+            ? current
+            : dw_whatif_keys_intern (&text, count, NULL);
+  dw_whatif_key_text_free (&text);
+  dw_whatif_list_memo_keep (&dw_whatif_list_kept[dw_whatif_list_kept_next], list->epoch, entries,
+                            count, table, NULL);
+  dw_whatif_list_kept_next = (dw_whatif_list_kept_next + 1) % G_N_ELEMENTS (dw_whatif_list_kept);
+  return table;
+}
+
+static _Thread_local const DwWhatifKeyText *dw_whatif_list_sorting;
+
+static int
+dw_whatif_list_key_compare (const void *a, const void *b)
+{
+  return strcmp (dw_whatif_list_sorting->key[*(const guint *)a],
+                 dw_whatif_list_sorting->key[*(const guint *)b]);
+}
+
+/* the sorted order of @list's keys into @order and their table (a new reference), kept as the
+ * thread's finished list */
 static const DwWhatifKeys *
 dw_whatif_list_sort (const DwWhatifList *list, guint *order)
 {
   const guint count = list->n_entries;
-  const DwWhatifEntry **sorted = g_new (const DwWhatifEntry *, count ? count : 1);
-  const DwWhatifKeys *table;
+  char room[DW_WHATIF_KEY_TEXT_INLINE][DW_METRIC_KEY_MAX];
+  guint8 room_length[DW_WHATIF_KEY_TEXT_INLINE];
+  DwWhatifListMemo *memo = &dw_whatif_list_finished;
+  DwWhatifKeyText text;
+  const DwWhatifKeys *table = g_private_get (memo->holder);
 
-  for (guint index = 0; index < count; index++)
-    sorted[index] = &list->entries[index];
-  qsort (sorted, count, sizeof *sorted, dw_whatif_list_entry_compare);
-  for (guint index = 0; index < count; index++)
-    order[index] = (guint)(sorted[index] - list->entries);
-  g_free (sorted);
-  table = dw_whatif_keys_intern (list->entries, count, order);
-  dw_whatif_list_memo.n_keys = 0;
-  if (count > DW_WHATIF_LIST_MEMO_MAX)
-    return table;
-  for (guint index = 0; index < count; index++)
+  dw_whatif_key_text_make (&text, room, room_length, list->entries, count);
+  if (memo->n_keys == count && count > 0 && dw_whatif_keys_match (table, &text, count, memo->order))
     {
-      const DwWhatifEntry *entry = &list->entries[index];
-      memcpy (dw_whatif_list_memo.keys[index], entry->metric.key, DW_METRIC_KEY_MAX);
-      dw_whatif_list_memo.key_length[index] = entry->key_length;
-      dw_whatif_list_memo.order[index] = (guint8)order[index];
+      /* the keys of the list before, put in another evaluation: its order, found by the text */
+      memcpy (order, memo->order, count * sizeof *order);
+      table = dw_whatif_keys_ref (table);
     }
-  dw_whatif_list_memo.n_keys = count;
-  g_private_replace (&dw_whatif_list_memo_table, (gpointer)dw_whatif_keys_ref (table));
+  else
+    {
+      for (guint index = 0; index < count; index++)
+        order[index] = index;
+      dw_whatif_list_sorting = &text;
+      qsort (order, count, sizeof *order, dw_whatif_list_key_compare);
+      dw_whatif_list_sorting = NULL;
+      table = dw_whatif_keys_intern (&text, count, order);
+    }
+  dw_whatif_list_memo_keep (memo, list->epoch, list->entries, count, table, order);
+  dw_whatif_key_text_free (&text);
   return table;
 }
-
-static _Thread_local DwWhatifArena *dw_whatif_list_arena;
 
 void
 dw_whatif_list_set_arena (DwWhatifArena *arena)
 {
   dw_whatif_list_arena = arena;
+  dw_whatif_list_epoch = arena != NULL ? arena->epoch : 0;
 }
 
 static gpointer
@@ -351,11 +496,11 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
   const guint count = list->n_entries;
   guint inline_order[DW_WHATIF_LIST_INLINE];
   guint *order = count <= DW_WHATIF_LIST_INLINE ? inline_order : g_new (guint, count);
-  if (dw_whatif_list_memo_matches (list))
+  if (dw_whatif_list_memo_same_sources (&dw_whatif_list_finished, list->epoch, list->entries,
+                                        count))
     {
-      for (guint index = 0; index < count; index++)
-        order[index] = dw_whatif_list_memo.order[index];
-      out->keys = dw_whatif_keys_ref (g_private_get (&dw_whatif_list_memo_table));
+      memcpy (order, dw_whatif_list_finished.order, count * sizeof *order);
+      out->keys = dw_whatif_keys_ref (g_private_get (dw_whatif_list_finished.holder));
     }
   else
     out->keys = dw_whatif_list_sort (list, order);
@@ -364,7 +509,7 @@ dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out)
   for (guint index = 0; index < count; index++)
     {
       const DwWhatifEntry *entry = &list->entries[order[index]];
-      out->values[index] = entry->metric.value;
+      out->values[index] = entry->value;
       out->approximate[index] = entry->approximate;
       out->error_bound[index] = entry->error;
       out->any_approximate |= entry->approximate;

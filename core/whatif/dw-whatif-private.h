@@ -232,6 +232,7 @@ struct _DwWhatifStep
   /* the 13 off-policy metrics (unprefixed keys, as dw_correction_run_entry OFFPOLICY gives) */
   gsize n_offpolicy;
   DwMetric *offpolicy;
+  const char **offpolicy_keys; /* [n_offpolicy] their keys, interned (DwWhatifKeySource) */
 };
 
 /* the floats of each column of DwWhatifStep.is_lanes for @n_rows rows */
@@ -490,13 +491,25 @@ typedef struct
   gboolean bn_all_rows; /* sequence batch norm averages empty rows in */
 } DwWhatifApplied;
 
+/* Where an entry's key comes from: the list's prefix, @name and @suffix (dw_whatif_list_put3), or
+ * key @index of the table of serial @table (dw_whatif_list_put_table; 0: put3's). Within one
+ * engine evaluation equal sources are equal keys (dw_whatif_list_finish compares them instead of
+ * the keys' text): every string put then lives as long as the evaluation and does not change
+ * (a literal, the plan's, an interned string), and a serial is never given twice. */
+typedef struct
+{
+  const char *prefix, *name, *suffix;
+  guint64 table;
+  guint index;
+} DwWhatifKeySource;
+
 /* the metric list of an evaluation (dw-whatif-list.c) */
 typedef struct
 {
-  DwMetric metric;
+  DwWhatifKeySource source;
+  const DwWhatifKeys *table; /* the table of source.table (borrowed: the memo holds it) */
+  double value, error;
   guint8 approximate;
-  guint8 key_length; /* strlen (metric.key) */
-  double error;
 } DwWhatifEntry;
 
 /* entries a list holds without a heap allocation (an evaluation puts 20–60) */
@@ -505,6 +518,7 @@ typedef struct
 typedef struct
 {
   const char *prefix;
+  guint64 epoch;          /* the engine evaluation it is part of (0: its keys compared as text) */
   DwWhatifEntry *entries; /* @inline until it overflows, then on the heap */
   guint n_entries, capacity;
   gboolean approximate; /* flag of the values put now (an estimate without a known bound) */
@@ -512,7 +526,8 @@ typedef struct
   DwWhatifEntry inline_entries[DW_WHATIF_LIST_INLINE];
 } DwWhatifList;
 
-/* an empty list whose keys start with @prefix */
+/* an empty list whose keys start with @prefix, part of the evaluation this thread is in
+ * (dw_whatif_list_set_arena) */
 void dw_whatif_list_init (DwWhatifList *list, const char *prefix);
 /* appends the list's prefix + @name + @suffix (cut to the key size, like snprintf) with the list's
  * current flags, and resets list->error */
@@ -527,7 +542,11 @@ typedef struct
   GPtrArray *blocks;
   guchar *next;
   gsize left;
+  guint64 epoch; /* the evaluation's (dw_whatif_list_new_epoch) */
 } DwWhatifArena;
+
+/* a number for one engine evaluation, never given before (DwWhatifList.epoch) */
+guint64 dw_whatif_list_new_epoch (void);
 
 /* the arena of the lists this thread finishes from now on (NULL: each result allocates its own,
  * as outside an engine evaluation) */
@@ -536,16 +555,14 @@ void dw_whatif_list_set_arena (DwWhatifArena *arena);
 void dw_whatif_list_clear (DwWhatifList *list);
 /* room for @n more entries */
 void dw_whatif_list_reserve (DwWhatifList *list, guint n);
-/* whether @keys lists the keys of @entries [@count], in that order */
-gboolean dw_whatif_keys_match (const DwWhatifKeys *keys, const DwWhatifEntry *entries, gsize count);
-/* the table of the keys of @entries (in the order @order gives, nullable: as they are), a new
- * reference: the live table with these keys, or a new one */
-const DwWhatifKeys *dw_whatif_keys_intern (const DwWhatifEntry *entries, gsize count,
-                                           const guint *order);
-/* sets the keys (and key lengths) of @entries [the table's length] to the table's */
-void dw_whatif_keys_to_entries (const DwWhatifKeys *keys, DwWhatifEntry *entries);
-/* appends @n entries as they are (flags and bounds included) */
-void dw_whatif_list_append (DwWhatifList *list, const DwWhatifEntry *entries, guint n);
+/* appends the keys of @table (a memo's: it must outlive the list) with @values, @errors and
+ * @approximate flags, one per key */
+void dw_whatif_list_put_table (DwWhatifList *list, const DwWhatifKeys *table, const double *values,
+                               const double *errors, const guint8 *approximate);
+/* the table of the keys of @list's entries from @first on, in the order put: @current (not
+ * referenced again) when it holds them, else a new reference to the live table that does */
+const DwWhatifKeys *dw_whatif_list_keys_from (const DwWhatifList *list, guint first,
+                                              const DwWhatifKeys *current);
 /* std and ESS of a clamped weight u from Σu and Σ R(u²) (docs/CORRECTION.md §3.3) */
 void dw_whatif_list_spread_values (const DwWhatifStep *step, double sum, double sum_sq, double *std,
                                    double *ess);

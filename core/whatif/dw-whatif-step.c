@@ -196,6 +196,18 @@ dw_whatif_step_build_cut_table (DwWhatifStep *self)
     }
 }
 
+/* the step's off-policy metrics, copied from @metrics [@n], with their keys interned: a slider
+ * move compares the keys a step puts by their pointers (DwWhatifKeySource) */
+static void
+dw_whatif_step_set_offpolicy (DwWhatifStep *self, const DwMetric *metrics, gsize n)
+{
+  self->n_offpolicy = n;
+  self->offpolicy = g_memdup2 (metrics, n * sizeof (DwMetric));
+  self->offpolicy_keys = g_new (const char *, MAX (n, 1));
+  for (gsize index = 0; index < n; index++)
+    self->offpolicy_keys[index] = g_intern_string (metrics[index].key);
+}
+
 static gboolean
 dw_whatif_step_compute_offpolicy (DwWhatifStep *self, const DwBatch *batch)
 {
@@ -205,8 +217,7 @@ dw_whatif_step_compute_offpolicy (DwWhatifStep *self, const DwBatch *batch)
   dw_config_init (&config, DW_GEN_VERL);
   if (!dw_correction_run_entry (batch, &config, DW_ENTRY_OFFPOLICY, &result, &error))
     return FALSE;
-  self->n_offpolicy = result.n_metrics;
-  self->offpolicy = g_memdup2 (result.metrics, result.n_metrics * sizeof (DwMetric));
+  dw_whatif_step_set_offpolicy (self, result.metrics, result.n_metrics);
   dw_correction_result_clear (&result);
   return TRUE;
 }
@@ -745,6 +756,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->columns);
   g_free (self->is_lanes);
   g_free (self->offpolicy);
+  g_free (self->offpolicy_keys);
   dw_whatif_sketch_free (self->sketch);
   g_free (self);
 }
@@ -759,7 +771,7 @@ gsize
 dw_whatif_step_get_memory (const DwWhatifStep *self)
 {
   const gsize value_size = self->f32 ? sizeof (float) : sizeof (double);
-  gsize bytes = sizeof *self + self->n_offpolicy * sizeof (DwMetric);
+  gsize bytes = sizeof *self + self->n_offpolicy * (sizeof (DwMetric) + sizeof (const char *));
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
     bytes += DW_WHATIF_IS_LANES_FIELDS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
@@ -1059,8 +1071,7 @@ dw_whatif_step_new_from_stats (const DwStepStats *stats, const DwTokenSummary *s
       self->core_high[shape_index] = stats->core_high[shape_index];
       self->core_max[shape_index] = stats->core_max[shape_index];
     }
-  self->n_offpolicy = stats->n_offpolicy;
-  self->offpolicy = g_memdup2 (stats->offpolicy, stats->n_offpolicy * sizeof (DwMetric));
+  dw_whatif_step_set_offpolicy (self, stats->offpolicy, stats->n_offpolicy);
   if (!dw_whatif_step_summary_fits (self, summary))
     {
       g_set_error (error, DW_WHATIF_ERROR, DW_WHATIF_ERROR_BATCH,
