@@ -393,9 +393,12 @@ dw_whatif_engine_result_new (DwWhatifEngine *self)
   DwWhatifRunResult *result = g_new0 (DwWhatifRunResult, 1);
   result->n_steps = self->steps->len;
   result->steps = g_new0 (gint64, result->n_steps ? result->n_steps : 1);
-  result->results = g_new0 (DwWhatifStepResult, result->n_steps ? result->n_steps : 1);
+  result->results = g_new (DwWhatifStepResult, result->n_steps ? result->n_steps : 1);
   for (guint index = 0; index < result->n_steps; index++)
-    result->steps[index] = dw_whatif_step_get_step (g_ptr_array_index (self->steps, index));
+    {
+      dw_whatif_step_result_init (&result->results[index]);
+      result->steps[index] = dw_whatif_step_get_step (g_ptr_array_index (self->steps, index));
+    }
   return result;
 }
 

@@ -72,7 +72,8 @@ dw_whatif_list_reserve (DwWhatifList *list, guint n)
 void
 dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, const char *suffix)
 {
-  dw_whatif_list_reserve (list, 1);
+  if (G_UNLIKELY (list->n_entries == list->capacity))
+    dw_whatif_list_reserve (list, 1);
   DwWhatifEntry *entry = &list->entries[list->n_entries++];
   entry->source = (DwWhatifKeySource){ list->prefix, name, suffix, 0, 0 };
   entry->table = NULL;

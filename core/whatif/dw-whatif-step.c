@@ -874,7 +874,19 @@ dw_whatif_step_result_clear (DwWhatifStepResult *res)
   if (!res->borrowed)
     g_free (res->values);
   dw_whatif_keys_unref (res->keys);
-  memset (res, 0, sizeof *res);
+  dw_whatif_step_result_init (res);
+}
+
+void
+dw_whatif_step_result_init (DwWhatifStepResult *res)
+{
+  res->n_metrics = 0;
+  res->keys = NULL;
+  res->values = res->error_bound = NULL;
+  res->approximate = NULL;
+  res->any_approximate = res->pending = res->failed = res->borrowed = FALSE;
+  res->error.kind = DW_ERROR_NONE;
+  res->error.message[0] = '\0';
 }
 
 /* the position of @key in @res's metrics, or n_metrics */
