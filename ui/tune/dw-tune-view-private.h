@@ -163,6 +163,7 @@ struct _DwTuneView
   guint idle_id;
   guint refresh_id; /* redraws the refined values, at most once a frame */
   guint refine_id;  /* starts the refinement once the controls rest (DW_TUNE_VIEW_REFINE_DELAY) */
+  guint health_id;  /* runs the health rules once the controls rest (the same delay) */
   gboolean dirty;
   DwWhatifRunResult *result;
   char *error_text;

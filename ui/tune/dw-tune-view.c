@@ -350,20 +350,76 @@ dw_tune_view_set_summary_row (DwTuneView *self, guint c, const char *logged, con
     }
 }
 
+/* whether @values [@n] holds a value: the config produces the metric */
+static gboolean
+dw_tune_view_any_value (const double *values, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (!isnan (values[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* The health rules on the what-if series of the cards, listed under the summary (docs/TUNE.md). */
+static void
+dw_tune_view_update_health (DwTuneView *self)
+{
+  const DwWhatifRunResult *res = self->result;
+
+  g_clear_handle_id (&self->health_id, g_source_remove);
+  if (res == NULL)
+    {
+      gtk_label_set_text (self->health_label, "");
+      return;
+    }
+  g_autoptr (GPtrArray) events
+    = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
+  g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
+  for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
+    {
+      gboolean approx;
+      dw_tune_view_whatif_values (self, &dw_tune_chart_specs[c], values, bounds, &approx);
+      /* a metric the config does not produce has no series to judge */
+      if (dw_tune_view_any_value (values, res->n_steps))
+        dw_tune_view_check_health (res, dw_tune_chart_specs[c].canonical, values, events);
+    }
+  dw_tune_view_show_health (self, events, res->any_approximate);
+}
+
+static void
+dw_tune_view_health_later_cb (gpointer user_data)
+{
+  DwTuneView *self = user_data;
+
+  self->health_id = 0;
+  dw_tune_view_update_health (self);
+}
+
+/* The health rules run when the controls rest: at 3000 steps they cost about 1 ms of a move
+ * (6 series through their rules), and what they find is read once the values stop moving; until
+ * then the text is that of the result before. */
+static void
+dw_tune_view_schedule_health (DwTuneView *self)
+{
+  g_clear_handle_id (&self->health_id, g_source_remove);
+  self->health_id
+    = g_timeout_add_once (DW_TUNE_VIEW_REFINE_DELAY, dw_tune_view_health_later_cb, self);
+}
+
 static void
 dw_tune_view_update_charts_and_summary (DwTuneView *self)
 {
   const DwWhatifRunResult *res = self->result;
   dw_tune_view_update_legend (self, res != NULL && res->any_approximate);
-  gtk_label_set_text (self->health_label, "");
   if (!res)
     {
+      dw_tune_view_update_health (self);
       for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
         dw_tune_view_set_summary_row (self, c, NULL, NULL, NULL);
       return;
     }
-  g_autoptr (GPtrArray) events
-    = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
+  dw_tune_view_schedule_health (self);
   g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
@@ -377,10 +433,7 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       dw_chart_remove_series (chart, "whatif");
       dw_chart_remove_series (chart, "whatif-low");
       dw_chart_remove_series (chart, "whatif-high");
-      gboolean any = FALSE;
-      for (guint i = 0; i < res->n_steps && !any; i++)
-        any = !isnan (values[i]);
-      if (!any)
+      if (!dw_tune_view_any_value (values, res->n_steps))
         {
           /* the config does not produce this metric (e.g. no veto at verl HEAD) */
           dw_chart_data_changed (chart);
@@ -390,7 +443,6 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       DwPlotSeries *s = dw_chart_add_series (
         chart, "whatif", approx ? _ ("What-if (≈ approximate)") : _ ("What-if"), &whatif_color);
       dw_plot_series_append (s, res->steps, NULL, values, res->n_steps);
-      dw_tune_view_check_health (res, dw_tune_chart_specs[c].canonical, values, events);
       if (approx)
         dw_tune_view_add_band (chart, res, values, bounds);
       dw_chart_data_changed (chart);
@@ -426,7 +478,6 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
         = isfinite (lm) && isfinite (wm) ? g_strdup_printf ("%+.3g", wm - lm) : g_strdup ("—");
       dw_tune_view_set_summary_row (self, c, lt, wt, dt);
     }
-  dw_tune_view_show_health (self, events, res->any_approximate);
 }
 
 /* Why a card has nothing to draw: the run did not log the metric and the config does not make it.
@@ -589,6 +640,8 @@ dw_tune_view_refine_done_cb (GObject *source, GAsyncResult *result, gpointer use
     }
   self->result->any_approximate = FALSE;
   dw_tune_view_update_charts_and_summary (self);
+  /* every value exact: judged now, the page is at rest */
+  dw_tune_view_update_health (self);
   dw_tune_view_update_status (self);
   g_signal_emit (self, signals[SIGNAL_EVALUATED], 0, TRUE);
   dw_tune_view_busy_changed (self);
@@ -879,6 +932,7 @@ dw_tune_view_dispose (GObject *object)
   g_clear_handle_id (&self->idle_id, g_source_remove);
   g_clear_handle_id (&self->refresh_id, g_source_remove);
   g_clear_handle_id (&self->refine_id, g_source_remove);
+  g_clear_handle_id (&self->health_id, g_source_remove);
   if (self->tick_id)
     {
       gtk_widget_remove_tick_callback (GTK_WIDGET (self), self->tick_id);
@@ -1138,6 +1192,7 @@ dw_tune_view_set_run (DwTuneView *self, DwStore *store, gint64 run_id)
   self->exact_running = FALSE;
   g_clear_handle_id (&self->refresh_id, g_source_remove);
   g_clear_handle_id (&self->refine_id, g_source_remove);
+  g_clear_handle_id (&self->health_id, g_source_remove);
   g_clear_pointer (&self->result, dw_whatif_run_result_free);
   g_clear_pointer (&self->engine, dw_whatif_engine_unref);
   g_clear_pointer (&self->error_text, g_free);
