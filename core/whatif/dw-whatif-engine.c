@@ -66,12 +66,22 @@ dw_whatif_engine_count_labels (DwWhatifEngine *self, guint index, const guint8 *
 {
   const guint8 *labels = self->labels + self->label_start[index];
   const gsize n_rows = self->label_start[index + 1] - self->label_start[index];
+  /* two sets of counters, for the even and the odd rows: neighbouring rows have as a rule the same
+   * label, and one set would chain every increment through memory; a row without a label counts
+   * in the last slot, which is dropped (no branch a row) */
+  guint32 rows[2][DW_WHATIF_MAX_LABELS + 1] = { { 0 } };
+  guint32 rejected_rows[2][DW_WHATIF_MAX_LABELS + 1] = { { 0 } };
   for (gsize row = 0; row < n_rows; row++)
-    if (labels[row] != DW_WHATIF_NO_LABEL)
-      {
-        counts->rows[labels[row]]++;
-        counts->rejected[labels[row]] += rejected[row] != 0;
-      }
+    {
+      const guint label = MIN (labels[row], DW_WHATIF_MAX_LABELS);
+      rows[row & 1][label]++;
+      rejected_rows[row & 1][label] += rejected[row] != 0;
+    }
+  for (guint label = 0; label < DW_WHATIF_MAX_LABELS; label++)
+    {
+      counts->rows[label] += rows[0][label] + rows[1][label];
+      counts->rejected[label] += rejected_rows[0][label] + rejected_rows[1][label];
+    }
 }
 
 /* dw_whatif_engine_count_labels of a step evaluated under @plan with @memo (nullable). From
