@@ -276,95 +276,137 @@ dw_whatif_token_rows_lanes (DwWhatifTokenRows *rows)
   rows->seq_masked = dw_whatif_lanes_sum (seq_masked);
 }
 
+/* rows [start, start + live) of dw_whatif_row_counts_lanes into way part @part */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_row_counts_part (const DwWhatifRowCounts *counts, DwWhatifWays *n_high,
+                           DwWhatifWays *n_low, gsize start, guint part, guint live)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifMask valid = dw_whatif_lanes_load (counts->token_counts + start, live, 0.0) > zero;
+  const DwWhatifLanes value = dw_whatif_lanes_load (counts->value + start, live, 0.0);
+  n_high->part[part]
+    += dw_whatif_lanes_count (valid & (value > dw_whatif_lanes_splat (counts->upper)));
+  n_low->part[part]
+    += dw_whatif_lanes_count (valid & (value < dw_whatif_lanes_splat (counts->lower)));
+}
+
 DW_WHATIF_LANES_INLINE void
 dw_whatif_row_counts_lanes (DwWhatifRowCounts *counts)
 {
+  const DwWhatifRowCounts local = *counts;
+  DwWhatifWays n_high, n_low;
+  for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
+    n_high.part[part] = n_low.part[part] = dw_whatif_lanes_splat (0.0);
+#define DW_WHATIF_ROW_COUNTS_PART(start, part, live) \
+  dw_whatif_row_counts_part (&local, &n_high, &n_low, start, part, live)
+  DW_WHATIF_FOR_PARTS (local.n_rows, DW_WHATIF_ROW_COUNTS_PART);
+#undef DW_WHATIF_ROW_COUNTS_PART
+  counts->n_high = dw_whatif_ways_total (&n_high);
+  counts->n_low = dw_whatif_ways_total (&n_low);
+}
+
+/* the running counts and sums of dw_whatif_seq_option_lanes */
+typedef struct
+{
+  DwWhatifWays sum, sum_sq, masked, seq_masked;
+} DwWhatifSeqOptionState;
+
+/* rows [start, start + live) of dw_whatif_seq_option_lanes into way part @part, @sums a constant
+ * (each case compiles without its test) */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_seq_option_part (const DwWhatifSeqOption *option, DwWhatifSeqOptionState *state,
+                           gsize start, guint part, guint live, gboolean sums)
+{
   const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (counts->lower);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (counts->upper);
-  DwWhatifLanes n_high = zero, n_low = zero;
-  for (gsize start = 0; start < counts->n_rows; start += DW_WHATIF_LANES)
+  const DwWhatifLanes lower = dw_whatif_lanes_splat (option->lower);
+  const DwWhatifLanes upper = dw_whatif_lanes_splat (option->upper);
+  const DwWhatifMask two_sided = (DwWhatifMask)zero - (gint64)option->two_sided;
+  /* padding lanes: no valid token, no token, kept */
+  const DwWhatifLanes value = dw_whatif_lanes_load (option->value + start, live, 0.0);
+  const DwWhatifLanes valid = dw_whatif_lanes_load (option->valid + start, live, 0.0);
+  const DwWhatifLanes tokens = dw_whatif_lanes_load (option->token_counts + start, live, 0.0);
+  const DwWhatifMask keeps
+    = (value <= upper) & ((value >= lower) | ~two_sided) & dw_whatif_lanes_live (live);
+  if (sums)
     {
-      const guint live = MIN (DW_WHATIF_LANES, counts->n_rows - start);
-      const DwWhatifMask valid
-        = dw_whatif_lanes_load (counts->token_counts + start, live, 0.0) > zero;
-      const DwWhatifLanes value = dw_whatif_lanes_load (counts->value + start, live, 0.0);
-      n_high += dw_whatif_lanes_count (valid & (value > upper));
-      n_low += dw_whatif_lanes_count (valid & (value < lower));
+      /* torch.clamp (dw_torch_clamp): NaN stays NaN */
+      const DwWhatifLanes lower_metric = dw_whatif_lanes_splat (option->lower_metric);
+      DwWhatifLanes clamped = dw_whatif_lanes_select (value < lower_metric, lower_metric, value);
+      clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
+      state->sum.part[part] += clamped * valid;
+      state->sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
     }
-  counts->n_high = dw_whatif_lanes_sum (n_high);
-  counts->n_low = dw_whatif_lanes_sum (n_low);
+  state->masked.part[part] += dw_whatif_lanes_select (keeps, zero, valid);
+  const DwWhatifMask loses = ~keeps & (tokens > zero);
+  state->seq_masked.part[part] += dw_whatif_lanes_count (loses);
+  dw_whatif_lanes_store_flags (option->rejected + start, loses, live, TRUE);
 }
 
 DW_WHATIF_LANES_INLINE void
 dw_whatif_seq_option_lanes (DwWhatifSeqOption *option)
 {
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes lower = dw_whatif_lanes_splat (option->lower);
-  const DwWhatifLanes upper = dw_whatif_lanes_splat (option->upper);
-  const DwWhatifLanes lower_metric = dw_whatif_lanes_splat (option->lower_metric);
-  const DwWhatifMask two_sided = (DwWhatifMask)zero - (gint64)option->two_sided;
-  DwWhatifLanes masked = zero, seq_masked = zero;
-  DwWhatifWays sum, sum_sq;
+  /* a copy the loop's stores (byte flags) cannot alias: its fields stay in registers */
+  const DwWhatifSeqOption local = *option;
+  DwWhatifSeqOptionState state;
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
-    sum.part[part] = sum_sq.part[part] = zero;
-  for (gsize block = 0; block < option->n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (option->n_rows, block, part, &live); part++)
-      {
-        const gsize start = block + part * DW_WHATIF_LANES;
-        /* padding lanes: no valid token, no token, kept */
-        const DwWhatifLanes value = dw_whatif_lanes_load (option->value + start, live, 0.0);
-        const DwWhatifLanes valid = dw_whatif_lanes_load (option->valid + start, live, 0.0);
-        const DwWhatifLanes tokens = dw_whatif_lanes_load (option->token_counts + start, live, 0.0);
-        const DwWhatifMask keeps
-          = (value <= upper) & ((value >= lower) | ~two_sided) & dw_whatif_lanes_live (live);
-        if (option->sums)
-          {
-            /* torch.clamp (dw_torch_clamp): NaN stays NaN */
-            DwWhatifLanes clamped
-              = dw_whatif_lanes_select (value < lower_metric, lower_metric, value);
-            clamped = dw_whatif_lanes_select (clamped > upper, upper, clamped);
-            sum.part[part] += clamped * valid;
-            sum_sq.part[part] += dw_whatif_lanes_round (TRUE, clamped * clamped) * valid;
-          }
-        masked += dw_whatif_lanes_select (keeps, zero, valid);
-        const DwWhatifMask loses = ~keeps & (tokens > zero);
-        seq_masked += dw_whatif_lanes_count (loses);
-        dw_whatif_lanes_store_flags (option->rejected + start, loses, live, TRUE);
-      }
-  option->sum = dw_whatif_ways_total (&sum);
-  option->sum_sq = dw_whatif_ways_total (&sum_sq);
-  option->masked = dw_whatif_lanes_sum (masked);
-  option->seq_masked = dw_whatif_lanes_sum (seq_masked);
+    state.sum.part[part] = state.sum_sq.part[part] = state.masked.part[part]
+      = state.seq_masked.part[part] = dw_whatif_lanes_splat (0.0);
+#define DW_WHATIF_SEQ_OPTION_SUMS(start, part, live) \
+  dw_whatif_seq_option_part (&local, &state, start, part, live, TRUE)
+#define DW_WHATIF_SEQ_OPTION_COUNTS(start, part, live) \
+  dw_whatif_seq_option_part (&local, &state, start, part, live, FALSE)
+  if (local.sums)
+    DW_WHATIF_FOR_PARTS (local.n_rows, DW_WHATIF_SEQ_OPTION_SUMS);
+  else
+    DW_WHATIF_FOR_PARTS (local.n_rows, DW_WHATIF_SEQ_OPTION_COUNTS);
+#undef DW_WHATIF_SEQ_OPTION_SUMS
+#undef DW_WHATIF_SEQ_OPTION_COUNTS
+  option->sum = dw_whatif_ways_total (&state.sum);
+  option->sum_sq = dw_whatif_ways_total (&state.sum_sq);
+  option->masked = dw_whatif_ways_total (&state.masked);
+  option->seq_masked = dw_whatif_ways_total (&state.seq_masked);
+}
+
+/* the running counts and sums of dw_whatif_rs_rows_lanes */
+typedef struct
+{
+  DwWhatifWays rejected_rows, masked, masked_error;
+} DwWhatifRsRowsState;
+
+/* rows [start, start + live) of dw_whatif_rs_rows_lanes into way part @part */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_rs_rows_part (const DwWhatifRsRows *rows, DwWhatifRsRowsState *state, gsize start,
+                        guint part, guint live)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  const DwWhatifMask seq = dw_whatif_lanes_load_flags (rows->seq_rejected + start, live);
+  const DwWhatifMask tok = dw_whatif_lanes_load_flags (rows->tok_rejected + start, live);
+  const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+  const DwWhatifMask rejected = (valid > zero) & (seq | tok);
+  state->rejected_rows.part[part] += dw_whatif_lanes_count (rejected);
+  if (rows->row_rejected != NULL)
+    dw_whatif_lanes_store_flags (rows->row_rejected + start, rejected, live, FALSE);
+  state->masked.part[part] += dw_whatif_lanes_select (
+    seq, dw_whatif_lanes_select (tok, valid * dw_whatif_lanes_splat (rows->kept_share), valid),
+    zero);
+  state->masked_error.part[part] += dw_whatif_lanes_select (seq & tok, valid, zero);
 }
 
 DW_WHATIF_LANES_INLINE void
 dw_whatif_rs_rows_lanes (DwWhatifRsRows *rows)
 {
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
-  const DwWhatifLanes kept_share = dw_whatif_lanes_splat (rows->kept_share);
-  DwWhatifLanes rejected_rows = zero, masked_error = zero;
-  DwWhatifWays masked;
+  const DwWhatifRsRows local = *rows;
+  DwWhatifRsRowsState state;
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
-    masked.part[part] = zero;
-  for (gsize block = 0; block < rows->n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (rows->n_rows, block, part, &live); part++)
-      {
-        const gsize start = block + part * DW_WHATIF_LANES;
-        const DwWhatifMask seq = dw_whatif_lanes_load_flags (rows->seq_rejected + start, live);
-        const DwWhatifMask tok = dw_whatif_lanes_load_flags (rows->tok_rejected + start, live);
-        const DwWhatifLanes valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
-        const DwWhatifMask rejected = (valid > zero) & (seq | tok);
-        rejected_rows += dw_whatif_lanes_count (rejected);
-        if (rows->row_rejected != NULL)
-          dw_whatif_lanes_store_flags (rows->row_rejected + start, rejected, live, FALSE);
-        masked.part[part] += dw_whatif_lanes_select (
-          seq, dw_whatif_lanes_select (tok, valid * kept_share, valid), zero);
-        masked_error += dw_whatif_lanes_select (seq & tok, valid, zero);
-      }
-  rows->rows_rejected = dw_whatif_lanes_sum (rejected_rows);
-  rows->masked = dw_whatif_ways_total (&masked);
-  rows->masked_error = dw_whatif_lanes_sum (masked_error);
+    state.rejected_rows.part[part] = state.masked.part[part] = state.masked_error.part[part]
+      = dw_whatif_lanes_splat (0.0);
+#define DW_WHATIF_RS_ROWS_PART(start, part, live) \
+  dw_whatif_rs_rows_part (&local, &state, start, part, live)
+  DW_WHATIF_FOR_PARTS (local.n_rows, DW_WHATIF_RS_ROWS_PART);
+#undef DW_WHATIF_RS_ROWS_PART
+  rows->rows_rejected = dw_whatif_ways_total (&state.rejected_rows);
+  rows->masked = dw_whatif_ways_total (&state.masked);
+  rows->masked_error = dw_whatif_ways_total (&state.masked_error);
 }
 
 /* the running counts and sums of dw_whatif_ratio_rows_lanes */
