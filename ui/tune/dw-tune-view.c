@@ -360,10 +360,12 @@ dw_tune_view_any_value (const double *values, guint n)
   return FALSE;
 }
 
-/* The health rules on the what-if series of the cards, listed under the summary (docs/TUNE.md). */
+/* The health rules on the what-if series of the cards, listed under the summary (docs/TUNE.md),
+ * once the controls rest (dw_tune_view_schedule_health) or every value is exact. */
 static void
-dw_tune_view_update_health (DwTuneView *self)
+dw_tune_view_update_health (gpointer user_data)
 {
+  DwTuneView *self = user_data;
   const DwWhatifRunResult *res = self->result;
 
   g_clear_handle_id (&self->health_id, g_source_remove);
@@ -387,15 +389,6 @@ dw_tune_view_update_health (DwTuneView *self)
   dw_tune_view_show_health (self, events, res->any_approximate);
 }
 
-static void
-dw_tune_view_health_later_cb (gpointer user_data)
-{
-  DwTuneView *self = user_data;
-
-  self->health_id = 0;
-  dw_tune_view_update_health (self);
-}
-
 /* The health rules run when the controls rest: at 3000 steps they cost about 1 ms of a move
  * (6 series through their rules), and what they find is read once the values stop moving; until
  * then the text is that of the result before. */
@@ -404,7 +397,7 @@ dw_tune_view_schedule_health (DwTuneView *self)
 {
   g_clear_handle_id (&self->health_id, g_source_remove);
   self->health_id
-    = g_timeout_add_once (DW_TUNE_VIEW_REFINE_DELAY, dw_tune_view_health_later_cb, self);
+    = g_timeout_add_once (DW_TUNE_VIEW_REFINE_DELAY, dw_tune_view_update_health, self);
 }
 
 static void
