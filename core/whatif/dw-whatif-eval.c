@@ -742,7 +742,7 @@ dw_whatif_eval_offpolicy (const DwWhatifStep *step, DwWhatifList *list, gboolean
       const char *key = step->offpolicy_keys[index];
       if (old_names && g_str_has_prefix (key, "chi2_"))
         continue;
-      dw_whatif_list_put3 (list, step->offpolicy[index].value, old_names ? "mismatch_" : "", key);
+      dw_whatif_list_put3 (list, step->offpolicy_values[index], old_names ? "mismatch_" : "", key);
     }
 }
 

@@ -231,7 +231,7 @@ struct _DwWhatifStep
   double core_low[2], core_high[2], core_max[2];
   /* the 13 off-policy metrics (unprefixed keys, as dw_correction_run_entry OFFPOLICY gives) */
   gsize n_offpolicy;
-  DwMetric *offpolicy;
+  double *offpolicy_values;
   const char **offpolicy_keys; /* [n_offpolicy] their keys, interned (DwWhatifKeySource) */
 };
 

@@ -196,16 +196,19 @@ dw_whatif_step_build_cut_table (DwWhatifStep *self)
     }
 }
 
-/* the step's off-policy metrics, copied from @metrics [@n], with their keys interned: a slider
- * move compares the keys a step puts by their pointers (DwWhatifKeySource) */
+/* the step's off-policy metrics from @metrics [@n]: their values, and their keys interned (a
+ * slider move compares the keys a step puts by their pointers, DwWhatifKeySource) */
 static void
 dw_whatif_step_set_offpolicy (DwWhatifStep *self, const DwMetric *metrics, gsize n)
 {
   self->n_offpolicy = n;
-  self->offpolicy = g_memdup2 (metrics, n * sizeof (DwMetric));
+  self->offpolicy_values = g_new (double, MAX (n, 1));
   self->offpolicy_keys = g_new (const char *, MAX (n, 1));
   for (gsize index = 0; index < n; index++)
-    self->offpolicy_keys[index] = g_intern_string (metrics[index].key);
+    {
+      self->offpolicy_values[index] = metrics[index].value;
+      self->offpolicy_keys[index] = g_intern_string (metrics[index].key);
+    }
 }
 
 static gboolean
@@ -755,7 +758,7 @@ dw_whatif_step_free (DwWhatifStep *self)
   g_free (self->rows);
   g_free (self->columns);
   g_free (self->is_lanes);
-  g_free (self->offpolicy);
+  g_free (self->offpolicy_values);
   g_free (self->offpolicy_keys);
   dw_whatif_sketch_free (self->sketch);
   g_free (self);
@@ -771,7 +774,7 @@ gsize
 dw_whatif_step_get_memory (const DwWhatifStep *self)
 {
   const gsize value_size = self->f32 ? sizeof (float) : sizeof (double);
-  gsize bytes = sizeof *self + self->n_offpolicy * (sizeof (DwMetric) + sizeof (const char *));
+  gsize bytes = sizeof *self + self->n_offpolicy * (sizeof (double) + sizeof (const char *));
   bytes += DW_WHATIF_N_COLUMNS * self->n_rows * sizeof (double);
   if (self->is_lanes)
     bytes += DW_WHATIF_IS_LANES_FIELDS * dw_whatif_lanes_stride (self->n_rows) * sizeof (float);
