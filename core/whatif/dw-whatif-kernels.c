@@ -59,6 +59,20 @@ dw_whatif_ways_live (gsize n_rows, gsize block, guint part, guint *live)
   return TRUE;
 }
 
+/* the rows of a loop in whole blocks, then the parts of the last block: BODY (start, part, live)
+ * sees a constant @live in the whole blocks (every lane live, so the compiler drops the masks) */
+#define DW_WHATIF_FOR_PARTS(N_ROWS, BODY)                                                          \
+  do                                                                                               \
+    {                                                                                              \
+      const gsize whole_ = (N_ROWS) - (N_ROWS) % DW_WHATIF_SUM_WAYS;                               \
+      for (gsize block_ = 0; block_ < whole_; block_ += DW_WHATIF_SUM_WAYS)                        \
+        for (guint part_ = 0; part_ < DW_WHATIF_SUM_PARTS; part_++)                                \
+          BODY (block_ + part_ * DW_WHATIF_LANES, part_, DW_WHATIF_LANES);                         \
+      for (guint part_ = 0, live_; dw_whatif_ways_live ((N_ROWS), whole_, part_, &live_); part_++) \
+        BODY (whole_ + part_ * DW_WHATIF_LANES, part_, live_);                                     \
+    }                                                                                              \
+  while (0)
+
 /* The statistics of the rows' applied means r_b (DwWhatifAppliedSeqStats), accumulated one part
  * of DW_WHATIF_LANES rows at a time: by dw_whatif_applied_seq_stats_lanes from the means, by
  * dw_whatif_applied_rows_sketch_lanes as it makes them */
@@ -83,13 +97,13 @@ dw_whatif_seq_stats_lanes_init (DwWhatifSeqStatsLanes *acc, const DwWhatifApplie
     acc->sum.part[part] = acc->error_sum.part[part] = acc->error_sq.part[part] = zero;
 }
 
-/* part @part of a block: the rows' means @mean (0 in a dead lane), the values compared with
- * the bounds, the means' error bounds (0 in a dead lane); @in: the live lanes */
+/* part @part of a block of exact means: the rows' means @mean (0 in a dead lane), the values
+ * compared with the bounds; @in: the live lanes */
 DW_WHATIF_LANES_INLINE void
-dw_whatif_seq_stats_lanes_add (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifMask in,
-                               DwWhatifLanes mean, DwWhatifLanes compared, DwWhatifLanes error)
+dw_whatif_seq_stats_lanes_add_exact (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifMask in,
+                                     DwWhatifLanes mean, DwWhatifLanes compared)
 {
-  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0), one = dw_whatif_lanes_splat (1.0);
+  const DwWhatifLanes one = dw_whatif_lanes_splat (1.0);
   const DwWhatifLanes lowest = dw_whatif_lanes_splat (-INFINITY);
   const DwWhatifLanes highest = dw_whatif_lanes_splat (INFINITY);
   acc->sum.part[part] += mean;
@@ -99,6 +113,18 @@ dw_whatif_seq_stats_lanes_add (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifM
     acc->max_dev, dw_whatif_lanes_select (in, dw_whatif_lanes_abs (mean - one), lowest));
   acc->n_high = dw_whatif_lanes_tally (acc->n_high, in & (compared > acc->upper));
   acc->n_low = dw_whatif_lanes_tally (acc->n_low, in & (compared < acc->lower));
+}
+
+/* the same with the means' error bounds @error (0 in a dead lane). Where every error is 0, what
+ * this adds to the error sums, their maximum and the unsure tallies changes none of them: an
+ * error sum only ever holds +0 or more, x + 0 is x, and dw_whatif_lanes_max (x, 0) is x for
+ * x ≥ 0 and NaN, so dw_whatif_seq_stats_lanes_add_exact gives the same bits */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_seq_stats_lanes_add (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifMask in,
+                               DwWhatifLanes mean, DwWhatifLanes compared, DwWhatifLanes error)
+{
+  const DwWhatifLanes zero = dw_whatif_lanes_splat (0.0);
+  dw_whatif_seq_stats_lanes_add_exact (acc, part, in, mean, compared);
   acc->error_sum.part[part] += error;
   acc->error_max = dw_whatif_lanes_max (acc->error_max, error);
   acc->error_sq.part[part] += error * error;
@@ -107,6 +133,16 @@ dw_whatif_seq_stats_lanes_add (DwWhatifSeqStatsLanes *acc, guint part, DwWhatifM
     acc->n_unsure_high, unsure & (dw_whatif_lanes_abs (mean - acc->upper) <= error));
   acc->n_unsure_low = dw_whatif_lanes_tally (
     acc->n_unsure_low, unsure & (dw_whatif_lanes_abs (mean - acc->lower) <= error));
+}
+
+/* part @part of the squared deviations of the means from @centre (0 in a dead lane) */
+DW_WHATIF_LANES_INLINE void
+dw_whatif_sum_sq_dev_part (DwWhatifWays *sum_sq_dev, const double *row_mean, DwWhatifLanes centre,
+                           gsize start, guint part, guint live)
+{
+  const DwWhatifLanes deviation = dw_whatif_lanes_load (row_mean + start, live, 0.0) - centre;
+  sum_sq_dev->part[part] += dw_whatif_lanes_select (
+    dw_whatif_lanes_live (live), deviation * deviation, dw_whatif_lanes_splat (0.0));
 }
 
 /* the totals, then the deviations from the mean: a second pass over the means (in cache) */
@@ -129,31 +165,12 @@ dw_whatif_seq_stats_lanes_finish (const DwWhatifSeqStatsLanes *acc, DwWhatifAppl
   DwWhatifWays sum_sq_dev;
   for (guint part = 0; part < DW_WHATIF_SUM_PARTS; part++)
     sum_sq_dev.part[part] = zero;
-  for (gsize block = 0; block < stats->n_rows; block += DW_WHATIF_SUM_WAYS)
-    for (guint part = 0, live; dw_whatif_ways_live (stats->n_rows, block, part, &live); part++)
-      {
-        const gsize start = block + part * DW_WHATIF_LANES;
-        const DwWhatifLanes deviation
-          = dw_whatif_lanes_load (stats->row_mean + start, live, 0.0) - centre;
-        sum_sq_dev.part[part]
-          += dw_whatif_lanes_select (dw_whatif_lanes_live (live), deviation * deviation, zero);
-      }
+#define DW_WHATIF_SUM_SQ_DEV_PART(start, part, live) \
+  dw_whatif_sum_sq_dev_part (&sum_sq_dev, stats->row_mean, centre, start, part, live)
+  DW_WHATIF_FOR_PARTS (stats->n_rows, DW_WHATIF_SUM_SQ_DEV_PART);
+#undef DW_WHATIF_SUM_SQ_DEV_PART
   stats->sum_sq_dev = dw_whatif_ways_total (&sum_sq_dev);
 }
-
-/* the rows of a loop in whole blocks, then the parts of the last block: BODY (start, part, live)
- * sees a constant @live in the whole blocks (every lane live, so the compiler drops the masks) */
-#define DW_WHATIF_FOR_PARTS(N_ROWS, BODY)                                                          \
-  do                                                                                               \
-    {                                                                                              \
-      const gsize whole_ = (N_ROWS) - (N_ROWS) % DW_WHATIF_SUM_WAYS;                               \
-      for (gsize block_ = 0; block_ < whole_; block_ += DW_WHATIF_SUM_WAYS)                        \
-        for (guint part_ = 0; part_ < DW_WHATIF_SUM_PARTS; part_++)                                \
-          BODY (block_ + part_ * DW_WHATIF_LANES, part_, DW_WHATIF_LANES);                         \
-      for (guint part_ = 0, live_; dw_whatif_ways_live ((N_ROWS), whole_, part_, &live_); part_++) \
-        BODY (whole_ + part_ * DW_WHATIF_LANES, part_, live_);                                     \
-    }                                                                                              \
-  while (0)
 
 DW_WHATIF_LANES_INLINE void
 dw_whatif_applied_seq_stats_part (DwWhatifSeqStatsLanes *acc, const DwWhatifAppliedSeqStats *stats,
@@ -193,12 +210,11 @@ dw_whatif_applied_rows_sketch_part (const DwWhatifAppliedRowsSketch *rows,
   const DwWhatifLanes rebuilt_error = dw_whatif_lanes_splat (2.4e-7);
   const DwWhatifMask icepop = (DwWhatifMask)zero - (gint64)rows->icepop;
   DwWhatifLanes raw, tokens, valid, max_weight, min_weight;
-  if (rows->lanes != NULL)
+  /* the columns one after the other, rows [start, start + lanes) of each */
+  const float *row = rows->lanes != NULL ? rows->lanes + start : NULL;
+  if (row != NULL)
     {
-      /* the columns one after the other, rows [start, start + lanes) of each */
-      const float *row = rows->lanes + start;
       raw = dw_whatif_lanes_load_f32 (row);
-      tokens = valid = dw_whatif_lanes_load_f32 (row + rows->lanes_stride);
       max_weight = dw_whatif_lanes_load_f32 (row + 2 * rows->lanes_stride);
       min_weight = rows->icepop ? dw_whatif_lanes_load_f32 (row + 3 * rows->lanes_stride)
                                 : dw_whatif_lanes_splat (INFINITY);
@@ -206,13 +222,27 @@ dw_whatif_applied_rows_sketch_part (const DwWhatifAppliedRowsSketch *rows,
   else
     {
       raw = dw_whatif_lanes_load (rows->raw_mean + start, live, 0.0);
-      tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
-      valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
       max_weight = dw_whatif_lanes_load (rows->max_weight + start, live, -INFINITY);
       min_weight = dw_whatif_lanes_load (rows->min_weight + start, live, INFINITY);
     }
   const DwWhatifMask high = max_weight > upper;
   const DwWhatifMask low = icepop & (min_weight < lower);
+  const DwWhatifMask changed = high | low;
+  /* as a rule most rows have no token beyond the bounds: their means are their raw means, exact
+   * (the general case below gives the same bits, with every error 0) */
+  if (!dw_whatif_lanes_any (changed))
+    {
+      dw_whatif_lanes_store (rows->row_mean + start, raw, live);
+      dw_whatif_seq_stats_lanes_add_exact (acc, part, dw_whatif_lanes_live (live), raw, raw);
+      return;
+    }
+  if (row != NULL)
+    tokens = valid = dw_whatif_lanes_load_f32 (row + rows->lanes_stride);
+  else
+    {
+      tokens = dw_whatif_lanes_load (rows->row_tokens + start, live, 0.0);
+      valid = dw_whatif_lanes_load (rows->valid + start, live, 0.0);
+    }
   DwWhatifLanes sum = raw * tokens;
   DwWhatifLanes error = dw_whatif_lanes_abs (sum) * rebuilt_error;
   const DwWhatifLanes beyond = rows->icepop ? max_weight : max_weight - upper;
@@ -224,7 +254,6 @@ dw_whatif_applied_rows_sketch_part (const DwWhatifAppliedRowsSketch *rows,
     rows->f32,
     dw_whatif_lanes_round (rows->f32, sum)
       / dw_whatif_lanes_round (rows->f32, tokens + dw_whatif_lanes_splat (DW_WHATIF_MEAN_EPSILON)));
-  const DwWhatifMask changed = high | low;
   const DwWhatifLanes mean = dw_whatif_lanes_select (changed, estimate, raw);
   dw_whatif_lanes_store (rows->row_mean + start, mean, live);
   dw_whatif_seq_stats_lanes_add (

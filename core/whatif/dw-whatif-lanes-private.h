@@ -166,6 +166,21 @@ dw_whatif_lanes_select (DwWhatifMask when, DwWhatifLanes yes, DwWhatifLanes no)
   return (DwWhatifLanes)(((DwWhatifMask)yes & when) | ((DwWhatifMask)no & ~when));
 }
 
+/* whether @when holds in any lane (four lanes on x86: the lanes' signs in one vmovmskpd, where
+ * gcc 12 takes each lane out of the vector) */
+DW_WHATIF_LANES_INLINE gboolean
+dw_whatif_lanes_any (DwWhatifMask when)
+{
+#if DW_WHATIF_LANES == 4 && defined(DW_WHATIF_LANES_X86)
+  return _mm256_movemask_pd ((__m256d)when) != 0;
+#else
+  gint64 any = 0;
+  for (guint lane = 0; lane < DW_WHATIF_LANES; lane++)
+    any |= when[lane];
+  return any != 0;
+#endif
+}
+
 /* 1.0 where @when holds, else 0.0 (a count) */
 DW_WHATIF_LANES_INLINE DwWhatifLanes
 dw_whatif_lanes_count (DwWhatifMask when)
