@@ -107,6 +107,44 @@ dw_whatif_lanes_load_f32 (const float *source)
 
 typedef guint8 DwWhatifBytes __attribute__ ((vector_size (DW_WHATIF_LANES)));
 
+#if DW_WHATIF_LANES == 4 && defined(DW_WHATIF_LANES_X86)
+/* Four lanes on x86: gcc 12 widens four bytes to four 64-bit lanes and narrows them back one byte
+ * at a time through general registers, some 50 instructions a merged store, most of the RS
+ * option loop. vpmovzxbq widens in one; a mask's four signs (vmovmskpd) index the bytes. */
+DW_WHATIF_LANES_INLINE DwWhatifMask
+dw_whatif_lanes_widen_flags (DwWhatifBytes bytes)
+{
+  guint32 word;
+  memcpy (&word, &bytes, sizeof word);
+  return (DwWhatifMask)_mm256_cvtepu8_epi64 (_mm_cvtsi32_si128 ((int)word));
+}
+
+/* the flags 0 / 1 of the four lanes of a mask's signs, lane 0 the lowest byte */
+DW_WHATIF_LANES_INLINE DwWhatifBytes
+dw_whatif_lanes_narrow_flags (DwWhatifMask mask)
+{
+  static const guint32 flags[16] = {
+    0x00000000, 0x00000001, 0x00000100, 0x00000101, 0x00010000, 0x00010001, 0x00010100, 0x00010101,
+    0x01000000, 0x01000001, 0x01000100, 0x01000101, 0x01010000, 0x01010001, 0x01010100, 0x01010101,
+  };
+  DwWhatifBytes bytes;
+  memcpy (&bytes, &flags[_mm256_movemask_pd ((__m256d)mask)], sizeof bytes);
+  return bytes;
+}
+#else
+DW_WHATIF_LANES_INLINE DwWhatifMask
+dw_whatif_lanes_widen_flags (DwWhatifBytes bytes)
+{
+  return __builtin_convertvector(bytes, DwWhatifMask);
+}
+
+DW_WHATIF_LANES_INLINE DwWhatifBytes
+dw_whatif_lanes_narrow_flags (DwWhatifMask mask)
+{
+  return __builtin_convertvector(mask & 1, DwWhatifBytes);
+}
+#endif
+
 /* lanes [0, @live) of byte flags from @source as a mask (set where a flag is not 0): one load
  * widened, not a lane at a time through the stack (a stalled store forwarding) */
 DW_WHATIF_LANES_INLINE DwWhatifMask
@@ -118,17 +156,17 @@ dw_whatif_lanes_load_flags (const guint8 *source, guint live)
   else
     for (guint lane = 0; lane < live; lane++)
       bytes[lane] = source[lane];
-  return __builtin_convertvector(bytes, DwWhatifMask) != 0;
+  return dw_whatif_lanes_widen_flags (bytes) != 0;
 }
 
-/* lanes [0, @live) of @mask to @target as byte flags 0 / 1, or'ed into them when @merge */
+/* lanes [0, @live) of @mask (every lane all ones or 0) to @target as byte flags 0 / 1, or'ed
+ * into them when @merge */
 DW_WHATIF_LANES_INLINE void
 dw_whatif_lanes_store_flags (guint8 *target, DwWhatifMask mask, guint live, gboolean merge)
 {
-  DwWhatifBytes bytes = __builtin_convertvector(mask & 1, DwWhatifBytes);
   if (merge)
-    bytes |= (DwWhatifBytes) __builtin_convertvector(dw_whatif_lanes_load_flags (target, live) & 1,
-                                                     DwWhatifBytes);
+    mask |= dw_whatif_lanes_load_flags (target, live);
+  const DwWhatifBytes bytes = dw_whatif_lanes_narrow_flags (mask);
   if (live == DW_WHATIF_LANES)
     memcpy (target, &bytes, sizeof bytes);
   else
