@@ -33,6 +33,7 @@ struct _DwWhatifEngine
    * label_start[index]; for the first n_labelled steps */
   guint8 *labels;
   gsize *label_start;
+  guint32 *label_rows; /* [n_labelled][DW_WHATIF_MAX_LABELS]: each step's rows of each label */
   guint n_labelled;
   guint64 labels_generation; /* counts the labels set (DwWhatifMemo.labels_generation) */
 };
@@ -59,28 +60,33 @@ typedef struct
   DwWhatifLabelCounts counts;
 } DwWhatifShare;
 
-/* adds the rows of step @index with their outcomes @rejected to @counts */
+/* adds the rows of step @index with their outcomes @rejected to @counts. The rows of each label
+ * are counted once, when the labels are set; of the outcomes, 8 rows are read at a time, and
+ * only those with a rejected row among them are counted row by row (an RS option rejects as a
+ * rule a few rows of a step). */
 static void
 dw_whatif_engine_count_labels (DwWhatifEngine *self, guint index, const guint8 *rejected,
                                DwWhatifLabelCounts *counts)
 {
   const guint8 *labels = self->labels + self->label_start[index];
+  const guint32 *label_rows = self->label_rows + (gsize)index * DW_WHATIF_MAX_LABELS;
   const gsize n_rows = self->label_start[index + 1] - self->label_start[index];
-  /* two sets of counters, for the even and the odd rows: neighbouring rows have as a rule the same
-   * label, and one set would chain every increment through memory; a row without a label counts
-   * in the last slot, which is dropped (no branch a row) */
-  guint32 rows[2][DW_WHATIF_MAX_LABELS + 1] = { { 0 } };
-  guint32 rejected_rows[2][DW_WHATIF_MAX_LABELS + 1] = { { 0 } };
-  for (gsize row = 0; row < n_rows; row++)
+  /* a row without a label counts in the last slot, which is dropped */
+  guint32 rejected_rows[DW_WHATIF_MAX_LABELS + 1] = { 0 };
+  for (gsize row = 0; row < n_rows; row += 8)
     {
-      const guint label = MIN (labels[row], DW_WHATIF_MAX_LABELS);
-      rows[row & 1][label]++;
-      rejected_rows[row & 1][label] += rejected[row] != 0;
+      const gsize end = MIN (row + 8, n_rows);
+      guint64 word = 0;
+      memcpy (&word, rejected + row, end - row);
+      if (word == 0)
+        continue;
+      for (gsize at = row; at < end; at++)
+        rejected_rows[MIN (labels[at], DW_WHATIF_MAX_LABELS)] += rejected[at] != 0;
     }
   for (guint label = 0; label < DW_WHATIF_MAX_LABELS; label++)
     {
-      counts->rows[label] += rows[0][label] + rows[1][label];
-      counts->rejected[label] += rejected_rows[0][label] + rejected_rows[1][label];
+      counts->rows[label] += label_rows[label];
+      counts->rejected[label] += rejected_rows[label];
     }
 }
 
@@ -224,6 +230,7 @@ dw_whatif_engine_clear (DwWhatifEngine *self)
   g_mutex_clear (&self->memo_lock);
   g_free (self->labels);
   g_free (self->label_start);
+  g_free (self->label_rows);
   if (self->loader_destroy)
     self->loader_destroy (self->loader_data);
 }
@@ -257,6 +264,7 @@ dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsi
   gsize total = 0;
   g_clear_pointer (&self->labels, g_free);
   g_clear_pointer (&self->label_start, g_free);
+  g_clear_pointer (&self->label_rows, g_free);
   self->n_labelled = 0;
   if (labels == NULL)
     return;
@@ -271,6 +279,11 @@ dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsi
   for (gsize row = 0; row < n_rows; row++)
     g_return_if_fail (labels[row] < DW_WHATIF_MAX_LABELS || labels[row] == DW_WHATIF_NO_LABEL);
   self->labels = g_memdup2 (labels, MAX (n_rows, 1));
+  self->label_rows = g_new0 (guint32, (gsize)MAX (self->steps->len, 1u) * DW_WHATIF_MAX_LABELS);
+  for (guint index = 0; index < self->steps->len; index++)
+    for (gsize row = self->label_start[index]; row < self->label_start[index + 1]; row++)
+      if (labels[row] < DW_WHATIF_MAX_LABELS)
+        self->label_rows[(gsize)index * DW_WHATIF_MAX_LABELS + labels[row]]++;
   self->n_labelled = self->steps->len;
   self->labels_generation++;
 }
