@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Threads: dw_whatif_engine_load_steps () runs *_worker threads that load and precompute steps;
- * dw_whatif_engine_evaluate () splits the steps over a GThreadPool (the caller takes a share);
+ * dw_whatif_engine_evaluate () splits the steps over a GThreadPool (the caller waits for it);
  * the exact pass runs in a GTask thread and reloads batches through the loader.
  */
 #include "config.h"
@@ -493,13 +493,14 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
     shares[share] = (DwWhatifShare){ self,       plan,  result,
                                      &next,      &lock, &cond,
                                      &remaining, memos, { g_ptr_array_new (), NULL, 0, epoch } };
-  /* the calling thread takes the last share itself */
+  /* Every share goes to the pool and the calling thread waits. A caller that took a share itself
+   * went on computing on the processor where the scheduler tends to put the worker it had just
+   * woken: after a rest, both then shared one processor until the load balancer moved one, some
+   * milliseconds later (a click after a rest took twice a drag's move, docs/BENCHMARKS.md). A
+   * caller that sleeps leaves its processor to a worker. */
   g_mutex_lock (&lock);
-  for (guint share = 0; share + 1 < n_shares; share++)
+  for (guint share = 0; share < n_shares; share++)
     g_thread_pool_push (self->pool, &shares[share], NULL);
-  g_mutex_unlock (&lock);
-  dw_whatif_engine_share_worker (&shares[n_shares - 1], NULL);
-  g_mutex_lock (&lock);
   while (remaining > 0)
     g_cond_wait (&cond, &lock);
   g_mutex_unlock (&lock);

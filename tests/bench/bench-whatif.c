@@ -12,7 +12,8 @@
  * DW_BENCH_REPEAT=N runs the sliders N times; DW_BENCH_COMPACT=1 builds compact steps
  * (dw_whatif_step_new_compact); DW_BENCH_SIMD=off|avx2|avx512 limits the vectors of the row loops
  * and of the correction core (dw_correction_set_vector_limit); DW_BENCH_ROWS=1 asks for every
- * row's outcome as the Tune page does (dw_whatif_engine_evaluate_rows).
+ * row's outcome as the Tune page does (dw_whatif_engine_evaluate_rows); DW_BENCH_REST=MS rests
+ * that long before each move, as between a user's clicks (the engine's threads asleep, then woken).
  */
 #include <math.h>
 #include <stdio.h>
@@ -320,6 +321,8 @@ main (int argc, char **argv)
   const char *only = g_getenv ("DW_BENCH_SLIDERS");
   const gboolean verbose = g_strcmp0 (g_getenv ("DW_BENCH_MOVES"), "1") == 0;
   const gboolean rows = g_strcmp0 (g_getenv ("DW_BENCH_ROWS"), "1") == 0;
+  const gulong rest_ms
+    = g_getenv ("DW_BENCH_REST") ? strtoul (g_getenv ("DW_BENCH_REST"), NULL, 10) : 0;
   const guint repeat
     = MAX (1, g_getenv ("DW_BENCH_REPEAT") ? atoi (g_getenv ("DW_BENCH_REPEAT")) : 1);
   double *all = g_new (double, G_N_ELEMENTS (sliders) * moves * repeat);
@@ -339,6 +342,8 @@ main (int argc, char **argv)
           {
             DwConfig c;
             sliders[s].fn (&c, i, moves);
+            if (rest_ms > 0)
+              g_usleep (rest_ms * 1000);
             double cpu0 = process_cpu_ms ();
             gint64 a = g_get_monotonic_time ();
             DwWhatifRunResult *res = rows ? dw_whatif_engine_evaluate_rows (e, &c, NULL)
