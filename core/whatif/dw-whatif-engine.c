@@ -36,6 +36,7 @@ struct _DwWhatifEngine
   guint32 *label_rows; /* [n_labelled][DW_WHATIF_MAX_LABELS]: each step's rows of each label */
   guint n_labelled;
   guint64 labels_generation; /* counts the labels set (DwWhatifMemo.labels_generation) */
+  DwWhatifSpare spare;
 };
 
 /* an evaluation's per-label counts (DwWhatifRunResult.label_rows, label_rejected) */
@@ -210,6 +211,7 @@ dw_whatif_engine_new (guint n_threads)
   self->memos = g_array_new (FALSE, TRUE, sizeof (DwWhatifMemo));
   g_array_set_clear_func (self->memos, (GDestroyNotify)dw_whatif_memo_clear);
   g_mutex_init (&self->memo_lock);
+  dw_whatif_spare_init (&self->spare);
   self->n_threads = n_threads ? n_threads : MAX (1, g_get_num_processors ());
   return self;
 }
@@ -228,6 +230,7 @@ dw_whatif_engine_clear (DwWhatifEngine *self)
   g_ptr_array_unref (self->steps);
   g_array_unref (self->memos);
   g_mutex_clear (&self->memo_lock);
+  dw_whatif_spare_clear (&self->spare);
   g_free (self->labels);
   g_free (self->label_start);
   g_free (self->label_rows);
@@ -256,6 +259,12 @@ void
 dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact)
 {
   self->compact = compact;
+}
+
+void
+dw_whatif_engine_set_interactive (DwWhatifEngine *self, gboolean interactive)
+{
+  dw_whatif_spare_set_keep (&self->spare, interactive);
 }
 
 void
@@ -401,6 +410,11 @@ dw_whatif_run_result_free (DwWhatifRunResult *res)
     return;
   for (guint index = 0; index < res->n_steps; index++)
     dw_whatif_step_result_clear (&res->results[index]);
+  if (res->engine != NULL)
+    {
+      dw_whatif_spare_release (&res->engine->spare, res);
+      dw_whatif_engine_unref (res->engine);
+    }
   g_free (res->row_rejected_block);
   g_free (res->row_rejected);
   if (res->storage)
@@ -411,12 +425,17 @@ dw_whatif_run_result_free (DwWhatifRunResult *res)
 }
 
 static DwWhatifRunResult *
-dw_whatif_engine_result_new (DwWhatifEngine *self)
+dw_whatif_engine_result_new (DwWhatifEngine *self, gboolean rows)
 {
   DwWhatifRunResult *result = g_new0 (DwWhatifRunResult, 1);
   result->n_steps = self->steps->len;
   result->steps = g_new0 (gint64, result->n_steps ? result->n_steps : 1);
-  result->results = g_new (DwWhatifStepResult, result->n_steps ? result->n_steps : 1);
+  result->engine = dw_whatif_engine_ref (self);
+  gsize n_rows = 0;
+  if (rows)
+    for (guint index = 0; index < result->n_steps; index++)
+      n_rows += dw_whatif_step_get_n_rows (g_ptr_array_index (self->steps, index));
+  dw_whatif_spare_take_arrays (&self->spare, result, rows, n_rows);
   for (guint index = 0; index < result->n_steps; index++)
     {
       dw_whatif_step_result_init (&result->results[index]);
@@ -467,7 +486,7 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   result->storage = g_ptr_array_new_with_free_func (g_free);
   if (n_shares <= 1)
     {
-      DwWhatifArena arena = { result->storage, NULL, 0, dw_whatif_list_new_epoch () };
+      DwWhatifArena arena = { result->storage, NULL, 0, dw_whatif_list_new_epoch (), &self->spare };
       DwWhatifLabelCounts counts = { { 0 } };
       dw_whatif_list_set_arena (&arena);
       for (guint index = 0; index < result->n_steps; index += DW_WHATIF_ENGINE_CHUNK)
@@ -490,9 +509,10 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   const guint64 epoch = dw_whatif_list_new_epoch ();
   DwWhatifShare *shares = g_new0 (DwWhatifShare, n_shares);
   for (guint share = 0; share < n_shares; share++)
-    shares[share] = (DwWhatifShare){ self,       plan,  result,
-                                     &next,      &lock, &cond,
-                                     &remaining, memos, { g_ptr_array_new (), NULL, 0, epoch } };
+    shares[share]
+      = (DwWhatifShare){ self,       plan,  result,
+                         &next,      &lock, &cond,
+                         &remaining, memos, { g_ptr_array_new (), NULL, 0, epoch, &self->spare } };
   /* Every share goes to the pool and the calling thread waits. A caller that took a share itself
    * went on computing on the processor where the scheduler tends to put the worker it had just
    * woken: after a rest, both then shared one processor until the load balancer moved one, some
@@ -514,16 +534,12 @@ dw_whatif_engine_evaluate_all (DwWhatifEngine *self, const DwPlan *plan, DwWhati
   g_cond_clear (&cond);
 }
 
-/* every step's row outcomes in one block (one allocation and one free per evaluation): each
- * non-empty step's place in it, for dw_whatif_engine_evaluate_range () to fill */
+/* every step's row outcomes in one block (result->row_rejected_block): each non-empty step's
+ * place in it, for dw_whatif_engine_evaluate_range () to fill */
 static void
 dw_whatif_engine_rows_new (DwWhatifEngine *self, DwWhatifRunResult *result)
 {
   gsize n_rows = 0;
-  for (guint index = 0; index < result->n_steps; index++)
-    n_rows += dw_whatif_step_get_n_rows (g_ptr_array_index (self->steps, index));
-  result->row_rejected_block = g_malloc (MAX (n_rows, 1));
-  n_rows = 0;
   for (guint index = 0; index < result->n_steps; index++)
     {
       const DwWhatifStep *step = g_ptr_array_index (self->steps, index);
@@ -543,7 +559,7 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
                    "preset must be resolved with dw_preset_apply()");
       return NULL;
     }
-  DwWhatifRunResult *result = dw_whatif_engine_result_new (self);
+  DwWhatifRunResult *result = dw_whatif_engine_result_new (self, rows);
   if (rows)
     result->row_rejected = g_new0 (guint8 *, result->n_steps ? result->n_steps : 1);
   DwWhatifStepResult probe;
@@ -576,6 +592,7 @@ dw_whatif_engine_evaluate_with (DwWhatifEngine *self, const DwConfig *config, gb
     }
   else
     dw_whatif_engine_evaluate_all (self, &plan, result, NULL);
+  dw_whatif_spare_made (&self->spare, result);
   for (guint index = 0; index < result->n_steps; index++)
     result->any_approximate
       |= result->results[index].any_approximate || result->results[index].pending;

@@ -159,6 +159,11 @@ void dw_whatif_engine_set_compact (DwWhatifEngine *self, gboolean compact);
  * dw_whatif_engine_evaluate_rows () (copied; NULL clears them; steps added later have none, and
  * the counts stop until labels are set again). Not thread-safe against a concurrent evaluation. */
 void dw_whatif_engine_set_row_labels (DwWhatifEngine *self, const guint8 *labels, gsize n_rows);
+/* Whether evaluations follow each other while the caller keeps the previous result (a page whose
+ * sliders move; default FALSE). Then the engine keeps the memory of a freed result, and after
+ * the first evaluation maps as much again, for the next result: a move does not fault in fresh
+ * pages (about 5 MB for 3000 steps of 512 rows, docs/BENCHMARKS.md). */
+void dw_whatif_engine_set_interactive (DwWhatifEngine *self, gboolean interactive);
 /* Precomputes and adds the batches of @steps using the loader, in parallel. */
 gboolean dw_whatif_engine_load_steps (DwWhatifEngine *self, const gint64 *steps, gsize n_steps,
                                       GError **error);
@@ -186,6 +191,11 @@ typedef struct
   gboolean has_labels;
   guint64 label_rows[DW_WHATIF_MAX_LABELS], label_rejected[DW_WHATIF_MAX_LABELS];
   GPtrArray *storage; /* (private) the blocks the results' borrowed arrays live in */
+  /* (private) the engine that made the result (a reference) and the bytes allocated for results
+   * and row_rejected_block, which it takes back when the result is freed
+   * (dw_whatif_engine_set_interactive) */
+  DwWhatifEngine *engine;
+  gsize results_size, rows_size;
 } DwWhatifRunResult;
 
 void dw_whatif_run_result_free (DwWhatifRunResult *res);

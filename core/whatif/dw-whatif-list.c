@@ -457,17 +457,17 @@ dw_whatif_list_set_arena (DwWhatifArena *arena)
   dw_whatif_list_epoch = arena != NULL ? arena->epoch : 0;
 }
 
+/* @size (at most DW_WHATIF_ARENA_BLOCK) bytes of the arena */
 static gpointer
 dw_whatif_list_arena_alloc (DwWhatifArena *arena, gsize size)
 {
   size = (size + 15) & ~(gsize)15;
   if (size > arena->left)
     {
-      /* under glibc's mmap threshold: freed blocks go back to the heap of the thread that made
-       * them, for its next evaluation */
-      const gsize block = MAX (size, 64 * 1024 - 64);
-      arena->next = g_malloc (block);
-      arena->left = block;
+      arena->next = arena->spare != NULL ? dw_whatif_spare_take_block (arena->spare) : NULL;
+      if (arena->next == NULL)
+        arena->next = g_malloc (DW_WHATIF_ARENA_BLOCK);
+      arena->left = DW_WHATIF_ARENA_BLOCK;
       g_ptr_array_add (arena->blocks, arena->next);
     }
   gpointer memory = arena->next;
@@ -482,13 +482,13 @@ dw_whatif_list_alloc_result (DwWhatifStepResult *out, guint count)
 {
   const gsize n = count ? count : 1;
   const gsize size = n * (2 * sizeof (double) + sizeof (guint8));
-  guchar *memory = dw_whatif_list_arena != NULL
-                     ? dw_whatif_list_arena_alloc (dw_whatif_list_arena, size)
-                     : g_malloc (size);
+  const gboolean borrowed = dw_whatif_list_arena != NULL && size <= DW_WHATIF_ARENA_BLOCK;
+  guchar *memory
+    = borrowed ? dw_whatif_list_arena_alloc (dw_whatif_list_arena, size) : g_malloc (size);
   out->values = (double *)(gpointer)memory;
   out->error_bound = (double *)(gpointer)(memory + n * sizeof (double));
   out->approximate = memory + 2 * n * sizeof (double);
-  out->borrowed = dw_whatif_list_arena != NULL;
+  out->borrowed = borrowed;
 }
 
 void

@@ -535,6 +535,44 @@ void dw_whatif_list_put3 (DwWhatifList *list, double value, const char *name, co
 void dw_whatif_list_put (DwWhatifList *list, const char *name, double value);
 /* sorts the list by key into @out (metrics, approximate flags, error bounds) and frees it */
 void dw_whatif_list_finish (DwWhatifList *list, DwWhatifStepResult *out);
+/* the bytes of an arena block: under glibc's mmap threshold, so that a freed block goes back to
+ * the heap of the thread that made it; a result whose arrays need more has its own */
+#define DW_WHATIF_ARENA_BLOCK (64 * 1024 - 64)
+
+/* memory kept (NULL or @size bytes) */
+typedef struct
+{
+  gpointer memory;
+  gsize size;
+} DwWhatifKept;
+
+/* The memory an engine keeps from its freed results for its next evaluation (dw-whatif-spare.c;
+ * dw_whatif_engine_set_interactive): kept only when @keep, else freed. */
+typedef struct
+{
+  GMutex lock;
+  gboolean keep;
+  guint n_live;                            /* results of the engine not yet freed */
+  DwWhatifKept results, rows;              /* a result's results and row_rejected_block */
+  GPtrArray *blocks;                       /* free arena blocks (DW_WHATIF_ARENA_BLOCK bytes) */
+  guint max_blocks;                        /* the most blocks an evaluation took: more are freed */
+  gsize last_results_size, last_rows_size; /* the last evaluation's arrays */
+} DwWhatifSpare;
+
+void dw_whatif_spare_init (DwWhatifSpare *spare);
+void dw_whatif_spare_clear (DwWhatifSpare *spare);
+void dw_whatif_spare_set_keep (DwWhatifSpare *spare, gboolean keep);
+/* a free arena block (its pages already mapped), or NULL when none is left */
+gpointer dw_whatif_spare_take_block (DwWhatifSpare *spare);
+/* @result's arrays for its n_steps steps (and @n_rows row outcomes when @rows): kept memory when
+ * it is large enough; @result counts as live */
+void dw_whatif_spare_take_arrays (DwWhatifSpare *spare, DwWhatifRunResult *result, gboolean rows,
+                                  gsize n_rows);
+/* @result made (its storage holds its blocks): what the next evaluation will need */
+void dw_whatif_spare_made (DwWhatifSpare *spare, const DwWhatifRunResult *result);
+/* @res freed: when kept, its arrays and blocks are taken (set to NULL or removed from it) */
+void dw_whatif_spare_release (DwWhatifSpare *spare, DwWhatifRunResult *res);
+
 /* Blocks the lists finished in one thread of an engine evaluation take their results' arrays
  * from (one allocation per 64 KB instead of three per step; the run result frees the blocks). */
 typedef struct
@@ -542,7 +580,8 @@ typedef struct
   GPtrArray *blocks;
   guchar *next;
   gsize left;
-  guint64 epoch; /* the evaluation's (dw_whatif_list_new_epoch) */
+  guint64 epoch;        /* the evaluation's (dw_whatif_list_new_epoch) */
+  DwWhatifSpare *spare; /* where new blocks come from first (nullable) */
 } DwWhatifArena;
 
 /* a number for one engine evaluation, never given before (DwWhatifList.epoch) */

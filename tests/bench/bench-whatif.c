@@ -12,7 +12,8 @@
  * DW_BENCH_REPEAT=N runs the sliders N times; DW_BENCH_COMPACT=1 builds compact steps
  * (dw_whatif_step_new_compact); DW_BENCH_SIMD=off|avx2|avx512 limits the vectors of the row loops
  * and of the correction core (dw_correction_set_vector_limit); DW_BENCH_ROWS=1 asks for every
- * row's outcome as the Tune page does (dw_whatif_engine_evaluate_rows); DW_BENCH_REST=MS rests
+ * row's outcome as the Tune page does (dw_whatif_engine_evaluate_rows, the engine interactive and
+ * each result kept until the next is made); DW_BENCH_REST=MS rests
  * that long before each move, as between a user's clicks (the engine's threads asleep, then woken).
  */
 #include <math.h>
@@ -330,6 +331,8 @@ main (int argc, char **argv)
   double *t = g_new (double, moves *repeat), *tc = g_new (double, moves *repeat);
   guint n_all = 0;
   guint64 bad = 0;
+  DwWhatifRunResult *shown = NULL;
+  dw_whatif_engine_set_interactive (e, rows);
   for (guint s = 0; s < G_N_ELEMENTS (sliders); s++)
     {
       char idx[4];
@@ -358,7 +361,12 @@ main (int argc, char **argv)
               pending_steps += res->results[k].pending;
             if (rep == 0 && i % 13 == 5)
               bad += spot_check (e, &c, res);
-            dw_whatif_run_result_free (res);
+            /* the page frees the result it shows once the next one is made */
+            if (rows)
+              dw_whatif_run_result_free (g_steal_pointer (&shown));
+            shown = res;
+            if (!rows)
+              dw_whatif_run_result_free (g_steal_pointer (&shown));
           }
       double p50 = pct (t, n, 0.5), p95 = pct (t, n, 0.95);
       printf ("slider move, %s: p50 %.2f ms, p95 %.2f ms (all %u steps; %u of %u moves had an "
@@ -366,6 +374,7 @@ main (int argc, char **argv)
               sliders[s].name, p50, p95, N_STEPS, approx_moves, moves, pending_steps,
               pct (tc, n, 0.5), pct (tc, n, 0.95));
     }
+  dw_whatif_run_result_free (shown);
   printf ("slider move, all kinds: p50 %.2f ms, p95 %.2f ms\n", pct (all, n_all, 0.5),
           pct (all, n_all, 0.95));
   /* Wall times above depend on what else runs on the machine; the CPU time a move costs does

@@ -282,6 +282,7 @@ dw_tune_loader_load_read (DwStore *store, gpointer data, GCancellable *cancellab
   /* a large run is built from the stored statistics, not its tokens (docs/TUNE.md) */
   compact = (guint64)n_tokens > load->compact_tokens;
   load->engine = dw_whatif_engine_new (0);
+  dw_whatif_engine_set_interactive (load->engine, TRUE);
   dw_whatif_engine_set_loader (load->engine, dw_tune_loader_load_batch,
                                g_memdup2 (&load->run_id, sizeof load->run_id), g_free);
   load->n_steps = steps->len;
