@@ -128,6 +128,8 @@ struct _DwTuneView
    * the table's length: the chart's metric is not among its keys. */
   DwTuneViewKeyPositions key_positions[DW_TUNE_VIEW_KEY_TABLES];
   guint key_positions_next; /* the entry a new table replaces */
+  double *chart_values;     /* every chart's values, then their bounds (whatif_values) */
+  gsize chart_values_room;  /* doubles in chart_values */
   DwBoundRow *checking_row; /* the row whose value is under test, and that value */
   double checking_value;
 
@@ -202,6 +204,13 @@ void dw_tune_controls_preset_selected_cb (AdwComboRow *row, GParamSpec *pspec, D
 void dw_tune_controls_is_level_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
 void dw_tune_controls_is_mode_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
 void dw_tune_controls_function_selected_cb (AdwComboRow *row, GParamSpec *pspec, DwTuneView *self);
+
+/* dw-tune-values.c: every chart's value at every step and its error bound (0 when exact, NAN
+ * when not known), in one walk over the steps of the result shown: chart c's n_steps values from
+ * *values + c·n_steps, its bounds likewise from *bounds, in the view's buffers (valid until the
+ * next call); @any_approx[c] */
+void dw_tune_view_whatif_values (DwTuneView *self, double **values, double **bounds,
+                                 gboolean *any_approx);
 
 /* dw-tune-actions.c */
 void dw_tune_actions_install (GtkWidgetClass *widget_class);

@@ -8,7 +8,8 @@
  * frame with the what-if engine (statistics only, no raw tokens), shows the result at once, and,
  * when some values are only approximate, starts the exact pass in a GTask thread (the previous
  * one is cancelled: the latest change wins). The controls are in dw-tune-controls.c, the worker
- * threads in dw-tune-loader.c, the export actions in dw-tune-export.c.
+ * threads in dw-tune-loader.c, the export actions in dw-tune-export.c, the charts' values
+ * from a result in dw-tune-values.c.
  */
 #define G_LOG_DOMAIN "dw-tune-view"
 
@@ -68,95 +69,7 @@ dw_tune_view_busy_changed (DwTuneView *self)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The run tuned, named at the top                                                            */
-
-/* ------------------------------------------------------------------------------------------ */
 /* Results → charts, summary, length bias                                                     */
-
-/* The position in @keys of @spec's metric (or its alternative): the shortest such key (the
- * option-independent key rather than a per-option one); the table's length when none. */
-static gsize
-dw_tune_view_canonical_position (const DwWhatifKeys *keys, const DwTuneChartSpec *spec)
-{
-  const gsize n_keys = dw_whatif_keys_get_length (keys);
-  gsize best = n_keys;
-
-  for (gsize index = 0; index < n_keys; index++)
-    {
-      const char *key = dw_whatif_keys_get (keys, index);
-      const char *canonical = dw_canonical_for_tag (key);
-      const char *slash = strrchr (key, '/');
-      gboolean same = canonical != NULL ? strcmp (canonical, spec->canonical) == 0
-                                            || g_strcmp0 (canonical, spec->alternative) == 0
-                                        : strcmp (slash ? slash + 1 : key, spec->canonical) == 0;
-
-      if (same && (best == n_keys || strlen (key) < strlen (dw_whatif_keys_get (keys, best))))
-        best = index;
-    }
-  return best;
-}
-
-/* The position of chart @chart's metric in @keys (its length when absent), looked up once per
- * table: the steps of one evaluation share their keys' table, and so do the next evaluations */
-static gsize
-dw_tune_view_chart_position (DwTuneView *self, const DwWhatifKeys *keys, guint chart)
-{
-  DwTuneViewKeyPositions *entry = NULL;
-
-  for (guint index = 0; index < DW_TUNE_VIEW_KEY_TABLES && entry == NULL; index++)
-    if (self->key_positions[index].keys == keys)
-      entry = &self->key_positions[index];
-  if (entry == NULL)
-    {
-      entry = &self->key_positions[self->key_positions_next];
-      self->key_positions_next = (self->key_positions_next + 1) % DW_TUNE_VIEW_KEY_TABLES;
-      dw_whatif_keys_unref (entry->keys);
-      entry->keys = dw_whatif_keys_ref (keys);
-      for (guint other = 0; other < DW_TUNE_N_CHARTS; other++)
-        entry->position[other] = DW_TUNE_VIEW_UNKNOWN;
-    }
-  if (entry->position[chart] == DW_TUNE_VIEW_UNKNOWN)
-    entry->position[chart] = dw_tune_view_canonical_position (keys, &dw_tune_chart_specs[chart]);
-  return entry->position[chart];
-}
-
-/* @spec's value at every step, and its error bound (0 when exact, NAN when not known) */
-static void
-dw_tune_view_whatif_values (DwTuneView *self, const DwTuneChartSpec *spec, double *values,
-                            double *bounds, gboolean *any_approx)
-{
-  const DwWhatifRunResult *res = self->result;
-  const guint chart = (guint)(spec - dw_tune_chart_specs);
-  const DwWhatifKeys *last_keys = NULL;
-  gsize position = 0;
-
-  *any_approx = FALSE;
-  for (guint i = 0; i < res->n_steps; i++)
-    {
-      const DwWhatifStepResult *r = &res->results[i];
-      gboolean approx;
-
-      values[i] = NAN;
-      bounds[i] = 0;
-      if (r->failed || r->pending || r->n_metrics == 0)
-        {
-          *any_approx |= r->pending;
-          continue;
-        }
-      if (r->keys != last_keys)
-        {
-          position = dw_tune_view_chart_position (self, r->keys, chart);
-          last_keys = r->keys;
-        }
-      if (position >= r->n_metrics)
-        continue;
-      approx = r->approximate[position];
-      values[i] = r->values[position];
-      if (approx)
-        bounds[i] = r->error_bound[position];
-      *any_approx |= approx;
-    }
-}
 
 static double
 dw_tune_view_finite_mean (const double *v, gsize n)
@@ -376,12 +289,12 @@ dw_tune_view_update_health (gpointer user_data)
     }
   g_autoptr (GPtrArray) events
     = g_ptr_array_new_with_free_func ((GDestroyNotify)dw_health_event_free);
-  g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
-  g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
+  double *all_values, *all_bounds;
+  gboolean any_approx[DW_TUNE_N_CHARTS];
+  dw_tune_view_whatif_values (self, &all_values, &all_bounds, any_approx);
   for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
     {
-      gboolean approx;
-      dw_tune_view_whatif_values (self, &dw_tune_chart_specs[c], values, bounds, &approx);
+      const double *values = all_values + (gsize)c * res->n_steps;
       /* a metric the config does not produce has no series to judge */
       if (dw_tune_view_any_value (values, res->n_steps))
         dw_tune_view_check_health (res, dw_tune_chart_specs[c].canonical, values, events);
@@ -413,15 +326,17 @@ dw_tune_view_update_charts_and_summary (DwTuneView *self)
       return;
     }
   dw_tune_view_schedule_health (self);
-  g_autofree double *values = g_new (double, MAX (res->n_steps, 1u));
-  g_autofree double *bounds = g_new (double, MAX (res->n_steps, 1u));
+  double *all_values, *all_bounds;
+  gboolean any_approx[DW_TUNE_N_CHARTS];
+  dw_tune_view_whatif_values (self, &all_values, &all_bounds, any_approx);
   g_autofree double *logged_at = g_new (double, MAX (res->n_steps, 1u));
   /* purple: orange would read as a warning */
   static const GdkRGBA whatif_color = { 0.569f, 0.255f, 0.675f, 1.0f };
   for (guint c = 0; c < DW_TUNE_N_CHARTS; c++)
     {
-      gboolean approx;
-      dw_tune_view_whatif_values (self, &dw_tune_chart_specs[c], values, bounds, &approx);
+      const double *values = all_values + (gsize)c * res->n_steps;
+      const double *bounds = all_bounds + (gsize)c * res->n_steps;
+      const gboolean approx = any_approx[c];
       DwChart *chart = dw_chart_card_get_chart (self->cards[c]);
       dw_chart_remove_series (chart, "whatif");
       dw_chart_remove_series (chart, "whatif-low");
@@ -960,6 +875,7 @@ dw_tune_view_finalize (GObject *object)
   g_free (self->run_check_text);
   for (guint index = 0; index < DW_TUNE_VIEW_KEY_TABLES; index++)
     dw_whatif_keys_unref (self->key_positions[index].keys);
+  g_free (self->chart_values);
   G_OBJECT_CLASS (dw_tune_view_parent_class)->finalize (object);
 }
 
