@@ -591,13 +591,10 @@ dw_tune_view_refine_later_cb (gpointer user_data)
   dw_tune_view_update_status (self);
 }
 
+/* the refinement of the result shown stops, with its deliveries and redraw still pending */
 static void
-dw_tune_view_evaluate_now (DwTuneView *self)
+dw_tune_view_stop_refinement (DwTuneView *self)
 {
-  g_autoptr (GError) error = NULL;
-  self->dirty = FALSE;
-  if (!self->engine)
-    return;
   if (self->exact_cancellable)
     {
       g_cancellable_cancel (self->exact_cancellable);
@@ -606,6 +603,16 @@ dw_tune_view_evaluate_now (DwTuneView *self)
   self->exact_running = FALSE;
   g_clear_handle_id (&self->refine_id, g_source_remove);
   g_clear_handle_id (&self->refresh_id, g_source_remove);
+}
+
+static void
+dw_tune_view_evaluate_now (DwTuneView *self)
+{
+  g_autoptr (GError) error = NULL;
+  self->dirty = FALSE;
+  if (!self->engine)
+    return;
+  dw_tune_view_stop_refinement (self);
   DwWhatifRunResult *res = dw_whatif_engine_evaluate_rows (self->engine, &self->config, &error);
   if (!res)
     {
@@ -659,6 +666,10 @@ dw_tune_view_schedule_evaluation (DwTuneView *self)
     return;
   gboolean was_busy = dw_tune_view_get_busy (self);
   self->dirty = TRUE;
+  /* the values shown are about to be replaced: the refinement stops now, not when the frame's
+   * evaluation starts (its deliveries and its redraw of the charts, at a higher priority than the
+   * frame, ran first and held back a click after a rest by up to 2 ms, docs/BENCHMARKS.md) */
+  dw_tune_view_stop_refinement (self);
   if (self->tick_id || self->idle_id)
     return;
   if (gtk_widget_get_mapped (GTK_WIDGET (self)))
