@@ -1363,7 +1363,8 @@ move_faults (gboolean interactive)
 /* An interactive engine (the Tune page's: each result kept until the next is made) gives the
  * values and row outcomes of an engine that frees everything, a run that grows between moves (a
  * live run) and a config verl rejects included; and its moves map no fresh memory, where a plain
- * engine's map their results' (1.1 MB for 2000 steps: 280 pages). */
+ * engine's map their results' (1.1 MB for 2000 steps: 280 pages a move). What else a move maps is
+ * under 100 pages (8–12 measured with gcc, 26 under clang's ASan, whose shadow memory counts). */
 static void
 test_engine_interactive (void)
 {
@@ -1423,7 +1424,7 @@ test_engine_interactive (void)
   g_test_message ("page faults of two moves over 2000 steps: %ld plain, %ld interactive",
                   plain_faults, interactive_faults);
   g_assert_cmpint (plain_faults, >=, 2 * 280);
-  g_assert_cmpint (interactive_faults, <, 40);
+  g_assert_cmpint (interactive_faults, <, 100);
 }
 
 int
