@@ -361,12 +361,11 @@ main (int argc, char **argv)
               pending_steps += res->results[k].pending;
             if (rep == 0 && i % 13 == 5)
               bad += spot_check (e, &c, res);
-            /* the page frees the result it shows once the next one is made */
-            if (rows)
-              dw_whatif_run_result_free (g_steal_pointer (&shown));
-            shown = res;
+            /* with rows, as the Tune page: the result shown is freed once the next is made */
+            dw_whatif_run_result_free (shown);
+            shown = rows ? res : NULL;
             if (!rows)
-              dw_whatif_run_result_free (g_steal_pointer (&shown));
+              dw_whatif_run_result_free (res);
           }
       double p50 = pct (t, n, 0.5), p95 = pct (t, n, 0.95);
       printf ("slider move, %s: p50 %.2f ms, p95 %.2f ms (all %u steps; %u of %u moves had an "
